@@ -1,0 +1,213 @@
+/*
+ * Strict parsers for numbers, sizes, rates, booleans and CPU lists (see parse.h).
+ */
+#include "parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* Reads leading decimal digits; refuses an empty run and anything that overflows 64 bits. */
+static int read_digits(const char **sp, uint64_t *out)
+{
+	const char *s = *sp;
+	uint64_t v = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	for (; isdigit((unsigned char)*s); s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -ERANGE;
+		v = v * 10 + d;
+	}
+	*sp = s;
+	*out = v;
+	return 0;
+}
+
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v;
+	int rc;
+
+	if (!s)
+		return -EINVAL;
+	rc = read_digits(&s, &v);
+	if (rc)
+		return rc;
+	if (*s)
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	unsigned shift = 0;
+	uint64_t v;
+	int rc;
+
+	if (!s)
+		return -EINVAL;
+	rc = read_digits(&s, &v);
+	if (rc)
+		return rc;
+	switch (tolower((unsigned char)*s)) {
+	case 'k':
+		shift = 10;
+		break;
+	case 'm':
+		shift = 20;
+		break;
+	case 'g':
+		shift = 30;
+		break;
+	}
+	if (shift) {
+		s++;
+		if (strcasecmp(s, "ib") == 0)
+			s += 2;
+	}
+	if (strcasecmp(s, "b") == 0)
+		s++;
+	if (*s)
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*out = v << shift;
+	return 0;
+}
+
+int parse_rate(const char *s, uint64_t *bps)
+{
+	double v, mult = 1;
+	char num[32], *end;
+	size_t n;
+
+	/* Only digits and one point reach strtod: no sign, space, hex, exponent, inf or nan. */
+	if (!s)
+		return -EINVAL;
+	n = strspn(s, "0123456789.");
+	if (n == 0 || n >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	v = strtod(num, &end);
+	if (*end || end == num)
+		return -EINVAL;
+	s += n;
+	switch (tolower((unsigned char)*s)) {
+	case 'k':
+		mult = 1e3;
+		break;
+	case 'm':
+		mult = 1e6;
+		break;
+	case 'g':
+		mult = 1e9;
+		break;
+	case 't':
+		mult = 1e12;
+		break;
+	}
+	if (mult > 1)
+		s++;
+	if (*s && strcasecmp(s, "bit") != 0)
+		return -EINVAL;
+	v *= mult;
+	if (!isfinite(v) || v >= 18446744073709549568.0)
+		return -ERANGE;
+	if (v < 1)
+		return -EINVAL;
+	*bps = (uint64_t)llround(v);
+	return 0;
+}
+
+int parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = { "on", "yes", "true", "1" };
+	static const char *const no[] = { "off", "no", "false", "0" };
+
+	if (!s)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int parse_cpulist(const char *s, cpu_set_t *out)
+{
+	uint64_t lo, hi;
+	int rc;
+
+	CPU_ZERO(out);
+	if (!s || !*s)
+		return -EINVAL;
+	for (;;) {
+		rc = read_digits(&s, &lo);
+		if (rc)
+			return rc == -ERANGE ? -ERANGE : -EINVAL;
+		hi = lo;
+		if (*s == '-') {
+			s++;
+			rc = read_digits(&s, &hi);
+			if (rc)
+				return rc == -ERANGE ? -ERANGE : -EINVAL;
+			if (hi < lo)
+				return -EINVAL;
+		}
+		if (hi >= CPU_SETSIZE)
+			return -ERANGE;
+		for (uint64_t c = lo; c <= hi; c++)
+			CPU_SET(c, out);
+		if (*s == '\0')
+			break;
+		if (*s != ',')
+			return -EINVAL;
+		s++;
+	}
+	return CPU_COUNT(out);
+}
+
+int format_cpulist(const cpu_set_t *set, char *buf, unsigned long size)
+{
+	unsigned long used = 0;
+	int n;
+
+	if (size == 0)
+		return -ENOSPC;
+	buf[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE; c++) {
+		int last = c;
+
+		if (!CPU_ISSET(c, set))
+			continue;
+		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+			last++;
+		if (last == c)
+			n = snprintf(buf + used, size - used, "%s%d", used ? "," : "", c);
+		else
+			n = snprintf(buf + used, size - used, "%s%d-%d", used ? "," : "", c, last);
+		if (n < 0 || (unsigned long)n >= size - used)
+			return -ENOSPC;
+		used += (unsigned long)n;
+		c = last;
+	}
+	return (int)used;
+}

@@ -1,0 +1,44 @@
+/*
+ * Parsers for the values people type on command lines and in files: integers, byte sizes,
+ * bit rates, booleans and CPU lists. All are pure and strict: the whole string must parse.
+ */
+#ifndef TUNBED_PARSE_H
+#define TUNBED_PARSE_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Decimal integer in [min, max], no sign, no spaces. Returns 0, -EINVAL (not a number) or
+ * -ERANGE (outside [min, max]).
+ */
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/*
+ * Byte size: an integer with an optional binary suffix k, m or g (1024-based), optionally
+ * followed by "b" or "ib" ("64k", "64KiB", "1m"). Returns 0, -EINVAL or -ERANGE (overflow).
+ */
+int parse_size(const char *s, uint64_t *out);
+
+/*
+ * Bit rate in bit/s: a decimal number with an optional SI suffix k, m, g or t (1000-based),
+ * optionally followed by "bit" ("1gbit", "2.5g", "100mbit", "1000000"). Zero is refused.
+ * Returns 0, -EINVAL or -ERANGE.
+ */
+int parse_rate(const char *s, uint64_t *bps);
+
+/* on/off, yes/no, true/false, 1/0. Returns 0 or -EINVAL. */
+int parse_bool(const char *s, bool *out);
+
+/*
+ * CPU list as in taskset and /sys: "0-3,6,8-9". Fills *out (cleared first) and returns the
+ * number of CPUs in it, -EINVAL (syntax, empty list, reversed range) or -ERANGE (a CPU at or
+ * above CPU_SETSIZE).
+ */
+int parse_cpulist(const char *s, cpu_set_t *out);
+
+/* Formats a CPU set as a CPU list into buf. Returns the length or -ENOSPC. */
+int format_cpulist(const cpu_set_t *set, char *buf, unsigned long size);
+
+#endif

@@ -1,0 +1,726 @@
+/*
+ * Topology file parser: an INI dialect read with libinih (docs/topology.md). libinih splits
+ * "key = value" and strips comments; the line reader here feeds it from memory, counts lines
+ * and handles section headers, so that sections without keys still exist.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "netns.h"
+#include "parse.h"
+#include "topo.h"
+
+/* libinih copies keys into a buffer of this size and silently truncates longer ones. */
+enum { INIH_NAME_MAX = 50 };
+
+enum section_kind {
+	SEC_NONE,
+	SEC_TOPOLOGY,
+	SEC_HOST,
+	SEC_LINK,
+};
+
+struct parser {
+	struct topo *t;
+	struct topo_error *err;
+	const char *p, *end; /* what is left to read */
+	int line;
+	bool failed;
+	enum section_kind sec;
+	int index;	       /* host or link being filled */
+	char sec_text[64];     /* "[host client]", for messages */
+	unsigned long seen;    /* single-valued keys already given in this section */
+	bool topology_seen;
+	int topology_line;
+};
+
+static int fail(struct parser *ps, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Records the first error only; everything after it is noise caused by it. */
+static int fail(struct parser *ps, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ps->failed)
+		return 0;
+	ps->failed = true;
+	ps->err->line = line;
+	va_start(ap, fmt);
+	vsnprintf(ps->err->msg, sizeof(ps->err->msg), fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static bool name_ok(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n < max &&
+	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+}
+
+bool topo_prefix_valid(const char *p)
+{
+	size_t n = p ? strlen(p) : 0;
+
+	return n > 0 && n < TOPO_PREFIX_LEN &&
+	       strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == n;
+}
+
+int topo_host_find(const struct topo *t, const char *name)
+{
+	for (int i = 0; i < t->nhosts; i++) {
+		if (strcmp(t->hosts[i].name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+static int link_find(const struct topo *t, const char *name)
+{
+	for (int i = 0; i < t->nlinks; i++) {
+		if (strcmp(t->links[i].name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* "[kind name]" with the brackets already removed and spaces trimmed. */
+static void begin_section(struct parser *ps, char *text)
+{
+	struct topo *t = ps->t;
+	char *kind, *name, *extra, *save = NULL;
+
+	snprintf(ps->sec_text, sizeof(ps->sec_text), "[%s]", text);
+	ps->seen = 0;
+	kind = strtok_r(text, " \t", &save);
+	name = kind ? strtok_r(NULL, " \t", &save) : NULL;
+	extra = name ? strtok_r(NULL, " \t", &save) : NULL;
+	if (!kind) {
+		fail(ps, ps->line, "empty section header '[]'");
+		return;
+	}
+	if (strcmp(kind, "topology") == 0) {
+		if (name) {
+			fail(ps, ps->line, "section [topology] takes no name, got '%s'", name);
+			return;
+		}
+		if (ps->topology_seen) {
+			fail(ps, ps->line, "duplicate section [topology] (first at line %d)",
+			     ps->topology_line);
+			return;
+		}
+		ps->topology_seen = true;
+		ps->topology_line = ps->line;
+		ps->sec = SEC_TOPOLOGY;
+		return;
+	}
+	if (strcmp(kind, "host") != 0 && strcmp(kind, "link") != 0) {
+		fail(ps, ps->line,
+		     "unknown section %s: expected [topology], [host NAME] or [link NAME]",
+		     ps->sec_text);
+		return;
+	}
+	if (!name) {
+		fail(ps, ps->line, "section [%s] needs a name: [%s NAME]", kind, kind);
+		return;
+	}
+	if (extra) {
+		fail(ps, ps->line, "section %s: one name only, got '%s' after '%s'", ps->sec_text,
+		     extra, name);
+		return;
+	}
+	if (strcmp(kind, "host") == 0) {
+		struct topo_host *h;
+		int dup = topo_host_find(t, name);
+
+		if (!name_ok(name, TOPO_NAME_LEN)) {
+			fail(ps, ps->line, "bad host name '%s': use 1 to %d letters, digits, '_' or '-'",
+			     name, TOPO_NAME_LEN - 1);
+			return;
+		}
+		if (dup >= 0) {
+			fail(ps, ps->line, "duplicate host '%s' (first defined at line %d)", name,
+			     t->hosts[dup].line);
+			return;
+		}
+		if (t->nhosts >= TOPO_MAX_HOSTS) {
+			fail(ps, ps->line, "too many hosts: at most %d", TOPO_MAX_HOSTS);
+			return;
+		}
+		ps->sec = SEC_HOST;
+		ps->index = t->nhosts++;
+		h = &t->hosts[ps->index];
+		snprintf(h->name, sizeof(h->name), "%s", name);
+		h->line = ps->line;
+	} else {
+		struct topo_link *l;
+		int dup = link_find(t, name);
+
+		if (!name_ok(name, TOPO_IFNAME_LEN)) {
+			fail(ps, ps->line,
+			     "bad link name '%s': use 1 to %d letters, digits, '_' or '-' (it names the interfaces)",
+			     name, TOPO_IFNAME_LEN - 1);
+			return;
+		}
+		if (dup >= 0) {
+			fail(ps, ps->line, "duplicate link '%s' (first defined at line %d)", name,
+			     t->links[dup].line);
+			return;
+		}
+		if (t->nlinks >= TOPO_MAX_LINKS) {
+			fail(ps, ps->line, "too many links: at most %d", TOPO_MAX_LINKS);
+			return;
+		}
+		ps->sec = SEC_LINK;
+		ps->index = t->nlinks++;
+		l = &t->links[ps->index];
+		snprintf(l->name, sizeof(l->name), "%s", name);
+		l->line = ps->line;
+		for (int e = 0; e < 2; e++) {
+			l->end[e].host = -1;
+			snprintf(l->end[e].ifname, sizeof(l->end[e].ifname), "%s", name);
+		}
+	}
+}
+
+/*
+ * libinih's reader callback: hands over one line at a time. Leading blanks are removed so
+ * that an indented key is a key, not a continuation of the one before.
+ */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct parser *ps = stream;
+	const char *nl, *s;
+	size_t n, key;
+
+	if (ps->failed || ps->p >= ps->end)
+		return NULL;
+	nl = memchr(ps->p, '\n', (size_t)(ps->end - ps->p));
+	n = nl ? (size_t)(nl - ps->p) : (size_t)(ps->end - ps->p);
+	s = ps->p;
+	ps->p += n + (nl ? 1 : 0);
+	ps->line++;
+	if (memchr(s, '\0', n)) {
+		fail(ps, ps->line, "NUL byte in line: this is not a text file");
+		return NULL;
+	}
+	while (n && (*s == ' ' || *s == '\t')) {
+		s++;
+		n--;
+	}
+	if (n + 2 > (size_t)num) {
+		fail(ps, ps->line, "line too long: at most %d characters", num - 2);
+		return NULL;
+	}
+	memcpy(str, s, n);
+	str[n] = '\0';
+
+	if (str[0] == '[') {
+		char *close = strchr(str, ']'), *rest, *name = str + 1;
+
+		if (!close) {
+			fail(ps, ps->line, "missing ']' in section header '%s'", str);
+			return NULL;
+		}
+		for (rest = close + 1; *rest == ' ' || *rest == '\t' || *rest == '\r'; rest++)
+			;
+		if (*rest && *rest != ';' && *rest != '#') {
+			fail(ps, ps->line, "text after section header: '%s'", rest);
+			return NULL;
+		}
+		*close = '\0';
+		while (*name == ' ' || *name == '\t')
+			name++;
+		for (char *e = close; e > name && (e[-1] == ' ' || e[-1] == '\t'); e--)
+			e[-1] = '\0';
+		begin_section(ps, name);
+		if (ps->failed)
+			return NULL;
+		/* libinih needs to see the section too; hand it a clean one. */
+		snprintf(str, (size_t)num, "[s]\n");
+		return str;
+	}
+	key = strcspn(str, "=:");
+	while (key && (str[key - 1] == ' ' || str[key - 1] == '\t'))
+		key--;
+	if (str[0] != ';' && str[0] != '#' && key >= INIH_NAME_MAX) {
+		fail(ps, ps->line, "key too long: at most %d characters", INIH_NAME_MAX - 1);
+		return NULL;
+	}
+	str[n] = '\n';
+	str[n + 1] = '\0';
+	return str;
+}
+
+/* Single-valued keys, one bit each, to refuse a second "mtu =" in a section. */
+enum key_bit {
+	KEY_NAME,
+	KEY_PREFIX,
+	KEY_CPUS,
+	KEY_FORWARD,
+	KEY_A,
+	KEY_B,
+	KEY_A_IFNAME,
+	KEY_B_IFNAME,
+	KEY_MTU,
+	KEY_QUEUES,
+	KEY_RATE,
+	KEY_BURST,
+	KEY_LIMIT,
+	KEY_GRO,
+	KEY_TSO,
+	KEY_MULTI, /* may repeat: addresses, routes, sysctls */
+};
+
+struct key_ops {
+	const char *name;
+	enum section_kind sec;
+	enum key_bit bit;
+	void (*set)(struct parser *ps, const char *key, const char *value);
+};
+
+static void set_topology_name(struct parser *ps, const char *key, const char *value)
+{
+	if (!name_ok(value, TOPO_NAME_LEN)) {
+		fail(ps, ps->line, "bad value '%s' for %s: use 1 to %d letters, digits, '_' or '-'",
+		     value, key, TOPO_NAME_LEN - 1);
+		return;
+	}
+	snprintf(ps->t->name, sizeof(ps->t->name), "%s", value);
+}
+
+static void set_prefix(struct parser *ps, const char *key, const char *value)
+{
+	if (!topo_prefix_valid(value)) {
+		fail(ps, ps->line,
+		     "bad value '%s' for %s: use 1 to %d letters, digits or '_' (no '-')", value,
+		     key, TOPO_PREFIX_LEN - 1);
+		return;
+	}
+	snprintf(ps->t->prefix, sizeof(ps->t->prefix), "%s", value);
+}
+
+static void set_cpus(struct parser *ps, const char *key, const char *value)
+{
+	struct topo_host *h = &ps->t->hosts[ps->index];
+
+	if (parse_cpulist(value, &h->cpus) < 0) {
+		fail(ps, ps->line, "bad value '%s' for %s: expected a CPU list such as 0-3,6", value,
+		     key);
+		return;
+	}
+	h->has_cpus = true;
+}
+
+static void set_forward(struct parser *ps, const char *key, const char *value)
+{
+	if (parse_bool(value, &ps->t->hosts[ps->index].forward))
+		fail(ps, ps->line, "bad value '%s' for %s: expected yes or no", value, key);
+}
+
+static void add_sysctl(struct parser *ps, const char *name, const char *value)
+{
+	struct topo_host *h = &ps->t->hosts[ps->index];
+	struct topo_sysctl *s;
+	size_t n = strlen(name);
+
+	/* Only net.* is per namespace: anything else would change the whole machine. */
+	if (strncmp(name, "net.", 4) != 0) {
+		fail(ps, ps->line, "sysctl '%s' is not per namespace: only net.* can be set", name);
+		return;
+	}
+	if (n >= TOPO_SYSCTL_NAME_LEN || strstr(name, "..") || name[n - 1] == '.' ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n) {
+		fail(ps, ps->line, "bad sysctl name '%s'", name);
+		return;
+	}
+	if (!*value || strlen(value) >= TOPO_SYSCTL_VALUE_LEN || strchr(value, '\n')) {
+		fail(ps, ps->line, "bad value '%s' for sysctl %s", value, name);
+		return;
+	}
+	for (int i = 0; i < h->nsysctls; i++) {
+		if (strcmp(h->sysctls[i].name, name) == 0) {
+			fail(ps, ps->line, "duplicate sysctl '%s' in %s (first at line %d)", name,
+			     ps->sec_text, h->sysctls[i].line);
+			return;
+		}
+	}
+	if (h->nsysctls >= TOPO_MAX_SYSCTLS) {
+		fail(ps, ps->line, "too many sysctls in %s: at most %d", ps->sec_text,
+		     TOPO_MAX_SYSCTLS);
+		return;
+	}
+	s = &h->sysctls[h->nsysctls++];
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	snprintf(s->value, sizeof(s->value), "%s", value);
+	s->line = ps->line;
+}
+
+static void set_route(struct parser *ps, const char *key, const char *value)
+{
+	struct topo *t = ps->t;
+	struct topo_route *r;
+	char buf[TOPO_LINE_MAX], *tok, *save = NULL, pfx[NETPREFIX_STRLEN];
+	uint64_t mtu;
+
+	(void)key;
+	if (t->nroutes >= TOPO_MAX_ROUTES) {
+		fail(ps, ps->line, "too many routes: at most %d", TOPO_MAX_ROUTES);
+		return;
+	}
+	r = &t->routes[t->nroutes];
+	memset(r, 0, sizeof(*r));
+	r->host = ps->index;
+	r->line = ps->line;
+	snprintf(r->text, sizeof(r->text), "%s", value);
+	snprintf(buf, sizeof(buf), "%s", value);
+
+	tok = strtok_r(buf, " \t", &save);
+	if (!tok) {
+		fail(ps, ps->line, "empty route: expected DEST [via ADDR] [dev LINK] [mtu N]");
+		return;
+	}
+	if (strcmp(tok, "default") == 0) {
+		fail(ps, ps->line,
+		     "route 'default' would reach beyond " NETADDR_BENCH_RANGES
+		     ": name a prefix inside them");
+		return;
+	}
+	if (netaddr_parse_prefix(tok, &r->dst)) {
+		fail(ps, ps->line, "bad route destination '%s'", tok);
+		return;
+	}
+	if (!netaddr_prefix_is_bench(&r->dst)) {
+		fail(ps, ps->line, "route destination '%s' is outside " NETADDR_BENCH_RANGES, tok);
+		return;
+	}
+	if (netaddr_prefix_has_host_bits(&r->dst)) {
+		struct netprefix net = r->dst;
+
+		for (unsigned bit = net.len; bit < netaddr_len(net.addr.family) * 8; bit++)
+			net.addr.bytes[bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
+		fail(ps, ps->line, "route destination '%s' has host bits set: did you mean %s?",
+		     tok, netaddr_format_prefix(&net, pfx));
+		return;
+	}
+	while ((tok = strtok_r(NULL, " \t", &save)) != NULL) {
+		char *arg = strtok_r(NULL, " \t", &save);
+
+		if (!arg) {
+			fail(ps, ps->line, "route '%s': '%s' needs a value", value, tok);
+			return;
+		}
+		if (strcmp(tok, "via") == 0 && !r->has_via) {
+			if (netaddr_parse(arg, &r->via)) {
+				fail(ps, ps->line, "route '%s': bad next hop '%s'", value, arg);
+				return;
+			}
+			if (r->via.family != r->dst.addr.family) {
+				fail(ps, ps->line, "route '%s': next hop '%s' is of the other family",
+				     value, arg);
+				return;
+			}
+			r->has_via = true;
+		} else if (strcmp(tok, "dev") == 0 && !r->dev[0]) {
+			if (!name_ok(arg, TOPO_IFNAME_LEN)) {
+				fail(ps, ps->line, "route '%s': bad link name '%s'", value, arg);
+				return;
+			}
+			snprintf(r->dev, sizeof(r->dev), "%s", arg);
+		} else if (strcmp(tok, "mtu") == 0 && !r->mtu) {
+			if (parse_u64(arg, TOPO_MTU_MIN, TOPO_MTU_MAX, &mtu)) {
+				fail(ps, ps->line, "route '%s': bad mtu '%s': expected %d to %d", value,
+				     arg, TOPO_MTU_MIN, TOPO_MTU_MAX);
+				return;
+			}
+			r->mtu = (unsigned)mtu;
+		} else {
+			fail(ps, ps->line,
+			     "route '%s': unexpected '%s': expected DEST [via ADDR] [dev LINK] [mtu N]",
+			     value, tok);
+			return;
+		}
+	}
+	if (!r->has_via && !r->dev[0]) {
+		fail(ps, ps->line, "route '%s' needs 'via ADDR' or 'dev LINK'", value);
+		return;
+	}
+	t->nroutes++;
+}
+
+static void set_end_host(struct parser *ps, const char *key, const char *value)
+{
+	struct topo_end *e = &ps->t->links[ps->index].end[key[0] == 'b'];
+
+	if (!name_ok(value, TOPO_NAME_LEN)) {
+		fail(ps, ps->line, "bad host name '%s' for %s", value, key);
+		return;
+	}
+	snprintf(e->host_name, sizeof(e->host_name), "%s", value);
+	e->line = ps->line;
+}
+
+static void set_end_ifname(struct parser *ps, const char *key, const char *value)
+{
+	struct topo_end *e = &ps->t->links[ps->index].end[key[0] == 'b'];
+
+	if (!name_ok(value, TOPO_IFNAME_LEN) || strcmp(value, "lo") == 0) {
+		fail(ps, ps->line,
+		     "bad value '%s' for %s: use 1 to %d letters, digits, '_' or '-', not lo", value,
+		     key, TOPO_IFNAME_LEN - 1);
+		return;
+	}
+	snprintf(e->ifname, sizeof(e->ifname), "%s", value);
+}
+
+static void add_end_addrs(struct parser *ps, const char *key, const char *value)
+{
+	struct topo_end *e = &ps->t->links[ps->index].end[key[0] == 'b'];
+	char buf[TOPO_LINE_MAX], *tok, *save = NULL;
+	struct netprefix p;
+
+	snprintf(buf, sizeof(buf), "%s", value);
+	tok = strtok_r(buf, " \t,", &save);
+	if (!tok) {
+		fail(ps, ps->line, "%s needs an address such as 198.18.0.1/24", key);
+		return;
+	}
+	for (; tok; tok = strtok_r(NULL, " \t,", &save)) {
+		if (netaddr_parse_prefix(tok, &p) || !strchr(tok, '/')) {
+			fail(ps, ps->line, "bad address '%s' for %s: expected ADDR/LEN", tok, key);
+			return;
+		}
+		if (!netaddr_prefix_is_bench(&p)) {
+			fail(ps, ps->line, "address '%s' is outside " NETADDR_BENCH_RANGES, tok);
+			return;
+		}
+		if (!netaddr_prefix_has_host_bits(&p) && p.len < netaddr_len(p.addr.family) * 8) {
+			fail(ps, ps->line, "address '%s' is the network itself: give a host address",
+			     tok);
+			return;
+		}
+		if (e->naddrs >= TOPO_MAX_ADDRS) {
+			fail(ps, ps->line, "too many addresses on one end: at most %d",
+			     TOPO_MAX_ADDRS);
+			return;
+		}
+		e->addr_lines[e->naddrs] = ps->line;
+		e->addrs[e->naddrs++] = p;
+	}
+}
+
+static void set_link_number(struct parser *ps, const char *key, const char *value)
+{
+	struct topo_link *l = &ps->t->links[ps->index];
+	uint64_t v;
+
+	if (strcmp(key, "mtu") == 0) {
+		if (parse_u64(value, TOPO_MTU_MIN, TOPO_MTU_MAX, &v)) {
+			fail(ps, ps->line, "bad value '%s' for mtu: expected %d to %d", value,
+			     TOPO_MTU_MIN, TOPO_MTU_MAX);
+			return;
+		}
+		l->mtu = (unsigned)v;
+	} else {
+		if (parse_u64(value, 1, TOPO_MAX_QUEUES, &v)) {
+			fail(ps, ps->line, "bad value '%s' for queues: expected 1 to %d", value,
+			     TOPO_MAX_QUEUES);
+			return;
+		}
+		l->queues = (unsigned)v;
+	}
+}
+
+static void set_link_shaping(struct parser *ps, const char *key, const char *value)
+{
+	struct topo_link *l = &ps->t->links[ps->index];
+	uint64_t v;
+
+	if (strcmp(key, "rate") == 0) {
+		int rc = parse_rate(value, &v);
+
+		if (rc == 0 && v > TOPO_RATE_MAX_BPS)
+			rc = -ERANGE;
+		if (rc == -ERANGE) {
+			fail(ps, ps->line, "rate '%s' is above the 32gbit that tbf takes", value);
+			return;
+		}
+		if (rc || v < 8000) {
+			fail(ps, ps->line,
+			     "bad value '%s' for rate: expected a bit rate from 8kbit, e.g. 1gbit",
+			     value);
+			return;
+		}
+		l->rate = v;
+		l->rate_line = ps->line;
+		return;
+	}
+	/* tbf keeps its bucket and queue limit in 32 bits. */
+	if (parse_size(value, &v) || v == 0 || v > UINT32_MAX) {
+		fail(ps, ps->line, "bad value '%s' for %s: expected a size such as 64k", value, key);
+		return;
+	}
+	if (strcmp(key, "burst") == 0)
+		l->burst = v;
+	else
+		l->limit = v;
+}
+
+static void set_link_feature(struct parser *ps, const char *key, const char *value)
+{
+	struct topo_link *l = &ps->t->links[ps->index];
+	bool on;
+
+	if (parse_bool(value, &on)) {
+		fail(ps, ps->line, "bad value '%s' for %s: expected on or off", value, key);
+		return;
+	}
+	if (strcmp(key, "gro") == 0)
+		l->gro = on ? TOPO_ON : TOPO_OFF;
+	else
+		l->tso = on ? TOPO_ON : TOPO_OFF;
+}
+
+static const struct key_ops key_table[] = {
+	{ "name", SEC_TOPOLOGY, KEY_NAME, set_topology_name },
+	{ "prefix", SEC_TOPOLOGY, KEY_PREFIX, set_prefix },
+	{ "cpus", SEC_HOST, KEY_CPUS, set_cpus },
+	{ "forward", SEC_HOST, KEY_FORWARD, set_forward },
+	{ "route", SEC_HOST, KEY_MULTI, set_route },
+	{ "a", SEC_LINK, KEY_A, set_end_host },
+	{ "b", SEC_LINK, KEY_B, set_end_host },
+	{ "a.addr", SEC_LINK, KEY_MULTI, add_end_addrs },
+	{ "b.addr", SEC_LINK, KEY_MULTI, add_end_addrs },
+	{ "a.ifname", SEC_LINK, KEY_A_IFNAME, set_end_ifname },
+	{ "b.ifname", SEC_LINK, KEY_B_IFNAME, set_end_ifname },
+	{ "mtu", SEC_LINK, KEY_MTU, set_link_number },
+	{ "queues", SEC_LINK, KEY_QUEUES, set_link_number },
+	{ "rate", SEC_LINK, KEY_RATE, set_link_shaping },
+	{ "burst", SEC_LINK, KEY_BURST, set_link_shaping },
+	{ "limit", SEC_LINK, KEY_LIMIT, set_link_shaping },
+	{ "gro", SEC_LINK, KEY_GRO, set_link_feature },
+	{ "tso", SEC_LINK, KEY_TSO, set_link_feature },
+};
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct parser *ps = user;
+
+	(void)section;
+	if (ps->failed)
+		return 0;
+	if (ps->sec == SEC_NONE)
+		return fail(ps, ps->line, "key '%s' outside any section", name);
+	if (ps->sec == SEC_HOST && strncmp(name, "sysctl.", 7) == 0) {
+		add_sysctl(ps, name + 7, value);
+		return !ps->failed;
+	}
+	for (size_t i = 0; i < sizeof(key_table) / sizeof(key_table[0]); i++) {
+		const struct key_ops *k = &key_table[i];
+
+		if (k->sec != ps->sec || strcmp(k->name, name) != 0)
+			continue;
+		if (k->bit != KEY_MULTI) {
+			if (ps->seen & (1ul << k->bit))
+				return fail(ps, ps->line, "duplicate key '%s' in %s", name,
+					    ps->sec_text);
+			ps->seen |= 1ul << k->bit;
+		}
+		if (!*value)
+			return fail(ps, ps->line, "key '%s' has no value", name);
+		k->set(ps, name, value);
+		return !ps->failed;
+	}
+	return fail(ps, ps->line, "unknown key '%s' in %s", name, ps->sec_text);
+}
+
+int topo_parse(const char *text, size_t len, struct topo *t, struct topo_error *err)
+{
+	struct parser ps = {
+		.t = t,
+		.err = err,
+		.p = text,
+		.end = text + len,
+	};
+	int rc;
+
+	memset(t, 0, sizeof(*t));
+	memset(err, 0, sizeof(*err));
+	snprintf(t->prefix, sizeof(t->prefix), "%s", TOPO_DEFAULT_PREFIX);
+	rc = ini_parse_stream(read_line, &ps, on_key, &ps);
+	/* libinih reports its own first error (a line with no '=') by number only. */
+	if (rc > 0 && (!ps.failed || rc < err->line)) {
+		ps.failed = false;
+		fail(&ps, rc, "expected 'key = value' or a [section]");
+	} else if (rc < 0 && !ps.failed) {
+		fail(&ps, 0, "cannot parse: libinih error %d", rc);
+	}
+	if (ps.failed)
+		return -EINVAL;
+	if (t->nhosts == 0) {
+		fail(&ps, 0, "no [host NAME] section: a topology needs at least one host");
+		return -EINVAL;
+	}
+	return topo_validate(t, err);
+}
+
+int topo_load(const char *path, struct topo *t, struct topo_error *err)
+{
+	char *buf;
+	size_t used = 0;
+	ssize_t n;
+	int fd, rc;
+
+	memset(err, 0, sizeof(*err));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err->msg, sizeof(err->msg), "cannot open: %s", strerror(errno));
+		return rc;
+	}
+	buf = malloc(TOPO_FILE_MAX + 1);
+	if (!buf) {
+		close(fd);
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return -ENOMEM;
+	}
+	for (;;) {
+		n = read(fd, buf + used, TOPO_FILE_MAX + 1 - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+		if (used > TOPO_FILE_MAX)
+			break;
+	}
+	rc = n < 0 ? -errno : 0;
+	close(fd);
+	if (rc) {
+		snprintf(err->msg, sizeof(err->msg), "cannot read: %s", strerror(-rc));
+	} else if (used > TOPO_FILE_MAX) {
+		rc = -EFBIG;
+		snprintf(err->msg, sizeof(err->msg), "file too large: at most %d bytes",
+			 TOPO_FILE_MAX);
+	} else {
+		rc = topo_parse(buf, used, t, err);
+	}
+	free(buf);
+	return rc;
+}
+
+const char *topo_netns_name(const char *prefix, const struct topo_host *h, char *buf)
+{
+	snprintf(buf, NETNS_NAME_MAX, "%s-%s", prefix, h->name);
+	return buf;
+}
