@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 static const char *const field_names[CPUSTAT_NFIELDS] = {
-	[CPUSTAT_USER] = "user",     [CPUSTAT_NICE] = "nice", [CPUSTAT_SYSTEM] = "system",
-	[CPUSTAT_IDLE] = "idle",     [CPUSTAT_IOWAIT] = "iowait", [CPUSTAT_IRQ] = "irq",
+	[CPUSTAT_USER] = "user",       [CPUSTAT_NICE] = "nice",	    [CPUSTAT_SYSTEM] = "system",
+	[CPUSTAT_IDLE] = "idle",       [CPUSTAT_IOWAIT] = "iowait", [CPUSTAT_IRQ] = "irq",
 	[CPUSTAT_SOFTIRQ] = "softirq", [CPUSTAT_STEAL] = "steal",
 };
 
@@ -124,8 +124,7 @@ int cpustat_read(struct cpustat_cpu *out, int max)
 	return cpustat_parse(buf, (size_t)n, out, max);
 }
 
-int cpustat_util(const struct cpustat_cpu *a, const struct cpustat_cpu *b,
-		 struct cpustat_util *out)
+int cpustat_util(const struct cpustat_cpu *a, const struct cpustat_cpu *b, struct cpustat_util *out)
 {
 	uint64_t d[CPUSTAT_NFIELDS], total = 0;
 

@@ -79,8 +79,7 @@ const char *netaddr_format_prefix(const struct netprefix *p, char *buf)
 
 bool netaddr_equal(const struct netaddr *a, const struct netaddr *b)
 {
-	return a->family == b->family &&
-	       memcmp(a->bytes, b->bytes, netaddr_len(a->family)) == 0;
+	return a->family == b->family && memcmp(a->bytes, b->bytes, netaddr_len(a->family)) == 0;
 }
 
 /* Compares the first bits bits of x and y. */

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 enum {
-	NETADDR_STRLEN = 46,	 /* INET6_ADDRSTRLEN */
+	NETADDR_STRLEN = 46,   /* INET6_ADDRSTRLEN */
 	NETPREFIX_STRLEN = 50, /* address, '/', three digits, NUL */
 };
 

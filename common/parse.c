@@ -211,3 +211,28 @@ int format_cpulist(const cpu_set_t *set, char *buf, unsigned long size)
 	}
 	return (int)used;
 }
+
+int format_rate(uint64_t bps, char *buf, unsigned long size)
+{
+	static const struct {
+		uint64_t div;
+		const char *unit;
+	} units[] = {
+		{ 1000000000000ull, "t" }, { 1000000000, "g" }, { 1000000, "m" }, { 1000, "k" }
+	};
+	int n = -1;
+
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]) && n < 0; i++) {
+		if (bps < units[i].div)
+			continue;
+		if (bps % units[i].div == 0)
+			n = snprintf(buf, size, "%llu%sbit",
+				     (unsigned long long)(bps / units[i].div), units[i].unit);
+		else
+			n = snprintf(buf, size, "%.4g%sbit", (double)bps / (double)units[i].div,
+				     units[i].unit);
+	}
+	if (n < 0)
+		n = snprintf(buf, size, "%llubit", (unsigned long long)bps);
+	return (n < 0 || (unsigned long)n >= size) ? -ENOSPC : n;
+}

@@ -41,4 +41,10 @@ int parse_cpulist(const char *s, cpu_set_t *out);
 /* Formats a CPU set as a CPU list into buf. Returns the length or -ENOSPC. */
 int format_cpulist(const cpu_set_t *set, char *buf, unsigned long size);
 
+/*
+ * Formats a bit rate the way parse_rate reads it: "1gbit", "2.5gbit", "100mbit", "999bit".
+ * Returns the length or -ENOSPC.
+ */
+int format_rate(uint64_t bps, char *buf, unsigned long size);
+
 #endif

@@ -46,10 +46,13 @@ static void usage(FILE *f)
 		"  up FILE           create FILE's namespaces, veth links, addresses, routes and\n"
 		"                    rate caps; on any failure undo everything and report\n"
 		"  down FILE         remove the namespaces of FILE's hosts\n"
-		"  down --prefix P   remove every namespace named P-*, also what a crashed run left\n"
-		"  show FILE         read FILE's hosts back from the kernel: interfaces, addresses,\n"
+		"  down --prefix P   remove every namespace named P-*, also what a crashed run "
+		"left\n"
+		"  show FILE         read FILE's hosts back from the kernel: interfaces, "
+		"addresses,\n"
 		"                    routes, qdiscs, forwarding, processes inside\n"
-		"  check FILE        validate FILE (no root needed) and print the plan as the ip and\n"
+		"  check FILE        validate FILE (no root needed) and print the plan as the ip "
+		"and\n"
 		"                    tc commands that would do the same\n"
 		"\n"
 		"options:\n"
@@ -233,7 +236,8 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'p':
 			if (!topo_prefix_valid(optarg)) {
-				log_warnx("bad value '%s' for --prefix: use 1 to %d letters, digits or '_'",
+				log_warnx("bad value '%s' for --prefix: use 1 to %d letters, "
+					  "digits or '_'",
 					  optarg, TOPO_PREFIX_LEN - 1);
 				return EXIT_USAGE;
 			}

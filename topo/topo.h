@@ -14,23 +14,23 @@
 #include "netaddr.h"
 
 enum topo_limits {
-	TOPO_MAX_HOSTS = 32,	      /* a gateway test needs 2 to 8 hosts; chains need a few more */
-	TOPO_MAX_LINKS = 64,	      /* two per host leaves room for rings and active/passive pairs */
-	TOPO_MAX_ROUTES = 256,	      /* across the whole file */
-	TOPO_MAX_ADDRS = 8,	      /* per link end: one or two of each family in practice */
-	TOPO_MAX_SYSCTLS = 32,	      /* per host, including those that forward = yes implies */
-	TOPO_NAME_LEN = 32,	      /* host and topology names, with the NUL */
-	TOPO_IFNAME_LEN = 16,	      /* IFNAMSIZ: link names become interface names */
-	TOPO_PREFIX_LEN = 16,	      /* namespace prefix, with the NUL */
-	TOPO_SYSCTL_NAME_LEN = 128,   /* longest net.* sysctl path is under 80 */
+	TOPO_MAX_HOSTS = 32,   /* a gateway test needs 2 to 8 hosts; chains need a few more */
+	TOPO_MAX_LINKS = 64,   /* two per host leaves room for rings and active/passive pairs */
+	TOPO_MAX_ROUTES = 256, /* across the whole file */
+	TOPO_MAX_ADDRS = 8,    /* per link end: one or two of each family in practice */
+	TOPO_MAX_SYSCTLS = 32, /* per host, including those that forward = yes implies */
+	TOPO_NAME_LEN = 32,    /* host and topology names, with the NUL */
+	TOPO_IFNAME_LEN = 16,  /* IFNAMSIZ: link names become interface names */
+	TOPO_PREFIX_LEN = 16,  /* namespace prefix, with the NUL */
+	TOPO_SYSCTL_NAME_LEN = 128, /* longest net.* sysctl path is under 80 */
 	TOPO_SYSCTL_VALUE_LEN = 64,
-	TOPO_FILE_MAX = 1 << 20,      /* a bigger topology file is refused before parsing */
-	TOPO_LINE_MAX = 200,	      /* libinih's line buffer as Debian builds it */
-	TOPO_MTU_MIN = 68,	      /* RFC 791 minimum for IPv4 */
-	TOPO_MTU_MIN6 = 1280,	      /* RFC 8200: below this the kernel turns IPv6 off */
-	TOPO_MTU_MAX = 65535,	      /* veth's max_mtu (ETH_MAX_MTU) */
-	TOPO_MAX_QUEUES = 64,	      /* veth accepts up to 4096; more than CPUs is pointless */
-	TOPO_BURST_MIN = 16384,	      /* default tbf bucket never below this many bytes */
+	TOPO_FILE_MAX = 1 << 20, /* a bigger topology file is refused before parsing */
+	TOPO_LINE_MAX = 200,	 /* libinih's line buffer as Debian builds it */
+	TOPO_MTU_MIN = 68,	 /* RFC 791 minimum for IPv4 */
+	TOPO_MTU_MIN6 = 1280,	 /* RFC 8200: below this the kernel turns IPv6 off */
+	TOPO_MTU_MAX = 65535,	 /* veth's max_mtu (ETH_MAX_MTU) */
+	TOPO_MAX_QUEUES = 64,	 /* veth accepts up to 4096; more than CPUs is pointless */
+	TOPO_BURST_MIN = 16384,	 /* default tbf bucket never below this many bytes */
 };
 
 /* libnl's tbf takes the rate in bytes/s as a 32-bit value: 2^32 - 1 B/s is about 34 Gbit/s. */

@@ -35,9 +35,9 @@ struct parser {
 	int line;
 	bool failed;
 	enum section_kind sec;
-	int index;	       /* host or link being filled */
-	char sec_text[64];     /* "[host client]", for messages */
-	unsigned long seen;    /* single-valued keys already given in this section */
+	int index;	    /* host or link being filled */
+	char sec_text[64];  /* "[host client]", for messages */
+	unsigned long seen; /* single-valued keys already given in this section */
 	bool topology_seen;
 	int topology_line;
 };
@@ -144,8 +144,9 @@ static void begin_section(struct parser *ps, char *text)
 		int dup = topo_host_find(t, name);
 
 		if (!name_ok(name, TOPO_NAME_LEN)) {
-			fail(ps, ps->line, "bad host name '%s': use 1 to %d letters, digits, '_' or '-'",
-			     name, TOPO_NAME_LEN - 1);
+			fail(ps, ps->line,
+			     "bad host name '%s': use 1 to %d letters, digits, '_' or '-'", name,
+			     TOPO_NAME_LEN - 1);
 			return;
 		}
 		if (dup >= 0) {
@@ -168,7 +169,8 @@ static void begin_section(struct parser *ps, char *text)
 
 		if (!name_ok(name, TOPO_IFNAME_LEN)) {
 			fail(ps, ps->line,
-			     "bad link name '%s': use 1 to %d letters, digits, '_' or '-' (it names the interfaces)",
+			     "bad link name '%s': use 1 to %d letters, digits, '_' or '-' (it "
+			     "names the interfaces)",
 			     name, TOPO_IFNAME_LEN - 1);
 			return;
 		}
@@ -213,6 +215,11 @@ static char *read_line(char *str, int num, void *stream)
 	if (memchr(s, '\0', n)) {
 		fail(ps, ps->line, "NUL byte in line: this is not a text file");
 		return NULL;
+	}
+	/* A UTF-8 byte order mark, as some editors write, is not part of the first line. */
+	if (ps->line == 1 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
+		s += 3;
+		n -= 3;
 	}
 	while (n && (*s == ' ' || *s == '\t')) {
 		s++;
@@ -315,8 +322,8 @@ static void set_cpus(struct parser *ps, const char *key, const char *value)
 	struct topo_host *h = &ps->t->hosts[ps->index];
 
 	if (parse_cpulist(value, &h->cpus) < 0) {
-		fail(ps, ps->line, "bad value '%s' for %s: expected a CPU list such as 0-3,6", value,
-		     key);
+		fail(ps, ps->line, "bad value '%s' for %s: expected a CPU list such as 0-3,6",
+		     value, key);
 		return;
 	}
 	h->has_cpus = true;
@@ -340,7 +347,8 @@ static void add_sysctl(struct parser *ps, const char *name, const char *value)
 		return;
 	}
 	if (n >= TOPO_SYSCTL_NAME_LEN || strstr(name, "..") || name[n - 1] == '.' ||
-	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n) {
+	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+		    n) {
 		fail(ps, ps->line, "bad sysctl name '%s'", name);
 		return;
 	}
@@ -408,7 +416,7 @@ static void set_route(struct parser *ps, const char *key, const char *value)
 		struct netprefix net = r->dst;
 
 		for (unsigned bit = net.len; bit < netaddr_len(net.addr.family) * 8; bit++)
-			net.addr.bytes[bit / 8] &= (uint8_t)~(0x80 >> (bit % 8));
+			net.addr.bytes[bit / 8] &= (uint8_t) ~(0x80 >> (bit % 8));
 		fail(ps, ps->line, "route destination '%s' has host bits set: did you mean %s?",
 		     tok, netaddr_format_prefix(&net, pfx));
 		return;
@@ -426,8 +434,9 @@ static void set_route(struct parser *ps, const char *key, const char *value)
 				return;
 			}
 			if (r->via.family != r->dst.addr.family) {
-				fail(ps, ps->line, "route '%s': next hop '%s' is of the other family",
-				     value, arg);
+				fail(ps, ps->line,
+				     "route '%s': next hop '%s' is of the other family", value,
+				     arg);
 				return;
 			}
 			r->has_via = true;
@@ -439,14 +448,15 @@ static void set_route(struct parser *ps, const char *key, const char *value)
 			snprintf(r->dev, sizeof(r->dev), "%s", arg);
 		} else if (strcmp(tok, "mtu") == 0 && !r->mtu) {
 			if (parse_u64(arg, TOPO_MTU_MIN, TOPO_MTU_MAX, &mtu)) {
-				fail(ps, ps->line, "route '%s': bad mtu '%s': expected %d to %d", value,
-				     arg, TOPO_MTU_MIN, TOPO_MTU_MAX);
+				fail(ps, ps->line, "route '%s': bad mtu '%s': expected %d to %d",
+				     value, arg, TOPO_MTU_MIN, TOPO_MTU_MAX);
 				return;
 			}
 			r->mtu = (unsigned)mtu;
 		} else {
 			fail(ps, ps->line,
-			     "route '%s': unexpected '%s': expected DEST [via ADDR] [dev LINK] [mtu N]",
+			     "route '%s': unexpected '%s': expected DEST [via ADDR] [dev LINK] "
+			     "[mtu N]",
 			     value, tok);
 			return;
 		}
@@ -476,8 +486,8 @@ static void set_end_ifname(struct parser *ps, const char *key, const char *value
 
 	if (!name_ok(value, TOPO_IFNAME_LEN) || strcmp(value, "lo") == 0) {
 		fail(ps, ps->line,
-		     "bad value '%s' for %s: use 1 to %d letters, digits, '_' or '-', not lo", value,
-		     key, TOPO_IFNAME_LEN - 1);
+		     "bad value '%s' for %s: use 1 to %d letters, digits, '_' or '-', not lo",
+		     value, key, TOPO_IFNAME_LEN - 1);
 		return;
 	}
 	snprintf(e->ifname, sizeof(e->ifname), "%s", value);
@@ -505,8 +515,8 @@ static void add_end_addrs(struct parser *ps, const char *key, const char *value)
 			return;
 		}
 		if (!netaddr_prefix_has_host_bits(&p) && p.len < netaddr_len(p.addr.family) * 8) {
-			fail(ps, ps->line, "address '%s' is the network itself: give a host address",
-			     tok);
+			fail(ps, ps->line,
+			     "address '%s' is the network itself: give a host address", tok);
 			return;
 		}
 		if (e->naddrs >= TOPO_MAX_ADDRS) {
@@ -567,7 +577,8 @@ static void set_link_shaping(struct parser *ps, const char *key, const char *val
 	}
 	/* tbf keeps its bucket and queue limit in 32 bits. */
 	if (parse_size(value, &v) || v == 0 || v > UINT32_MAX) {
-		fail(ps, ps->line, "bad value '%s' for %s: expected a size such as 64k", value, key);
+		fail(ps, ps->line, "bad value '%s' for %s: expected a size such as 64k", value,
+		     key);
 		return;
 	}
 	if (strcmp(key, "burst") == 0)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "netns.h"
+#include "parse.h"
 #include "topo_plan.h"
 
 static const char *const implicit_sysctls[][2] = {
@@ -161,6 +162,7 @@ void topo_step_describe(const struct topo *t, const char *prefix, const struct t
 			char *buf, size_t size)
 {
 	char ns[NETNS_NAME_MAX], peer_ns[NETNS_NAME_MAX], a[NETPREFIX_STRLEN], v[NETADDR_STRLEN];
+	char rate[32];
 	const struct topo_link *l = s->link >= 0 ? &t->links[s->link] : NULL;
 	const struct topo_end *end = l ? &l->end[s->end] : NULL;
 	const struct topo_route *r;
@@ -203,8 +205,10 @@ void topo_step_describe(const struct topo *t, const char *prefix, const struct t
 		break;
 	case TOPO_STEP_QDISC:
 		topo_link_tbf(l, &burst, &limit);
-		snprintf(buf, size, "tc -n %s qdisc replace dev %s root tbf rate %llubit burst %u limit %u",
-			 ns, end->ifname, (unsigned long long)l->rate, burst, limit);
+		format_rate(l->rate, rate, sizeof(rate));
+		snprintf(buf, size,
+			 "tc -n %s qdisc replace dev %s root tbf rate %s burst %u limit %u", ns,
+			 end->ifname, rate, burst, limit);
 		break;
 	case TOPO_STEP_ROUTE:
 		r = &t->routes[s->index];

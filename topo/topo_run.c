@@ -78,9 +78,10 @@ static int check_existing(struct runner *r, struct topo_error *err)
 			continue;
 		if (!r->o->replace) {
 			err->line = r->t->hosts[i].line;
-			snprintf(err->msg, sizeof(err->msg),
-				 "namespace %s already exists: take it down first, or use --replace",
-				 ns);
+			snprintf(
+				err->msg, sizeof(err->msg),
+				"namespace %s already exists: take it down first, or use --replace",
+				ns);
 			return -EEXIST;
 		}
 		rc = netns_del(ns);
@@ -148,14 +149,15 @@ int topo_up(const struct topo *t, const struct topo_plan *p, const struct topo_u
 	}
 	removed = undo(&r);
 	if (rc == -EINTR) {
-		snprintf(err->msg, sizeof(err->msg),
-			 "interrupted; undone (%d namespaces removed)", removed);
+		snprintf(err->msg, sizeof(err->msg), "interrupted; undone (%d namespaces removed)",
+			 removed);
 		return rc;
 	}
 	topo_step_describe(t, o->prefix, &p->steps[i], what, sizeof(what));
 	err->line = p->steps[i].line;
-	snprintf(err->msg, sizeof(err->msg), "step %d failed (%s): %s; undone (%d namespaces removed)",
-		 i + 1, what, strerror(-rc), removed);
+	snprintf(err->msg, sizeof(err->msg),
+		 "step %d failed (%s): %s; undone (%d namespaces removed)", i + 1, what,
+		 strerror(-rc), removed);
 	return rc;
 }
 
@@ -165,7 +167,8 @@ static int remove_one(const char *ns, struct topo_removed *out)
 	int n = netns_pids(ns, pids, 8), rc;
 
 	if (n > 0)
-		log_warnx("%s: %d process%s still inside (pid %d%s); the namespace lives on until they exit",
+		log_warnx("%s: %d process%s still inside (pid %d%s); the namespace lives on until "
+			  "they exit",
 			  ns, n, n == 1 ? "" : "es", (int)pids[0], n > 1 ? ", ..." : "");
 	rc = netns_del(ns);
 	if (rc)

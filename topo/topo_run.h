@@ -15,8 +15,8 @@
 
 struct topo_up_opts {
 	const char *prefix;
-	bool replace;			   /* remove existing namespaces of the same names first */
-	int fail_at;			   /* tests only: step number (1-based) made to fail, or 0 */
+	bool replace; /* remove existing namespaces of the same names first */
+	int fail_at;  /* tests only: step number (1-based) made to fail, or 0 */
 	volatile sig_atomic_t *interrupted; /* checked between steps; may be NULL */
 };
 

@@ -210,7 +210,8 @@ static json_t *routes_json(struct caches *c)
 		json_t *o;
 		uint32_t mtu = 0;
 
-		if (rtnl_route_get_table(r) != RT_TABLE_MAIN || rtnl_route_get_type(r) != RTN_UNICAST)
+		if (rtnl_route_get_table(r) != RT_TABLE_MAIN ||
+		    rtnl_route_get_type(r) != RTN_UNICAST)
 			continue;
 		/* IPv6 link-local routes come with every interface; they say nothing here. */
 		if (rtnl_route_get_family(r) == AF_INET6 && nl_addr_get_prefixlen(dst) == 64 &&
@@ -328,16 +329,20 @@ static void iface_text(FILE *f, const json_t *i)
 		json_is_true(json_object_get(i, "up")) ? "up" : "down",
 		json_integer_value(json_object_get(i, "mtu")),
 		json_integer_value(json_object_get(i, "tx_queues")),
-		json_integer_value(json_object_get(i, "rx_queues")), onoff(json_object_get(i, "gro")),
-		onoff(json_object_get(i, "tso")));
+		json_integer_value(json_object_get(i, "rx_queues")),
+		onoff(json_object_get(i, "gro")), onoff(json_object_get(i, "tso")));
 	json_array_foreach(json_object_get(i, "addresses"), k, a)
 		fprintf(f, " %s", json_string_value(a));
 	fputc('\n', f);
-	if (q && strcmp(jstr(q, "kind"), "tbf") == 0)
-		fprintf(f, "  %-15s tbf rate %.0fbit burst %lld limit %lld\n", "",
-			json_number_value(json_object_get(q, "rate_bps")),
+	if (q && strcmp(jstr(q, "kind"), "tbf") == 0) {
+		char rate[32];
+
+		format_rate((uint64_t)json_number_value(json_object_get(q, "rate_bps")), rate,
+			    sizeof(rate));
+		fprintf(f, "  %-15s tbf rate %s burst %lld limit %lld\n", "", rate,
 			json_integer_value(json_object_get(q, "burst")),
 			json_integer_value(json_object_get(q, "limit")));
+	}
 }
 
 void topo_show_text(FILE *f, const json_t *doc)
@@ -346,7 +351,8 @@ void topo_show_text(FILE *f, const json_t *doc)
 	size_t k, m;
 
 	fprintf(f, "topology %s, prefix %s\n", jstr(doc, "topology"), jstr(doc, "prefix"));
-	json_array_foreach(json_object_get(doc, "hosts"), k, h) {
+	json_array_foreach(json_object_get(doc, "hosts"), k, h)
+	{
 		if (!json_is_true(json_object_get(h, "exists"))) {
 			fprintf(f, "%s: absent\n", jstr(h, "netns"));
 			continue;
@@ -356,16 +362,17 @@ void topo_show_text(FILE *f, const json_t *doc)
 			onoff(json_object_get(fwd, "ipv4")), onoff(json_object_get(fwd, "ipv6")),
 			json_array_size(json_object_get(h, "processes")),
 			json_object_get(h, "cpus") ? ", cpus " : "", jstr(h, "cpus"));
-		json_array_foreach(json_object_get(h, "interfaces"), m, i)
-			iface_text(f, i);
-		json_array_foreach(json_object_get(h, "routes"), m, r) {
+		json_array_foreach(json_object_get(h, "interfaces"), m, i) iface_text(f, i);
+		json_array_foreach(json_object_get(h, "routes"), m, r)
+		{
 			fprintf(f, "  route %s", jstr(r, "dst"));
 			if (json_object_get(r, "via"))
 				fprintf(f, " via %s", jstr(r, "via"));
 			if (json_object_get(r, "dev"))
 				fprintf(f, " dev %s", jstr(r, "dev"));
 			if (json_integer_value(json_object_get(r, "mtu")))
-				fprintf(f, " mtu %lld", json_integer_value(json_object_get(r, "mtu")));
+				fprintf(f, " mtu %lld",
+					json_integer_value(json_object_get(r, "mtu")));
 			fprintf(f, " proto %s\n", jstr(r, "protocol"));
 		}
 	}

@@ -33,8 +33,9 @@ static int check_ends(struct topo *t, struct topo_link *l, struct topo_error *er
 				       l->name, 'a' + e, 'a' + e);
 		end->host = topo_host_find(t, end->host_name);
 		if (end->host < 0)
-			return invalid(err, end->line, "link '%s': end %c is on undefined host '%s'",
-				       l->name, 'a' + e, end->host_name);
+			return invalid(err, end->line,
+				       "link '%s': end %c is on undefined host '%s'", l->name,
+				       'a' + e, end->host_name);
 	}
 	if (l->end[0].host == l->end[1].host)
 		return invalid(err, l->end[1].line, "link '%s' joins host '%s' to itself", l->name,
@@ -54,7 +55,8 @@ static int check_ifnames(const struct topo *t, struct topo_error *err)
 
 			if (ey->host == ex->host && strcmp(ey->ifname, ex->ifname) == 0)
 				return invalid(err, l->line,
-					       "link '%s': host '%s' already has an interface '%s' (link '%s')",
+					       "link '%s': host '%s' already has an interface '%s' "
+					       "(link '%s')",
 					       l->name, ex->host_name, ex->ifname,
 					       t->links[y / 2].name);
 		}
@@ -65,7 +67,8 @@ static int check_ifnames(const struct topo *t, struct topo_error *err)
 /* Address number i of the whole file in link, end, address order, or NULL for a gap. */
 static const struct netprefix *addr_at(const struct topo *t, int i, int *line, int *link)
 {
-	const struct topo_end *end = &t->links[i / (2 * TOPO_MAX_ADDRS)].end[i / TOPO_MAX_ADDRS % 2];
+	const struct topo_end *end =
+		&t->links[i / (2 * TOPO_MAX_ADDRS)].end[i / TOPO_MAX_ADDRS % 2];
 	int k = i % TOPO_MAX_ADDRS;
 
 	if (k >= end->naddrs)
@@ -90,14 +93,16 @@ static int check_addrs(const struct topo *t, struct topo_error *err)
 		l = &t->links[kx];
 		mtu = l->mtu ? l->mtu : 1500;
 		if (px->addr.family == AF_INET6 && mtu < TOPO_MTU_MIN6)
-			return invalid(err, lx, "link '%s': IPv6 address %s needs mtu %d or more, not %u",
+			return invalid(err, lx,
+				       "link '%s': IPv6 address %s needs mtu %d or more, not %u",
 				       l->name, netaddr_format_prefix(px, a), TOPO_MTU_MIN6, mtu);
 		/* The same address on two interfaces sends replies astray. */
 		for (int y = 0; y < x; y++) {
 			const struct netprefix *py = addr_at(t, y, &ly, &ky);
 
 			if (py && netaddr_equal(&px->addr, &py->addr))
-				return invalid(err, lx, "address %s is already on link '%s' (line %d)",
+				return invalid(err, lx,
+					       "address %s is already on link '%s' (line %d)",
 					       netaddr_format_prefix(px, a), t->links[ky].name, ly);
 		}
 	}

@@ -1,0 +1,108 @@
+#!/bin/bash
+# Shared by the namespace tests: names with this run's PID, cleanup on exit, assertions and
+# polling. Source it; then call netns_test_init PREFIX_STEM.
+# shellcheck disable=SC2034 # variables are used by the scripts that source this file
+
+set -eu
+set -o pipefail
+
+TUNBED_BIN=${TUNBED_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/bin}
+TUNBED_SRC=${TUNBED_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+TOPO="$TUNBED_BIN/tunbed-topo"
+TOPOLOGIES="$TUNBED_SRC/topo/topologies"
+PREFIXES=()
+TMP=""
+failures=0
+
+log() { printf '[%s] %s\n' "${TEST_NAME:-test}" "$*"; }
+
+fail() {
+	printf '[%s] FAIL: %s\n' "${TEST_NAME:-test}" "$*" >&2
+	failures=$((failures + 1))
+}
+
+# Stops the test at once: for failures that make the rest meaningless.
+die() {
+	fail "$*"
+	exit 1
+}
+
+expect_eq() { # what got want
+	if [ "$2" != "$3" ]; then fail "$1: got '$2', want '$3'"; else log "ok: $1 = '$3'"; fi
+}
+
+expect_match() { # what text regex
+	if [[ "$2" =~ $3 ]]; then log "ok: $1"; else fail "$1: '$2' does not match /$3/"; fi
+}
+
+# Runs a command that must fail with the given exit status and print a line matching regex.
+expect_refusal() { # what status regex cmd...
+	local what=$1 want=$2 re=$3 out status=0
+	shift 3
+	out=$("$@" 2>&1) || status=$?
+	if [ "$status" != "$want" ]; then
+		fail "$what: exit status $status, want $want (output: $out)"
+	elif ! [[ "$out" =~ $re ]]; then
+		fail "$what: output '$out' does not match /$re/"
+	else
+		log "ok: $what -> $status: $out"
+	fi
+}
+
+# Polls a command until it succeeds, for at most $1 seconds: no fixed sleeps.
+poll() { # seconds cmd...
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ "$SECONDS" -lt "$deadline" ] || return 1
+		sleep 0.05
+	done
+}
+
+# Everything of a prefix that could be left behind: namespaces (listed or mounted).
+leftovers() { # prefix
+	{ ip netns list | awk '{print $1}' | grep -E "^$1-" || true
+	  grep -oE "/run/netns/$1-[^ ]*" /proc/mounts | sed 's|^/run/netns/||' || true
+	  for f in /run/netns/"$1"-*; do if [ -e "$f" ]; then echo "${f#/run/netns/}"; fi; done; } | sort -u
+}
+
+expect_nothing_left() { # prefix what
+	local left
+	left=$(leftovers "$1")
+	if [ -n "$left" ]; then fail "$2: left behind: $(echo "$left" | tr '\n' ' ')"; else log "ok: $2: nothing of $1 left"; fi
+}
+
+cleanup() {
+	local status=$?
+	for p in "${PREFIXES[@]}"; do
+		"$TOPO" down --prefix "$p" >/dev/null 2>&1 || true
+		for ns in $(leftovers "$p"); do ip netns del "$ns" 2>/dev/null || true; done
+	done
+	[ -n "$TMP" ] && rm -rf "$TMP"
+	if [ "$status" -ne 0 ] || [ "$failures" -ne 0 ]; then
+		echo "[${TEST_NAME:-test}] FAILED ($failures failures, status $status)" >&2
+		exit 1
+	fi
+	echo "[${TEST_NAME:-test}] PASSED"
+}
+
+# A fresh prefix for this test: stem plus PID, so that two runs never collide.
+new_prefix() { # stem
+	local p="$1$$"
+	PREFIXES+=("$p")
+	echo "$p"
+}
+
+netns_test_init() {
+	TEST_NAME=$(basename "$0" .sh)
+	[ "$(id -u)" -eq 0 ] || { echo "[$TEST_NAME] FAIL: namespace tests need root" >&2; exit 1; }
+	[ -x "$TOPO" ] || { echo "[$TEST_NAME] FAIL: $TOPO not built" >&2; exit 1; }
+	TMP=$(mktemp -d)
+	trap cleanup EXIT
+	trap 'exit 1' INT TERM
+}
+
+# JSON field extraction for assertions (python3 is a dependency of the runner anyway).
+json_get() { # json python-expression-on-d
+	python3 -c 'import json,sys; d=json.load(sys.stdin); print(eval(sys.argv[1]))' "$2" <<<"$1"
+}
