@@ -28,6 +28,8 @@ int log_level(void)
 }
 
 /* One fprintf per line, so that lines from two threads never interleave mid-line. */
+static void vlog(int err, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
 static void vlog(int err, const char *fmt, va_list ap)
 {
 	char msg[1024];
