@@ -19,6 +19,7 @@
 #include <netlink/route/route.h>
 #include <netlink/route/tc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -305,20 +306,147 @@ int kernel_tbf_add(struct kernel_host *h, const char *ifname, uint64_t rate, uin
 	return rc;
 }
 
-int kernel_feature_set(struct kernel_host *h, const char *ifname, enum kernel_feature f, bool on)
+/*
+ * The feature bits behind a name as `ethtool -K` knows it. TSO is every "tx-tcp*-segmentation"
+ * bit: kernels keep adding variants (ECN, mangle-id, IPv6, AccECN), and the legacy
+ * ETHTOOL_STSO ioctl leaves the newer ones on.
+ */
+static bool feature_matches(enum kernel_feature f, const char *name)
 {
-	struct ethtool_value ev = {
-		.cmd = f == KERNEL_FEATURE_GRO ? ETHTOOL_SGRO : ETHTOOL_STSO,
-		.data = on,
-	};
+	size_t n = strnlen(name, ETH_GSTRING_LEN);
+
+	if (f == KERNEL_FEATURE_GRO)
+		return strcmp(name, "rx-gro") == 0;
+	return strncmp(name, "tx-tcp", 6) == 0 && n > 12 &&
+	       strcmp(name + n - 12, "segmentation") == 0;
+}
+
+/* Names of the device's feature bits (ETH_SS_FEATURES); the caller frees *out. */
+static int feature_names(struct kernel_host *h, const char *ifname, struct ethtool_gstrings **out)
+{
+	struct {
+		struct ethtool_sset_info hdr;
+		uint32_t count;
+	} info = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_FEATURES } };
+	struct ethtool_gstrings *gs;
 	struct ifreq ifr;
 
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&ev;
+	ifr.ifr_data = (void *)&info;
 	if (ioctl(h->ioctl_fd, SIOCETHTOOL, &ifr) < 0)
 		return -errno;
+	if (!(info.hdr.sset_mask & (1ull << ETH_SS_FEATURES)) || info.count == 0 ||
+	    info.count > 1024)
+		return -EOPNOTSUPP;
+	gs = calloc(1, sizeof(*gs) + (size_t)info.count * ETH_GSTRING_LEN);
+	if (!gs)
+		return -ENOMEM;
+	gs->cmd = ETHTOOL_GSTRINGS;
+	gs->string_set = ETH_SS_FEATURES;
+	gs->len = info.count;
+	ifr.ifr_data = (void *)gs;
+	if (ioctl(h->ioctl_fd, SIOCETHTOOL, &ifr) < 0) {
+		int rc = -errno;
+
+		free(gs);
+		return rc;
+	}
+	*out = gs;
 	return 0;
+}
+
+int kernel_feature_set(struct kernel_host *h, const char *ifname, enum kernel_feature f, bool on)
+{
+	struct ethtool_gstrings *gs;
+	struct ethtool_sfeatures *sf;
+	struct ifreq ifr;
+	uint32_t blocks;
+	int rc, matched = 0;
+
+	rc = feature_names(h, ifname, &gs);
+	if (rc)
+		return rc;
+	blocks = (gs->len + 31) / 32;
+	sf = calloc(1, sizeof(*sf) + blocks * sizeof(sf->features[0]));
+	if (!sf) {
+		free(gs);
+		return -ENOMEM;
+	}
+	sf->cmd = ETHTOOL_SFEATURES;
+	sf->size = blocks;
+	for (uint32_t i = 0; i < gs->len; i++) {
+		char name[ETH_GSTRING_LEN + 1];
+
+		memcpy(name, gs->data + (size_t)i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
+		name[ETH_GSTRING_LEN] = '\0';
+		if (!feature_matches(f, name))
+			continue;
+		sf->features[i / 32].valid |= 1u << (i % 32);
+		if (on)
+			sf->features[i / 32].requested |= 1u << (i % 32);
+		matched++;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)sf;
+	if (!matched)
+		rc = -EOPNOTSUPP;
+	else if ((rc = ioctl(h->ioctl_fd, SIOCETHTOOL, &ifr)) < 0)
+		rc = -errno;
+	else if (rc & ETHTOOL_F_UNSUPPORTED)
+		rc = -EOPNOTSUPP;
+	else
+		rc = 0;
+	free(sf);
+	free(gs);
+	return rc;
+}
+
+int kernel_feature_get(struct kernel_host *h, const char *ifname, enum kernel_feature f)
+{
+	struct ethtool_gstrings *gs;
+	struct ethtool_gfeatures *gf;
+	struct ifreq ifr;
+	uint32_t blocks;
+	int rc;
+
+	rc = feature_names(h, ifname, &gs);
+	if (rc)
+		return rc;
+	blocks = (gs->len + 31) / 32;
+	gf = calloc(1, sizeof(*gf) + blocks * sizeof(gf->features[0]));
+	if (!gf) {
+		free(gs);
+		return -ENOMEM;
+	}
+	gf->cmd = ETHTOOL_GFEATURES;
+	gf->size = blocks;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)gf;
+	rc = -EOPNOTSUPP;
+	if (ioctl(h->ioctl_fd, SIOCETHTOOL, &ifr) < 0) {
+		rc = -errno;
+	} else {
+		for (uint32_t i = 0; i < gs->len; i++) {
+			char name[ETH_GSTRING_LEN + 1];
+
+			memcpy(name, gs->data + (size_t)i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
+			name[ETH_GSTRING_LEN] = '\0';
+			if (!feature_matches(f, name))
+				continue;
+			/* On if any of the bits is: that is when the kernel may still use it. */
+			if (gf->features[i / 32].active & (1u << (i % 32))) {
+				rc = 1;
+				break;
+			}
+			rc = 0;
+		}
+	}
+	free(gf);
+	free(gs);
+	return rc;
 }
 
 /*

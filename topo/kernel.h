@@ -23,7 +23,7 @@ struct kernel_host {
 
 enum kernel_feature {
 	KERNEL_FEATURE_GRO,
-	KERNEL_FEATURE_TSO, /* all TSO variants, as ethtool -K tso does */
+	KERNEL_FEATURE_TSO, /* every tx-tcp*-segmentation bit, as ethtool -K tso does */
 };
 
 /* Opens the handle of namespace netns. Returns 0, -ENOENT (no such namespace) or -errno. */
@@ -53,7 +53,14 @@ int kernel_route_add(struct kernel_host *h, const struct netprefix *dst, const s
 int kernel_tbf_add(struct kernel_host *h, const char *ifname, uint64_t rate, uint32_t burst,
 		   uint32_t limit);
 
+/*
+ * Turns every feature bit behind f on or off, as `ethtool -K IFNAME gro|tso on|off` does.
+ * Returns 0, -EOPNOTSUPP (the device has no such bit, or refuses to change it) or -errno.
+ */
 int kernel_feature_set(struct kernel_host *h, const char *ifname, enum kernel_feature f, bool on);
+
+/* 1 if any bit behind f is active, 0 if none, or -errno. */
+int kernel_feature_get(struct kernel_host *h, const char *ifname, enum kernel_feature f);
 
 /* Writes value to the dotted sysctl name (net.* only) inside the host's namespace. */
 int kernel_sysctl_set(struct kernel_host *h, const char *name, const char *value);

@@ -4,10 +4,8 @@
 #include "topo_show.h"
 
 #include <errno.h>
-#include <linux/ethtool.h>
 #include <linux/if.h>
 #include <linux/rtnetlink.h>
-#include <linux/sockios.h>
 #include <netlink/cache.h>
 #include <netlink/route/addr.h>
 #include <netlink/route/link.h>
@@ -16,7 +14,6 @@
 #include <netlink/route/route.h>
 #include <netlink/route/tc.h>
 #include <string.h>
-#include <sys/ioctl.h>
 
 #include "jout.h"
 #include "kernel.h"
@@ -81,19 +78,6 @@ static json_t *addr_json(struct nl_addr *a)
 	return json_string(netaddr_format(&x, buf));
 }
 
-static int feature_get(struct kernel_host *h, const char *ifname, uint32_t cmd)
-{
-	struct ethtool_value ev = { .cmd = cmd };
-	struct ifreq ifr;
-
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&ev;
-	if (ioctl(h->ioctl_fd, SIOCETHTOOL, &ifr) < 0)
-		return -1;
-	return ev.data != 0;
-}
-
 static json_t *qdisc_json(struct caches *c, int ifindex)
 {
 	struct rtnl_qdisc *q = rtnl_qdisc_get_by_parent(c->qdiscs, ifindex, TC_H_ROOT);
@@ -146,8 +130,8 @@ static json_t *iface_json(struct kernel_host *h, struct caches *c, struct rtnl_l
 		jout_append(addrs, prefix_json(rtnl_addr_get_local(a)));
 	}
 	jout_set(o, "addresses", addrs);
-	gro = feature_get(h, name, ETHTOOL_GGRO);
-	tso = feature_get(h, name, ETHTOOL_GTSO);
+	gro = kernel_feature_get(h, name, KERNEL_FEATURE_GRO);
+	tso = kernel_feature_get(h, name, KERNEL_FEATURE_TSO);
 	jout_set(o, "gro", gro < 0 ? json_null() : json_boolean(gro));
 	jout_set(o, "tso", tso < 0 ? json_null() : json_boolean(tso));
 	jout_set(o, "qdisc", qdisc_json(c, idx));

@@ -3,14 +3,17 @@
 # everything read back with ip -j and tunbed-topo show --json, then down and nothing left.
 #
 #  P-client 198.18.1.2 --lan-a-- 198.18.1.1 P-gwa 198.18.0.1 ==transit== 198.18.0.2 P-gwb 198.18.3.1 --lan-b-- 198.18.3.2 P-server
-#                                                 (tbf 500mbit, mtu 1400 on transit in the shaped copy)
+#                                   (in the shaped copy: transit has tbf 500mbit, mtu 1400, 3 queues,
+#                                    GRO on and TSO off; the client's route has mtu 1300)
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 netns_test_init
 P=$(new_prefix tbras)
 
-# The built-in file, with a rate cap and an MTU added to the transit link.
-sed '/^\[link transit\]/a rate = 500mbit\nmtu = 1400' "$TOPOLOGIES/ras.topo" >"$TMP/ras-shaped.topo"
+# The built-in file, with shaping and offload settings added to the transit link.
+sed -e '/^\[link transit\]/a rate = 500mbit\nmtu = 1400\nqueues = 3\ngro = on\ntso = off' \
+	-e 's|^route = 198.19.0.0/24 via 198.18.1.1$|& mtu 1300|' \
+	"$TOPOLOGIES/ras.topo" >"$TMP/ras-shaped.topo"
 
 out=$("$TOPO" up "$TMP/ras-shaped.topo" --prefix "$P")
 expect_match "up prints a summary" "$out" "ras up: 4 namespaces \\($P-\\*\\), 3 links, 6 routes"
@@ -45,12 +48,23 @@ expect_eq "gwa transit qdisc" "$(json_get "$qdisc" 'd[0]["kind"]')" "tbf"
 expect_eq "gwa transit tbf rate (bytes/s)" "$(json_get "$qdisc" 'd[0]["options"]["rate"]')" "62500000"
 qdisc=$(tc -n "$P-gwb" -j qdisc show dev transit)
 expect_eq "gwb transit tbf rate (bytes/s)" "$(json_get "$qdisc" 'd[0]["options"]["rate"]')" "62500000"
+link=$(ip -n "$P-gwa" -j -d link show dev transit)
+expect_eq "gwa transit queues" "$(json_get "$link" '(d[0]["num_tx_queues"], d[0]["num_rx_queues"])')" "(3, 3)"
+expect_eq "client route mtu" "$(json_get "$(ip -n "$P-client" -j route show 198.19.0.0/24)" 'd[0]["metrics"][0]["mtu"]')" "1300"
+for h in gwa gwb; do
+	feat=$(ip netns exec "$P-$h" ethtool -k transit)
+	expect_match "$h transit GRO on (ethtool)" "$feat" "generic-receive-offload: on"
+	expect_match "$h transit TSO off (ethtool)" "$feat" "tcp-segmentation-offload: off"
+	if grep -E "tx-tcp.*segmentation: on" <<<"$feat"; then fail "$h: a TSO variant stayed on"; fi
+done
 expect_eq "lan-a has no tbf" "$(json_get "$(tc -n "$P-gwa" -j qdisc show dev lan-a)" 'd[0]["kind"]')" "noqueue"
 
 # show --json agrees with the kernel.
 show=$("$TOPO" show "$TMP/ras-shaped.topo" --prefix "$P" --json)
 expect_eq "show: hosts" "$(json_get "$show" '" ".join(h["netns"] for h in d["hosts"] if h["exists"])')" "$P-client $P-gwa $P-gwb $P-server"
 expect_eq "show: gwa transit" "$(json_get "$show" '[(i["mtu"],i["addresses"],i["qdisc"]["rate_bps"]) for i in d["hosts"][1]["interfaces"] if i["name"]=="transit"][0]')" "(1400, ['198.18.0.1/24'], 500000000)"
+expect_eq "show: gwa transit offloads" "$(json_get "$show" '[(i["gro"],i["tso"]) for i in d["hosts"][1]["interfaces"] if i["name"]=="transit"][0]')" "(True, False)"
+expect_eq "show: gwa lan-a offloads" "$(json_get "$show" '[(i["gro"],i["tso"]) for i in d["hosts"][1]["interfaces"] if i["name"]=="lan-a"][0]')" "(False, True)"
 expect_eq "show: gwa forwarding" "$(json_get "$show" 'd["hosts"][1]["forwarding"]["ipv4"]')" "True"
 expect_eq "show: client static route" "$(json_get "$show" '[r["via"] for r in d["hosts"][0]["routes"] if r["dst"]=="198.18.3.0/24"][0]')" "198.18.1.1"
 "$TOPO" show "$TMP/ras-shaped.topo" --prefix "$P" | grep -q "tbf rate 500mbit" || fail "show text lacks the tbf rate"
