@@ -213,3 +213,35 @@ int netns_pids(const char *name, pid_t *pids, int max)
 	closedir(proc);
 	return n;
 }
+
+struct identify {
+	struct stat self;
+	char *buf;
+	size_t size;
+};
+
+static int match_self(const char *name, void *arg)
+{
+	struct identify *id = arg;
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", NETNS_RUN_DIR, name);
+	if (stat(path, &st) < 0 || st.st_dev != id->self.st_dev || st.st_ino != id->self.st_ino)
+		return 0;
+	snprintf(id->buf, id->size, "%s", name);
+	return 1;
+}
+
+int netns_identify(char *buf, size_t size)
+{
+	struct identify id = { .buf = buf, .size = size };
+	int rc;
+
+	if (stat("/proc/thread-self/ns/net", &id.self) < 0)
+		return -errno;
+	rc = netns_foreach(match_self, &id);
+	if (rc < 0)
+		return rc;
+	return rc == 1 ? 0 : -ENOENT;
+}

@@ -7,6 +7,7 @@
 #define TUNBED_NETNS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #define NETNS_RUN_DIR "/run/netns"
@@ -57,5 +58,12 @@ int netns_foreach(int (*fn)(const char *name, void *arg), void *arg);
  * many there are (which may exceed max), or -errno.
  */
 int netns_pids(const char *name, pid_t *pids, int max);
+
+/*
+ * Finds the name under /run/netns of the calling thread's namespace, as `ip netns identify`
+ * does. Returns 0 with the name in buf, -ENOENT if it has none (the initial namespace, or
+ * one made without a name), or another -errno.
+ */
+int netns_identify(char *buf, size_t size);
 
 #endif

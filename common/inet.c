@@ -1,0 +1,119 @@
+/*
+ * Internet checksums (RFC 1071, RFC 1624) and IP header parsing (RFC 791, RFC 8200).
+ */
+#include "inet.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+
+#include "byteorder.h"
+
+uint32_t inet_csum_add(uint32_t sum, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint64_t acc = sum;
+
+	/* Sum 32 bits at a time into 64; carries are folded once at the end. */
+	while (len >= 4) {
+		acc += load_be32(p);
+		p += 4;
+		len -= 4;
+	}
+	if (len >= 2) {
+		acc += load_be16(p);
+		p += 2;
+		len -= 2;
+	}
+	if (len)
+		acc += (uint32_t)p[0] << 8;
+	while (acc >> 32)
+		acc = (acc & 0xffffffffu) + (acc >> 32);
+	return (uint32_t)acc;
+}
+
+uint16_t inet_csum_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+uint16_t inet_csum(const void *data, size_t len)
+{
+	return inet_csum_fold(inet_csum_add(0, data, len));
+}
+
+uint16_t inet_csum_replace16(uint16_t csum, uint16_t old, uint16_t new)
+{
+	uint32_t sum = (uint16_t)~csum + (uint32_t)(uint16_t)~old + new;
+
+	return inet_csum_fold(sum);
+}
+
+uint32_t inet_pseudo_sum(int family, const uint8_t *src, const uint8_t *dst, uint8_t proto,
+			 uint32_t len)
+{
+	unsigned alen = family == AF_INET6 ? 16 : 4;
+	uint32_t sum = inet_csum_add(0, src, alen);
+
+	sum = inet_csum_add(sum, dst, alen);
+	if (family == AF_INET6) {
+		sum = inet_csum_add(sum, &(uint8_t[4]){ (uint8_t)(len >> 24), (uint8_t)(len >> 16),
+							(uint8_t)(len >> 8), (uint8_t)len },
+				    4);
+		return inet_csum_add(sum, &(uint8_t[4]){ 0, 0, 0, proto }, 4);
+	}
+	return inet_csum_add(sum, &(uint8_t[4]){ 0, proto, (uint8_t)(len >> 8), (uint8_t)len }, 4);
+}
+
+int ip_parse(const uint8_t *p, size_t len, bool check_csum, struct ip_info *out)
+{
+	unsigned v;
+
+	if (len < 1)
+		return -ENODATA;
+	v = p[0] >> 4;
+	if (v == 4) {
+		uint16_t frag;
+
+		if (len < IPV4_HLEN)
+			return -ENODATA;
+		out->family = AF_INET;
+		out->hlen = (p[0] & 0x0f) * 4u;
+		if (out->hlen < IPV4_HLEN)
+			return -EPROTO;
+		out->tot_len = load_be16(p + 2);
+		/* The header must fit in what it says the packet is, and that in the buffer. */
+		if (out->tot_len < out->hlen || out->tot_len > len)
+			return -ENODATA;
+		if (check_csum && inet_csum(p, out->hlen) != 0)
+			return -EBADMSG;
+		frag = load_be16(p + 6);
+		out->df = frag & IPV4_DF;
+		out->fragment = (frag & (IPV4_MF | IPV4_OFFMASK)) != 0;
+		out->tos = p[1];
+		out->ttl = p[8];
+		out->proto = p[9];
+		out->src = p + 12;
+		out->dst = p + 16;
+		return (int)out->hlen;
+	}
+	if (v == 6) {
+		if (len < IPV6_HLEN)
+			return -ENODATA;
+		out->family = AF_INET6;
+		out->hlen = IPV6_HLEN;
+		out->tot_len = IPV6_HLEN + load_be16(p + 4);
+		if (out->tot_len > len)
+			return -ENODATA;
+		out->df = true;
+		out->fragment = false;
+		out->tos = (uint8_t)((load_be16(p) >> 4) & 0xff);
+		out->proto = p[6];
+		out->ttl = p[7];
+		out->src = p + 8;
+		out->dst = p + 24;
+		return IPV6_HLEN;
+	}
+	return -EPROTO;
+}

@@ -1,0 +1,391 @@
+/*
+ * gregw options and config file (see config.h and docs/gregw.md).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <ini.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "log.h"
+#include "parse.h"
+
+enum opt_id {
+	OPT_TUN = 256,
+	OPT_LOCAL,
+	OPT_REMOTE,
+	OPT_ADDR,
+	OPT_ADDR6,
+	OPT_KEY,
+	OPT_SEQ,
+	OPT_CSUM,
+	OPT_WORKERS,
+	OPT_CPUS,
+	OPT_MTU,
+	OPT_MSS_CLAMP,
+	OPT_STATS_INTERVAL,
+	OPT_STATS_JSON,
+	OPT_CTL,
+	OPT_ROUTE,
+	OPT_NETNS,
+	OPT_RX_RING,
+	OPT_CONFIG,
+};
+
+static const struct option options[] = {
+	{ "tun", required_argument, NULL, OPT_TUN },
+	{ "local", required_argument, NULL, OPT_LOCAL },
+	{ "remote", required_argument, NULL, OPT_REMOTE },
+	{ "addr", required_argument, NULL, OPT_ADDR },
+	{ "addr6", required_argument, NULL, OPT_ADDR6 },
+	{ "key", required_argument, NULL, OPT_KEY },
+	{ "seq", no_argument, NULL, OPT_SEQ },
+	{ "csum", no_argument, NULL, OPT_CSUM },
+	{ "workers", required_argument, NULL, OPT_WORKERS },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "mtu", required_argument, NULL, OPT_MTU },
+	{ "mss-clamp", no_argument, NULL, OPT_MSS_CLAMP },
+	{ "stats-interval", required_argument, NULL, OPT_STATS_INTERVAL },
+	{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
+	{ "ctl", required_argument, NULL, OPT_CTL },
+	{ "route", required_argument, NULL, OPT_ROUTE },
+	{ "netns", required_argument, NULL, OPT_NETNS },
+	{ "rx-ring", required_argument, NULL, OPT_RX_RING },
+	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void config_usage(void)
+{
+	printf("usage: gregw --remote ADDR [options]\n"
+	       "       gregw ctl PATH [stats]\n"
+	       "\n"
+	       "A userspace GRE gateway (RFC 2784, RFC 2890): inner IPv4 and IPv6 packets from a\n"
+	       "TUN device go to the peer in GRE over IPv4 or IPv6, and GRE from the peer comes\n"
+	       "out of the TUN device, on several pinned worker threads.\n"
+	       "\n"
+	       "tunnel:\n"
+	       "  --remote ADDR        the peer's outer address (required); its family is the\n"
+	       "                       outer family\n"
+	       "  --local ADDR         our outer address (default: the source the kernel picks\n"
+	       "                       for the peer)\n"
+	       "  --key K              GRE key, 0 to 4294967295: sent, and required on receipt\n"
+	       "  --seq                send sequence numbers, and require them on receipt\n"
+	       "  --csum               send checksums, and require them on receipt\n"
+	       "  --mtu M              inner MTU (default: the path MTU to the peer minus the\n"
+	       "                       encapsulation); larger is refused\n"
+	       "device:\n"
+	       "  --tun NAME           TUN device to create (default gre0)\n"
+	       "  --addr PREFIX        IPv4 address of the TUN device, e.g. 198.19.0.1/24\n"
+	       "  --addr6 PREFIX       IPv6 address of the TUN device, e.g. 2001:2:0:ff::1/64\n"
+	       "  --route PREFIX       route PREFIX into the tunnel, replacing any route to it\n"
+	       "                       (repeatable)\n"
+	       "  --mss-clamp          lower the MSS of TCP SYNs to fit the tunnel MTU\n"
+	       "  --netns NAME         enter namespace NAME (as ip netns exec does) first\n"
+	       "workers:\n"
+	       "  --workers N          worker threads, 1 to %d (default: one per CPU of --cpus)\n"
+	       "  --cpus LIST          CPUs to pin workers to, in order (default: all online)\n"
+	       "  --rx-ring v2|v3      receive ring: TPACKET_V2 frames (default: lowest latency) or\n"
+	       "                       V3 blocks (fewer wake-ups, up to 1 ms more latency)\n"
+	       "telemetry:\n"
+	       "  --stats-interval S   a JSON line of counters every S seconds (0.1 to 3600)\n"
+	       "  --stats-json FILE    append those lines and the final summary to FILE, not\n"
+	       "                       stdout\n"
+	       "  --ctl PATH           control socket (default /run/gregw/NETNS.TUN.sock, or\n"
+	       "                       /run/gregw/TUN.sock outside a named namespace); query it\n"
+	       "                       with: gregw ctl PATH stats\n"
+	       "other:\n"
+	       "  --config FILE        read these keys from FILE first: 'remote = 198.18.0.2'\n"
+	       "                       (flags take yes/no; route may repeat)\n"
+	       "  -v, --verbose        say more on stderr\n"
+	       "  -h, --help           print this help\n"
+	       "  -V, --version        print the version\n"
+	       "\n"
+	       "Outer and inner addresses must lie in 198.18.0.0/15 or 2001:2::/48.\n"
+	       "SIGINT or SIGTERM stops it within a second; a final JSON summary goes to stdout\n"
+	       "(or --stats-json). Exit status: 0 stopped by a signal, 1 failed, 2 bad usage.\n",
+	       CONFIG_MAX_WORKERS);
+}
+
+void config_defaults(struct config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->tun, sizeof(c->tun), "gre0");
+	c->rx_ring = RX_RING_V2;
+}
+
+/* Where a value came from, for the one line that names a bad one. */
+struct origin {
+	const char *file; /* NULL: the command line */
+	int line;
+};
+
+static int bad(const struct origin *o, const char *key, const char *value, const char *expect)
+{
+	if (o->file)
+		log_warnx("%s:%d: bad value '%s' for %s: %s", o->file, o->line, value, key, expect);
+	else
+		log_warnx("bad value '%s' for --%s: %s", value, key, expect);
+	return -EINVAL;
+}
+
+static int set_addr(const struct origin *o, const char *key, const char *v, struct netaddr *a)
+{
+	struct netprefix p;
+
+	if (netaddr_parse(v, a))
+		return bad(o, key, v, "expected an IPv4 or IPv6 address");
+	p.addr = *a;
+	p.len = netaddr_len(a->family) * 8;
+	if (!netaddr_prefix_is_bench(&p))
+		return bad(o, key, v, "must lie in " NETADDR_BENCH_RANGES);
+	return 0;
+}
+
+static int set_prefix(const struct origin *o, const char *key, const char *v, int family,
+		      bool host, struct netprefix *p)
+{
+	if (netaddr_parse_prefix(v, p) || !strchr(v, '/'))
+		return bad(o, key, v, "expected ADDR/LEN");
+	if (family && p->addr.family != family)
+		return bad(o, key, v, family == AF_INET ? "expected an IPv4 prefix" : "expected an IPv6 prefix");
+	if (!netaddr_prefix_is_bench(p))
+		return bad(o, key, v, "must lie in " NETADDR_BENCH_RANGES);
+	if (host && !netaddr_prefix_has_host_bits(p) && p->len < netaddr_len(p->addr.family) * 8)
+		return bad(o, key, v, "is a network, not a host address");
+	if (!host && netaddr_prefix_has_host_bits(p))
+		return bad(o, key, v, "has host bits set");
+	return 0;
+}
+
+static int set_bool(const struct origin *o, const char *key, const char *v, bool *b)
+{
+	/* On the command line a flag is just present. */
+	if (!o->file) {
+		*b = true;
+		return 0;
+	}
+	if (parse_bool(v, b))
+		return bad(o, key, v, "expected yes or no");
+	return 0;
+}
+
+static int set_string(const struct origin *o, const char *key, const char *v, char *buf,
+		      size_t size)
+{
+	if (!*v || strlen(v) >= size)
+		return bad(o, key, v, "empty or too long");
+	snprintf(buf, size, "%s", v);
+	return 0;
+}
+
+static int apply(struct config *c, int id, const char *v, const struct origin *o)
+{
+	const char *key = "?";
+	uint64_t n;
+	int rc;
+
+	for (const struct option *opt = options; opt->name; opt++) {
+		if (opt->val == id)
+			key = opt->name;
+	}
+	switch (id) {
+	case OPT_TUN:
+		if (!*v || strlen(v) >= sizeof(c->tun) || strchr(v, '/') || strchr(v, ' '))
+			return bad(o, key, v, "expected an interface name of 1 to 15 characters");
+		snprintf(c->tun, sizeof(c->tun), "%s", v);
+		return 0;
+	case OPT_LOCAL:
+		c->has_local = true;
+		return set_addr(o, key, v, &c->local);
+	case OPT_REMOTE:
+		c->has_remote = true;
+		return set_addr(o, key, v, &c->remote);
+	case OPT_ADDR:
+		c->has_addr = true;
+		return set_prefix(o, key, v, AF_INET, true, &c->addr);
+	case OPT_ADDR6:
+		c->has_addr6 = true;
+		return set_prefix(o, key, v, AF_INET6, true, &c->addr6);
+	case OPT_KEY:
+		if (parse_u64(v, 0, UINT32_MAX, &n))
+			return bad(o, key, v, "expected 0 to 4294967295");
+		c->has_key = true;
+		c->key = (uint32_t)n;
+		return 0;
+	case OPT_SEQ:
+		return set_bool(o, key, v, &c->seq);
+	case OPT_CSUM:
+		return set_bool(o, key, v, &c->csum);
+	case OPT_MSS_CLAMP:
+		return set_bool(o, key, v, &c->mss_clamp);
+	case OPT_WORKERS:
+		if (parse_u64(v, 1, CONFIG_MAX_WORKERS, &n))
+			return bad(o, key, v, "expected 1 to 64");
+		c->workers = (unsigned)n;
+		return 0;
+	case OPT_CPUS:
+		if (parse_cpulist(v, &c->cpus) <= 0)
+			return bad(o, key, v, "expected a CPU list such as 0-3,6");
+		c->has_cpus = true;
+		return 0;
+	case OPT_MTU:
+		if (parse_u64(v, 68, 65535, &n))
+			return bad(o, key, v, "expected 68 to 65535");
+		c->mtu = (unsigned)n;
+		return 0;
+	case OPT_STATS_INTERVAL: {
+		char *end;
+		double s = strtod(v, &end);
+
+		if (end == v || *end || !(s >= 0.1 && s <= 3600))
+			return bad(o, key, v, "expected seconds from 0.1 to 3600");
+		c->stats_interval_ms = (unsigned)(s * 1000 + 0.5);
+		return 0;
+	}
+	case OPT_STATS_JSON:
+		return set_string(o, key, v, c->stats_json, sizeof(c->stats_json));
+	case OPT_CTL:
+		return set_string(o, key, v, c->ctl, sizeof(c->ctl));
+	case OPT_NETNS:
+		return set_string(o, key, v, c->netns, sizeof(c->netns));
+	case OPT_ROUTE:
+		if (c->nroutes >= CONFIG_MAX_ROUTES)
+			return bad(o, key, v, "too many routes (at most 32)");
+		rc = set_prefix(o, key, v, 0, false, &c->routes[c->nroutes]);
+		if (!rc)
+			c->nroutes++;
+		return rc;
+	case OPT_RX_RING:
+		if (strcmp(v, "v3") == 0)
+			c->rx_ring = RX_RING_V2;
+		else if (strcmp(v, "v2") == 0)
+			c->rx_ring = RX_RING_V2;
+		else
+			return bad(o, key, v, "expected v3 or v2");
+		return 0;
+	}
+	return -EINVAL;
+}
+
+struct file_ctx {
+	struct config *c;
+	const char *path;
+	FILE *fp;
+	int line, error;
+};
+
+/* libinih's reader: counts lines, so that a bad value is reported at its line. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct file_ctx *f = stream;
+
+	if (!fgets(str, num, f->fp))
+		return NULL;
+	f->line++;
+	return str;
+}
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct file_ctx *f = user;
+	struct origin o = { .file = f->path, .line = f->line };
+
+	if (f->error)
+		return 0;
+	if (*section) {
+		log_warnx("%s:%d: sections are not used in a gregw config file", f->path, f->line);
+		f->error = -EINVAL;
+		return 0;
+	}
+	for (const struct option *opt = options; opt->name; opt++) {
+		if (strcmp(opt->name, name) != 0 || opt->val < OPT_TUN || opt->val == OPT_CONFIG)
+			continue;
+		f->error = apply(f->c, opt->val, value, &o);
+		return !f->error;
+	}
+	log_warnx("%s:%d: unknown key '%s'", f->path, f->line, name);
+	f->error = -EINVAL;
+	return 0;
+}
+
+static int load_file(struct config *c, const char *path)
+{
+	struct file_ctx f = { .c = c, .path = path };
+	int rc;
+
+	f.fp = fopen(path, "r");
+	if (!f.fp) {
+		log_warnx("%s: cannot open: %s", path, strerror(errno));
+		return -EINVAL;
+	}
+	rc = ini_parse_stream(read_line, &f, on_key, &f);
+	fclose(f.fp);
+	if (f.error)
+		return f.error;
+	if (rc) {
+		log_warnx("%s:%d: expected 'key = value'", path, rc);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int config_parse(struct config *c, int argc, char **argv)
+{
+	struct origin cli = { 0 };
+	int opt, rc;
+
+	/* First pass: only --config, so that the command line overrides the file. */
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "vhV", options, NULL)) != -1) {
+		if (opt == OPT_CONFIG) {
+			rc = load_file(c, optarg);
+			if (rc)
+				return rc;
+		}
+	}
+	opterr = 1;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "vhV", options, NULL)) != -1) {
+		switch (opt) {
+		case 'v':
+			c->verbose++;
+			break;
+		case 'h':
+			config_usage();
+			return 1;
+		case 'V':
+			printf("gregw %s\n", TUNBED_VERSION);
+			return 1;
+		case OPT_CONFIG:
+			break;
+		case '?':
+			return -EINVAL;
+		default:
+			rc = apply(c, opt, optarg ? optarg : "", &cli);
+			if (rc)
+				return rc;
+		}
+	}
+	if (optind < argc) {
+		log_warnx("unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	if (!c->has_remote) {
+		log_warnx("missing --remote ADDR: the peer's outer address (see --help)");
+		return -EINVAL;
+	}
+	if (c->has_local && c->local.family != c->remote.family) {
+		log_warnx("--local and --remote are of different families");
+		return -EINVAL;
+	}
+	return 0;
+}

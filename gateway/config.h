@@ -1,0 +1,62 @@
+/*
+ * gregw's configuration: command-line options and the same keys in an optional config file
+ * (INI, read with libinih: "key = value", no sections). The file is read first; options on
+ * the command line override it, except `route`, which accumulates.
+ */
+#ifndef TUNBED_GW_CONFIG_H
+#define TUNBED_GW_CONFIG_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "netaddr.h"
+#include "rx.h"
+
+enum config_limits {
+	CONFIG_MAX_ROUTES = 32,
+	CONFIG_MAX_WORKERS = 64, /* one per CPU; TUN allows up to 256 queues */
+	CONFIG_PATH_MAX = 256,
+};
+
+struct config {
+	char tun[16];
+	bool has_local;
+	struct netaddr local, remote;
+	bool has_remote;
+	bool has_addr, has_addr6;
+	struct netprefix addr, addr6;
+	bool has_key;
+	uint32_t key;
+	bool seq, csum, mss_clamp;
+	unsigned workers; /* 0: one per CPU of cpus */
+	bool has_cpus;
+	cpu_set_t cpus;
+	unsigned mtu; /* 0: the path MTU minus the encapsulation */
+	unsigned stats_interval_ms;
+	char stats_json[CONFIG_PATH_MAX]; /* empty: stdout */
+	char ctl[CONFIG_PATH_MAX];	  /* empty: the default path */
+	char netns[64];			  /* empty: stay where started */
+	enum rx_ring_kind rx_ring;
+	int nroutes;
+	struct netprefix routes[CONFIG_MAX_ROUTES];
+	int verbose;
+};
+
+/* Exit status for a bad option or file: one line on stderr has named it already. */
+enum { CONFIG_EXIT_USAGE = 2 };
+
+/* Fills *c with the defaults. */
+void config_defaults(struct config *c);
+
+/*
+ * Parses argv (after the program name) into *c, reading --config FILE first. On a bad value
+ * prints one line naming the option (or FILE:LINE) and the value and returns -EINVAL; for
+ * --help or --version prints and returns 1. Returns 0 when gregw should run.
+ */
+int config_parse(struct config *c, int argc, char **argv);
+
+/* Prints the --help text. */
+void config_usage(void);
+
+#endif

@@ -1,0 +1,29 @@
+/*
+ * Names of drop reasons for telemetry (see drop.h).
+ */
+#include "drop.h"
+
+static const char *const names[DROP_MAX] = {
+	[DROP_NONE] = "none",
+	[DROP_TRUNCATED] = "truncated",
+	[DROP_BAD_OUTER] = "bad_outer",
+	[DROP_OUTER_FRAGMENT] = "outer_fragment",
+	[DROP_UNKNOWN_PEER] = "unknown_peer",
+	[DROP_BAD_VERSION] = "bad_version",
+	[DROP_BAD_FLAGS] = "bad_flags",
+	[DROP_BAD_KEY] = "bad_key",
+	[DROP_NO_SEQ] = "no_seq",
+	[DROP_NO_CSUM] = "no_csum",
+	[DROP_BAD_CSUM] = "bad_csum",
+	[DROP_BAD_PROTO] = "bad_proto",
+	[DROP_BAD_INNER] = "bad_inner",
+	[DROP_TUN_WRITE] = "tun_write",
+	[DROP_TX_BAD_INNER] = "tx_bad_inner",
+	[DROP_TX_TOO_BIG] = "tx_too_big",
+	[DROP_TX_SEND] = "tx_send",
+};
+
+const char *drop_name(enum drop_reason r)
+{
+	return (r >= 0 && r < DROP_MAX) ? names[r] : "?";
+}

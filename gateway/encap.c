@@ -1,0 +1,148 @@
+/*
+ * Encapsulation and decapsulation: GRE (RFC 2784, RFC 2890) over IPv4 (RFC 791) and IPv6
+ * (RFC 8200). Every length is checked before it is trusted (see decap).
+ */
+#include "encap.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "byteorder.h"
+
+unsigned encap_overhead(int family, unsigned gre_flags)
+{
+	return (family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + (unsigned)gre_hlen(gre_flags);
+}
+
+void encap_cfg_finish(struct encap_cfg *c)
+{
+	struct gre_info g = { .flags = c->gre_flags, .key = c->key };
+	uint8_t *t = c->outer_tmpl;
+	unsigned ip_hlen = c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN;
+
+	memset(t, 0, sizeof(c->outer_tmpl));
+	c->outer_hlen = encap_overhead(c->family, c->gre_flags);
+	if (c->family == AF_INET6) {
+		t[0] = 0x60;
+		t[6] = IPPROTO_GRE_NUM;
+		t[7] = c->ttl;
+		memcpy(t + 8, c->local, 16);
+		memcpy(t + 24, c->remote, 16);
+	} else {
+		t[0] = 0x45;
+		/* DF: the tunnel never fragments its outer packets; the inner MTU accounts. */
+		store_be16(t + 6, IPV4_DF);
+		t[8] = c->ttl;
+		t[9] = IPPROTO_GRE_NUM;
+		memcpy(t + 12, c->local, 4);
+		memcpy(t + 16, c->remote, 4);
+	}
+	g.proto = GRE_PROTO_IPV4; /* rewritten per packet */
+	gre_build(t + ip_hlen, sizeof(c->outer_tmpl) - ip_hlen, &g);
+}
+
+enum drop_reason encap_check(const struct encap_cfg *c, const uint8_t *inner, size_t len,
+			     struct ip_info *ip)
+{
+	/* TUN hands over whole packets, but a local raw socket can write anything into it. */
+	if (ip_parse(inner, len, false, ip) < 0 || ip->tot_len != len)
+		return DROP_TX_BAD_INNER;
+	if (len > c->mtu)
+		return DROP_TX_TOO_BIG;
+	return DROP_NONE;
+}
+
+uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint32_t seq)
+{
+	uint8_t *out = inner - c->outer_hlen, *gre;
+	unsigned ip_hlen = c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN;
+	size_t gre_len = c->outer_hlen - ip_hlen + len;
+	size_t off = GRE_HLEN_MIN;
+
+	memcpy(out, c->outer_tmpl, c->outer_hlen);
+	gre = out + ip_hlen;
+	store_be16(gre + 2, (inner[0] >> 4) == 6 ? GRE_PROTO_IPV6 : GRE_PROTO_IPV4);
+	if (c->family == AF_INET6) {
+		store_be16(out + 4, (uint16_t)gre_len);
+	} else {
+		/* The kernel fills these for IPPROTO_RAW too; set them so the bytes stand alone. */
+		store_be16(out + 2, (uint16_t)(IPV4_HLEN + gre_len));
+		store_be16(out + 10, inet_csum(out, IPV4_HLEN));
+	}
+	if (c->gre_flags & GRE_F_CSUM)
+		off += 4;
+	if (c->gre_flags & GRE_F_KEY)
+		off += 4;
+	if (c->gre_flags & GRE_F_SEQ)
+		store_be32(gre + off, seq);
+	if (c->gre_flags & GRE_F_CSUM)
+		gre_csum_fill(gre, gre_len);
+	return out;
+}
+
+static enum drop_reason gre_drop(int rc)
+{
+	switch (rc) {
+	case -ENODATA:
+		return DROP_TRUNCATED;
+	case -EPROTONOSUPPORT:
+		return DROP_BAD_VERSION;
+	}
+	return DROP_BAD_FLAGS;
+}
+
+enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen,
+		       size_t wirelen, struct decap_result *r)
+{
+	struct ip_info outer, inner;
+	struct gre_info g;
+	const uint8_t *gre;
+	unsigned alen = c->family == AF_INET6 ? 16 : 4;
+	size_t gre_len;
+	int hlen, rc;
+
+	/* A capture cut short (snaplen, or a GRO packet larger than a ring frame) is not the
+	 * packet: decapsulating it would deliver a truncated inner packet. */
+	if (caplen < wirelen)
+		return DROP_TRUNCATED;
+	hlen = ip_parse(pkt, caplen, true, &outer);
+	if (hlen == -ENODATA)
+		return DROP_TRUNCATED;
+	if (hlen < 0 || outer.family != c->family || outer.proto != IPPROTO_GRE_NUM)
+		return DROP_BAD_OUTER;
+	if (outer.fragment)
+		return DROP_OUTER_FRAGMENT;
+	/* Anyone can send GRE to us; only the configured peer's may enter the TUN. */
+	if (memcmp(outer.src, c->remote, alen) != 0 || memcmp(outer.dst, c->local, alen) != 0)
+		return DROP_UNKNOWN_PEER;
+	/* Ethernet pads short frames: the outer header's length is the packet's, not caplen. */
+	gre = pkt + hlen;
+	gre_len = outer.tot_len - (size_t)hlen;
+	rc = gre_parse(gre, gre_len, &g);
+	if (rc < 0)
+		return gre_drop(rc);
+	if ((g.flags & GRE_F_KEY) != (c->gre_flags & GRE_F_KEY) ||
+	    ((g.flags & GRE_F_KEY) && g.key != c->key))
+		return DROP_BAD_KEY;
+	if ((c->gre_flags & GRE_F_SEQ) && !(g.flags & GRE_F_SEQ))
+		return DROP_NO_SEQ;
+	if ((c->gre_flags & GRE_F_CSUM) && !(g.flags & GRE_F_CSUM))
+		return DROP_NO_CSUM;
+	if ((g.flags & GRE_F_CSUM) && !gre_csum_ok(gre, gre_len))
+		return DROP_BAD_CSUM;
+	if (g.proto != GRE_PROTO_IPV4 && g.proto != GRE_PROTO_IPV6)
+		return DROP_BAD_PROTO;
+	r->inner = gre + rc;
+	r->inner_len = gre_len - (size_t)rc;
+	/* The inner header must agree with the GRE protocol and fit in the payload; bytes past
+	 * its total length are padding and stay behind. */
+	if (ip_parse(r->inner, r->inner_len, false, &inner) < 0 ||
+	    (inner.family == AF_INET6) != (g.proto == GRE_PROTO_IPV6))
+		return DROP_BAD_INNER;
+	r->inner_len = inner.tot_len;
+	r->proto = g.proto;
+	r->has_seq = g.flags & GRE_F_SEQ;
+	r->seq = g.seq;
+	return DROP_NONE;
+}

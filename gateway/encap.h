@@ -1,0 +1,76 @@
+/*
+ * The per-packet transforms of gregw: inner packet to GRE packet (RFC 2784, RFC 2890) over
+ * IPv4 or IPv6, and back, with every check a packet from the wire must pass. Pure: no I/O,
+ * no allocation, no logging; safe from any worker at once (the config is read-only).
+ */
+#ifndef TUNBED_GW_ENCAP_H
+#define TUNBED_GW_ENCAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "drop.h"
+#include "gre.h"
+#include "inet.h"
+
+enum {
+	/* Room before an inner packet for the largest outer header: IPv6 plus full GRE. */
+	ENCAP_HEADROOM = 64,
+	ENCAP_OUTER_MAX = IPV6_HLEN + GRE_HLEN_MAX,
+};
+
+/* What the workers share: built once before they start, then only read. */
+struct encap_cfg {
+	int family;		/* outer: AF_INET or AF_INET6 */
+	uint8_t local[16];	/* outer source, 4 or 16 bytes used */
+	uint8_t remote[16];	/* outer destination, the only peer accepted */
+	unsigned gre_flags;	/* GRE_F_*: what we send, and what we require on receipt */
+	uint32_t key;
+	unsigned mtu;		/* largest inner packet the tunnel carries */
+	uint8_t ttl;		/* outer TTL / hop limit */
+	bool mss_clamp;
+	bool has_addr4, has_addr6; /* the TUN's own addresses, sources of ICMP errors */
+	uint8_t addr4[4], addr6[16];
+	/* Derived by encap_cfg_finish. */
+	unsigned outer_hlen; /* outer IP + GRE */
+	uint8_t outer_tmpl[ENCAP_OUTER_MAX];
+};
+
+/* Overhead of the outer headers for a family and GRE flags: MTU minus this is the inner MTU. */
+unsigned encap_overhead(int family, unsigned gre_flags);
+
+/* Computes the derived fields (outer header template) once the others are set. */
+void encap_cfg_finish(struct encap_cfg *c);
+
+/*
+ * Checks an inner packet read from TUN. Returns DROP_NONE with *ip filled, DROP_TX_BAD_INNER
+ * (not a well-formed IPv4 or IPv6 packet) or DROP_TX_TOO_BIG (larger than c->mtu).
+ */
+enum drop_reason encap_check(const struct encap_cfg *c, const uint8_t *inner, size_t len,
+			     struct ip_info *ip);
+
+/*
+ * Writes the outer headers into the ENCAP_HEADROOM bytes before inner and returns the start
+ * of the outer packet; its length is c->outer_hlen + len. seq is used with GRE_F_SEQ.
+ */
+uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint32_t seq);
+
+struct decap_result {
+	const uint8_t *inner;
+	size_t inner_len;
+	uint16_t proto;	 /* GRE_PROTO_IPV4 or GRE_PROTO_IPV6 */
+	bool has_seq;
+	uint32_t seq;
+};
+
+/*
+ * Checks and decapsulates a packet from the wire: pkt starts at the outer IP header, caplen
+ * bytes of it were captured of wirelen on the wire. Returns DROP_NONE with *r pointing into
+ * pkt, or the reason to drop it. Checks in order: truncation, outer header, fragment, peer,
+ * GRE version, flags, key, sequence, checksum, payload protocol, inner header.
+ */
+enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen,
+		       size_t wirelen, struct decap_result *r);
+
+#endif

@@ -1,0 +1,94 @@
+/*
+ * Per-worker inner flow table (see flows.h).
+ */
+#include "flows.h"
+
+#include <string.h>
+#include <sys/socket.h>
+
+#include "byteorder.h"
+
+static bool has_ports(uint8_t proto)
+{
+	return proto == 6 || proto == 17 || proto == 132 || proto == 136;
+}
+
+void flow_key_from(const uint8_t *pkt, size_t len, const struct ip_info *ip, struct flow_key *k)
+{
+	unsigned alen = ip->family == AF_INET6 ? 16 : 4;
+	uint16_t sport = 0, dport = 0;
+	bool first_frag = ip->family == AF_INET6 || !(load_be16(pkt + 6) & IPV4_OFFMASK);
+	int c;
+
+	memset(k, 0, sizeof(*k));
+	k->family = (uint8_t)ip->family;
+	k->proto = ip->proto;
+	if (has_ports(ip->proto) && first_frag && len >= ip->hlen + 4) {
+		sport = load_be16(pkt + ip->hlen);
+		dport = load_be16(pkt + ip->hlen + 2);
+	}
+	c = memcmp(ip->src, ip->dst, alen);
+	if (c < 0 || (c == 0 && sport <= dport)) {
+		memcpy(k->addr_lo, ip->src, alen);
+		memcpy(k->addr_hi, ip->dst, alen);
+		k->port_lo = sport;
+		k->port_hi = dport;
+	} else {
+		memcpy(k->addr_lo, ip->dst, alen);
+		memcpy(k->addr_hi, ip->src, alen);
+		k->port_lo = dport;
+		k->port_hi = sport;
+	}
+}
+
+/* FNV-1a over the key: cheap, and good enough to spread a few thousand flows. */
+static uint32_t key_hash(const struct flow_key *k)
+{
+	const uint8_t *p = (const uint8_t *)k;
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < sizeof(*k); i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h ? h : 1;
+}
+
+struct flow_entry *flow_get(struct flow_table *t, const struct flow_key *k)
+{
+	uint32_t h = key_hash(k);
+
+	for (unsigned i = 0; i < FLOW_PROBES; i++) {
+		struct flow_entry *e = &t->e[(h + i) & (FLOW_TABLE_SIZE - 1)];
+
+		if (e->used) {
+			if (e->hash == h && memcmp(&e->key, k, sizeof(*k)) == 0)
+				return e;
+			continue;
+		}
+		e->hash = h;
+		e->key = *k;
+		__atomic_store_n(&e->used, 1, __ATOMIC_RELEASE);
+		return e;
+	}
+	__atomic_store_n(&t->untracked, t->untracked + 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+int flow_seq(struct flow_entry *e, uint32_t seq)
+{
+	int32_t d;
+
+	if (!e->has_seq) {
+		e->has_seq = 1;
+		__atomic_store_n(&e->last_seq, seq, __ATOMIC_RELAXED);
+		return 0;
+	}
+	d = (int32_t)(seq - e->last_seq);
+	if (d < 0)
+		return 1;
+	if (d == 0)
+		return 2;
+	__atomic_store_n(&e->last_seq, seq, __ATOMIC_RELAXED);
+	return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * Per-worker table of inner flows: what each flow sent and received through this worker,
+ * and the last GRE sequence number seen on it, for reorder and duplicate counting. Fixed
+ * size, no allocation after init, written only by its worker; the control thread reads it
+ * with atomic loads (an entry is published once its key is complete).
+ */
+#ifndef TUNBED_GW_FLOWS_H
+#define TUNBED_GW_FLOWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "inet.h"
+
+enum {
+	FLOW_TABLE_SIZE = 1024, /* per worker, a power of two; later flows are counted, not kept */
+	FLOW_PROBES = 8,	/* linear probing limit before a flow is "untracked" */
+};
+
+/* A flow, both directions as one: endpoints ordered so that A->B and B->A are the same key. */
+struct flow_key {
+	uint8_t family, proto;
+	uint16_t port_lo, port_hi;
+	uint8_t addr_lo[16], addr_hi[16];
+};
+
+struct flow_entry {
+	uint32_t used; /* set last, with release: the key is then complete */
+	uint32_t hash;
+	struct flow_key key;
+	uint64_t encap_packets; /* TUN -> wire through this worker */
+	uint64_t decap_packets; /* wire -> TUN through this worker */
+	uint32_t last_seq;	/* highest GRE sequence number seen on this flow */
+	uint32_t has_seq;
+};
+
+struct flow_table {
+	struct flow_entry e[FLOW_TABLE_SIZE];
+	uint64_t untracked; /* packets of flows that found no slot */
+};
+
+/* Fills *k from an IP packet (ports for TCP, UDP, SCTP and UDP-Lite on first fragments). */
+void flow_key_from(const uint8_t *pkt, size_t len, const struct ip_info *ip, struct flow_key *k);
+
+/* The entry of k, inserted if new; NULL (and untracked counted) if no slot is free. */
+struct flow_entry *flow_get(struct flow_table *t, const struct flow_key *k);
+
+/*
+ * Records GRE sequence number seq on flow e (RFC 2890 serial arithmetic). Returns 0 for a
+ * number above every one seen on the flow, 1 for one below (a reorder) and 2 for a repeat
+ * of the highest (a duplicate).
+ */
+int flow_seq(struct flow_entry *e, uint32_t seq);
+
+#endif

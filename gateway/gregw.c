@@ -1,0 +1,416 @@
+/*
+ * gregw setup, main loop and teardown (see gregw.h). Acquire in order, release in reverse:
+ * the goto ladder of gregw_run mirrors its setup.
+ */
+#include "gregw.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "ctl.h"
+#include "ifconf.h"
+#include "jout.h"
+#include "log.h"
+#include "mss.h"
+#include "netns.h"
+#include "telemetry.h"
+#include "tun.h"
+
+/* Enters --netns before anything is created: the TUN device and every socket live there. */
+static int enter_netns(const struct config *c)
+{
+	int fd, saved, rc;
+
+	if (!c->netns[0])
+		return 0;
+	fd = netns_open(c->netns);
+	if (fd < 0) {
+		log_warnx("cannot open namespace '%s': %s", c->netns, strerror(-fd));
+		return fd;
+	}
+	rc = netns_enter(fd, &saved);
+	close(fd);
+	if (rc) {
+		log_warnx("cannot enter namespace '%s': %s", c->netns, strerror(-rc));
+		return rc;
+	}
+	close(saved);
+	return 0;
+}
+
+/* Workers and their CPUs: --cpus in order, else every CPU this process may run on. */
+static int plan_workers(struct gregw *g)
+{
+	const struct config *c = g->cfg;
+	cpu_set_t set;
+	int n = 0;
+
+	if (c->has_cpus)
+		set = c->cpus;
+	else if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		CPU_ZERO(&set);
+	for (int cpu = 0; cpu < CPU_SETSIZE && n < CONFIG_MAX_WORKERS; cpu++) {
+		if (CPU_ISSET(cpu, &set))
+			g->cpus[n++] = cpu;
+	}
+	if (n == 0) {
+		g->cpus[0] = -1;
+		n = 1;
+	}
+	g->nworkers = c->workers ? c->workers : (unsigned)n;
+	/* More workers than CPUs wrap around the list: allowed, if rarely wise. */
+	for (unsigned i = (unsigned)n; i < g->nworkers; i++)
+		g->cpus[i] = g->cpus[i % (unsigned)n];
+	return 0;
+}
+
+/* Outer addresses, MTU and the encapsulation template the workers will share. */
+static int plan_tunnel(struct gregw *g)
+{
+	const struct config *c = g->cfg;
+	struct encap_cfg *e = &g->ecfg;
+	struct ifconf_route rt;
+	char a[NETADDR_STRLEN];
+	unsigned overhead;
+	int rc;
+
+	memset(e, 0, sizeof(*e));
+	e->family = c->remote.family;
+	rc = ifconf_route_get(&c->remote, &rt);
+	if (rc) {
+		log_warnx("no route to --remote %s: %s", netaddr_format(&c->remote, a), strerror(-rc));
+		return rc;
+	}
+	g->outer_ifindex = rt.oif;
+	g->path_mtu = rt.mtu;
+	if (c->has_local) {
+		memcpy(e->local, c->local.bytes, netaddr_len(e->family));
+	} else if (rt.has_src) {
+		memcpy(e->local, rt.src.bytes, netaddr_len(e->family));
+	} else {
+		log_warnx("no source address towards %s: give --local", netaddr_format(&c->remote, a));
+		return -EADDRNOTAVAIL;
+	}
+	memcpy(e->remote, c->remote.bytes, netaddr_len(e->family));
+	e->gre_flags = (c->has_key ? GRE_F_KEY : 0) | (c->seq ? GRE_F_SEQ : 0) |
+		       (c->csum ? GRE_F_CSUM : 0);
+	e->key = c->key;
+	e->ttl = 64;
+	overhead = encap_overhead(e->family, e->gre_flags);
+	if (g->path_mtu <= overhead + 68) {
+		log_warnx("path MTU %u towards the peer leaves no room for the tunnel", g->path_mtu);
+		return -EMSGSIZE;
+	}
+	e->mtu = c->mtu ? c->mtu : g->path_mtu - overhead;
+	/* DESIGN.md: the testbed sets the inner MTU, the gateway checks it. */
+	if (e->mtu + overhead > g->path_mtu) {
+		log_warnx("--mtu %u does not fit: the path MTU %u towards the peer leaves %u for the "
+			  "tunnel (%u bytes of encapsulation)",
+			  c->mtu, g->path_mtu, g->path_mtu - overhead, overhead);
+		return -EMSGSIZE;
+	}
+	if (c->has_addr6 && e->mtu < 1280) {
+		log_warnx("tunnel MTU %u is below IPv6's 1280: --addr6 cannot work", e->mtu);
+		return -EMSGSIZE;
+	}
+	e->mss_clamp = c->mss_clamp;
+	e->has_addr4 = c->has_addr;
+	e->has_addr6 = c->has_addr6;
+	memcpy(e->addr4, c->addr.addr.bytes, 4);
+	memcpy(e->addr6, c->addr6.addr.bytes, 16);
+	encap_cfg_finish(e);
+	g->sh.cfg = e;
+	if (c->mss_clamp) {
+		g->sh.mss4 = mss_for_mtu(AF_INET, e->mtu);
+		g->sh.mss6 = mss_for_mtu(AF_INET6, e->mtu);
+	}
+	return 0;
+}
+
+static int setup_device(struct gregw *g)
+{
+	const struct config *c = g->cfg;
+	char p[NETPREFIX_STRLEN];
+	int rc;
+
+	g->ifindex = (int)if_nametoindex(c->tun);
+	if (g->ifindex <= 0)
+		return -errno;
+	rc = ifconf_link_up(g->ifindex, g->ecfg.mtu, 1000);
+	if (rc) {
+		log_warnx("cannot bring %s up with mtu %u: %s", c->tun, g->ecfg.mtu, strerror(-rc));
+		return rc;
+	}
+	if (c->has_addr && (rc = ifconf_addr_add(g->ifindex, &c->addr))) {
+		log_warnx("cannot add %s to %s: %s", netaddr_format_prefix(&c->addr, p), c->tun,
+			  strerror(-rc));
+		return rc;
+	}
+	if (c->has_addr6 && (rc = ifconf_addr_add(g->ifindex, &c->addr6))) {
+		log_warnx("cannot add %s to %s: %s", netaddr_format_prefix(&c->addr6, p), c->tun,
+			  strerror(-rc));
+		return rc;
+	}
+	for (int i = 0; i < c->nroutes; i++) {
+		rc = ifconf_route_replace(g->ifindex, &c->routes[i]);
+		if (rc) {
+			log_warnx("cannot route %s into %s: %s",
+				  netaddr_format_prefix(&c->routes[i], p), c->tun, strerror(-rc));
+			return rc;
+		}
+	}
+	return 0;
+}
+
+static void default_ctl_path(struct gregw *g)
+{
+	char ns[NETNS_NAME_MAX];
+
+	if (g->cfg->ctl[0])
+		snprintf(g->ctl_path, sizeof(g->ctl_path), "%s", g->cfg->ctl);
+	else if (netns_identify(ns, sizeof(ns)) == 0)
+		snprintf(g->ctl_path, sizeof(g->ctl_path), "/run/gregw/%s.%s.sock", ns, g->cfg->tun);
+	else
+		snprintf(g->ctl_path, sizeof(g->ctl_path), "/run/gregw/%s.sock", g->cfg->tun);
+}
+
+static void emit(struct gregw *g, bool final)
+{
+	json_t *doc = telemetry_stats(g, final);
+
+	if (!doc)
+		return;
+	jout_dump(g->stats_out, doc, 0);
+	json_decref(doc);
+}
+
+static void serve_ctl(struct gregw *g)
+{
+	char cmd[64];
+	json_t *doc = NULL;
+	int c = ctl_accept(g->ctl_fd, cmd, sizeof(cmd));
+	FILE *f;
+
+	if (c < 0)
+		return;
+	if (strcmp(cmd, "stats") == 0 || cmd[0] == '\0')
+		doc = telemetry_stats(g, false);
+	else if (strcmp(cmd, "flows") == 0)
+		doc = telemetry_flows(g);
+	f = fdopen(c, "w");
+	if (!f) {
+		close(c);
+		json_decref(doc);
+		return;
+	}
+	if (doc)
+		jout_dump(f, doc, JOUT_PRETTY);
+	else
+		fprintf(f, "{\"error\": \"unknown command '%s': expected stats or flows\"}\n", cmd);
+	fclose(f);
+	json_decref(doc);
+}
+
+/* The main thread's loop: signals, the stats timer and control requests. */
+static void main_loop(struct gregw *g, int sig_fd, int timer_fd)
+{
+	struct pollfd pfd[3] = {
+		{ .fd = sig_fd, .events = POLLIN },
+		{ .fd = timer_fd, .events = POLLIN },
+		{ .fd = g->ctl_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+				log_info("signal %u: stopping", si.ssi_signo);
+			break;
+		}
+		if (pfd[1].revents & POLLIN) {
+			uint64_t ticks;
+
+			if (read(timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks))
+				emit(g, false);
+		}
+		if (pfd[2].revents & POLLIN)
+			serve_ctl(g);
+	}
+}
+
+static void stop_workers(struct gregw *g)
+{
+	uint64_t one = 1;
+
+	__atomic_store_n(&g->sh.stop, 1, __ATOMIC_RELEASE);
+	if (write(g->sh.stop_fd, &one, sizeof(one)) < 0)
+		log_warn("cannot wake the workers");
+	for (unsigned i = 0; i < g->nworkers; i++)
+		worker_join(&g->workers[i]);
+}
+
+static int open_timer(unsigned ms)
+{
+	struct itimerspec its = { 0 };
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+
+	if (fd < 0 || !ms)
+		return fd;
+	its.it_interval = clock_ts_from_ns((uint64_t)ms * NSEC_PER_MSEC);
+	its.it_value = its.it_interval;
+	timerfd_settime(fd, 0, &its, NULL);
+	return fd;
+}
+
+int gregw_run(const struct config *cfg)
+{
+	struct gregw *g;
+	struct rx_cfg rxc;
+	sigset_t sigs;
+	char a[NETADDR_STRLEN];
+	int sig_fd, timer_fd, rc, status = 1;
+	unsigned started = 0, inited = 0;
+
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		fatal("calloc");
+	g->cfg = cfg;
+	g->start_ns = clock_mono_ns();
+	g->stats_out = stdout;
+	g->ctl_fd = -1;
+	g->sink_fd = -1;
+	for (unsigned i = 0; i < CONFIG_MAX_WORKERS; i++)
+		g->tun_fds[i] = -1;
+
+	/* Only the main thread takes signals: block them before any worker exists. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	sigdelset(&sigs, SIGPIPE);
+	sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sig_fd < 0)
+		fatal("signalfd");
+
+	if (enter_netns(cfg) || plan_workers(g) || plan_tunnel(g))
+		goto out_sig;
+	if (cfg->stats_json[0]) {
+		g->stats_out = fopen(cfg->stats_json, "a");
+		if (!g->stats_out) {
+			log_warn("cannot open --stats-json %s", cfg->stats_json);
+			g->stats_out = stdout;
+			goto out_sig;
+		}
+	}
+	rc = tun_open(cfg->tun, g->nworkers, g->tun_fds);
+	if (rc) {
+		log_warnx("cannot create TUN device %s: %s%s", cfg->tun, strerror(-rc),
+			  rc == -EEXIST ? " (a device of that name exists: choose another --tun)" : "");
+		goto out_stats;
+	}
+	if (setup_device(g))
+		goto out_tun;
+	g->sink_fd = rx_sink_open(g->ecfg.family);
+	if (g->sink_fd < 0) {
+		log_warnx("cannot open the GRE sink socket: %s", strerror(-g->sink_fd));
+		goto out_tun;
+	}
+	g->sh.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (g->sh.stop_fd < 0) {
+		log_warn("eventfd");
+		goto out_sink;
+	}
+	g->workers = aligned_alloc(64, sizeof(*g->workers) * g->nworkers);
+	if (!g->workers) {
+		log_warnx("out of memory for %u workers", g->nworkers);
+		goto out_stopfd;
+	}
+	rxc = (struct rx_cfg){
+		.kind = cfg->rx_ring,
+		.family = g->ecfg.family,
+		.local = g->ecfg.local,
+		.ifindex = g->outer_ifindex,
+		.fanout_group = (unsigned)getpid(),
+		.frame_max = g->path_mtu,
+	};
+	for (inited = 0; inited < g->nworkers; inited++) {
+		rc = worker_init(&g->workers[inited], inited, g->cpus[inited], g->tun_fds[inited],
+				 &rxc, &g->sh);
+		if (rc) {
+			log_warnx("cannot set up worker %u: %s", inited, strerror(-rc));
+			goto out_workers;
+		}
+	}
+	default_ctl_path(g);
+	g->ctl_fd = ctl_listen(g->ctl_path);
+	if (g->ctl_fd < 0) {
+		log_warnx("cannot listen on %s: %s%s", g->ctl_path, strerror(-g->ctl_fd),
+			  g->ctl_fd == -EADDRINUSE ? " (another gregw answers there: give --ctl)" : "");
+		goto out_workers;
+	}
+	timer_fd = open_timer(cfg->stats_interval_ms);
+	if (timer_fd < 0) {
+		log_warn("timerfd");
+		goto out_ctl;
+	}
+	for (started = 0; started < g->nworkers; started++) {
+		rc = worker_start(&g->workers[started]);
+		if (rc) {
+			log_warnx("cannot start worker %u: %s", started, strerror(-rc));
+			goto out_started;
+		}
+	}
+	{
+		struct netaddr local = { .family = g->ecfg.family };
+		char r[NETADDR_STRLEN];
+
+		memcpy(local.bytes, g->ecfg.local, netaddr_len(local.family));
+		log_info("%s up: mtu %u, %u workers, GRE %s -> %s%s%s%s, control %s", cfg->tun,
+			 g->ecfg.mtu, g->nworkers, netaddr_format(&local, a),
+			 netaddr_format(&cfg->remote, r), cfg->has_key ? " key" : "",
+			 cfg->seq ? " seq" : "", cfg->csum ? " csum" : "", g->ctl_path);
+	}
+	main_loop(g, sig_fd, timer_fd);
+	status = 0;
+
+out_started:
+	stop_workers(g);
+	if (status == 0)
+		emit(g, true);
+	close(timer_fd);
+out_ctl:
+	close(g->ctl_fd);
+	unlink(g->ctl_path);
+out_workers:
+	while (inited > 0)
+		worker_fini(&g->workers[--inited]);
+	free(g->workers);
+out_stopfd:
+	close(g->sh.stop_fd);
+out_sink:
+	close(g->sink_fd);
+out_tun:
+	tun_close(g->tun_fds, g->nworkers);
+out_stats:
+	if (g->stats_out != stdout)
+		fclose(g->stats_out);
+out_sig:
+	close(sig_fd);
+	free(g);
+	(void)started;
+	return status;
+}

@@ -1,0 +1,38 @@
+/*
+ * gregw as a whole: the TUN device, the workers, the control socket and the main loop that
+ * handles signals, telemetry and control requests. The main thread owns all of it; workers
+ * see only their own struct worker and the shared read-only part.
+ */
+#ifndef TUNBED_GW_GREGW_H
+#define TUNBED_GW_GREGW_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "encap.h"
+#include "worker.h"
+
+struct gregw {
+	const struct config *cfg;
+	struct encap_cfg ecfg;
+	struct gw_shared sh;
+	unsigned nworkers;
+	int cpus[CONFIG_MAX_WORKERS];
+	struct worker *workers;
+	int tun_fds[CONFIG_MAX_WORKERS];
+	int ifindex;
+	int outer_ifindex;
+	unsigned path_mtu;
+	int sink_fd;
+	int ctl_fd;
+	char ctl_path[CONFIG_PATH_MAX];
+	FILE *stats_out;
+	uint64_t start_ns;
+	uint64_t ring_drops[CONFIG_MAX_WORKERS]; /* accumulated: the kernel's counter resets */
+};
+
+/* Sets up, runs until SIGINT or SIGTERM, tears down. Returns the process exit status. */
+int gregw_run(const struct config *cfg);
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * ICMP "fragmentation needed" (RFC 792, RFC 1191) and ICMPv6 "packet too big" (RFC 4443)
+ * for inner packets larger than the tunnel MTU (see icmp.h).
+ */
+#include "icmp.h"
+
+#include <string.h>
+#include <sys/socket.h>
+
+#include "byteorder.h"
+
+enum {
+	ICMP_HLEN = 8,
+	ICMP4_PROTO = 1,
+	ICMP6_PROTO = 58,
+	ICMP4_DEST_UNREACH = 3,
+	ICMP4_FRAG_NEEDED = 4,
+	ICMP6_PACKET_TOO_BIG = 2,
+};
+
+/* RFC 1122 3.2.2: never an error about an error; ICMP queries are fine to answer. */
+static bool is_icmp4_error(const uint8_t *pkt, size_t len, const struct ip_info *ip)
+{
+	uint8_t type;
+
+	if (ip->proto != ICMP4_PROTO || len < ip->hlen + 1)
+		return false;
+	type = pkt[ip->hlen];
+	return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
+}
+
+static bool v4_unicast_source(const uint8_t *a)
+{
+	/* Not 0/8, loopback, multicast, class E or broadcast. */
+	return a[0] != 0 && a[0] != 127 && a[0] < 224;
+}
+
+static size_t too_big4(const struct encap_cfg *c, const uint8_t *pkt, size_t len,
+		       const struct ip_info *ip, uint8_t *out, size_t room)
+{
+	size_t quote = len, total;
+	uint8_t *icmp;
+	uint16_t frag = load_be16(pkt + 6);
+
+	if (!c->has_addr4 || !v4_unicast_source(ip->src) || (frag & IPV4_OFFMASK) ||
+	    is_icmp4_error(pkt, len, ip))
+		return 0;
+	if (quote > ICMP4_QUOTE_MAX - IPV4_HLEN - ICMP_HLEN)
+		quote = ICMP4_QUOTE_MAX - IPV4_HLEN - ICMP_HLEN;
+	total = IPV4_HLEN + ICMP_HLEN + quote;
+	if (room < total)
+		return 0;
+	memset(out, 0, IPV4_HLEN + ICMP_HLEN);
+	out[0] = 0x45;
+	out[1] = 0xc0; /* precedence "internetwork control", as Linux sends its errors */
+	store_be16(out + 2, (uint16_t)total);
+	out[8] = 64;
+	out[9] = ICMP4_PROTO;
+	memcpy(out + 12, c->addr4, 4);
+	memcpy(out + 16, ip->src, 4);
+	store_be16(out + 10, inet_csum(out, IPV4_HLEN));
+	icmp = out + IPV4_HLEN;
+	icmp[0] = ICMP4_DEST_UNREACH;
+	icmp[1] = ICMP4_FRAG_NEEDED;
+	store_be16(icmp + 6, (uint16_t)c->mtu);
+	memcpy(icmp + ICMP_HLEN, pkt, quote);
+	store_be16(icmp + 2, inet_csum(icmp, ICMP_HLEN + quote));
+	return total;
+}
+
+static size_t too_big6(const struct encap_cfg *c, const uint8_t *pkt, size_t len,
+		       const struct ip_info *ip, uint8_t *out, size_t room)
+{
+	static const uint8_t unspecified[16];
+	size_t quote = len, total;
+	uint8_t *icmp;
+	uint32_t sum;
+
+	/* Errors go to unicast sources only; an ICMPv6 error (type < 128) gets none. */
+	if (!c->has_addr6 || ip->src[0] == 0xff || memcmp(ip->src, unspecified, 16) == 0)
+		return 0;
+	if (ip->proto == ICMP6_PROTO && len > IPV6_HLEN && pkt[IPV6_HLEN] < 128)
+		return 0;
+	if (quote > ICMP6_QUOTE_MAX - IPV6_HLEN - ICMP_HLEN)
+		quote = ICMP6_QUOTE_MAX - IPV6_HLEN - ICMP_HLEN;
+	total = IPV6_HLEN + ICMP_HLEN + quote;
+	if (room < total)
+		return 0;
+	memset(out, 0, IPV6_HLEN + ICMP_HLEN);
+	out[0] = 0x60;
+	store_be16(out + 4, (uint16_t)(ICMP_HLEN + quote));
+	out[6] = ICMP6_PROTO;
+	out[7] = 64;
+	memcpy(out + 8, c->addr6, 16);
+	memcpy(out + 24, ip->src, 16);
+	icmp = out + IPV6_HLEN;
+	icmp[0] = ICMP6_PACKET_TOO_BIG;
+	store_be32(icmp + 4, c->mtu);
+	memcpy(icmp + ICMP_HLEN, pkt, quote);
+	sum = inet_pseudo_sum(AF_INET6, out + 8, out + 24, ICMP6_PROTO,
+			      (uint32_t)(ICMP_HLEN + quote));
+	store_be16(icmp + 2, inet_csum_fold(inet_csum_add(sum, icmp, ICMP_HLEN + quote)));
+	return total;
+}
+
+size_t icmp_too_big(const struct encap_cfg *c, const uint8_t *pkt, size_t len,
+		    const struct ip_info *ip, uint8_t *out, size_t room)
+{
+	if (ip->family == AF_INET6)
+		return too_big6(c, pkt, len, ip, out, room);
+	return too_big4(c, pkt, len, ip, out, room);
+}

@@ -1,0 +1,213 @@
+/*
+ * JSON telemetry of gregw (see telemetry.h; fields documented in docs/gregw.md).
+ */
+#include "telemetry.h"
+
+#include <pthread.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "cpustat.h"
+#include "jout.h"
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / NSEC_PER_SEC;
+}
+
+static json_t *config_json(const struct gregw *g)
+{
+	const struct config *c = g->cfg;
+	char a[NETADDR_STRLEN], p[NETPREFIX_STRLEN];
+	json_t *o = json_object();
+	struct netaddr local = { .family = g->ecfg.family };
+
+	memcpy(local.bytes, g->ecfg.local, netaddr_len(local.family));
+	jout_str(o, "tun", c->tun);
+	jout_int(o, "ifindex", g->ifindex);
+	jout_str(o, "local", netaddr_format(&local, a));
+	jout_str(o, "remote", netaddr_format(&c->remote, a));
+	jout_str(o, "addr", c->has_addr ? netaddr_format_prefix(&c->addr, p) : NULL);
+	jout_str(o, "addr6", c->has_addr6 ? netaddr_format_prefix(&c->addr6, p) : NULL);
+	jout_set(o, "key", c->has_key ? json_integer(c->key) : json_null());
+	jout_bool(o, "seq", c->seq);
+	jout_bool(o, "csum", c->csum);
+	jout_int(o, "mtu", g->ecfg.mtu);
+	jout_int(o, "path_mtu", g->path_mtu);
+	jout_bool(o, "mss_clamp", c->mss_clamp);
+	jout_int(o, "workers", g->nworkers);
+	jout_str(o, "rx_ring", c->rx_ring == RX_RING_V2 ? "v2" : "v3");
+	jout_str(o, "ctl", g->ctl_path);
+	return o;
+}
+
+static json_t *drops_json(const uint64_t *drops)
+{
+	json_t *o = json_object();
+
+	for (int r = DROP_NONE + 1; r < DROP_MAX; r++)
+		jout_u64(o, drop_name((enum drop_reason)r), drops[r]);
+	return o;
+}
+
+static unsigned flows_tracked(const struct flow_table *t)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < FLOW_TABLE_SIZE; i++)
+		n += __atomic_load_n(&t->e[i].used, __ATOMIC_ACQUIRE) != 0;
+	return n;
+}
+
+/* Numbers the tunnel never delivered: the span of numbers seen minus packets seen with one. */
+static json_t *seq_json(const struct gregw *g, const uint64_t *tot)
+{
+	json_t *o = json_object();
+	int64_t lo = 0, hi = 0;
+	uint32_t base = 0;
+	bool any = false;
+
+	for (unsigned i = 0; i < g->nworkers; i++) {
+		const struct worker_stats *s = &g->workers[i].stats;
+		int64_t shift;
+
+		if (!stat_read(&s->ctr[STAT_SEQ_PACKETS]))
+			continue;
+		/* Workers extend from their own first number; bring them onto worker 0's base.
+		 * Valid while their first numbers lie within 2^31 of each other. */
+		if (!any) {
+			base = __atomic_load_n(&s->seq_first, __ATOMIC_RELAXED);
+			shift = 0;
+		} else {
+			shift = (int32_t)(__atomic_load_n(&s->seq_first, __ATOMIC_RELAXED) - base);
+		}
+		if (!any || shift + __atomic_load_n(&s->seq_lo, __ATOMIC_RELAXED) < lo)
+			lo = shift + __atomic_load_n(&s->seq_lo, __ATOMIC_RELAXED);
+		if (!any || shift + __atomic_load_n(&s->seq_hi, __ATOMIC_RELAXED) > hi)
+			hi = shift + __atomic_load_n(&s->seq_hi, __ATOMIC_RELAXED);
+		any = true;
+	}
+	jout_u64(o, "received", tot[STAT_SEQ_PACKETS]);
+	jout_u64(o, "reordered", tot[STAT_SEQ_REORDERED]);
+	jout_u64(o, "duplicate", tot[STAT_SEQ_DUPLICATE]);
+	if (any) {
+		int64_t distinct = (int64_t)(tot[STAT_SEQ_PACKETS] - tot[STAT_SEQ_DUPLICATE]);
+		int64_t lost = (hi - lo + 1) - distinct;
+
+		jout_int(o, "lowest", (int64_t)(uint32_t)(base + (uint32_t)lo));
+		jout_int(o, "highest", (int64_t)(uint32_t)(base + (uint32_t)hi));
+		jout_int(o, "lost", lost > 0 ? lost : 0);
+	}
+	return o;
+}
+
+static json_t *worker_json(struct gregw *g, unsigned i, uint64_t *tot, uint64_t *drops)
+{
+	struct worker *w = &g->workers[i];
+	json_t *o = json_object();
+	pid_t tid = __atomic_load_n(&w->tid, __ATOMIC_ACQUIRE);
+	struct cpustat_task t;
+	clockid_t cid;
+	struct timespec ts;
+	double hz = (double)cpustat_ticks_per_sec();
+
+	jout_int(o, "id", i);
+	jout_set(o, "cpu", w->cpu >= 0 ? json_integer(w->cpu) : json_null());
+	jout_int(o, "tid", tid);
+	if (w->started && pthread_getcpuclockid(w->thread, &cid) == 0 &&
+	    clock_gettime(cid, &ts) == 0)
+		jout_real(o, "cpu_s", secs(clock_ns_from_ts(&ts)));
+	if (tid > 0 && cpustat_task_read(getpid(), tid, &t) == 0) {
+		jout_real(o, "cpu_user_s", (double)t.utime / hz);
+		jout_real(o, "cpu_system_s", (double)t.stime / hz);
+		jout_int(o, "last_cpu", t.processor);
+	}
+	for (int c = 0; c < STAT_MAX; c++) {
+		uint64_t v = stat_read(&w->stats.ctr[c]);
+
+		jout_u64(o, stat_name((enum stat_counter)c), v);
+		tot[c] += v;
+	}
+	g->ring_drops[i] += rx_ring_drops(&w->rx);
+	jout_u64(o, "ring_drops", g->ring_drops[i]);
+	for (int r = 0; r < DROP_MAX; r++)
+		drops[r] += stat_read(&w->stats.drops[r]);
+	{
+		uint64_t mine[DROP_MAX];
+
+		for (int r = 0; r < DROP_MAX; r++)
+			mine[r] = stat_read(&w->stats.drops[r]);
+		jout_set(o, "drops", drops_json(mine));
+	}
+	jout_int(o, "flows", flows_tracked(w->flows));
+	jout_u64(o, "flows_untracked", __atomic_load_n(&w->flows->untracked, __ATOMIC_RELAXED));
+	return o;
+}
+
+json_t *telemetry_stats(struct gregw *g, bool final)
+{
+	json_t *doc = json_object(), *workers = json_array(), *total = json_object();
+	uint64_t tot[STAT_MAX] = { 0 }, drops[DROP_MAX] = { 0 }, ring = 0, all = 0;
+
+	if (!doc || !workers || !total)
+		return NULL;
+	jout_str(doc, "gregw", TUNBED_VERSION);
+	jout_real(doc, "time", secs(clock_real_ns()));
+	jout_real(doc, "uptime", secs(clock_mono_ns() - g->start_ns));
+	jout_bool(doc, "final", final);
+	jout_set(doc, "config", config_json(g));
+	for (unsigned i = 0; i < g->nworkers; i++) {
+		jout_append(workers, worker_json(g, i, tot, drops));
+		ring += g->ring_drops[i];
+	}
+	for (int c = 0; c < STAT_MAX; c++)
+		jout_u64(total, stat_name((enum stat_counter)c), tot[c]);
+	jout_u64(total, "ring_drops", ring);
+	for (int r = 0; r < DROP_MAX; r++)
+		all += drops[r];
+	jout_u64(total, "dropped", all);
+	jout_set(total, "drops", drops_json(drops));
+	jout_set(doc, "total", total);
+	if (g->cfg->seq)
+		jout_set(doc, "seq", seq_json(g, tot));
+	jout_set(doc, "workers", workers);
+	return doc;
+}
+
+json_t *telemetry_flows(struct gregw *g)
+{
+	json_t *doc = json_object(), *arr = json_array();
+	char a[NETADDR_STRLEN];
+
+	if (!doc || !arr)
+		return NULL;
+	for (unsigned i = 0; i < g->nworkers; i++) {
+		const struct flow_table *t = g->workers[i].flows;
+
+		for (unsigned k = 0; k < FLOW_TABLE_SIZE; k++) {
+			const struct flow_entry *e = &t->e[k];
+			struct netaddr x = { .family = e->key.family };
+			json_t *o;
+
+			if (!__atomic_load_n(&e->used, __ATOMIC_ACQUIRE))
+				continue;
+			o = json_object();
+			jout_int(o, "worker", i);
+			jout_int(o, "proto", e->key.proto);
+			memcpy(x.bytes, e->key.addr_lo, sizeof(x.bytes));
+			jout_str(o, "a", netaddr_format(&x, a));
+			jout_int(o, "a_port", e->key.port_lo);
+			memcpy(x.bytes, e->key.addr_hi, sizeof(x.bytes));
+			jout_str(o, "b", netaddr_format(&x, a));
+			jout_int(o, "b_port", e->key.port_hi);
+			jout_u64(o, "encap_packets", stat_read(&e->encap_packets));
+			jout_u64(o, "decap_packets", stat_read(&e->decap_packets));
+			jout_append(arr, o);
+		}
+	}
+	jout_set(doc, "flows", arr);
+	return doc;
+}

@@ -1,0 +1,80 @@
+/*
+ * A gregw worker: a thread pinned to one CPU that owns one TUN queue, one transmit socket,
+ * one receive ring, its buffers, its flow table and its counters. Workers share only the
+ * read-only configuration, the stop flag and the tunnel's GRE sequence counter.
+ */
+#ifndef TUNBED_GW_WORKER_H
+#define TUNBED_GW_WORKER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "encap.h"
+#include "flows.h"
+#include "icmp.h"
+#include "rx.h"
+#include "stats.h"
+
+enum {
+	WORKER_BATCH = 64,	     /* packets read from TUN per sendmmsg */
+	WORKER_RX_BUDGET = 256,	     /* packets taken from the ring before looking at TUN again */
+	WORKER_SLOT = 65536,	     /* largest inner packet: a full TUN read */
+	WORKER_ICMP_PER_SEC = 1000,  /* ICMP errors per worker per second, then counted, not sent */
+	WORKER_POLL_MS = 200,	     /* idle wake-up; stop requests wake workers at once anyway */
+	WORKER_SEND_TIMEOUT_MS = 200, /* a full socket buffer blocks a send at most this long */
+};
+
+/* What all workers share. Written before they start, then only read, except tx_seq. */
+struct gw_shared {
+	const struct encap_cfg *cfg;
+	int stop_fd;		 /* eventfd: readable once the workers must stop */
+	int stop;		 /* set (release) before stop_fd is written */
+	unsigned mss4, mss6;	 /* MSS clamp targets; 0 when --mss-clamp is off */
+	/* RFC 2890 numbers the tunnel, not a worker: each batch takes a block of numbers with
+	 * one atomic add, so the counter is touched once per sendmmsg, not per packet. */
+	_Alignas(64) uint32_t tx_seq;
+};
+
+struct worker {
+	struct worker_stats stats; /* first: its own cache lines */
+	unsigned id;
+	int cpu;		   /* pinned to, or -1 */
+	int tun_fd;		   /* owned by gregw (the TUN queue); not closed here */
+	int tx_fd;
+	struct rx_ring rx;
+	struct gw_shared *sh;
+	struct flow_table *flows;
+	uint8_t *slots; /* WORKER_BATCH slots of ENCAP_HEADROOM + WORKER_SLOT */
+	struct mmsghdr msgs[WORKER_BATCH];
+	struct iovec iov[WORKER_BATCH];
+	size_t len[WORKER_BATCH];
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	uint8_t icmp[ICMP6_QUOTE_MAX];
+	uint64_t icmp_window;	/* second (monotonic) the ICMP budget applies to */
+	unsigned icmp_in_window;
+	pid_t tid; /* set by the thread when it starts (atomic), for /proc accounting */
+	pthread_t thread;
+	bool started;
+};
+
+/*
+ * Allocates the worker's buffers and flow table and opens its sockets: everything the packet
+ * path will use, so that it allocates nothing. Main thread, before start. Returns 0 or -errno.
+ */
+int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_cfg *rxc,
+		struct gw_shared *sh);
+
+/* Starts the thread, pinned to w->cpu when it is not -1. Returns 0 or -errno. */
+int worker_start(struct worker *w);
+
+/* Waits for a started worker to return (after the stop flag and eventfd are set). */
+void worker_join(struct worker *w);
+
+/* Releases what worker_init acquired, in reverse order. */
+void worker_fini(struct worker *w);
+
+#endif
