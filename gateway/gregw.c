@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -136,6 +137,25 @@ static int plan_tunnel(struct gregw *g)
 	return 0;
 }
 
+/*
+ * An IPv4-only tunnel keeps IPv6 off its TUN device: otherwise the kernel sends MLD reports
+ * and router solicitations into it the moment it comes up, and a peer whose gateway is not
+ * running yet answers each with ICMP "protocol unreachable".
+ */
+static void quiet_ipv6(const char *tun)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", tun);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return; /* no IPv6 in this kernel: nothing to quiet */
+	if (write(fd, "1", 1) != 1)
+		log_warn("cannot turn IPv6 off on %s", tun);
+	close(fd);
+}
+
 static int setup_device(struct gregw *g)
 {
 	const struct config *c = g->cfg;
@@ -145,6 +165,8 @@ static int setup_device(struct gregw *g)
 	g->ifindex = (int)if_nametoindex(c->tun);
 	if (g->ifindex <= 0)
 		return -errno;
+	if (!c->has_addr6)
+		quiet_ipv6(c->tun);
 	rc = ifconf_link_up(g->ifindex, g->ecfg.mtu, 1000);
 	if (rc) {
 		log_warnx("cannot bring %s up with mtu %u: %s", c->tun, g->ecfg.mtu, strerror(-rc));

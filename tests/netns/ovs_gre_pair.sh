@@ -2,12 +2,12 @@
 # Open vSwitch's userspace datapath as the GRE gateway on both sides of ras.topo, through
 # scripts/drivers/ovs-gre.sh (one ovsdb-server and one ovs-vswitchd in each gateway):
 #
-#  P-client 198.18.1.2 --lan-a-- P-gwa 198.18.0.1 ==transit (GRE, key 7)== 198.18.0.2 P-gwb --lan-b-- 198.18.3.2 P-server
-#                                 gre0 198.19.0.1/24 (OVS internal port)  gre0 198.19.0.2/24
+#  P-client 198.18.1.2 --lan-a-- P-gwa 198.18.0.1 ==transit== 198.18.0.2 P-gwb --lan-b-- 198.18.3.2 P-server
+#                          gre0 198.19.0.1/24 ---GRE key 7--- gre0 198.19.0.2/24 (OVS internal ports)
 #
 # Checks: ping client -> server through the tunnel; GRE (IP protocol 47) with key 7 on gwb's
 # transit (tshark); the MTU of gre0 (1472: 1500 - 20 - 8) end to end with DF; the kernels saw
-# no GRE themselves (no ICMP unreachable); a 50 MB TCP transfer whose SHA-256 matches; down
+# no GRE themselves (Ip InUnknownProtos stays 0); a 50 MB TCP transfer whose SHA-256 matches; down
 # restores the gateways to kernel forwarding, twice is fine, and nothing is left (namespaces,
 # the OVS processes, run directories, tap devices).
 # shellcheck source=lib.sh
@@ -15,8 +15,25 @@ source "$(dirname "$0")/lib.sh"
 DRIVER="$TUNBED_SRC/scripts/drivers/ovs-gre.sh"
 netns_test_init
 P=$(new_prefix ovsgre)
-BG_PIDS=() # processes this test started in the background (timeout ... PIDs)
+BG_PIDS=() # processes this test started in the background and has not reaped yet
+reaped() { # pid: wait for it, and forget it (its PID may be reused later)
+	local st=0 keep=() p
+	wait "$1" || st=$?
+	for p in "${BG_PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done
+	BG_PIDS=("${keep[@]}")
+	return "$st"
+}
 OVS_UP=()  # namespaces where the driver was started
+
+# Waits (5 s at most) until no process is left in the namespaces of the prefix: tshark's
+# dumpcap, say, may outlive tshark for a moment, and a namespace with a process stays.
+ns_empty() { [ -z "$(ip netns pids "$1" 2>/dev/null)" ]; }
+settle() {
+	local ns
+	for ns in "$P-client" "$P-gwa" "$P-gwb" "$P-server"; do
+		[ ! -e "/run/netns/$ns" ] || poll 5 ns_empty "$ns" || true
+	done
+}
 
 ovs_cleanup() {
 	local status=$? pid ns
@@ -27,6 +44,8 @@ ovs_cleanup() {
 	for ns in "${OVS_UP[@]}"; do
 		"$DRIVER" down --netns "$ns" || echo "[$TEST_NAME] cleanup: down of $ns failed" >&2
 	done
+	settle
+	"$TOPO" down --prefix "$P" >/dev/null || true # its complaints are worth seeing
 	set +e # so that the status can be handed on without errexit taking it
 	(exit "$status")
 	cleanup # lib.sh: takes down every prefix, removes $TMP, prints the verdict
@@ -88,7 +107,7 @@ expect_match "ping client -> server" "$out" " 5 received, 0% packet loss"
 out=$(ip netns exec "$P-client" ping -c 1 -W 2 198.19.0.2 2>&1) || fail "ping 198.19.0.2: $out"
 expect_match "ping client -> gwb's tunnel address" "$out" " 1 received"
 
-wait "$CAP" || fail "tshark: $(cat "$TMP/tshark.err")"
+reaped "$CAP" || fail "tshark: $(cat "$TMP/tshark.err")"
 expect_eq "tshark: 10 GRE packets" "$(wc -l <"$TMP/gre.txt")" 10
 bad=$(python3 -c '
 import sys
@@ -138,7 +157,7 @@ s.shutdown(socket.SHUT_WR)
 while s.recv(4096):
     pass
 print(n, h.hexdigest())' 198.18.3.2 5555 "$SIZE") || fail "TCP client failed"
-wait "$SRV" || fail "TCP server failed: $(cat "$TMP/server.err")"
+reaped "$SRV" || fail "TCP server failed: $(cat "$TMP/server.err")"
 server=$(cat "$TMP/server.out")
 expect_match "client sent $SIZE bytes" "$client" "^$SIZE [0-9a-f]{64}$"
 expect_eq "server received what the client sent (bytes, sha256)" "$server" "$client"
@@ -186,6 +205,7 @@ poll 10 ip netns exec "$P-client" ping -c 1 -W 1 198.18.3.2 ||
 	fail "no kernel forwarding after down"
 log "ok: kernel forwarding works again after down"
 
+settle
 "$TOPO" down --prefix "$P" >/dev/null || fail "tunbed-topo down failed"
 expect_nothing_left "$P" "after down"
 left=$(find /run/tunbed-ovs -mindepth 1 -maxdepth 1 -name "$P-*" 2>/dev/null || true)

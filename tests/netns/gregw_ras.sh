@@ -1,0 +1,58 @@
+#!/bin/bash
+# gregw on the RAS topology, IPv4 in IPv4 with key, sequence numbers and checksums: the
+# routes of gwa and gwb go into the tunnel, ping works both ways through it, the counters
+# show it carried the traffic, no ICMP "protocol unreachable" crosses transit, and SIGTERM
+# stops both gateways cleanly.
+#
+#  P-client 198.18.1.2 --lan-a-- P-gwa [gregw gre0 198.19.0.1] ==transit (GRE key 7)== [gregw gre0 198.19.0.2] P-gwb --lan-b-- 198.18.3.2 P-server
+# shellcheck source=gregw_lib.sh
+source "$(dirname "$0")/gregw_lib.sh"
+gregw_test_init
+P=$(new_prefix tbgw)
+
+"$TOPO" up ras --prefix "$P" >/dev/null
+# Capture everything ICMP on transit, from both ends, for the whole test.
+ip netns exec "$P-gwb" tcpdump -i transit -n -U -w "$TMP/icmp.pcap" icmp 2>"$TMP/tcpdump.err" &
+TCPDUMP=$!
+poll 5 grep -q "listening on" "$TMP/tcpdump.err" || die "tcpdump did not start"
+
+gw_pair4 "$P" --key 7 --seq --csum --workers 2
+expect_eq "gwa route into the tunnel" "$(json_get "$(ip -n "$P-gwa" -j route show 198.18.3.0/24)" 'd[0]["dev"]')" "gre0"
+link=$(ip -n "$P-gwa" -j link show dev gre0)
+expect_eq "gre0 mtu: 1500 - 20 - 16" "$(json_get "$link" 'd[0]["mtu"]')" "1464"
+expect_eq "gre0 is up" "$(json_get "$link" '"UP" in d[0]["flags"]')" "True"
+
+ip netns exec "$P-client" ping -c 5 -i 0.1 -W 2 198.18.3.2 >/dev/null || fail "ping client -> server through the tunnel"
+ip netns exec "$P-server" ping -c 5 -i 0.1 -W 2 198.18.1.2 >/dev/null || fail "ping server -> client through the tunnel"
+ip netns exec "$P-client" ping -c 2 -i 0.1 -W 2 198.19.0.2 >/dev/null || fail "ping client -> gwb's tunnel address"
+ip netns exec "$P-gwa" ping -c 2 -i 0.1 -W 2 198.19.0.2 >/dev/null || fail "ping gwa -> gwb over gre0"
+# Outside the tunnel, for the capture to prove it sees ICMP on transit at all.
+ip netns exec "$P-gwa" ping -c 3 -i 0.1 -W 2 198.18.0.2 >/dev/null || fail "ping gwa -> gwb on transit"
+
+a=$(gw_stats gwa)
+b=$(gw_stats gwb)
+expect_eq "gwa encapsulated the pings" "$(json_get "$a" 'd["total"]["wire_tx_packets"] >= 12')" "True"
+expect_eq "gwb decapsulated them" "$(json_get "$b" 'd["total"]["tun_tx_packets"] >= 12')" "True"
+expect_eq "gwb dropped nothing" "$(json_get "$b" 'd["total"]["dropped"]')" "0"
+expect_eq "gwa dropped nothing" "$(json_get "$a" 'd["total"]["dropped"]')" "0"
+expect_eq "gwb saw no gap, reorder or duplicate" "$(json_get "$b" '(d["seq"]["lost"], d["seq"]["reordered"], d["seq"]["duplicate"])')" "(0, 0, 0)"
+expect_eq "stats: config" "$(json_get "$a" '(d["config"]["key"], d["config"]["seq"], d["config"]["csum"], d["config"]["workers"], d["config"]["local"])')" "(7, True, True, 2, '198.18.0.1')"
+expect_eq "stats: workers pinned" "$(json_get "$a" '[w["cpu"] for w in d["workers"]]')" "[0, 1]"
+expect_eq "stats: per-worker CPU time" "$(json_get "$a" 'all(w["cpu_s"] >= 0 and "last_cpu" in w for w in d["workers"])')" "True"
+flows=$(gw_stats gwa flows)
+expect_eq "flows: the ICMP flow client <-> server is known" "$(json_get "$flows" 'any(f["proto"] == 1 and {f["a"], f["b"]} == {"198.18.1.2", "198.18.3.2"} for f in d["flows"])')" "True"
+
+gw_stop gwa
+gw_stop gwb
+expect_eq "final summary on stdout" "$(json_get "$(tail -1 "$TMP/gwa.out")" '(d["final"], d["total"]["wire_tx_packets"] >= 12)')" "(True, True)"
+if ip -n "$P-gwa" link show gre0 >/dev/null 2>&1; then fail "gre0 outlived gregw"; fi
+
+kill -INT "$TCPDUMP"
+wait "$TCPDUMP" || true
+echoes=$(tcpdump -r "$TMP/icmp.pcap" -n 'icmp[0] == 8' 2>/dev/null | wc -l)
+unreach=$(tcpdump -r "$TMP/icmp.pcap" -n 'icmp[0] == 3 and icmp[1] == 2' 2>/dev/null | wc -l)
+expect_eq "the capture saw the echo requests on transit" "$echoes" "3"
+expect_eq "ICMP protocol-unreachable on transit" "$unreach" "0"
+
+"$TOPO" down ras --prefix "$P" >/dev/null
+expect_nothing_left "$P" "after down"
