@@ -92,7 +92,8 @@ void config_usage(void)
 	       "workers:\n"
 	       "  --workers N          worker threads, 1 to %d (default: one per CPU of --cpus)\n"
 	       "  --cpus LIST          CPUs to pin workers to, in order (default: all online)\n"
-	       "  --rx-ring v2|v3      receive ring: TPACKET_V2 frames (default: lowest latency) or\n"
+	       "  --rx-ring v2|v3      receive ring: TPACKET_V2 frames (default: lowest latency) "
+	       "or\n"
 	       "                       V3 blocks (fewer wake-ups, up to 1 ms more latency)\n"
 	       "telemetry:\n"
 	       "  --stats-interval S   a JSON line of counters every S seconds (0.1 to 3600)\n"
@@ -149,13 +150,15 @@ static int set_addr(const struct origin *o, const char *key, const char *v, stru
 	return 0;
 }
 
-static int set_prefix(const struct origin *o, const char *key, const char *v, int family,
-		      bool host, struct netprefix *p)
+static int set_prefix(const struct origin *o, const char *key, const char *v, int family, bool host,
+		      struct netprefix *p)
 {
 	if (netaddr_parse_prefix(v, p) || !strchr(v, '/'))
 		return bad(o, key, v, "expected ADDR/LEN");
 	if (family && p->addr.family != family)
-		return bad(o, key, v, family == AF_INET ? "expected an IPv4 prefix" : "expected an IPv6 prefix");
+		return bad(o, key, v,
+			   family == AF_INET ? "expected an IPv4 prefix"
+					     : "expected an IPv6 prefix");
 	if (!netaddr_prefix_is_bench(p))
 		return bad(o, key, v, "must lie in " NETADDR_BENCH_RANGES);
 	if (host && !netaddr_prefix_has_host_bits(p) && p->len < netaddr_len(p->addr.family) * 8)

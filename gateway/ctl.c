@@ -116,8 +116,7 @@ int ctl_request(const char *path, const char *cmd, FILE *out)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
-	    dprintf(fd, "%s\n", cmd) < 0) {
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || dprintf(fd, "%s\n", cmd) < 0) {
 		rc = -errno;
 		close(fd);
 		return rc;

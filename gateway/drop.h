@@ -7,19 +7,19 @@
 enum drop_reason {
 	DROP_NONE = 0,
 	/* From the wire, before decapsulation. */
-	DROP_TRUNCATED,	    /* capture shorter than the packet, or headers cut short */
-	DROP_BAD_OUTER,	    /* outer IP header malformed or its checksum wrong */
+	DROP_TRUNCATED,	     /* capture shorter than the packet, or headers cut short */
+	DROP_BAD_OUTER,	     /* outer IP header malformed or its checksum wrong */
 	DROP_OUTER_FRAGMENT, /* outer IP fragment: GRE is never reassembled here */
 	DROP_UNKNOWN_PEER,   /* outer source is not --remote, or destination not --local */
 	DROP_BAD_VERSION,    /* GRE version is not 0 */
-	DROP_BAD_FLAGS,	    /* GRE reserved, routing or recursion bits set */
-	DROP_BAD_KEY,	    /* key missing, unexpected, or not --key */
-	DROP_NO_SEQ,	    /* --seq set, but the packet has no sequence number */
-	DROP_NO_CSUM,	    /* --csum set, but the packet has no checksum */
-	DROP_BAD_CSUM,	    /* GRE checksum wrong */
-	DROP_BAD_PROTO,	    /* payload is neither IPv4 nor IPv6 */
-	DROP_BAD_INNER,	    /* inner IP header malformed or longer than the payload */
-	DROP_TUN_WRITE,	    /* the TUN refused the write (queue full, device down) */
+	DROP_BAD_FLAGS,	     /* GRE reserved, routing or recursion bits set */
+	DROP_BAD_KEY,	     /* key missing, unexpected, or not --key */
+	DROP_NO_SEQ,	     /* --seq set, but the packet has no sequence number */
+	DROP_NO_CSUM,	     /* --csum set, but the packet has no checksum */
+	DROP_BAD_CSUM,	     /* GRE checksum wrong */
+	DROP_BAD_PROTO,	     /* payload is neither IPv4 nor IPv6 */
+	DROP_BAD_INNER,	     /* inner IP header malformed or longer than the payload */
+	DROP_TUN_WRITE,	     /* the TUN refused the write (queue full, device down) */
 	/* From TUN, before encapsulation. */
 	DROP_TX_BAD_INNER, /* not a well-formed IPv4 or IPv6 packet */
 	DROP_TX_TOO_BIG,   /* larger than the tunnel MTU (an ICMP error goes back if allowed) */

@@ -92,8 +92,8 @@ static enum drop_reason gre_drop(int rc)
 	return DROP_BAD_FLAGS;
 }
 
-enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen,
-		       size_t wirelen, struct decap_result *r)
+enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen, size_t wirelen,
+		       struct decap_result *r)
 {
 	struct ip_info outer, inner;
 	struct gre_info g;

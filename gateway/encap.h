@@ -22,13 +22,13 @@ enum {
 
 /* What the workers share: built once before they start, then only read. */
 struct encap_cfg {
-	int family;		/* outer: AF_INET or AF_INET6 */
-	uint8_t local[16];	/* outer source, 4 or 16 bytes used */
-	uint8_t remote[16];	/* outer destination, the only peer accepted */
-	unsigned gre_flags;	/* GRE_F_*: what we send, and what we require on receipt */
+	int family;	    /* outer: AF_INET or AF_INET6 */
+	uint8_t local[16];  /* outer source, 4 or 16 bytes used */
+	uint8_t remote[16]; /* outer destination, the only peer accepted */
+	unsigned gre_flags; /* GRE_F_*: what we send, and what we require on receipt */
 	uint32_t key;
-	unsigned mtu;		/* largest inner packet the tunnel carries */
-	uint8_t ttl;		/* outer TTL / hop limit */
+	unsigned mtu; /* largest inner packet the tunnel carries */
+	uint8_t ttl;  /* outer TTL / hop limit */
 	bool mss_clamp;
 	bool has_addr4, has_addr6; /* the TUN's own addresses, sources of ICMP errors */
 	uint8_t addr4[4], addr6[16];
@@ -59,7 +59,7 @@ uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint
 struct decap_result {
 	const uint8_t *inner;
 	size_t inner_len;
-	uint16_t proto;	 /* GRE_PROTO_IPV4 or GRE_PROTO_IPV6 */
+	uint16_t proto; /* GRE_PROTO_IPV4 or GRE_PROTO_IPV6 */
 	bool has_seq;
 	uint32_t seq;
 };
@@ -70,7 +70,7 @@ struct decap_result {
  * pkt, or the reason to drop it. Checks in order: truncation, outer header, fragment, peer,
  * GRE version, flags, key, sequence, checksum, payload protocol, inner header.
  */
-enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen,
-		       size_t wirelen, struct decap_result *r);
+enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen, size_t wirelen,
+		       struct decap_result *r);
 
 #endif

@@ -88,7 +88,8 @@ static int plan_tunnel(struct gregw *g)
 	e->family = c->remote.family;
 	rc = ifconf_route_get(&c->remote, &rt);
 	if (rc) {
-		log_warnx("no route to --remote %s: %s", netaddr_format(&c->remote, a), strerror(-rc));
+		log_warnx("no route to --remote %s: %s", netaddr_format(&c->remote, a),
+			  strerror(-rc));
 		return rc;
 	}
 	g->outer_ifindex = rt.oif;
@@ -98,7 +99,8 @@ static int plan_tunnel(struct gregw *g)
 	} else if (rt.has_src) {
 		memcpy(e->local, rt.src.bytes, netaddr_len(e->family));
 	} else {
-		log_warnx("no source address towards %s: give --local", netaddr_format(&c->remote, a));
+		log_warnx("no source address towards %s: give --local",
+			  netaddr_format(&c->remote, a));
 		return -EADDRNOTAVAIL;
 	}
 	memcpy(e->remote, c->remote.bytes, netaddr_len(e->family));
@@ -108,15 +110,17 @@ static int plan_tunnel(struct gregw *g)
 	e->ttl = 64;
 	overhead = encap_overhead(e->family, e->gre_flags);
 	if (g->path_mtu <= overhead + 68) {
-		log_warnx("path MTU %u towards the peer leaves no room for the tunnel", g->path_mtu);
+		log_warnx("path MTU %u towards the peer leaves no room for the tunnel",
+			  g->path_mtu);
 		return -EMSGSIZE;
 	}
 	e->mtu = c->mtu ? c->mtu : g->path_mtu - overhead;
 	/* DESIGN.md: the testbed sets the inner MTU, the gateway checks it. */
 	if (e->mtu + overhead > g->path_mtu) {
-		log_warnx("--mtu %u does not fit: the path MTU %u towards the peer leaves %u for the "
-			  "tunnel (%u bytes of encapsulation)",
-			  c->mtu, g->path_mtu, g->path_mtu - overhead, overhead);
+		log_warnx(
+			"--mtu %u does not fit: the path MTU %u towards the peer leaves %u for the "
+			"tunnel (%u bytes of encapsulation)",
+			c->mtu, g->path_mtu, g->path_mtu - overhead, overhead);
 		return -EMSGSIZE;
 	}
 	if (c->has_addr6 && e->mtu < 1280) {
@@ -137,23 +141,45 @@ static int plan_tunnel(struct gregw *g)
 	return 0;
 }
 
-/*
- * An IPv4-only tunnel keeps IPv6 off its TUN device: otherwise the kernel sends MLD reports
- * and router solicitations into it the moment it comes up, and a peer whose gateway is not
- * running yet answers each with ICMP "protocol unreachable".
- */
-static void quiet_ipv6(const char *tun)
+/* Writes a per-device sysctl of the TUN, in the namespace gregw runs in. */
+static int tun_sysctl(const char *family, const char *tun, const char *key, const char *value)
 {
-	char path[128];
-	int fd;
+	char path[160];
+	int fd, rc = 0;
 
-	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/disable_ipv6", tun);
+	snprintf(path, sizeof(path), "/proc/sys/net/%s/conf/%s/%s", family, tun, key);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
-		return; /* no IPv6 in this kernel: nothing to quiet */
-	if (write(fd, "1", 1) != 1)
-		log_warn("cannot turn IPv6 off on %s", tun);
+		return -errno;
+	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+		rc = -errno;
 	close(fd);
+	return rc;
+}
+
+/*
+ * Two device settings the gateway needs. An IPv4-only tunnel keeps IPv6 off its TUN device:
+ * otherwise the kernel sends MLD reports and router solicitations into it the moment it comes
+ * up, and a peer whose gateway is not running yet answers each with ICMP "protocol
+ * unreachable". And ICMP errors gregw writes into TUN come from the TUN's own address, which
+ * the kernel drops as a martian unless the device accepts local sources.
+ */
+static void tune_device(const struct config *c)
+{
+	int rc;
+
+	if (!c->has_addr6) {
+		rc = tun_sysctl("ipv6", c->tun, "disable_ipv6", "1");
+		if (rc && rc != -ENOENT) /* no IPv6 in this kernel: nothing to quiet */
+			log_warnx("cannot turn IPv6 off on %s: %s", c->tun, strerror(-rc));
+	}
+	if (c->has_addr) {
+		rc = tun_sysctl("ipv4", c->tun, "accept_local", "1");
+		if (rc)
+			log_warnx("cannot set accept_local on %s (ICMP errors will not reach "
+				  "senders): %s",
+				  c->tun, strerror(-rc));
+	}
 }
 
 static int setup_device(struct gregw *g)
@@ -165,8 +191,7 @@ static int setup_device(struct gregw *g)
 	g->ifindex = (int)if_nametoindex(c->tun);
 	if (g->ifindex <= 0)
 		return -errno;
-	if (!c->has_addr6)
-		quiet_ipv6(c->tun);
+	tune_device(c);
 	rc = ifconf_link_up(g->ifindex, g->ecfg.mtu, 1000);
 	if (rc) {
 		log_warnx("cannot bring %s up with mtu %u: %s", c->tun, g->ecfg.mtu, strerror(-rc));
@@ -200,7 +225,8 @@ static void default_ctl_path(struct gregw *g)
 	if (g->cfg->ctl[0])
 		snprintf(g->ctl_path, sizeof(g->ctl_path), "%s", g->cfg->ctl);
 	else if (netns_identify(ns, sizeof(ns)) == 0)
-		snprintf(g->ctl_path, sizeof(g->ctl_path), "/run/gregw/%s.%s.sock", ns, g->cfg->tun);
+		snprintf(g->ctl_path, sizeof(g->ctl_path), "/run/gregw/%s.%s.sock", ns,
+			 g->cfg->tun);
 	else
 		snprintf(g->ctl_path, sizeof(g->ctl_path), "/run/gregw/%s.sock", g->cfg->tun);
 }
@@ -341,7 +367,8 @@ int gregw_run(const struct config *cfg)
 	rc = tun_open(cfg->tun, g->nworkers, g->tun_fds);
 	if (rc) {
 		log_warnx("cannot create TUN device %s: %s%s", cfg->tun, strerror(-rc),
-			  rc == -EEXIST ? " (a device of that name exists: choose another --tun)" : "");
+			  rc == -EEXIST ? " (a device of that name exists: choose another --tun)"
+					: "");
 		goto out_stats;
 	}
 	if (setup_device(g))
@@ -381,7 +408,8 @@ int gregw_run(const struct config *cfg)
 	g->ctl_fd = ctl_listen(g->ctl_path);
 	if (g->ctl_fd < 0) {
 		log_warnx("cannot listen on %s: %s%s", g->ctl_path, strerror(-g->ctl_fd),
-			  g->ctl_fd == -EADDRINUSE ? " (another gregw answers there: give --ctl)" : "");
+			  g->ctl_fd == -EADDRINUSE ? " (another gregw answers there: give --ctl)"
+						   : "");
 		goto out_workers;
 	}
 	timer_fd = open_timer(cfg->stats_interval_ms);

@@ -12,7 +12,7 @@
 #include "encap.h"
 
 enum {
-	ICMP4_QUOTE_MAX = 576, /* RFC 1812 4.3.2.3: the whole error fits in 576 bytes */
+	ICMP4_QUOTE_MAX = 576,	/* RFC 1812 4.3.2.3: the whole error fits in 576 bytes */
 	ICMP6_QUOTE_MAX = 1280, /* RFC 4443 2.4(c): the whole error fits in the minimum MTU */
 };
 

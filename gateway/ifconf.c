@@ -152,7 +152,8 @@ static int route_attr(const struct nlattr *a, void *data)
 	case RTA_METRICS: {
 		const struct nlattr *m;
 
-		mnl_attr_for_each_nested(m, a) {
+		mnl_attr_for_each_nested(m, a)
+		{
 			if (mnl_attr_get_type(m) == RTAX_MTU &&
 			    mnl_attr_validate(m, MNL_TYPE_U32) == 0)
 				ans->out->mtu = mnl_attr_get_u32(m);

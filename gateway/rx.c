@@ -19,11 +19,11 @@
 #include "inet.h"
 
 enum {
-	V3_BLOCK_SIZE = 1 << 20,  /* holds a 64 KB GRO packet many times over */
-	V3_BLOCKS = 16,		  /* 16 MiB per worker */
-	V3_RETIRE_MS = 1,	  /* a partly filled block goes to the worker after 1 ms */
-	V2_FRAMES = 4096,	  /* per worker; frames are sized to the outer MTU */
-	FRAME_OVERHEAD = 128,	  /* tpacket2_hdr, sockaddr_ll and alignment before the data */
+	V3_BLOCK_SIZE = 1 << 20, /* holds a 64 KB GRO packet many times over */
+	V3_BLOCKS = 16,		 /* 16 MiB per worker */
+	V3_RETIRE_MS = 1,	 /* a partly filled block goes to the worker after 1 ms */
+	V2_FRAMES = 4096,	 /* per worker; frames are sized to the outer MTU */
+	FRAME_OVERHEAD = 128,	 /* tpacket2_hdr, sockaddr_ll and alignment before the data */
 };
 
 /*

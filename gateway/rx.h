@@ -22,11 +22,11 @@ enum rx_ring_kind {
 
 struct rx_cfg {
 	enum rx_ring_kind kind;
-	int family;		  /* outer family: AF_INET or AF_INET6 */
-	const uint8_t *local;	  /* outer destination to accept, 4 or 16 bytes */
-	int ifindex;		  /* interface to bind to */
-	unsigned fanout_group;	  /* same for every worker of one gregw */
-	unsigned frame_max;	  /* largest packet to hold whole (outer MTU) */
+	int family;	       /* outer family: AF_INET or AF_INET6 */
+	const uint8_t *local;  /* outer destination to accept, 4 or 16 bytes */
+	int ifindex;	       /* interface to bind to */
+	unsigned fanout_group; /* same for every worker of one gregw */
+	unsigned frame_max;    /* largest packet to hold whole (outer MTU) */
 };
 
 struct rx_ring {
@@ -34,20 +34,20 @@ struct rx_ring {
 	int fd;
 	uint8_t *map;
 	size_t map_len;
-	unsigned nblocks, block_size; /* V3 */
+	unsigned nblocks, block_size;			/* V3 */
 	unsigned nframes, frame_size, frames_per_block; /* V2 */
-	unsigned cur;		      /* block (V3) or frame (V2) being read */
-	unsigned left;		      /* V3: packets left in the current block */
-	uint8_t *next;		      /* V3: next packet header in the current block */
-	bool held;		      /* a packet was handed out and its slot not yet returned */
+	unsigned cur;					/* block (V3) or frame (V2) being read */
+	unsigned left;					/* V3: packets left in the current block */
+	uint8_t *next; /* V3: next packet header in the current block */
+	bool held;     /* a packet was handed out and its slot not yet returned */
 };
 
 /* One packet in the ring: valid until the next rx_next call on the same ring. */
 struct rx_pkt {
-	uint8_t *data;	   /* the outer IP header */
-	uint32_t caplen;   /* bytes in the ring */
-	uint32_t wirelen;  /* bytes on the wire */
-	uint32_t rxhash;   /* the kernel's flow hash (V3; 0 on V2) */
+	uint8_t *data;	  /* the outer IP header */
+	uint32_t caplen;  /* bytes in the ring */
+	uint32_t wirelen; /* bytes on the wire */
+	uint32_t rxhash;  /* the kernel's flow hash (V3; 0 on V2) */
 };
 
 /* Opens the socket, filter, ring and fanout membership. Returns 0 or -errno. */

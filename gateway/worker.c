@@ -118,8 +118,8 @@ static unsigned from_tun(struct worker *w)
 			stat_add(&w->stats.drops[why], 1);
 			continue;
 		}
-		if (c->mss_clamp &&
-		    mss_clamp(inner, (size_t)len, &ip, ip.family == AF_INET6 ? w->sh->mss6 : w->sh->mss4))
+		if (c->mss_clamp && mss_clamp(inner, (size_t)len, &ip,
+					      ip.family == AF_INET6 ? w->sh->mss6 : w->sh->mss4))
 			stat_add(&w->stats.ctr[STAT_MSS_CLAMPED], 1);
 		track_flow(w, inner, (size_t)len, &ip, true);
 		w->len[n++] = (size_t)len;

@@ -19,20 +19,20 @@
 #include "stats.h"
 
 enum {
-	WORKER_BATCH = 64,	     /* packets read from TUN per sendmmsg */
-	WORKER_RX_BUDGET = 256,	     /* packets taken from the ring before looking at TUN again */
-	WORKER_SLOT = 65536,	     /* largest inner packet: a full TUN read */
-	WORKER_ICMP_PER_SEC = 1000,  /* ICMP errors per worker per second, then counted, not sent */
-	WORKER_POLL_MS = 200,	     /* idle wake-up; stop requests wake workers at once anyway */
+	WORKER_BATCH = 64,	    /* packets read from TUN per sendmmsg */
+	WORKER_RX_BUDGET = 256,	    /* packets taken from the ring before looking at TUN again */
+	WORKER_SLOT = 65536,	    /* largest inner packet: a full TUN read */
+	WORKER_ICMP_PER_SEC = 1000, /* ICMP errors per worker per second, then counted, not sent */
+	WORKER_POLL_MS = 200,	    /* idle wake-up; stop requests wake workers at once anyway */
 	WORKER_SEND_TIMEOUT_MS = 200, /* a full socket buffer blocks a send at most this long */
 };
 
 /* What all workers share. Written before they start, then only read, except tx_seq. */
 struct gw_shared {
 	const struct encap_cfg *cfg;
-	int stop_fd;		 /* eventfd: readable once the workers must stop */
-	int stop;		 /* set (release) before stop_fd is written */
-	unsigned mss4, mss6;	 /* MSS clamp targets; 0 when --mss-clamp is off */
+	int stop_fd;	     /* eventfd: readable once the workers must stop */
+	int stop;	     /* set (release) before stop_fd is written */
+	unsigned mss4, mss6; /* MSS clamp targets; 0 when --mss-clamp is off */
 	/* RFC 2890 numbers the tunnel, not a worker: each batch takes a block of numbers with
 	 * one atomic add, so the counter is touched once per sendmmsg, not per packet. */
 	_Alignas(64) uint32_t tx_seq;
@@ -41,8 +41,8 @@ struct gw_shared {
 struct worker {
 	struct worker_stats stats; /* first: its own cache lines */
 	unsigned id;
-	int cpu;		   /* pinned to, or -1 */
-	int tun_fd;		   /* owned by gregw (the TUN queue); not closed here */
+	int cpu;    /* pinned to, or -1 */
+	int tun_fd; /* owned by gregw (the TUN queue); not closed here */
 	int tx_fd;
 	struct rx_ring rx;
 	struct gw_shared *sh;
@@ -54,7 +54,7 @@ struct worker {
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	uint8_t icmp[ICMP6_QUOTE_MAX];
-	uint64_t icmp_window;	/* second (monotonic) the ICMP budget applies to */
+	uint64_t icmp_window; /* second (monotonic) the ICMP budget applies to */
 	unsigned icmp_in_window;
 	pid_t tid; /* set by the thread when it starts (atomic), for /proc accounting */
 	pthread_t thread;

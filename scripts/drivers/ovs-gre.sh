@@ -66,8 +66,9 @@
 # matches the tunnel port (remote_ip, local_ip, key) is popped where the bridge would deliver
 # it to br-underlay. The kernel must not take the GRE packets too (without ip_gre it would
 # count them in InUnknownProtos and answer "protocol unreachable"), so br-underlay gets a MAC
-# of its own and the underlay interface stops answering ARP (arp off); br-underlay announces
-# its MAC with a gratuitous ARP (arp_notify) for a peer OVS that cached the interface's.
+# of its own and the underlay interface stops answering ARP (arp_ignore=1); br-underlay
+# announces its MAC with a gratuitous ARP (arp_notify) for a peer OVS that cached the
+# interface's MAC (OVS does not learn from ARP requests).
 #
 # The tunnel device gre0 is the internal port of a bridge with fail-mode=secure and four
 # OpenFlow rules: IPv4/IPv6 from gre0 to the GRE port, and back with gre0's MAC as the
@@ -212,7 +213,7 @@ ns_daemon() { # args...
 # --- down --------------------------------------------------------------------------------
 
 # The state file: one fact a line, tab-separated, for down to undo what up did:
-#   dev NAME | underlay IF | arp IF on|off | promisc IF on|off | addr IF ADDR/LEN
+#   dev NAME | underlay IF | arp_ignore IF N | promisc IF on|off | addr IF ADDR/LEN
 #   ulroute ROUTE-LINE-WITH-DEV | route PREFIX PREVIOUS-ROUTE-LINE|none
 state() { (IFS=$'\t' && echo "$*") >>"$STATE"; }
 
@@ -233,7 +234,7 @@ restore_net() {
 		case "$kind" in
 		addr) nsip addr replace "$b" dev "$a" 2>/dev/null || true ;;
 		promisc) nsip link set "$a" promisc "$b" 2>/dev/null || true ;;
-		arp) nsip link set "$a" arp "$b" 2>/dev/null || true ;;
+		arp_ignore) ip netns exec "$NS" sysctl -qw "net.ipv4.conf.$a.arp_ignore=$b" 2>/dev/null || true ;;
 		esac
 	done <"$STATE"
 	# Routes: first the underlay's own, then the previous form of each replaced one.
@@ -334,7 +335,7 @@ do_up() {
 	fi
 
 	# The underlay: the interface with --local, its MTU, flags, IPv4 addresses and routes.
-	local line mtu flags promisc=off arp=on
+	local line mtu flags promisc=off arp_ignore
 	line=$(nsip -o -4 addr show to "$LOCAL/32" | head -n1)
 	[ -n "$line" ] || die "$LOCAL is not an address in $NS"
 	a=$(awk '{print $2}' <<<"$line")
@@ -343,7 +344,7 @@ do_up() {
 	flags=$(nsip -o link show dev "$UNDERLAY")
 	mtu=$(sed -E 's/.* mtu ([0-9]+) .*/\1/' <<<"$flags")
 	[[ "$flags" =~ [\<,]PROMISC[,\>] ]] && promisc=on
-	[[ "$flags" =~ [\<,]NOARP[,\>] ]] && arp=off
+	arp_ignore=$(ip netns exec "$NS" sysctl -n "net.ipv4.conf.$UNDERLAY.arp_ignore")
 	local hlen=4 # GRE base header; the outer IPv4 header adds 20
 	[ -z "$KEY" ] || hlen=$((hlen + 4))
 	! "$CSUM" || hlen=$((hlen + 4))
@@ -362,7 +363,7 @@ do_up() {
 	state dev "$DEV"
 	state underlay "$UNDERLAY"
 	state promisc "$UNDERLAY" "$promisc"
-	state arp "$UNDERLAY" "$arp"
+	state arp_ignore "$UNDERLAY" "$arp_ignore"
 	while read -r a; do state addr "$UNDERLAY" "$a"; done < <(
 		nsip -o -4 addr show dev "$UNDERLAY" | awk '{print $4}')
 	while read -r line; do state ulroute "$line dev $UNDERLAY"; done < <(
@@ -385,12 +386,13 @@ do_up() {
 
 	# Underlay bridge: the interface becomes its port (AF_PACKET), its addresses and routes
 	# move to the bridge's internal port, whose MAC must differ from the interface's (else
-	# the kernel would take the GRE packets as its own). The interface stops answering ARP.
+	# the kernel would take the GRE packets as its own). The interface stops answering ARP
+	# for the address that is no longer its own (arp_ignore=1; IPv6 on it is left alone).
 	vsctl add-br "$UL_BRIDGE" -- set bridge "$UL_BRIDGE" datapath_type=netdev \
 		fail-mode=standalone other_config:hwaddr="$(random_mac)" \
 		-- set interface "$UL_BRIDGE" mtu_request="$mtu" \
 		-- add-port "$UL_BRIDGE" "$UNDERLAY"
-	nsip link set "$UNDERLAY" arp off
+	ip netns exec "$NS" sysctl -qw "net.ipv4.conf.$UNDERLAY.arp_ignore=1"
 	local kind b
 	while IFS=$'\t' read -r kind a b; do
 		[ "$kind" = addr ] || continue

@@ -47,7 +47,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				continue;
 			if (r.inner < data || r.inner + r.inner_len > data + size)
 				abort();
-			if (ip_parse(r.inner, r.inner_len, false, &ip) < 0 || ip.tot_len != r.inner_len)
+			if (ip_parse(r.inner, r.inner_len, false, &ip) < 0 ||
+			    ip.tot_len != r.inner_len)
 				abort();
 		}
 	}

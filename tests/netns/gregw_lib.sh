@@ -79,5 +79,5 @@ bulk_transfer() { # prefix server-addr flows bytes
 
 gregw_test_init() {
 	netns_test_init
-	trap 'gw_cleanup; cleanup' EXIT
+	trap 'rc=$?; gw_cleanup; cleanup "$rc"' EXIT
 }

@@ -72,8 +72,9 @@ expect_nothing_left() { # prefix what
 	if [ -n "$left" ]; then fail "$2: left behind: $(echo "$left" | tr '\n' ' ')"; else log "ok: $2: nothing of $1 left"; fi
 }
 
+# cleanup [STATUS]: STATUS is the test's exit status when a trap runs other commands first.
 cleanup() {
-	local status=$?
+	local status=${1:-$?}
 	for p in "${PREFIXES[@]}"; do
 		"$TOPO" down --prefix "$p" >/dev/null 2>&1 || true
 		for ns in $(leftovers "$p"); do ip netns del "$ns" 2>/dev/null || true; done

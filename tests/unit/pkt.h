@@ -15,14 +15,14 @@
 struct pkt_spec {
 	int family;
 	const char *src, *dst;
-	uint8_t proto;	     /* 6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6 */
+	uint8_t proto; /* 6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6 */
 	uint16_t sport, dport;
 	uint8_t tcp_flags;   /* TCP */
 	const uint8_t *opts; /* TCP options, a multiple of 4 bytes */
 	size_t opts_len;
-	size_t payload;	     /* bytes of payload after the L4 header, filled with a pattern */
+	size_t payload; /* bytes of payload after the L4 header, filled with a pattern */
 	bool df;
-	uint16_t frag;	     /* IPv4 fragment field bits besides DF */
+	uint16_t frag; /* IPv4 fragment field bits besides DF */
 	uint8_t icmp_type;
 };
 

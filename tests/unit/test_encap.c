@@ -59,8 +59,10 @@ static void test_csum(void)
 static void test_gre(void)
 {
 	uint8_t b[32];
-	struct gre_info in = { .flags = GRE_F_CSUM | GRE_F_KEY | GRE_F_SEQ, .proto = 0x86dd,
-			       .key = 7, .seq = 0x01020304 };
+	struct gre_info in = { .flags = GRE_F_CSUM | GRE_F_KEY | GRE_F_SEQ,
+			       .proto = 0x86dd,
+			       .key = 7,
+			       .seq = 0x01020304 };
 	struct gre_info out;
 
 	CHECK_INT(gre_hlen(0), 4);
@@ -118,8 +120,14 @@ static size_t inner_packet(int family, uint8_t *buf, size_t payload)
 static void test_roundtrip(void)
 {
 	static const unsigned flag_sets[] = {
-		0, GRE_F_KEY, GRE_F_SEQ, GRE_F_CSUM, GRE_F_KEY | GRE_F_SEQ, GRE_F_KEY | GRE_F_CSUM,
-		GRE_F_SEQ | GRE_F_CSUM, GRE_F_KEY | GRE_F_SEQ | GRE_F_CSUM,
+		0,
+		GRE_F_KEY,
+		GRE_F_SEQ,
+		GRE_F_CSUM,
+		GRE_F_KEY | GRE_F_SEQ,
+		GRE_F_KEY | GRE_F_CSUM,
+		GRE_F_SEQ | GRE_F_CSUM,
+		GRE_F_KEY | GRE_F_SEQ | GRE_F_CSUM,
 	};
 	static const int families[] = { AF_INET, AF_INET6 };
 	static const size_t sizes[] = { 0, 1, 7, 100, 1396 }; /* 1396: fills the smallest MTU */
@@ -137,27 +145,34 @@ static void test_roundtrip(void)
 					size_t olen;
 					char row[96];
 
-					snprintf(row, sizeof(row), "outer %d flags %u inner %d size %zu",
-						 families[f], flag_sets[i], families[in], sizes[z]);
+					snprintf(row, sizeof(row),
+						 "outer %d flags %u inner %d size %zu", families[f],
+						 flag_sets[i], families[in], sizes[z]);
 					cfg_init(&c, families[f], flag_sets[i]);
 					cfg_peer(&c, &p);
 					memcpy(copy, inner, len);
-					CHECK_ROW(encap_check(&c, inner, len, &ip) == DROP_NONE, row);
-					outer = encap_build(&c, inner, len, 0xfffffffe + (uint32_t)z);
+					CHECK_ROW(encap_check(&c, inner, len, &ip) == DROP_NONE,
+						  row);
+					outer = encap_build(&c, inner, len,
+							    0xfffffffe + (uint32_t)z);
 					olen = c.outer_hlen + len;
 					CHECK_ROW(outer == inner - c.outer_hlen, row);
-					CHECK_ROW(decap(&p, outer, olen, olen, &r) == DROP_NONE, row);
-					CHECK_ROW(r.inner_len == len && memcmp(r.inner, copy, len) == 0,
+					CHECK_ROW(decap(&p, outer, olen, olen, &r) == DROP_NONE,
+						  row);
+					CHECK_ROW(r.inner_len == len &&
+							  memcmp(r.inner, copy, len) == 0,
 						  row);
 					CHECK_ROW(r.has_seq == !!(flag_sets[i] & GRE_F_SEQ), row);
 					if (r.has_seq)
 						CHECK_ROW(r.seq == 0xfffffffe + (uint32_t)z, row);
-					CHECK_ROW(r.proto == (families[in] == AF_INET6 ? GRE_PROTO_IPV6
-											: GRE_PROTO_IPV4),
+					CHECK_ROW(r.proto == (families[in] == AF_INET6
+								      ? GRE_PROTO_IPV6
+								      : GRE_PROTO_IPV4),
 						  row);
 					/* The outer header is well formed and self-consistent. */
-					CHECK_ROW(ip_parse(outer, olen, true, &ip) > 0 && ip.tot_len == olen &&
-							  ip.proto == 47 && ip.df,
+					CHECK_ROW(ip_parse(outer, olen, true, &ip) > 0 &&
+							  ip.tot_len == olen && ip.proto == 47 &&
+							  ip.df,
 						  row);
 				}
 			}
@@ -186,34 +201,34 @@ static void fix_ipv4(uint8_t *o)
 /* Each row changes one thing of a good packet and names the reason it must be dropped for. */
 enum mutation {
 	M_NONE,
-	M_CAPLEN_SHORT,	  /* the ring holds less than the wire had */
-	M_CUT_GRE,	  /* outer length ends inside the GRE header */
-	M_CUT_OPTIONS,	  /* outer length ends inside the GRE options */
-	M_IP_CSUM,	  /* outer IPv4 header checksum wrong */
-	M_IP_PROTO,	  /* outer protocol is not GRE */
-	M_IP_VERSION,	  /* outer version nibble 5 */
-	M_MF,		  /* outer more-fragments */
-	M_FRAG_OFFSET,	  /* outer fragment offset */
-	M_SRC,		  /* outer source is not the peer */
-	M_DST,		  /* outer destination is not us */
-	M_GRE_VERSION,	  /* GRE version 1 */
-	M_GRE_ROUTING,	  /* GRE R bit */
-	M_GRE_RESERVED,	  /* GRE reserved bit 12 */
-	M_KEY_VALUE,	  /* key differs */
-	M_PROTO_ARP,	  /* payload EtherType 0x0806 */
-	M_PAYLOAD,	  /* one payload byte flipped (breaks the GRE checksum) */
-	M_INNER_GARBAGE,  /* inner version nibble 0 */
-	M_INNER_LONGER,	  /* inner total length beyond the payload */
-	M_INNER_FAMILY,	  /* GRE says IPv6, the payload is IPv4 */
-	M_PAD,		  /* bytes after the outer packet (Ethernet padding): ignored */
-	M_INNER_PAD,	  /* GRE payload longer than the inner packet: trimmed to it */
+	M_CAPLEN_SHORT,	 /* the ring holds less than the wire had */
+	M_CUT_GRE,	 /* outer length ends inside the GRE header */
+	M_CUT_OPTIONS,	 /* outer length ends inside the GRE options */
+	M_IP_CSUM,	 /* outer IPv4 header checksum wrong */
+	M_IP_PROTO,	 /* outer protocol is not GRE */
+	M_IP_VERSION,	 /* outer version nibble 5 */
+	M_MF,		 /* outer more-fragments */
+	M_FRAG_OFFSET,	 /* outer fragment offset */
+	M_SRC,		 /* outer source is not the peer */
+	M_DST,		 /* outer destination is not us */
+	M_GRE_VERSION,	 /* GRE version 1 */
+	M_GRE_ROUTING,	 /* GRE R bit */
+	M_GRE_RESERVED,	 /* GRE reserved bit 12 */
+	M_KEY_VALUE,	 /* key differs */
+	M_PROTO_ARP,	 /* payload EtherType 0x0806 */
+	M_PAYLOAD,	 /* one payload byte flipped (breaks the GRE checksum) */
+	M_INNER_GARBAGE, /* inner version nibble 0 */
+	M_INNER_LONGER,	 /* inner total length beyond the payload */
+	M_INNER_FAMILY,	 /* GRE says IPv6, the payload is IPv4 */
+	M_PAD,		 /* bytes after the outer packet (Ethernet padding): ignored */
+	M_INNER_PAD,	 /* GRE payload longer than the inner packet: trimmed to it */
 };
 
 struct drop_row {
 	const char *name;
 	int family;
-	unsigned flags;      /* what the sender uses */
-	unsigned expect;     /* what the receiver requires (UINT32_MAX: the same) */
+	unsigned flags;	 /* what the sender uses */
+	unsigned expect; /* what the receiver requires (UINT32_MAX: the same) */
 	enum mutation m;
 	enum drop_reason want;
 };
@@ -308,7 +323,7 @@ static void mutate(uint8_t *o, size_t *len, size_t *cap, int family, const struc
 		fix_ipv4(o);
 }
 
-#define ALL (GRE_F_KEY | GRE_F_SEQ | GRE_F_CSUM)
+#define ALL  (GRE_F_KEY | GRE_F_SEQ | GRE_F_CSUM)
 #define SAME UINT32_MAX
 
 static const struct drop_row drop_rows[] = {

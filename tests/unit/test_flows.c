@@ -14,8 +14,13 @@
 static void key_of(const char *src, const char *dst, uint16_t sport, uint16_t dport,
 		   struct flow_key *k)
 {
-	struct pkt_spec s = { .family = AF_INET, .src = src, .dst = dst, .proto = 6,
-			      .sport = sport, .dport = dport, .tcp_flags = 0x10 };
+	struct pkt_spec s = { .family = AF_INET,
+			      .src = src,
+			      .dst = dst,
+			      .proto = 6,
+			      .sport = sport,
+			      .dport = dport,
+			      .tcp_flags = 0x10 };
 	uint8_t pkt[128];
 	size_t len = pkt_build(&s, pkt);
 	struct ip_info ip;

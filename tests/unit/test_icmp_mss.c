@@ -22,9 +22,15 @@ static void cfg(struct encap_cfg *c)
 
 static void test_frag_needed(void)
 {
-	struct pkt_spec s = { .family = AF_INET, .src = "198.18.1.2", .dst = "198.18.3.2",
-			      .proto = 6, .sport = 40000, .dport = 5201, .tcp_flags = 0x10,
-			      .payload = 1460, .df = true };
+	struct pkt_spec s = { .family = AF_INET,
+			      .src = "198.18.1.2",
+			      .dst = "198.18.3.2",
+			      .proto = 6,
+			      .sport = 40000,
+			      .dport = 5201,
+			      .tcp_flags = 0x10,
+			      .payload = 1460,
+			      .df = true };
 	uint8_t pkt[1600], out[1600];
 	struct encap_cfg c;
 	struct ip_info ip, oip;
@@ -67,18 +73,103 @@ static void test_icmp_refusals(void)
 		struct pkt_spec s;
 		bool sent;
 	} rows[] = {
-		{ "udp", { .family = AF_INET, .src = "198.18.1.2", .dst = "198.18.3.2", .proto = 17, .payload = 100, .df = true }, true },
-		{ "echo request", { .family = AF_INET, .src = "198.18.1.2", .dst = "198.18.3.2", .proto = 1, .icmp_type = 8, .payload = 100, .df = true }, true },
-		{ "an error about an error", { .family = AF_INET, .src = "198.18.1.2", .dst = "198.18.3.2", .proto = 1, .icmp_type = 3, .payload = 100, .df = true }, false },
-		{ "time exceeded", { .family = AF_INET, .src = "198.18.1.2", .dst = "198.18.3.2", .proto = 1, .icmp_type = 11, .payload = 100, .df = true }, false },
-		{ "multicast source", { .family = AF_INET, .src = "224.0.0.1", .dst = "198.18.3.2", .proto = 17, .payload = 100, .df = true }, false },
-		{ "zero source", { .family = AF_INET, .src = "0.0.0.0", .dst = "198.18.3.2", .proto = 17, .payload = 100, .df = true }, false },
-		{ "later fragment", { .family = AF_INET, .src = "198.18.1.2", .dst = "198.18.3.2", .proto = 17, .payload = 100, .df = true, .frag = 100 }, false },
-		{ "v6 udp", { .family = AF_INET6, .src = "2001:2:0:1::2", .dst = "2001:2:0:3::2", .proto = 17, .payload = 100 }, true },
-		{ "v6 echo request", { .family = AF_INET6, .src = "2001:2:0:1::2", .dst = "2001:2:0:3::2", .proto = 58, .icmp_type = 128, .payload = 100 }, true },
-		{ "v6 an error about an error", { .family = AF_INET6, .src = "2001:2:0:1::2", .dst = "2001:2:0:3::2", .proto = 58, .icmp_type = 2, .payload = 100 }, false },
-		{ "v6 multicast source", { .family = AF_INET6, .src = "ff02::1", .dst = "2001:2:0:3::2", .proto = 17, .payload = 100 }, false },
-		{ "v6 unspecified source", { .family = AF_INET6, .src = "::", .dst = "2001:2:0:3::2", .proto = 17, .payload = 100 }, false },
+		{ "udp",
+		  { .family = AF_INET,
+		    .src = "198.18.1.2",
+		    .dst = "198.18.3.2",
+		    .proto = 17,
+		    .payload = 100,
+		    .df = true },
+		  true },
+		{ "echo request",
+		  { .family = AF_INET,
+		    .src = "198.18.1.2",
+		    .dst = "198.18.3.2",
+		    .proto = 1,
+		    .icmp_type = 8,
+		    .payload = 100,
+		    .df = true },
+		  true },
+		{ "an error about an error",
+		  { .family = AF_INET,
+		    .src = "198.18.1.2",
+		    .dst = "198.18.3.2",
+		    .proto = 1,
+		    .icmp_type = 3,
+		    .payload = 100,
+		    .df = true },
+		  false },
+		{ "time exceeded",
+		  { .family = AF_INET,
+		    .src = "198.18.1.2",
+		    .dst = "198.18.3.2",
+		    .proto = 1,
+		    .icmp_type = 11,
+		    .payload = 100,
+		    .df = true },
+		  false },
+		{ "multicast source",
+		  { .family = AF_INET,
+		    .src = "224.0.0.1",
+		    .dst = "198.18.3.2",
+		    .proto = 17,
+		    .payload = 100,
+		    .df = true },
+		  false },
+		{ "zero source",
+		  { .family = AF_INET,
+		    .src = "0.0.0.0",
+		    .dst = "198.18.3.2",
+		    .proto = 17,
+		    .payload = 100,
+		    .df = true },
+		  false },
+		{ "later fragment",
+		  { .family = AF_INET,
+		    .src = "198.18.1.2",
+		    .dst = "198.18.3.2",
+		    .proto = 17,
+		    .payload = 100,
+		    .df = true,
+		    .frag = 100 },
+		  false },
+		{ "v6 udp",
+		  { .family = AF_INET6,
+		    .src = "2001:2:0:1::2",
+		    .dst = "2001:2:0:3::2",
+		    .proto = 17,
+		    .payload = 100 },
+		  true },
+		{ "v6 echo request",
+		  { .family = AF_INET6,
+		    .src = "2001:2:0:1::2",
+		    .dst = "2001:2:0:3::2",
+		    .proto = 58,
+		    .icmp_type = 128,
+		    .payload = 100 },
+		  true },
+		{ "v6 an error about an error",
+		  { .family = AF_INET6,
+		    .src = "2001:2:0:1::2",
+		    .dst = "2001:2:0:3::2",
+		    .proto = 58,
+		    .icmp_type = 2,
+		    .payload = 100 },
+		  false },
+		{ "v6 multicast source",
+		  { .family = AF_INET6,
+		    .src = "ff02::1",
+		    .dst = "2001:2:0:3::2",
+		    .proto = 17,
+		    .payload = 100 },
+		  false },
+		{ "v6 unspecified source",
+		  { .family = AF_INET6,
+		    .src = "::",
+		    .dst = "2001:2:0:3::2",
+		    .proto = 17,
+		    .payload = 100 },
+		  false },
 	};
 	uint8_t pkt[1600], out[1600];
 	struct encap_cfg c;
@@ -96,8 +187,13 @@ static void test_icmp_refusals(void)
 
 static void test_packet_too_big(void)
 {
-	struct pkt_spec s = { .family = AF_INET6, .src = "2001:2:0:1::2", .dst = "2001:2:0:3::2",
-			      .proto = 17, .sport = 1, .dport = 2, .payload = 1600 };
+	struct pkt_spec s = { .family = AF_INET6,
+			      .src = "2001:2:0:1::2",
+			      .dst = "2001:2:0:3::2",
+			      .proto = 17,
+			      .sport = 1,
+			      .dport = 2,
+			      .payload = 1600 };
 	uint8_t pkt[1800], out[1800];
 	struct encap_cfg c;
 	struct ip_info ip, oip;
@@ -130,7 +226,7 @@ static uint16_t tcp_mss(const uint8_t *pkt, unsigned hlen, unsigned at)
 
 static void test_mss(void)
 {
-	static const uint8_t mss_first[] = { 2, 4, 0x05, 0xb4, 1, 3, 3, 7 };  /* MSS 1460 */
+	static const uint8_t mss_first[] = { 2, 4, 0x05, 0xb4, 1, 3, 3, 7 }; /* MSS 1460 */
 	static const uint8_t mss_odd[] = { 1, 2, 4, 0x05, 0xb4, 1, 1, 0 };   /* NOP, MSS at 21 */
 	static const uint8_t mss_small[] = { 2, 4, 0x05, 0x00, 0, 0, 0, 0 }; /* MSS 1280 */
 	static const uint8_t bad_len[] = { 3, 9, 0, 0, 2, 4, 0x05, 0xb4 };   /* length past end */
@@ -163,8 +259,13 @@ static void test_mss(void)
 			.family = rows[i].family,
 			.src = rows[i].family == AF_INET6 ? "2001:2:0:1::2" : "198.18.1.2",
 			.dst = rows[i].family == AF_INET6 ? "2001:2:0:3::2" : "198.18.3.2",
-			.proto = 6, .sport = 40000, .dport = 5201, .tcp_flags = rows[i].flags,
-			.opts = rows[i].opts, .opts_len = 8, .payload = 3,
+			.proto = 6,
+			.sport = 40000,
+			.dport = 5201,
+			.tcp_flags = rows[i].flags,
+			.opts = rows[i].opts,
+			.opts_len = 8,
+			.payload = 3,
 		};
 		uint8_t pkt[256];
 		size_t len = pkt_build(&s, pkt);

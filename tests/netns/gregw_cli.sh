@@ -1,0 +1,63 @@
+#!/bin/bash
+# gregw's command line and config file: every bad value is one line naming the option (or
+# FILE:LINE) and the value, with exit status 2; what cannot work in the namespace (a device
+# or control socket already taken, an MTU above the path's) is one line and exit status 1;
+# a config file gives the same gateway as the options it holds.
+#
+#  P-a 198.18.0.1 ---l--- 198.18.0.2 P-b      (mtu 1400)
+# shellcheck source=gregw_lib.sh
+source "$(dirname "$0")/gregw_lib.sh"
+gregw_test_init
+P=$(new_prefix tbcli)
+
+printf '%s\n' "[host a]" "[host b]" "[link l]" "a = a" "b = b" "mtu = 1400" \
+	"a.addr = 198.18.0.1/24" "b.addr = 198.18.0.2/24" >"$TMP/pair.topo"
+"$TOPO" up "$TMP/pair.topo" --prefix "$P" >/dev/null
+run() { ip netns exec "$P-a" "$GREGW" --ctl "$TMP/cli.sock" "$@"; }
+
+expect_refusal "no remote" 2 "^gregw: missing --remote ADDR" run
+expect_refusal "bad remote" 2 "^gregw: bad value '198.18.0.300' for --remote: expected an IPv4 or IPv6 address$" run --remote 198.18.0.300
+expect_refusal "remote outside the ranges" 2 "^gregw: bad value '10.0.0.2' for --remote: must lie in 198.18.0.0/15 and 2001:2::/48$" run --remote 10.0.0.2
+expect_refusal "bad key" 2 "^gregw: bad value '4294967296' for --key: expected 0 to 4294967295$" run --remote 198.18.0.2 --key 4294967296
+expect_refusal "bad workers" 2 "^gregw: bad value '0' for --workers: expected 1 to 64$" run --remote 198.18.0.2 --workers 0
+expect_refusal "bad cpus" 2 "^gregw: bad value '2-1' for --cpus" run --remote 198.18.0.2 --cpus 2-1
+expect_refusal "bad mtu" 2 "^gregw: bad value '67' for --mtu: expected 68 to 65535$" run --remote 198.18.0.2 --mtu 67
+expect_refusal "addr without length" 2 "^gregw: bad value '198.19.0.1' for --addr: expected ADDR/LEN$" run --remote 198.18.0.2 --addr 198.19.0.1
+expect_refusal "addr6 of the wrong family" 2 "^gregw: bad value '198.19.0.1/24' for --addr6: expected an IPv6 prefix$" run --remote 198.18.0.2 --addr6 198.19.0.1/24
+expect_refusal "route with host bits" 2 "^gregw: bad value '198.18.3.1/24' for --route: has host bits set$" run --remote 198.18.0.2 --route 198.18.3.1/24
+expect_refusal "bad interval" 2 "^gregw: bad value '0' for --stats-interval" run --remote 198.18.0.2 --stats-interval 0
+expect_refusal "bad ring" 2 "^gregw: bad value 'v4' for --rx-ring: expected v3 or v2$" run --remote 198.18.0.2 --rx-ring v4
+expect_refusal "unknown option" 2 "unrecognized option '--bogus'" run --remote 198.18.0.2 --bogus
+expect_refusal "stray argument" 2 "^gregw: unexpected argument 'extra'" run --remote 198.18.0.2 extra
+expect_refusal "mixed families" 2 "^gregw: --local and --remote are of different families$" run --remote 198.18.0.2 --local 2001:2::1
+"$GREGW" --help | grep -q -- "--mss-clamp" || fail "--help lacks --mss-clamp"
+
+printf '%s\n' "remote = 198.18.0.2" "key = 12" "seq = yes" "colour = red" >"$TMP/bad.conf"
+expect_refusal "unknown key in a file" 2 "^gregw: $TMP/bad.conf:4: unknown key 'colour'$" run --config "$TMP/bad.conf"
+printf '%s\n' "remote = 198.18.0.2" "seq = maybe" >"$TMP/bad2.conf"
+expect_refusal "bad value in a file" 2 "^gregw: $TMP/bad2.conf:2: bad value 'maybe' for seq: expected yes or no$" run --config "$TMP/bad2.conf"
+expect_refusal "missing file" 2 "^gregw: $TMP/none.conf: cannot open: No such file or directory$" run --config "$TMP/none.conf"
+
+# In the namespace: the path MTU is 1400, so the tunnel gets 1376 and no more.
+expect_refusal "mtu above the path" 1 "^gregw: --mtu 1390 does not fit: the path MTU 1400 towards the peer leaves 1376 for the tunnel \\(24 bytes of encapsulation\\)$" run --remote 198.18.0.2 --mtu 1390
+expect_refusal "no route to the peer" 1 "^gregw: no route to --remote 198.19.9.9" run --remote 198.19.9.9
+
+# A config file: the same gateway as its options, command line overriding.
+printf '%s\n' "; gregw on P-a" "remote = 198.18.0.2" "addr = 198.19.0.1/24" "key = 12" "seq = yes" \
+	"workers = 1" "route = 198.18.5.0/24" "route = 198.18.6.0/24" >"$TMP/a.conf"
+gw_start conf "$P-a" --config "$TMP/a.conf" --key 13
+s=$(gw_stats conf)
+expect_eq "config file and override" "$(json_get "$s" '(d["config"]["key"], d["config"]["seq"], d["config"]["workers"], d["config"]["mtu"], d["config"]["addr"])')" "(13, True, 1, 1368, '198.19.0.1/24')"
+expect_eq "routes from the file" "$(ip -n "$P-a" route show dev gre0 proto static | awk '{print $1}' | tr '\n' ' ')" "198.18.5.0/24 198.18.6.0/24 "
+
+# What is taken cannot be taken twice.
+expect_refusal "control socket in use" 1 "cannot listen on $TMP/conf.sock: Address already in use \\(another gregw answers there: give --ctl\\)$" \
+	ip netns exec "$P-a" "$GREGW" --remote 198.18.0.2 --tun gre1 --ctl "$TMP/conf.sock"
+expect_refusal "TUN name in use" 1 "cannot create TUN device gre0: File exists \\(a device of that name exists: choose another --tun\\)$" \
+	ip netns exec "$P-a" "$GREGW" --remote 198.18.0.2 --ctl "$TMP/other.sock"
+expect_refusal "ctl on a dead socket" 1 "^gregw: $TMP/none.sock: No such file or directory$" "$GREGW" ctl "$TMP/none.sock" stats
+expect_refusal "ctl with a bad command" 2 "unknown control command 'reboot'" "$GREGW" ctl "$TMP/conf.sock" reboot
+gw_stop conf
+
+"$TOPO" down "$TMP/pair.topo" --prefix "$P" >/dev/null
+expect_nothing_left "$P" "after down"

@@ -1,0 +1,38 @@
+#!/bin/bash
+# gregw on the IPv6 RAS topology: IPv6 in IPv6 GRE with a key; ping both ways; a verified
+# transfer; and an IPv6 packet too big for the tunnel gets ICMPv6 "packet too big" back.
+#
+#  P-client 2001:2:0:1::2 --lan-a-- P-gwa [gregw gre0 2001:2:0:ff::1] ==transit 2001:2::1 <-> 2001:2::2== [gregw gre0 2001:2:0:ff::2] P-gwb --lan-b-- 2001:2:0:3::2 P-server
+# shellcheck source=gregw_lib.sh
+source "$(dirname "$0")/gregw_lib.sh"
+gregw_test_init
+P=$(new_prefix tbgw6)
+
+"$TOPO" up ras6 --prefix "$P" >/dev/null
+gw_start gwa "$P-gwa" --remote 2001:2::2 --addr6 2001:2:0:ff::1/64 --route 2001:2:0:3::/64 --key 9 --workers 2
+gw_start gwb "$P-gwb" --remote 2001:2::1 --addr6 2001:2:0:ff::2/64 --route 2001:2:0:1::/64 --key 9 --workers 2
+expect_eq "gre0 mtu: 1500 - 40 - 8" "$(json_get "$(ip -n "$P-gwa" -j link show dev gre0)" 'd[0]["mtu"]')" "1452"
+ip netns exec "$P-client" ping -6 -c 5 -i 0.1 -W 2 2001:2:0:3::2 >/dev/null || fail "ping6 client -> server through the tunnel"
+ip netns exec "$P-server" ping -6 -c 5 -i 0.1 -W 2 2001:2:0:1::2 >/dev/null || fail "ping6 server -> client through the tunnel"
+ip netns exec "$P-client" ping -6 -c 2 -i 0.1 -W 2 2001:2:0:ff::2 >/dev/null || fail "ping6 client -> gwb's tunnel address"
+# Let gre0 take 1500-byte packets although the tunnel carries 1452: gregw answers with PTB.
+ip -n "$P-gwa" link set gre0 mtu 1500
+out=$(ip netns exec "$P-client" ping -6 -c 1 -W 2 -M do -s 1452 2001:2:0:3::2 2>&1 || true)
+expect_match "the client hears packet too big from gregw" "$out" "From 2001:2:0:ff::1.*Packet too big: mtu=1452"
+a=$(gw_stats gwa)
+expect_eq "gwa: too big, counted" "$(json_get "$a" 'd["total"]["drops"]["tx_too_big"]')" "1"
+expect_eq "gwa: packet too big sent" "$(json_get "$a" 'd["total"]["icmp_sent"]')" "1"
+expect_match "client learned the tunnel MTU" "$(ip -n "$P-client" -6 route get 2001:2:0:3::2)" "mtu 1452"
+ip netns exec "$P-client" ping -6 -c 2 -i 0.1 -W 2 -s 1404 2001:2:0:3::2 >/dev/null || fail "ping6 within the learned MTU"
+ip -n "$P-gwa" link set gre0 mtu 1452
+
+bulk_transfer "$P" 2001:2:0:3::2 4 $((40 << 20))
+b=$(gw_stats gwb)
+expect_eq "gwb decapsulated IPv6 GRE" "$(json_get "$b" 'd["total"]["tun_tx_bytes"] > 40 * 2**20')" "True"
+expect_eq "gwb: outer family" "$(json_get "$b" 'd["config"]["local"]')" "2001:2::2"
+expect_eq "gwb dropped nothing" "$(json_get "$b" 'd["total"]["dropped"]')" "0"
+
+gw_stop gwa
+gw_stop gwb
+"$TOPO" down ras6 --prefix "$P" >/dev/null
+expect_nothing_left "$P" "after down"

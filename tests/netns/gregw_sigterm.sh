@@ -1,0 +1,32 @@
+#!/bin/bash
+# SIGTERM under load: with eight flows running flat out through the gateways, each gregw
+# stops within a second, exits 0, writes its final summary, and leaves no device, socket
+# or thread behind.
+#
+#  P-client [8 flows] --lan-a-- P-gwa [gregw] ==transit== [gregw] P-gwb --lan-b-- P-server
+# shellcheck source=gregw_lib.sh
+source "$(dirname "$0")/gregw_lib.sh"
+gregw_test_init
+P=$(new_prefix tbterm)
+
+"$TOPO" up ras --prefix "$P" >/dev/null
+gw_pair4 "$P" --seq --workers 2 --stats-interval 0.2
+ip netns exec "$P-server" python3 "$HERE/bulk.py" server --bind 198.18.3.2 --port 9000 --flows 8 --timeout 5 >"$TMP/server.out" 2>&1 &
+spid=$!
+poll 5 grep -q listening "$TMP/server.out" || die "bulk server did not start"
+ip netns exec "$P-client" python3 "$HERE/bulk.py" client --connect 198.18.3.2 --port 9000 --flows 8 --bytes $((8 << 30)) --timeout 5 >/dev/null 2>&1 &
+cpid=$!
+# Under load: the gateways have moved a good deal and are still moving it.
+loaded() { [ "$(json_get "$(gw_stats gwb)" 'd["total"]["tun_tx_packets"] > 20000')" = True ]; }
+poll 20 loaded || fail "no load reached gwb"
+gw_stop gwb
+gw_stop gwa
+lines=$(wc -l <"$TMP/gwb.out")
+expect_eq "interval lines, then one final summary" "$(json_get "$(tail -1 "$TMP/gwb.out")" 'd["final"]'), $((lines > 2))" "True, 1"
+expect_eq "interval lines are not final" "$(json_get "$(head -1 "$TMP/gwb.out")" 'd["final"]')" "False"
+if ip -n "$P-gwb" link show gre0 >/dev/null 2>&1; then fail "gre0 outlived gregw"; fi
+# The transfer cannot finish now; end what this test started.
+kill "$cpid" "$spid" 2>/dev/null || true
+wait "$cpid" "$spid" 2>/dev/null || true
+"$TOPO" down ras --prefix "$P" >/dev/null
+expect_nothing_left "$P" "after down"
