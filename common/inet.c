@@ -58,8 +58,9 @@ uint32_t inet_pseudo_sum(int family, const uint8_t *src, const uint8_t *dst, uin
 
 	sum = inet_csum_add(sum, dst, alen);
 	if (family == AF_INET6) {
-		sum = inet_csum_add(sum, &(uint8_t[4]){ (uint8_t)(len >> 24), (uint8_t)(len >> 16),
-							(uint8_t)(len >> 8), (uint8_t)len },
+		sum = inet_csum_add(sum,
+				    &(uint8_t[4]){ (uint8_t)(len >> 24), (uint8_t)(len >> 16),
+						   (uint8_t)(len >> 8), (uint8_t)len },
 				    4);
 		return inet_csum_add(sum, &(uint8_t[4]){ 0, 0, 0, proto }, 4);
 	}

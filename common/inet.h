@@ -40,14 +40,14 @@ uint32_t inet_pseudo_sum(int family, const uint8_t *src, const uint8_t *dst, uin
 
 /* An IP header as read by ip_parse, in host order. */
 struct ip_info {
-	int family;	 /* AF_INET or AF_INET6 */
-	unsigned hlen;	 /* header length; for IPv6 the fixed 40 bytes only */
-	unsigned tot_len; /* header plus payload, from the header */
-	uint8_t proto;	 /* protocol, or IPv6 next header */
-	uint8_t ttl;	 /* or hop limit */
-	uint8_t tos;	 /* or traffic class */
-	bool df;	 /* IPv4 don't-fragment; IPv6 never fragments in transit */
-	bool fragment;	 /* IPv4 MF or offset set */
+	int family;		  /* AF_INET or AF_INET6 */
+	unsigned hlen;		  /* header length; for IPv6 the fixed 40 bytes only */
+	unsigned tot_len;	  /* header plus payload, from the header */
+	uint8_t proto;		  /* protocol, or IPv6 next header */
+	uint8_t ttl;		  /* or hop limit */
+	uint8_t tos;		  /* or traffic class */
+	bool df;		  /* IPv4 don't-fragment; IPv6 never fragments in transit */
+	bool fragment;		  /* IPv4 MF or offset set */
 	const uint8_t *src, *dst; /* into the buffer: 4 or 16 bytes */
 };
 

@@ -155,8 +155,8 @@ int rx_open(struct rx_ring *r, const struct rx_cfg *cfg)
 		goto err;
 	}
 	/* Outer fragments are reassembled before the hash, so both halves meet one worker. */
-	fanout = (int)(cfg->fanout_group & 0xffff) |
-		 ((PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16);
+	fanout = (int)((cfg->fanout_group & 0xffffu) |
+		       ((unsigned)(PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16));
 	if (setsockopt(r->fd, SOL_PACKET, PACKET_FANOUT, &fanout, sizeof(fanout)) < 0) {
 		rc = -errno;
 		goto err;

@@ -7,7 +7,7 @@
 # shellcheck source=gregw_lib.sh
 source "$(dirname "$0")/gregw_lib.sh"
 gregw_test_init
-P=$(new_prefix tbbulk)
+new_prefix P tbbulk
 MB=$((1 << 20))
 
 "$TOPO" up ras --prefix "$P" >/dev/null

@@ -8,7 +8,7 @@
 # shellcheck source=gregw_lib.sh
 source "$(dirname "$0")/gregw_lib.sh"
 gregw_test_init
-P=$(new_prefix tbcli)
+new_prefix P tbcli
 
 printf '%s\n' "[host a]" "[host b]" "[link l]" "a = a" "b = b" "mtu = 1400" \
 	"a.addr = 198.18.0.1/24" "b.addr = 198.18.0.2/24" >"$TMP/pair.topo"

@@ -7,20 +7,20 @@
 # shellcheck source=gregw_lib.sh
 source "$(dirname "$0")/gregw_lib.sh"
 gregw_test_init
-P=$(new_prefix tbicmp)
+new_prefix P tbicmp
 
 "$TOPO" up ras --prefix "$P" >/dev/null
 gw_pair4 "$P" --mss-clamp
 
 # gre0 takes 1500 bytes, the tunnel carries 1476: the excess must be refused with ICMP.
 ip -n "$P-gwa" link set gre0 mtu 1500
-out=$(ip netns exec "$P-client" ping -c 1 -W 2 -M do -s 1472 198.18.3.2 2>&1 || true)
+out=$(ip netns exec "$P-client" ping -c 1 -W 2 -M "do" -s 1472 198.18.3.2 2>&1 || true)
 expect_match "the client hears 'fragmentation needed' from gregw" "$out" "198.19.0.1.*(Frag needed|mtu ?= ?1476)"
 a=$(gw_stats gwa)
 expect_eq "gwa: one too big" "$(json_get "$a" 'd["total"]["drops"]["tx_too_big"]')" "1"
 expect_eq "gwa: one ICMP sent" "$(json_get "$a" 'd["total"]["icmp_sent"]')" "1"
 expect_match "client learned the tunnel MTU" "$(ip -n "$P-client" route get 198.18.3.2)" "mtu 1476"
-ip netns exec "$P-client" ping -c 2 -i 0.1 -W 2 -M do -s 1448 198.18.3.2 >/dev/null || fail "ping within the tunnel MTU"
+ip netns exec "$P-client" ping -c 2 -i 0.1 -W 2 -M "do" -s 1448 198.18.3.2 >/dev/null || fail "ping within the tunnel MTU"
 # Without DF the packet is dropped and counted, but no ICMP goes back.
 ip netns exec "$P-client" ip route flush cache
 ip -n "$P-client" route del 198.18.3.0/24

@@ -60,24 +60,26 @@ gw_pair4() { # prefix extra-args...
 	gw_start gwb "$p-gwb" --remote 198.18.0.1 --addr 198.19.0.2/24 --route 198.18.1.0/24 "$@"
 }
 
-# A verified transfer client -> server; sets BULK_OK=1 when both sides agree.
-bulk_transfer() { # prefix server-addr flows bytes
-	local p=$1 addr=$2 flows=$3 bytes=$4 sout cout
-	ip netns exec "$p-server" python3 "$HERE/bulk.py" server --bind "$addr" --port 9000 \
+# A verified transfer, from client to server unless two other hosts are named; sets
+# BULK_OK=1 when both sides agree.
+bulk_transfer() { # prefix receiver-addr flows bytes [sender-host receiver-host]
+	local p=$1 addr=$2 flows=$3 bytes=$4 from=${5:-client} to=${6:-server} sout cout
+	ip netns exec "$p-$to" python3 "$HERE/bulk.py" server --bind "$addr" --port 9000 \
 		--flows "$flows" >"$TMP/bulk-server.out" 2>&1 &
 	local spid=$!
 	poll 5 grep -q listening "$TMP/bulk-server.out" || die "bulk server did not start"
-	cout=$(ip netns exec "$p-client" python3 "$HERE/bulk.py" client --connect "$addr" --port 9000 \
+	cout=$(ip netns exec "$p-$from" python3 "$HERE/bulk.py" client --connect "$addr" --port 9000 \
 		--flows "$flows" --bytes "$bytes") || fail "bulk client failed"
 	wait "$spid" || fail "bulk server failed"
 	sout=$(tail -1 "$TMP/bulk-server.out")
 	BULK_OK=0
 	if [ -n "$cout" ] && [ "$cout" = "$sout" ]; then BULK_OK=1; fi
-	expect_eq "bulk $flows flows, $bytes bytes: server hashes equal client hashes" "$BULK_OK" "1"
+	expect_eq "bulk $from -> $to, $flows flows, $bytes bytes: hashes equal on both sides" "$BULK_OK" "1"
 	[ "$BULK_OK" = 1 ] || echo "client: $cout / server: $sout" >&2
 }
 
 gregw_test_init() {
 	netns_test_init
+	# shellcheck disable=SC2154 # rc is assigned inside the trap string
 	trap 'rc=$?; gw_cleanup; cleanup "$rc"' EXIT
 }

@@ -8,7 +8,7 @@
 # shellcheck source=gregw_lib.sh
 source "$(dirname "$0")/gregw_lib.sh"
 gregw_test_init
-P=$(new_prefix tbgw)
+new_prefix P tbgw
 
 "$TOPO" up ras --prefix "$P" >/dev/null
 # Capture everything ICMP on transit, from both ends, for the whole test.

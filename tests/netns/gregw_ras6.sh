@@ -6,7 +6,7 @@
 # shellcheck source=gregw_lib.sh
 source "$(dirname "$0")/gregw_lib.sh"
 gregw_test_init
-P=$(new_prefix tbgw6)
+new_prefix P tbgw6
 
 "$TOPO" up ras6 --prefix "$P" >/dev/null
 gw_start gwa "$P-gwa" --remote 2001:2::2 --addr6 2001:2:0:ff::1/64 --route 2001:2:0:3::/64 --key 9 --workers 2
@@ -17,7 +17,7 @@ ip netns exec "$P-server" ping -6 -c 5 -i 0.1 -W 2 2001:2:0:1::2 >/dev/null || f
 ip netns exec "$P-client" ping -6 -c 2 -i 0.1 -W 2 2001:2:0:ff::2 >/dev/null || fail "ping6 client -> gwb's tunnel address"
 # Let gre0 take 1500-byte packets although the tunnel carries 1452: gregw answers with PTB.
 ip -n "$P-gwa" link set gre0 mtu 1500
-out=$(ip netns exec "$P-client" ping -6 -c 1 -W 2 -M do -s 1452 2001:2:0:3::2 2>&1 || true)
+out=$(ip netns exec "$P-client" ping -6 -c 1 -W 2 -M "do" -s 1452 2001:2:0:3::2 2>&1 || true)
 expect_match "the client hears packet too big from gregw" "$out" "From 2001:2:0:ff::1.*Packet too big: mtu=1452"
 a=$(gw_stats gwa)
 expect_eq "gwa: too big, counted" "$(json_get "$a" 'd["total"]["drops"]["tx_too_big"]')" "1"

@@ -7,7 +7,7 @@
 # shellcheck source=gregw_lib.sh
 source "$(dirname "$0")/gregw_lib.sh"
 gregw_test_init
-P=$(new_prefix tbterm)
+new_prefix P tbterm
 
 "$TOPO" up ras --prefix "$P" >/dev/null
 gw_pair4 "$P" --seq --workers 2 --stats-interval 0.2

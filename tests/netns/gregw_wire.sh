@@ -9,7 +9,7 @@
 # shellcheck source=gregw_lib.sh
 source "$(dirname "$0")/gregw_lib.sh"
 gregw_test_init
-P=$(new_prefix tbwire)
+new_prefix P tbwire
 MB=$((1 << 20))
 command -v tshark >/dev/null || die "tshark is not installed (scripts/bootstrap installs it)"
 

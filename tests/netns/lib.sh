@@ -75,6 +75,16 @@ expect_nothing_left() { # prefix what
 # cleanup [STATUS]: STATUS is the test's exit status when a trap runs other commands first.
 cleanup() {
 	local status=${1:-$?}
+	# Background jobs of this test still running (only our own children, by PID), before
+	# their namespaces go.
+	local jobs_left
+	jobs_left=$(jobs -p)
+	for pid in $jobs_left; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in $jobs_left; do
+		wait "$pid" 2>/dev/null || true
+	done
 	for p in "${PREFIXES[@]}"; do
 		"$TOPO" down --prefix "$p" >/dev/null 2>&1 || true
 		for ns in $(leftovers "$p"); do ip netns del "$ns" 2>/dev/null || true; done
@@ -87,12 +97,14 @@ cleanup() {
 	echo "[${TEST_NAME:-test}] PASSED"
 }
 
-# A fresh prefix for this test: stem plus PID, so that two runs never collide.
-new_prefix() { # stem
-	local p="$1$$"
-	PREFIXES+=("$p")
-	echo "$p"
+# new_prefix VAR STEM: a fresh prefix for this test, STEM plus PID, so that two runs never
+# collide, stored in VAR and remembered for cleanup (so: not in a $(...) subshell).
+new_prefix() {
+	local -n var=$1
+	var="$2$$"
+	PREFIXES+=("$var")
 }
+
 
 netns_test_init() {
 	TEST_NAME=$(basename "$0" .sh)

@@ -14,7 +14,7 @@
 source "$(dirname "$0")/lib.sh"
 DRIVER="$TUNBED_SRC/scripts/drivers/ovs-gre.sh"
 netns_test_init
-P=$(new_prefix ovsgre)
+new_prefix P ovsgre
 BG_PIDS=() # processes this test started in the background and has not reaped yet
 reaped() { # pid: wait for it, and forget it (its PID may be reused later)
 	local st=0 keep=() p
@@ -46,9 +46,7 @@ ovs_cleanup() {
 	done
 	settle
 	"$TOPO" down --prefix "$P" >/dev/null || true # its complaints are worth seeing
-	set +e # so that the status can be handed on without errexit taking it
-	(exit "$status")
-	cleanup # lib.sh: takes down every prefix, removes $TMP, prints the verdict
+	cleanup "$status" # lib.sh: takes down every prefix, removes $TMP, prints the verdict
 }
 trap ovs_cleanup EXIT
 

@@ -6,7 +6,7 @@
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 netns_test_init
-P=$(new_prefix tbfail)
+new_prefix P tbfail
 
 steps=$(json_get "$("$TOPO" check ras --json)" 'len(d["steps"])')
 [ "$steps" -gt 40 ] || die "unexpected step count $steps"

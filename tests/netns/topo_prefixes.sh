@@ -8,9 +8,9 @@
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 netns_test_init
-A=$(new_prefix tbpa)
-B=$(new_prefix tbpb)
-C=$(new_prefix tbpc)
+new_prefix A tbpa
+new_prefix B tbpb
+new_prefix C tbpc
 
 "$TOPO" up ras --prefix "$A" >/dev/null
 "$TOPO" up ras --prefix "$B" >/dev/null

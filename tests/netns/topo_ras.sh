@@ -8,7 +8,7 @@
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 netns_test_init
-P=$(new_prefix tbras)
+new_prefix P tbras
 
 # The built-in file, with shaping and offload settings added to the transit link.
 sed -e '/^\[link transit\]/a rate = 500mbit\nmtu = 1400\nqueues = 3\ngro = on\ntso = off' \

@@ -6,7 +6,7 @@
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 netns_test_init
-P=$(new_prefix tbras6)
+new_prefix P tbras6
 
 "$TOPO" up ras6 --prefix "$P" >/dev/null
 # DAD is off, so addresses are usable at once: no waiting for them to leave "tentative".

@@ -7,7 +7,7 @@
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 netns_test_init
-P=$(new_prefix tbref)
+new_prefix P tbref
 
 bad() { # name line... : writes $TMP/name.topo
 	local name=$1

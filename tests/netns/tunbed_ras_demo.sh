@@ -7,7 +7,7 @@
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 netns_test_init
-P=$(new_prefix tbdemo)
+new_prefix P tbdemo
 
 out=$("$TUNBED_SRC/scripts/tunbed" ras --time 2 --prefix "$P" --results "$TMP/results" 2>&1) ||
 	die "tunbed ras failed: $out"
