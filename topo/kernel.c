@@ -321,8 +321,21 @@ static bool feature_matches(enum kernel_feature f, const char *name)
 	       strcmp(name + n - 12, "segmentation") == 0;
 }
 
-/* Names of the device's feature bits (ETH_SS_FEATURES); the caller frees *out. */
-static int feature_names(struct kernel_host *h, const char *ifname, struct ethtool_gstrings **out)
+enum { FEATURE_BLOCKS = 32 }; /* 1024 feature bits; kernels have about 70 */
+
+static void ifreq_for(struct ifreq *ifr, const char *ifname, void *data)
+{
+	memset(ifr, 0, sizeof(*ifr));
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", ifname);
+	ifr->ifr_data = data;
+}
+
+/*
+ * The bits of the device's feature set (ETH_SS_FEATURES) whose names match f, as a mask of
+ * *blocks 32-bit words. Returns 0, -EOPNOTSUPP (none match) or -errno.
+ */
+static int feature_mask(struct kernel_host *h, const char *ifname, enum kernel_feature f,
+			uint32_t mask[FEATURE_BLOCKS], uint32_t *blocks)
 {
 	struct {
 		struct ethtool_sset_info hdr;
@@ -330,14 +343,13 @@ static int feature_names(struct kernel_host *h, const char *ifname, struct ethto
 	} info = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_FEATURES } };
 	struct ethtool_gstrings *gs;
 	struct ifreq ifr;
+	int rc = -EOPNOTSUPP;
 
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)&info;
+	ifreq_for(&ifr, ifname, &info);
 	if (ioctl(h->ioctl_fd, SIOCETHTOOL, &ifr) < 0)
 		return -errno;
 	if (!(info.hdr.sset_mask & (1ull << ETH_SS_FEATURES)) || info.count == 0 ||
-	    info.count > 1024)
+	    info.count > FEATURE_BLOCKS * 32)
 		return -EOPNOTSUPP;
 	gs = calloc(1, sizeof(*gs) + (size_t)info.count * ETH_GSTRING_LEN);
 	if (!gs)
@@ -345,108 +357,74 @@ static int feature_names(struct kernel_host *h, const char *ifname, struct ethto
 	gs->cmd = ETHTOOL_GSTRINGS;
 	gs->string_set = ETH_SS_FEATURES;
 	gs->len = info.count;
-	ifr.ifr_data = (void *)gs;
+	ifreq_for(&ifr, ifname, gs);
 	if (ioctl(h->ioctl_fd, SIOCETHTOOL, &ifr) < 0) {
-		int rc = -errno;
-
-		free(gs);
-		return rc;
+		rc = -errno;
+		goto out;
 	}
-	*out = gs;
-	return 0;
-}
-
-int kernel_feature_set(struct kernel_host *h, const char *ifname, enum kernel_feature f, bool on)
-{
-	struct ethtool_gstrings *gs;
-	struct ethtool_sfeatures *sf;
-	struct ifreq ifr;
-	uint32_t blocks;
-	int rc, matched = 0;
-
-	rc = feature_names(h, ifname, &gs);
-	if (rc)
-		return rc;
-	blocks = (gs->len + 31) / 32;
-	sf = calloc(1, sizeof(*sf) + blocks * sizeof(sf->features[0]));
-	if (!sf) {
-		free(gs);
-		return -ENOMEM;
-	}
-	sf->cmd = ETHTOOL_SFEATURES;
-	sf->size = blocks;
+	memset(mask, 0, FEATURE_BLOCKS * sizeof(mask[0]));
+	*blocks = (gs->len + 31) / 32;
 	for (uint32_t i = 0; i < gs->len; i++) {
 		char name[ETH_GSTRING_LEN + 1];
 
 		memcpy(name, gs->data + (size_t)i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
 		name[ETH_GSTRING_LEN] = '\0';
-		if (!feature_matches(f, name))
-			continue;
-		sf->features[i / 32].valid |= 1u << (i % 32);
-		if (on)
-			sf->features[i / 32].requested |= 1u << (i % 32);
-		matched++;
+		if (feature_matches(f, name)) {
+			mask[i / 32] |= 1u << (i % 32);
+			rc = 0;
+		}
 	}
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)sf;
-	if (!matched)
-		rc = -EOPNOTSUPP;
-	else if ((rc = ioctl(h->ioctl_fd, SIOCETHTOOL, &ifr)) < 0)
-		rc = -errno;
-	else if (rc & ETHTOOL_F_UNSUPPORTED)
-		rc = -EOPNOTSUPP;
-	else
-		rc = 0;
-	free(sf);
+out:
 	free(gs);
 	return rc;
 }
 
-int kernel_feature_get(struct kernel_host *h, const char *ifname, enum kernel_feature f)
+int kernel_feature_set(struct kernel_host *h, const char *ifname, enum kernel_feature f, bool on)
 {
-	struct ethtool_gstrings *gs;
-	struct ethtool_gfeatures *gf;
+	struct {
+		struct ethtool_sfeatures hdr;
+		struct ethtool_set_features_block b[FEATURE_BLOCKS];
+	} sf = { .hdr = { .cmd = ETHTOOL_SFEATURES } };
+	uint32_t mask[FEATURE_BLOCKS], blocks;
 	struct ifreq ifr;
-	uint32_t blocks;
-	int rc;
+	int rc = feature_mask(h, ifname, f, mask, &blocks);
 
-	rc = feature_names(h, ifname, &gs);
 	if (rc)
 		return rc;
-	blocks = (gs->len + 31) / 32;
-	gf = calloc(1, sizeof(*gf) + blocks * sizeof(gf->features[0]));
-	if (!gf) {
-		free(gs);
-		return -ENOMEM;
+	sf.hdr.size = blocks;
+	for (uint32_t i = 0; i < blocks; i++) {
+		sf.b[i].valid = mask[i];
+		sf.b[i].requested = on ? mask[i] : 0;
 	}
-	gf->cmd = ETHTOOL_GFEATURES;
-	gf->size = blocks;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	ifr.ifr_data = (void *)gf;
-	rc = -EOPNOTSUPP;
-	if (ioctl(h->ioctl_fd, SIOCETHTOOL, &ifr) < 0) {
-		rc = -errno;
-	} else {
-		for (uint32_t i = 0; i < gs->len; i++) {
-			char name[ETH_GSTRING_LEN + 1];
+	ifreq_for(&ifr, ifname, &sf);
+	rc = ioctl(h->ioctl_fd, SIOCETHTOOL, &ifr);
+	if (rc < 0)
+		return -errno;
+	return (rc & ETHTOOL_F_UNSUPPORTED) ? -EOPNOTSUPP : 0;
+}
 
-			memcpy(name, gs->data + (size_t)i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
-			name[ETH_GSTRING_LEN] = '\0';
-			if (!feature_matches(f, name))
-				continue;
-			/* On if any of the bits is: that is when the kernel may still use it. */
-			if (gf->features[i / 32].active & (1u << (i % 32))) {
-				rc = 1;
-				break;
-			}
-			rc = 0;
-		}
+int kernel_feature_get(struct kernel_host *h, const char *ifname, enum kernel_feature f)
+{
+	struct {
+		struct ethtool_gfeatures hdr;
+		struct ethtool_get_features_block b[FEATURE_BLOCKS];
+	} gf = { .hdr = { .cmd = ETHTOOL_GFEATURES } };
+	uint32_t mask[FEATURE_BLOCKS], blocks;
+	struct ifreq ifr;
+	int rc = feature_mask(h, ifname, f, mask, &blocks);
+
+	if (rc)
+		return rc;
+	gf.hdr.size = blocks;
+	ifreq_for(&ifr, ifname, &gf);
+	if (ioctl(h->ioctl_fd, SIOCETHTOOL, &ifr) < 0)
+		return -errno;
+	/* On if any of the bits is: then the kernel may still use it. */
+	for (uint32_t i = 0; i < blocks; i++) {
+		if (gf.b[i].active & mask[i])
+			return 1;
 	}
-	free(gf);
-	free(gs);
-	return rc;
+	return 0;
 }
 
 /*

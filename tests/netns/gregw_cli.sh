@@ -59,5 +59,18 @@ expect_refusal "ctl on a dead socket" 1 "^gregw: $TMP/none.sock: No such file or
 expect_refusal "ctl with a bad command" 2 "unknown control command 'reboot'" "$GREGW" ctl "$TMP/conf.sock" reboot
 gw_stop conf
 
+# --netns instead of ip netns exec; telemetry lines and the summary into --stats-json.
+"$GREGW" --netns "$P-a" --remote 198.18.0.2 --ctl "$TMP/ns.sock" --stats-interval 0.1 \
+	--stats-json "$TMP/stats.jsonl" >"$TMP/ns.out" 2>&1 &
+nspid=$!
+poll 5 "$GREGW" ctl "$TMP/ns.sock" stats || fail "gregw --netns did not come up: $(cat "$TMP/ns.out")"
+expect_eq "--netns: gre0 is in $P-a" "$(json_get "$(ip -n "$P-a" -j link show dev gre0)" 'd[0]["ifname"]')" "gre0"
+poll 5 test -s "$TMP/stats.jsonl" || fail "no interval line in --stats-json"
+kill -TERM "$nspid"
+wait "$nspid" || fail "gregw --netns exit status $?"
+expect_eq "--stats-json: interval lines then the summary" "$(json_get "$(tail -1 "$TMP/stats.jsonl")" 'd["final"]') $(json_get "$(head -1 "$TMP/stats.jsonl")" 'd["final"]')" "True False"
+expect_eq "nothing on stdout with --stats-json" "$(cat "$TMP/ns.out")" ""
+expect_refusal "--netns that does not exist" 1 "cannot open namespace 'nope$$'" "$GREGW" --netns "nope$$" --remote 198.18.0.2
+
 "$TOPO" down "$TMP/pair.topo" --prefix "$P" >/dev/null
 expect_nothing_left "$P" "after down"

@@ -7,7 +7,7 @@ set -eu
 set -o pipefail
 
 TUNBED_BIN=${TUNBED_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/bin}
-TUNBED_SRC=${TUNBED_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+TUNBED_SRC=$(cd "${TUNBED_SRC:-$(dirname "${BASH_SOURCE[0]}")/../..}" && pwd)
 TOPO="$TUNBED_BIN/tunbed-topo"
 TOPOLOGIES="$TUNBED_SRC/topo/topologies"
 PREFIXES=()

@@ -412,6 +412,15 @@ static void test_check(void)
 	CHECK_INT(encap_check(&c, buf, 0, &ip), DROP_TX_BAD_INNER);
 }
 
+/* With TUNBED_DUMP_VECTORS set, prints a built packet as hex, for re-checking with tshark. */
+static void dump_vector(const uint8_t *p, size_t len)
+{
+	if (!getenv("TUNBED_DUMP_VECTORS"))
+		return;
+	for (size_t i = 0; i < len; i++)
+		printf("%02x%s", p[i], i + 1 == len ? "\n" : "");
+}
+
 /*
  * Packets built by encap_build, decoded once by an independent decoder and kept as fixed
  * bytes: the builder must go on producing exactly them. Decoded with tshark 4.0 (Debian 12)
@@ -453,17 +462,13 @@ static void test_vectors(void)
 	o = encap_build(&c, inner, len, 42);
 	CHECK_INT(c.outer_hlen + len, sizeof(v4_all));
 	CHECK(memcmp(o, v4_all, sizeof(v4_all)) == 0);
-	if (getenv("TUNBED_DUMP_VECTORS"))
-		for (size_t i = 0; i < c.outer_hlen + len; i++)
-			printf("%02x%s", o[i], i + 1 == c.outer_hlen + len ? "\n" : "");
+	dump_vector(o, c.outer_hlen + len);
 	cfg_init(&c, AF_INET6, 0);
 	len = inner_packet(AF_INET6, inner, 4);
 	o = encap_build(&c, inner, len, 0);
 	CHECK_INT(c.outer_hlen + len, sizeof(v6_plain));
 	CHECK(memcmp(o, v6_plain, sizeof(v6_plain)) == 0);
-	if (getenv("TUNBED_DUMP_VECTORS"))
-		for (size_t i = 0; i < c.outer_hlen + len; i++)
-			printf("%02x%s", o[i], i + 1 == c.outer_hlen + len ? "\n" : "");
+	dump_vector(o, c.outer_hlen + len);
 }
 
 int main(void)
