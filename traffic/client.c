@@ -1,0 +1,648 @@
+/*
+ * tunbed-traffic client: TCP sessions on epoll threads, the reporting main thread, and the
+ * orchestration of a test (see client.h; protocol in proto.h).
+ */
+#include "client.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "client_int.h"
+#include "clock.h"
+#include "log.h"
+#include "pattern.h"
+
+enum {
+	CL_EVENTS = 256,
+	CL_TICK_MS = 5,		/* while sessions are paced or near their deadline */
+	CL_GRACE_MS = 5000,	/* after the deadline, a session gets this long to close */
+	CL_RESULTS_WAIT_MS = 3000, /* for the server to have seen every session end */
+};
+
+static struct client *cl;
+
+static bool stopping(void)
+{
+	return __atomic_load_n(&cl->stop, __ATOMIC_RELAXED);
+}
+
+static void set_error(struct session *s, int err)
+{
+	if (!s->error)
+		s->error = err;
+}
+
+static void session_finish(struct cl_thread *t, struct session *s, bool reset)
+{
+	if (s->fd >= 0) {
+		socklen_t len = sizeof(s->ti);
+
+		if (getsockopt(s->fd, IPPROTO_TCP, TCP_INFO, &s->ti, &len) == 0) {
+			s->ti_valid = true;
+			s->retrans += s->ti.tcpi_total_retrans;
+		}
+		if (reset) {
+			struct linger lg = { .l_onoff = 1, .l_linger = 0 };
+
+			/* --shutdown rst: an abortive close, as ctsTraffic's "RST" does. */
+			setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+		}
+		close(s->fd);
+		s->fd = -1;
+	}
+	relaxed_set(&s->tx_total, s->tx_total + s->tx.bytes);
+	relaxed_set(&s->rx_total, s->rx_total + s->rx.bytes);
+	s->mismatches += s->rx.mismatches;
+	if (s->first_bad == UINT64_MAX && s->rx.first_bad != UINT64_MAX)
+		s->first_bad = s->rx.first_bad;
+	stream_init(&s->tx, s->tx.seed);
+	stream_init(&s->rx, s->rx.seed);
+	s->end_ns = clock_mono_ns();
+	s->state = SS_DONE;
+	if (!s->error)
+		relaxed_set(&s->connections, s->connections + 1);
+	t->active--;
+}
+
+static int session_connect(struct cl_thread *t, struct session *s)
+{
+	const struct client_cfg *c = cl->cfg;
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET | EPOLLRDHUP, .data.ptr = s };
+	int fd;
+
+	fd = socket(cl->peer.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (c->sndbuf)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &c->sndbuf, sizeof(c->sndbuf));
+	if (c->rcvbuf)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &c->rcvbuf, sizeof(c->rcvbuf));
+	if (c->congestion[0] &&
+	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, c->congestion, strlen(c->congestion)) < 0) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	if (connect(fd, (struct sockaddr *)&cl->peer, cl->peer_len) < 0 && errno != EINPROGRESS) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	s->fd = fd;
+	s->state = SS_CONNECTING;
+	s->hello_sent = 0;
+	s->wr_shut = s->eof = false;
+	if (!s->start_ns)
+		s->start_ns = clock_mono_ns();
+	pacer_init(&s->pacer, c->rate_bps, 0, clock_mono_ns());
+	t->active++;
+	return 0;
+}
+
+static void build_hello(struct session *s)
+{
+	const struct client_cfg *c = cl->cfg;
+	uint64_t now = clock_mono_ns();
+	struct proto_hello h = {
+		.kind = PROTO_KIND_DATA,
+		.pattern = (uint8_t)c->pattern,
+		.flags = c->verify ? PROTO_F_VERIFY : 0,
+		.test_id = cl->test_id,
+		.session = s->id,
+		.bytes = c->bytes,
+		.rate_bps = c->rate_bps,
+		.buffer = c->buffer,
+	};
+
+	/* Time mode: the server sends until the same deadline as the client. */
+	if (!c->bytes)
+		h.duration_ms = cl->deadline_ns > now ?
+					(uint32_t)((cl->deadline_ns - now) / NSEC_PER_MSEC) + 1 :
+					1;
+	proto_hello_build(s->hello, sizeof(s->hello), &h);
+}
+
+static bool sends(void)
+{
+	return cl->cfg->pattern != PROTO_PULL;
+}
+
+static bool receives(void)
+{
+	return cl->cfg->pattern != PROTO_PUSH;
+}
+
+/* Sending is over: bytes done, or the deadline passed. */
+static bool send_complete(const struct session *s, uint64_t now)
+{
+	const struct client_cfg *c = cl->cfg;
+
+	if (c->bytes)
+		return s->tx.bytes >= c->bytes;
+	return now >= cl->deadline_ns || stopping();
+}
+
+/* Moves a session as far as its socket allows. Returns true when it is finished. */
+static bool session_step(struct cl_thread *t, struct session *s)
+{
+	const struct client_cfg *c = cl->cfg;
+	uint64_t now = clock_mono_ns();
+
+	/* Interrupted: end now, with what has been counted. */
+	if (stopping())
+		return true;
+	if (s->state == SS_CONNECTING) {
+		int err = 0;
+		socklen_t len = sizeof(err);
+
+		getsockopt(s->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+		if (err) {
+			set_error(s, err);
+			return true;
+		}
+		build_hello(s);
+		s->state = SS_HELLO;
+	}
+	if (s->state == SS_HELLO) {
+		ssize_t w = send(s->fd, s->hello + s->hello_sent, PROTO_HELLO_LEN - s->hello_sent,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0) {
+			if (errno == EAGAIN)
+				return false;
+			set_error(s, errno);
+			return true;
+		}
+		s->hello_sent += (size_t)w;
+		if (s->hello_sent < PROTO_HELLO_LEN)
+			return false;
+		s->state = SS_RUNNING;
+	}
+	/* Read in every pattern: in push the server's close is the end of the session. */
+	while (!s->eof) {
+		long r = stream_recv(s->fd, &s->rx, t->scratch, c->buffer, c->verify && receives());
+
+		if (r == -EAGAIN)
+			break;
+		if (r < 0) {
+			set_error(s, (int)-r);
+			return true;
+		}
+		if (r == 0)
+			s->eof = true;
+	}
+	while (sends() && !s->wr_shut) {
+		uint64_t want;
+		long w;
+
+		if (send_complete(s, now)) {
+			if (c->rst)
+				return true;
+			shutdown(s->fd, SHUT_WR);
+			s->wr_shut = true;
+			break;
+		}
+		want = c->bytes ? c->bytes - s->tx.bytes : c->buffer;
+		want = pacer_allow(&s->pacer, now, want < c->buffer ? want : c->buffer);
+		if (!want) {
+			s->wake_ns = now + pacer_wait_ns(&s->pacer, now, c->buffer < 1500 ? c->buffer : 1500);
+			break;
+		}
+		w = stream_send(s->fd, &s->tx, t->scratch, c->buffer, want, c->verify);
+		if (w < 0) {
+			set_error(s, (int)-w);
+			return true;
+		}
+		if (w == 0)
+			break;
+		pacer_take(&s->pacer, (uint64_t)w);
+		now = clock_mono_ns();
+	}
+	/* Pull with --shutdown rst: the session ends at its deadline or byte count. */
+	if (!sends() && c->rst && (c->bytes ? s->rx.bytes >= c->bytes : now >= cl->deadline_ns))
+		return true;
+	if (receives() ? s->eof && (!sends() || s->wr_shut) : s->eof)
+		return true;
+	/* A server that never closes must not hold the test forever. */
+	if (!c->bytes && now > cl->deadline_ns + (uint64_t)CL_GRACE_MS * NSEC_PER_MSEC) {
+		set_error(s, ETIMEDOUT);
+		return true;
+	}
+	return false;
+}
+
+static void start_round(struct cl_thread *t)
+{
+	for (unsigned i = 0; i < t->nsess; i++) {
+		struct session *s = t->sess[i];
+		int rc = session_connect(t, s);
+
+		if (rc) {
+			set_error(s, -rc);
+			s->state = SS_DONE;
+		}
+	}
+}
+
+/* Churn: a finished session opens its next connection while the test has time left. */
+static void maybe_reconnect(struct cl_thread *t, struct session *s)
+{
+	int rc;
+
+	if (!cl->cfg->churn || s->error || stopping() || clock_mono_ns() >= cl->deadline_ns)
+		return;
+	rc = session_connect(t, s);
+	if (rc) {
+		set_error(s, -rc);
+		s->state = SS_DONE;
+	}
+}
+
+/* The next time the clock must move a session: a pacer refill, or the next sweep. */
+static int next_timeout(const struct cl_thread *t, uint64_t sweep_at)
+{
+	uint64_t now = clock_mono_ns(), wake = sweep_at;
+
+	if (cl->cfg->rate_bps) {
+		for (unsigned i = 0; i < t->nsess; i++) {
+			const struct session *s = t->sess[i];
+
+			if (s->state == SS_RUNNING && s->wake_ns && s->wake_ns < wake)
+				wake = s->wake_ns;
+		}
+	}
+	if (wake <= now)
+		return 0;
+	return wake - now > 100 * (uint64_t)NSEC_PER_MSEC ? 100 :
+							      (int)((wake - now) / NSEC_PER_MSEC) + 1;
+}
+
+static void step_and_maybe_finish(struct cl_thread *t, struct session *s)
+{
+	if (s->state != SS_DONE && session_step(t, s)) {
+		session_finish(t, s, cl->cfg->rst);
+		maybe_reconnect(t, s);
+	}
+}
+
+static void *thread_main(void *arg)
+{
+	struct cl_thread *t = arg;
+	struct epoll_event ev[CL_EVENTS];
+
+	for (unsigned round = 0; round < cl->cfg->iterations; round++) {
+		/* Sweeps: at the deadline every session stops sending, after the grace period
+		 * those still open time out; a stop request sweeps at once. */
+		uint64_t sweep_at = cl->deadline_ns;
+		int n;
+
+		start_round(t);
+		while (t->active) {
+			uint64_t now;
+			bool sweep;
+
+			n = epoll_wait(t->epfd, ev, CL_EVENTS, next_timeout(t, sweep_at));
+			for (int i = 0; i < n; i++)
+				step_and_maybe_finish(t, ev[i].data.ptr);
+			now = clock_mono_ns();
+			sweep = stopping() || now >= sweep_at;
+			if (!sweep && !cl->cfg->rate_bps)
+				continue;
+			for (unsigned i = 0; i < t->nsess; i++) {
+				struct session *s = t->sess[i];
+
+				if (s->state != SS_RUNNING ||
+				    !(sweep || (s->wake_ns && now >= s->wake_ns)))
+					continue;
+				s->wake_ns = 0;
+				step_and_maybe_finish(t, s);
+			}
+			if (now >= sweep_at)
+				sweep_at = sweep_at == cl->deadline_ns ?
+						   cl->deadline_ns + (uint64_t)CL_GRACE_MS * NSEC_PER_MSEC :
+						   now + 100 * (uint64_t)NSEC_PER_MSEC;
+		}
+		if (cl->cfg->iterations > 1)
+			pthread_barrier_wait(&cl->round);
+	}
+	t->cpu_ns = clock_thread_cpu_ns();
+	__atomic_add_fetch(&cl->threads_done, 1, __ATOMIC_RELEASE);
+	if (write(cl->done_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
+		log_warn("eventfd");
+	return NULL;
+}
+
+int client_connect_blocking(struct client *c, int type)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(c->peer.ss_family, type | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&c->peer, c->peer_len) < 0) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+static int setup(const struct client_cfg *c)
+{
+	int cpus[CL_MAX_THREADS], ncpus = 0;
+	unsigned nsess = c->sessions;
+	cpu_set_t set;
+
+	cl = calloc(1, sizeof(*cl));
+	if (!cl)
+		return -ENOMEM;
+	cl->cfg = c;
+	if (getrandom(&cl->test_id, sizeof(cl->test_id), 0) != sizeof(cl->test_id))
+		cl->test_id = clock_real_ns() ^ ((uint64_t)getpid() << 32);
+	if (c->addr.family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&cl->peer;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(c->port);
+		memcpy(&s6->sin6_addr, c->addr.bytes, 16);
+		cl->peer_len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&cl->peer;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(c->port);
+		memcpy(&s4->sin_addr, c->addr.bytes, 4);
+		cl->peer_len = sizeof(*s4);
+	}
+	/* Threads are pinned only when asked: client and server often share a machine. */
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		CPU_ZERO(&set);
+	if (c->has_cpus)
+		set = c->cpus;
+	for (int i = 0; i < CPU_SETSIZE && ncpus < CL_MAX_THREADS; i++) {
+		if (CPU_ISSET(i, &set))
+			cpus[ncpus++] = c->has_cpus ? i : -1;
+	}
+	if (!ncpus)
+		cpus[ncpus++] = -1;
+	cl->nthreads = c->threads ? c->threads : (unsigned)ncpus;
+	if (cl->nthreads > nsess && nsess)
+		cl->nthreads = nsess;
+	if (!cl->nthreads)
+		cl->nthreads = 1;
+	cl->sess = calloc(nsess ? nsess : 1, sizeof(*cl->sess));
+	cl->results = calloc(nsess ? nsess : 1, sizeof(*cl->results));
+	cl->have_result = calloc(nsess ? nsess : 1, sizeof(*cl->have_result));
+	cl->udp_results = calloc(nsess ? nsess : 1, sizeof(*cl->udp_results));
+	cl->have_udp_result = calloc(nsess ? nsess : 1, sizeof(*cl->have_udp_result));
+	if (!cl->sess || !cl->results || !cl->have_result || !cl->udp_results ||
+	    !cl->have_udp_result)
+		return -ENOMEM;
+	for (unsigned i = 0; i < nsess; i++) {
+		struct session *s = &cl->sess[i];
+
+		s->id = i;
+		s->fd = -1;
+		s->first_bad = UINT64_MAX;
+		stream_init(&s->tx, pattern_seed(cl->test_id, i, 0));
+		stream_init(&s->rx, pattern_seed(cl->test_id, i, 1));
+	}
+	for (unsigned i = 0; i < cl->nthreads; i++) {
+		struct cl_thread *t = &cl->t[i];
+
+		size_t scratch = c->udp ? (size_t)CL_UDP_BATCH * c->udp_size : c->buffer;
+
+		t->owner = cl;
+		t->id = i;
+		t->cpu = cpus[i % (unsigned)ncpus];
+		t->epfd = epoll_create1(EPOLL_CLOEXEC);
+		t->scratch = malloc(scratch);
+		t->sess = calloc(nsess / cl->nthreads + 1, sizeof(*t->sess));
+		if (t->epfd < 0 || !t->scratch || !t->sess)
+			return -ENOMEM;
+		pattern_fill(1, 0, t->scratch, scratch);
+	}
+	for (unsigned i = 0; i < nsess; i++) {
+		struct cl_thread *t = &cl->t[i % cl->nthreads];
+
+		t->sess[t->nsess++] = &cl->sess[i];
+	}
+	cl->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (cl->done_fd < 0)
+		return -errno;
+	if (c->iterations > 1)
+		pthread_barrier_init(&cl->round, NULL, cl->nthreads);
+	hist_init(&cl->rr_hist);
+	return 0;
+}
+
+static void teardown(void)
+{
+	for (unsigned i = 0; i < cl->nthreads; i++) {
+		if (cl->t[i].epfd >= 0)
+			close(cl->t[i].epfd);
+		free(cl->t[i].scratch);
+		free(cl->t[i].sess);
+	}
+	for (unsigned i = 0; i < cl->cfg->sessions; i++) {
+		if (cl->sess[i].fd >= 0)
+			close(cl->sess[i].fd);
+	}
+	if (cl->cfg->iterations > 1)
+		pthread_barrier_destroy(&cl->round);
+	close(cl->done_fd);
+	free(cl->sess);
+	free(cl->results);
+	free(cl->have_result);
+	free(cl->udp_results);
+	free(cl->have_udp_result);
+	free(cl);
+	cl = NULL;
+}
+
+static int start_threads(void)
+{
+	void *(*fn)(void *) = cl->cfg->udp ? udp_thread_main : thread_main;
+
+	for (unsigned i = 0; i < cl->nthreads && cl->cfg->sessions; i++) {
+		struct cl_thread *t = &cl->t[i];
+		pthread_attr_t attr;
+		int rc;
+
+		pthread_attr_init(&attr);
+		if (t->cpu >= 0) {
+			cpu_set_t one;
+
+			CPU_ZERO(&one);
+			CPU_SET(t->cpu, &one);
+			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+		}
+		rc = pthread_create(&t->thread, &attr, fn, t);
+		pthread_attr_destroy(&attr);
+		if (rc)
+			return -rc;
+		t->started = true;
+	}
+	return 0;
+}
+
+/* CPU of the client's own threads: each worker's as it ended, the probes', and ours. */
+static uint64_t threads_cpu_ns(void)
+{
+	uint64_t sum = clock_thread_cpu_ns() + cl->rr_cpu_ns;
+
+	for (unsigned i = 0; i < cl->nthreads; i++)
+		sum += cl->t[i].cpu_ns;
+	return sum;
+}
+
+/* The main thread: interval reports, the warm-up mark, signals, until every thread is done. */
+static void supervise(int sig_fd)
+{
+	unsigned n = cl->cfg->sessions, index = 0;
+	uint64_t *prev = calloc(n + 1, sizeof(*prev)), *cur = calloc(n + 1, sizeof(*cur));
+	uint32_t *prev_r = calloc(n + 1, sizeof(*prev_r)), *cur_r = calloc(n + 1, sizeof(*cur_r));
+	uint64_t step = cl->cfg->interval_ms * NSEC_PER_MSEC, next_report, last = cl->measure_ns;
+	bool marked = cl->cfg->warmup_ms == 0;
+	int running = cl->cfg->sessions ? (int)cl->nthreads : 0;
+
+	next_report = step ? cl->measure_ns + step : UINT64_MAX;
+	while (__atomic_load_n(&cl->threads_done, __ATOMIC_ACQUIRE) < running) {
+		uint64_t now = clock_mono_ns(), wake = next_report;
+		struct pollfd pfd[2] = { { .fd = cl->done_fd, .events = POLLIN },
+					 { .fd = sig_fd, .events = POLLIN } };
+		int timeout;
+
+		if (!marked && cl->measure_ns < wake)
+			wake = cl->measure_ns;
+		timeout = wake == UINT64_MAX ? 1000 :
+			  wake > now		? (int)((wake - now) / NSEC_PER_MSEC) + 1 :
+						  0;
+		if (poll(pfd, 2, timeout) > 0) {
+			if (pfd[1].revents & POLLIN) {
+				struct signalfd_siginfo si;
+
+				if (read(sig_fd, &si, sizeof(si)) > 0)
+					log_warnx("signal %u: finishing the test now", si.ssi_signo);
+				__atomic_store_n(&cl->stop, 1, __ATOMIC_RELAXED);
+			}
+			if (pfd[0].revents & POLLIN) {
+				uint64_t v;
+
+				if (read(cl->done_fd, &v, sizeof(v)) < 0)
+					continue;
+			}
+		}
+		now = clock_mono_ns();
+		if (!marked && now >= cl->measure_ns) {
+			for (unsigned i = 0; i < n; i++) {
+				struct session *s = &cl->sess[i];
+
+				s->tx_mark = relaxed(&s->tx_total) + relaxed(&s->tx.bytes);
+				s->rx_mark = relaxed(&s->rx_total) + relaxed(&s->rx.bytes);
+			}
+			marked = true;
+		}
+		if (now >= next_report) {
+			report_interval(cl, index++, last, now, prev, cur, prev_r, cur_r);
+			memcpy(prev, cur, (n + 1) * sizeof(*prev));
+			memcpy(prev_r, cur_r, (n + 1) * sizeof(*prev_r));
+			last = now;
+			next_report += step;
+		}
+	}
+	free(prev);
+	free(cur);
+	free(prev_r);
+	free(cur_r);
+}
+
+int client_run(const struct client_cfg *c)
+{
+	uint64_t cpu0 = 0;
+	sigset_t sigs;
+	int sig_fd, rc, status;
+
+	rc = setup(c);
+	if (rc) {
+		log_warnx("cannot set up: %s", strerror(-rc));
+		if (cl)
+			teardown();
+		return 1;
+	}
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	sigdelset(&sigs, SIGPIPE);
+	sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	/* The server's CPU before the test; a server we cannot ask is found out right here. */
+	rc = ctlc_cpu(cl, &cl->server_cpu_start);
+	if (rc) {
+		log_warnx("%s port %u: %s", c->host, c->port, strerror(-rc));
+		close(sig_fd);
+		teardown();
+		return 1;
+	}
+	cl->have_server_cpu = true;
+	cl->t0_ns = clock_mono_ns();
+	cl->measure_ns = cl->t0_ns + c->warmup_ms * NSEC_PER_MSEC;
+	cl->deadline_ns = c->bytes ? UINT64_MAX : cl->measure_ns + c->time_ms * NSEC_PER_MSEC;
+	cpu0 = threads_cpu_ns();
+	if (c->rr && rr_start(cl))
+		log_warnx("cannot start the latency probes");
+	rc = start_threads();
+	if (rc)
+		log_warnx("cannot start threads: %s", strerror(-rc));
+	supervise(sig_fd);
+	for (unsigned i = 0; i < cl->nthreads; i++) {
+		if (cl->t[i].started)
+			pthread_join(cl->t[i].thread, NULL);
+	}
+	cl->end_ns = clock_mono_ns();
+	if (!c->sessions && c->rr) {
+		/* Probes alone run for the test's time; the main thread waits it out. */
+		while (!stopping() && clock_mono_ns() < cl->deadline_ns) {
+			struct pollfd pfd = { .fd = sig_fd, .events = POLLIN };
+
+			if (poll(&pfd, 1, 100) > 0)
+				__atomic_store_n(&cl->stop, 1, __ATOMIC_RELAXED);
+		}
+		cl->end_ns = clock_mono_ns();
+	}
+	__atomic_store_n(&cl->stop, 1, __ATOMIC_RELAXED);
+	rr_join(cl);
+	cl->client_cpu_ns = threads_cpu_ns() - cpu0;
+	if (ctlc_cpu(cl, &cl->server_cpu_end))
+		cl->have_server_cpu = false;
+	if (c->sessions && !c->udp)
+		ctlc_results(cl);
+	if (c->sessions && c->udp)
+		ctlc_udp_results(cl);
+	status = report_final(cl);
+	close(sig_fd);
+	teardown();
+	return status;
+}

@@ -1,0 +1,59 @@
+/*
+ * tunbed-traffic client: N TCP sessions over T epoll threads (push, pull or duplex, by time
+ * or by bytes, paced or not, verified or not), UDP sessions at a paced rate, and
+ * request/response latency probes on their own connection, alone or under load; per-interval
+ * and final reports through one emitter (report.h).
+ */
+#ifndef TUNBED_TR_CLIENT_H
+#define TUNBED_TR_CLIENT_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "netaddr.h"
+#include "proto.h"
+
+enum client_output {
+	OUT_TEXT,
+	OUT_JSON,	 /* one document at the end */
+	OUT_JSON_STREAM, /* a line per interval and one at the end */
+};
+
+struct client_cfg {
+	const char *host;
+	struct netaddr addr;
+	uint16_t port;
+	unsigned sessions; /* TCP (or UDP with udp) sessions; 0 with rr: probes only */
+	unsigned threads;  /* 0: one per CPU */
+	bool has_cpus;
+	cpu_set_t cpus;
+	uint64_t time_ms;   /* per session, after warmup; 0 with bytes */
+	uint64_t bytes;	    /* per session and direction; 0 with time */
+	uint64_t warmup_ms; /* excluded from results (time mode) */
+	unsigned iterations;
+	enum proto_pattern pattern;
+	uint64_t rate_bps; /* per session; 0: unpaced (TCP) */
+	uint32_t buffer;   /* bytes per write and read */
+	int sndbuf, rcvbuf; /* 0: the kernel's autotuning */
+	char congestion[16];
+	bool verify;
+	bool rst;
+	bool churn;
+	bool udp;
+	uint32_t udp_size; /* datagram payload, header included */
+	bool rr;
+	uint32_t rr_rate; /* probes per second; 0: back to back */
+	uint32_t rr_size;
+	uint64_t interval_ms; /* 0: no interval reports */
+	enum client_output output;
+};
+
+/*
+ * Runs the test and writes its report to stdout. Returns the exit status: 0 when every
+ * session completed and verification (if on) found nothing, 1 otherwise (partial results are
+ * still reported).
+ */
+int client_run(const struct client_cfg *c);
+
+#endif

@@ -1,0 +1,137 @@
+/*
+ * The client's state, shared by its modules (client.c, udp.c, rr.c, ctlc.c, report.c). Each
+ * session and thread is written by its own thread; the main thread reads counters with
+ * relaxed loads for interval reports and everything once the threads are done.
+ */
+#ifndef TUNBED_TR_CLIENT_INT_H
+#define TUNBED_TR_CLIENT_INT_H
+
+#include <linux/tcp.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "client.h"
+#include "conn.h"
+#include "hist.h"
+#include "pacer.h"
+#include "proto.h"
+
+enum {
+	CL_MAX_THREADS = 64,
+	CL_ERRORS_KEPT = 8, /* distinct error lines reported */
+	CL_UDP_BATCH = 32,  /* datagrams per sendmmsg */
+};
+
+enum sess_state {
+	SS_IDLE,
+	SS_CONNECTING,
+	SS_HELLO,
+	SS_RUNNING,
+	SS_DONE,
+};
+
+struct session {
+	unsigned id;
+	int fd;
+	enum sess_state state;
+	uint8_t hello[PROTO_HELLO_LEN];
+	size_t hello_sent;
+	struct stream tx, rx;
+	bool wr_shut, eof;
+	struct pacer pacer;
+	uint64_t wake_ns;	   /* paced: the clock moves it on then */
+	uint64_t start_ns, end_ns; /* first connect, last completion */
+	uint64_t tx_mark, rx_mark; /* counts at the end of the warm-up */
+	uint64_t tx_total, rx_total; /* over all connections (churn, iterations) */
+	uint64_t connections;	     /* completed */
+	int error;		     /* first errno, 0 if none */
+	uint64_t mismatches;	     /* client-side verification, all connections */
+	uint64_t first_bad;	     /* stream offset of the first, UINT64_MAX if none */
+	uint32_t retrans;	     /* TCP retransmits, all connections */
+	uint64_t udp_seq;	     /* UDP: datagrams sent (the next number) */
+	uint64_t udp_unsent;	     /* UDP: datagrams this host could not send */
+	struct tcp_info ti;	     /* the last connection's, taken before it closed */
+	bool ti_valid;
+};
+
+struct cl_thread {
+	struct client *owner;
+	unsigned id;
+	int cpu;
+	int epfd;
+	pthread_t thread;
+	bool started;
+	uint8_t *scratch;
+	struct session **sess; /* this thread's sessions */
+	unsigned nsess;
+	unsigned active;
+	uint64_t cpu_ns; /* the thread's CPU time, taken as it ends */
+};
+
+struct client {
+	const struct client_cfg *cfg;
+	uint64_t test_id;
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	unsigned nthreads;
+	struct cl_thread t[CL_MAX_THREADS];
+	struct session *sess;
+	uint64_t t0_ns;	      /* start of the test */
+	uint64_t measure_ns;  /* start of the measured part (after warm-up) */
+	uint64_t deadline_ns; /* time mode: sending stops */
+	uint64_t end_ns;      /* when the last session finished */
+	int stop;	      /* SIGINT or SIGTERM: finish now */
+	int threads_done;
+	int done_fd;	      /* eventfd: a thread finished */
+	pthread_barrier_t round; /* iterations: all threads finish a round together */
+	/* rr */
+	pthread_t rr_thread;
+	bool rr_started;
+	struct hist rr_hist;
+	uint64_t rr_cpu_ns;
+	int rr_error;
+	uint64_t rr_sent;
+	/* server side, from the control connection */
+	bool have_server_cpu;
+	uint64_t server_cpu_start, server_cpu_end;
+	struct proto_result *results; /* by session, from the server */
+	bool *have_result;
+	struct proto_udp_result *udp_results;
+	bool *have_udp_result;
+	uint64_t client_cpu_ns;
+};
+
+/* UDP sessions (udp.c): run on the client threads in place of TCP sessions. */
+void *udp_thread_main(void *arg);
+
+/* Request/response probes (rr.c), on a thread of their own. */
+int rr_start(struct client *cl);
+void rr_join(struct client *cl);
+
+/* Control connection (ctlc.c): server CPU and results. Return 0 or -errno. */
+int ctlc_cpu(struct client *cl, uint64_t *cpu_ns);
+int ctlc_results(struct client *cl);
+int ctlc_udp_results(struct client *cl);
+
+/* Connects a socket of the peer's family to the server (blocking). Returns an fd or -errno. */
+int client_connect_blocking(struct client *cl, int type);
+
+/* Reports (report.c). */
+void report_interval(struct client *cl, unsigned index, uint64_t from_ns, uint64_t to_ns,
+		     const uint64_t *prev_bytes, uint64_t *bytes, const uint32_t *prev_retr,
+		     uint32_t *retr);
+int report_final(struct client *cl);
+
+static inline uint64_t relaxed(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline void relaxed_set(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * Moving and verifying a session's bytes on non-blocking sockets (see conn.h).
+ */
+#include "conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "pattern.h"
+
+void stream_init(struct stream *s, uint64_t seed)
+{
+	s->seed = seed;
+	s->bytes = 0;
+	s->mismatches = 0;
+	s->first_bad = UINT64_MAX;
+	s->corrupt_at = UINT64_MAX;
+}
+
+long stream_send(int fd, struct stream *s, uint8_t *scratch, size_t size, uint64_t want,
+		 bool verify)
+{
+	size_t n = want < size ? (size_t)want : size;
+	ssize_t w;
+
+	if (n == 0)
+		return 0;
+	if (verify || s->corrupt_at != UINT64_MAX)
+		pattern_fill(s->seed, s->bytes, scratch, n);
+	/* The hidden test hook: one wrong byte, for the receiver's verification to catch. */
+	if (s->corrupt_at >= s->bytes && s->corrupt_at < s->bytes + n)
+		scratch[s->corrupt_at - s->bytes] ^= 0x5a;
+	w = send(fd, scratch, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (w < 0)
+		return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -errno;
+	/* Relaxed: the client's reporting thread reads the count while this one writes it. */
+	__atomic_store_n(&s->bytes, s->bytes + (uint64_t)w, __ATOMIC_RELAXED);
+	return w;
+}
+
+long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool verify)
+{
+	ssize_t r = recv(fd, scratch, size, MSG_DONTWAIT);
+	long bad, from = 0;
+
+	if (r < 0)
+		return (errno == EAGAIN || errno == EWOULDBLOCK) ? -EAGAIN : -errno;
+	if (r == 0)
+		return 0;
+	if (verify) {
+		/* Count every wrong byte, not just the first: a shifted stream is all wrong. */
+		while ((bad = pattern_check(s->seed, s->bytes + (uint64_t)from, scratch + from,
+					    (size_t)(r - from))) >= 0) {
+			if (s->first_bad == UINT64_MAX)
+				s->first_bad = s->bytes + (uint64_t)(from + bad);
+			s->mismatches++;
+			from += bad + 1;
+			if (from >= r)
+				break;
+		}
+	}
+	__atomic_store_n(&s->bytes, s->bytes + (uint64_t)r, __ATOMIC_RELAXED);
+	return r;
+}
+
+int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}

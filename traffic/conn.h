@@ -1,0 +1,41 @@
+/*
+ * What client and server share about moving bytes on a non-blocking TCP socket: sending the
+ * session's pattern (or a fixed buffer when nobody verifies) and receiving with optional
+ * verification, counting every byte. Used from one thread per socket.
+ */
+#ifndef TUNBED_TR_CONN_H
+#define TUNBED_TR_CONN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* One direction of a stream: what has gone through it, and what verification found. */
+struct stream {
+	uint64_t seed;	     /* pattern seed (pattern_seed) */
+	uint64_t bytes;	     /* bytes moved so far: the next stream offset */
+	uint64_t mismatches; /* bytes that failed verification */
+	uint64_t first_bad;  /* stream offset of the first; UINT64_MAX if none */
+	uint64_t corrupt_at; /* test hook: flip the byte at this offset when sending */
+};
+
+void stream_init(struct stream *s, uint64_t seed);
+
+/*
+ * Writes up to want bytes of the stream to fd, from scratch (size bytes) which is filled with
+ * the pattern when verify is on; when it is off, scratch is sent as it is. Returns bytes
+ * written (possibly 0 for EAGAIN) or -errno.
+ */
+long stream_send(int fd, struct stream *s, uint8_t *scratch, size_t size, uint64_t want,
+		 bool verify);
+
+/*
+ * Reads what fd has (until EAGAIN or size bytes per call), checks it when verify is on.
+ * Returns bytes read, 0 at end of stream, -EAGAIN when nothing is there, or -errno.
+ */
+long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool verify);
+
+/* Sets O_NONBLOCK. Returns 0 or -errno. */
+int set_nonblock(int fd);
+
+#endif

@@ -1,0 +1,421 @@
+/*
+ * tunbed-traffic command line (see options.h and docs/traffic.md).
+ */
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "parse.h"
+
+enum {
+	O_PORT = 256,
+	O_BIND,
+	O_THREADS,
+	O_CPUS,
+	O_SESSIONS,
+	O_TIME,
+	O_BYTES,
+	O_ITERATIONS,
+	O_WARMUP,
+	O_PATTERN,
+	O_RATE,
+	O_BUFFER,
+	O_SNDBUF,
+	O_RCVBUF,
+	O_CONGESTION,
+	O_VERIFY,
+	O_SHUTDOWN,
+	O_CHURN,
+	O_UDP,
+	O_SIZE,
+	O_RR,
+	O_RR_RATE,
+	O_RR_SIZE,
+	O_INTERVAL,
+	O_JSON,
+	O_JSON_STREAM,
+	O_CORRUPT,
+};
+
+static const struct option opts[] = {
+	{ "port", required_argument, NULL, O_PORT },
+	{ "bind", required_argument, NULL, O_BIND },
+	{ "threads", required_argument, NULL, O_THREADS },
+	{ "cpus", required_argument, NULL, O_CPUS },
+	{ "sessions", required_argument, NULL, O_SESSIONS },
+	{ "time", required_argument, NULL, O_TIME },
+	{ "bytes", required_argument, NULL, O_BYTES },
+	{ "iterations", required_argument, NULL, O_ITERATIONS },
+	{ "warmup", required_argument, NULL, O_WARMUP },
+	{ "pattern", required_argument, NULL, O_PATTERN },
+	{ "rate", required_argument, NULL, O_RATE },
+	{ "buffer", required_argument, NULL, O_BUFFER },
+	{ "sndbuf", required_argument, NULL, O_SNDBUF },
+	{ "rcvbuf", required_argument, NULL, O_RCVBUF },
+	{ "congestion", required_argument, NULL, O_CONGESTION },
+	{ "verify", no_argument, NULL, O_VERIFY },
+	{ "shutdown", required_argument, NULL, O_SHUTDOWN },
+	{ "churn", no_argument, NULL, O_CHURN },
+	{ "udp", no_argument, NULL, O_UDP },
+	{ "size", required_argument, NULL, O_SIZE },
+	{ "rr", no_argument, NULL, O_RR },
+	{ "rr-rate", required_argument, NULL, O_RR_RATE },
+	{ "rr-size", required_argument, NULL, O_RR_SIZE },
+	{ "interval", required_argument, NULL, O_INTERVAL },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "json-stream", no_argument, NULL, O_JSON_STREAM },
+	/* Test hook, deliberately not in --help: the server corrupts one byte it sends. */
+	{ "corrupt-offset", required_argument, NULL, O_CORRUPT },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(void)
+{
+	printf("usage: tunbed-traffic server [options]\n"
+	       "       tunbed-traffic client HOST [options]\n"
+	       "\n"
+	       "Traffic for gateway tests: many TCP sessions (push, pull, duplex; verified or\n"
+	       "not), paced UDP with loss and jitter, and request/response latency probes, also\n"
+	       "under load. HOST is an address in 198.18.0.0/15 or 2001:2::/48.\n"
+	       "\n"
+	       "both:\n"
+	       "  --port P             TCP and UDP port (default %d)\n"
+	       "  --threads T          worker threads (default: one per CPU)\n"
+	       "  --cpus LIST          pin the threads to these CPUs, in order\n"
+	       "server:\n"
+	       "  --bind ADDR          listen on ADDR only (default: every address)\n"
+	       "client, sessions:\n"
+	       "  --sessions N         concurrent sessions, 1 to %d (default 1)\n"
+	       "  --time S             seconds each session runs after the warm-up (default 10)\n"
+	       "  --bytes B            bytes each session moves per direction, instead of --time\n"
+	       "                       (suffixes k, m, g: 1024-based)\n"
+	       "  --warmup S           seconds before --time, excluded from the results (default 0)\n"
+	       "  --iterations K       K rounds of the sessions, one after the other (default 1)\n"
+	       "  --pattern P          push (client sends), pull (server sends) or duplex\n"
+	       "  --rate R             pace each session at R bit/s (1gbit, 100m); default: unpaced\n"
+	       "  --buffer B           bytes per write and read (default 128k)\n"
+	       "  --sndbuf B, --rcvbuf B  socket buffer sizes (default: the kernel's autotuning)\n"
+	       "  --congestion ALG     TCP congestion control (cubic, reno, bbr if loaded)\n"
+	       "  --verify             check every received byte against the session's pattern\n"
+	       "  --shutdown graceful|rst  close with FIN (default) or abort with RST\n"
+	       "  --churn              reconnect each session as soon as it ends, until --time;\n"
+	       "                       use with --bytes; reports connections per second\n"
+	       "client, UDP:\n"
+	       "  --udp                UDP sessions at --rate each; the server reports loss,\n"
+	       "                       duplicates, reordering and RFC 3550 jitter\n"
+	       "  --size S             datagram size in bytes, 32 to 65507 (default 1400)\n"
+	       "client, latency:\n"
+	       "  --rr                 request/response probes on their own connection, with\n"
+	       "                       --sessions: latency under load; alone: idle latency\n"
+	       "  --rr-rate N          probes per second (default 100; 0: back to back)\n"
+	       "  --rr-size S          probe size in bytes, 16 to 65536 (default 64)\n"
+	       "client, output:\n"
+	       "  --interval S         a report every S seconds (0.1 to 3600)\n"
+	       "  --json               one JSON document at the end (docs/traffic.md)\n"
+	       "  --json-stream        a JSON line per interval and one at the end\n"
+	       "other:\n"
+	       "  -v, --verbose        more on stderr\n"
+	       "  -h, --help           print this help\n"
+	       "  -V, --version        print the version\n"
+	       "\n"
+	       "Exit status: 0 done; 1 a session failed, data did not verify, or the test was\n"
+	       "interrupted (partial results are still printed); 2 bad usage.\n",
+	       TRAFFIC_DEFAULT_PORT, PROTO_MAX_SESSIONS);
+}
+
+static int bad(const char *opt, const char *val, const char *expect)
+{
+	log_warnx("bad value '%s' for --%s: %s", val, opt, expect);
+	return -EINVAL;
+}
+
+static int seconds(const char *opt, const char *v, double min, double max, uint64_t *ms)
+{
+	char *end;
+	double s = strtod(v, &end);
+
+	if (end == v || *end || !(s >= min && s <= max)) {
+		char expect[64];
+
+		snprintf(expect, sizeof(expect), "expected seconds from %g to %g", min, max);
+		return bad(opt, v, expect);
+	}
+	*ms = (uint64_t)(s * 1000 + 0.5);
+	return 0;
+}
+
+static int apply(struct options *o, int id, const char *name, const char *v)
+{
+	struct client_cfg *c = &o->client;
+	struct server_cfg *s = &o->server;
+	uint64_t n;
+
+	switch (id) {
+	case O_PORT:
+		if (parse_u64(v, 1, 65535, &n))
+			return bad(name, v, "expected 1 to 65535");
+		c->port = s->port = (uint16_t)n;
+		return 0;
+	case O_BIND: {
+		struct netprefix p;
+
+		if (netaddr_parse(v, &s->bind))
+			return bad(name, v, "expected an address");
+		p.addr = s->bind;
+		p.len = netaddr_len(p.addr.family) * 8;
+		if (!netaddr_prefix_is_bench(&p))
+			return bad(name, v, "must lie in " NETADDR_BENCH_RANGES);
+		s->has_bind = true;
+		return 0;
+	}
+	case O_THREADS:
+		if (parse_u64(v, 1, 64, &n))
+			return bad(name, v, "expected 1 to 64");
+		c->threads = s->threads = (unsigned)n;
+		return 0;
+	case O_CPUS:
+		if (parse_cpulist(v, &c->cpus) <= 0)
+			return bad(name, v, "expected a CPU list such as 0-3,6");
+		s->cpus = c->cpus;
+		c->has_cpus = s->has_cpus = true;
+		return 0;
+	case O_SESSIONS:
+		if (parse_u64(v, 1, PROTO_MAX_SESSIONS, &n))
+			return bad(name, v, "expected 1 to 10000");
+		c->sessions = (unsigned)n;
+		return 0;
+	case O_TIME:
+		return seconds(name, v, 0.1, 86400, &c->time_ms);
+	case O_WARMUP:
+		return seconds(name, v, 0, 3600, &c->warmup_ms);
+	case O_INTERVAL:
+		return seconds(name, v, 0.1, 3600, &c->interval_ms);
+	case O_BYTES:
+		if (parse_size(v, &c->bytes) || c->bytes == 0)
+			return bad(name, v, "expected a size such as 100m");
+		return 0;
+	case O_ITERATIONS:
+		if (parse_u64(v, 1, 1000000, &n))
+			return bad(name, v, "expected 1 to 1000000");
+		c->iterations = (unsigned)n;
+		return 0;
+	case O_PATTERN:
+		if (strcmp(v, "push") == 0)
+			c->pattern = PROTO_PUSH;
+		else if (strcmp(v, "pull") == 0)
+			c->pattern = PROTO_PULL;
+		else if (strcmp(v, "duplex") == 0)
+			c->pattern = PROTO_DUPLEX;
+		else
+			return bad(name, v, "expected push, pull or duplex");
+		return 0;
+	case O_RATE:
+		if (parse_rate(v, &c->rate_bps))
+			return bad(name, v, "expected a bit rate such as 100mbit or 1g");
+		return 0;
+	case O_BUFFER:
+		if (parse_size(v, &n) || n < 1 || n > (16 << 20))
+			return bad(name, v, "expected 1 to 16m");
+		c->buffer = (uint32_t)n;
+		return 0;
+	case O_SNDBUF:
+	case O_RCVBUF:
+		if (parse_size(v, &n) || n < 4096 || n > (1 << 30))
+			return bad(name, v, "expected 4k to 1g");
+		*(id == O_SNDBUF ? &c->sndbuf : &c->rcvbuf) = (int)n;
+		return 0;
+	case O_CONGESTION:
+		if (!*v || strlen(v) >= sizeof(c->congestion))
+			return bad(name, v, "expected an algorithm name such as cubic");
+		snprintf(c->congestion, sizeof(c->congestion), "%s", v);
+		return 0;
+	case O_VERIFY:
+		c->verify = true;
+		return 0;
+	case O_SHUTDOWN:
+		if (strcmp(v, "graceful") == 0)
+			c->rst = false;
+		else if (strcmp(v, "rst") == 0)
+			c->rst = true;
+		else
+			return bad(name, v, "expected graceful or rst");
+		return 0;
+	case O_CHURN:
+		c->churn = true;
+		return 0;
+	case O_UDP:
+		c->udp = true;
+		return 0;
+	case O_SIZE:
+		if (parse_u64(v, PROTO_UDP_HLEN, 65507, &n))
+			return bad(name, v, "expected 32 to 65507");
+		c->udp_size = (uint32_t)n;
+		return 0;
+	case O_RR:
+		c->rr = true;
+		return 0;
+	case O_RR_RATE:
+		if (parse_u64(v, 0, 1000000, &n))
+			return bad(name, v, "expected 0 to 1000000");
+		c->rr_rate = (uint32_t)n;
+		return 0;
+	case O_RR_SIZE:
+		if (parse_u64(v, PROTO_RR_MIN, PROTO_RR_MAX, &n))
+			return bad(name, v, "expected 16 to 65536");
+		c->rr_size = (uint32_t)n;
+		return 0;
+	case O_JSON:
+		c->output = OUT_JSON;
+		return 0;
+	case O_JSON_STREAM:
+		c->output = OUT_JSON_STREAM;
+		return 0;
+	case O_CORRUPT:
+		if (parse_u64(v, 0, UINT64_MAX - 1, &s->corrupt_at))
+			return bad(name, v, "expected a byte offset");
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void defaults(struct options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->server.port = o->client.port = TRAFFIC_DEFAULT_PORT;
+	o->server.corrupt_at = UINT64_MAX;
+	o->client.time_ms = 10000;
+	o->client.iterations = 1;
+	o->client.pattern = PROTO_PUSH;
+	o->client.buffer = 128 << 10;
+	o->client.udp_size = 1400;
+	o->client.rr_rate = 100;
+	o->client.rr_size = 64;
+}
+
+/* Options that do not make sense together, or for the chosen role. */
+static int check(struct options *o, const bool *given)
+{
+	struct client_cfg *c = &o->client;
+
+	if (o->mode == MODE_SERVER) {
+		for (int id = O_SESSIONS; id <= O_JSON_STREAM; id++) {
+			if (given[id - O_PORT]) {
+				log_warnx("--%s is a client option", opts[id - O_PORT].name);
+				return -EINVAL;
+			}
+		}
+		return 0;
+	}
+	if (given[O_BIND - O_PORT] || given[O_CORRUPT - O_PORT]) {
+		log_warnx("--%s is a server option", given[O_BIND - O_PORT] ? "bind" : "corrupt-offset");
+		return -EINVAL;
+	}
+	if (given[O_TIME - O_PORT] && given[O_BYTES - O_PORT]) {
+		log_warnx("--time and --bytes exclude each other (with --churn, --time bounds the test "
+			  "and --bytes each connection)");
+		if (!c->churn)
+			return -EINVAL;
+	}
+	if (c->bytes && !c->churn)
+		c->time_ms = 0;
+	if (c->bytes && c->warmup_ms) {
+		log_warnx("--warmup needs --time: a test by --bytes has no warm-up to exclude");
+		return -EINVAL;
+	}
+	if (c->churn && !c->bytes) {
+		log_warnx("--churn needs --bytes: what each connection moves before it closes");
+		return -EINVAL;
+	}
+	if (c->udp && !c->rate_bps) {
+		log_warnx("--udp needs --rate: UDP has no congestion control to pace it");
+		return -EINVAL;
+	}
+	if (c->udp && (c->pattern != PROTO_PUSH || c->verify || c->churn || c->rst)) {
+		log_warnx("--udp sends from client to server only: no --pattern, --verify, --churn or --shutdown");
+		return -EINVAL;
+	}
+	if (!given[O_SESSIONS - O_PORT] && c->rr)
+		c->sessions = 0;
+	else if (!c->sessions)
+		c->sessions = 1;
+	if (c->rr && c->bytes && !c->sessions) {
+		log_warnx("--rr alone runs for --time, not --bytes");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int options_parse(struct options *o, int argc, char **argv)
+{
+	bool given[O_CORRUPT - O_PORT + 1] = { false };
+	const char *host;
+	int opt, rc;
+
+	defaults(o);
+	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		usage();
+		return 1;
+	}
+	if (argc >= 2 && (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0)) {
+		printf("tunbed-traffic %s\n", TUNBED_VERSION);
+		return 1;
+	}
+	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client"))) {
+		log_warnx("expected 'server' or 'client HOST' (see --help)");
+		return -EINVAL;
+	}
+	o->mode = strcmp(argv[1], "server") == 0 ? MODE_SERVER : MODE_CLIENT;
+	optind = 2;
+	while ((opt = getopt_long(argc, argv, "vhV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'v':
+			o->verbose++;
+			continue;
+		case 'h':
+			usage();
+			return 1;
+		case 'V':
+			printf("tunbed-traffic %s\n", TUNBED_VERSION);
+			return 1;
+		case '?':
+			return -EINVAL;
+		}
+		given[opt - O_PORT] = true;
+		rc = apply(o, opt, opts[opt - O_PORT].name, optarg ? optarg : "");
+		if (rc)
+			return rc;
+	}
+	if (o->mode == MODE_CLIENT) {
+		struct netprefix p;
+
+		if (optind >= argc) {
+			log_warnx("client needs the server's address: tunbed-traffic client HOST");
+			return -EINVAL;
+		}
+		host = argv[optind++];
+		if (netaddr_parse(host, &o->client.addr)) {
+			log_warnx("bad server address '%s': expected an IPv4 or IPv6 address", host);
+			return -EINVAL;
+		}
+		p.addr = o->client.addr;
+		p.len = netaddr_len(p.addr.family) * 8;
+		if (!netaddr_prefix_is_bench(&p)) {
+			log_warnx("server address '%s' is outside " NETADDR_BENCH_RANGES, host);
+			return -EINVAL;
+		}
+		o->client.host = host;
+	}
+	if (optind < argc) {
+		log_warnx("unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	return check(o, given);
+}

@@ -1,0 +1,44 @@
+/*
+ * What a UDP receiver learns from sequence numbers and send timestamps: loss, reordering,
+ * duplicates (a sliding window of recently seen numbers) and interarrival jitter as RFC 3550
+ * (section 6.4.1, appendix A.8) defines it. Pure.
+ */
+#ifndef TUNBED_TR_SEQSTAT_H
+#define TUNBED_TR_SEQSTAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum {
+	SEQ_WINDOW = 4096, /* numbers below highest - SEQ_WINDOW are "too old" to judge */
+};
+
+struct seqstat {
+	uint64_t received;   /* datagrams accepted (duplicates not included) */
+	uint64_t duplicates; /* a number seen before, within the window */
+	uint64_t reordered;  /* arrived after a higher number (not a duplicate) */
+	uint64_t too_old;    /* below the window: counted neither lost nor received */
+	uint64_t highest;    /* highest number seen; valid when received > 0 */
+	uint64_t lowest;     /* lowest number seen */
+	double jitter_ns;    /* RFC 3550 J, in ns */
+	bool have_transit;
+	int64_t last_transit_ns;
+	uint64_t window[SEQ_WINDOW / 64]; /* bit i: highest - i seen */
+};
+
+void seqstat_init(struct seqstat *s);
+
+/*
+ * Records datagram seq, sent at send_ns (sender's clock) and received at recv_ns (ours); the
+ * clocks need not agree, only their rates (RFC 3550 jitter uses transit-time differences).
+ */
+void seqstat_add(struct seqstat *s, uint64_t seq, uint64_t send_ns, uint64_t recv_ns);
+
+/*
+ * Datagrams lost: numbers from lowest to highest never received, given the sender started
+ * at first_seq (usually 0) and sent up to last_seq (known from its report; pass the highest
+ * seen if unknown). Reordered ones that came late are not lost.
+ */
+uint64_t seqstat_lost(const struct seqstat *s, uint64_t first_seq, uint64_t last_seq);
+
+#endif

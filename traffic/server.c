@@ -1,0 +1,692 @@
+/*
+ * tunbed-traffic server (see server.h; protocol in proto.h, docs/traffic.md).
+ */
+#include "server.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "conn.h"
+#include "log.h"
+#include "pacer.h"
+#include "pattern.h"
+#include "proto.h"
+#include "results.h"
+#include "seqstat.h"
+
+enum {
+	SRV_MAX_THREADS = 64,
+	SRV_SCRATCH = 1 << 20,	  /* largest read or write a connection does at once */
+	SRV_UDP_SLOTS = 4096,	  /* UDP sessions a thread tracks; more are not counted */
+	SRV_UDP_BATCH = 64,
+	SRV_UDP_MAX = 65536,
+	SRV_TICK_MS = 5,	  /* while a connection sends against a clock or a pacer */
+	SRV_IDLE_MS = 500,
+	SRV_EVENTS = 256,
+};
+
+enum conn_state {
+	ST_HELLO,
+	ST_DATA,
+	ST_RR,
+	ST_CONTROL,
+};
+
+struct srv_conn {
+	int fd;
+	enum conn_state state;
+	uint8_t hello_buf[PROTO_HELLO_LEN];
+	size_t hello_len;
+	struct proto_hello h;
+	struct stream rx, tx;
+	bool sending, wr_shut, eof;
+	uint64_t deadline_ns; /* stop sending then (0: by bytes only) */
+	struct pacer pacer;
+	uint64_t wake_ns;     /* paced: try again then */
+	uint8_t *buf;	      /* rr request/response, or control answer */
+	size_t buf_len, buf_done, buf_size;
+	struct srv_conn *prev, *next;
+};
+
+struct udp_slot {
+	uint64_t test_id;
+	uint32_t session;
+	bool used;
+	struct seqstat st;
+};
+
+struct srv_thread {
+	unsigned id;
+	int cpu;
+	int epfd, lfd, ufd;
+	pthread_t thread;
+	uint8_t *scratch;
+	struct srv_conn *conns;
+	pthread_mutex_t udp_lock; /* the owner takes it per batch; control answers read through it */
+	struct udp_slot *udp;
+	uint64_t udp_untracked;
+};
+
+struct server {
+	const struct server_cfg *cfg;
+	unsigned nthreads;
+	struct srv_thread t[SRV_MAX_THREADS];
+	int stop_fd;
+	int stop;
+};
+
+static struct server *srv;
+
+static int open_sockets(struct srv_thread *t, const struct server_cfg *c)
+{
+	struct sockaddr_storage ss = { 0 };
+	socklen_t len;
+	int one = 1, zero = 0, family = c->has_bind ? c->bind.family : AF_INET6;
+
+	if (family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(c->port);
+		memcpy(&s4->sin_addr, c->bind.bytes, 4);
+		len = sizeof(*s4);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(c->port);
+		if (c->has_bind)
+			memcpy(&s6->sin6_addr, c->bind.bytes, 16);
+		len = sizeof(*s6);
+	}
+	t->lfd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	t->ufd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (t->lfd < 0 || t->ufd < 0)
+		return -errno;
+	for (int i = 0; i < 2; i++) {
+		int fd = i ? t->ufd : t->lfd;
+
+		/* Every thread binds the same port: the kernel spreads connections and UDP
+		 * flows over them, and one UDP flow always lands on one thread. */
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+		if (family == AF_INET6 && !c->has_bind)
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+		if (bind(fd, (struct sockaddr *)&ss, len) < 0)
+			return -errno;
+	}
+	setsockopt(t->ufd, SOL_SOCKET, SO_RCVBUF, &(int){ 8 << 20 }, sizeof(int));
+	if (listen(t->lfd, 4096) < 0)
+		return -errno;
+	return 0;
+}
+
+static void conn_link(struct srv_thread *t, struct srv_conn *c)
+{
+	c->next = t->conns;
+	if (t->conns)
+		t->conns->prev = c;
+	t->conns = c;
+}
+
+static void conn_close(struct srv_thread *t, struct srv_conn *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		t->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	close(c->fd);
+	free(c->buf);
+	free(c);
+}
+
+static void record(struct srv_conn *c, bool failed)
+{
+	struct proto_result r = {
+		.session = c->h.session,
+		.done = true,
+		.failed = failed,
+		.rx_bytes = c->rx.bytes,
+		.tx_bytes = c->tx.bytes,
+		.mismatches = c->rx.mismatches,
+		.first_bad = c->rx.first_bad,
+	};
+
+	results_add(c->h.test_id, &r);
+}
+
+static void start_session(struct srv_thread *t, struct srv_conn *c)
+{
+	const struct proto_hello *h = &c->h;
+
+	(void)t;
+	if (h->kind == PROTO_KIND_CONTROL) {
+		c->state = ST_CONTROL;
+		return;
+	}
+	if (h->kind == PROTO_KIND_RR) {
+		c->state = ST_RR;
+		c->buf_size = h->rr_size;
+		c->buf = malloc(c->buf_size);
+		return;
+	}
+	c->state = ST_DATA;
+	stream_init(&c->rx, pattern_seed(h->test_id, h->session, 0));
+	stream_init(&c->tx, pattern_seed(h->test_id, h->session, 1));
+	if (h->session == 0)
+		c->tx.corrupt_at = srv->cfg->corrupt_at;
+	c->sending = h->pattern != PROTO_PUSH;
+	if (h->duration_ms)
+		c->deadline_ns = clock_mono_ns() + (uint64_t)h->duration_ms * NSEC_PER_MSEC;
+	pacer_init(&c->pacer, h->rate_bps, 0, clock_mono_ns());
+}
+
+/* Sends what the session may send now; shuts the direction down when it is complete. */
+static int data_send(struct srv_thread *t, struct srv_conn *c, uint64_t now)
+{
+	bool verify = c->h.flags & PROTO_F_VERIFY;
+
+	while (c->sending && !c->wr_shut) {
+		uint64_t want = c->h.bytes ? c->h.bytes - c->tx.bytes : UINT64_MAX;
+		long w;
+
+		if ((c->h.bytes && c->tx.bytes >= c->h.bytes) ||
+		    (c->deadline_ns && now >= c->deadline_ns) ||
+		    (!c->h.bytes && !c->deadline_ns && c->eof)) {
+			shutdown(c->fd, SHUT_WR);
+			c->wr_shut = true;
+			break;
+		}
+		want = pacer_allow(&c->pacer, now, want < c->h.buffer ? want : c->h.buffer);
+		if (want == 0) {
+			c->wake_ns = now + pacer_wait_ns(&c->pacer, now, 1500);
+			break;
+		}
+		w = stream_send(c->fd, &c->tx, t->scratch, SRV_SCRATCH, want, verify);
+		if (w < 0)
+			return (int)w;
+		if (w == 0)
+			break;
+		pacer_take(&c->pacer, (uint64_t)w);
+		now = clock_mono_ns();
+	}
+	return 0;
+}
+
+static int data_step(struct srv_thread *t, struct srv_conn *c)
+{
+	bool verify = c->h.flags & PROTO_F_VERIFY;
+	long r;
+	int rc;
+
+	while (!c->eof) {
+		r = stream_recv(c->fd, &c->rx, t->scratch, c->h.buffer, verify);
+		if (r == -EAGAIN)
+			break;
+		if (r < 0)
+			return (int)r;
+		if (r == 0)
+			c->eof = true;
+	}
+	rc = data_send(t, c, clock_mono_ns());
+	if (rc)
+		return rc;
+	/* Done when the client has finished and so have we: record, then close. */
+	if (c->eof && (!c->sending || c->wr_shut)) {
+		record(c, false);
+		return 1;
+	}
+	return 0;
+}
+
+static int flush_buf(struct srv_conn *c)
+{
+	while (c->buf_done < c->buf_len) {
+		ssize_t w = send(c->fd, c->buf + c->buf_done, c->buf_len - c->buf_done,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (w < 0)
+			return (errno == EAGAIN) ? 0 : -errno;
+		c->buf_done += (size_t)w;
+	}
+	return 0;
+}
+
+/* Echoes each probe of rr_size bytes as soon as it is whole. */
+static int rr_step(struct srv_conn *c)
+{
+	for (;;) {
+		ssize_t r;
+
+		if (c->buf_len == c->buf_size) {
+			int rc = flush_buf(c);
+
+			if (rc || c->buf_done < c->buf_len)
+				return rc;
+			c->buf_len = c->buf_done = 0;
+		}
+		r = recv(c->fd, c->buf + c->buf_len, c->buf_size - c->buf_len, MSG_DONTWAIT);
+		if (r < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		if (r == 0)
+			return 1;
+		c->buf_len += (size_t)r;
+	}
+}
+
+static uint64_t threads_cpu_ns(void)
+{
+	uint64_t sum = 0;
+
+	for (unsigned i = 0; i < srv->nthreads; i++) {
+		clockid_t cid;
+		struct timespec ts;
+
+		if (pthread_getcpuclockid(srv->t[i].thread, &cid) == 0 &&
+		    clock_gettime(cid, &ts) == 0)
+			sum += clock_ns_from_ts(&ts);
+	}
+	return sum;
+}
+
+static size_t answer_udp(uint64_t test_id, uint8_t *out, size_t room, uint32_t *count)
+{
+	size_t used = 0;
+
+	*count = 0;
+	for (unsigned i = 0; i < srv->nthreads; i++) {
+		struct srv_thread *t = &srv->t[i];
+
+		pthread_mutex_lock(&t->udp_lock);
+		for (unsigned k = 0; k < SRV_UDP_SLOTS && used + PROTO_UDP_RESULT_LEN <= room; k++) {
+			struct udp_slot *u = &t->udp[k];
+			struct proto_udp_result r;
+
+			if (!u->used || u->test_id != test_id)
+				continue;
+			r = (struct proto_udp_result){
+				.session = u->session,
+				.received = u->st.received,
+				.duplicates = u->st.duplicates,
+				.reordered = u->st.reordered,
+				.too_old = u->st.too_old,
+				.lowest = u->st.lowest,
+				.highest = u->st.highest,
+				.jitter_ns = (uint64_t)u->st.jitter_ns,
+			};
+			used += (size_t)proto_udp_result_build(out + used, room - used, &r);
+			(*count)++;
+		}
+		pthread_mutex_unlock(&t->udp_lock);
+	}
+	return used;
+}
+
+static int control_step(struct srv_conn *c)
+{
+	for (;;) {
+		struct proto_ctl_req req;
+		struct proto_ctl_ans ans = { 0 };
+		uint8_t in[PROTO_CTL_REQ_LEN];
+		size_t room, used;
+		int rc = flush_buf(c);
+		ssize_t r;
+
+		if (rc || c->buf_done < c->buf_len)
+			return rc;
+		r = recv(c->fd, in, sizeof(in), MSG_DONTWAIT | MSG_PEEK);
+		if (r < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		if (r == 0)
+			return 1;
+		if (r < (ssize_t)sizeof(in))
+			return 0;
+		if (recv(c->fd, in, sizeof(in), MSG_DONTWAIT) != (ssize_t)sizeof(in) ||
+		    proto_ctl_req_parse(in, sizeof(in), &req) < 0)
+			return -EPROTO;
+		room = PROTO_CTL_ANS_HLEN + (size_t)PROTO_MAX_SESSIONS * PROTO_UDP_RESULT_LEN;
+		if (c->buf_size < room) {
+			free(c->buf);
+			c->buf = malloc(room);
+			if (!c->buf)
+				return -ENOMEM;
+			c->buf_size = room;
+		}
+		used = PROTO_CTL_ANS_HLEN;
+		ans.type = req.type;
+		if (req.type == PROTO_CTL_CPU) {
+			struct proto_cpu cpu = { .cpu_ns = threads_cpu_ns(), .threads = srv->nthreads };
+
+			used += (size_t)proto_cpu_build(c->buf + used, room - used, &cpu);
+			ans.count = 1;
+		} else if (req.type == PROTO_CTL_RESULTS) {
+			static __thread struct proto_result res[PROTO_MAX_SESSIONS];
+			unsigned n = results_get(req.test_id, res, PROTO_MAX_SESSIONS);
+
+			for (unsigned i = 0; i < n; i++)
+				used += (size_t)proto_result_build(c->buf + used, room - used, &res[i]);
+			ans.count = n;
+		} else {
+			used += answer_udp(req.test_id, c->buf + used, room - used, &ans.count);
+		}
+		proto_ctl_ans_build(c->buf, room, &ans);
+		c->buf_len = used;
+		c->buf_done = 0;
+	}
+}
+
+static int hello_step(struct srv_thread *t, struct srv_conn *c)
+{
+	ssize_t r = recv(c->fd, c->hello_buf + c->hello_len, PROTO_HELLO_LEN - c->hello_len,
+			 MSG_DONTWAIT);
+	int rc;
+
+	if (r < 0)
+		return errno == EAGAIN ? 0 : -errno;
+	if (r == 0)
+		return 1;
+	c->hello_len += (size_t)r;
+	rc = proto_hello_parse(c->hello_buf, c->hello_len, &c->h);
+	if (rc == -ENODATA)
+		return 0;
+	if (rc < 0)
+		return rc; /* not ours, or nonsense: this connection ends, nothing else does */
+	start_session(t, c);
+	return 2;
+}
+
+static void conn_step(struct srv_thread *t, struct srv_conn *c)
+{
+	int rc;
+
+	do {
+		switch (c->state) {
+		case ST_HELLO:
+			rc = hello_step(t, c);
+			break;
+		case ST_DATA:
+			rc = data_step(t, c);
+			break;
+		case ST_RR:
+			rc = rr_step(c);
+			break;
+		default:
+			rc = control_step(c);
+			break;
+		}
+	} while (rc == 2);
+	if (rc == 0)
+		return;
+	if (rc < 0 && c->state == ST_DATA)
+		record(c, true);
+	conn_close(t, c);
+}
+
+static void accept_all(struct srv_thread *t)
+{
+	for (;;) {
+		int fd = accept4(t->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET | EPOLLRDHUP };
+		struct srv_conn *c;
+
+		if (fd < 0)
+			return;
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		ev.data.ptr = c;
+		if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		conn_link(t, c);
+	}
+}
+
+static struct udp_slot *udp_slot(struct srv_thread *t, uint64_t test_id, uint32_t session)
+{
+	uint64_t h = (test_id * 0x9e3779b97f4a7c15ull) ^ session;
+
+	for (unsigned i = 0; i < 16; i++) {
+		struct udp_slot *u = &t->udp[(h + i) % SRV_UDP_SLOTS];
+
+		if (u->used && u->test_id == test_id && u->session == session)
+			return u;
+		if (!u->used) {
+			u->used = true;
+			u->test_id = test_id;
+			u->session = session;
+			seqstat_init(&u->st);
+			return u;
+		}
+	}
+	t->udp_untracked++;
+	return NULL;
+}
+
+static void udp_receive(struct srv_thread *t)
+{
+	static __thread struct mmsghdr msgs[SRV_UDP_BATCH];
+	static __thread struct iovec iov[SRV_UDP_BATCH];
+	static __thread uint8_t *bufs;
+	int n;
+
+	if (!bufs) {
+		bufs = malloc((size_t)SRV_UDP_BATCH * SRV_UDP_MAX);
+		if (!bufs)
+			return;
+	}
+	do {
+		for (int i = 0; i < SRV_UDP_BATCH; i++) {
+			iov[i].iov_base = bufs + (size_t)i * SRV_UDP_MAX;
+			iov[i].iov_len = SRV_UDP_MAX;
+			msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1 };
+		}
+		n = recvmmsg(t->ufd, msgs, SRV_UDP_BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0)
+			return;
+		uint64_t now = clock_mono_ns();
+
+		pthread_mutex_lock(&t->udp_lock);
+		for (int i = 0; i < n; i++) {
+			struct proto_udp u;
+			struct udp_slot *s;
+
+			if (proto_udp_parse(iov[i].iov_base, msgs[i].msg_len, &u) < 0)
+				continue;
+			s = udp_slot(t, u.test_id, u.session);
+			if (s)
+				seqstat_add(&s->st, u.seq, u.send_ns, now);
+		}
+		pthread_mutex_unlock(&t->udp_lock);
+	} while (n == SRV_UDP_BATCH);
+}
+
+/* Connections that send against a deadline or a pacer need the clock to move them on. */
+static bool tick(struct srv_thread *t)
+{
+	uint64_t now = clock_mono_ns();
+	bool busy = false;
+
+	for (struct srv_conn *c = t->conns, *next; c; c = next) {
+		next = c->next;
+		if (c->state != ST_DATA || !c->sending || c->wr_shut)
+			continue;
+		busy = true;
+		if ((c->wake_ns && now >= c->wake_ns) || (c->deadline_ns && now >= c->deadline_ns)) {
+			c->wake_ns = 0;
+			conn_step(t, c);
+		}
+	}
+	return busy;
+}
+
+static void *thread_main(void *arg)
+{
+	struct srv_thread *t = arg;
+	struct epoll_event ev[SRV_EVENTS];
+	int timeout = SRV_IDLE_MS;
+
+	while (!__atomic_load_n(&srv->stop, __ATOMIC_ACQUIRE)) {
+		int n = epoll_wait(t->epfd, ev, SRV_EVENTS, timeout);
+
+		for (int i = 0; i < n; i++) {
+			void *p = ev[i].data.ptr;
+
+			if (p == &t->lfd)
+				accept_all(t);
+			else if (p == &t->ufd)
+				udp_receive(t);
+			else if (p != &srv->stop_fd)
+				conn_step(t, p);
+		}
+		timeout = tick(t) ? SRV_TICK_MS : SRV_IDLE_MS;
+	}
+	while (t->conns)
+		conn_close(t, t->conns);
+	return NULL;
+}
+
+static int thread_init(struct srv_thread *t, unsigned id, int cpu)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int rc;
+
+	t->id = id;
+	t->cpu = cpu;
+	t->lfd = t->ufd = -1;
+	pthread_mutex_init(&t->udp_lock, NULL);
+	t->scratch = malloc(SRV_SCRATCH);
+	t->udp = calloc(SRV_UDP_SLOTS, sizeof(*t->udp));
+	t->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (!t->scratch || !t->udp || t->epfd < 0)
+		return -ENOMEM;
+	pattern_fill(1, 0, t->scratch, SRV_SCRATCH);
+	rc = open_sockets(t, srv->cfg);
+	if (rc)
+		return rc;
+	ev.data.ptr = &t->lfd;
+	epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->lfd, &ev);
+	ev.data.ptr = &t->ufd;
+	epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->ufd, &ev);
+	ev.data.ptr = &srv->stop_fd;
+	epoll_ctl(t->epfd, EPOLL_CTL_ADD, srv->stop_fd, &ev);
+	return 0;
+}
+
+static void thread_fini(struct srv_thread *t)
+{
+	if (t->lfd >= 0)
+		close(t->lfd);
+	if (t->ufd >= 0)
+		close(t->ufd);
+	if (t->epfd >= 0)
+		close(t->epfd);
+	free(t->scratch);
+	free(t->udp);
+	pthread_mutex_destroy(&t->udp_lock);
+}
+
+int server_run(const struct server_cfg *c)
+{
+	int cpus[SRV_MAX_THREADS], ncpus = 0, sfd, rc, status = 1;
+	unsigned inited = 0, started = 0;
+	cpu_set_t set;
+	sigset_t sigs;
+
+	srv = calloc(1, sizeof(*srv));
+	if (!srv)
+		fatal("calloc");
+	srv->cfg = c;
+	/* Threads are pinned only when asked: client and server often share a machine. */
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		CPU_ZERO(&set);
+	if (c->has_cpus)
+		set = c->cpus;
+	for (int i = 0; i < CPU_SETSIZE && ncpus < SRV_MAX_THREADS; i++) {
+		if (CPU_ISSET(i, &set))
+			cpus[ncpus++] = c->has_cpus ? i : -1;
+	}
+	if (!ncpus)
+		cpus[ncpus++] = -1;
+	srv->nthreads = c->threads ? c->threads : (unsigned)ncpus;
+	if (srv->nthreads > SRV_MAX_THREADS)
+		srv->nthreads = SRV_MAX_THREADS;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	sigdelset(&sigs, SIGPIPE);
+	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	srv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (sfd < 0 || srv->stop_fd < 0)
+		fatal("signalfd/eventfd");
+	for (inited = 0; inited < srv->nthreads; inited++) {
+		rc = thread_init(&srv->t[inited], inited, cpus[inited % (unsigned)ncpus]);
+		if (rc) {
+			log_warnx("cannot listen on port %u: %s", c->port, strerror(-rc));
+			inited++;
+			goto out;
+		}
+	}
+	for (started = 0; started < srv->nthreads; started++) {
+		struct srv_thread *t = &srv->t[started];
+		pthread_attr_t attr;
+
+		pthread_attr_init(&attr);
+		if (t->cpu >= 0) {
+			cpu_set_t one;
+
+			CPU_ZERO(&one);
+			CPU_SET(t->cpu, &one);
+			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+		}
+		rc = pthread_create(&t->thread, &attr, thread_main, t);
+		pthread_attr_destroy(&attr);
+		if (rc) {
+			log_warnx("cannot start thread %u: %s", started, strerror(rc));
+			goto out;
+		}
+	}
+	log_info("serving TCP and UDP on port %u with %u threads", c->port, srv->nthreads);
+	for (;;) {
+		struct signalfd_siginfo si;
+
+		if (read(sfd, &si, sizeof(si)) == sizeof(si))
+			break;
+		if (errno != EINTR)
+			break;
+	}
+	status = 0;
+out:
+	__atomic_store_n(&srv->stop, 1, __ATOMIC_RELEASE);
+	if (write(srv->stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
+		log_warn("cannot wake the threads");
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(srv->t[i].thread, NULL);
+	for (unsigned i = 0; i < inited; i++)
+		thread_fini(&srv->t[i]);
+	close(srv->stop_fd);
+	close(sfd);
+	free(srv);
+	return status;
+}
