@@ -23,8 +23,8 @@
 
 enum {
 	CL_EVENTS = 256,
-	CL_TICK_MS = 5,		/* while sessions are paced or near their deadline */
-	CL_GRACE_MS = 5000,	/* after the deadline, a session gets this long to close */
+	CL_TICK_MS = 5,		   /* while sessions are paced or near their deadline */
+	CL_GRACE_MS = 5000,	   /* after the deadline, a session gets this long to close */
 	CL_RESULTS_WAIT_MS = 3000, /* for the server to have seen every session end */
 };
 
@@ -76,7 +76,8 @@ static void session_finish(struct cl_thread *t, struct session *s, bool reset)
 static int session_connect(struct cl_thread *t, struct session *s)
 {
 	const struct client_cfg *c = cl->cfg;
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET | EPOLLRDHUP, .data.ptr = s };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET | EPOLLRDHUP,
+				  .data.ptr = s };
 	int fd;
 
 	fd = socket(cl->peer.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -133,9 +134,9 @@ static void build_hello(struct session *s)
 
 	/* Time mode: the server sends until the same deadline as the client. */
 	if (!c->bytes)
-		h.duration_ms = cl->deadline_ns > now ?
-					(uint32_t)((cl->deadline_ns - now) / NSEC_PER_MSEC) + 1 :
-					1;
+		h.duration_ms = cl->deadline_ns > now
+					? (uint32_t)((cl->deadline_ns - now) / NSEC_PER_MSEC) + 1
+					: 1;
 	proto_hello_build(s->hello, sizeof(s->hello), &h);
 }
 
@@ -215,14 +216,19 @@ static bool session_step(struct cl_thread *t, struct session *s)
 		if (send_complete(s, now)) {
 			if (c->rst)
 				return true;
-			shutdown(s->fd, SHUT_WR);
+			/* By bytes, the server knows when it has everything and closes first, so
+			 * that TIME_WAIT lands on the server and churn does not run this host out
+			 * of ports; by time, the client's FIN says the session is over. */
+			if (!c->bytes || stopping())
+				shutdown(s->fd, SHUT_WR);
 			s->wr_shut = true;
 			break;
 		}
 		want = c->bytes ? c->bytes - s->tx.bytes : c->buffer;
 		want = pacer_allow(&s->pacer, now, want < c->buffer ? want : c->buffer);
 		if (!want) {
-			s->wake_ns = now + pacer_wait_ns(&s->pacer, now, c->buffer < 1500 ? c->buffer : 1500);
+			s->wake_ns = now + pacer_wait_ns(&s->pacer, now,
+							 c->buffer < 1500 ? c->buffer : 1500);
 			break;
 		}
 		w = stream_send(s->fd, &s->tx, t->scratch, c->buffer, want, c->verify);
@@ -290,8 +296,8 @@ static int next_timeout(const struct cl_thread *t, uint64_t sweep_at)
 	}
 	if (wake <= now)
 		return 0;
-	return wake - now > 100 * (uint64_t)NSEC_PER_MSEC ? 100 :
-							      (int)((wake - now) / NSEC_PER_MSEC) + 1;
+	return wake - now > 100 * (uint64_t)NSEC_PER_MSEC ? 100
+							  : (int)((wake - now) / NSEC_PER_MSEC) + 1;
 }
 
 static void step_and_maybe_finish(struct cl_thread *t, struct session *s)
@@ -335,9 +341,10 @@ static void *thread_main(void *arg)
 				step_and_maybe_finish(t, s);
 			}
 			if (now >= sweep_at)
-				sweep_at = sweep_at == cl->deadline_ns ?
-						   cl->deadline_ns + (uint64_t)CL_GRACE_MS * NSEC_PER_MSEC :
-						   now + 100 * (uint64_t)NSEC_PER_MSEC;
+				sweep_at = sweep_at == cl->deadline_ns
+						   ? cl->deadline_ns +
+							     (uint64_t)CL_GRACE_MS * NSEC_PER_MSEC
+						   : now + 100 * (uint64_t)NSEC_PER_MSEC;
 		}
 		if (cl->cfg->iterations > 1)
 			pthread_barrier_wait(&cl->round);
@@ -535,15 +542,17 @@ static void supervise(int sig_fd)
 
 		if (!marked && cl->measure_ns < wake)
 			wake = cl->measure_ns;
-		timeout = wake == UINT64_MAX ? 1000 :
-			  wake > now		? (int)((wake - now) / NSEC_PER_MSEC) + 1 :
-						  0;
+		timeout = wake == UINT64_MAX ? 1000
+			  : wake > now	     ? (int)((wake - now) / NSEC_PER_MSEC) + 1
+					     : 0;
 		if (poll(pfd, 2, timeout) > 0) {
 			if (pfd[1].revents & POLLIN) {
 				struct signalfd_siginfo si;
 
 				if (read(sig_fd, &si, sizeof(si)) > 0)
-					log_warnx("signal %u: finishing the test now", si.ssi_signo);
+					log_warnx("signal %u: finishing the test now",
+						  si.ssi_signo);
+				cl->interrupted = true;
 				__atomic_store_n(&cl->stop, 1, __ATOMIC_RELAXED);
 			}
 			if (pfd[0].revents & POLLIN) {
@@ -609,7 +618,9 @@ int client_run(const struct client_cfg *c)
 	cl->have_server_cpu = true;
 	cl->t0_ns = clock_mono_ns();
 	cl->measure_ns = cl->t0_ns + c->warmup_ms * NSEC_PER_MSEC;
-	cl->deadline_ns = c->bytes ? UINT64_MAX : cl->measure_ns + c->time_ms * NSEC_PER_MSEC;
+	/* By bytes there is no deadline, unless churn repeats connections for --time. */
+	cl->deadline_ns =
+		c->bytes && !c->churn ? UINT64_MAX : cl->measure_ns + c->time_ms * NSEC_PER_MSEC;
 	cpu0 = threads_cpu_ns();
 	if (c->rr && rr_start(cl))
 		log_warnx("cannot start the latency probes");
@@ -627,8 +638,10 @@ int client_run(const struct client_cfg *c)
 		while (!stopping() && clock_mono_ns() < cl->deadline_ns) {
 			struct pollfd pfd = { .fd = sig_fd, .events = POLLIN };
 
-			if (poll(&pfd, 1, 100) > 0)
+			if (poll(&pfd, 1, 100) > 0) {
+				cl->interrupted = true;
 				__atomic_store_n(&cl->stop, 1, __ATOMIC_RELAXED);
+			}
 		}
 		cl->end_ns = clock_mono_ns();
 	}

@@ -33,8 +33,8 @@ struct client_cfg {
 	uint64_t warmup_ms; /* excluded from results (time mode) */
 	unsigned iterations;
 	enum proto_pattern pattern;
-	uint64_t rate_bps; /* per session; 0: unpaced (TCP) */
-	uint32_t buffer;   /* bytes per write and read */
+	uint64_t rate_bps;  /* per session; 0: unpaced (TCP) */
+	uint32_t buffer;    /* bytes per write and read */
 	int sndbuf, rcvbuf; /* 0: the kernel's autotuning */
 	char congestion[16];
 	bool verify;

@@ -41,9 +41,9 @@ struct session {
 	struct stream tx, rx;
 	bool wr_shut, eof;
 	struct pacer pacer;
-	uint64_t wake_ns;	   /* paced: the clock moves it on then */
-	uint64_t start_ns, end_ns; /* first connect, last completion */
-	uint64_t tx_mark, rx_mark; /* counts at the end of the warm-up */
+	uint64_t wake_ns;	     /* paced: the clock moves it on then */
+	uint64_t start_ns, end_ns;   /* first connect, last completion */
+	uint64_t tx_mark, rx_mark;   /* counts at the end of the warm-up */
 	uint64_t tx_total, rx_total; /* over all connections (churn, iterations) */
 	uint64_t connections;	     /* completed */
 	int error;		     /* first errno, 0 if none */
@@ -82,9 +82,10 @@ struct client {
 	uint64_t measure_ns;  /* start of the measured part (after warm-up) */
 	uint64_t deadline_ns; /* time mode: sending stops */
 	uint64_t end_ns;      /* when the last session finished */
-	int stop;	      /* SIGINT or SIGTERM: finish now */
+	int stop;	      /* finish now: a signal, or the end of the test for the probes */
+	bool interrupted;     /* a signal ended the test early */
 	int threads_done;
-	int done_fd;	      /* eventfd: a thread finished */
+	int done_fd;		 /* eventfd: a thread finished */
 	pthread_barrier_t round; /* iterations: all threads finish a round together */
 	/* rr */
 	pthread_t rr_thread;

@@ -16,8 +16,8 @@ static int io(int fd, uint8_t *buf, size_t len, bool out)
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = out ? send(fd, buf + done, len - done, MSG_NOSIGNAL) :
-				  recv(fd, buf + done, len - done, 0);
+		ssize_t n = out ? send(fd, buf + done, len - done, MSG_NOSIGNAL)
+				: recv(fd, buf + done, len - done, 0);
 
 		if (n < 0 && errno == EINTR)
 			continue;

@@ -97,10 +97,12 @@ static void usage(void)
 	       "  --time S             seconds each session runs after the warm-up (default 10)\n"
 	       "  --bytes B            bytes each session moves per direction, instead of --time\n"
 	       "                       (suffixes k, m, g: 1024-based)\n"
-	       "  --warmup S           seconds before --time, excluded from the results (default 0)\n"
+	       "  --warmup S           seconds before --time, excluded from the results (default "
+	       "0)\n"
 	       "  --iterations K       K rounds of the sessions, one after the other (default 1)\n"
 	       "  --pattern P          push (client sends), pull (server sends) or duplex\n"
-	       "  --rate R             pace each session at R bit/s (1gbit, 100m); default: unpaced\n"
+	       "  --rate R             pace each session at R bit/s (1gbit, 100m); default: "
+	       "unpaced\n"
 	       "  --buffer B           bytes per write and read (default 128k)\n"
 	       "  --sndbuf B, --rcvbuf B  socket buffer sizes (default: the kernel's autotuning)\n"
 	       "  --congestion ALG     TCP congestion control (cubic, reno, bbr if loaded)\n"
@@ -315,14 +317,14 @@ static int check(struct options *o, const bool *given)
 		return 0;
 	}
 	if (given[O_BIND - O_PORT] || given[O_CORRUPT - O_PORT]) {
-		log_warnx("--%s is a server option", given[O_BIND - O_PORT] ? "bind" : "corrupt-offset");
+		log_warnx("--%s is a server option",
+			  given[O_BIND - O_PORT] ? "bind" : "corrupt-offset");
 		return -EINVAL;
 	}
-	if (given[O_TIME - O_PORT] && given[O_BYTES - O_PORT]) {
-		log_warnx("--time and --bytes exclude each other (with --churn, --time bounds the test "
-			  "and --bytes each connection)");
-		if (!c->churn)
-			return -EINVAL;
+	if (given[O_TIME - O_PORT] && given[O_BYTES - O_PORT] && !c->churn) {
+		log_warnx("--time and --bytes exclude each other (with --churn, --time bounds the "
+			  "test and --bytes each connection)");
+		return -EINVAL;
 	}
 	if (c->bytes && !c->churn)
 		c->time_ms = 0;
@@ -339,7 +341,8 @@ static int check(struct options *o, const bool *given)
 		return -EINVAL;
 	}
 	if (c->udp && (c->pattern != PROTO_PUSH || c->verify || c->churn || c->rst)) {
-		log_warnx("--udp sends from client to server only: no --pattern, --verify, --churn or --shutdown");
+		log_warnx("--udp sends from client to server only: no --pattern, --verify, --churn "
+			  "or --shutdown");
 		return -EINVAL;
 	}
 	if (!given[O_SESSIONS - O_PORT] && c->rr)
@@ -402,7 +405,8 @@ int options_parse(struct options *o, int argc, char **argv)
 		}
 		host = argv[optind++];
 		if (netaddr_parse(host, &o->client.addr)) {
-			log_warnx("bad server address '%s': expected an IPv4 or IPv6 address", host);
+			log_warnx("bad server address '%s': expected an IPv4 or IPv6 address",
+				  host);
 			return -EINVAL;
 		}
 		p.addr = o->client.addr;

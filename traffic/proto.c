@@ -59,9 +59,8 @@ int proto_hello_parse(const uint8_t *buf, size_t len, struct proto_hello *h)
 	if (h->kind < PROTO_KIND_DATA || h->kind > PROTO_KIND_CONTROL ||
 	    h->session >= PROTO_MAX_SESSIONS || (h->flags & ~PROTO_F_VERIFY))
 		return -EINVAL;
-	if (h->kind == PROTO_KIND_DATA &&
-	    (h->pattern < PROTO_PUSH || h->pattern > PROTO_DUPLEX || h->buffer == 0 ||
-	     h->buffer > BUFFER_MAX))
+	if (h->kind == PROTO_KIND_DATA && (h->pattern < PROTO_PUSH || h->pattern > PROTO_DUPLEX ||
+					   h->buffer == 0 || h->buffer > BUFFER_MAX))
 		return -EINVAL;
 	if (h->kind == PROTO_KIND_RR && (h->rr_size < PROTO_RR_MIN || h->rr_size > PROTO_RR_MAX))
 		return -EINVAL;

@@ -21,7 +21,7 @@ enum {
 	PROTO_RESULT_LEN = 48,
 	PROTO_UDP_RESULT_LEN = 64,
 	PROTO_CPU_LEN = 16,
-	PROTO_RR_MIN = 16,	    /* a probe carries its number and send time */
+	PROTO_RR_MIN = 16, /* a probe carries its number and send time */
 	PROTO_RR_MAX = 65536,
 	PROTO_MAX_SESSIONS = 10000,
 };
@@ -48,11 +48,13 @@ struct proto_hello {
 	uint8_t flags;	  /* enum proto_flags */
 	uint64_t test_id; /* random per client invocation */
 	uint32_t session; /* 0 .. PROTO_MAX_SESSIONS-1 */
-	uint64_t bytes;	  /* what the server sends (pull, duplex); 0: until duration_ms */
-	uint32_t duration_ms; /* how long the server sends; 0 with bytes 0: until the client closes */
-	uint64_t rate_bps;    /* the server's send pacing; 0: as fast as it can */
-	uint32_t buffer;      /* the server's write size */
-	uint32_t rr_size;     /* probe size (rr sessions) */
+	uint64_t bytes;	  /* per direction: the server sends this much (pull, duplex) and, having
+			   * received this much (push, duplex), closes first; 0: by duration_ms */
+	uint32_t
+		duration_ms; /* how long the server sends; 0 with bytes 0: until the client closes */
+	uint64_t rate_bps;   /* the server's send pacing; 0: as fast as it can */
+	uint32_t buffer;     /* the server's write size */
+	uint32_t rr_size;    /* probe size (rr sessions) */
 };
 
 /* Writes the hello (PROTO_HELLO_LEN bytes). Returns the length or -ENOSPC. */

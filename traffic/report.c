@@ -104,7 +104,8 @@ void report_interval(struct client *cl, unsigned index, uint64_t from_ns, uint64
 			json_t *o = json_object();
 
 			jout_int(o, "id", i);
-			jout_real(o, "bits_per_second", (double)(bytes[i] - prev_bytes[i]) * 8 / span);
+			jout_real(o, "bits_per_second",
+				  (double)(bytes[i] - prev_bytes[i]) * 8 / span);
 			if (have_ti) {
 				jout_int(o, "retransmits", retr[i] - prev_retr[i]);
 				jout_real(o, "rtt_ms", ti.tcpi_rtt / 1000.0);
@@ -218,7 +219,7 @@ static json_t *tcp_json(struct client *cl, double span, uint64_t *total_out)
 		struct session *s = &cl->sess[i];
 		bool from_server;
 		uint64_t b = measured_bytes(cl, s, &from_server);
-		double d = c->bytes ? secs(s->end_ns - s->start_ns) : span;
+		double d = c->bytes && !c->churn ? secs(s->end_ns - s->start_ns) : span;
 		json_t *e = json_object();
 		uint64_t smism = s->mismatches;
 
@@ -404,7 +405,8 @@ static void final_text(const json_t *d)
 			const json_t *v = json_object_get(t, "verify");
 
 			if (json_integer_value(json_object_get(v, "mismatches")))
-				printf("  verify   %lld bytes wrong, first in session %lld at offset %lld (%s side)\n",
+				printf("  verify   %lld bytes wrong, first in session %lld at "
+				       "offset %lld (%s side)\n",
 				       json_integer_value(json_object_get(v, "mismatches")),
 				       json_integer_value(json_object_get(v, "first_session")),
 				       json_integer_value(json_object_get(v, "first_offset")),
@@ -417,8 +419,10 @@ static void final_text(const json_t *d)
 		errs = u ? json_object_get(u, "errors") : NULL;
 	}
 	if (u)
-		printf("  udp      %s received  sent %lld  lost %lld (%.3f%%)  not sent %lld  dup %lld  reordered %lld  jitter max %.3f ms\n",
-		       rate_text(json_number_value(json_object_get(u, "bits_per_second")), r, sizeof(r)),
+		printf("  udp      %s received  sent %lld  lost %lld (%.3f%%)  not sent %lld  dup "
+		       "%lld  reordered %lld  jitter max %.3f ms\n",
+		       rate_text(json_number_value(json_object_get(u, "bits_per_second")), r,
+				 sizeof(r)),
 		       json_integer_value(json_object_get(u, "sent")),
 		       json_integer_value(json_object_get(u, "lost")),
 		       json_number_value(json_object_get(u, "loss_percent")),
@@ -427,7 +431,8 @@ static void final_text(const json_t *d)
 		       json_integer_value(json_object_get(u, "reordered")),
 		       json_number_value(json_object_get(u, "jitter_ms_max")));
 	if (rr && json_integer_value(json_object_get(rr, "probes")))
-		printf("  latency  %lld probes: min %.3f p50 %.3f p90 %.3f p99 %.3f p99.9 %.3f max %.3f ms\n",
+		printf("  latency  %lld probes: min %.3f p50 %.3f p90 %.3f p99 %.3f p99.9 %.3f max "
+		       "%.3f ms\n",
 		       json_integer_value(json_object_get(rr, "probes")),
 		       json_number_value(json_object_get(rr, "min_ms")),
 		       json_number_value(json_object_get(rr, "p50_ms")),
@@ -443,10 +448,10 @@ static void final_text(const json_t *d)
 	if (json_object_get(cpu, "server_s_per_gb"))
 		printf(" (%.2f s/GB)", json_number_value(json_object_get(cpu, "server_s_per_gb")));
 	printf("\n");
-	json_array_foreach(errs, i, e)
-		printf("  error    %s: %lld session%s\n", json_string_value(json_object_get(e, "error")),
-		       json_integer_value(json_object_get(e, "sessions")),
-		       json_integer_value(json_object_get(e, "sessions")) == 1 ? "" : "s");
+	json_array_foreach(errs, i, e) printf(
+		"  error    %s: %lld session%s\n", json_string_value(json_object_get(e, "error")),
+		json_integer_value(json_object_get(e, "sessions")),
+		json_integer_value(json_object_get(e, "sessions")) == 1 ? "" : "s");
 }
 
 /* The one line a failure gets on stderr. */
@@ -474,10 +479,9 @@ int report_final(struct client *cl)
 	uint64_t total = 0, end = cl->end_ns;
 	double span;
 	char summary[128], test[24];
-	bool ok = true, interrupted = __atomic_load_n(&cl->stop, __ATOMIC_RELAXED) &&
-				      c->sessions && cl->end_ns < cl->deadline_ns;
+	bool ok = true, interrupted = cl->interrupted;
 
-	if (!c->bytes && end > cl->deadline_ns)
+	if (cl->deadline_ns != UINT64_MAX && end > cl->deadline_ns)
 		end = cl->deadline_ns;
 	span = end > cl->measure_ns ? secs(end - cl->measure_ns) : 0;
 	snprintf(test, sizeof(test), "%016llx", (unsigned long long)cl->test_id);
@@ -507,8 +511,8 @@ int report_final(struct client *cl)
 
 		errs = json_object_get(part, "errors");
 		ok = json_integer_value(json_object_get(part, "failed")) == 0;
-		if (!c->udp &&
-		    json_integer_value(json_object_get(json_object_get(part, "verify"), "mismatches")))
+		if (!c->udp && json_integer_value(json_object_get(json_object_get(part, "verify"),
+								  "mismatches")))
 			ok = false;
 		jout_set(d, c->udp ? "udp" : "tcp", part);
 	}
@@ -536,8 +540,9 @@ int report_final(struct client *cl)
 	if (intervals)
 		jout_set(d, "intervals", intervals);
 	intervals = NULL;
-	snprintf(summary, sizeof(summary), "%u %s session%s %s", c->sessions, c->udp ? "UDP" : "TCP",
-		 c->sessions == 1 ? "" : "s", c->udp ? "push" : pattern_name(c->pattern));
+	snprintf(summary, sizeof(summary), "%u %s session%s %s", c->sessions,
+		 c->udp ? "UDP" : "TCP", c->sessions == 1 ? "" : "s",
+		 c->udp ? "push" : pattern_name(c->pattern));
 	if (!c->sessions)
 		snprintf(summary, sizeof(summary), "latency probes");
 	jout_str(d, "summary", summary);

@@ -12,8 +12,8 @@
 #include "proto.h"
 
 enum {
-	RESULTS_TESTS = 64,	    /* tests remembered; the oldest is forgotten first */
-	RESULTS_KEEP_S = 600,	    /* and none longer than this */
+	RESULTS_TESTS = 64,   /* tests remembered; the oldest is forgotten first */
+	RESULTS_KEEP_S = 600, /* and none longer than this */
 };
 
 /* Adds a finished (or failed) connection of a session to its test's record. Any thread. */

@@ -20,8 +20,8 @@ static int full_io(int fd, uint8_t *buf, size_t len, bool out)
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = out ? send(fd, buf + done, len - done, MSG_NOSIGNAL) :
-				  recv(fd, buf + done, len - done, 0);
+		ssize_t n = out ? send(fd, buf + done, len - done, MSG_NOSIGNAL)
+				: recv(fd, buf + done, len - done, 0);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -38,7 +38,8 @@ static void *rr_main(void *arg)
 {
 	struct client *cl = arg;
 	const struct client_cfg *c = cl->cfg;
-	struct proto_hello h = { .kind = PROTO_KIND_RR, .test_id = cl->test_id,
+	struct proto_hello h = { .kind = PROTO_KIND_RR,
+				 .test_id = cl->test_id,
 				 .rr_size = c->rr_size };
 	uint8_t hello[PROTO_HELLO_LEN], *buf = calloc(1, c->rr_size);
 	uint64_t gap = c->rr_rate ? NSEC_PER_SEC / c->rr_rate : 0, next = clock_mono_ns();

@@ -28,11 +28,11 @@
 
 enum {
 	SRV_MAX_THREADS = 64,
-	SRV_SCRATCH = 1 << 20,	  /* largest read or write a connection does at once */
-	SRV_UDP_SLOTS = 4096,	  /* UDP sessions a thread tracks; more are not counted */
+	SRV_SCRATCH = 1 << 20, /* largest read or write a connection does at once */
+	SRV_UDP_SLOTS = 4096,  /* UDP sessions a thread tracks; more are not counted */
 	SRV_UDP_BATCH = 64,
 	SRV_UDP_MAX = 65536,
-	SRV_TICK_MS = 5,	  /* while a connection sends against a clock or a pacer */
+	SRV_TICK_MS = 5, /* while a connection sends against a clock or a pacer */
 	SRV_IDLE_MS = 500,
 	SRV_EVENTS = 256,
 };
@@ -54,8 +54,8 @@ struct srv_conn {
 	bool sending, wr_shut, eof;
 	uint64_t deadline_ns; /* stop sending then (0: by bytes only) */
 	struct pacer pacer;
-	uint64_t wake_ns;     /* paced: try again then */
-	uint8_t *buf;	      /* rr request/response, or control answer */
+	uint64_t wake_ns; /* paced: try again then */
+	uint8_t *buf;	  /* rr request/response, or control answer */
 	size_t buf_len, buf_done, buf_size;
 	struct srv_conn *prev, *next;
 };
@@ -74,7 +74,8 @@ struct srv_thread {
 	pthread_t thread;
 	uint8_t *scratch;
 	struct srv_conn *conns;
-	pthread_mutex_t udp_lock; /* the owner takes it per batch; control answers read through it */
+	pthread_mutex_t
+		udp_lock; /* the owner takes it per batch; control answers read through it */
 	struct udp_slot *udp;
 	uint64_t udp_untracked;
 };
@@ -239,7 +240,9 @@ static int data_step(struct srv_thread *t, struct srv_conn *c)
 			break;
 		if (r < 0)
 			return (int)r;
-		if (r == 0)
+		/* By bytes, the client sends exactly that much and waits for us to close. */
+		if (r == 0 ||
+		    (c->h.bytes && c->h.pattern != PROTO_PULL && c->rx.bytes >= c->h.bytes))
 			c->eof = true;
 	}
 	rc = data_send(t, c, clock_mono_ns());
@@ -312,7 +315,8 @@ static size_t answer_udp(uint64_t test_id, uint8_t *out, size_t room, uint32_t *
 		struct srv_thread *t = &srv->t[i];
 
 		pthread_mutex_lock(&t->udp_lock);
-		for (unsigned k = 0; k < SRV_UDP_SLOTS && used + PROTO_UDP_RESULT_LEN <= room; k++) {
+		for (unsigned k = 0; k < SRV_UDP_SLOTS && used + PROTO_UDP_RESULT_LEN <= room;
+		     k++) {
 			struct udp_slot *u = &t->udp[k];
 			struct proto_udp_result r;
 
@@ -369,7 +373,8 @@ static int control_step(struct srv_conn *c)
 		used = PROTO_CTL_ANS_HLEN;
 		ans.type = req.type;
 		if (req.type == PROTO_CTL_CPU) {
-			struct proto_cpu cpu = { .cpu_ns = threads_cpu_ns(), .threads = srv->nthreads };
+			struct proto_cpu cpu = { .cpu_ns = threads_cpu_ns(),
+						 .threads = srv->nthreads };
 
 			used += (size_t)proto_cpu_build(c->buf + used, room - used, &cpu);
 			ans.count = 1;
@@ -378,7 +383,8 @@ static int control_step(struct srv_conn *c)
 			unsigned n = results_get(req.test_id, res, PROTO_MAX_SESSIONS);
 
 			for (unsigned i = 0; i < n; i++)
-				used += (size_t)proto_result_build(c->buf + used, room - used, &res[i]);
+				used += (size_t)proto_result_build(c->buf + used, room - used,
+								   &res[i]);
 			ans.count = n;
 		} else {
 			used += answer_udp(req.test_id, c->buf + used, room - used, &ans.count);
@@ -531,7 +537,8 @@ static bool tick(struct srv_thread *t)
 		if (c->state != ST_DATA || !c->sending || c->wr_shut)
 			continue;
 		busy = true;
-		if ((c->wake_ns && now >= c->wake_ns) || (c->deadline_ns && now >= c->deadline_ns)) {
+		if ((c->wake_ns && now >= c->wake_ns) ||
+		    (c->deadline_ns && now >= c->deadline_ns)) {
 			c->wake_ns = 0;
 			conn_step(t, c);
 		}

@@ -43,8 +43,10 @@ static bool udp_step(struct client *cl, struct cl_thread *t, struct session *s, 
 	while (n < CL_UDP_BATCH && pacer_allow(&s->pacer, now, c->udp_size) >= c->udp_size &&
 	       !(c->bytes && s->tx.bytes + (uint64_t)n * c->udp_size >= c->bytes)) {
 		uint8_t *b = t->scratch + (size_t)n * c->udp_size;
-		struct proto_udp u = { .test_id = cl->test_id, .session = s->id,
-				       .seq = s->udp_seq + n, .send_ns = now };
+		struct proto_udp u = { .test_id = cl->test_id,
+				       .session = s->id,
+				       .seq = s->udp_seq + n,
+				       .send_ns = now };
 
 		proto_udp_build(b, c->udp_size, &u);
 		iov[n] = (struct iovec){ .iov_base = b, .iov_len = c->udp_size };
@@ -113,9 +115,9 @@ void *udp_thread_main(void *arg)
 				wake = w;
 		}
 		if (live && wake > clock_mono_ns())
-			clock_sleep_ns(wake - clock_mono_ns() < 50 * (uint64_t)NSEC_PER_MSEC ?
-					       wake - clock_mono_ns() :
-					       50 * (uint64_t)NSEC_PER_MSEC);
+			clock_sleep_ns(wake - clock_mono_ns() < 50 * (uint64_t)NSEC_PER_MSEC
+					       ? wake - clock_mono_ns()
+					       : 50 * (uint64_t)NSEC_PER_MSEC);
 	}
 	t->cpu_ns = clock_thread_cpu_ns();
 	__atomic_add_fetch(&cl->threads_done, 1, __ATOMIC_RELEASE);
