@@ -41,6 +41,15 @@ static void set_error(struct session *s, int err)
 		s->error = err;
 }
 
+/* Time mode: what arrives between the end of the warm-up and the deadline is the result. */
+static void arm_window(struct session *s)
+{
+	if (cl->cfg->bytes && !cl->cfg->churn)
+		return;
+	s->rx.window_from = cl->measure_ns;
+	s->rx.window_to = cl->deadline_ns;
+}
+
 static void session_finish(struct cl_thread *t, struct session *s, bool reset)
 {
 	if (s->fd >= 0) {
@@ -61,11 +70,13 @@ static void session_finish(struct cl_thread *t, struct session *s, bool reset)
 	}
 	relaxed_set(&s->tx_total, s->tx_total + s->tx.bytes);
 	relaxed_set(&s->rx_total, s->rx_total + s->rx.bytes);
+	s->rx_window_total += s->rx.window_bytes;
 	s->mismatches += s->rx.mismatches;
 	if (s->first_bad == UINT64_MAX && s->rx.first_bad != UINT64_MAX)
 		s->first_bad = s->rx.first_bad;
 	stream_init(&s->tx, s->tx.seed);
 	stream_init(&s->rx, s->rx.seed);
+	arm_window(s);
 	s->end_ns = clock_mono_ns();
 	s->state = SS_DONE;
 	if (!s->error)
@@ -621,6 +632,8 @@ int client_run(const struct client_cfg *c)
 	/* By bytes there is no deadline, unless churn repeats connections for --time. */
 	cl->deadline_ns =
 		c->bytes && !c->churn ? UINT64_MAX : cl->measure_ns + c->time_ms * NSEC_PER_MSEC;
+	for (unsigned i = 0; i < c->sessions; i++)
+		arm_window(&cl->sess[i]);
 	cpu0 = threads_cpu_ns();
 	if (c->rr && rr_start(cl))
 		log_warnx("cannot start the latency probes");

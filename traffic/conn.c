@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "pattern.h"
 
 void stream_init(struct stream *s, uint64_t seed)
@@ -18,6 +19,9 @@ void stream_init(struct stream *s, uint64_t seed)
 	s->mismatches = 0;
 	s->first_bad = UINT64_MAX;
 	s->corrupt_at = UINT64_MAX;
+	s->window_from = 0;
+	s->window_to = UINT64_MAX;
+	s->window_bytes = 0;
 }
 
 long stream_send(int fd, struct stream *s, uint8_t *scratch, size_t size, uint64_t want,
@@ -68,6 +72,14 @@ long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool v
 		}
 	}
 	__atomic_store_n(&s->bytes, s->bytes + (uint64_t)r, __ATOMIC_RELAXED);
+	if (s->window_to != UINT64_MAX || s->window_from) {
+		uint64_t now = clock_mono_ns();
+
+		if (now >= s->window_from && now < s->window_to)
+			s->window_bytes += (uint64_t)r;
+	} else {
+		s->window_bytes += (uint64_t)r;
+	}
 	return r;
 }
 

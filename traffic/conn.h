@@ -12,11 +12,13 @@
 
 /* One direction of a stream: what has gone through it, and what verification found. */
 struct stream {
-	uint64_t seed;	     /* pattern seed (pattern_seed) */
-	uint64_t bytes;	     /* bytes moved so far: the next stream offset */
-	uint64_t mismatches; /* bytes that failed verification */
-	uint64_t first_bad;  /* stream offset of the first; UINT64_MAX if none */
-	uint64_t corrupt_at; /* test hook: flip the byte at this offset when sending */
+	uint64_t seed;			 /* pattern seed (pattern_seed) */
+	uint64_t bytes;			 /* bytes moved so far: the next stream offset */
+	uint64_t mismatches;		 /* bytes that failed verification */
+	uint64_t first_bad;		 /* stream offset of the first; UINT64_MAX if none */
+	uint64_t corrupt_at;		 /* test hook: flip the byte at this offset when sending */
+	uint64_t window_from, window_to; /* CLOCK_MONOTONIC: count received bytes in between */
+	uint64_t window_bytes;
 };
 
 void stream_init(struct stream *s, uint64_t seed);
@@ -30,7 +32,8 @@ long stream_send(int fd, struct stream *s, uint8_t *scratch, size_t size, uint64
 		 bool verify);
 
 /*
- * Reads what fd has (until EAGAIN or size bytes per call), checks it when verify is on.
+ * Reads what fd has (until EAGAIN or size bytes per call), checks it when verify is on, and
+ * counts into window_bytes what arrives inside the window.
  * Returns bytes read, 0 at end of stream, -EAGAIN when nothing is there, or -errno.
  */
 long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool verify);

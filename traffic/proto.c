@@ -35,6 +35,7 @@ int proto_hello_build(uint8_t *buf, size_t room, const struct proto_hello *h)
 	store_be64(buf + 36, h->rate_bps);
 	store_be32(buf + 44, h->buffer);
 	store_be32(buf + 48, h->rr_size);
+	store_be32(buf + 52, h->measure_ms);
 	return PROTO_HELLO_LEN;
 }
 
@@ -56,6 +57,7 @@ int proto_hello_parse(const uint8_t *buf, size_t len, struct proto_hello *h)
 	h->rate_bps = load_be64(buf + 36);
 	h->buffer = load_be32(buf + 44);
 	h->rr_size = load_be32(buf + 48);
+	h->measure_ms = load_be32(buf + 52);
 	if (h->kind < PROTO_KIND_DATA || h->kind > PROTO_KIND_CONTROL ||
 	    h->session >= PROTO_MAX_SESSIONS || (h->flags & ~PROTO_F_VERIFY))
 		return -EINVAL;
@@ -188,6 +190,7 @@ int proto_result_build(uint8_t *buf, size_t room, const struct proto_result *r)
 	store_be64(buf + 24, r->tx_bytes);
 	store_be64(buf + 32, r->mismatches);
 	store_be64(buf + 40, r->first_bad);
+	store_be64(buf + 48, r->rx_window);
 	return PROTO_RESULT_LEN;
 }
 
@@ -207,6 +210,7 @@ int proto_result_parse(const uint8_t *buf, size_t len, struct proto_result *r)
 	r->tx_bytes = load_be64(buf + 24);
 	r->mismatches = load_be64(buf + 32);
 	r->first_bad = load_be64(buf + 40);
+	r->rx_window = load_be64(buf + 48);
 	if (r->session >= PROTO_MAX_SESSIONS)
 		return -EPROTO;
 	return PROTO_RESULT_LEN;

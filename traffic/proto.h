@@ -18,7 +18,7 @@ enum {
 	PROTO_UDP_HLEN = 32,
 	PROTO_CTL_REQ_LEN = 16,
 	PROTO_CTL_ANS_HLEN = 16,
-	PROTO_RESULT_LEN = 48,
+	PROTO_RESULT_LEN = 56,
 	PROTO_UDP_RESULT_LEN = 64,
 	PROTO_CPU_LEN = 16,
 	PROTO_RR_MIN = 16, /* a probe carries its number and send time */
@@ -55,6 +55,9 @@ struct proto_hello {
 	uint64_t rate_bps;   /* the server's send pacing; 0: as fast as it can */
 	uint32_t buffer;     /* the server's write size */
 	uint32_t rr_size;    /* probe size (rr sessions) */
+	uint32_t measure_ms; /* time mode: the measured part starts this long after the hello
+			      * and ends at duration_ms; the server counts what it receives in
+			      * between, so that the receiver's count covers that window only */
 };
 
 /* Writes the hello (PROTO_HELLO_LEN bytes). Returns the length or -ENOSPC. */
@@ -120,6 +123,7 @@ struct proto_result {
 	bool done;	     /* the server saw the session end */
 	bool failed;	     /* it ended in an error (reset, timeout) */
 	uint64_t rx_bytes;   /* what the server received */
+	uint64_t rx_window;  /* ... within the measured window of the hello (time mode) */
 	uint64_t tx_bytes;   /* what the server sent */
 	uint64_t mismatches; /* bytes that failed verification */
 	uint64_t first_bad;  /* stream offset of the first; UINT64_MAX if none */

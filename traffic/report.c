@@ -180,27 +180,29 @@ static json_t *errors_json(struct client *cl, unsigned *failed)
 	return arr;
 }
 
-/* Bytes the receiver counted in the measured part, for one session, and whether known. */
+/*
+ * Bytes the receiver counted in the measured part, for one session, and whether the server's
+ * count was known. By time, each receiver counts what arrives inside the measured window
+ * (the server learns the window from the hello); by bytes, everything counts.
+ */
 static uint64_t measured_bytes(struct client *cl, const struct session *s, bool *from_server)
 {
 	const struct client_cfg *c = cl->cfg;
-	uint64_t up = 0, down = 0, tx = s->tx_total, rx = s->rx_total;
+	bool by_time = !c->bytes || c->churn;
+	uint64_t up = 0, down = 0;
 
 	*from_server = false;
 	if (c->pattern != PROTO_PULL) {
-		/* The server received what the client sent; bytes the client sent before the
-		 * warm-up mark are taken off its count. */
 		if (cl->have_result[s->id]) {
-			uint64_t got = cl->results[s->id].rx_bytes;
-
-			up = got > s->tx_mark ? got - s->tx_mark : 0;
+			up = by_time ? cl->results[s->id].rx_window : cl->results[s->id].rx_bytes;
 			*from_server = true;
 		} else {
-			up = tx - s->tx_mark;
+			/* The server could not say: what the client sent is all there is. */
+			up = s->tx_total - s->tx_mark;
 		}
 	}
 	if (c->pattern != PROTO_PUSH)
-		down = rx - s->rx_mark;
+		down = by_time ? s->rx_window_total : s->rx_total;
 	return up + down;
 }
 

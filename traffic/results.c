@@ -66,6 +66,7 @@ void results_add(uint64_t test_id, const struct proto_result *r)
 		s->done = true;
 		s->failed |= r->failed;
 		s->rx_bytes += r->rx_bytes;
+		s->rx_window += r->rx_window;
 		s->tx_bytes += r->tx_bytes;
 		s->mismatches += r->mismatches;
 		if (r->first_bad != UINT64_MAX && s->first_bad == UINT64_MAX)

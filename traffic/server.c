@@ -162,6 +162,7 @@ static void record(struct srv_conn *c, bool failed)
 		.done = true,
 		.failed = failed,
 		.rx_bytes = c->rx.bytes,
+		.rx_window = c->rx.window_bytes,
 		.tx_bytes = c->tx.bytes,
 		.mismatches = c->rx.mismatches,
 		.first_bad = c->rx.first_bad,
@@ -191,8 +192,13 @@ static void start_session(struct srv_thread *t, struct srv_conn *c)
 	if (h->session == 0)
 		c->tx.corrupt_at = srv->cfg->corrupt_at;
 	c->sending = h->pattern != PROTO_PUSH;
-	if (h->duration_ms)
-		c->deadline_ns = clock_mono_ns() + (uint64_t)h->duration_ms * NSEC_PER_MSEC;
+	if (h->duration_ms) {
+		uint64_t now = clock_mono_ns();
+
+		c->deadline_ns = now + (uint64_t)h->duration_ms * NSEC_PER_MSEC;
+		c->rx.window_from = now + (uint64_t)h->measure_ms * NSEC_PER_MSEC;
+		c->rx.window_to = c->deadline_ns;
+	}
 	pacer_init(&c->pacer, h->rate_bps, 0, clock_mono_ns());
 }
 

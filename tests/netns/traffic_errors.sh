@@ -1,0 +1,68 @@
+#!/bin/bash
+# tunbed-traffic when things go wrong: no server, an unreachable one, a server killed in the
+# middle (partial results still printed, non-zero exit), garbage sent to the server (it
+# serves on), and every bad option (one line, exit status 2).
+#
+#  P-client 198.18.1.1 ---wire--- 198.18.1.2 P-server [tunbed-traffic server]
+# shellcheck source=traffic_lib.sh
+source "$(dirname "$0")/traffic_lib.sh"
+netns_test_init
+new_prefix P tberr
+C=(ip netns exec "$P-client" "$TRAFFIC" client)
+
+"$TOPO" up direct --prefix "$P" >/dev/null
+expect_refusal "no server" 1 "^tunbed-traffic: 198.18.1.2 port 9400: Connection refused$" "${C[@]}" 198.18.1.2 --time 1
+expect_refusal "unreachable" 1 "^tunbed-traffic: 198.18.9.9 port 9400: Network is unreachable$" "${C[@]}" 198.18.9.9 --time 1
+
+# A server killed while 4 sessions run: the client says so and keeps what it counted.
+tr_server "$P-server" 9400
+"${C[@]}" 198.18.1.2 --sessions 4 --time 5 --json >"$TMP/killed.json" 2>"$TMP/killed.err" &
+cpid=$!
+sleep 1
+kill -KILL "$TR_SERVER"
+wait "$TR_SERVER" 2>/dev/null || true
+status=0
+wait "$cpid" || status=$?
+expect_eq "killed server: client exit status" "$status" "1"
+out=$(cat "$TMP/killed.json")
+expect_eq "killed server: partial results printed" "$(json_get "$out" '(d["complete"], all(s["sent"] > 0 for s in d["tcp"]["per_session"]), d["tcp"]["failed"])')" "(False, True, 4)"
+expect_match "killed server: one line on stderr" "$(cat "$TMP/killed.err")" "^tunbed-traffic: 198.18.1.2 port 9400: Connection reset by peer \\(4 of 4 sessions\\)"
+
+# Garbage does not stop the server.
+tr_server "$P-server" 9400
+python3 - "$P" <<'PY' || fail "sending garbage"
+import socket, subprocess, sys
+for data in (b"GET / HTTP/1.0\r\n\r\n", b"TBTR" + b"\xff" * 60, b"\x00" * 100, b"TBTR\x00\x01\x09"):
+    subprocess.run(["ip", "netns", "exec", sys.argv[1] + "-client", "python3", "-c",
+                    "import socket,sys; s=socket.create_connection(('198.18.1.2', 9400)); "
+                    "s.sendall(bytes.fromhex(sys.argv[1])); s.close()", data.hex()], check=True)
+subprocess.run(["ip", "netns", "exec", sys.argv[1] + "-client", "python3", "-c",
+                "import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+                "[s.sendto(b'x' * n, ('198.18.1.2', 9400)) for n in (0, 1, 31, 32, 1000)]"], check=True)
+PY
+tr_client "$P-client" 198.18.1.2 --time 1 --json
+expect_eq "server serves on after garbage" "$TR_STATUS $(json_get "$TR_JSON" 'd["complete"]')" "0 True"
+kill -0 "$TR_SERVER" || fail "the server died"
+
+expect_refusal "no role" 2 "expected 'server' or 'client HOST'" "$TRAFFIC"
+expect_refusal "no host" 2 "client needs the server's address" "$TRAFFIC" client
+expect_refusal "host outside the ranges" 2 "server address '10.1.1.1' is outside 198.18.0.0/15 and 2001:2::/48$" "$TRAFFIC" client 10.1.1.1
+expect_refusal "host name" 2 "bad server address 'localhost'" "$TRAFFIC" client localhost
+expect_refusal "sessions 0" 2 "bad value '0' for --sessions: expected 1 to 10000$" "$TRAFFIC" client 198.18.1.2 --sessions 0
+expect_refusal "sessions 10001" 2 "bad value '10001' for --sessions" "$TRAFFIC" client 198.18.1.2 --sessions 10001
+expect_refusal "bad rate" 2 "bad value 'fast' for --rate" "$TRAFFIC" client 198.18.1.2 --rate fast
+expect_refusal "bad time" 2 "bad value '0' for --time: expected seconds from 0.1 to 86400$" "$TRAFFIC" client 198.18.1.2 --time 0
+expect_refusal "bad pattern" 2 "bad value 'sideways' for --pattern: expected push, pull or duplex$" "$TRAFFIC" client 198.18.1.2 --pattern sideways
+expect_refusal "udp without rate" 2 "--udp needs --rate" "$TRAFFIC" client 198.18.1.2 --udp
+expect_refusal "time and bytes" 2 "--time and --bytes exclude each other" "$TRAFFIC" client 198.18.1.2 --time 1 --bytes 1m
+expect_refusal "warmup with bytes" 2 "--warmup needs --time" "$TRAFFIC" client 198.18.1.2 --bytes 1m --warmup 1
+expect_refusal "churn without bytes" 2 "--churn needs --bytes" "$TRAFFIC" client 198.18.1.2 --churn
+expect_refusal "client option on the server" 2 "--sessions is a client option" "$TRAFFIC" server --sessions 2
+expect_refusal "unknown option" 2 "unrecognized option '--frobnicate'" "$TRAFFIC" client 198.18.1.2 --frobnicate
+"$TRAFFIC" --help | grep -q -- "--rr-rate" || fail "--help lacks --rr-rate"
+if "$TRAFFIC" --help | grep -q corrupt; then fail "the test hook shows in --help"; fi
+
+kill -TERM "$TR_SERVER"
+wait "$TR_SERVER" || fail "server exit status $?"
+"$TOPO" down direct --prefix "$P" >/dev/null
+expect_nothing_left "$P" "after down"

@@ -1,0 +1,34 @@
+#!/bin/bash
+# tunbed-traffic over UDP on direct.topo: a clean run loses nothing; then with the wire
+# capped by tbf below the sending rate, the loss the server reports equals exactly the
+# packets tbf dropped, and every datagram sent is either received or lost.
+#
+#  P-client 198.18.1.1 ---wire (tbf 20mbit on both egresses, second run)--- 198.18.1.2 P-server
+# shellcheck source=traffic_lib.sh
+source "$(dirname "$0")/traffic_lib.sh"
+netns_test_init
+new_prefix P tbudp
+
+"$TOPO" up direct --prefix "$P" >/dev/null
+tr_server "$P-server" 9400
+tr_client "$P-client" 198.18.1.2 --udp --rate 20m --size 1000 --sessions 2 --time 2 --json
+expect_eq "clean: exit status" "$TR_STATUS" "0"
+expect_eq "clean: nothing lost, duplicated or reordered" "$(json_get "$TR_JSON" '(d["udp"]["lost"], d["udp"]["duplicates"], d["udp"]["reordered"], d["udp"]["not_sent"])')" "(0, 0, 0, 0)"
+expect_eq "clean: 2 x 20 Mbit/s for 2 s is about 10,000 datagrams" "$(json_get "$TR_JSON" '9000 <= d["udp"]["received"] <= 10200')" "True"
+expect_eq "clean: jitter is small and known" "$(json_get "$TR_JSON" '0 <= d["udp"]["jitter_ms_max"] < 50')" "True"
+kill -TERM "$TR_SERVER"
+wait "$TR_SERVER" || fail "server exit status $?"
+"$TOPO" down direct --prefix "$P" >/dev/null
+
+sed '/^\[link wire\]/a rate = 20mbit\nlimit = 30k' "$TOPOLOGIES/direct.topo" >"$TMP/capped.topo"
+"$TOPO" up "$TMP/capped.topo" --prefix "$P" >/dev/null
+tr_server "$P-server" 9400
+tr_client "$P-client" 198.18.1.2 --udp --rate 40m --size 1000 --time 2 --json
+dropped=$(json_get "$(tc -n "$P-client" -s -j qdisc show dev wire)" 'd[0]["drops"]')
+expect_eq "capped: tbf dropped about half" "$(json_get "$TR_JSON" "0.3 < $dropped / d['udp']['sent'] < 0.7")" "True"
+expect_eq "capped: loss equals tbf's drops exactly" "$(json_get "$TR_JSON" 'd["udp"]["lost"]')" "$dropped"
+expect_eq "capped: sent = received + lost, nothing unsent" "$(json_get "$TR_JSON" '(d["udp"]["sent"] == d["udp"]["received"] + d["udp"]["lost"], d["udp"]["not_sent"])')" "(True, 0)"
+kill -TERM "$TR_SERVER"
+wait "$TR_SERVER" || fail "server exit status $?"
+"$TOPO" down "$TMP/capped.topo" --prefix "$P" >/dev/null
+expect_nothing_left "$P" "after down"
