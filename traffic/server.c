@@ -77,6 +77,7 @@ struct srv_thread {
 	pthread_mutex_t
 		udp_lock; /* the owner takes it per batch; control answers read through it */
 	struct udp_slot *udp;
+	uint8_t *udp_bufs; /* SRV_UDP_BATCH datagrams of SRV_UDP_MAX */
 	uint64_t udp_untracked;
 };
 
@@ -496,16 +497,11 @@ static struct udp_slot *udp_slot(struct srv_thread *t, uint64_t test_id, uint32_
 
 static void udp_receive(struct srv_thread *t)
 {
-	static __thread struct mmsghdr msgs[SRV_UDP_BATCH];
-	static __thread struct iovec iov[SRV_UDP_BATCH];
-	static __thread uint8_t *bufs;
+	struct mmsghdr msgs[SRV_UDP_BATCH];
+	struct iovec iov[SRV_UDP_BATCH];
+	uint8_t *bufs = t->udp_bufs;
 	int n;
 
-	if (!bufs) {
-		bufs = malloc((size_t)SRV_UDP_BATCH * SRV_UDP_MAX);
-		if (!bufs)
-			return;
-	}
 	do {
 		for (int i = 0; i < SRV_UDP_BATCH; i++) {
 			iov[i].iov_base = bufs + (size_t)i * SRV_UDP_MAX;
@@ -589,8 +585,9 @@ static int thread_init(struct srv_thread *t, unsigned id, int cpu)
 	pthread_mutex_init(&t->udp_lock, NULL);
 	t->scratch = malloc(SRV_SCRATCH);
 	t->udp = calloc(SRV_UDP_SLOTS, sizeof(*t->udp));
+	t->udp_bufs = malloc((size_t)SRV_UDP_BATCH * SRV_UDP_MAX);
 	t->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!t->scratch || !t->udp || t->epfd < 0)
+	if (!t->scratch || !t->udp || !t->udp_bufs || t->epfd < 0)
 		return -ENOMEM;
 	pattern_fill(1, 0, t->scratch, SRV_SCRATCH);
 	rc = open_sockets(t, srv->cfg);
@@ -615,6 +612,7 @@ static void thread_fini(struct srv_thread *t)
 		close(t->epfd);
 	free(t->scratch);
 	free(t->udp);
+	free(t->udp_bufs);
 	pthread_mutex_destroy(&t->udp_lock);
 }
 

@@ -114,9 +114,11 @@ void *udp_thread_main(void *arg)
 			if (w < wake)
 				wake = w;
 		}
-		if (live && wake > clock_mono_ns())
-			clock_sleep_ns(wake - clock_mono_ns() < 50 * (uint64_t)NSEC_PER_MSEC
-					       ? wake - clock_mono_ns()
+		/* One reading of the clock for the decision: two could straddle the wake time. */
+		now = clock_mono_ns();
+		if (live && wake > now)
+			clock_sleep_ns(wake - now < 50 * (uint64_t)NSEC_PER_MSEC
+					       ? wake - now
 					       : 50 * (uint64_t)NSEC_PER_MSEC);
 	}
 	t->cpu_ns = clock_thread_cpu_ns();
