@@ -1,0 +1,144 @@
+/*
+ * Unit tests for tunbed-traffic's command line (traffic/options.c): good command lines give
+ * the configuration they say, bad ones are refused before anything runs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "options.h"
+
+static struct options o;
+
+/* Parses a NULL-terminated argument list, with what it prints (a refusal, --help) hidden. */
+static int run(const char *const *args)
+{
+	char *argv[32];
+	int argc = 0, rc, out = dup(1), err = dup(2), null = open("/dev/null", O_WRONLY);
+
+	for (; args[argc]; argc++)
+		argv[argc] = (char *)args[argc];
+	argv[argc] = NULL;
+	fflush(stdout);
+	dup2(null, 1);
+	dup2(null, 2);
+	rc = options_parse(&o, argc, argv);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(out, 1);
+	dup2(err, 2);
+	close(out);
+	close(err);
+	close(null);
+	return rc;
+}
+
+#define ARGS(...) ((const char *const[]){ "tunbed-traffic", __VA_ARGS__, NULL })
+
+static void test_good(void)
+{
+	CHECK_INT(run(ARGS("client", "198.18.1.2")), 0);
+	CHECK_INT(o.mode, MODE_CLIENT);
+	CHECK_INT(o.client.sessions, 1);
+	CHECK_U64(o.client.time_ms, 10000);
+	CHECK_INT(o.client.port, TRAFFIC_DEFAULT_PORT);
+	CHECK_INT(o.client.buffer, 128 << 10);
+	CHECK_INT(o.client.pattern, PROTO_PUSH);
+
+	CHECK_INT(run(ARGS("client", "2001:2::2", "--sessions", "256", "--time", "2.5", "--warmup",
+			   "1", "--pattern", "duplex", "--rate", "2.5g", "--buffer", "64k",
+			   "--verify", "--congestion", "reno", "--interval", "0.5", "--json-stream",
+			   "--port", "9500", "--threads", "2", "--cpus", "0-1", "--sndbuf", "1m")),
+		  0);
+	CHECK_INT(o.client.sessions, 256);
+	CHECK_U64(o.client.time_ms, 2500);
+	CHECK_U64(o.client.warmup_ms, 1000);
+	CHECK_INT(o.client.pattern, PROTO_DUPLEX);
+	CHECK_U64(o.client.rate_bps, 2500000000ull);
+	CHECK_INT(o.client.buffer, 65536);
+	CHECK(o.client.verify);
+	CHECK_STR(o.client.congestion, "reno");
+	CHECK_U64(o.client.interval_ms, 500);
+	CHECK_INT(o.client.output, OUT_JSON_STREAM);
+	CHECK_INT(o.client.port, 9500);
+	CHECK_INT(o.client.threads, 2);
+	CHECK(o.client.has_cpus && CPU_COUNT(&o.client.cpus) == 2);
+	CHECK_INT(o.client.sndbuf, 1 << 20);
+	CHECK_INT(o.client.addr.family, AF_INET6);
+
+	CHECK_INT(run(ARGS("client", "198.18.1.2", "--bytes", "1m")), 0);
+	CHECK_U64(o.client.bytes, 1 << 20);
+	CHECK_U64(o.client.time_ms, 0);
+	CHECK_INT(run(ARGS("client", "198.18.1.2", "--churn", "--bytes", "64k", "--time", "3")), 0);
+	CHECK(o.client.churn);
+	CHECK_U64(o.client.time_ms, 3000);
+	CHECK_INT(run(ARGS("client", "198.18.1.2", "--udp", "--rate", "10m", "--size", "200")), 0);
+	CHECK(o.client.udp);
+	CHECK_INT(o.client.udp_size, 200);
+	/* Probes alone: no sessions unless asked for. */
+	CHECK_INT(run(ARGS("client", "198.18.1.2", "--rr")), 0);
+	CHECK_INT(o.client.sessions, 0);
+	CHECK_INT(run(ARGS("client", "198.18.1.2", "--rr", "--sessions", "8", "--rr-rate", "0")),
+		  0);
+	CHECK_INT(o.client.sessions, 8);
+	CHECK_INT(o.client.rr_rate, 0);
+	CHECK_INT(run(ARGS("server", "--port", "9401", "--bind", "198.18.1.2")), 0);
+	CHECK_INT(o.mode, MODE_SERVER);
+	CHECK_INT(o.server.port, 9401);
+	CHECK(o.server.has_bind);
+	CHECK_INT(run(ARGS("server", "--corrupt-offset", "12345")), 0);
+	CHECK_U64(o.server.corrupt_at, 12345);
+	CHECK_INT(run(ARGS("--help")), 1);
+}
+
+static void test_bad(void)
+{
+	/* Automatic, not static: the argument lists are compound literals. */
+	const struct {
+		const char *name;
+		const char *const *args;
+	} rows[] = {
+		{ "no role", ARGS("proxy") },
+		{ "no host", ARGS("client") },
+		{ "host name", ARGS("client", "localhost") },
+		{ "host outside", ARGS("client", "192.0.2.1") },
+		{ "two hosts", ARGS("client", "198.18.1.2", "198.18.1.3") },
+		{ "sessions 0", ARGS("client", "198.18.1.2", "--sessions", "0") },
+		{ "sessions 10001", ARGS("client", "198.18.1.2", "--sessions", "10001") },
+		{ "time 0", ARGS("client", "198.18.1.2", "--time", "0") },
+		{ "time text", ARGS("client", "198.18.1.2", "--time", "ten") },
+		{ "rate", ARGS("client", "198.18.1.2", "--rate", "-1") },
+		{ "buffer 0", ARGS("client", "198.18.1.2", "--buffer", "0") },
+		{ "buffer 32m", ARGS("client", "198.18.1.2", "--buffer", "32m") },
+		{ "pattern", ARGS("client", "198.18.1.2", "--pattern", "pushpull") },
+		{ "shutdown", ARGS("client", "198.18.1.2", "--shutdown", "now") },
+		{ "size 31",
+		  ARGS("client", "198.18.1.2", "--udp", "--rate", "1m", "--size", "31") },
+		{ "rr-size 15", ARGS("client", "198.18.1.2", "--rr", "--rr-size", "15") },
+		{ "port 0", ARGS("client", "198.18.1.2", "--port", "0") },
+		{ "time and bytes", ARGS("client", "198.18.1.2", "--time", "1", "--bytes", "1m") },
+		{ "warmup and bytes",
+		  ARGS("client", "198.18.1.2", "--bytes", "1m", "--warmup", "1") },
+		{ "churn without bytes", ARGS("client", "198.18.1.2", "--churn") },
+		{ "udp without rate", ARGS("client", "198.18.1.2", "--udp") },
+		{ "udp pull",
+		  ARGS("client", "198.18.1.2", "--udp", "--rate", "1m", "--pattern", "pull") },
+		{ "client option on server", ARGS("server", "--sessions", "2") },
+		{ "server option on client", ARGS("client", "198.18.1.2", "--bind", "198.18.1.1") },
+		{ "bind outside", ARGS("server", "--bind", "10.0.0.1") },
+		{ "unknown", ARGS("client", "198.18.1.2", "--nope") },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		CHECK_ROW(run(rows[i].args) == -EINVAL, rows[i].name);
+}
+
+int main(void)
+{
+	test_good();
+	test_bad();
+	return check_done("test_traffic_options");
+}
