@@ -37,6 +37,10 @@ static bool stopping(void)
 
 static void set_error(struct session *s, int err)
 {
+	/* A write into a connection the server has dropped says EPIPE, a read ECONNRESET: the
+	 * same event, reported as one. */
+	if (err == EPIPE)
+		err = ECONNRESET;
 	if (!s->error)
 		s->error = err;
 }

@@ -26,7 +26,8 @@ wait "$cpid" || status=$?
 expect_eq "killed server: client exit status" "$status" "1"
 out=$(cat "$TMP/killed.json")
 expect_eq "killed server: partial results printed" "$(json_get "$out" '(d["complete"], all(s["sent"] > 0 for s in d["tcp"]["per_session"]), d["tcp"]["failed"])')" "(False, True, 4)"
-expect_match "killed server: one line on stderr" "$(cat "$TMP/killed.err")" "^tunbed-traffic: 198.18.1.2 port 9400: Connection reset by peer \\(4 of 4 sessions\\)"
+expect_match "killed server: one line on stderr" "$(cat "$TMP/killed.err")" "^tunbed-traffic: 198.18.1.2 port 9400: Connection reset by peer \\([1-4] of 4 sessions\\)"
+expect_eq "killed server: exactly one line" "$(wc -l <"$TMP/killed.err")" "1"
 
 # Garbage does not stop the server.
 tr_server "$P-server" 9400

@@ -14,7 +14,8 @@ tr_server "$P-server" 9400
 tr_client "$P-client" 198.18.1.2 --udp --rate 20m --size 1000 --sessions 2 --time 2 --json
 expect_eq "clean: exit status" "$TR_STATUS" "0"
 expect_eq "clean: nothing lost, duplicated or reordered" "$(json_get "$TR_JSON" '(d["udp"]["lost"], d["udp"]["duplicates"], d["udp"]["reordered"], d["udp"]["not_sent"])')" "(0, 0, 0, 0)"
-expect_eq "clean: 2 x 20 Mbit/s for 2 s is about 10,000 datagrams" "$(json_get "$TR_JSON" '9000 <= d["udp"]["received"] <= 10200')" "True"
+# 2 x 20 Mbit/s for 2 s is 10,000 datagrams; a busy machine may send fewer, never more.
+expect_eq "clean: everything sent arrived, at most the rate" "$(json_get "$TR_JSON" 'd["udp"]["received"] == d["udp"]["sent"] and 4000 <= d["udp"]["sent"] <= 10010')" "True"
 expect_eq "clean: jitter is small and known" "$(json_get "$TR_JSON" '0 <= d["udp"]["jitter_ms_max"] < 50')" "True"
 kill -TERM "$TR_SERVER"
 wait "$TR_SERVER" || fail "server exit status $?"
