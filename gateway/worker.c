@@ -15,6 +15,7 @@
 
 #include "clock.h"
 #include "mss.h"
+#include "thread.h"
 #include "tx.h"
 
 static inline uint8_t *slot(struct worker *w, unsigned i)
@@ -280,21 +281,10 @@ err_slots:
 
 int worker_start(struct worker *w)
 {
-	pthread_attr_t attr;
-	int rc;
+	int rc = thread_start(&w->thread, w->cpu, worker_main, w);
 
-	pthread_attr_init(&attr);
-	if (w->cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(w->cpu, &set);
-		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	}
-	rc = pthread_create(&w->thread, &attr, worker_main, w);
-	pthread_attr_destroy(&attr);
 	if (rc)
-		return -rc;
+		return rc;
 	w->started = true;
 	return 0;
 }

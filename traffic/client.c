@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "log.h"
 #include "pattern.h"
+#include "thread.h"
 
 enum {
 	CL_EVENTS = 256,
@@ -508,21 +509,10 @@ static int start_threads(void)
 
 	for (unsigned i = 0; i < cl->nthreads && cl->cfg->sessions; i++) {
 		struct cl_thread *t = &cl->t[i];
-		pthread_attr_t attr;
-		int rc;
+		int rc = thread_start(&t->thread, t->cpu, fn, t);
 
-		pthread_attr_init(&attr);
-		if (t->cpu >= 0) {
-			cpu_set_t one;
-
-			CPU_ZERO(&one);
-			CPU_SET(t->cpu, &one);
-			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
-		}
-		rc = pthread_create(&t->thread, &attr, fn, t);
-		pthread_attr_destroy(&attr);
 		if (rc)
-			return -rc;
+			return rc;
 		t->started = true;
 	}
 	return 0;

@@ -91,3 +91,22 @@ int set_nonblock(int fd)
 		return -errno;
 	return 0;
 }
+
+int io_full(int fd, uint8_t *buf, size_t len, bool out)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = out ? send(fd, buf + done, len - done, MSG_NOSIGNAL)
+				: recv(fd, buf + done, len - done, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ECONNRESET;
+		done += (size_t)n;
+	}
+	return 0;
+}

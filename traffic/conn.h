@@ -38,6 +38,12 @@ long stream_send(int fd, struct stream *s, uint8_t *scratch, size_t size, uint64
  */
 long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool verify);
 
+/*
+ * Sends (out) or receives exactly len bytes on a blocking socket, resuming after signals.
+ * Returns 0, -ECONNRESET when the peer closed first, or -errno.
+ */
+int io_full(int fd, uint8_t *buf, size_t len, bool out);
+
 /* Sets O_NONBLOCK. Returns 0 or -errno. */
 int set_nonblock(int fd);
 

@@ -11,25 +11,6 @@
 #include "client_int.h"
 #include "clock.h"
 
-static int io(int fd, uint8_t *buf, size_t len, bool out)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = out ? send(fd, buf + done, len - done, MSG_NOSIGNAL)
-				: recv(fd, buf + done, len - done, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ECONNRESET;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
 /* One request on a fresh control connection; the records land in *out (freed by caller). */
 static int request(struct client *cl, uint8_t type, struct proto_ctl_ans *ans, uint8_t **out)
 {
@@ -45,17 +26,17 @@ static int request(struct client *cl, uint8_t type, struct proto_ctl_ans *ans, u
 		return fd;
 	proto_hello_build(hello, sizeof(hello), &h);
 	proto_ctl_req_build(r, sizeof(r), &req);
-	rc = io(fd, hello, sizeof(hello), true);
+	rc = io_full(fd, hello, sizeof(hello), true);
 	if (!rc)
-		rc = io(fd, r, sizeof(r), true);
+		rc = io_full(fd, r, sizeof(r), true);
 	if (!rc)
-		rc = io(fd, hdr, sizeof(hdr), false);
+		rc = io_full(fd, hdr, sizeof(hdr), false);
 	if (!rc && (proto_ctl_ans_parse(hdr, sizeof(hdr), ans) < 0 || ans->type != type))
 		rc = -EPROTO;
 	if (!rc) {
 		len = (size_t)ans->count * proto_ctl_record_len(type);
 		*out = malloc(len ? len : 1);
-		rc = *out ? io(fd, *out, len, false) : -ENOMEM;
+		rc = *out ? io_full(fd, *out, len, false) : -ENOMEM;
 	}
 	close(fd);
 	if (rc) {

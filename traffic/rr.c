@@ -15,25 +15,6 @@
 #include "client_int.h"
 #include "clock.h"
 
-static int full_io(int fd, uint8_t *buf, size_t len, bool out)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = out ? send(fd, buf + done, len - done, MSG_NOSIGNAL)
-				: recv(fd, buf + done, len - done, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ECONNRESET;
-		done += (size_t)n;
-	}
-	return 0;
-}
-
 static void *rr_main(void *arg)
 {
 	struct client *cl = arg;
@@ -53,7 +34,7 @@ static void *rr_main(void *arg)
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	proto_hello_build(hello, sizeof(hello), &h);
-	rc = full_io(fd, hello, sizeof(hello), true);
+	rc = io_full(fd, hello, sizeof(hello), true);
 	for (uint64_t seq = 0; !rc && !__atomic_load_n(&cl->stop, __ATOMIC_RELAXED); seq++) {
 		uint64_t sent, now;
 
@@ -66,9 +47,9 @@ static void *rr_main(void *arg)
 		sent = clock_mono_ns();
 		store_be64(buf, seq);
 		store_be64(buf + 8, sent);
-		rc = full_io(fd, buf, c->rr_size, true);
+		rc = io_full(fd, buf, c->rr_size, true);
 		if (!rc)
-			rc = full_io(fd, buf, c->rr_size, false);
+			rc = io_full(fd, buf, c->rr_size, false);
 		now = clock_mono_ns();
 		/* An echo of another probe would mean a broken server: not a latency. */
 		if (!rc && load_be64(buf) != seq)

@@ -25,6 +25,7 @@
 #include "proto.h"
 #include "results.h"
 #include "seqstat.h"
+#include "thread.h"
 
 enum {
 	SRV_MAX_THREADS = 64,
@@ -661,20 +662,10 @@ int server_run(const struct server_cfg *c)
 	}
 	for (started = 0; started < srv->nthreads; started++) {
 		struct srv_thread *t = &srv->t[started];
-		pthread_attr_t attr;
 
-		pthread_attr_init(&attr);
-		if (t->cpu >= 0) {
-			cpu_set_t one;
-
-			CPU_ZERO(&one);
-			CPU_SET(t->cpu, &one);
-			pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
-		}
-		rc = pthread_create(&t->thread, &attr, thread_main, t);
-		pthread_attr_destroy(&attr);
+		rc = thread_start(&t->thread, t->cpu, thread_main, t);
 		if (rc) {
-			log_warnx("cannot start thread %u: %s", started, strerror(rc));
+			log_warnx("cannot start thread %u: %s", started, strerror(-rc));
 			goto out;
 		}
 	}
