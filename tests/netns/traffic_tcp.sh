@@ -58,9 +58,10 @@ expect_eq "rr under load: load and probes both ran" "$TR_STATUS $(json_get "$TR_
 log "rr p50: idle $idle ms, under load $(json_get "$TR_JSON" 'd["rr"]["p50_ms"]') ms"
 
 ip netns exec "$P-client" "$TRAFFIC" client $S --sessions 2 --time 2 --interval 0.5 --json-stream >"$TMP/stream.jsonl"
-expect_eq "json-stream: 4 interval lines and a final one" "$(python3 -c 'import json,sys; L=[json.loads(l) for l in open(sys.argv[1])]; print(sum("interval" in x for x in L), "complete" in L[-1])' "$TMP/stream.jsonl")" "4 True"
+# Intervals end at 0.5, 1.0, 1.5 and 2.0 s; the last may race the end of the test.
+expect_eq "json-stream: interval lines, then the final one" "$(python3 -c 'import json,sys; L=[json.loads(l) for l in open(sys.argv[1])]; print(3 <= sum("interval" in x for x in L) <= 4, "complete" in L[-1])' "$TMP/stream.jsonl")" "True True"
 text=$(ip netns exec "$P-client" "$TRAFFIC" client $S --time 1 --interval 0.5)
-expect_match "text: interval lines and the sum" "$text" "\\[  0.00-  0.50 s\\].*sum +[0-9.]+ (G|M)bit/s"
+expect_match "text: interval lines and the sum" "$text" "\\[ +0\\.00- +0\\.5[0-9] s\\].*sum +[0-9.]+ (G|M)bit/s"
 
 kill -TERM "$TR_SERVER"
 wait "$TR_SERVER" || fail "server exit status $?"
