@@ -507,6 +507,10 @@ int report_final(struct client *cl)
 	jout_bool(cfg, "rr", c->rr);
 	jout_set(d, "config", cfg);
 	jout_real(d, "measured_s", span);
+	/* CLOCK_MONOTONIC is one clock for every namespace of the machine: a runner sampling
+	 * CPU on it can line its samples up with the measured window. */
+	jout_real(d, "measure_start_mono_s", secs(cl->measure_ns));
+	jout_real(d, "measure_end_mono_s", secs(end));
 	jout_bool(d, "interrupted", interrupted);
 	if (c->sessions) {
 		json_t *part = c->udp ? udp_json(cl, span, &total) : tcp_json(cl, span, &total);

@@ -1,0 +1,178 @@
+"""From raw run records to numbers: statistics of repeats, per-core shares over the measured
+window, saturation and who caused it, CPU-seconds per GB. Pure: tested on recorded data."""
+
+import statistics
+
+SATURATED = 95.0  # percent busy: "one core at maximum"
+BUSY = ("user", "nice", "system", "irq", "softirq", "steal")
+
+
+def spread(values):
+    """Median, min and max of a list of numbers (None when empty)."""
+    v = [x for x in values if x is not None]
+    if not v:
+        return None
+    return {"median": statistics.median(v), "min": min(v), "max": max(v), "n": len(v)}
+
+
+def core_shares(a, b):
+    """{cpu: {field: percent, "busy": percent}} between two /proc/stat samples (ticks)."""
+    out = {}
+    for c in b:
+        if c not in a:
+            continue
+        d = {f: b[c][f] - a[c][f] for f in b[c]}
+        total = sum(d.values())
+        if total <= 0:
+            continue
+        pct = {f: 100.0 * v / total for f, v in d.items()}
+        pct["busy"] = 100.0 * sum(d[f] for f in BUSY if f in d) / total
+        out[c] = pct
+    return out
+
+
+def window(samples, start, end):
+    """The samples from the last one at or before start to the first at or after end."""
+    if not samples:
+        return []
+    i = max([k for k, s in enumerate(samples) if s["t"] <= start] or [0])
+    j = min([k for k, s in enumerate(samples) if s["t"] >= end] or [len(samples) - 1])
+    return samples[i:j + 1] if j > i else samples
+
+
+def timeline(samples):
+    """[(t, {cpu: shares})] between consecutive samples: the Task Manager view."""
+    out = []
+    for a, b in zip(samples, samples[1:]):
+        out.append((b["t"], core_shares(a["cpus"], b["cpus"])))
+    return out
+
+
+def thread_cpu(samples, hz):
+    """{tid: {"pid", "comm", "seconds", "cores": {cpu: seconds}}} over the samples: each
+    interval's ticks go to the CPU the thread was on at its end."""
+    out = {}
+    for a, b in zip(samples, samples[1:]):
+        for tid, (pid, comm, ticks, proc) in b["threads"].items():
+            if tid not in a["threads"]:
+                continue
+            d = (ticks - a["threads"][tid][2]) / hz
+            if d <= 0:
+                continue
+            t = out.setdefault(tid, {"pid": pid, "comm": comm, "seconds": 0.0, "cores": {}})
+            t["seconds"] += d
+            t["cores"][str(proc)] = t["cores"].get(str(proc), 0.0) + d
+    return out
+
+
+def label(tid, t, record):
+    """A person's name for a thread: gregw's workers by id, else its process and comm."""
+    named = record.get("thread_labels", {}).get(str(tid))
+    if named:
+        return named
+    proc = record.get("processes", {}).get(str(t["pid"]), f"pid {t['pid']}")
+    return proc if proc.split()[0] == t["comm"] or t["comm"] in proc else f"{proc} ({t['comm']})"
+
+
+def analyse(record):
+    """The numbers of one run (a flat dict), from its raw record."""
+    tr = record.get("traffic") or {}
+    tcp = tr.get("tcp") or {}
+    cpu = record.get("cpu") or {"samples": [], "ticks_per_second": 100}
+    hz = cpu["ticks_per_second"]
+    samples = cpu["samples"]
+    start, end = tr.get("measure_start_mono_s"), tr.get("measure_end_mono_s")
+    win = window(samples, start, end) if start is not None and end is not None else samples
+    res = {
+        "key": record["point"]["key"],
+        "repeat": record["repeat"],
+        "bits_per_second": tcp.get("bits_per_second"),
+        "bytes": tcp.get("bytes"),
+        "measured_s": tr.get("measured_s"),
+        "retransmits": tcp.get("retransmits"),
+        "jain": tcp.get("jain"),
+        "complete": tr.get("complete", False),
+        "rr_idle_p50_ms": (record.get("rr_idle") or {}).get("p50_ms"),
+        "rr_load_p50_ms": (tr.get("rr") or {}).get("p50_ms"),
+        "rr_load_p99_ms": (tr.get("rr") or {}).get("p99_ms"),
+    }
+    cores = core_shares(win[0]["cpus"], win[-1]["cpus"]) if len(win) > 1 else {}
+    res["cores"] = cores
+    span = (win[-1]["t"] - win[0]["t"]) if len(win) > 1 else 0
+    box_s = sum(c["busy"] for c in cores.values()) / 100 * span
+    threads = thread_cpu(win, hz)
+    gw_pids = {pid for pid, name in record.get("processes", {}).items()
+               if not name.startswith("tunbed-traffic")}
+    gen_pids = {pid for pid, name in record.get("processes", {}).items()
+                if name.startswith("tunbed-traffic")}
+    gw_s = sum(t["seconds"] for t in threads.values() if str(t["pid"]) in gw_pids)
+    gen_s = sum(t["seconds"] for t in threads.values() if str(t["pid"]) in gen_pids)
+    gb = (res["bytes"] or 0) / 1e9
+    # The CPU window and the traffic window differ by up to one sampling period: scale the
+    # CPU to the traffic's length so that seconds per GB compare like with like.
+    scale = (res["measured_s"] / span) if span and res["measured_s"] else 1.0
+    res["box_cpu_s"] = box_s * scale
+    res["gateway_cpu_s"] = gw_s * scale if gw_pids else None
+    res["generator_cpu_s"] = gen_s * scale
+    res["box_cpu_s_per_gb"] = res["box_cpu_s"] / gb if gb else None
+    res["gateway_cpu_s_per_gb"] = res["gateway_cpu_s"] / gb if gb and gw_pids else None
+    res["saturated"] = saturation(cores, threads, span, record)
+    return res
+
+
+def saturation(cores, threads, span, record):
+    """[{cpu, busy, user, system, softirq, by: [(label, percent of the core)]}] for every core
+    at SATURATED% or more, the threads that ran on it first."""
+    out = []
+    for c, s in sorted(cores.items(), key=lambda kv: int(kv[0])):
+        if s["busy"] < SATURATED:
+            continue
+        by = []
+        for tid, t in threads.items():
+            on = t["cores"].get(str(c), 0.0)
+            if span and on / span >= 0.05:
+                by.append((label(tid, t, record), round(100 * on / span)))
+        by.sort(key=lambda x: -x[1])
+        out.append({"cpu": int(c), "busy": round(s["busy"], 1), "user": round(s["user"], 1),
+                    "system": round(s["system"], 1), "softirq": round(s["softirq"], 1),
+                    "by": by[:4]})
+    return out
+
+
+def saturation_words(sat):
+    """'core 1 saturated by gregw gwa worker 1 (58%) (softirq 34%, sys 51%, user 15%)'."""
+    if not sat:
+        return "no core saturated"
+    parts = []
+    for s in sat:
+        who = ", ".join(f"{name} ({pct}%)" for name, pct in s["by"]) or "the kernel"
+        parts.append(f"core {s['cpu']} saturated by {who} (softirq {s['softirq']:.0f}%, "
+                     f"sys {s['system']:.0f}%, user {s['user']:.0f}%)")
+    return "; ".join(parts)
+
+
+def cpu_per_gb(cpu_s, nbytes):
+    """CPU-seconds per GB (10^9 bytes); None without bytes."""
+    return cpu_s / (nbytes / 1e9) if nbytes else None
+
+
+def summarise(runs):
+    """Per point: the spread of each number over its repeats, and the median run."""
+    by_key = {}
+    for r in runs:
+        by_key.setdefault(r["key"], []).append(r)
+    out = {}
+    for key, rs in by_key.items():
+        tput = [r["bits_per_second"] for r in rs if r["bits_per_second"] is not None]
+        med = statistics.median(tput) if tput else None
+        median_run = min(rs, key=lambda r: abs((r["bits_per_second"] or 0) - (med or 0)))
+        out[key] = {
+            "repeats": len(rs),
+            "complete": all(r["complete"] for r in rs),
+            **{k: spread([r[k] for r in rs]) for k in (
+                "bits_per_second", "retransmits", "jain", "box_cpu_s_per_gb",
+                "gateway_cpu_s_per_gb", "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")},
+            "saturated": median_run["saturated"],
+            "median_repeat": median_run["repeat"],
+        }
+    return out

@@ -1,0 +1,256 @@
+"""The tunbed command: ras, run, compare, report, down."""
+
+import argparse
+import datetime
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from . import report, scenario
+from .common import ROOT, TOPO, Failure, log, run
+from .drivers import DRIVERS
+from .point import measure
+
+DEFAULT_PREFIX = "tb"
+
+
+def bootstrap():
+    """Installs what is missing and builds: the README promises one command does it all."""
+    subprocess.run([os.path.join(ROOT, "scripts", "bootstrap")], check=True, stdout=sys.stderr)
+
+
+def ras_scenario(args):
+    sc = scenario.Scenario(name="ras", topology=args.topology, gateways=["gregw"])
+    if args.full:
+        sc.sessions, sc.workers, sc.time, sc.repeats = [1, 2, 4, 8, 16, 32, 64], [1, 2], 10, 3
+    else:
+        # About five minutes on two cores: the ends and the middle of the session range.
+        sc.sessions, sc.workers, sc.time, sc.repeats = [1, 8, 64], [1, 2], 8, 3
+    return sc
+
+
+def apply_overrides(sc, args):
+    for key in ("sessions", "workers", "repeats", "time", "warmup", "modes"):
+        v = getattr(args, key, None)
+        if v is not None:
+            scenario.SETTERS[key](sc, str(v))
+    if getattr(args, "no_rr", False):
+        sc.rr = False
+    return sc
+
+
+def parse_pins(text):
+    pins = {}
+    for part in (text or "").split(","):
+        if not part:
+            continue
+        host, _, cpus = part.partition("=")
+        if host not in ("client", "gwa", "gwb", "server") or not cpus:
+            raise Failure(f"bad value '{part}' for --pin: expected HOST=CPUS, HOST one of client, "
+                          f"gwa, gwb, server")
+        pins[host] = cpus.replace("+", ",")
+    return pins
+
+
+class Progress:
+    """'point i of n, elapsed, time left' on stderr, redrawn in place on a terminal."""
+
+    def __init__(self, total):
+        self.total, self.start, self.tty = total, time.monotonic(), sys.stderr.isatty()
+
+    def show(self, i, what):
+        el = time.monotonic() - self.start
+        left = el / i * (self.total - i) if i else 0
+        msg = (f"[{i + 1}/{self.total}] {what}  elapsed {int(el) // 60}:{int(el) % 60:02d}"
+               f"  left ~{int(left) // 60}:{int(left) % 60:02d}")
+        print(("\r" + msg + "\033[K") if self.tty else ("tunbed: " + msg), end="" if self.tty
+              else "\n", file=sys.stderr, flush=True)
+
+    def done(self):
+        if self.tty:
+            print(file=sys.stderr)
+
+
+def execute(sc, args, title):
+    """Runs a scenario into a new results directory; returns the process exit status."""
+    bootstrap()
+    prefix = args.prefix
+    pins = parse_pins(args.pin)
+    notes, gateways = [], []
+    for g in sc.gateways:
+        ok, why = DRIVERS[g].available()
+        if ok:
+            gateways.append(g)
+        else:
+            notes.append(f"{g} skipped: {why}")
+            log(f"{g} skipped: {why}")
+    sc.gateways = gateways
+    pts = scenario.points(sc)
+    if not pts:
+        raise Failure("nothing to run: every gateway was skipped")
+    started = datetime.datetime.now(datetime.timezone.utc)
+    outdir = os.path.join(args.results, started.strftime("%Y%m%dT%H%M%SZ") + f"-{sc.name}")
+    os.makedirs(os.path.join(outdir, "runs"))
+    meta = {"scenario": sc.name, "title": title, "topology": sc.topology, "time": sc.time,
+            "warmup": sc.warmup, "repeats": sc.repeats, "started_utc": started.isoformat(),
+            "gateways": sc.gateways, "notes": notes, "pins": pins, "prefix": prefix}
+    runs = [(p, r) for r in range(1, sc.repeats + 1) for p in pts]
+    progress = Progress(len(runs))
+    complete, status = False, 0
+    try:
+        for i, (p, rep) in enumerate(runs):
+            progress.show(i, f"{p.config()}, {p.sessions} sessions, repeat {rep}")
+            rec = measure(sc, p, rep, prefix, pins)
+            with open(os.path.join(outdir, "runs", f"{p.key()}-r{rep}.json"), "w") as f:
+                json.dump(rec, f)
+        complete = True
+    except KeyboardInterrupt:
+        progress.done()
+        log(f"interrupted; topology and processes removed; partial results in {outdir}")
+        status = 130
+    except Failure as e:
+        progress.done()
+        log(f"{e}; topology and processes removed; partial results in {outdir}")
+        status = 1
+    else:
+        progress.done()
+    meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+    with open(os.path.join(outdir, "meta.json"), "w") as f:
+        json.dump(meta | {"complete": complete}, f, indent=2)
+    if not report.load_runs(outdir):
+        log(f"no run finished: nothing to report in {outdir}")
+        return status or 1
+    lines = report.write(outdir, meta, complete)
+    for line in lines:
+        print(line)
+    print(f"report: {os.path.join(outdir, 'report.md')}")
+    return status
+
+
+def cmd_ras(args):
+    sc = apply_overrides(ras_scenario(args), args)
+    return execute(sc, args, "RAS-style gateway test (gregw)")
+
+
+def cmd_run(args):
+    sc = apply_overrides(scenario.load(args.file), args)
+    return execute(sc, args, f"scenario {args.file}")
+
+
+def cmd_compare(args):
+    gws = [g.strip() for g in args.gateways.split(",") if g.strip()]
+    for g in gws:
+        if g not in DRIVERS:
+            raise Failure(f"unknown gateway '{g}': expected some of {', '.join(DRIVERS)}")
+    sc = scenario.Scenario(name="compare", topology=args.topology, gateways=gws,
+                           sessions=[1, 8, 64], workers=[2], time=10, repeats=3)
+    return execute(apply_overrides(sc, args), args, f"comparison of {', '.join(gws)}")
+
+
+def cmd_report(args):
+    meta_path = os.path.join(args.dir, "meta.json")
+    if not os.path.isdir(os.path.join(args.dir, "runs")):
+        raise Failure(f"{args.dir}: not a results directory (no runs/)")
+    meta = {}
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            meta = json.load(f)
+    for line in report.write(args.dir, meta, meta.get("complete", False)):
+        print(line)
+    print(f"report: {os.path.join(args.dir, 'report.md')}")
+    return 0
+
+
+def cmd_down(args):
+    if not os.path.exists(TOPO):
+        bootstrap()
+    print(run([TOPO, "down", "--prefix", args.prefix]).strip())
+    # The Open vSwitch driver keeps its run directories per namespace.
+    for d in sorted(os.listdir("/run/tunbed-ovs")) if os.path.isdir("/run/tunbed-ovs") else []:
+        if d.startswith(args.prefix + "-"):
+            log(f"removing Open vSwitch state of {d}")
+            subprocess.run([os.path.join(ROOT, "scripts", "drivers", "ovs-gre.sh"), "down",
+                            "--netns", d], capture_output=True)
+    return 0
+
+
+def on_sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
+def add_matrix_options(p, defaults_note):
+    p.add_argument("--sessions", metavar="LIST", help=f"sessions per point, e.g. 1,8,64 "
+                                                     f"({defaults_note})")
+    p.add_argument("--workers", metavar="LIST", help="gregw worker threads, e.g. 1,2")
+    p.add_argument("--modes", metavar="LIST", help="gregw modes: gre, gre+key, gre+seq, gre+csum")
+    p.add_argument("--repeats", type=int, metavar="N", help="repeats of every point")
+    p.add_argument("--time", type=float, metavar="S", help="measured seconds per run")
+    p.add_argument("--warmup", type=float, metavar="S", help="warm-up seconds per run (default 2)")
+    p.add_argument("--no-rr", action="store_true", help="no latency probes")
+    p.add_argument("--topology", default="ras", help="built-in name or file (default ras)")
+    p.add_argument("--pin", metavar="HOST=CPUS,...",
+                   help="pin a host's processes (client, gwa, gwb, server) to CPUs, over the "
+                        "topology's cpus =; use + between CPUs: gwa=0+1")
+    p.add_argument("--prefix", default=DEFAULT_PREFIX,
+                   help=f"namespace prefix (default {DEFAULT_PREFIX})")
+    p.add_argument("--results", default=os.path.join(ROOT, "results"), metavar="DIR",
+                   help="where result directories go (default results/)")
+
+
+def main():
+    ap = argparse.ArgumentParser(
+        prog="tunbed",
+        description="tunbed: tunnel gateway throughput testbed. Builds a gateway test in network "
+                    "namespaces, drives TCP sessions through the gateways under test, and "
+                    "reports throughput, per-core CPU saturation, cost and latency, with plots.")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+    p = sub.add_parser("ras", help="the RAS-style scenario: gregw on ras.topo",
+                       description="gregw on ras.topo, 1 to 64 sessions, 1 and 2 workers, 3 "
+                                   "repeats. Default: 1, 8 and 64 sessions, 8 s each (about "
+                                   "5 minutes on 2 cores); --full: 1, 2, 4, ... 64 sessions, "
+                                   "10 s each.")
+    p.add_argument("--full", action="store_true", help="the whole session matrix")
+    add_matrix_options(p, "default 1,8,64")
+    p.set_defaults(func=cmd_ras)
+    p = sub.add_parser("run", help="run a scenario file (docs/runner.md)")
+    p.add_argument("file")
+    add_matrix_options(p, "default: the file's")
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("compare", help="the same points for several gateways, side by side")
+    p.add_argument("--gateways", required=True, metavar="LIST",
+                   help="e.g. gregw,route,vxlan,ovs-gre (gre, wireguard-go, openvpn: skipped "
+                        "with a note where this machine cannot run them)")
+    add_matrix_options(p, "default 1,8,64")
+    p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("report", help="rebuild a results directory's report from its raw runs")
+    p.add_argument("dir")
+    p.set_defaults(func=cmd_report)
+    p = sub.add_parser("down", help="remove everything a run left behind")
+    p.add_argument("--prefix", default=DEFAULT_PREFIX)
+    p.set_defaults(func=cmd_down)
+    args = ap.parse_args()
+    if not args.command:
+        ap.print_help(sys.stderr)
+        return 2
+    if os.geteuid() != 0 and args.command != "report":
+        if shutil.which("sudo") is None:
+            log(f"{args.command} needs root (it builds network namespaces): run it as root")
+            return 1
+        os.execvp("sudo", ["sudo", sys.executable, os.path.join(ROOT, "scripts", "tunbed"),
+                           *sys.argv[1:]])
+    signal.signal(signal.SIGTERM, on_sigterm)
+    try:
+        return args.func(args)
+    except scenario.ScenarioError as e:
+        log(str(e))
+        return 2
+    except Failure as e:
+        log(str(e))
+        return 1
+    except KeyboardInterrupt:
+        log("interrupted")
+        return 130

@@ -1,0 +1,40 @@
+"""What every runner module uses: paths, one-line failures, subprocess helpers."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.path.join(ROOT, "build", "bin")
+TOPO = os.path.join(BIN, "tunbed-topo")
+GREGW = os.path.join(BIN, "gregw")
+TRAFFIC = os.path.join(BIN, "tunbed-traffic")
+OVS_DRIVER = os.path.join(ROOT, "scripts", "drivers", "ovs-gre.sh")
+TOPOLOGIES = os.path.join(ROOT, "topo", "topologies")
+
+
+class Failure(Exception):
+    """A failure the user gets as one line."""
+
+
+def log(msg):
+    print(f"tunbed: {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd, check=True, **kw):
+    """Runs cmd; on failure raises Failure with the command's last line of stderr."""
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if check and p.returncode != 0:
+        err = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
+        raise Failure(f"{os.path.basename(cmd[0])}: {err}")
+    return p.stdout
+
+
+def ns(prefix, host, *cmd):
+    """cmd inside the namespace of host."""
+    return ["ip", "netns", "exec", f"{prefix}-{host}", *cmd]
+
+
+def have(program):
+    return shutil.which(program) is not None

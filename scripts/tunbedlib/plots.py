@@ -1,0 +1,158 @@
+"""The report's pictures (matplotlib, PNG and SVG): throughput against sessions with min-max
+bars, CPU-seconds per GB, latency under load, and per-core utilisation over time for the
+fewest and the most sessions (the Task Manager view of the RAS test)."""
+
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+
+from . import analysis  # noqa: E402
+
+
+def save(fig, outdir, name):
+    os.makedirs(os.path.join(outdir, "plots"), exist_ok=True)
+    for ext in ("png", "svg"):
+        fig.savefig(os.path.join(outdir, "plots", f"{name}.{ext}"), dpi=110,
+                    bbox_inches="tight")
+    plt.close(fig)
+
+
+def by_config(points):
+    out = {}
+    for p in points:
+        out.setdefault(p["config"], []).append(p)
+    for ps in out.values():
+        ps.sort(key=lambda p: p["sessions"])
+    return out
+
+
+def sessions_axis(ax, points):
+    xs = sorted({p["sessions"] for p in points})
+    if len(xs) > 2:
+        ax.set_xscale("log", base=2)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([str(x) for x in xs])
+    ax.set_xlabel("TCP sessions")
+    ax.grid(True, alpha=0.3)
+
+
+def throughput(outdir, points, summary):
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for config, ps in by_config(points).items():
+        ps = [p for p in ps if summary[p["key"]]["bits_per_second"]]
+        if not ps:
+            continue
+        med = [summary[p["key"]]["bits_per_second"]["median"] / 1e9 for p in ps]
+        lo = [m - summary[p["key"]]["bits_per_second"]["min"] / 1e9 for m, p in zip(med, ps)]
+        hi = [summary[p["key"]]["bits_per_second"]["max"] / 1e9 - m for m, p in zip(med, ps)]
+        ax.errorbar([p["sessions"] for p in ps], med, yerr=[lo, hi], marker="o", capsize=4,
+                    label=config)
+    sessions_axis(ax, points)
+    ax.set_ylabel("throughput, Gbit/s (median, min-max)")
+    ax.set_ylim(bottom=0)
+    ax.legend()
+    ax.set_title("Tunnel throughput against sessions")
+    save(fig, outdir, "throughput")
+
+
+def cost(outdir, points, summary):
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for config, ps in by_config(points).items():
+        for key, style, what in (("box_cpu_s_per_gb", "-", "whole box"),
+                                 ("gateway_cpu_s_per_gb", "--", "gateway")):
+            qs = [p for p in ps if summary[p["key"]][key]]
+            if qs:
+                ax.plot([p["sessions"] for p in qs],
+                        [summary[p["key"]][key]["median"] for p in qs], style, marker="o",
+                        label=f"{config}: {what}")
+    sessions_axis(ax, points)
+    ax.set_ylabel("CPU-seconds per GB")
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=8)
+    ax.set_title("Cost: CPU-seconds per GB received")
+    save(fig, outdir, "cost")
+
+
+def latency(outdir, points, summary):
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    drawn = False
+    for config, ps in by_config(points).items():
+        qs = [p for p in ps if summary[p["key"]]["rr_load_p50_ms"]]
+        if not qs:
+            continue
+        drawn = True
+        line = ax.plot([p["sessions"] for p in qs],
+                       [summary[p["key"]]["rr_load_p50_ms"]["median"] for p in qs], marker="o",
+                       label=f"{config}: p50 under load")[0]
+        ax.plot([p["sessions"] for p in qs],
+                [summary[p["key"]]["rr_load_p99_ms"]["median"] for p in qs], ":", marker="^",
+                color=line.get_color(), label=f"{config}: p99 under load")
+        idle = [summary[p["key"]]["rr_idle_p50_ms"]["median"] for p in qs
+                if summary[p["key"]]["rr_idle_p50_ms"]]
+        if idle:
+            ax.axhline(sorted(idle)[len(idle) // 2], color=line.get_color(), alpha=0.4,
+                       linestyle="--", label=f"{config}: p50 idle")
+    if not drawn:
+        plt.close(fig)
+        return False
+    sessions_axis(ax, points)
+    ax.set_yscale("log")
+    ax.set_ylabel("request/response round trip, ms")
+    ax.legend(fontsize=8)
+    ax.set_title("Latency, idle and under load")
+    save(fig, outdir, "latency")
+    return True
+
+
+def cores(outdir, name, record, title):
+    tr = record.get("traffic") or {}
+    samples = (record.get("cpu") or {}).get("samples", [])
+    tl = analysis.timeline(samples)
+    if not tl:
+        return False
+    t0 = tr.get("measure_start_mono_s", samples[0]["t"])
+    ncpu = max(len(s) for _, s in tl)
+    fig, axes = plt.subplots(ncpu, 1, figsize=(7, 1.7 * ncpu + 0.6), sharex=True, squeeze=False)
+    for c in range(ncpu):
+        ax = axes[c][0]
+        ts = [t - t0 for t, _ in tl]
+        parts = [[s.get(c, s.get(str(c), {})).get(f, 0) for _, s in tl] for f in
+                 ("user", "system", "softirq")]
+        other = [max(0.0, s.get(c, s.get(str(c), {})).get("busy", 0) - u - y - q)
+                 for (_, s), u, y, q in zip(tl, *parts)]
+        ax.stackplot(ts, *parts, other, labels=["user", "system", "softirq", "other"],
+                     step="post", alpha=0.85)
+        ax.axhline(analysis.SATURATED, color="red", linewidth=0.8, linestyle="--")
+        ax.axvspan(min(ts), 0, color="grey", alpha=0.15)
+        ax.set_ylim(0, 100)
+        ax.set_ylabel(f"cpu{c} %")
+    axes[0][0].legend(loc="upper left", ncol=4, fontsize=7)
+    axes[-1][0].set_xlabel("seconds from the end of the warm-up (grey: warm-up)")
+    fig.suptitle(title)
+    save(fig, outdir, name)
+    return True
+
+
+def make(outdir, records, runs, points, summary):
+    """Draws everything the results allow; returns [(title, name)] in report order."""
+    made = []
+    throughput(outdir, points, summary)
+    made.append(("Throughput against sessions", "throughput"))
+    cost(outdir, points, summary)
+    made.append(("CPU-seconds per GB", "cost"))
+    if latency(outdir, points, summary):
+        made.append(("Latency under load", "latency"))
+    for config, ps in by_config(points).items():
+        for p in sorted({ps[0]["sessions"], ps[-1]["sessions"]}):
+            point = next(q for q in ps if q["sessions"] == p)
+            want = summary[point["key"]]["median_repeat"]
+            rec = next((r for r in records if r["point"]["key"] == point["key"]
+                        and r["repeat"] == want), None)
+            name = f"cores-{point['key']}"
+            title = f"{config}, {p} session{'s' if p > 1 else ''}: per-core CPU"
+            if rec and cores(outdir, name, rec, title):
+                made.append((title, name))
+    return made

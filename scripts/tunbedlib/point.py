@@ -1,0 +1,144 @@
+"""One run of one point: topology up, gateway up, the traffic server, idle latency, the load
+with latency probes while CPU is sampled, the gateway's own telemetry; then everything down
+again, also when anything fails or the user interrupts."""
+
+import json
+import os
+import subprocess
+import tempfile
+import time
+
+from . import cpu
+from .common import TOPO, TOPOLOGIES, TRAFFIC, Failure, ns, run
+from .drivers import DRIVERS, PAIRS
+
+PORT = 9400
+
+
+def topology_file(topology, mtu, tmpdir):
+    """The topology to build: a built-in name or a path, with the transit MTU replaced."""
+    path = topology if "/" in topology or topology.endswith(".topo") else \
+        os.path.join(TOPOLOGIES, f"{topology}.topo")
+    if not os.path.exists(path):
+        raise Failure(f"topology '{topology}': no such file {path}")
+    if not mtu:
+        return path
+    with open(path) as f:
+        text = f.read()
+    if "[link transit]" not in text:
+        raise Failure(f"{path}: no [link transit] to set an MTU on")
+    text = text.replace("[link transit]", f"[link transit]\nmtu = {mtu}", 1)
+    out = os.path.join(tmpdir, f"mtu{mtu}-{os.path.basename(path)}")
+    with open(out, "w") as f:
+        f.write(text)
+    return out
+
+
+def describe(topo_json):
+    """Outer family and per-host CPU pins of a RAS-shaped topology, from tunbed-topo show."""
+    hosts = {h["name"]: h for h in topo_json["hosts"]}
+    for need in ("client", "gwa", "gwb", "server"):
+        if need not in hosts:
+            raise Failure(f"the runner needs hosts client, gwa, gwb and server; "
+                          f"this topology has no '{need}'")
+    transit = [i for i in hosts["gwa"].get("interfaces", []) if i.get("link") == "transit"]
+    if not transit or not transit[0].get("addresses"):
+        raise Failure("the runner needs a link 'transit' between gwa and gwb, with addresses")
+    family = 6 if ":" in transit[0]["addresses"][0] else 4
+    pins = {h: hosts[h]["cpus"] for h in hosts if hosts[h].get("cpus")}
+    return family, pins
+
+
+def pinned(pins, host, cmd):
+    return ["taskset", "-c", pins[host], *cmd] if pins.get(host) else cmd
+
+
+def traffic_client(prefix, pins, args):
+    p = subprocess.run(ns(prefix, "client", *pinned(pins, "client", [TRAFFIC, "client", *args,
+                                                                      "--json"])),
+                       capture_output=True, text=True)
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        err = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
+        raise Failure(f"tunbed-traffic client: {err}") from None
+    return doc, p.returncode, p.stderr.strip()
+
+
+def wait_listening(prefix):
+    for _ in range(100):
+        if run(ns(prefix, "server", "ss", "-Hltn", f"sport = :{PORT}"), check=False).strip():
+            return
+        time.sleep(0.05)
+    raise Failure("tunbed-traffic server did not start listening")
+
+
+def measure(sc, point, repeat, prefix, pin_override):
+    """Runs point once; returns the raw record (JSON-ready)."""
+    record = {"point": point.__dict__ | {"key": point.key(), "config": point.config()},
+              "repeat": repeat, "started": time.time()}
+    driver = None
+    server = None
+    with tempfile.TemporaryDirectory(prefix="tunbed-run-") as tmp:
+        topo = topology_file(sc.topology, point.mtu, tmp)
+        run([TOPO, "up", topo, "--prefix", prefix])
+        try:
+            shown = json.loads(run([TOPO, "show", topo, "--prefix", prefix, "--json"]))
+            family, pins = describe(shown)
+            pins.update(pin_override)
+            pair = PAIRS[family]
+            record["pins"] = pins
+            driver = DRIVERS[point.gateway](prefix, pair, point, pins)
+            driver.setup()
+            server = subprocess.Popen(ns(prefix, "server", *pinned(pins, "server",
+                                                                  [TRAFFIC, "server"])),
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wait_listening(prefix)
+            if sc.rr:
+                idle, _, _ = traffic_client(prefix, pins, [pair["server"], "--rr", "--time", "1",
+                                                           "--rr-rate", "200"])
+                record["rr_idle"] = idle.get("rr")
+            sampler = cpu.Sampler(hz=4)
+            for pid, _ in driver.pids():
+                sampler.watch(pid)
+            sampler.watch(server.pid)
+            args = [pair["server"], "--sessions", str(point.sessions), "--time", str(sc.time),
+                    "--warmup", str(sc.warmup), "--pattern", point.pattern]
+            if sc.rr:
+                args.append("--rr")
+            sampler.start()
+            try:
+                proc = subprocess.Popen(
+                    ns(prefix, "client", *pinned(pins, "client", [TRAFFIC, "client", *args,
+                                                                   "--json"])),
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                sampler.watch(proc.pid)
+                out, err = proc.communicate()
+            finally:
+                sampler.stop()
+            try:
+                record["traffic"] = json.loads(out)
+            except ValueError:
+                raise Failure("tunbed-traffic client: " + ((err or "").strip().splitlines()
+                                                           or ["no output"])[-1]) from None
+            record["traffic_status"] = proc.returncode
+            record["traffic_error"] = (err or "").strip() or None
+            if isinstance(driver, DRIVERS["gregw"]):
+                driver.fetch()
+            record["gateway"] = driver.telemetry()
+            labels = {str(k): v for k, v in driver.thread_labels().items()}
+            procs = {str(pid): label for pid, label in driver.pids()}
+            procs[str(server.pid)] = "tunbed-traffic server"
+            procs[str(proc.pid)] = "tunbed-traffic client"
+            record["processes"] = procs
+            record["thread_labels"] = labels
+            record["cpu"] = sampler.export()
+        finally:
+            if server and server.poll() is None:
+                server.terminate()
+                server.wait(timeout=10)
+            if driver:
+                driver.teardown()
+            run([TOPO, "down", topo, "--prefix", prefix], check=False)
+    record["finished"] = time.time()
+    return record

@@ -1,0 +1,131 @@
+"""A run's results directory: raw records in runs/, summary.csv and summary.json, report.md
+with the headline in words first, and the plots. `tunbed report DIR` rebuilds all but the raw
+records from them."""
+
+import csv
+import glob
+import json
+import os
+
+from . import analysis, plots
+
+COLUMNS = ("bits_per_second", "retransmits", "jain", "box_cpu_s_per_gb", "gateway_cpu_s_per_gb",
+           "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")
+
+
+def load_runs(outdir):
+    records = []
+    for path in sorted(glob.glob(os.path.join(outdir, "runs", "*.json"))):
+        with open(path) as f:
+            records.append(json.load(f))
+    return records
+
+
+def gbps(x):
+    return f"{x / 1e9:.2f}" if x is not None else "-"
+
+
+def fmt(s, scale=1.0, digits=2):
+    if not s:
+        return "-"
+    return (f"{s['median'] * scale:.{digits}f} ({s['min'] * scale:.{digits}f}-"
+            f"{s['max'] * scale:.{digits}f})")
+
+
+def headline(points, summary):
+    """The report's first lines: per gateway configuration, the fewest and the most sessions,
+    in words."""
+    lines = []
+    configs = {}
+    for p in points:
+        configs.setdefault(p["config"], []).append(p)
+    for config, ps in configs.items():
+        have = [p for p in ps if p["key"] in summary]
+        if not have:
+            continue
+        for n in sorted({min(p["sessions"] for p in have), max(p["sessions"] for p in have)}):
+            p = next(q for q in have if q["sessions"] == n)
+            s = summary[p["key"]]
+            t = s["bits_per_second"]
+            rate = f"{gbps(t['median'])} Gbit/s" if t else "no throughput"
+            if t and t["n"] > 1:
+                rate += f" ({gbps(t['min'])}-{gbps(t['max'])})"
+            lines.append(f"{config}, {n} session{'s' if n > 1 else ''}: {rate}, "
+                         f"{analysis.saturation_words(s['saturated'])}")
+    return lines
+
+
+def table_row(p, s):
+    sat = ", ".join(str(x["cpu"]) for x in s["saturated"]) or "-"
+    idle = f"{s['rr_idle_p50_ms']['median']:.3f}" if s["rr_idle_p50_ms"] else "-"
+    loaded = "-"
+    if s["rr_load_p50_ms"] and s["rr_load_p99_ms"]:
+        loaded = f"{s['rr_load_p50_ms']['median']:.3f} / {s['rr_load_p99_ms']['median']:.3f}"
+    return (f"| {p['config']} | {p['sessions']} | {fmt(s['bits_per_second'], 1e-9)} | "
+            f"{fmt(s['retransmits'], 1, 0)} | {fmt(s['jain'], 1, 3)} | "
+            f"{fmt(s['box_cpu_s_per_gb'], 1, 1)} | {fmt(s['gateway_cpu_s_per_gb'], 1, 1)} | "
+            f"{idle} | {loaded} | {sat} |\n")
+
+
+def write(outdir, meta, complete=True):
+    """Writes summary.csv, summary.json, report.md and the plots from outdir/runs/."""
+    records = load_runs(outdir)
+    runs = [analysis.analyse(r) for r in records]
+    summary = analysis.summarise(runs)
+    points, seen = [], set()
+    for r in records:
+        p = r["point"]
+        if p["key"] not in seen:
+            seen.add(p["key"])
+            points.append(p)
+    with open(os.path.join(outdir, "summary.json"), "w") as f:
+        json.dump({"meta": meta, "complete": complete, "points": points, "summary": summary,
+                   "runs": runs}, f, indent=2)
+        f.write("\n")
+    with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["point", "gateway", "mode", "workers", "mtu", "pattern", "sessions",
+                    "repeats"] + [f"{c}_{s}" for c in COLUMNS for s in ("median", "min", "max")]
+                   + ["saturated_cores"])
+        for p in points:
+            s = summary[p["key"]]
+            row = [p["key"], p["gateway"], p["mode"], p["workers"], p["mtu"], p["pattern"],
+                   p["sessions"], s["repeats"]]
+            for c in COLUMNS:
+                row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
+            row.append(" ".join(str(x["cpu"]) for x in s["saturated"]))
+            w.writerow(row)
+    made = plots.make(outdir, records, runs, points, summary)
+    lines = headline(points, summary)
+    with open(os.path.join(outdir, "report.md"), "w") as f:
+        f.write(f"# tunbed {meta.get('scenario', '')}: {meta.get('title', '')}\n\n")
+        if not complete:
+            f.write("**PARTIAL: the run was interrupted or failed; these are the points "
+                    "measured before it stopped.**\n\n")
+        for line in lines:
+            f.write(f"- {line}\n")
+        f.write("\n")
+        for note in meta.get("notes", []):
+            f.write(f"> {note}\n")
+        if meta.get("notes"):
+            f.write("\n")
+        f.write(f"Topology `{meta.get('topology')}`; each run {meta.get('time')} s measured after "
+                f"{meta.get('warmup')} s of warm-up, {meta.get('repeats')} repeat(s); figures "
+                "are medians with (min-max). Throughput is what the receiver counted in the "
+                "measured window (tunbed-traffic); CPU is /proc/stat and each thread's "
+                "/proc/PID/task/TID/stat sampled at 4 Hz on CLOCK_MONOTONIC over the same "
+                "window. A core at 95% or more is saturated. CPU-s/GB: CPU seconds per 10^9 "
+                "bytes received, for the whole box and for the gateway processes (kernel "
+                "gateways have none).\n\n")
+        f.write("| gateway | sessions | Gbit/s | retransmits | Jain | box CPU-s/GB | gateway "
+                "CPU-s/GB | RTT idle p50 ms | RTT loaded p50 / p99 ms | saturated cores |\n")
+        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+        for p in points:
+            f.write(table_row(p, summary[p["key"]]))
+        f.write("\n")
+        for title, name in made:
+            f.write(f"## {title}\n\n![{title}](plots/{name}.svg)\n\n"
+                    f"(PNG: [plots/{name}.png](plots/{name}.png))\n\n")
+        f.write("Raw records: `runs/*.json`; every number above is in `summary.json` and "
+                "`summary.csv`. Rebuild this report with `scripts/tunbed report DIR`.\n")
+    return lines

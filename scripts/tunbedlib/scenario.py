@@ -1,0 +1,209 @@
+"""Scenario files: the matrix of a run, in a small INI file (docs/runner.md).
+
+    [scenario]
+    name = ras
+    topology = ras              ; built-in name or path
+    gateways = gregw, route     ; drivers, see drivers.py
+    modes = gre                 ; gregw: gre, gre+key, gre+seq, gre+csum (combinable)
+    workers = 1, 2              ; gregw worker threads
+    sessions = 1, 8, 64         ; concurrent TCP sessions
+    mtu = 0                     ; transit link MTU (0: the topology's)
+    pattern = push              ; push, pull, duplex
+    time = 10                   ; seconds measured per run
+    warmup = 2                  ; seconds before, not measured
+    repeats = 3
+    rr = yes                    ; latency probes, idle and under load
+
+Every error names file:line and the value, as the C tools do.
+"""
+
+import dataclasses
+import os
+
+GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "wireguard-go", "openvpn")
+GREGW_OPTIONS = ("key", "seq", "csum")
+PATTERNS = ("push", "pull", "duplex")
+
+
+class ScenarioError(Exception):
+    """A bad scenario: the message is one line, FILE:LINE: what."""
+
+
+@dataclasses.dataclass
+class Scenario:
+    name: str = "scenario"
+    topology: str = "ras"
+    gateways: list = dataclasses.field(default_factory=lambda: ["gregw"])
+    modes: list = dataclasses.field(default_factory=lambda: ["gre"])
+    workers: list = dataclasses.field(default_factory=lambda: [2])
+    sessions: list = dataclasses.field(default_factory=lambda: [1, 8])
+    mtu: list = dataclasses.field(default_factory=lambda: [0])
+    pattern: list = dataclasses.field(default_factory=lambda: ["push"])
+    time: float = 10.0
+    warmup: float = 2.0
+    repeats: int = 3
+    rr: bool = True
+
+
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """One cell of the matrix, measured `repeats` times."""
+    gateway: str
+    mode: str
+    workers: int
+    mtu: int
+    pattern: str
+    sessions: int
+
+    def key(self):
+        """A name for files and tables: gregw-gre-w2-mtu0-push-s8."""
+        return (f"{self.gateway}-{self.mode}-w{self.workers}-mtu{self.mtu}-{self.pattern}"
+                f"-s{self.sessions}")
+
+    def config(self):
+        """The gateway configuration, without the session count: a line of a plot."""
+        if self.gateway == "gregw":
+            return f"gregw {self.mode} {self.workers}w"
+        return self.gateway
+
+
+def _ints(v, lo, hi, what):
+    out = []
+    for part in v.replace(",", " ").split():
+        try:
+            n = int(part)
+        except ValueError:
+            raise ValueError(f"bad value '{part}' for {what}: expected whole numbers") from None
+        if not lo <= n <= hi:
+            raise ValueError(f"bad value '{part}' for {what}: expected {lo} to {hi}")
+        out.append(n)
+    if not out:
+        raise ValueError(f"{what} needs at least one value")
+    return out
+
+
+def _words(v, allowed, what):
+    out = [w for w in v.replace(",", " ").split()]
+    if not out:
+        raise ValueError(f"{what} needs at least one value")
+    for w in out:
+        if allowed and w not in allowed:
+            raise ValueError(f"unknown {what} '{w}': expected one of {', '.join(allowed)}")
+    return out
+
+
+def _modes(v):
+    out = _words(v, None, "mode")
+    for m in out:
+        parts = m.split("+")
+        if parts[0] != "gre" or any(p not in GREGW_OPTIONS for p in parts[1:]) \
+                or len(set(parts)) != len(parts):
+            raise ValueError(f"bad mode '{m}': expected gre, optionally +key, +seq, +csum")
+    return out
+
+
+def _number(v, lo, hi, what):
+    try:
+        x = float(v)
+    except ValueError:
+        raise ValueError(f"bad value '{v}' for {what}: expected a number") from None
+    if not lo <= x <= hi:
+        raise ValueError(f"bad value '{v}' for {what}: expected {lo:g} to {hi:g}")
+    return x
+
+
+def _bool(v, what):
+    if v.lower() in ("yes", "on", "true", "1"):
+        return True
+    if v.lower() in ("no", "off", "false", "0"):
+        return False
+    raise ValueError(f"bad value '{v}' for {what}: expected yes or no")
+
+
+def _set_name(sc, v):
+    if not v.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"bad name '{v}': use letters, digits, '-' and '_'")
+    sc.name = v
+
+
+def _set_mtu(sc, v):
+    mtus = _ints(v, 0, 65535, "mtu")
+    for m in mtus:
+        if 0 < m < 1280:
+            raise ValueError(f"bad value '{m}' for mtu: 0 (the topology's) or 1280 to 65535")
+    sc.mtu = mtus
+
+
+SETTERS = {
+    "name": _set_name,
+    "topology": lambda s, v: setattr(s, "topology", v),
+    "gateways": lambda s, v: setattr(s, "gateways", _words(v, GATEWAYS, "gateway")),
+    "modes": lambda s, v: setattr(s, "modes", _modes(v)),
+    "workers": lambda s, v: setattr(s, "workers", _ints(v, 1, 64, "workers")),
+    "sessions": lambda s, v: setattr(s, "sessions", _ints(v, 1, 10000, "sessions")),
+    "mtu": _set_mtu,
+    "pattern": lambda s, v: setattr(s, "pattern", _words(v, PATTERNS, "pattern")),
+    "time": lambda s, v: setattr(s, "time", _number(v, 1, 3600, "time")),
+    "warmup": lambda s, v: setattr(s, "warmup", _number(v, 0, 600, "warmup")),
+    "repeats": lambda s, v: setattr(s, "repeats", _ints(v, 1, 100, "repeats")[0]),
+    "rr": lambda s, v: setattr(s, "rr", _bool(v, "rr")),
+}
+
+
+def parse(text, filename="scenario"):
+    """Parses a scenario file's text. Raises ScenarioError naming file:line."""
+    sc = Scenario(name=os.path.splitext(os.path.basename(filename))[0] or "scenario")
+    section, seen = None, {}
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in ";#":
+            continue
+        if line.startswith("["):
+            if not line.endswith("]"):
+                raise ScenarioError(f"{filename}:{n}: missing ']' in '{line}'")
+            section = line[1:-1].strip()
+            if section != "scenario":
+                raise ScenarioError(f"{filename}:{n}: unknown section [{section}]: "
+                                    f"expected [scenario]")
+            continue
+        if section is None:
+            raise ScenarioError(f"{filename}:{n}: '{line}' outside [scenario]")
+        if "=" not in line:
+            raise ScenarioError(f"{filename}:{n}: expected 'key = value', got '{line}'")
+        key, value = (x.strip() for x in line.split("=", 1))
+        value = value.split(" ;")[0].strip()
+        if key not in SETTERS:
+            raise ScenarioError(f"{filename}:{n}: unknown key '{key}'")
+        if key in seen:
+            raise ScenarioError(f"{filename}:{n}: duplicate key '{key}' (first at line "
+                                f"{seen[key]})")
+        seen[key] = n
+        try:
+            SETTERS[key](sc, value)
+        except ValueError as e:
+            raise ScenarioError(f"{filename}:{n}: {e}") from None
+    return sc
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise ScenarioError(f"{path}: cannot read: {e.strerror}") from None
+    return parse(text, path)
+
+
+def points(sc):
+    """The matrix of sc, gateway configuration by configuration, sessions innermost."""
+    out = []
+    for gw in sc.gateways:
+        modes = sc.modes if gw == "gregw" else ["-"]
+        workers = sc.workers if gw == "gregw" else [0]
+        for mode in modes:
+            for w in workers:
+                for mtu in sc.mtu:
+                    for pat in sc.pattern:
+                        for s in sc.sessions:
+                            out.append(Point(gw, mode, w, mtu, pat, s))
+    return out
