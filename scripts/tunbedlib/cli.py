@@ -242,6 +242,9 @@ def main():
             return 1
         os.execvp("sudo", ["sudo", sys.executable, os.path.join(ROOT, "scripts", "tunbed"),
                            *sys.argv[1:]])
+    # Ctrl-C and SIGTERM unwind through the finally blocks that take everything down; a
+    # shell that starts us in the background ignores SIGINT, so take it back explicitly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
         return args.func(args)

@@ -77,8 +77,7 @@ def measure(sc, point, repeat, prefix, pin_override):
     """Runs point once; returns the raw record (JSON-ready)."""
     record = {"point": point.__dict__ | {"key": point.key(), "config": point.config()},
               "repeat": repeat, "started": time.time()}
-    driver = None
-    server = None
+    driver = server = proc = None
     with tempfile.TemporaryDirectory(prefix="tunbed-run-") as tmp:
         topo = topology_file(sc.topology, point.mtu, tmp)
         run([TOPO, "up", topo, "--prefix", prefix])
@@ -134,9 +133,11 @@ def measure(sc, point, repeat, prefix, pin_override):
             record["thread_labels"] = labels
             record["cpu"] = sampler.export()
         finally:
-            if server and server.poll() is None:
-                server.terminate()
-                server.wait(timeout=10)
+            # Started here, so ended here, by PID, before their namespaces go.
+            for p in (proc, server):
+                if p and p.poll() is None:
+                    p.terminate()
+                    p.wait(timeout=10)
             if driver:
                 driver.teardown()
             run([TOPO, "down", topo, "--prefix", prefix], check=False)

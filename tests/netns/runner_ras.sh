@@ -1,0 +1,74 @@
+#!/bin/bash
+# The runner end to end: a short `tunbed ras` (1 repeat, 2 points, 3 s) writes its results
+# directory with consistent numbers and valid plots; `tunbed compare` skips a gateway this
+# machine cannot run, with its note; `tunbed run` takes a scenario file; Ctrl-C keeps and marks
+# partial results; nothing is left behind.
+#
+#  P-client --lan-a-- P-gwa [gateway] ==transit== [gateway] P-gwb --lan-b-- P-server
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+netns_test_init
+new_prefix P tbrun
+TUNBED="$TUNBED_SRC/scripts/tunbed"
+R="$TMP/results"
+
+out=$("$TUNBED" ras --sessions 1,8 --workers 2 --repeats 1 --time 3 --warmup 1 --prefix "$P" --results "$R" 2>"$TMP/ras.err") || die "tunbed ras failed: $(tail -3 "$TMP/ras.err")"
+dir=$(find "$R" -maxdepth 1 -name '*-ras' | head -1)
+[ -n "$dir" ] || die "no results directory"
+expect_match "headline: 1 session, in words" "$out" "gregw gre 2w, 1 session: [0-9.]+ Gbit/s, (core [0-9]+ saturated by|no core saturated)"
+expect_match "headline: 8 sessions" "$out" "gregw gre 2w, 8 sessions: [0-9.]+ Gbit/s"
+for f in report.md summary.csv summary.json meta.json runs/gregw-gre-w2-mtu0-push-s1-r1.json runs/gregw-gre-w2-mtu0-push-s8-r1.json; do
+	[ -s "$dir/$f" ] || fail "missing $f"
+done
+head -3 "$dir/report.md" | grep -q "^- gregw gre 2w, 1 session: " || fail "report.md does not start with the headline"
+expect_eq "summary.csv: a header and two points" "$(wc -l <"$dir/summary.csv")" "3"
+python3 - "$dir" <<'PY' || fail "results are not consistent"
+import json, os, sys
+d = sys.argv[1]
+s = json.load(open(os.path.join(d, "summary.json")))
+assert s["complete"] is True, "not complete"
+for r in s["runs"]:
+    # Throughput is bytes over the measured time.
+    assert abs(r["bytes"] * 8 / r["measured_s"] - r["bits_per_second"]) <= 1e-6 * r["bits_per_second"], r["key"]
+    # Per-core shares add up, and busy is what is not idle.
+    for c, sh in r["cores"].items():
+        assert abs(sum(v for k, v in sh.items() if k != "busy") - 100) < 1e-6, (r["key"], c)
+        assert abs(sh["busy"] - (100 - sh["idle"] - sh["iowait"])) < 1e-6
+    assert r["box_cpu_s_per_gb"] > 0 and r["gateway_cpu_s_per_gb"] > 0
+    assert r["rr_idle_p50_ms"] > 0 and r["rr_load_p50_ms"] > 0
+plots = ["throughput", "cost", "latency", "cores-gregw-gre-w2-mtu0-push-s1", "cores-gregw-gre-w2-mtu0-push-s8"]
+for p in plots:
+    png = open(os.path.join(d, "plots", p + ".png"), "rb").read()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR" and png[-8:-4] == b"IEND", p
+    assert b"<svg" in open(os.path.join(d, "plots", p + ".svg"), "rb").read(400), p
+print("consistent")
+PY
+expect_nothing_left "$P" "after tunbed ras"
+[ -z "$(ls /run/gregw 2>/dev/null | grep "$P")" ] || fail "gregw control sockets left"
+
+# A gateway this kernel cannot run (ip_gre) is skipped with its note, the other measured.
+out=$("$TUNBED" compare --gateways route,gre --sessions 1 --repeats 1 --time 2 --warmup 0 --no-rr --prefix "$P" --results "$R" 2>"$TMP/cmp.err") || die "tunbed compare failed: $(tail -3 "$TMP/cmp.err")"
+dir=$(find "$R" -maxdepth 1 -name '*-compare' | head -1)
+expect_match "compare: gre skipped, said on stderr" "$(cat "$TMP/cmp.err")" "gre skipped: this kernel has no GRE module"
+grep -q "^> gre skipped: this kernel has no GRE module" "$dir/report.md" || fail "the report does not carry the skip note"
+expect_match "compare: route measured" "$out" "^route, 1 session: [0-9.]+ Gbit/s"
+
+# A scenario file: kernel VXLAN, one point.
+printf '%s\n' "[scenario]" "name = vx" "gateways = vxlan" "sessions = 2" "repeats = 1" "time = 2" "warmup = 0" "rr = no" >"$TMP/vx.scenario"
+out=$("$TUNBED" run "$TMP/vx.scenario" --prefix "$P" --results "$R" 2>"$TMP/run.err") || die "tunbed run failed: $(tail -3 "$TMP/run.err")"
+expect_match "run: vxlan measured" "$out" "^vxlan, 2 sessions: [0-9.]+ Gbit/s"
+printf '%s\n' "[scenario]" "sessions = many" >"$TMP/bad.scenario"
+expect_refusal "run: a bad scenario" 2 "bad.scenario:2: bad value 'many' for sessions: expected whole numbers$" "$TUNBED" run "$TMP/bad.scenario" --prefix "$P" --results "$R"
+
+# Ctrl-C after the first run: partial results kept and marked, one line, nothing left.
+"$TUNBED" ras --sessions 1 --workers 1 --repeats 3 --time 3 --warmup 0 --no-rr --prefix "$P" --results "$TMP/partial" >"$TMP/int.out" 2>"$TMP/int.err" &
+rpid=$!
+one_run() { [ -n "$(find "$TMP/partial" -name '*-r1.json' 2>/dev/null)" ]; }
+poll 60 one_run || fail "the first run did not finish"
+kill -INT "$rpid"
+status=0
+wait "$rpid" || status=$?
+expect_eq "interrupted: exit status" "$status" "130"
+expect_match "interrupted: one line" "$(grep -v '^tunbed: \[' "$TMP/int.err" | grep -v '^bootstrap' | tail -1)" "^tunbed: interrupted; topology and processes removed; partial results in "
+grep -q "PARTIAL" "$(find "$TMP/partial" -name report.md)" || fail "the partial report is not marked"
+expect_nothing_left "$P" "after the interruption"

@@ -1,0 +1,192 @@
+"""Unit tests of the runner (scripts/tunbedlib) on recorded data: statistics of repeats,
+per-core shares, saturation and its attribution, CPU-seconds per GB, scenario files good and
+bad. The two records in data/ are real runs of gregw on ras.topo (1 and 8 sessions, 3 s)."""
+
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+
+from tunbedlib import analysis, scenario  # noqa: E402
+
+
+def record(name):
+    with open(os.path.join(HERE, "data", name)) as f:
+        return json.load(f)
+
+
+class Statistics(unittest.TestCase):
+    def test_spread(self):
+        self.assertEqual(analysis.spread([3, 1, 2]), {"median": 2, "min": 1, "max": 3, "n": 3})
+        self.assertEqual(analysis.spread([4, 1]), {"median": 2.5, "min": 1, "max": 4, "n": 2})
+        self.assertEqual(analysis.spread([None, 5])["n"], 1)
+        self.assertIsNone(analysis.spread([]))
+
+    def test_cpu_per_gb(self):
+        self.assertAlmostEqual(analysis.cpu_per_gb(3.0, 1.5e9), 2.0)
+        self.assertIsNone(analysis.cpu_per_gb(3.0, 0))
+
+    def test_summarise_picks_the_median_run(self):
+        runs = [{"key": "k", "repeat": i, "bits_per_second": b, "complete": True,
+                 "retransmits": 0, "jain": 1, "box_cpu_s_per_gb": 1, "gateway_cpu_s_per_gb": None,
+                 "rr_idle_p50_ms": None, "rr_load_p50_ms": None, "rr_load_p99_ms": None,
+                 "saturated": [{"cpu": i}]} for i, b in ((1, 5e8), (2, 9e8), (3, 7e8))]
+        s = analysis.summarise(runs)["k"]
+        self.assertEqual(s["bits_per_second"], {"median": 7e8, "min": 5e8, "max": 9e8, "n": 3})
+        self.assertEqual(s["median_repeat"], 3)
+        self.assertEqual(s["saturated"], [{"cpu": 3}])
+        self.assertIsNone(s["gateway_cpu_s_per_gb"])
+
+
+class Cores(unittest.TestCase):
+    def test_shares_add_up(self):
+        a = {"0": dict(user=100, nice=0, system=100, idle=800, iowait=0, irq=0, softirq=0, steal=0)}
+        b = {"0": dict(user=150, nice=0, system=200, idle=800, iowait=0, irq=0, softirq=50, steal=0)}
+        s = analysis.core_shares(a, b)["0"]
+        self.assertAlmostEqual(s["busy"], 100.0)
+        self.assertAlmostEqual(s["user"], 25.0)
+        self.assertAlmostEqual(s["softirq"], 25.0)
+        self.assertAlmostEqual(sum(v for k, v in s.items() if k != "busy"), 100.0)
+
+    def test_recorded_shares_add_up(self):
+        for name in ("run-gregw-s1.json", "run-gregw-s8.json"):
+            res = analysis.analyse(record(name))
+            for c, s in res["cores"].items():
+                self.assertAlmostEqual(sum(v for k, v in s.items() if k != "busy"), 100.0,
+                                       places=6, msg=f"{name} cpu{c}")
+                self.assertAlmostEqual(s["busy"], 100 - s["idle"] - s["iowait"], places=6)
+
+    def test_window_follows_the_traffic(self):
+        r = record("run-gregw-s1.json")
+        tr = r["traffic"]
+        w = analysis.window(r["cpu"]["samples"], tr["measure_start_mono_s"],
+                            tr["measure_end_mono_s"])
+        self.assertLessEqual(w[0]["t"], tr["measure_start_mono_s"])
+        self.assertGreaterEqual(w[-1]["t"], tr["measure_end_mono_s"] - 0.25)
+        self.assertLess(len(w), len(r["cpu"]["samples"]))
+
+
+class Saturation(unittest.TestCase):
+    def test_one_session_one_core(self):
+        res = analysis.analyse(record("run-gregw-s1.json"))
+        sat = res["saturated"]
+        self.assertEqual([s["cpu"] for s in sat], [1])
+        names = [n for n, _ in sat[0]["by"]]
+        self.assertEqual(set(names[:2]), {"gregw gwa worker 1", "gregw gwb worker 1"})
+        words = analysis.saturation_words(sat)
+        self.assertTrue(words.startswith("core 1 saturated by gregw gw"), words)
+        self.assertIn("softirq", words)
+
+    def test_eight_sessions_every_core(self):
+        res = analysis.analyse(record("run-gregw-s8.json"))
+        self.assertEqual([s["cpu"] for s in res["saturated"]], [0, 1])
+
+    def test_threshold(self):
+        cores = {"0": {"busy": 94.9, "user": 0, "system": 0, "softirq": 0},
+                 "1": {"busy": 95.0, "user": 10, "system": 80, "softirq": 5}}
+        sat = analysis.saturation(cores, {}, 1.0, {})
+        self.assertEqual([s["cpu"] for s in sat], [1])
+        self.assertEqual(analysis.saturation_words(sat),
+                         "core 1 saturated by the kernel (softirq 5%, sys 80%, user 10%)")
+        self.assertEqual(analysis.saturation_words([]), "no core saturated")
+
+    def test_attribution_by_core(self):
+        # Two samples one second apart: thread 7 ran 0.9 s on cpu1, thread 8 0.5 s on cpu0.
+        samples = [{"t": 0.0, "cpus": {}, "threads": {"7": [1, "gregw", 0, 1], "8": [2, "x", 0, 0]}},
+                   {"t": 1.0, "cpus": {}, "threads": {"7": [1, "gregw", 90, 1], "8": [2, "x", 50, 0]}}]
+        threads = analysis.thread_cpu(samples, 100)
+        self.assertAlmostEqual(threads["7"]["cores"]["1"], 0.9)
+        rec = {"thread_labels": {"7": "gregw gwa worker 1"}, "processes": {"2": "tunbed-traffic server"}}
+        cores = {"1": {"busy": 99, "user": 1, "system": 90, "softirq": 8},
+                 "0": {"busy": 99, "user": 1, "system": 90, "softirq": 8}}
+        sat = analysis.saturation(cores, threads, 1.0, rec)
+        self.assertEqual(sat[1]["by"], [("gregw gwa worker 1", 90)])
+        self.assertEqual(sat[0]["by"], [("tunbed-traffic server (x)", 50)])
+
+
+class Cost(unittest.TestCase):
+    def test_recorded_cost(self):
+        r = record("run-gregw-s1.json")
+        res = analysis.analyse(r)
+        tr = r["traffic"]["tcp"]
+        # Bytes over the measured time is the throughput the generator reported.
+        self.assertAlmostEqual(res["bytes"] * 8 / res["measured_s"], tr["bits_per_second"],
+                               delta=tr["bits_per_second"] * 1e-6)
+        self.assertAlmostEqual(res["box_cpu_s_per_gb"], res["box_cpu_s"] / (res["bytes"] / 1e9))
+        self.assertGreater(res["box_cpu_s_per_gb"], res["gateway_cpu_s_per_gb"])
+        # Two cores for 3 s: the box cannot have spent more than 6 CPU-seconds.
+        self.assertLessEqual(res["box_cpu_s"], 2 * res["measured_s"] + 1e-6)
+
+
+class Scenarios(unittest.TestCase):
+    GOOD = ("[scenario]\nname = t1\ntopology = ras6\ngateways = gregw, route\n"
+            "modes = gre, gre+key+seq\nworkers = 1, 2\nsessions = 1 8 64\nmtu = 0, 9000\n"
+            "pattern = push, duplex\ntime = 5\nwarmup = 0.5\nrepeats = 2\nrr = no\n")
+
+    def test_good(self):
+        sc = scenario.parse(self.GOOD, "t1.scenario")
+        self.assertEqual(sc.name, "t1")
+        self.assertEqual(sc.gateways, ["gregw", "route"])
+        self.assertEqual(sc.modes, ["gre", "gre+key+seq"])
+        self.assertEqual(sc.sessions, [1, 8, 64])
+        self.assertEqual(sc.mtu, [0, 9000])
+        self.assertEqual((sc.time, sc.warmup, sc.repeats, sc.rr), (5.0, 0.5, 2, False))
+        pts = scenario.points(sc)
+        # gregw: 2 modes x 2 workers x 2 mtu x 2 patterns x 3 sessions; route: 2 x 2 x 3.
+        self.assertEqual(len(pts), 48 + 12)
+        self.assertEqual(pts[0].key(), "gregw-gre-w1-mtu0-push-s1")
+        self.assertEqual(pts[-1].config(), "route")
+
+    def test_defaults_and_file(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".scenario", delete=False) as f:
+            f.write("[scenario]\n; only the gateways\ngateways = vxlan\n")
+        try:
+            sc = scenario.load(f.name)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(sc.gateways, ["vxlan"])
+        self.assertEqual(sc.sessions, [1, 8])
+        self.assertEqual(sc.repeats, 3)
+        with self.assertRaises(scenario.ScenarioError) as e:
+            scenario.load("/nonexistent/x.scenario")
+        self.assertEqual(str(e.exception),
+                         "/nonexistent/x.scenario: cannot read: No such file or directory")
+
+    def test_bad(self):
+        rows = [
+            ("gateways = gregw", "f:1: 'gateways = gregw' outside [scenario]"),
+            ("[scenario]\ngateways = ipsec", "f:2: unknown gateway 'ipsec': expected one of "
+             "gregw, route, vxlan, gre, ovs-gre, wireguard-go, openvpn"),
+            ("[scenario]\nsessions = 0", "f:2: bad value '0' for sessions: expected 1 to 10000"),
+            ("[scenario]\nsessions = 1, x", "f:2: bad value 'x' for sessions: expected whole numbers"),
+            ("[scenario]\nworkers = 65", "f:2: bad value '65' for workers: expected 1 to 64"),
+            ("[scenario]\nmodes = gre+fast", "f:2: bad mode 'gre+fast': expected gre, optionally "
+             "+key, +seq, +csum"),
+            ("[scenario]\nmodes = gre+key+key", "f:2: bad mode 'gre+key+key': expected gre, "
+             "optionally +key, +seq, +csum"),
+            ("[scenario]\nmtu = 1000", "f:2: bad value '1000' for mtu: 0 (the topology's) or 1280 "
+             "to 65535"),
+            ("[scenario]\ntime = 0", "f:2: bad value '0' for time: expected 1 to 3600"),
+            ("[scenario]\nrr = maybe", "f:2: bad value 'maybe' for rr: expected yes or no"),
+            ("[scenario]\npattern = sideways", "f:2: unknown pattern 'sideways': expected one of "
+             "push, pull, duplex"),
+            ("[scenario]\ncolour = red", "f:2: unknown key 'colour'"),
+            ("[scenario]\ntime = 5\ntime = 6", "f:3: duplicate key 'time' (first at line 2)"),
+            ("[scenario]\njunk", "f:2: expected 'key = value', got 'junk'"),
+            ("[scenarios]", "f:1: unknown section [scenarios]: expected [scenario]"),
+            ("[scenario", "f:1: missing ']' in '[scenario'"),
+            ("[scenario]\nname = a b", "f:2: bad name 'a b': use letters, digits, '-' and '_'"),
+        ]
+        for text, want in rows:
+            with self.subTest(text=text):
+                with self.assertRaises(scenario.ScenarioError) as e:
+                    scenario.parse(text, "f")
+                self.assertEqual(str(e.exception), want)
+
+
+if __name__ == "__main__":
+    unittest.main()
