@@ -127,11 +127,14 @@ def saturation(cores, threads, span, record):
     for c, s in sorted(cores.items(), key=lambda kv: int(kv[0])):
         if s["busy"] < SATURATED:
             continue
-        by = []
+        # Threads of one name (a server's several threads) count together.
+        shares = {}
         for tid, t in threads.items():
             on = t["cores"].get(str(c), 0.0)
-            if span and on / span >= 0.05:
-                by.append((label(tid, t, record), round(100 * on / span)))
+            if span and on:
+                name = label(tid, t, record)
+                shares[name] = shares.get(name, 0.0) + on / span
+        by = [(name, round(100 * v)) for name, v in shares.items() if v >= 0.05]
         by.sort(key=lambda x: -x[1])
         out.append({"cpu": int(c), "busy": round(s["busy"], 1), "user": round(s["user"], 1),
                     "system": round(s["system"], 1), "softirq": round(s["softirq"], 1),

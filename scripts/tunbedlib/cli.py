@@ -103,7 +103,8 @@ def execute(sc, args, title):
     complete, status = False, 0
     try:
         for i, (p, rep) in enumerate(runs):
-            progress.show(i, f"{p.config()}, {p.sessions} sessions, repeat {rep}")
+            progress.show(i, f"{p.config()}, {p.sessions} session{'s' if p.sessions > 1 else ''}, "
+                             f"repeat {rep}")
             rec = measure(sc, p, rep, prefix, pins)
             with open(os.path.join(outdir, "runs", f"{p.key()}-r{rep}.json"), "w") as f:
                 json.dump(rec, f)

@@ -72,12 +72,15 @@ def write(outdir, meta, complete=True):
     records = load_runs(outdir)
     runs = [analysis.analyse(r) for r in records]
     summary = analysis.summarise(runs)
-    points, seen = [], set()
-    for r in records:
+    points, seen, order = [], set(), {}
+    for r in sorted(records, key=lambda r: r.get("started", 0)):
         p = r["point"]
+        order.setdefault(p["config"], len(order))
         if p["key"] not in seen:
             seen.add(p["key"])
             points.append(p)
+    # In the order the run measured its configurations, sessions ascending within each.
+    points.sort(key=lambda p: (order[p["config"]], p["sessions"], p["key"]))
     with open(os.path.join(outdir, "summary.json"), "w") as f:
         json.dump({"meta": meta, "complete": complete, "points": points, "summary": summary,
                    "runs": runs}, f, indent=2)
