@@ -65,7 +65,7 @@ int ctlc_cpu(struct client *cl, uint64_t *cpu_ns)
 
 int ctlc_results(struct client *cl)
 {
-	uint64_t until = clock_mono_ns() + 3 * (uint64_t)NSEC_PER_SEC;
+	uint64_t until = clock_mono_ns() + 10 * (uint64_t)NSEC_PER_SEC;
 	unsigned want = 0;
 
 	/* The server records a session when it sees it end, a moment after the client does. */
