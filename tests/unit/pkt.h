@@ -18,6 +18,7 @@ struct pkt_spec {
 	uint8_t proto; /* 6 TCP, 17 UDP, 1 ICMP, 58 ICMPv6 */
 	uint16_t sport, dport;
 	uint8_t tcp_flags;   /* TCP */
+	uint32_t tcp_seq;    /* TCP sequence number; 0 stands for 1000 */
 	const uint8_t *opts; /* TCP options, a multiple of 4 bytes */
 	size_t opts_len;
 	size_t payload; /* bytes of payload after the L4 header, filled with a pattern */
@@ -72,7 +73,7 @@ static inline size_t pkt_build(const struct pkt_spec *s, uint8_t *out)
 	if (s->proto == 6) {
 		store_be16(l4, s->sport);
 		store_be16(l4 + 2, s->dport);
-		store_be32(l4 + 4, 1000);
+		store_be32(l4 + 4, s->tcp_seq ? s->tcp_seq : 1000);
 		l4[12] = (uint8_t)(((20 + s->opts_len) / 4) << 4);
 		l4[13] = s->tcp_flags;
 		store_be16(l4 + 14, 65535);

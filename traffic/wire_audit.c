@@ -1,0 +1,214 @@
+/*
+ * Wire audit accounting (see wire_audit.h). Directions are fixed by the tunnel's ends:
+ * direction 0 runs from local to remote. A frame from neither end is a violation and is
+ * counted in the totals only.
+ */
+#include "wire_audit.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	TCP_FIN_ = 0x01,
+	TCP_SYN_ = 0x02,
+};
+
+const uint32_t wire_hist_max[WIRE_HIST_BUCKETS] = { 64, 127, 255, 511, 1023, 1518, UINT32_MAX };
+
+int wire_audit_init(struct wire_audit *a, const struct wire_expect *e, int link)
+{
+	memset(a, 0, sizeof(*a));
+	a->expect = *e;
+	a->learn_peers = !e->has_peers;
+	a->link = link;
+	wire_seq_init(&a->dir[0].seq);
+	wire_seq_init(&a->dir[1].seq);
+	a->flows = calloc(WIRE_FLOW_SLOTS, sizeof(*a->flows));
+	return a->flows ? 0 : -ENOMEM;
+}
+
+void wire_audit_fini(struct wire_audit *a)
+{
+	free(a->flows);
+	a->flows = NULL;
+}
+
+/* FNV-1a over the key: the key is packed and zeroed beyond its family's address length. */
+static uint32_t flow_hash(const struct wire_flow_key *k)
+{
+	const uint8_t *p = (const uint8_t *)k;
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+static struct wire_flow *flow_get(struct wire_audit *a, const struct wire_flow_key *k, int dir)
+{
+	uint32_t i = flow_hash(k) & (WIRE_FLOW_SLOTS - 1);
+
+	for (;;) {
+		struct wire_flow *fl = &a->flows[i];
+
+		if (!fl->used) {
+			if (a->nflows >= WIRE_FLOWS_MAX)
+				return NULL;
+			fl->used = true;
+			fl->key = *k;
+			fl->dir = (int8_t)dir;
+			a->nflows++;
+			return fl;
+		}
+		if (memcmp(&fl->key, k, sizeof(*k)) == 0)
+			return fl;
+		i = (i + 1) & (WIRE_FLOW_SLOTS - 1);
+	}
+}
+
+static void record_violations(struct wire_audit *a, unsigned v)
+{
+	if (!v)
+		return;
+	a->violation_frames++;
+	for (int k = 0; k < WIRE_V_MAX; k++) {
+		if (!(v & (1u << k)))
+			continue;
+		if (a->violations[k] < WIRE_FIRST_FRAMES)
+			a->first[k][a->violations[k]] = a->frames;
+		a->violations[k]++;
+	}
+}
+
+/* New bytes of a TCP segment: what lies beyond the highest sequence end its flow has seen. */
+static uint32_t tcp_new(struct wire_flow *fl, const struct wire_frame *f)
+{
+	uint32_t end = f->tcp_seq + f->tcp_payload;
+	int32_t ahead;
+
+	/* SYN and FIN take a number each without carrying a byte. */
+	if (f->tcp_flags & TCP_SYN_)
+		end++;
+	if (f->tcp_flags & TCP_FIN_)
+		end++;
+	if (!fl->tcp_seen) {
+		fl->tcp_seen = true;
+		fl->tcp_hi = end;
+		return f->tcp_payload;
+	}
+	ahead = (int32_t)(end - fl->tcp_hi);
+	if (ahead <= 0)
+		return 0;
+	fl->tcp_hi = end;
+	return (uint32_t)ahead < f->tcp_payload ? (uint32_t)ahead : f->tcp_payload;
+}
+
+static void flow_port(struct wire_flow *fl, uint16_t port)
+{
+	for (unsigned i = 0; i < fl->nports && i < WIRE_FLOW_PORTS; i++)
+		if (fl->ports[i] == port)
+			return;
+	if (fl->nports < WIRE_FLOW_PORTS)
+		fl->ports[fl->nports] = port;
+	if (fl->nports < UINT8_MAX)
+		fl->nports++;
+}
+
+static void account_inner(struct wire_audit *a, struct wire_dir *d, const struct wire_frame *f,
+			  uint64_t seq)
+{
+	struct wire_flow *fl;
+
+	d->inner_frames++;
+	d->inner_bytes += f->inner_len;
+	d->overhead_bytes += f->outer_len - f->inner_len;
+	if (f->has_tcp)
+		d->tcp_payload_bytes += f->tcp_payload;
+	fl = flow_get(a, &f->flow, f->dir);
+	if (!fl) {
+		a->untracked_frames++;
+		return;
+	}
+	fl->frames++;
+	fl->bytes += f->inner_len;
+	if (f->has_gre && (f->gre.flags & GRE_F_SEQ)) {
+		if (fl->seq_seen && seq < fl->seq_hi)
+			d->flow_reordered++;
+		else
+			fl->seq_hi = seq;
+		fl->seq_seen = true;
+	}
+	if (f->has_tcp)
+		d->tcp_new_bytes += tcp_new(fl, f);
+	if (f->has_sport)
+		flow_port(fl, f->udp_sport);
+}
+
+static unsigned hist_bucket(unsigned len)
+{
+	unsigned b = 0;
+
+	while (len > wire_hist_max[b])
+		b++;
+	return b;
+}
+
+int wire_audit_frame(struct wire_audit *a, const uint8_t *p, size_t caplen, size_t len,
+		     uint64_t ts_ns)
+{
+	struct wire_frame f;
+	struct wire_dir *d;
+	uint64_t seq = 0;
+	int rc;
+
+	rc = wire_decode(&a->expect, a->link, p, caplen, len, &f);
+	if (rc < 0)
+		return rc;
+	a->frames++;
+	if (a->frames == 1)
+		a->first_ns = ts_ns;
+	a->last_ns = ts_ns;
+	if (f.snapped)
+		a->snapped_frames++;
+	if (f.encap == WIRE_ENCAP_NONE && !f.violations) {
+		a->other_frames++;
+		return 0;
+	}
+	a->tunnel_frames++;
+	if (a->learn_peers && !a->expect.has_peers && f.encap != WIRE_ENCAP_NONE && f.src.family) {
+		a->expect.local = f.src;
+		a->expect.remote = f.dst;
+		a->expect.has_peers = true;
+		f.dir = 0;
+	}
+	record_violations(a, f.violations);
+	if (f.dir < 0)
+		return 0;
+	d = &a->dir[f.dir];
+	if (d->frames == 0)
+		d->first_ns = ts_ns;
+	d->last_ns = ts_ns;
+	d->frames++;
+	d->bytes += f.frame_len;
+	d->ip_bytes += f.outer_len;
+	d->hist[hist_bucket(f.frame_len)]++;
+	if (f.encap == WIRE_ENCAP_GRE_UDP) {
+		d->gre_udp_frames++;
+		if (f.has_sport)
+			d->udp_ports[f.udp_sport / 64] |= 1ull << (f.udp_sport % 64);
+	} else {
+		d->gre_frames++;
+	}
+	if (f.has_gre && (f.gre.flags & GRE_F_SEQ))
+		seq = wire_seq_add(&d->seq, f.gre.seq);
+	if (f.has_inner)
+		account_inner(a, d, &f, seq);
+	return 0;
+}
+
+void wire_audit_finish(struct wire_audit *a)
+{
+	wire_seq_finish(&a->dir[0].seq);
+	wire_seq_finish(&a->dir[1].seq);
+}

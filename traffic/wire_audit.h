@@ -1,0 +1,91 @@
+/*
+ * The wire audit's accounting (docs/wire.md): every decoded frame lands here. Violations by
+ * kind with the first frame numbers, per-direction volume, overhead, sizes, sequence numbers
+ * and TCP retransmissions, and a fixed table of inner flows. The table is allocated once, at
+ * init; accounting a frame never allocates.
+ */
+#ifndef TUNBED_WIRE_AUDIT_H
+#define TUNBED_WIRE_AUDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire_decode.h"
+#include "wire_seq.h"
+
+enum {
+	WIRE_FIRST_FRAMES = 5,	   /* frame numbers kept for each kind of violation */
+	WIRE_FLOWS_MAX = 1u << 16, /* inner flows tracked; more are counted as untracked */
+	WIRE_FLOW_SLOTS = 2 * WIRE_FLOWS_MAX, /* hash slots: the table stays half empty */
+	WIRE_FLOW_PORTS = 4,		      /* outer UDP source ports remembered per flow */
+	WIRE_HIST_BUCKETS = 7,		      /* frame sizes, see wire_hist_max */
+	WIRE_PORTS = 65536,
+};
+
+/* Upper bound (inclusive) of each frame size bucket, in bytes; the last one is UINT32_MAX. */
+extern const uint32_t wire_hist_max[WIRE_HIST_BUCKETS];
+
+struct wire_dir {
+	uint64_t frames, bytes; /* frames and their length on the link */
+	uint64_t ip_bytes;	/* outer IP packets */
+	uint64_t gre_frames, gre_udp_frames;
+	uint64_t inner_frames, inner_bytes; /* frames whose inner packet was read, and its bytes */
+	uint64_t overhead_bytes;	    /* outer IP length minus inner length, same frames */
+	uint64_t hist[WIRE_HIST_BUCKETS];
+	uint64_t tcp_payload_bytes; /* inner TCP payload, retransmissions included */
+	uint64_t tcp_new_bytes;	    /* the part that advanced its flow's sequence space */
+	uint64_t flow_reordered;    /* GRE sequence below the highest of the same inner flow */
+	uint64_t first_ns, last_ns; /* capture time of the first and last frame */
+	struct wire_seq seq;
+	uint64_t udp_ports[WIRE_PORTS / 64]; /* outer UDP source ports seen (GRE-in-UDP) */
+};
+
+struct wire_flow {
+	struct wire_flow_key key;
+	bool used;
+	int8_t dir;
+	bool seq_seen, tcp_seen;
+	uint8_t nports; /* distinct outer UDP source ports, counted up to WIRE_FLOW_PORTS */
+	uint16_t ports[WIRE_FLOW_PORTS];
+	uint32_t tcp_hi; /* highest TCP sequence end seen */
+	uint64_t seq_hi; /* highest GRE sequence (extended) seen */
+	uint64_t frames, bytes;
+};
+
+struct wire_audit {
+	struct wire_expect expect;
+	bool learn_peers; /* the ends were not given: the first tunnel frame names them */
+	int link;
+	uint64_t frames;	   /* every frame read; frame numbers count from 1 */
+	uint64_t tunnel_frames;	   /* GRE or GRE-in-UDP, whole or broken */
+	uint64_t other_frames;	   /* anything else: ignored */
+	uint64_t snapped_frames;   /* cut short by the capture: checks past the cut skipped */
+	uint64_t violation_frames; /* tunnel frames with at least one violation */
+	uint64_t violations[WIRE_V_MAX];
+	uint64_t first[WIRE_V_MAX][WIRE_FIRST_FRAMES];
+	uint64_t first_ns, last_ns;
+	struct wire_dir dir[2];
+	struct wire_flow *flows; /* WIRE_FLOW_SLOTS entries */
+	size_t nflows;
+	uint64_t untracked_frames; /* inner packets of flows that found no slot */
+};
+
+/*
+ * Prepares a for frames of link type link, checked against e; without e->has_peers the
+ * first tunnel frame's addresses become local and remote. Returns 0 or -ENOMEM.
+ */
+int wire_audit_init(struct wire_audit *a, const struct wire_expect *e, int link);
+void wire_audit_fini(struct wire_audit *a);
+
+/*
+ * Accounts one frame (caplen of len bytes captured at ts_ns). Returns 0, or
+ * -EPROTONOSUPPORT if the link type is not one the decoder reads.
+ */
+int wire_audit_frame(struct wire_audit *a, const uint8_t *p, size_t caplen, size_t len,
+		     uint64_t ts_ns);
+
+/* Closes the sequence windows; call once after the last frame, before reading results. */
+void wire_audit_finish(struct wire_audit *a);
+
+#endif

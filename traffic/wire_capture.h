@@ -1,0 +1,56 @@
+/*
+ * Where the wire audit's frames come from: a live capture with libpcap on an interface of a
+ * network namespace (with a kernel filter that lets only tunnel traffic through), or a
+ * capture file; optionally written to a file as they are read.
+ */
+#ifndef TUNBED_WIRE_CAPTURE_H
+#define TUNBED_WIRE_CAPTURE_H
+
+#include <stdint.h>
+
+#include "wire_audit.h"
+#include "wire_report.h"
+
+enum {
+	WIRE_SNAPLEN = 262144, /* whole frames, GSO super-frames included */
+	WIRE_TIMEOUT_MS = 100, /* the kernel hands over a ring block at least this often */
+	WIRE_DRAIN_MS = 3 * WIRE_TIMEOUT_MS, /* after the stop, for the last block to arrive */
+};
+
+struct wire_capture_cfg {
+	const char *netns;	/* live: namespace of iface; NULL for the current one */
+	const char *iface;	/* live capture on this interface, or NULL */
+	const char *read_path;	/* or read this capture file (pcap or pcapng) */
+	const char *write_path; /* also write every frame read to this pcap file; or NULL */
+	const char *ready_file; /* live: created once the capture is running; or NULL */
+	double time_s;		/* live: stop after this long; 0: when stop_fd is readable */
+	uint64_t buffer_bytes;	/* live: the kernel ring */
+	uint16_t udp_port;	/* GRE-in-UDP port, for the kernel filter */
+	int stop_fd;		/* readable (a signalfd) when the capture must stop */
+};
+
+struct wire_capture;
+
+/*
+ * Opens the capture described by c. On failure logs one line naming what failed and
+ * returns -errno: -ENOENT (no such namespace, interface or file), -EPERM, -EINVAL (not a
+ * capture file), -EPROTONOSUPPORT (a link type the decoder does not read), -EIO.
+ */
+int wire_capture_open(const struct wire_capture_cfg *c, struct wire_capture **out);
+
+/* The link type of the frames (enum wire_link). */
+int wire_capture_link(const struct wire_capture *cap);
+
+/*
+ * Feeds every frame to a until the file ends, the time is up or stop_fd fires (then drains
+ * what the kernel still holds). Returns 0, or -EIO after logging (a truncated file, the
+ * interface gone): the frames read so far are in a.
+ */
+int wire_capture_run(struct wire_capture *cap, struct wire_audit *a);
+
+/* Fills src with where the frames came from and, live, the kernel's capture counts. */
+void wire_capture_source(struct wire_capture *cap, struct wire_source *src);
+
+void wire_capture_close(struct wire_capture *cap);
+
+#endif

@@ -1,0 +1,539 @@
+/*
+ * Frame decoding for the wire audit (see wire_decode.h): Ethernet/SLL/raw link headers,
+ * outer IPv4 (RFC 791) and IPv6 (RFC 8200), GRE (RFC 2784, RFC 2890), GRE-in-UDP (RFC 8086).
+ * Every length is checked before it is read; a frame the capture cut short (snapped) is told
+ * apart from one that was short on the wire (truncated).
+ */
+#include "wire_decode.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "byteorder.h"
+#include "inet.h"
+
+enum {
+	ETH_HLEN_ = 14,
+	VLAN_HLEN_ = 4,
+	SLL_HLEN_ = 16,
+	SLL2_HLEN_ = 20,
+	NULL_HLEN_ = 4,
+	UDP_HLEN_ = 8,
+	TCP_HLEN_MIN_ = 20,
+	ETHERTYPE_IPV4_ = 0x0800,
+	ETHERTYPE_IPV6_ = 0x86dd,
+	ETHERTYPE_VLAN_ = 0x8100,
+	ETHERTYPE_QINQ_ = 0x88a8,
+	IPPROTO_HOPOPTS_ = 0,
+	IPPROTO_TCP_ = 6,
+	IPPROTO_UDP_ = 17,
+	IPPROTO_ROUTING_ = 43,
+	IPPROTO_FRAGMENT_ = 44,
+	IPPROTO_DSTOPTS_ = 60,
+};
+
+static const char *const violation_names[WIRE_V_MAX] = {
+	[WIRE_V_TRUNCATED] = "truncated", [WIRE_V_BAD_OUTER] = "bad_outer",
+	[WIRE_V_FRAGMENT] = "fragment",	  [WIRE_V_BAD_PEER] = "bad_peer",
+	[WIRE_V_BAD_UDP] = "bad_udp",	  [WIRE_V_BAD_GRE] = "bad_gre",
+	[WIRE_V_NO_KEY] = "no_key",	  [WIRE_V_BAD_KEY] = "bad_key",
+	[WIRE_V_NO_SEQ] = "no_seq",	  [WIRE_V_UNEXPECTED_SEQ] = "unexpected_seq",
+	[WIRE_V_NO_CSUM] = "no_csum",	  [WIRE_V_UNEXPECTED_CSUM] = "unexpected_csum",
+	[WIRE_V_BAD_CSUM] = "bad_csum",	  [WIRE_V_BAD_PROTO] = "bad_proto",
+	[WIRE_V_BAD_INNER] = "bad_inner", [WIRE_V_INNER_TOO_BIG] = "inner_too_big",
+};
+
+const char *wire_violation_name(enum wire_violation v)
+{
+	return (unsigned)v < WIRE_V_MAX ? violation_names[v] : "?";
+}
+
+const char *wire_link_name(int link)
+{
+	switch (link) {
+	case WIRE_LINK_NULL:
+		return "NULL";
+	case WIRE_LINK_ETHER:
+		return "EN10MB";
+	case WIRE_LINK_RAW:
+		return "RAW";
+	case WIRE_LINK_LINUX_SLL:
+		return "LINUX_SLL";
+	case WIRE_LINK_IPV4:
+		return "IPV4";
+	case WIRE_LINK_IPV6:
+		return "IPV6";
+	case WIRE_LINK_LINUX_SLL2:
+		return "LINUX_SLL2";
+	}
+	return NULL;
+}
+
+void wire_expect_init(struct wire_expect *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->udp_port = WIRE_GRE_UDP_PORT;
+}
+
+/*
+ * A span of the frame: len bytes on the wire, of which cap were captured (cap <= len). Every
+ * read goes through need(), which says whether n bytes are there and, if not, whether the
+ * wire or the capture is to blame.
+ */
+struct span {
+	const uint8_t *p;
+	size_t cap, len;
+};
+
+enum need_result {
+	NEED_OK,
+	NEED_SNAPPED,
+	NEED_TRUNCATED,
+};
+
+static enum need_result need(const struct span *s, size_t n)
+{
+	if (n <= s->cap)
+		return NEED_OK;
+	return n <= s->len ? NEED_SNAPPED : NEED_TRUNCATED;
+}
+
+static struct span span_sub(const struct span *s, size_t off, size_t len)
+{
+	struct span r = { s->p + off, 0, len };
+
+	/* The caller has checked off <= s->len and off + len <= s->len. */
+	r.cap = off < s->cap ? s->cap - off : 0;
+	if (r.cap > len)
+		r.cap = len;
+	return r;
+}
+
+/* Marks the frame for a failed need(): true if decoding must stop. */
+static bool short_frame(struct wire_frame *f, enum need_result r)
+{
+	if (r == NEED_OK)
+		return false;
+	if (r == NEED_SNAPPED)
+		f->snapped = true;
+	else
+		f->violations |= 1u << WIRE_V_TRUNCATED;
+	return true;
+}
+
+/*
+ * Skips the link header. Returns the offset of the IP header, -ENOENT if the frame carries
+ * something else, -ENODATA if it stops short (the frame is marked), or -EPROTONOSUPPORT.
+ */
+static int link_skip(int link, const struct span *s, struct wire_frame *f)
+{
+	size_t off;
+	uint16_t type;
+
+	switch (link) {
+	case WIRE_LINK_RAW:
+	case WIRE_LINK_IPV4:
+	case WIRE_LINK_IPV6:
+		return 0;
+	case WIRE_LINK_NULL:
+		/* The family is in host order of the capturing machine: trust the IP version. */
+		return short_frame(f, need(s, NULL_HLEN_)) ? -ENODATA : NULL_HLEN_;
+	case WIRE_LINK_LINUX_SLL:
+		if (short_frame(f, need(s, SLL_HLEN_)))
+			return -ENODATA;
+		type = load_be16(s->p + 14);
+		off = SLL_HLEN_;
+		break;
+	case WIRE_LINK_LINUX_SLL2:
+		if (short_frame(f, need(s, SLL2_HLEN_)))
+			return -ENODATA;
+		type = load_be16(s->p);
+		off = SLL2_HLEN_;
+		break;
+	case WIRE_LINK_ETHER:
+		if (short_frame(f, need(s, ETH_HLEN_)))
+			return -ENODATA;
+		type = load_be16(s->p + 12);
+		off = ETH_HLEN_;
+		for (int i = 0;
+		     i < WIRE_VLAN_MAX && (type == ETHERTYPE_VLAN_ || type == ETHERTYPE_QINQ_);
+		     i++) {
+			if (short_frame(f, need(s, off + VLAN_HLEN_)))
+				return -ENODATA;
+			type = load_be16(s->p + off + 2);
+			off += VLAN_HLEN_;
+		}
+		break;
+	default:
+		return -EPROTONOSUPPORT;
+	}
+	return type == ETHERTYPE_IPV4_ || type == ETHERTYPE_IPV6_ ? (int)off : -ENOENT;
+}
+
+/* What the outer header says: where its payload starts and how long it is. */
+struct outer {
+	bool proto_known; /* the fixed header was read: proto (and for IPv4 hlen) are set */
+	uint8_t proto;
+	size_t hlen; /* with IPv6 extension headers */
+	bool fragment;
+	bool first_fragment; /* offset 0: the next header is there */
+};
+
+/* Reads the outer IP header of s (s->len is the rest of the frame). Returns false to stop. */
+static bool outer_parse(struct span *s, struct wire_frame *f, struct outer *o)
+{
+	unsigned v;
+	size_t tot;
+
+	if (short_frame(f, need(s, 1)))
+		return false;
+	v = s->p[0] >> 4;
+	if (v == 4) {
+		uint16_t frag;
+
+		if (short_frame(f, need(s, IPV4_HLEN)))
+			return false;
+		o->hlen = (s->p[0] & 0x0f) * 4u;
+		o->proto = s->p[9];
+		o->proto_known = true;
+		tot = load_be16(s->p + 2);
+		if (o->hlen < IPV4_HLEN || tot < o->hlen) {
+			f->violations |= 1u << WIRE_V_BAD_OUTER;
+			return false;
+		}
+		if (short_frame(f, need(s, o->hlen)))
+			return false;
+		if (inet_csum(s->p, o->hlen) != 0)
+			f->violations |= 1u << WIRE_V_BAD_OUTER;
+		f->src.family = f->dst.family = AF_INET;
+		memcpy(f->src.bytes, s->p + 12, 4);
+		memcpy(f->dst.bytes, s->p + 16, 4);
+		frag = load_be16(s->p + 6);
+		o->fragment = (frag & (IPV4_MF | IPV4_OFFMASK)) != 0;
+		o->first_fragment = (frag & IPV4_OFFMASK) == 0;
+	} else if (v == 6) {
+		unsigned nh;
+
+		if (short_frame(f, need(s, IPV6_HLEN)))
+			return false;
+		tot = IPV6_HLEN + (size_t)load_be16(s->p + 4);
+		f->src.family = f->dst.family = AF_INET6;
+		memcpy(f->src.bytes, s->p + 8, 16);
+		memcpy(f->dst.bytes, s->p + 24, 16);
+		nh = s->p[6];
+		o->hlen = IPV6_HLEN;
+		o->fragment = false;
+		o->first_fragment = true;
+		/* Extension headers are walked within the payload length the header claims. */
+		for (int i = 0; i < WIRE_IPV6_EXT_MAX; i++) {
+			struct span t = *s;
+
+			if (nh != IPPROTO_HOPOPTS_ && nh != IPPROTO_ROUTING_ &&
+			    nh != IPPROTO_DSTOPTS_ && nh != IPPROTO_FRAGMENT_)
+				break;
+			if (t.len > tot)
+				t.len = tot;
+			if (t.cap > t.len)
+				t.cap = t.len;
+			if (short_frame(f, need(&t, o->hlen + 8)))
+				return false;
+			if (nh == IPPROTO_FRAGMENT_) {
+				o->fragment = true;
+				o->first_fragment = (load_be16(s->p + o->hlen + 2) & 0xfff8) == 0;
+				nh = s->p[o->hlen];
+				o->hlen += 8;
+				break;
+			}
+			nh = s->p[o->hlen];
+			o->hlen += ((size_t)s->p[o->hlen + 1] + 1) * 8;
+		}
+		o->proto = (uint8_t)nh;
+		o->proto_known = true;
+		if (o->hlen > tot) {
+			f->violations |= 1u << WIRE_V_TRUNCATED;
+			return false;
+		}
+	} else {
+		f->violations |= 1u << WIRE_V_BAD_OUTER;
+		return false;
+	}
+	/* Ethernet pads short frames: bytes past the IP length are the link's, not ours. */
+	if (tot > s->len) {
+		f->violations |= 1u << WIRE_V_TRUNCATED;
+		return false;
+	}
+	s->len = tot;
+	if (s->cap > tot)
+		s->cap = tot;
+	f->outer_len = (unsigned)tot;
+	return true;
+}
+
+static void peer_check(const struct wire_expect *e, struct wire_frame *f)
+{
+	if (!e->has_peers)
+		return;
+	if (netaddr_equal(&f->src, &e->local) && netaddr_equal(&f->dst, &e->remote))
+		f->dir = 0;
+	else if (netaddr_equal(&f->src, &e->remote) && netaddr_equal(&f->dst, &e->local))
+		f->dir = 1;
+	else
+		f->violations |= 1u << WIRE_V_BAD_PEER;
+}
+
+/* The inner packet's L4 ports and, for TCP, sequence and payload length. */
+static void inner_l4(const struct span *in, size_t hlen, bool later_fragment, struct wire_frame *f)
+{
+	struct span l4;
+
+	if (later_fragment || hlen > in->len)
+		return;
+	l4 = span_sub(in, hlen, f->inner_len - hlen);
+	if (f->flow.proto == IPPROTO_TCP_) {
+		size_t doff;
+
+		if (need(&l4, TCP_HLEN_MIN_) != NEED_OK)
+			return;
+		f->flow.sport = load_be16(l4.p);
+		f->flow.dport = load_be16(l4.p + 2);
+		doff = (l4.p[12] >> 4) * 4u;
+		if (doff < TCP_HLEN_MIN_ || doff > l4.len)
+			return;
+		f->has_tcp = true;
+		f->tcp_seq = load_be32(l4.p + 4);
+		f->tcp_flags = l4.p[13];
+		f->tcp_payload = (uint32_t)(l4.len - doff);
+	} else if (f->flow.proto == IPPROTO_UDP_) {
+		if (need(&l4, 4) != NEED_OK)
+			return;
+		f->flow.sport = load_be16(l4.p);
+		f->flow.dport = load_be16(l4.p + 2);
+	}
+}
+
+/* Checks the inner packet (in: the GRE payload) against the family GRE names and the MTU. */
+static void inner_parse(const struct wire_expect *e, const struct span *in, uint16_t proto,
+			struct wire_frame *f)
+{
+	size_t hlen, tot;
+	bool later_fragment = false;
+	unsigned v;
+
+	if (short_frame(f, need(in, 1)))
+		return;
+	v = in->p[0] >> 4;
+	if ((proto == GRE_PROTO_IPV4 && v != 4) || (proto == GRE_PROTO_IPV6 && v != 6)) {
+		f->violations |= 1u << WIRE_V_BAD_INNER;
+		return;
+	}
+	hlen = v == 4 ? IPV4_HLEN : IPV6_HLEN;
+	if (need(in, hlen) == NEED_TRUNCATED) {
+		f->violations |= 1u << WIRE_V_BAD_INNER;
+		return;
+	}
+	if (short_frame(f, need(in, hlen)))
+		return;
+	if (v == 4) {
+		hlen = (in->p[0] & 0x0f) * 4u;
+		tot = load_be16(in->p + 2);
+		/* A header shorter than 20, longer than the packet, or not in the GRE payload. */
+		if (hlen < IPV4_HLEN || tot < hlen || tot > in->len) {
+			f->violations |= 1u << WIRE_V_BAD_INNER;
+			return;
+		}
+		if (short_frame(f, need(in, hlen)))
+			return;
+		if (inet_csum(in->p, hlen) != 0) {
+			f->violations |= 1u << WIRE_V_BAD_INNER;
+			return;
+		}
+		f->flow.family = AF_INET;
+		f->flow.proto = in->p[9];
+		memcpy(f->flow.src, in->p + 12, 4);
+		memcpy(f->flow.dst, in->p + 16, 4);
+		later_fragment = (load_be16(in->p + 6) & IPV4_OFFMASK) != 0;
+	} else {
+		tot = IPV6_HLEN + (size_t)load_be16(in->p + 4);
+		if (tot > in->len) {
+			f->violations |= 1u << WIRE_V_BAD_INNER;
+			return;
+		}
+		f->flow.family = AF_INET6;
+		f->flow.proto = in->p[6];
+		memcpy(f->flow.src, in->p + 8, 16);
+		memcpy(f->flow.dst, in->p + 24, 16);
+	}
+	f->has_inner = true;
+	f->inner_len = (unsigned)tot;
+	if (e->mtu && tot > e->mtu)
+		f->violations |= 1u << WIRE_V_INNER_TOO_BIG;
+	inner_l4(in, hlen, later_fragment, f);
+}
+
+static void want_check(enum wire_want w, bool present, enum wire_violation absent,
+		       enum wire_violation unexpected, struct wire_frame *f)
+{
+	if (w == WIRE_WANT_YES && !present)
+		f->violations |= 1u << absent;
+	else if (w == WIRE_WANT_NO && present)
+		f->violations |= 1u << unexpected;
+}
+
+/* Reads the GRE header and its payload in g (the GRE packet, as long as IP or UDP says). */
+static void gre_decode(const struct wire_expect *e, const struct span *g, struct wire_frame *f)
+{
+	struct span payload;
+	int hl;
+
+	hl = gre_parse(g->p, g->cap, &f->gre);
+	if (hl == -ENODATA) {
+		/* gre_parse saw the capture end: the announced options decide who cut it short. */
+		size_t want = GRE_HLEN_MIN;
+
+		if (g->cap >= GRE_HLEN_MIN)
+			want = gre_hlen(((load_be16(g->p) & GRE_BIT_C) ? GRE_F_CSUM : 0) |
+					((load_be16(g->p) & GRE_BIT_K) ? GRE_F_KEY : 0) |
+					((load_be16(g->p) & GRE_BIT_S) ? GRE_F_SEQ : 0));
+		short_frame(f, need(g, want));
+		return;
+	}
+	if (hl < 0) {
+		f->violations |= 1u << WIRE_V_BAD_GRE;
+		return;
+	}
+	f->has_gre = true;
+	want_check(e->key, f->gre.flags & GRE_F_KEY, WIRE_V_NO_KEY, WIRE_V_BAD_KEY, f);
+	if (e->key == WIRE_WANT_YES && (f->gre.flags & GRE_F_KEY) && f->gre.key != e->key_value)
+		f->violations |= 1u << WIRE_V_BAD_KEY;
+	want_check(e->seq, f->gre.flags & GRE_F_SEQ, WIRE_V_NO_SEQ, WIRE_V_UNEXPECTED_SEQ, f);
+	want_check(e->csum, f->gre.flags & GRE_F_CSUM, WIRE_V_NO_CSUM, WIRE_V_UNEXPECTED_CSUM, f);
+	if (f->gre.flags & GRE_F_CSUM) {
+		if (g->cap < g->len)
+			f->snapped = true;
+		else if (!gre_csum_ok(g->p, g->len))
+			f->violations |= 1u << WIRE_V_BAD_CSUM;
+	}
+	if (f->gre.proto != GRE_PROTO_IPV4 && f->gre.proto != GRE_PROTO_IPV6) {
+		f->violations |= 1u << WIRE_V_BAD_PROTO;
+		return;
+	}
+	payload = span_sub(g, (size_t)hl, g->len - (size_t)hl);
+	inner_parse(e, &payload, f->gre.proto, f);
+}
+
+/* GRE-in-UDP: checks the UDP header of u (the outer payload) and returns the GRE span. */
+static bool udp_decode(const struct span *u, struct wire_frame *f, struct span *g)
+{
+	size_t ulen;
+	uint16_t csum;
+
+	ulen = load_be16(u->p + 4);
+	csum = load_be16(u->p + 6);
+	if (ulen < UDP_HLEN_ || ulen > u->len) {
+		f->violations |= 1u << WIRE_V_BAD_UDP;
+		if (ulen < UDP_HLEN_)
+			return false;
+		ulen = u->len;
+	} else if (ulen != u->len) {
+		f->violations |= 1u << WIRE_V_BAD_UDP;
+	}
+	/* A zero checksum means none (IPv4), or one allowed by RFC 6935 for tunnels (IPv6). */
+	if (csum != 0) {
+		if (u->cap < ulen) {
+			f->snapped = true;
+		} else {
+			uint32_t sum = inet_pseudo_sum(f->src.family, f->src.bytes, f->dst.bytes,
+						       IPPROTO_UDP_, (uint32_t)ulen);
+
+			if (inet_csum_fold(inet_csum_add(sum, u->p, ulen)) != 0)
+				f->violations |= 1u << WIRE_V_BAD_UDP;
+		}
+	}
+	*g = span_sub(u, UDP_HLEN_, ulen - UDP_HLEN_);
+	return true;
+}
+
+/* Tells tunnel traffic from other traffic when the outer packet could not be fully read. */
+static enum wire_encap classify(const struct wire_expect *e, const struct span *s,
+				const struct outer *o)
+{
+	if (o->proto == IPPROTO_GRE_NUM)
+		return WIRE_ENCAP_GRE;
+	if (o->proto != IPPROTO_UDP_ || !o->first_fragment || o->hlen < IPV4_HLEN ||
+	    s->cap < o->hlen + 4 || load_be16(s->p + o->hlen + 2) != e->udp_port)
+		return WIRE_ENCAP_NONE;
+	return WIRE_ENCAP_GRE_UDP;
+}
+
+int wire_decode(const struct wire_expect *e, int link, const uint8_t *p, size_t caplen, size_t len,
+		struct wire_frame *out)
+{
+	struct span s = { p, caplen < len ? caplen : len, len };
+	struct span l4, g;
+	struct outer o;
+	int off;
+
+	memset(out, 0, sizeof(*out));
+	out->dir = -1;
+	out->frame_len = (unsigned)len;
+	off = link_skip(link, &s, out);
+	if (off == -EPROTONOSUPPORT)
+		return off;
+	if (off < 0)
+		return 0;
+	s = span_sub(&s, (size_t)off, len - (size_t)off);
+	memset(&o, 0, sizeof(o));
+	if (!outer_parse(&s, out, &o)) {
+		/* A broken packet is the tunnel's if what can be read of it says so. */
+		if (!o.proto_known)
+			return 0;
+		out->encap = classify(e, &s, &o);
+		if (out->encap == WIRE_ENCAP_NONE) {
+			out->violations = 0;
+			out->snapped = false;
+		} else {
+			peer_check(e, out);
+		}
+		return 0;
+	}
+	l4 = span_sub(&s, o.hlen, s.len - o.hlen);
+	if (o.proto == IPPROTO_GRE_NUM) {
+		out->encap = WIRE_ENCAP_GRE;
+	} else if (o.proto == IPPROTO_UDP_ && o.first_fragment) {
+		enum need_result r = need(&l4, UDP_HLEN_);
+
+		if (r == NEED_SNAPPED) {
+			out->snapped = true;
+			return 0;
+		}
+		if (r != NEED_OK || load_be16(l4.p + 2) != e->udp_port)
+			return 0;
+		out->encap = WIRE_ENCAP_GRE_UDP;
+		out->has_sport = true;
+		out->udp_sport = load_be16(l4.p);
+	} else if (o.proto == IPPROTO_UDP_ && e->has_peers) {
+		/* A later fragment shows no port: between the tunnel's ends it is the tunnel's. */
+		peer_check(e, out);
+		if (out->dir < 0) {
+			out->violations = 0;
+			return 0;
+		}
+		out->encap = WIRE_ENCAP_GRE_UDP;
+	} else {
+		return 0;
+	}
+	peer_check(e, out);
+	if (o.fragment) {
+		out->violations |= 1u << WIRE_V_FRAGMENT;
+		return 0;
+	}
+	if (out->encap == WIRE_ENCAP_GRE_UDP) {
+		if (!udp_decode(&l4, out, &g))
+			return 0;
+	} else {
+		g = l4;
+	}
+	gre_decode(e, &g, out);
+	return 0;
+}

@@ -1,0 +1,124 @@
+/*
+ * Decoding of one captured frame for the wire audit (docs/wire.md): link header, outer IPv4
+ * (RFC 791) or IPv6 (RFC 8200), GRE (RFC 2784, RFC 2890) directly or in UDP (RFC 8086), and
+ * the inner packet, each checked against what the tunnel is expected to carry. Pure: no I/O,
+ * no allocation; the frame points into the caller's buffer.
+ */
+#ifndef TUNBED_WIRE_DECODE_H
+#define TUNBED_WIRE_DECODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gre.h"
+#include "netaddr.h"
+
+enum {
+	WIRE_GRE_UDP_PORT = 4754, /* RFC 8086, section 3 */
+	WIRE_VLAN_MAX = 2,	  /* 802.1Q tags skipped in front of IP (QinQ at most) */
+	WIRE_IPV6_EXT_MAX = 8,	  /* IPv6 extension headers walked before giving up */
+};
+
+/* Link types the decoder reads: the libpcap DLT_ values, kept here so it needs no pcap.h. */
+enum wire_link {
+	WIRE_LINK_NULL = 0,	    /* DLT_NULL: 4-byte host-order address family */
+	WIRE_LINK_ETHER = 1,	    /* DLT_EN10MB */
+	WIRE_LINK_RAW = 101,	    /* LINKTYPE_RAW (DLT_RAW varies by platform) */
+	WIRE_LINK_LINUX_SLL = 113,  /* Linux cooked capture, v1 */
+	WIRE_LINK_IPV4 = 228,	    /* raw IPv4 */
+	WIRE_LINK_IPV6 = 229,	    /* raw IPv6 */
+	WIRE_LINK_LINUX_SLL2 = 276, /* Linux cooked capture, v2 */
+};
+
+/* Everything a frame can be found guilty of; one frame may have several. */
+enum wire_violation {
+	WIRE_V_TRUNCATED,	/* ends before a header or packet it announces */
+	WIRE_V_BAD_OUTER,	/* outer IP header malformed or its IPv4 checksum wrong */
+	WIRE_V_FRAGMENT,	/* outer IPv4 MF or offset, or an IPv6 fragment header */
+	WIRE_V_BAD_PEER,	/* outer addresses are not the tunnel's two ends */
+	WIRE_V_BAD_UDP,		/* GRE-in-UDP: UDP length or checksum wrong */
+	WIRE_V_BAD_GRE,		/* GRE version not 0 or a reserved bit set */
+	WIRE_V_NO_KEY,		/* a key is expected and absent */
+	WIRE_V_BAD_KEY,		/* a key is present and not the expected one, or none is expected */
+	WIRE_V_NO_SEQ,		/* sequence numbers are expected and this frame has none */
+	WIRE_V_UNEXPECTED_SEQ,	/* sequence numbers are not expected and this frame has one */
+	WIRE_V_NO_CSUM,		/* checksums are expected and this frame has none */
+	WIRE_V_UNEXPECTED_CSUM, /* checksums are not expected and this frame has one */
+	WIRE_V_BAD_CSUM,	/* GRE checksum present and wrong */
+	WIRE_V_BAD_PROTO,	/* GRE carries neither IPv4 nor IPv6 */
+	WIRE_V_BAD_INNER,	/* inner packet malformed or of the other family than GRE says */
+	WIRE_V_INNER_TOO_BIG,	/* inner packet longer than the tunnel MTU */
+	WIRE_V_MAX
+};
+
+/* What an expectation asks of an optional GRE field. */
+enum wire_want {
+	WIRE_WANT_ANY = 0, /* not checked */
+	WIRE_WANT_YES,
+	WIRE_WANT_NO,
+};
+
+struct wire_expect {
+	bool has_peers;	       /* local and remote are set (given, or learned) */
+	struct netaddr local;  /* one end of the tunnel: direction 0 runs local to remote */
+	struct netaddr remote; /* the other end */
+	enum wire_want key, seq, csum;
+	uint32_t key_value; /* with key == WIRE_WANT_YES */
+	unsigned mtu;	    /* largest inner packet; 0: not checked */
+	uint16_t udp_port;  /* GRE-in-UDP destination port */
+};
+
+enum wire_encap {
+	WIRE_ENCAP_NONE = 0, /* not tunnel traffic: ARP, other IP, other UDP */
+	WIRE_ENCAP_GRE,	     /* GRE straight in IP */
+	WIRE_ENCAP_GRE_UDP,  /* GRE in UDP */
+};
+
+/* The inner 5-tuple; ports are 0 for protocols without them and for inner fragments. */
+struct wire_flow_key {
+	uint8_t family; /* AF_INET or AF_INET6 */
+	uint8_t proto;
+	uint16_t sport, dport;
+	uint8_t src[16], dst[16];
+};
+
+struct wire_frame {
+	unsigned violations;   /* bit (1u << enum wire_violation) per violation */
+	enum wire_encap encap; /* what the frame turned out to be, as far as it was read */
+	bool snapped;	       /* the capture kept less than the frame: later checks skipped */
+	int dir;	       /* 0: local to remote, 1: remote to local, -1: neither / unknown */
+	unsigned frame_len;    /* on the link, as captured (link header included) */
+	unsigned outer_len;    /* outer IP packet, header included */
+	struct netaddr src, dst;
+	bool has_sport;	    /* GRE-in-UDP with its UDP header read (not a later fragment) */
+	uint16_t udp_sport; /* the outer source port: the flow entropy */
+	bool has_gre;	    /* the GRE header was read: gre is valid */
+	struct gre_info gre;
+	bool has_inner; /* inner is a well-formed IP packet: inner_len and flow are valid */
+	unsigned inner_len;
+	struct wire_flow_key flow;
+	bool has_tcp; /* inner TCP header read */
+	uint32_t tcp_seq;
+	uint32_t tcp_payload; /* TCP payload bytes */
+	uint8_t tcp_flags;
+};
+
+/* Sets the defaults: nothing expected, GRE-in-UDP on port 4754. */
+void wire_expect_init(struct wire_expect *e);
+
+/*
+ * Decodes the frame at p: caplen bytes captured of a frame len bytes long on a link of type
+ * link (enum wire_link), against e. Pure. Returns 0 with *out filled (violations may be set),
+ * or -EPROTONOSUPPORT for a link type it does not read.
+ */
+int wire_decode(const struct wire_expect *e, int link, const uint8_t *p, size_t caplen, size_t len,
+		struct wire_frame *out);
+
+/* The name of a violation as in the JSON ("bad_key"), or "?" */
+const char *wire_violation_name(enum wire_violation v);
+
+/* The libpcap name of a supported link type ("EN10MB"), or NULL if unsupported. */
+const char *wire_link_name(int link);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * tunbed-wire: the wire audit of the testbed (docs/wire.md).
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "jout.h"
+#include "log.h"
+#include "wire_options.h"
+
+int main(int argc, char **argv)
+{
+	static struct wire_options o;
+	static struct wire_audit a;
+	struct wire_capture *cap;
+	struct wire_source src;
+	json_t *doc;
+	sigset_t set;
+	int rc, status = 0;
+
+	log_init(argv[0], LOG_LEVEL_WARN);
+	rc = wire_options_parse(&o, argc, argv);
+	if (rc)
+		return rc > 0 ? 0 : 2;
+	log_init(argv[0], o.verbose);
+	/* SIGINT and SIGTERM end the capture, not the process: the report still comes out. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	o.cap.stop_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (o.cap.stop_fd < 0)
+		fatal("signalfd");
+	if (wire_capture_open(&o.cap, &cap) < 0)
+		return 1;
+	if (wire_audit_init(&a, &o.expect, wire_capture_link(cap)) < 0)
+		fatalx("out of memory");
+	if (wire_capture_run(cap, &a) < 0)
+		status = 1;
+	wire_audit_finish(&a);
+	wire_capture_source(cap, &src);
+	doc = wire_report_json(&a, &src, o.top);
+	if (!doc)
+		fatalx("out of memory");
+	if (o.json)
+		jout_dump(stdout, doc, JOUT_PRETTY);
+	else
+		wire_report_text(stdout, doc);
+	if (status == 0 && o.check && a.violation_frames)
+		status = WIRE_EXIT_VIOLATIONS;
+	json_decref(doc);
+	wire_capture_close(cap);
+	wire_audit_fini(&a);
+	close(o.cap.stop_fd);
+	return status;
+}

@@ -1,0 +1,289 @@
+/*
+ * tunbed-wire command line (see wire_options.h and docs/wire.md).
+ */
+#include "wire_options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "netns.h"
+#include "parse.h"
+
+#ifndef TUNBED_VERSION
+#define TUNBED_VERSION "0"
+#endif
+
+enum {
+	O_NETNS = 256,
+	O_IFACE,
+	O_TIME,
+	O_READ,
+	O_WRITE,
+	O_LOCAL,
+	O_REMOTE,
+	O_KEY,
+	O_NO_KEY,
+	O_SEQ,
+	O_NO_SEQ,
+	O_CSUM,
+	O_NO_CSUM,
+	O_MTU,
+	O_UDP_PORT,
+	O_JSON,
+	O_TOP,
+	O_CHECK,
+	O_BUFFER,
+	O_READY_FILE,
+};
+
+static const struct option opts[] = {
+	{ "netns", required_argument, NULL, O_NETNS },
+	{ "iface", required_argument, NULL, O_IFACE },
+	{ "time", required_argument, NULL, O_TIME },
+	{ "read", required_argument, NULL, O_READ },
+	{ "write", required_argument, NULL, O_WRITE },
+	{ "local", required_argument, NULL, O_LOCAL },
+	{ "remote", required_argument, NULL, O_REMOTE },
+	{ "key", required_argument, NULL, O_KEY },
+	{ "no-key", no_argument, NULL, O_NO_KEY },
+	{ "seq", no_argument, NULL, O_SEQ },
+	{ "no-seq", no_argument, NULL, O_NO_SEQ },
+	{ "csum", no_argument, NULL, O_CSUM },
+	{ "no-csum", no_argument, NULL, O_NO_CSUM },
+	{ "mtu", required_argument, NULL, O_MTU },
+	{ "udp-port", required_argument, NULL, O_UDP_PORT },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "top", required_argument, NULL, O_TOP },
+	{ "check", no_argument, NULL, O_CHECK },
+	{ "buffer", required_argument, NULL, O_BUFFER },
+	{ "ready-file", required_argument, NULL, O_READY_FILE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage(void)
+{
+	printf("usage: tunbed-wire --iface DEV [--netns NS] [--time S] [options]\n"
+	       "       tunbed-wire --read FILE [options]\n"
+	       "\n"
+	       "Audits a tunnel's transit link: decodes every GRE (RFC 2784/2890) and GRE-in-UDP\n"
+	       "(RFC 8086) frame over IPv4 or IPv6, checks it against what the tunnel should "
+	       "carry,\n"
+	       "and reports per direction what crossed: frames, bytes, overhead, sizes, sequence\n"
+	       "gaps and reordering, TCP retransmissions, and the top inner flows.\n"
+	       "\n"
+	       "source:\n"
+	       "  --iface DEV          capture live on DEV (libpcap, kernel filter: tunnel only)\n"
+	       "  --netns NS           DEV is in network namespace NS (default: this one)\n"
+	       "  --time S             stop after S seconds (default: at SIGINT or SIGTERM)\n"
+	       "  --read FILE          read a pcap or pcapng file instead\n"
+	       "  --write FILE         also write every frame read to FILE (pcap)\n"
+	       "  --buffer B           live: kernel capture buffer (default 64m)\n"
+	       "  --ready-file FILE    live: create FILE once the capture runs\n"
+	       "expected (each check is off unless asked for):\n"
+	       "  --local ADDR --remote ADDR  the tunnel's ends; without them the first tunnel\n"
+	       "                       frame names them (its source is local)\n"
+	       "  --key N | --no-key   every frame carries key N | carries no key\n"
+	       "  --seq | --no-seq     every frame has a sequence number | has none\n"
+	       "  --csum | --no-csum   every frame has a GRE checksum | has none\n"
+	       "  --mtu N              no inner packet is longer than N bytes\n"
+	       "  --udp-port P         GRE-in-UDP destination port (default %d)\n"
+	       "                       always checked: outer fragments, truncation, GRE version\n"
+	       "                       and reserved bits, checksums present, inner IP well formed\n"
+	       "output:\n"
+	       "  --json               one JSON document on stdout (docs/wire.md)\n"
+	       "  --top N              inner flows listed by bytes (default %d)\n"
+	       "  --check              exit %d if any frame broke an expectation\n"
+	       "  -v, --verbose        more on stderr\n"
+	       "  -h, --help           print this help\n"
+	       "  -V, --version        print the version\n"
+	       "\n"
+	       "Exit status: 0 done; 1 the capture failed (bad file, no interface, no "
+	       "permission);\n"
+	       "2 bad usage; %d with --check when a frame broke an expectation.\n",
+	       WIRE_GRE_UDP_PORT, WIRE_TOP_DEFAULT, WIRE_EXIT_VIOLATIONS, WIRE_EXIT_VIOLATIONS);
+}
+
+static int bad(const char *opt, const char *val, const char *expect)
+{
+	log_warnx("bad value '%s' for --%s: %s", val, opt, expect);
+	return -EINVAL;
+}
+
+static int set_want(enum wire_want *w, enum wire_want v, const char *name)
+{
+	if (*w != WIRE_WANT_ANY && *w != v) {
+		log_warnx("--%s contradicts an earlier option", name);
+		return -EINVAL;
+	}
+	*w = v;
+	return 0;
+}
+
+static int apply(struct wire_options *o, int id, const char *name, const char *v)
+{
+	struct wire_expect *e = &o->expect;
+	uint64_t n;
+	char *end;
+
+	switch (id) {
+	case O_NETNS:
+		if (!netns_name_valid(v))
+			return bad(name, v, "expected a namespace name");
+		o->cap.netns = v;
+		return 0;
+	case O_IFACE:
+		if (!*v || strlen(v) >= 16 || strchr(v, '/'))
+			return bad(name, v, "expected an interface name");
+		o->cap.iface = v;
+		return 0;
+	case O_TIME:
+		o->cap.time_s = strtod(v, &end);
+		if (end == v || *end || !(o->cap.time_s >= 0.1 && o->cap.time_s <= 86400))
+			return bad(name, v, "expected seconds from 0.1 to 86400");
+		return 0;
+	case O_READ:
+		o->cap.read_path = v;
+		return 0;
+	case O_WRITE:
+		o->cap.write_path = v;
+		return 0;
+	case O_LOCAL:
+	case O_REMOTE:
+		if (netaddr_parse(v, id == O_LOCAL ? &e->local : &e->remote))
+			return bad(name, v, "expected an IPv4 or IPv6 address");
+		return 0;
+	case O_KEY:
+		if (parse_u64(v, 0, UINT32_MAX, &n))
+			return bad(name, v, "expected 0 to 4294967295");
+		e->key_value = (uint32_t)n;
+		return set_want(&e->key, WIRE_WANT_YES, name);
+	case O_NO_KEY:
+		return set_want(&e->key, WIRE_WANT_NO, name);
+	case O_SEQ:
+	case O_NO_SEQ:
+		return set_want(&e->seq, id == O_SEQ ? WIRE_WANT_YES : WIRE_WANT_NO, name);
+	case O_CSUM:
+	case O_NO_CSUM:
+		return set_want(&e->csum, id == O_CSUM ? WIRE_WANT_YES : WIRE_WANT_NO, name);
+	case O_MTU:
+		if (parse_u64(v, 68, 65535, &n))
+			return bad(name, v, "expected 68 to 65535");
+		e->mtu = (unsigned)n;
+		return 0;
+	case O_UDP_PORT:
+		if (parse_u64(v, 1, 65535, &n))
+			return bad(name, v, "expected 1 to 65535");
+		e->udp_port = (uint16_t)n;
+		o->cap.udp_port = (uint16_t)n;
+		return 0;
+	case O_JSON:
+		o->json = true;
+		return 0;
+	case O_TOP:
+		if (parse_u64(v, 0, WIRE_TOP_MAX, &n))
+			return bad(name, v, "expected 0 to 10000");
+		o->top = (unsigned)n;
+		return 0;
+	case O_CHECK:
+		o->check = true;
+		return 0;
+	case O_BUFFER:
+		if (parse_size(v, &n) || n < (1 << 20) || n > (1u << 31) - 1)
+			return bad(name, v, "expected 1m to 2047m");
+		o->cap.buffer_bytes = n;
+		return 0;
+	case O_READY_FILE:
+		o->cap.ready_file = v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Options that do not make sense together. */
+static int check(struct wire_options *o, const bool *given)
+{
+	const struct wire_capture_cfg *c = &o->cap;
+
+	if (!c->iface == !c->read_path) {
+		log_warnx(c->iface ? "--iface and --read exclude each other"
+				   : "nothing to audit: give --iface DEV or --read FILE");
+		return -EINVAL;
+	}
+	if (c->read_path) {
+		static const int live_only[] = { O_NETNS, O_TIME, O_BUFFER, O_READY_FILE };
+
+		for (size_t i = 0; i < sizeof(live_only) / sizeof(live_only[0]); i++) {
+			if (given[live_only[i] - O_NETNS]) {
+				log_warnx("--%s is for a live capture (--iface)",
+					  opts[live_only[i] - O_NETNS].name);
+				return -EINVAL;
+			}
+		}
+	}
+	if (given[O_LOCAL - O_NETNS] != given[O_REMOTE - O_NETNS]) {
+		log_warnx("--local and --remote go together");
+		return -EINVAL;
+	}
+	if (given[O_LOCAL - O_NETNS]) {
+		if (o->expect.local.family != o->expect.remote.family) {
+			log_warnx("--local and --remote must be of one family");
+			return -EINVAL;
+		}
+		if (netaddr_equal(&o->expect.local, &o->expect.remote)) {
+			log_warnx("--local and --remote must differ");
+			return -EINVAL;
+		}
+		o->expect.has_peers = true;
+	}
+	return 0;
+}
+
+int wire_options_parse(struct wire_options *o, int argc, char **argv)
+{
+	bool given[O_READY_FILE - O_NETNS + 1] = { false };
+	int c, rc;
+
+	memset(o, 0, sizeof(*o));
+	wire_expect_init(&o->expect);
+	o->cap.udp_port = WIRE_GRE_UDP_PORT;
+	o->cap.buffer_bytes = WIRE_BUFFER_DEFAULT;
+	o->cap.stop_fd = -1;
+	o->top = WIRE_TOP_DEFAULT;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":vhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'v':
+			o->verbose++;
+			continue;
+		case 'h':
+			usage();
+			return 1;
+		case 'V':
+			printf("tunbed-wire %s\n", TUNBED_VERSION);
+			return 1;
+		case ':':
+			log_warnx("%s needs a value", argv[optind - 1]);
+			return -EINVAL;
+		case '?':
+			log_warnx("unknown option '%s' (see --help)", argv[optind - 1]);
+			return -EINVAL;
+		}
+		given[c - O_NETNS] = true;
+		rc = apply(o, c, opts[c - O_NETNS].name, optarg);
+		if (rc)
+			return rc;
+	}
+	if (optind < argc) {
+		log_warnx("unexpected argument '%s' (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	return check(o, given);
+}

@@ -1,0 +1,34 @@
+/*
+ * tunbed-wire's command line (docs/wire.md).
+ */
+#ifndef TUNBED_WIRE_OPTIONS_H
+#define TUNBED_WIRE_OPTIONS_H
+
+#include <stdbool.h>
+
+#include "wire_capture.h"
+#include "wire_decode.h"
+
+enum {
+	WIRE_TOP_DEFAULT = 10,
+	WIRE_TOP_MAX = 10000,
+	WIRE_BUFFER_DEFAULT = 64 << 20,
+	WIRE_EXIT_VIOLATIONS = 3, /* --check and a frame broke an expectation */
+};
+
+struct wire_options {
+	struct wire_capture_cfg cap;
+	struct wire_expect expect;
+	bool json;
+	bool check;
+	unsigned top;
+	int verbose;
+};
+
+/*
+ * Parses argv into o. Returns 0, 1 if --help or --version was printed, or -EINVAL after
+ * logging one line about the bad option.
+ */
+int wire_options_parse(struct wire_options *o, int argc, char **argv);
+
+#endif
