@@ -10,7 +10,6 @@
 #include <string.h>
 
 enum {
-	TCP_FIN_ = 0x01,
 	TCP_SYN_ = 0x02,
 };
 
@@ -81,29 +80,6 @@ static void record_violations(struct wire_audit *a, unsigned v)
 	}
 }
 
-/* New bytes of a TCP segment: what lies beyond the highest sequence end its flow has seen. */
-static uint32_t tcp_new(struct wire_flow *fl, const struct wire_frame *f)
-{
-	uint32_t end = f->tcp_seq + f->tcp_payload;
-	int32_t ahead;
-
-	/* SYN and FIN take a number each without carrying a byte. */
-	if (f->tcp_flags & TCP_SYN_)
-		end++;
-	if (f->tcp_flags & TCP_FIN_)
-		end++;
-	if (!fl->tcp_seen) {
-		fl->tcp_seen = true;
-		fl->tcp_hi = end;
-		return f->tcp_payload;
-	}
-	ahead = (int32_t)(end - fl->tcp_hi);
-	if (ahead <= 0)
-		return 0;
-	fl->tcp_hi = end;
-	return (uint32_t)ahead < f->tcp_payload ? (uint32_t)ahead : f->tcp_payload;
-}
-
 static void flow_port(struct wire_flow *fl, uint16_t port)
 {
 	for (unsigned i = 0; i < fl->nports && i < WIRE_FLOW_PORTS; i++)
@@ -139,8 +115,13 @@ static void account_inner(struct wire_audit *a, struct wire_dir *d, const struct
 			fl->seq_hi = seq;
 		fl->seq_seen = true;
 	}
-	if (f->has_tcp)
-		d->tcp_new_bytes += tcp_new(fl, f);
+	if (f->has_tcp) {
+		struct wire_tcp_result r =
+			wire_tcp_add(&fl->tcp, f->tcp_seq, f->tcp_payload, f->tcp_flags & TCP_SYN_);
+
+		d->tcp_new_bytes += r.new_bytes;
+		d->tcp_reordered_bytes += r.reordered_bytes;
+	}
 	if (f->has_sport)
 		flow_port(fl, f->udp_sport);
 }

@@ -13,6 +13,7 @@
 
 #include "wire_decode.h"
 #include "wire_seq.h"
+#include "wire_tcp.h"
 
 enum {
 	WIRE_FIRST_FRAMES = 5,	   /* frame numbers kept for each kind of violation */
@@ -33,10 +34,11 @@ struct wire_dir {
 	uint64_t inner_frames, inner_bytes; /* frames whose inner packet was read, and its bytes */
 	uint64_t overhead_bytes;	    /* outer IP length minus inner length, same frames */
 	uint64_t hist[WIRE_HIST_BUCKETS];
-	uint64_t tcp_payload_bytes; /* inner TCP payload, retransmissions included */
-	uint64_t tcp_new_bytes;	    /* the part that advanced its flow's sequence space */
-	uint64_t flow_reordered;    /* GRE sequence below the highest of the same inner flow */
-	uint64_t first_ns, last_ns; /* capture time of the first and last frame */
+	uint64_t tcp_payload_bytes;   /* inner TCP payload, retransmissions included */
+	uint64_t tcp_new_bytes;	      /* seen for the first time on its flow (wire_tcp.h) */
+	uint64_t tcp_reordered_bytes; /* the part of those that came after later data */
+	uint64_t flow_reordered;      /* GRE sequence below the highest of the same inner flow */
+	uint64_t first_ns, last_ns;   /* capture time of the first and last frame */
 	struct wire_seq seq;
 	uint64_t udp_ports[WIRE_PORTS / 64]; /* outer UDP source ports seen (GRE-in-UDP) */
 };
@@ -45,10 +47,10 @@ struct wire_flow {
 	struct wire_flow_key key;
 	bool used;
 	int8_t dir;
-	bool seq_seen, tcp_seen;
+	bool seq_seen;
 	uint8_t nports; /* distinct outer UDP source ports, counted up to WIRE_FLOW_PORTS */
 	uint16_t ports[WIRE_FLOW_PORTS];
-	uint32_t tcp_hi; /* highest TCP sequence end seen */
+	struct wire_tcp tcp;
 	uint64_t seq_hi; /* highest GRE sequence (extended) seen */
 	uint64_t frames, bytes;
 };

@@ -1,0 +1,118 @@
+#!/bin/bash
+# tunbed-wire on the transit link of a gregw pair: what it counts crossing the wire agrees
+# with both gateways' own counters (frames and outer bytes each way, inner bytes read from
+# TUN) and with the generator's bytes; a clean run flags nothing; tshark, decoding the
+# capture tunbed-wire wrote, finds the same frames. Then a peer that lies: frames injected
+# on transit with one defect each are counted under their kind.
+#
+#  P-client [tunbed-traffic] --lan-a-- P-gwa [gregw] ==transit (GRE, key 7, seq, csum)== [gregw] P-gwb --lan-b-- [server] P-server
+#                                           [tunbed-wire on transit]
+# shellcheck source=gregw_lib.sh
+source "$(dirname "$0")/gregw_lib.sh"
+# shellcheck source=traffic_lib.sh
+source "$(dirname "$0")/traffic_lib.sh"
+gregw_test_init
+new_prefix P tbwire
+WIRE="$TUNBED_BIN/tunbed-wire"
+[ -x "$WIRE" ] || die "$WIRE not built"
+command -v tshark >/dev/null || die "tshark is not installed"
+A=198.18.0.1
+B=198.18.0.2
+
+"$TOPO" up ras --prefix "$P" >/dev/null
+gw_pair4 "$P" --key 7 --seq --csum
+MTU=$(json_get "$(gw_stats gwa)" 'd["config"]["mtu"]')
+tr_server "$P-server" 9400
+
+# wire_start NAME args...: tunbed-wire on gwa's transit, JSON in $TMP/NAME.json.
+wire_start() {
+	local name=$1
+	shift
+	rm -f "$TMP/$name.ready"
+	ip netns exec "$P-gwa" "$WIRE" --iface transit --json --ready-file "$TMP/$name.ready" "$@" \
+		>"$TMP/$name.json" 2>"$TMP/$name.err" &
+	WIRE_PID=$!
+	poll 5 test -e "$TMP/$name.ready" || die "tunbed-wire did not start: $(cat "$TMP/$name.err")"
+}
+
+# wire_stop: SIGTERM ends the capture; the report follows, exit status 0.
+wire_stop() {
+	local status=0
+	kill -TERM "$WIRE_PID"
+	wait "$WIRE_PID" || status=$?
+	expect_eq "tunbed-wire exit status after SIGTERM" "$status" "0"
+}
+
+# Counters settle: two documents a moment apart agree on what crossed the wire.
+settled() {
+	local a b
+	a=$(json_get "$(gw_stats gwa)" 'd["total"]["wire_tx_packets"] + d["total"]["wire_rx_packets"]')
+	sleep 0.3
+	b=$(json_get "$(gw_stats gwa)" 'd["total"]["wire_tx_packets"] + d["total"]["wire_rx_packets"]')
+	[ "$a" = "$b" ]
+}
+
+a0=$(gw_stats gwa)
+b0=$(gw_stats gwb)
+wire_start clean --local $A --remote $B --key 7 --seq --csum --mtu "$MTU" --write "$TMP/clean.pcap"
+tr_client "$P-client" 198.18.3.2 --sessions 4 --bytes 8m --rate 200m --json
+expect_eq "traffic: exit status" "$TR_STATUS" "0"
+poll 5 settled || fail "gregw counters did not settle"
+wire_stop
+a1=$(gw_stats gwa)
+b1=$(gw_stats gwb)
+W=$(cat "$TMP/clean.json")
+delta() { # before after key
+	python3 -c 'import json,sys; print(json.loads(sys.argv[2])["total"][sys.argv[3]] - json.loads(sys.argv[1])["total"][sys.argv[3]])' "$1" "$2" "$3"
+}
+expect_eq "the capture lost nothing" "$(json_get "$W" 'd["source"]["capture_dropped"]')" "0"
+expect_eq "a clean run: nothing flagged" "$(json_get "$W" '(d["clean"], d["violation_frames"], d["snapped_frames"])')" "(True, 0, 0)"
+expect_eq "frames gwa -> gwb: wire = gwa sent" "$(json_get "$W" 'd["directions"][0]["frames"]')" "$(delta "$a0" "$a1" wire_tx_packets)"
+expect_eq "frames gwa -> gwb: wire = gwb received" "$(json_get "$W" 'd["directions"][0]["frames"]')" "$(delta "$b0" "$b1" wire_rx_packets)"
+expect_eq "frames gwb -> gwa: wire = gwb sent" "$(json_get "$W" 'd["directions"][1]["frames"]')" "$(delta "$b0" "$b1" wire_tx_packets)"
+expect_eq "frames gwb -> gwa: wire = gwa received" "$(json_get "$W" 'd["directions"][1]["frames"]')" "$(delta "$a0" "$a1" wire_rx_packets)"
+expect_eq "outer bytes gwa -> gwb: wire = gwa sent" "$(json_get "$W" 'd["directions"][0]["ip_bytes"]')" "$(delta "$a0" "$a1" wire_tx_bytes)"
+expect_eq "inner bytes gwa -> gwb: wire = gwa read from TUN" "$(json_get "$W" 'd["directions"][0]["inner_bytes"]')" "$(delta "$a0" "$a1" tun_rx_bytes)"
+expect_eq "inner bytes gwb -> gwa: wire = gwb read from TUN" "$(json_get "$W" 'd["directions"][1]["inner_bytes"]')" "$(delta "$b0" "$b1" tun_rx_bytes)"
+expect_eq "inner bytes gwa -> gwb: wire = gwb wrote into TUN" "$(json_get "$W" 'd["directions"][0]["inner_bytes"]')" "$(delta "$b0" "$b1" tun_tx_bytes)"
+sent=$(json_get "$TR_JSON" 'sum(s["sent"] for s in d["tcp"]["per_session"])')
+expect_eq "the generator sent 4 x 8 MiB" "$sent" "$((4 * 8 << 20))"
+new=$(json_get "$W" 'd["directions"][0]["tcp"]["new_bytes"]')
+# New TCP bytes on the wire: the sessions' data, plus their hellos and the control
+# connection's messages, a few kB.
+expect_eq "new TCP bytes client -> server: the generator's bytes plus its protocol, < 64 KiB" "$((new >= sent && new - sent < 65536))" "1"
+log "wire: new TCP bytes $new = sent $sent + $((new - sent)) protocol bytes"
+expect_eq "sequence numbers: none missing, none duplicated, none reordered within a flow" "$(json_get "$W" '[(x["seq"]["missing"], x["seq"]["duplicates"], x["seq"]["flow_reordered"]) for x in d["directions"]]')" "[(0, 0, 0), (0, 0, 0)]"
+expect_eq "every frame numbered" "$(json_get "$W" 'all(x["seq"]["frames"] == x["frames"] for x in d["directions"])')" "True"
+expect_eq "the generator's four sessions lead the top flows" "$(json_get "$W" 'sorted(f["dport"] for f in d["flows"]["top"][:4])')" "[9400, 9400, 9400, 9400]"
+log "wire: $(json_get "$W" '{k: d["directions"][0][k] for k in ("frames", "inner_bytes", "overhead_pct")} | {"seq_reordered": d["directions"][0]["seq"]["reordered"]} | d["directions"][0]["tcp"]')"
+
+# tshark, an independent decoder, reads the capture tunbed-wire wrote.
+ts_count() { tshark -r "$TMP/clean.pcap" -Y "$1" 2>/dev/null | wc -l; }
+expect_eq "tshark: GRE frames gwa -> gwb" "$(ts_count "gre && ip.src == $A && ip.dst == $B")" "$(json_get "$W" 'd["directions"][0]["frames"]')"
+expect_eq "tshark: GRE frames gwb -> gwa" "$(ts_count "gre && ip.src == $B && ip.dst == $A")" "$(json_get "$W" 'd["directions"][1]["frames"]')"
+expect_eq "tshark: no frame with another key, a bad checksum or malformed" "$(ts_count "gre.key != 7 || gre.checksum.status == 0 || _ws.malformed")" "0"
+
+# A liar on transit: 20 frames of each defect from gwb's side; tunbed-wire counts each under
+# its kind, and gwa, which drops them, counts the same.
+a0=$(gw_stats gwa)
+wire_start liar --local $A --remote $B --key 7 --seq --csum
+declare -A KIND=([bad_key]=bad_key [bad_csum]=bad_csum [no_seq]=no_seq [no_csum]=no_csum
+	[bad_proto]=bad_proto [bad_inner]=bad_inner [truncated]=truncated [bad_version]=bad_gre
+	[bad_flags]=bad_gre [unknown_peer]=bad_peer)
+for kind in "${!KIND[@]}"; do
+	ip netns exec "$P-gwb" python3 "$HERE/gre_inject.py" --src $B --dst $A --kind "$kind" \
+		--key 7 --seq --csum --count 20 || die "gre_inject.py $kind failed"
+done
+poll 5 settled || fail "gregw counters did not settle"
+wire_stop
+W=$(cat "$TMP/liar.json")
+expect_eq "the liar: 200 frames flagged" "$(json_get "$W" 'd["violation_frames"]')" "200"
+expect_eq "the liar: each defect counted under its kind" "$(json_get "$W" 'sorted((k, v["count"]) for k, v in d["violations"].items() if v["count"])')" \
+	"[('bad_csum', 20), ('bad_gre', 40), ('bad_inner', 20), ('bad_key', 20), ('bad_peer', 20), ('bad_proto', 20), ('no_csum', 20), ('no_seq', 20), ('truncated', 20)]"
+expect_eq "the liar: gwa dropped as many as tunbed-wire flagged" "$(delta "$a0" "$(gw_stats gwa)" dropped)" "200"
+
+gw_stop gwa
+gw_stop gwb
+"$TOPO" down ras --prefix "$P" >/dev/null
+expect_nothing_left "$P" "after down"
