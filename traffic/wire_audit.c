@@ -116,11 +116,16 @@ static void account_inner(struct wire_audit *a, struct wire_dir *d, const struct
 		fl->seq_seen = true;
 	}
 	if (f->has_tcp) {
-		struct wire_tcp_result r =
-			wire_tcp_add(&fl->tcp, f->tcp_seq, f->tcp_payload, f->tcp_flags & TCP_SYN_);
+		struct wire_tcp_seg seg = { .seq = f->tcp_seq,
+					    .len = f->tcp_payload,
+					    .syn = f->tcp_flags & TCP_SYN_,
+					    .has_id = f->has_ip_id,
+					    .id = f->ip_id };
+		struct wire_tcp_result r = wire_tcp_add(&fl->tcp, &seg);
 
 		d->tcp_new_bytes += r.new_bytes;
-		d->tcp_reordered_bytes += r.reordered_bytes;
+		d->tcp_late_bytes += r.late_bytes;
+		d->tcp_resent_bytes += r.resent_bytes;
 	}
 	if (f->has_sport)
 		flow_port(fl, f->udp_sport);

@@ -34,11 +34,12 @@ struct wire_dir {
 	uint64_t inner_frames, inner_bytes; /* frames whose inner packet was read, and its bytes */
 	uint64_t overhead_bytes;	    /* outer IP length minus inner length, same frames */
 	uint64_t hist[WIRE_HIST_BUCKETS];
-	uint64_t tcp_payload_bytes;   /* inner TCP payload, retransmissions included */
-	uint64_t tcp_new_bytes;	      /* seen for the first time on its flow (wire_tcp.h) */
-	uint64_t tcp_reordered_bytes; /* the part of those that came after later data */
-	uint64_t flow_reordered;      /* GRE sequence below the highest of the same inner flow */
-	uint64_t first_ns, last_ns;   /* capture time of the first and last frame */
+	uint64_t tcp_payload_bytes; /* inner TCP payload, retransmissions included */
+	uint64_t tcp_new_bytes;	    /* seen for the first time on its flow (wire_tcp.h) */
+	uint64_t tcp_late_bytes;    /* the part of those that came after later data */
+	uint64_t tcp_resent_bytes;  /* the part of those sent after that later data */
+	uint64_t flow_reordered;    /* GRE sequence below the highest of the same inner flow */
+	uint64_t first_ns, last_ns; /* capture time of the first and last frame */
 	struct wire_seq seq;
 	uint64_t udp_ports[WIRE_PORTS / 64]; /* outer UDP source ports seen (GRE-in-UDP) */
 };

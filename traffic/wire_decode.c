@@ -353,6 +353,8 @@ static void inner_parse(const struct wire_expect *e, const struct span *in, uint
 		memcpy(f->flow.src, in->p + 12, 4);
 		memcpy(f->flow.dst, in->p + 16, 4);
 		later_fragment = (load_be16(in->p + 6) & IPV4_OFFMASK) != 0;
+		f->has_ip_id = true;
+		f->ip_id = load_be16(in->p + 4);
 	} else {
 		tot = IPV6_HLEN + (size_t)load_be16(in->p + 4);
 		if (tot > in->len) {

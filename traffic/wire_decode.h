@@ -102,6 +102,8 @@ struct wire_frame {
 	uint32_t tcp_seq;
 	uint32_t tcp_payload; /* TCP payload bytes */
 	uint8_t tcp_flags;
+	bool has_ip_id; /* inner IPv4: ip_id is its identification field */
+	uint16_t ip_id;
 };
 
 /* Sets the defaults: nothing expected, GRE-in-UDP on port 4754. */

@@ -141,7 +141,8 @@ static json_t *dir_json(const struct wire_audit *a, int dir)
 	jout_set(o, "sizes", sizes);
 	jout_u64(tcp, "payload_bytes", d->tcp_payload_bytes);
 	jout_u64(tcp, "new_bytes", d->tcp_new_bytes);
-	jout_u64(tcp, "reordered_bytes", d->tcp_reordered_bytes);
+	jout_u64(tcp, "late_bytes", d->tcp_late_bytes);
+	jout_u64(tcp, "late_resent_bytes", d->tcp_resent_bytes);
 	jout_u64(tcp, "retransmitted_bytes", d->tcp_payload_bytes - d->tcp_new_bytes);
 	jout_set(o, "tcp", tcp);
 	jout_u64(seq, "frames", s->frames);

@@ -76,29 +76,41 @@ static uint32_t holes_fill(struct wire_tcp *t, uint32_t lo, uint32_t hi)
 	return filled;
 }
 
-struct wire_tcp_result wire_tcp_add(struct wire_tcp *t, uint32_t seq, uint32_t len, bool syn)
+/* Sent after the segment that reached hi: its identification is later (serial order). */
+static bool sent_later(const struct wire_tcp *t, const struct wire_tcp_seg *s)
 {
-	struct wire_tcp_result r = { 0, 0 };
-	uint32_t lo = syn ? seq + 1 : seq, hi = lo + len;
+	return s->has_id && t->has_hi_id && (int16_t)(s->id - t->hi_id) > 0;
+}
+
+struct wire_tcp_result wire_tcp_add(struct wire_tcp *t, const struct wire_tcp_seg *s)
+{
+	struct wire_tcp_result r = { 0, 0, 0 };
+	uint32_t lo = s->syn ? s->seq + 1 : s->seq, hi = lo + s->len;
+	bool later = sent_later(t, s);
 
 	if (!t->seen) {
 		t->seen = true;
 		t->hi = lo;
 	}
-	if (len == 0)
+	if (s->len == 0)
 		return r;
 	if (before(t->hi, hi)) {
-		if (before(t->hi, lo)) {
-			hole_add(t, t->hi, lo);
-			t->hi = hi;
-			r.new_bytes = len;
+		uint32_t old = t->hi;
+
+		t->hi = hi;
+		t->has_hi_id = s->has_id;
+		t->hi_id = s->id;
+		if (before(old, lo)) {
+			hole_add(t, old, lo);
+			r.new_bytes = s->len;
 			return r;
 		}
-		r.new_bytes = hi - t->hi;
-		hi = t->hi;
-		t->hi = lo + len;
+		r.new_bytes = hi - old;
+		hi = old;
 	}
-	r.reordered_bytes = holes_fill(t, lo, hi);
-	r.new_bytes += r.reordered_bytes;
+	r.late_bytes = holes_fill(t, lo, hi);
+	r.new_bytes += r.late_bytes;
+	if (later)
+		r.resent_bytes = r.late_bytes;
 	return r;
 }

@@ -101,8 +101,9 @@ def analyse(record):
     span = (win[-1]["t"] - win[0]["t"]) if len(win) > 1 else 0
     box_s = sum(c["busy"] for c in cores.values()) / 100 * span
     threads = thread_cpu(win, hz)
+    # The gateway is every process the driver started; the testbed's own tools are not.
     gw_pids = {pid for pid, name in record.get("processes", {}).items()
-               if not name.startswith("tunbed-traffic")}
+               if not name.startswith("tunbed-")}
     gen_pids = {pid for pid, name in record.get("processes", {}).items()
                 if name.startswith("tunbed-traffic")}
     gw_s = sum(t["seconds"] for t in threads.values() if str(t["pid"]) in gw_pids)
@@ -117,7 +118,48 @@ def analyse(record):
     res["box_cpu_s_per_gb"] = res["box_cpu_s"] / gb if gb else None
     res["gateway_cpu_s_per_gb"] = res["gateway_cpu_s"] / gb if gb and gw_pids else None
     res["saturated"] = saturation(cores, threads, span, record)
+    res["wire"] = wire_summary(record.get("wire"))
     return res
+
+
+def wire_summary(doc):
+    """What tunbed-wire saw on transit during one run (docs/wire.md), in a few numbers."""
+    if not doc:
+        return None
+    dirs = doc["directions"]
+    tcp = dirs[0]["tcp"]
+    pay = tcp["payload_bytes"]
+    return {
+        "tunnel_frames": doc["tunnel_frames"],
+        "violation_frames": doc["violation_frames"],
+        "violations": {k: v["count"] for k, v in doc["violations"].items() if v["count"]},
+        "capture_dropped": doc["source"].get("capture_dropped"),
+        "overhead_pct": dirs[0]["overhead_pct"],
+        "seq_frames": sum(d["seq"]["frames"] for d in dirs),
+        "seq_missing": sum(d["seq"]["missing"] for d in dirs),
+        "seq_reordered": sum(d["seq"]["reordered"] for d in dirs),
+        "tcp_retransmitted_pct": 100 * tcp["retransmitted_bytes"] / pay if pay else None,
+        "tcp_resent_pct": 100 * tcp["late_resent_bytes"] / pay if pay else None,
+        "tcp_reordered_pct": (100 * (tcp["late_bytes"] - tcp["late_resent_bytes"]) / pay
+                              if pay else None),
+    }
+
+
+def wire_spread(ws):
+    """Over the repeats of a point: the worst for what must be zero, medians for the rest."""
+    if not ws:
+        return None
+    violations = {}
+    for w in ws:
+        for k, n in w["violations"].items():
+            violations[k] = max(violations.get(k, 0), n)
+    out = {k: max(w[k] or 0 for w in ws) for k in ("violation_frames", "capture_dropped")}
+    out["violations"] = violations
+    for k in ("tunnel_frames", "overhead_pct", "seq_frames", "seq_missing", "seq_reordered",
+              "tcp_retransmitted_pct", "tcp_resent_pct", "tcp_reordered_pct"):
+        vals = [w[k] for w in ws if w[k] is not None]
+        out[k] = statistics.median(vals) if vals else None
+    return out
 
 
 def saturation(cores, threads, span, record):
@@ -177,5 +219,6 @@ def summarise(runs):
                 "gateway_cpu_s_per_gb", "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")},
             "saturated": median_run["saturated"],
             "median_repeat": median_run["repeat"],
+            "wire": wire_spread([r["wire"] for r in rs if r.get("wire")]),
         }
     return out

@@ -40,6 +40,8 @@ def apply_overrides(sc, args):
             scenario.SETTERS[key](sc, str(v))
     if getattr(args, "no_rr", False):
         sc.rr = False
+    if getattr(args, "wire_audit", False):
+        sc.wire_audit = True
     return sc
 
 
@@ -97,7 +99,8 @@ def execute(sc, args, title):
     os.makedirs(os.path.join(outdir, "runs"))
     meta = {"scenario": sc.name, "title": title, "topology": sc.topology, "time": sc.time,
             "warmup": sc.warmup, "repeats": sc.repeats, "started_utc": started.isoformat(),
-            "gateways": sc.gateways, "notes": notes, "pins": pins, "prefix": prefix}
+            "gateways": sc.gateways, "notes": notes, "pins": pins, "prefix": prefix,
+            "wire_audit": sc.wire_audit}
     runs = [(p, r) for r in range(1, sc.repeats + 1) for p in pts]
     progress = Progress(len(runs))
     complete, status = False, 0
@@ -192,6 +195,9 @@ def add_matrix_options(p, defaults_note):
     p.add_argument("--time", type=float, metavar="S", help="measured seconds per run")
     p.add_argument("--warmup", type=float, metavar="S", help="warm-up seconds per run (default 2)")
     p.add_argument("--no-rr", action="store_true", help="no latency probes")
+    p.add_argument("--wire-audit", action="store_true",
+                   help="run tunbed-wire on the transit link during each run and report what "
+                        "crossed it (it costs CPU, which the report attributes to it)")
     p.add_argument("--topology", default="ras", help="built-in name or file (default ras)")
     p.add_argument("--pin", metavar="HOST=CPUS,...",
                    help="pin a host's processes (client, gwa, gwb, server) to CPUs, over the "

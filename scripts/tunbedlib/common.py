@@ -10,6 +10,7 @@ BIN = os.path.join(ROOT, "build", "bin")
 TOPO = os.path.join(BIN, "tunbed-topo")
 GREGW = os.path.join(BIN, "gregw")
 TRAFFIC = os.path.join(BIN, "tunbed-traffic")
+WIRE = os.path.join(BIN, "tunbed-wire")
 OVS_DRIVER = os.path.join(ROOT, "scripts", "drivers", "ovs-gre.sh")
 TOPOLOGIES = os.path.join(ROOT, "topo", "topologies")
 

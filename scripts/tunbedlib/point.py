@@ -1,15 +1,16 @@
-"""One run of one point: topology up, gateway up, the traffic server, idle latency, the load
-with latency probes while CPU is sampled, the gateway's own telemetry; then everything down
-again, also when anything fails or the user interrupts."""
+"""One run of one point: topology up, gateway up, the traffic server, idle latency, the wire
+audit if asked for, the load with latency probes while CPU is sampled, the gateway's own
+telemetry; then everything down again, also when anything fails or the user interrupts."""
 
 import json
 import os
+import signal
 import subprocess
 import tempfile
 import time
 
 from . import cpu
-from .common import TOPO, TOPOLOGIES, TRAFFIC, Failure, ns, run
+from .common import TOPO, TOPOLOGIES, TRAFFIC, WIRE, Failure, ns, run
 from .drivers import DRIVERS, PAIRS
 
 PORT = 9400
@@ -46,7 +47,7 @@ def describe(topo_json):
         raise Failure("the runner needs a link 'transit' between gwa and gwb, with addresses")
     family = 6 if ":" in transit[0]["addresses"][0] else 4
     pins = {h: hosts[h]["cpus"] for h in hosts if hosts[h].get("cpus")}
-    return family, pins
+    return family, pins, transit[0].get("name", "transit")
 
 
 def pinned(pins, host, cmd):
@@ -65,6 +66,43 @@ def traffic_client(prefix, pins, args):
     return doc, p.returncode, p.stderr.strip()
 
 
+def wire_args(point, pair, iface, ready):
+    """tunbed-wire on gwa's end of transit, expecting what the gateway under test should send:
+    GRE between the pair's ends, and for gregw exactly the options of its mode."""
+    args = ["--iface", iface, "--json", "--ready-file", ready, "--local", pair["a"],
+            "--remote", pair["b"]]
+    if point.gateway == "gregw":
+        opts = point.mode.split("+")[1:]
+        args += ["--key", "7"] if "key" in opts else ["--no-key"]
+        args += ["--seq"] if "seq" in opts else ["--no-seq"]
+        args += ["--csum"] if "csum" in opts else ["--no-csum"]
+    return args
+
+
+def wire_start(prefix, args, ready):
+    proc = subprocess.Popen(ns(prefix, "gwa", WIRE, *args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    for _ in range(100):
+        if os.path.exists(ready):
+            return proc
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    proc.kill()
+    _, err = proc.communicate()
+    raise Failure("tunbed-wire: " + ((err or "").strip().splitlines() or ["did not start"])[-1])
+
+
+def wire_stop(proc):
+    """SIGTERM ends the capture; tunbed-wire then prints its report."""
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    try:
+        return json.loads(out), None
+    except ValueError:
+        return None, ((err or "").strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+
+
 def wait_listening(prefix):
     for _ in range(100):
         if run(ns(prefix, "server", "ss", "-Hltn", f"sport = :{PORT}"), check=False).strip():
@@ -77,13 +115,13 @@ def measure(sc, point, repeat, prefix, pin_override):
     """Runs point once; returns the raw record (JSON-ready)."""
     record = {"point": point.__dict__ | {"key": point.key(), "config": point.config()},
               "repeat": repeat, "started": time.time()}
-    driver = server = proc = None
+    driver = server = proc = wire = None
     with tempfile.TemporaryDirectory(prefix="tunbed-run-") as tmp:
         topo = topology_file(sc.topology, point.mtu, tmp)
         run([TOPO, "up", topo, "--prefix", prefix])
         try:
             shown = json.loads(run([TOPO, "show", topo, "--prefix", prefix, "--json"]))
-            family, pins = describe(shown)
+            family, pins, transit = describe(shown)
             pins.update(pin_override)
             pair = PAIRS[family]
             record["pins"] = pins
@@ -101,6 +139,10 @@ def measure(sc, point, repeat, prefix, pin_override):
             for pid, _ in driver.pids():
                 sampler.watch(pid)
             sampler.watch(server.pid)
+            if sc.wire_audit:
+                ready = os.path.join(tmp, "wire.ready")
+                wire = wire_start(prefix, wire_args(point, pair, transit, ready), ready)
+                sampler.watch(wire.pid)
             args = [pair["server"], "--sessions", str(point.sessions), "--time", str(sc.time),
                     "--warmup", str(sc.warmup), "--pattern", point.pattern]
             if sc.rr:
@@ -122,6 +164,8 @@ def measure(sc, point, repeat, prefix, pin_override):
                                                            or ["no output"])[-1]) from None
             record["traffic_status"] = proc.returncode
             record["traffic_error"] = (err or "").strip() or None
+            if wire:
+                record["wire"], record["wire_error"] = wire_stop(wire)
             if isinstance(driver, DRIVERS["gregw"]):
                 driver.fetch()
             record["gateway"] = driver.telemetry()
@@ -129,12 +173,14 @@ def measure(sc, point, repeat, prefix, pin_override):
             procs = {str(pid): label for pid, label in driver.pids()}
             procs[str(server.pid)] = "tunbed-traffic server"
             procs[str(proc.pid)] = "tunbed-traffic client"
+            if wire:
+                procs[str(wire.pid)] = "tunbed-wire"
             record["processes"] = procs
             record["thread_labels"] = labels
             record["cpu"] = sampler.export()
         finally:
             # Started here, so ended here, by PID, before their namespaces go.
-            for p in (proc, server):
+            for p in (proc, server, wire):
                 if p and p.poll() is None:
                     p.terminate()
                     p.wait(timeout=10)

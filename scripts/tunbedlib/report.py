@@ -55,6 +55,58 @@ def headline(points, summary):
     return lines
 
 
+def wire_headline(points, summary):
+    """One line on what the wire audit found, if it ran."""
+    audited = [(p, summary[p["key"]]["wire"]) for p in points
+               if p["key"] in summary and summary[p["key"]].get("wire")]
+    if not audited:
+        return []
+    bad = [(p, w) for p, w in audited if w["violation_frames"]]
+    dropped = [p for p, w in audited if w["capture_dropped"]]
+    if bad:
+        words = "; ".join(f"{p['config']}, {p['sessions']} sessions: {w['violation_frames']} "
+                          f"frames ({', '.join(f'{k} {n}' for k, n in w['violations'].items())})"
+                          for p, w in bad)
+        line = f"wire audit: frames broke an expectation at {words}"
+    else:
+        line = f"wire audit: every tunnel frame of {len(audited)} points as expected"
+    if dropped:
+        line += f" (the capture dropped frames at {len(dropped)} points: counts are partial)"
+    return [line]
+
+
+def wire_section(f, points, summary):
+    rows = [(p, summary[p["key"]]["wire"]) for p in points
+            if p["key"] in summary and summary[p["key"]].get("wire")]
+    if not rows:
+        return
+    f.write("## Wire audit\n\n"
+            "tunbed-wire captured gwa's end of transit during every run (docs/wire.md): frames "
+            "that broke an expectation (worst repeat), frames the capture dropped, and medians "
+            "of the encapsulation overhead, GRE sequence numbers missing and out of order on "
+            "the tunnel (`-`: the mode sends none), and of the TCP payload from client to "
+            "server: sent across the link twice (retransmitted), first seen in a segment "
+            "sent after later data, so lost before the link and resent (lost upstream), and "
+            "overtaken by later data on its way (reordered); the last two are told apart by "
+            "the inner IPv4 identification. The capture's CPU shows in the saturation "
+            "attribution as tunbed-wire.\n\n")
+    f.write("| gateway | sessions | tunnel frames | violations | capture dropped | overhead % "
+            "| seq missing / reordered | TCP retransmitted % | TCP lost upstream % "
+            "| TCP reordered % |\n")
+    f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+
+    def pct(x):
+        return f"{x:.3f}" if x is not None else "-"
+    for p, w in rows:
+        seq = (f"{w['seq_missing']:.0f} / {w['seq_reordered']:.0f}" if w.get("seq_frames")
+               else "-")
+        f.write(f"| {p['config']} | {p['sessions']} | {w['tunnel_frames']:.0f} | "
+                f"{w['violation_frames']} | {w['capture_dropped']} | {pct(w['overhead_pct'])} | "
+                f"{seq} | {pct(w['tcp_retransmitted_pct'])} | {pct(w['tcp_resent_pct'])} | "
+                f"{pct(w['tcp_reordered_pct'])} |\n")
+    f.write("\n")
+
+
 def table_row(p, s):
     sat = ", ".join(str(x["cpu"]) for x in s["saturated"]) or "-"
     idle = f"{s['rr_idle_p50_ms']['median']:.3f}" if s["rr_idle_p50_ms"] else "-"
@@ -99,7 +151,7 @@ def write(outdir, meta, complete=True):
             row.append(" ".join(str(x["cpu"]) for x in s["saturated"]))
             w.writerow(row)
     made = plots.make(outdir, records, runs, points, summary)
-    lines = headline(points, summary)
+    lines = headline(points, summary) + wire_headline(points, summary)
     with open(os.path.join(outdir, "report.md"), "w") as f:
         f.write(f"# tunbed {meta.get('scenario', '')}: {meta.get('title', '')}\n\n")
         if not complete:
@@ -126,6 +178,7 @@ def write(outdir, meta, complete=True):
         for p in points:
             f.write(table_row(p, summary[p["key"]]))
         f.write("\n")
+        wire_section(f, points, summary)
         for title, name in made:
             f.write(f"## {title}\n\n![{title}](plots/{name}.svg)\n\n"
                     f"(PNG: [plots/{name}.png](plots/{name}.png))\n\n")

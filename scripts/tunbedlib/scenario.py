@@ -13,6 +13,7 @@
     warmup = 2                  ; seconds before, not measured
     repeats = 3
     rr = yes                    ; latency probes, idle and under load
+    wire_audit = no             ; tunbed-wire on the transit link during each run
 
 Every error names file:line and the value, as the C tools do.
 """
@@ -43,6 +44,7 @@ class Scenario:
     warmup: float = 2.0
     repeats: int = 3
     rr: bool = True
+    wire_audit: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,6 +149,7 @@ SETTERS = {
     "warmup": lambda s, v: setattr(s, "warmup", _number(v, 0, 600, "warmup")),
     "repeats": lambda s, v: setattr(s, "repeats", _ints(v, 1, 100, "repeats")[0]),
     "rr": lambda s, v: setattr(s, "rr", _bool(v, "rr")),
+    "wire_audit": lambda s, v: setattr(s, "wire_audit", _bool(v, "wire_audit")),
 }
 
 

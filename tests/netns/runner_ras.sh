@@ -1,8 +1,8 @@
 #!/bin/bash
-# The runner end to end: a short `tunbed ras` (1 repeat, 2 points, 3 s) writes its results
-# directory with consistent numbers and valid plots; `tunbed compare` skips a gateway this
-# machine cannot run, with its note; `tunbed run` takes a scenario file; Ctrl-C keeps and marks
-# partial results; nothing is left behind.
+# The runner end to end: a short `tunbed ras --wire-audit` (1 repeat, 2 points, 3 s) writes its
+# results directory with consistent numbers, valid plots and a clean wire audit; `tunbed
+# compare` skips a gateway this machine cannot run, with its note; `tunbed run` takes a
+# scenario file; Ctrl-C keeps and marks partial results; nothing is left behind.
 #
 #  P-client --lan-a-- P-gwa [gateway] ==transit== [gateway] P-gwb --lan-b-- P-server
 # shellcheck source=lib.sh
@@ -12,11 +12,13 @@ new_prefix P tbrun
 TUNBED="$TUNBED_SRC/scripts/tunbed"
 R="$TMP/results"
 
-out=$("$TUNBED" ras --sessions 1,8 --workers 2 --repeats 1 --time 3 --warmup 1 --prefix "$P" --results "$R" 2>"$TMP/ras.err") || die "tunbed ras failed: $(tail -3 "$TMP/ras.err")"
+out=$("$TUNBED" ras --sessions 1,8 --workers 2 --repeats 1 --time 3 --warmup 1 --wire-audit --prefix "$P" --results "$R" 2>"$TMP/ras.err") || die "tunbed ras failed: $(tail -3 "$TMP/ras.err")"
 dir=$(find "$R" -maxdepth 1 -name '*-ras' | head -1)
 [ -n "$dir" ] || die "no results directory"
 expect_match "headline: 1 session, in words" "$out" "gregw gre 2w, 1 session: [0-9.]+ Gbit/s, (core [0-9]+ saturated by|no core saturated)"
 expect_match "headline: 8 sessions" "$out" "gregw gre 2w, 8 sessions: [0-9.]+ Gbit/s"
+expect_match "headline: the wire audit" "$out" "wire audit: every tunnel frame of 2 points as expected"
+grep -q "^## Wire audit" "$dir/report.md" || fail "report.md has no wire audit section"
 for f in report.md summary.csv summary.json meta.json runs/gregw-gre-w2-mtu0-push-s1-r1.json runs/gregw-gre-w2-mtu0-push-s8-r1.json; do
 	[ -s "$dir/$f" ] || fail "missing $f"
 done
@@ -36,6 +38,11 @@ for r in s["runs"]:
         assert abs(sh["busy"] - (100 - sh["idle"] - sh["iowait"])) < 1e-6
     assert r["box_cpu_s_per_gb"] > 0 and r["gateway_cpu_s_per_gb"] > 0
     assert r["rr_idle_p50_ms"] > 0 and r["rr_load_p50_ms"] > 0
+    # The wire audit saw the tunnel carry at least the measured bytes, all as expected.
+    w = r["wire"]
+    assert w["violation_frames"] == 0 and w["violations"] == {}, (r["key"], w)
+    assert w["tunnel_frames"] * 1500 >= r["bytes"], (r["key"], w["tunnel_frames"], r["bytes"])
+    assert w["seq_frames"] == 0 and 0 < w["overhead_pct"] < 5, (r["key"], w)
 plots = ["throughput", "cost", "latency", "cores-gregw-gre-w2-mtu0-push-s1", "cores-gregw-gre-w2-mtu0-push-s8"]
 for p in plots:
     png = open(os.path.join(d, "plots", p + ".png"), "rb").read()

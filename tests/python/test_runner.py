@@ -1,6 +1,8 @@
 """Unit tests of the runner (scripts/tunbedlib) on recorded data: statistics of repeats,
 per-core shares, saturation and its attribution, CPU-seconds per GB, scenario files good and
-bad. The two records in data/ are real runs of gregw on ras.topo (1 and 8 sessions, 3 s)."""
+bad, the wire audit's summary. The two records in data/ are real runs of gregw on ras.topo (1
+and 8 sessions, 3 s); wire-gregw-seq-2w-64s.json is tunbed-wire's document of a real run (gregw
+gre+seq, 2 workers, 64 sessions)."""
 
 import json
 import os
@@ -11,7 +13,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import analysis, scenario  # noqa: E402
+from tunbedlib import analysis, report, scenario  # noqa: E402
 
 
 def record(name):
@@ -120,6 +122,60 @@ class Cost(unittest.TestCase):
         self.assertGreater(res["box_cpu_s_per_gb"], res["gateway_cpu_s_per_gb"])
         # Two cores for 3 s: the box cannot have spent more than 6 CPU-seconds.
         self.assertLessEqual(res["box_cpu_s"], 2 * res["measured_s"] + 1e-6)
+
+
+class Wire(unittest.TestCase):
+    def test_summary_of_a_recorded_audit(self):
+        doc = record("wire-gregw-seq-2w-64s.json")
+        w = analysis.wire_summary(doc)
+        tcp = doc["directions"][0]["tcp"]
+        self.assertEqual(w["tunnel_frames"], 340359)
+        self.assertEqual((w["violation_frames"], w["violations"], w["capture_dropped"]), (0, {}, 0))
+        # Both directions' sequence numbers count; the overhead is the data direction's.
+        self.assertEqual(w["seq_frames"], 249420 + 90939)
+        self.assertEqual(w["seq_reordered"], 45225 + 5895)
+        self.assertAlmostEqual(w["overhead_pct"], doc["directions"][0]["overhead_pct"])
+        self.assertAlmostEqual(w["tcp_retransmitted_pct"], 100 * 491384 / 353570344)
+        self.assertAlmostEqual(w["tcp_resent_pct"], 100 * 5366292 / 353570344)
+        self.assertEqual(w["tcp_reordered_pct"], 0)
+        # New and twice-sent bytes make up all the payload; late bytes are new ones.
+        self.assertEqual(tcp["new_bytes"] + tcp["retransmitted_bytes"], tcp["payload_bytes"])
+        self.assertLessEqual(tcp["late_resent_bytes"], tcp["late_bytes"])
+        self.assertLessEqual(tcp["late_bytes"], tcp["new_bytes"])
+        self.assertIsNone(analysis.wire_summary(None))
+
+    def test_spread_keeps_the_worst(self):
+        doc = record("wire-gregw-seq-2w-64s.json")
+        good = analysis.wire_summary(doc)
+        bad = dict(good, violation_frames=7, violations={"bad_key": 5, "no_seq": 2},
+                   capture_dropped=3, tunnel_frames=100, overhead_pct=3.0)
+        worse = dict(good, violation_frames=4, violations={"bad_key": 4}, tunnel_frames=200,
+                     overhead_pct=2.0)
+        s = analysis.wire_spread([good, bad, worse])
+        self.assertEqual((s["violation_frames"], s["capture_dropped"]), (7, 3))
+        self.assertEqual(s["violations"], {"bad_key": 5, "no_seq": 2})
+        self.assertEqual((s["tunnel_frames"], s["overhead_pct"]), (200, 2.0))
+        self.assertIsNone(analysis.wire_spread([]))
+
+    def test_report(self):
+        w = analysis.wire_summary(record("wire-gregw-seq-2w-64s.json"))
+        points = [{"key": "a", "config": "gregw gre+seq 2w", "sessions": 64},
+                  {"key": "b", "config": "gregw gre 2w", "sessions": 1}]
+        nokey = dict(w, violation_frames=2, violations={"unexpected_seq": 2}, seq_frames=0)
+        summary = {"a": {"wire": analysis.wire_spread([w])}, "b": {"wire": nokey}}
+        self.assertEqual(report.wire_headline(points[:1], summary),
+                         ["wire audit: every tunnel frame of 1 points as expected"])
+        self.assertEqual(report.wire_headline(points, summary),
+                         ["wire audit: frames broke an expectation at gregw gre 2w, 1 sessions: 2 "
+                          "frames (unexpected_seq 2)"])
+        with tempfile.TemporaryFile("w+") as f:
+            report.wire_section(f, points, summary)
+            f.seek(0)
+            rows = [line for line in f.read().splitlines() if line.startswith("| gregw")]
+        self.assertEqual(rows[0], "| gregw gre+seq 2w | 64 | 340359 | 0 | 0 | 1.870 | 0 / 51120 "
+                         "| 0.139 | 1.518 | 0.000 |")
+        self.assertEqual(rows[1], "| gregw gre 2w | 1 | 340359 | 2 | 0 | 1.870 | - | 0.139 "
+                         "| 1.518 | 0.000 |")
 
 
 class Scenarios(unittest.TestCase):

@@ -301,7 +301,8 @@ static void test_gre4(void)
 	CHECK_AT(doc, "directions.0.overhead_bytes", 11 * 36 - 4 * 2);
 	CHECK_AT(doc, "directions.0.tcp.payload_bytes", 10 * 1000 + 1410);
 	CHECK_AT(doc, "directions.0.tcp.retransmitted_bytes", 1000);
-	CHECK_AT(doc, "directions.0.tcp.reordered_bytes", 1000);
+	CHECK_AT(doc, "directions.0.tcp.late_bytes", 1000);
+	CHECK_AT(doc, "directions.0.tcp.late_resent_bytes", 0);
 	CHECK_AT(doc, "directions.0.tcp.new_bytes", 9 * 1000 + 1410);
 	CHECK_AT(doc, "directions.1.inner_bytes", 2 * 40);
 	/* Frame sizes: 14 + 20 + 16 + 1040 = 1090 for most; 44 cut; 198 with the IPv6 inner. */
