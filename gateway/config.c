@@ -33,6 +33,7 @@ enum opt_id {
 	OPT_ROUTE,
 	OPT_NETNS,
 	OPT_RX_RING,
+	OPT_OFFLOAD,
 	OPT_CONFIG,
 };
 
@@ -55,6 +56,7 @@ static const struct option options[] = {
 	{ "route", required_argument, NULL, OPT_ROUTE },
 	{ "netns", required_argument, NULL, OPT_NETNS },
 	{ "rx-ring", required_argument, NULL, OPT_RX_RING },
+	{ "offload", required_argument, NULL, OPT_OFFLOAD },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -95,6 +97,10 @@ void config_usage(void)
 	       "  --rx-ring v2|v3      receive ring: TPACKET_V2 frames (default: lowest latency) "
 	       "or\n"
 	       "                       V3 blocks (fewer wake-ups, up to 1 ms more latency)\n"
+	       "  --offload on|off     on (default): TUN hands over and takes TCP superpackets\n"
+	       "                       of up to 64 KB; gregw segments them for the wire and\n"
+	       "                       coalesces segments from the wire; what the kernel\n"
+	       "                       lacks is reported and done without\n"
 	       "telemetry:\n"
 	       "  --stats-interval S   a JSON line of counters every S seconds (0.1 to 3600)\n"
 	       "  --stats-json FILE    append those lines and the final summary to FILE, not\n"
@@ -120,6 +126,7 @@ void config_defaults(struct config *c)
 	memset(c, 0, sizeof(*c));
 	snprintf(c->tun, sizeof(c->tun), "gre0");
 	c->rx_ring = RX_RING_V2;
+	c->offload = true;
 }
 
 /* Where a value came from, for the one line that names a bad one. */
@@ -268,11 +275,19 @@ static int apply(struct config *c, int id, const char *v, const struct origin *o
 		return rc;
 	case OPT_RX_RING:
 		if (strcmp(v, "v3") == 0)
-			c->rx_ring = RX_RING_V2;
+			c->rx_ring = RX_RING_V3;
 		else if (strcmp(v, "v2") == 0)
 			c->rx_ring = RX_RING_V2;
 		else
 			return bad(o, key, v, "expected v3 or v2");
+		return 0;
+	case OPT_OFFLOAD:
+		if (strcmp(v, "on") == 0)
+			c->offload = true;
+		else if (strcmp(v, "off") == 0)
+			c->offload = false;
+		else
+			return bad(o, key, v, "expected on or off");
 		return 0;
 	}
 	return -EINVAL;

@@ -38,6 +38,7 @@ struct config {
 	char ctl[CONFIG_PATH_MAX];	  /* empty: the default path */
 	char netns[64];			  /* empty: stay where started */
 	enum rx_ring_kind rx_ring;
+	bool offload; /* TUN superpackets: segment towards the wire, coalesce from it */
 	int nroutes;
 	struct netprefix routes[CONFIG_MAX_ROUTES];
 	int verbose;

@@ -53,11 +53,12 @@ enum drop_reason encap_check(const struct encap_cfg *c, const uint8_t *inner, si
 	return DROP_NONE;
 }
 
-uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint32_t seq)
+uint8_t *encap_build2(const struct encap_cfg *c, uint8_t *inner, size_t len, const uint8_t *tail,
+		      size_t tail_len, uint32_t seq)
 {
 	uint8_t *out = inner - c->outer_hlen, *gre;
 	unsigned ip_hlen = c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN;
-	size_t gre_len = c->outer_hlen - ip_hlen + len;
+	size_t gre_len = c->outer_hlen - ip_hlen + len + tail_len;
 	size_t off = GRE_HLEN_MIN;
 
 	memcpy(out, c->outer_tmpl, c->outer_hlen);
@@ -76,9 +77,21 @@ uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint
 		off += 4;
 	if (c->gre_flags & GRE_F_SEQ)
 		store_be32(gre + off, seq);
-	if (c->gre_flags & GRE_F_CSUM)
-		gre_csum_fill(gre, gre_len);
+	if (c->gre_flags & GRE_F_CSUM) {
+		/* The GRE header and the inner headers have even lengths: the sum chains. */
+		uint32_t sum;
+
+		store_be16(gre + 4, 0);
+		sum = inet_csum_add(0, gre, (size_t)(inner - gre) + len);
+		sum = inet_csum_add(sum, tail, tail_len);
+		store_be16(gre + 4, inet_csum_fold(sum));
+	}
 	return out;
+}
+
+uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint32_t seq)
+{
+	return encap_build2(c, inner, len, NULL, 0, seq);
 }
 
 static enum drop_reason gre_drop(int rc)

@@ -56,6 +56,15 @@ enum drop_reason encap_check(const struct encap_cfg *c, const uint8_t *inner, si
  */
 uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint32_t seq);
 
+/*
+ * The same for an inner packet in two parts, as a segment is sent: its headers at inner
+ * (len bytes, even, with the headroom before them) and its payload at tail (tail_len bytes,
+ * sent from where it lies). The outer packet is c->outer_hlen + len bytes from the returned
+ * start, then the tail.
+ */
+uint8_t *encap_build2(const struct encap_cfg *c, uint8_t *inner, size_t len, const uint8_t *tail,
+		      size_t tail_len, uint32_t seq);
+
 struct decap_result {
 	const uint8_t *inner;
 	size_t inner_len;

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/if_tun.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -364,12 +365,30 @@ int gregw_run(const struct config *cfg)
 			goto out_sig;
 		}
 	}
-	rc = tun_open(cfg->tun, g->nworkers, g->tun_fds);
+	rc = tun_open(cfg->tun, g->nworkers, cfg->offload, g->tun_fds);
 	if (rc) {
 		log_warnx("cannot create TUN device %s: %s%s", cfg->tun, strerror(-rc),
 			  rc == -EEXIST ? " (a device of that name exists: choose another --tun)"
 					: "");
 		goto out_stats;
+	}
+	g->sh.vnet_hdr = cfg->offload;
+	if (cfg->offload) {
+		char names[64];
+
+		/* The features belong to the device: one queue sets them for all. */
+		g->tun_offloads = tun_offload(g->tun_fds[0]);
+		if (g->tun_offloads < 0) {
+			log_warnx("TUN offloads refused (%s): packets cross one by one",
+				  strerror(-g->tun_offloads));
+			g->tun_offloads = 0;
+		} else if (!(g->tun_offloads & TUN_F_TSO4)) {
+			log_warnx("TUN offloads: only %s: no TCP superpackets from this kernel",
+				  tun_offload_names(g->tun_offloads, names, sizeof(names)));
+		} else {
+			log_info("TUN offloads: %s",
+				 tun_offload_names(g->tun_offloads, names, sizeof(names)));
+		}
 	}
 	if (setup_device(g))
 		goto out_tun;

@@ -21,6 +21,7 @@ struct gregw {
 	int cpus[CONFIG_MAX_WORKERS];
 	struct worker *workers;
 	int tun_fds[CONFIG_MAX_WORKERS];
+	int tun_offloads; /* TUN_F_* in force with --offload on; 0 otherwise */
 	int ifindex;
 	int outer_ifindex;
 	unsigned path_mtu;

@@ -20,6 +20,11 @@ static const char *const names[STAT_MAX] = {
 	[STAT_SEQ_PACKETS] = "seq_packets",
 	[STAT_SEQ_REORDERED] = "seq_reordered",
 	[STAT_SEQ_DUPLICATE] = "seq_duplicate",
+	[STAT_TUN_READS] = "tun_reads",
+	[STAT_TUN_WRITES] = "tun_writes",
+	[STAT_GSO_SUPERPACKETS] = "gso_superpackets",
+	[STAT_GRO_SUPERPACKETS] = "gro_superpackets",
+	[STAT_GRO_BAD_CSUM] = "gro_bad_csum",
 };
 
 const char *stat_name(enum stat_counter c)

@@ -11,22 +11,27 @@
 #include "drop.h"
 
 enum stat_counter {
-	STAT_TUN_RX_PACKETS, /* inner packets read from TUN */
+	STAT_TUN_RX_PACKETS, /* inner packets read from TUN, a superpacket's segments each */
 	STAT_TUN_RX_BYTES,
 	STAT_WIRE_TX_PACKETS, /* GRE packets the kernel accepted for sending */
 	STAT_WIRE_TX_BYTES,   /* outer bytes (IP + GRE + inner) */
 	STAT_WIRE_RX_PACKETS, /* packets taken from the ring, before any check */
 	STAT_WIRE_RX_BYTES,   /* outer bytes */
-	STAT_TUN_TX_PACKETS,  /* inner packets written into TUN */
+	STAT_TUN_TX_PACKETS,  /* inner packets written into TUN, a superpacket's segments each */
 	STAT_TUN_TX_BYTES,
-	STAT_TX_BATCHES,    /* sendmmsg calls */
-	STAT_RX_BATCHES,    /* passes over the ring that found packets */
-	STAT_ICMP_SENT,	    /* ICMP errors written into TUN */
-	STAT_ICMP_LIMITED,  /* ICMP errors not sent: over the rate limit */
-	STAT_MSS_CLAMPED,   /* SYNs whose MSS was lowered, both directions */
-	STAT_SEQ_PACKETS,   /* packets received with a sequence number */
-	STAT_SEQ_REORDERED, /* ... numbered below the highest seen on their flow */
-	STAT_SEQ_DUPLICATE, /* ... numbered the same as the highest seen on their flow */
+	STAT_TX_BATCHES,       /* sendmmsg calls */
+	STAT_RX_BATCHES,       /* passes over the ring that found packets */
+	STAT_ICMP_SENT,	       /* ICMP errors written into TUN */
+	STAT_ICMP_LIMITED,     /* ICMP errors not sent: over the rate limit */
+	STAT_MSS_CLAMPED,      /* SYNs whose MSS was lowered, both directions */
+	STAT_SEQ_PACKETS,      /* packets received with a sequence number */
+	STAT_SEQ_REORDERED,    /* ... numbered below the highest seen on their flow */
+	STAT_SEQ_DUPLICATE,    /* ... numbered the same as the highest seen on their flow */
+	STAT_TUN_READS,	       /* reads from TUN that returned a packet or superpacket */
+	STAT_TUN_WRITES,       /* writes into TUN that took a packet or superpacket */
+	STAT_GSO_SUPERPACKETS, /* superpackets read from TUN and segmented (--offload) */
+	STAT_GRO_SUPERPACKETS, /* superpackets coalesced and written into TUN (--offload) */
+	STAT_GRO_BAD_CSUM,     /* TCP segments with a wrong checksum: passed on, not merged */
 	STAT_MAX,
 };
 

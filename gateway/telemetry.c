@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "cpustat.h"
 #include "jout.h"
+#include "tun.h"
 
 static double secs(uint64_t ns)
 {
@@ -21,7 +22,7 @@ static double secs(uint64_t ns)
 static json_t *config_json(const struct gregw *g)
 {
 	const struct config *c = g->cfg;
-	char a[NETADDR_STRLEN], p[NETPREFIX_STRLEN];
+	char a[NETADDR_STRLEN], p[NETPREFIX_STRLEN], names[64];
 	json_t *o = json_object();
 	struct netaddr local = { .family = g->ecfg.family };
 
@@ -40,6 +41,8 @@ static json_t *config_json(const struct gregw *g)
 	jout_bool(o, "mss_clamp", c->mss_clamp);
 	jout_int(o, "workers", g->nworkers);
 	jout_str(o, "rx_ring", c->rx_ring == RX_RING_V2 ? "v2" : "v3");
+	jout_bool(o, "offload", c->offload);
+	jout_str(o, "tun_offloads", tun_offload_names(g->tun_offloads, names, sizeof(names)));
 	jout_str(o, "ctl", g->ctl_path);
 	return o;
 }

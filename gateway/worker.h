@@ -14,12 +14,16 @@
 
 #include "encap.h"
 #include "flows.h"
+#include "gro.h"
+#include "gso.h"
 #include "icmp.h"
 #include "rx.h"
 #include "stats.h"
 
 enum {
-	WORKER_BATCH = 64,	    /* packets read from TUN per sendmmsg */
+	WORKER_BATCH = 64,     /* packets (or superpackets) read from TUN per pass */
+	WORKER_TX_MSGS = 1024, /* GRE packets per sendmmsg at most (UIO_MAXIOV) */
+	WORKER_SEG_HDR = ENCAP_HEADROOM + GSO_HDR_MAX, /* outer + inner headers of a segment */
 	WORKER_RX_BUDGET = 256,	    /* packets taken from the ring before looking at TUN again */
 	WORKER_SLOT = 65536,	    /* largest inner packet: a full TUN read */
 	WORKER_ICMP_PER_SEC = 1000, /* ICMP errors per worker per second, then counted, not sent */
@@ -33,6 +37,7 @@ struct gw_shared {
 	int stop_fd;	     /* eventfd: readable once the workers must stop */
 	int stop;	     /* set (release) before stop_fd is written */
 	unsigned mss4, mss6; /* MSS clamp targets; 0 when --mss-clamp is off */
+	bool vnet_hdr;	     /* TUN reads and writes carry a virtio_net_hdr (--offload on) */
 	/* RFC 2890 numbers the tunnel, not a worker: each batch takes a block of numbers with
 	 * one atomic add, so the counter is touched once per sendmmsg, not per packet. */
 	_Alignas(64) uint32_t tx_seq;
@@ -48,9 +53,20 @@ struct worker {
 	struct gw_shared *sh;
 	struct flow_table *flows;
 	uint8_t *slots; /* WORKER_BATCH slots of ENCAP_HEADROOM + WORKER_SLOT */
-	struct mmsghdr msgs[WORKER_BATCH];
-	struct iovec iov[WORKER_BATCH];
-	size_t len[WORKER_BATCH];
+	/* What the next sendmmsg carries: a whole inner packet in a slot (tail NULL), or a
+	 * segment, its headers in seg_hdrs and its payload in the superpacket's slot. */
+	struct tx_ent {
+		uint8_t *inner;
+		size_t len;
+		const uint8_t *tail;
+		size_t tail_len;
+	} ents[WORKER_TX_MSGS];
+	unsigned nents;
+	uint8_t *seg_hdrs; /* WORKER_TX_MSGS of WORKER_SEG_HDR */
+	struct mmsghdr msgs[WORKER_TX_MSGS];
+	struct iovec iov[2 * WORKER_TX_MSGS];
+	struct gro gro;	  /* --offload: coalescing towards TUN */
+	uint8_t *gro_mem; /* its GRO_FLOWS buffers */
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	uint8_t icmp[ICMP6_QUOTE_MAX];

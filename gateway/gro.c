@@ -1,0 +1,253 @@
+/*
+ * Receive-side coalescing (see gro.h).
+ */
+#include "gro.h"
+
+#include <endian.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "byteorder.h"
+#include "inet.h"
+
+enum {
+	TCP_FIN = 0x01,
+	TCP_SYN = 0x02,
+	TCP_RST = 0x04,
+	TCP_PSH = 0x08,
+	TCP_URG = 0x20,
+	TCP_CWR = 0x80,
+};
+
+/* A TCP segment as coalescing reads it. */
+struct seg {
+	const uint8_t *pkt;
+	size_t len;
+	int family;
+	unsigned l4_off, hdr_len;
+	size_t plen; /* payload */
+	uint8_t flags;
+	uint32_t seq;
+	bool mergeable; /* IPv4 without options, or IPv6 with TCP next; sane TCP header */
+};
+
+/* Parses enough of a TCP packet; returns false for anything that is not TCP. */
+static bool parse(const uint8_t *pkt, size_t len, struct seg *s)
+{
+	unsigned thlen;
+
+	memset(s, 0, sizeof(*s));
+	s->pkt = pkt;
+	s->len = len;
+	if (len < 1)
+		return false;
+	if ((pkt[0] >> 4) == 4) {
+		if (len < IPV4_HLEN || pkt[9] != IPPROTO_TCP ||
+		    (load_be16(pkt + 6) & (IPV4_MF | IPV4_OFFMASK)))
+			return false;
+		s->family = AF_INET;
+		s->l4_off = (pkt[0] & 0x0fu) * 4u;
+		s->mergeable = s->l4_off == IPV4_HLEN;
+	} else {
+		if (len < IPV6_HLEN || pkt[6] != IPPROTO_TCP)
+			return false;
+		s->family = AF_INET6;
+		s->l4_off = IPV6_HLEN;
+		s->mergeable = true;
+	}
+	if (len < s->l4_off + 20)
+		return false;
+	thlen = (pkt[s->l4_off + 12] >> 4) * 4u;
+	if (thlen < 20 || len < s->l4_off + thlen)
+		return false;
+	s->hdr_len = s->l4_off + thlen;
+	s->plen = len - s->hdr_len;
+	s->flags = pkt[s->l4_off + 13];
+	s->seq = load_be32(pkt + s->l4_off + 4);
+	return true;
+}
+
+static const uint8_t *src_of(const struct seg *s)
+{
+	return s->pkt + (s->family == AF_INET6 ? 8 : 12);
+}
+
+static bool csum_ok(const struct seg *s)
+{
+	size_t l4len = s->len - s->l4_off;
+	uint32_t sum =
+		inet_pseudo_sum(s->family, src_of(s), src_of(s) + (s->family == AF_INET6 ? 16 : 4),
+				IPPROTO_TCP, (uint32_t)l4len);
+
+	return inet_csum_fold(inet_csum_add(sum, s->pkt + s->l4_off, l4len)) == 0;
+}
+
+/* Same addresses and ports: the flow. */
+static bool same_flow(const struct gro_flow *f, const struct seg *s)
+{
+	const uint8_t *a = f->buf, *b = s->pkt;
+
+	if (f->family != s->family)
+		return false;
+	if (s->family == AF_INET)
+		return memcmp(a + 12, b + 12, 8) == 0 &&
+		       memcmp(a + f->l4_off, b + s->l4_off, 4) == 0;
+	return memcmp(a + 8, b + 8, 32) == 0 && memcmp(a + f->l4_off, b + s->l4_off, 4) == 0;
+}
+
+/* Whether s may be appended to f, as tcp_gro_receive and inet_gro_receive would. */
+static bool joins(const struct gro_flow *f, const struct seg *s)
+{
+	const uint8_t *a = f->buf, *b = s->pkt;
+	const uint8_t *ta = a + f->l4_off, *tb = b + s->l4_off;
+
+	if (!s->mergeable || s->hdr_len != f->hdr_len || s->plen == 0 || s->plen > f->mss ||
+	    f->len + s->plen > GRO_MAX || s->seq != f->next_seq || (s->flags & TCP_CWR))
+		return false;
+	if (s->family == AF_INET) {
+		/* TOS, DF, TTL; the identification counts up. */
+		if (a[1] != b[1] || (load_be16(a + 6) ^ load_be16(b + 6)) || a[8] != b[8] ||
+		    load_be16(b + 4) != f->next_id)
+			return false;
+	} else if (memcmp(a, b, 4) != 0 || a[7] != b[7]) {
+		return false; /* traffic class, flow label, hop limit */
+	}
+	/* ACK number; data offset, flags but PSH, window; every option byte. */
+	if (memcmp(ta + 8, tb + 8, 4) != 0 || ta[12] != tb[12] ||
+	    ((ta[13] ^ tb[13]) & (uint8_t)~TCP_PSH) || memcmp(ta + 14, tb + 14, 2) != 0 ||
+	    memcmp(ta + 20, tb + 20, f->hdr_len - f->l4_off - 20) != 0)
+		return false;
+	return true;
+}
+
+static void emit_one(const struct seg *s, bool verified, gro_emit_fn *emit, void *ctx)
+{
+	struct virtio_net_hdr h = { .flags = verified ? VIRTIO_NET_HDR_F_DATA_VALID : 0 };
+
+	emit(ctx, &h, s->pkt, s->len, 1);
+}
+
+static void emit_flow(struct gro *g, unsigned i, gro_emit_fn *emit, void *ctx)
+{
+	struct gro_flow *f = &g->flow[i];
+	uint8_t *p = f->buf, *th = p + f->l4_off;
+	struct virtio_net_hdr h = { .flags = VIRTIO_NET_HDR_F_DATA_VALID };
+
+	g->open &= ~(1u << i);
+	if (f->nseg > 1) {
+		uint32_t sum;
+
+		if (f->family == AF_INET) {
+			store_be16(p + 2, (uint16_t)f->len);
+			store_be16(p + 10, 0);
+			store_be16(p + 10, inet_csum(p, IPV4_HLEN));
+		} else {
+			store_be16(p + 4, (uint16_t)(f->len - IPV6_HLEN));
+		}
+		/* Checksum partial: the field holds the pseudo-header sum, the kernel (or
+		 * whoever segments) adds the rest per segment. */
+		sum = inet_pseudo_sum(f->family, p + (f->family == AF_INET6 ? 8 : 12),
+				      p + (f->family == AF_INET6 ? 24 : 16), IPPROTO_TCP,
+				      (uint32_t)(f->len - f->l4_off));
+		store_be16(th + 16, (uint16_t)~inet_csum_fold(sum));
+		h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		h.gso_type =
+			f->family == AF_INET6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4;
+		if (th[13] & TCP_CWR)
+			h.gso_type |= VIRTIO_NET_HDR_GSO_ECN;
+		h.hdr_len = htole16((uint16_t)f->hdr_len);
+		h.gso_size = htole16((uint16_t)f->mss);
+		h.csum_start = htole16((uint16_t)f->l4_off);
+		h.csum_offset = htole16(16);
+	}
+	emit(ctx, &h, p, f->len, f->nseg);
+}
+
+void gro_init(struct gro *g, uint8_t *mem)
+{
+	memset(g, 0, sizeof(*g));
+	for (unsigned i = 0; i < GRO_FLOWS; i++)
+		g->flow[i].buf = mem + (size_t)i * GRO_BUF;
+}
+
+void gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, void *ctx)
+{
+	struct seg s;
+	struct gro_flow *f = NULL;
+	unsigned i, slot = GRO_FLOWS, oldest = GRO_FLOWS;
+
+	g->clock++;
+	if (!parse(pkt, len, &s)) {
+		struct virtio_net_hdr h = { 0 };
+
+		emit(ctx, &h, pkt, len, 1);
+		return;
+	}
+	for (i = 0; i < GRO_FLOWS; i++) {
+		if (!(g->open & (1u << i))) {
+			if (slot == GRO_FLOWS)
+				slot = i;
+			continue;
+		}
+		if (same_flow(&g->flow[i], &s)) {
+			f = &g->flow[i];
+			break;
+		}
+		if (oldest == GRO_FLOWS || g->flow[i].age < g->flow[oldest].age)
+			oldest = i;
+	}
+	/* Only payload is merged, and only after its checksum is known right: a merged
+	 * segment gets a fresh checksum, which would hide corruption. */
+	if (s.plen && s.mergeable && !csum_ok(&s)) {
+		g->bad_csum++;
+		if (f)
+			emit_flow(g, i, emit, ctx);
+		emit_one(&s, false, emit, ctx);
+		return;
+	}
+	if (f) {
+		if (joins(f, &s)) {
+			memcpy(f->buf + f->len, s.pkt + s.hdr_len, s.plen);
+			f->len += s.plen;
+			f->nseg++;
+			f->next_seq += (uint32_t)s.plen;
+			f->next_id++;
+			f->buf[f->l4_off + 13] |= s.flags & TCP_PSH;
+			g->merged++;
+			if (s.plen < f->mss || (s.flags & TCP_PSH))
+				emit_flow(g, i, emit, ctx);
+			return;
+		}
+		emit_flow(g, i, emit, ctx);
+		slot = i;
+	}
+	if (!s.mergeable || s.plen == 0 ||
+	    (s.flags & (TCP_SYN | TCP_FIN | TCP_RST | TCP_URG | TCP_PSH))) {
+		emit_one(&s, s.plen && s.mergeable, emit, ctx);
+		return;
+	}
+	if (slot == GRO_FLOWS) {
+		slot = oldest;
+		emit_flow(g, slot, emit, ctx);
+	}
+	f = &g->flow[slot];
+	memcpy(f->buf, pkt, len);
+	f->len = len;
+	f->nseg = 1;
+	f->hdr_len = s.hdr_len;
+	f->l4_off = s.l4_off;
+	f->mss = (unsigned)s.plen;
+	f->next_seq = s.seq + (uint32_t)s.plen;
+	f->next_id = (uint16_t)(s.family == AF_INET ? load_be16(pkt + 4) + 1 : 0);
+	f->family = s.family;
+	f->age = g->clock;
+	g->open |= 1u << slot;
+}
+
+void gro_flush(struct gro *g, gro_emit_fn *emit, void *ctx)
+{
+	for (unsigned i = 0; i < GRO_FLOWS; i++)
+		if (g->open & (1u << i))
+			emit_flow(g, i, emit, ctx);
+}

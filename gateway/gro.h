@@ -1,0 +1,76 @@
+/*
+ * Receive-side coalescing towards TUN: consecutive TCP segments of one flow, as they come out
+ * of the tunnel, are merged into one superpacket and written into a TUN device with
+ * IFF_VNET_HDR as a single packet with a GSO header; the kernel forwards it whole and cuts it
+ * where it must. Merging follows the kernel's own GRO (net/ipv4/tcp_offload.c
+ * tcp_gro_receive, net/ipv4/af_inet.c inet_gro_receive): only what it would merge is merged,
+ * so the segments that leave are the segments that came in.
+ *
+ * A segment joins the open superpacket of its flow when: IPv4 without options (or IPv6 with
+ * TCP right after the fixed header); same addresses, ports, TOS/traffic class, TTL/hop limit,
+ * DF (and IPv4 identification one up, or the same under DF) or flow label; its TCP checksum
+ * is right; its sequence number follows; the ACK number, window, flags other than PSH and
+ * every option byte are the same; no SYN, FIN, RST, URG or CWR; its payload is no larger than
+ * the first segment's; the result stays within 64 KB. A short segment or one with PSH is
+ * merged and closes the superpacket. Anything else flushes its flow's superpacket first and
+ * then goes into TUN on its own, so the order within a flow never changes.
+ *
+ * Pure apart from the emit callback; no allocation after gro_init.
+ */
+#ifndef TUNBED_GW_GRO_H
+#define TUNBED_GW_GRO_H
+
+#include <linux/virtio_net.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+	GRO_FLOWS = 8,	 /* superpackets open at once per worker */
+	GRO_MAX = 65535, /* largest superpacket: the IP total length */
+	GRO_BUF = 65536, /* one superpacket's buffer */
+};
+
+/*
+ * Receives each packet to write into TUN with its virtio header: a superpacket of nseg > 1
+ * segments (GSO, checksum partial), or one packet (nseg 1; DATA_VALID when its TCP checksum
+ * was verified). The callee may not keep the pointers.
+ */
+typedef void gro_emit_fn(void *ctx, const struct virtio_net_hdr *h, const uint8_t *pkt, size_t len,
+			 unsigned nseg);
+
+struct gro_flow {
+	uint8_t *buf; /* GRO_BUF bytes: the superpacket */
+	size_t len;   /* bytes of the superpacket so far */
+	unsigned nseg;
+	unsigned hdr_len; /* IP + TCP headers */
+	unsigned l4_off;
+	unsigned mss; /* the first segment's payload */
+	uint32_t next_seq;
+	uint16_t next_id;
+	uint64_t age; /* when it was opened, for eviction */
+	int family;
+};
+
+struct gro {
+	struct gro_flow flow[GRO_FLOWS];
+	unsigned open;	/* bitmap of open flows */
+	uint64_t clock; /* counts packets, orders opens */
+	/* What happened, for the counters. */
+	uint64_t merged;   /* segments appended to an open superpacket */
+	uint64_t bad_csum; /* TCP segments with a wrong checksum, passed on unmerged */
+};
+
+/* Sets up g over GRO_FLOWS * GRO_BUF bytes of mem, owned by the caller. */
+void gro_init(struct gro *g, uint8_t *mem);
+
+/*
+ * Takes one inner IPv4 or IPv6 packet of len bytes that has passed decap's checks, and
+ * merges it, holds it as a new superpacket, or emits it (after its flow's superpacket).
+ */
+void gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, void *ctx);
+
+/* Emits every open superpacket: at the end of each pass over the receive ring. */
+void gro_flush(struct gro *g, gro_emit_fn *emit, void *ctx);
+
+#endif

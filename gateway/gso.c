@@ -1,0 +1,135 @@
+/*
+ * Segmentation of TUN superpackets (see gso.h). The rules are the kernel's
+ * (net/ipv4/tcp_offload.c tcp_gso_segment, net/ipv4/udp_offload.c __udp_gso_segment,
+ * include/linux/virtio_net.h virtio_net_hdr_to_skb), restated here, not copied.
+ */
+#include "gso.h"
+
+#include <endian.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "byteorder.h"
+#include "inet.h"
+
+enum {
+	TCP_FIN = 0x01,
+	TCP_PSH = 0x08,
+	TCP_CWR = 0x80,
+};
+
+/* Completes a partial checksum: the field holds the pseudo-header sum, the rest follows. */
+static enum drop_reason csum_complete(uint8_t *pkt, size_t len, unsigned start, unsigned off)
+{
+	uint16_t c;
+
+	if (start >= len || off > len - start || len - start - off < 2)
+		return DROP_TX_BAD_INNER;
+	c = inet_csum(pkt + start, len - start);
+	/* UDP (the field at offset 6) sends a computed zero as all ones (RFC 768). */
+	store_be16(pkt + start + off, c == 0 && off == 6 ? 0xffff : c);
+	return DROP_NONE;
+}
+
+enum drop_reason gso_parse(const struct virtio_net_hdr *h, uint8_t *pkt, size_t len, unsigned mtu,
+			   struct gso_pkt *g)
+{
+	uint8_t type = h->gso_type & (uint8_t)~VIRTIO_NET_HDR_GSO_ECN;
+	unsigned start = le16toh(h->csum_start), off = le16toh(h->csum_offset);
+	unsigned l4hlen, iphlen;
+
+	memset(g, 0, sizeof(*g));
+	if (type == VIRTIO_NET_HDR_GSO_NONE) {
+		if (h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)
+			return csum_complete(pkt, len, start, off);
+		return DROP_NONE;
+	}
+	/* Segmentation needs the transport header located and its checksum left partial. */
+	if (!(h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || len < 1)
+		return DROP_TX_BAD_INNER;
+	g->pkt = pkt;
+	g->len = len;
+	g->family = (pkt[0] >> 4) == 6 ? AF_INET6 : AF_INET;
+	g->ecn = h->gso_type & VIRTIO_NET_HDR_GSO_ECN;
+	g->mss = le16toh(h->gso_size);
+	g->l4_off = start;
+	iphlen = g->family == AF_INET6 ? IPV6_HLEN : (pkt[0] & 0x0fu) * 4u;
+	switch (type) {
+	case VIRTIO_NET_HDR_GSO_TCPV4:
+	case VIRTIO_NET_HDR_GSO_TCPV6:
+		if ((type == VIRTIO_NET_HDR_GSO_TCPV6) != (g->family == AF_INET6))
+			return DROP_TX_BAD_INNER;
+		g->l4 = IPPROTO_TCP;
+		if (off != 16 || start + 20 > len)
+			return DROP_TX_BAD_INNER;
+		l4hlen = (pkt[start + 12] >> 4) * 4u;
+		if (l4hlen < 20)
+			return DROP_TX_BAD_INNER;
+		break;
+	case VIRTIO_NET_HDR_GSO_UDP_L4:
+		g->l4 = IPPROTO_UDP;
+		if (off != 6)
+			return DROP_TX_BAD_INNER;
+		l4hlen = 8;
+		break;
+	default:
+		return DROP_TX_BAD_INNER; /* UFO (IP fragments) and anything newer */
+	}
+	/* The transport header follows the IP header (and IPv6's extension headers). */
+	if (start < iphlen || (g->family == AF_INET && start != iphlen))
+		return DROP_TX_BAD_INNER;
+	g->hdr_len = start + l4hlen;
+	if (g->hdr_len > GSO_HDR_MAX || g->hdr_len >= len || g->mss == 0)
+		return DROP_TX_BAD_INNER;
+	if (g->hdr_len + g->mss > mtu)
+		return DROP_TX_TOO_BIG;
+	g->nseg = (unsigned)((len - g->hdr_len + g->mss - 1) / g->mss);
+	return DROP_NONE;
+}
+
+size_t gso_segment(const struct gso_pkt *g, unsigned i, uint8_t *hdr)
+{
+	size_t done = (size_t)i * g->mss;
+	size_t plen = g->len - g->hdr_len - done;
+	const uint8_t *payload = g->pkt + g->hdr_len + done;
+	uint8_t *l4 = hdr + g->l4_off;
+	unsigned l4len;
+	uint32_t sum;
+
+	if (plen > g->mss)
+		plen = g->mss;
+	memcpy(hdr, g->pkt, g->hdr_len);
+	l4len = g->hdr_len - g->l4_off + (unsigned)plen;
+	if (g->family == AF_INET6) {
+		store_be16(hdr + 4, (uint16_t)(g->hdr_len - IPV6_HLEN + plen));
+	} else {
+		store_be16(hdr + 2, (uint16_t)(g->hdr_len + plen));
+		store_be16(hdr + 4, (uint16_t)(load_be16(g->pkt + 4) + i));
+		store_be16(hdr + 10, 0);
+		store_be16(hdr + 10, inet_csum(hdr, g->l4_off));
+	}
+	if (g->l4 == IPPROTO_TCP) {
+		store_be32(l4 + 4, load_be32(l4 + 4) + (uint32_t)done);
+		if (i + 1 < g->nseg)
+			l4[13] &= (uint8_t) ~(TCP_FIN | TCP_PSH);
+		if (i > 0 && g->ecn)
+			l4[13] &= (uint8_t)~TCP_CWR;
+		store_be16(l4 + 16, 0);
+	} else {
+		store_be16(l4 + 4, (uint16_t)l4len);
+		store_be16(l4 + 6, 0);
+	}
+	sum = inet_pseudo_sum(g->family, hdr + (g->family == AF_INET6 ? 8 : 12),
+			      hdr + (g->family == AF_INET6 ? 24 : 16), g->l4, l4len);
+	sum = inet_csum_add(sum, l4, g->hdr_len - g->l4_off);
+	sum = inet_csum_add(sum, payload, plen);
+	{
+		uint16_t c = inet_csum_fold(sum);
+
+		if (g->l4 == IPPROTO_UDP && c == 0)
+			c = 0xffff;
+		store_be16(l4 + (g->l4 == IPPROTO_TCP ? 16 : 6), c);
+	}
+	return plen;
+}
