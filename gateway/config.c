@@ -34,6 +34,7 @@ enum opt_id {
 	OPT_NETNS,
 	OPT_RX_RING,
 	OPT_OFFLOAD,
+	OPT_ENCAP,
 	OPT_CONFIG,
 };
 
@@ -57,6 +58,7 @@ static const struct option options[] = {
 	{ "netns", required_argument, NULL, OPT_NETNS },
 	{ "rx-ring", required_argument, NULL, OPT_RX_RING },
 	{ "offload", required_argument, NULL, OPT_OFFLOAD },
+	{ "encap", required_argument, NULL, OPT_ENCAP },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -83,6 +85,8 @@ void config_usage(void)
 	       "  --csum               send checksums, and require them on receipt\n"
 	       "  --mtu M              inner MTU (default: the path MTU to the peer minus the\n"
 	       "                       encapsulation); larger is refused\n"
+	       "  --encap gre|gre-udp  GRE over IP (protocol 47, default), or GRE-in-UDP (RFC\n"
+	       "                       8086, port 4754; the source port follows the inner flow)\n"
 	       "device:\n"
 	       "  --tun NAME           TUN device to create (default gre0)\n"
 	       "  --addr PREFIX        IPv4 address of the TUN device, e.g. 198.19.0.1/24\n"
@@ -280,6 +284,14 @@ static int apply(struct config *c, int id, const char *v, const struct origin *o
 			c->rx_ring = RX_RING_V2;
 		else
 			return bad(o, key, v, "expected v3 or v2");
+		return 0;
+	case OPT_ENCAP:
+		if (strcmp(v, "gre") == 0)
+			c->gre_udp = false;
+		else if (strcmp(v, "gre-udp") == 0)
+			c->gre_udp = true;
+		else
+			return bad(o, key, v, "expected gre or gre-udp");
 		return 0;
 	case OPT_OFFLOAD:
 		if (strcmp(v, "on") == 0)

@@ -10,9 +10,10 @@
 
 #include "byteorder.h"
 
-unsigned encap_overhead(int family, unsigned gre_flags)
+unsigned encap_overhead(int family, unsigned gre_flags, bool udp)
 {
-	return (family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + (unsigned)gre_hlen(gre_flags);
+	return (family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + (udp ? UDP_HLEN : 0) +
+	       (unsigned)gre_hlen(gre_flags);
 }
 
 void encap_cfg_finish(struct encap_cfg *c)
@@ -22,7 +23,13 @@ void encap_cfg_finish(struct encap_cfg *c)
 	unsigned ip_hlen = c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN;
 
 	memset(t, 0, sizeof(c->outer_tmpl));
-	c->outer_hlen = encap_overhead(c->family, c->gre_flags);
+	g.proto = GRE_PROTO_IPV4; /* rewritten per packet */
+	if (c->udp) {
+		c->outer_hlen = (unsigned)gre_hlen(c->gre_flags);
+		gre_build(t, sizeof(c->outer_tmpl), &g);
+		return;
+	}
+	c->outer_hlen = encap_overhead(c->family, c->gre_flags, false);
 	if (c->family == AF_INET6) {
 		t[0] = 0x60;
 		t[6] = IPPROTO_GRE_NUM;
@@ -38,7 +45,6 @@ void encap_cfg_finish(struct encap_cfg *c)
 		memcpy(t + 12, c->local, 4);
 		memcpy(t + 16, c->remote, 4);
 	}
-	g.proto = GRE_PROTO_IPV4; /* rewritten per packet */
 	gre_build(t + ip_hlen, sizeof(c->outer_tmpl) - ip_hlen, &g);
 }
 
@@ -57,14 +63,16 @@ uint8_t *encap_build2(const struct encap_cfg *c, uint8_t *inner, size_t len, con
 		      size_t tail_len, uint32_t seq)
 {
 	uint8_t *out = inner - c->outer_hlen, *gre;
-	unsigned ip_hlen = c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN;
+	unsigned ip_hlen = c->udp ? 0 : c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN;
 	size_t gre_len = c->outer_hlen - ip_hlen + len + tail_len;
 	size_t off = GRE_HLEN_MIN;
 
 	memcpy(out, c->outer_tmpl, c->outer_hlen);
 	gre = out + ip_hlen;
 	store_be16(gre + 2, (inner[0] >> 4) == 6 ? GRE_PROTO_IPV6 : GRE_PROTO_IPV4);
-	if (c->family == AF_INET6) {
+	if (c->udp) {
+		/* The UDP socket writes the outer headers. */
+	} else if (c->family == AF_INET6) {
 		store_be16(out + 4, (uint16_t)gre_len);
 	} else {
 		/* The kernel fills these for IPPROTO_RAW too; set them so the bytes stand alone. */
@@ -108,12 +116,9 @@ static enum drop_reason gre_drop(int rc)
 enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen, size_t wirelen,
 		       struct decap_result *r)
 {
-	struct ip_info outer, inner;
-	struct gre_info g;
-	const uint8_t *gre;
+	struct ip_info outer;
 	unsigned alen = c->family == AF_INET6 ? 16 : 4;
-	size_t gre_len;
-	int hlen, rc;
+	int hlen;
 
 	/* A capture cut short (snaplen, or a GRO packet larger than a ring frame) is not the
 	 * packet: decapsulating it would deliver a truncated inner packet. */
@@ -130,8 +135,16 @@ enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t cap
 	if (memcmp(outer.src, c->remote, alen) != 0 || memcmp(outer.dst, c->local, alen) != 0)
 		return DROP_UNKNOWN_PEER;
 	/* Ethernet pads short frames: the outer header's length is the packet's, not caplen. */
-	gre = pkt + hlen;
-	gre_len = outer.tot_len - (size_t)hlen;
+	return decap_gre(c, pkt + hlen, outer.tot_len - (size_t)hlen, r);
+}
+
+enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t gre_len,
+			   struct decap_result *r)
+{
+	struct ip_info inner;
+	struct gre_info g;
+	int rc;
+
 	rc = gre_parse(gre, gre_len, &g);
 	if (rc < 0)
 		return gre_drop(rc);

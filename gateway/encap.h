@@ -27,18 +27,23 @@ struct encap_cfg {
 	uint8_t remote[16]; /* outer destination, the only peer accepted */
 	unsigned gre_flags; /* GRE_F_*: what we send, and what we require on receipt */
 	uint32_t key;
-	unsigned mtu; /* largest inner packet the tunnel carries */
-	uint8_t ttl;  /* outer TTL / hop limit */
+	bool udp;	   /* GRE-in-UDP (RFC 8086): the kernel writes the outer IP and UDP */
+	uint16_t udp_port; /* its destination port, 4754 */
+	unsigned mtu;	   /* largest inner packet the tunnel carries */
+	uint8_t ttl;	   /* outer TTL / hop limit */
 	bool mss_clamp;
 	bool has_addr4, has_addr6; /* the TUN's own addresses, sources of ICMP errors */
 	uint8_t addr4[4], addr6[16];
 	/* Derived by encap_cfg_finish. */
-	unsigned outer_hlen; /* outer IP + GRE */
+	unsigned outer_hlen; /* what encap_build writes: outer IP + GRE, or GRE over UDP */
 	uint8_t outer_tmpl[ENCAP_OUTER_MAX];
 };
 
-/* Overhead of the outer headers for a family and GRE flags: MTU minus this is the inner MTU. */
-unsigned encap_overhead(int family, unsigned gre_flags);
+enum { ENCAP_UDP_PORT = 4754, UDP_HLEN = 8 };
+
+/* Overhead of the outer headers for a family, GRE flags and UDP or not: MTU minus this is the
+ * inner MTU. */
+unsigned encap_overhead(int family, unsigned gre_flags, bool udp);
 
 /* Computes the derived fields (outer header template) once the others are set. */
 void encap_cfg_finish(struct encap_cfg *c);
@@ -52,7 +57,8 @@ enum drop_reason encap_check(const struct encap_cfg *c, const uint8_t *inner, si
 
 /*
  * Writes the outer headers into the ENCAP_HEADROOM bytes before inner and returns the start
- * of the outer packet; its length is c->outer_hlen + len. seq is used with GRE_F_SEQ.
+ * of the outer packet; its length is c->outer_hlen + len. seq is used with GRE_F_SEQ. Over
+ * UDP that is the GRE header alone: the UDP socket adds the rest.
  */
 uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint32_t seq);
 
@@ -64,6 +70,14 @@ uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint
  */
 uint8_t *encap_build2(const struct encap_cfg *c, uint8_t *inner, size_t len, const uint8_t *tail,
 		      size_t tail_len, uint32_t seq);
+
+/*
+ * The GRE part of decap, for GRE-in-UDP, where the socket has checked the outer headers and
+ * the peer is checked by the caller: gre_len bytes of GRE header and payload.
+ */
+struct decap_result;
+enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t gre_len,
+			   struct decap_result *r);
 
 struct decap_result {
 	const uint8_t *inner;

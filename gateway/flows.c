@@ -42,7 +42,7 @@ void flow_key_from(const uint8_t *pkt, size_t len, const struct ip_info *ip, str
 }
 
 /* FNV-1a over the key: cheap, and good enough to spread a few thousand flows. */
-static uint32_t key_hash(const struct flow_key *k)
+uint32_t flow_hash(const struct flow_key *k)
 {
 	const uint8_t *p = (const uint8_t *)k;
 	uint32_t h = 2166136261u;
@@ -56,7 +56,7 @@ static uint32_t key_hash(const struct flow_key *k)
 
 struct flow_entry *flow_get(struct flow_table *t, const struct flow_key *k)
 {
-	uint32_t h = key_hash(k);
+	uint32_t h = flow_hash(k);
 
 	for (unsigned i = 0; i < FLOW_PROBES; i++) {
 		struct flow_entry *e = &t->e[(h + i) & (FLOW_TABLE_SIZE - 1)];

@@ -42,6 +42,9 @@ struct flow_table {
 /* Fills *k from an IP packet (ports for TCP, UDP, SCTP and UDP-Lite on first fragments). */
 void flow_key_from(const uint8_t *pkt, size_t len, const struct ip_info *ip, struct flow_key *k);
 
+/* A hash of k, never 0; the same for both directions of a flow. */
+uint32_t flow_hash(const struct flow_key *k);
+
 /* The entry of k, inserted if new; NULL (and untracked counted) if no slot is free. */
 struct flow_entry *flow_get(struct flow_table *t, const struct flow_key *k);
 

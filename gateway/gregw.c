@@ -26,6 +26,7 @@
 #include "netns.h"
 #include "telemetry.h"
 #include "tun.h"
+#include "udp.h"
 
 /* Enters --netns before anything is created: the TUN device and every socket live there. */
 static int enter_netns(const struct config *c)
@@ -109,7 +110,9 @@ static int plan_tunnel(struct gregw *g)
 		       (c->csum ? GRE_F_CSUM : 0);
 	e->key = c->key;
 	e->ttl = 64;
-	overhead = encap_overhead(e->family, e->gre_flags);
+	e->udp = c->gre_udp;
+	e->udp_port = ENCAP_UDP_PORT;
+	overhead = encap_overhead(e->family, e->gre_flags, e->udp);
 	if (g->path_mtu <= overhead + 68) {
 		log_warnx("path MTU %u towards the peer leaves no room for the tunnel",
 			  g->path_mtu);
@@ -392,10 +395,19 @@ int gregw_run(const struct config *cfg)
 	}
 	if (setup_device(g))
 		goto out_tun;
-	g->sink_fd = rx_sink_open(g->ecfg.family);
-	if (g->sink_fd < 0) {
-		log_warnx("cannot open the GRE sink socket: %s", strerror(-g->sink_fd));
-		goto out_tun;
+	if (g->ecfg.udp) {
+		/* A socket on port 4754 takes GRE-in-UDP; no GRE sink is needed. */
+		udp_probe(g->ecfg.family, &g->sh.udp_gso, &g->sh.udp_gro);
+		if (!g->sh.udp_gso || !g->sh.udp_gro)
+			log_warnx("GRE-in-UDP without%s%s: one datagram per system call there",
+				  g->sh.udp_gso ? "" : " UDP_SEGMENT",
+				  g->sh.udp_gro ? "" : " UDP_GRO");
+	} else {
+		g->sink_fd = rx_sink_open(g->ecfg.family);
+		if (g->sink_fd < 0) {
+			log_warnx("cannot open the GRE sink socket: %s", strerror(-g->sink_fd));
+			goto out_tun;
+		}
 	}
 	g->sh.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (g->sh.stop_fd < 0) {
@@ -471,7 +483,8 @@ out_workers:
 out_stopfd:
 	close(g->sh.stop_fd);
 out_sink:
-	close(g->sink_fd);
+	if (g->sink_fd >= 0)
+		close(g->sink_fd);
 out_tun:
 	tun_close(g->tun_fds, g->nworkers);
 out_stats:

@@ -113,9 +113,10 @@ static bool joins(const struct gro_flow *f, const struct seg *s)
 	} else if (memcmp(a, b, 4) != 0 || a[7] != b[7]) {
 		return false; /* traffic class, flow label, hop limit */
 	}
-	/* ACK number; data offset, flags but PSH, window; every option byte. */
+	/* ACK number; data offset, flags but PSH and FIN, window; every option byte. */
 	if (memcmp(ta + 8, tb + 8, 4) != 0 || ta[12] != tb[12] ||
-	    ((ta[13] ^ tb[13]) & (uint8_t)~TCP_PSH) || memcmp(ta + 14, tb + 14, 2) != 0 ||
+	    ((ta[13] ^ tb[13]) & (uint8_t) ~(TCP_PSH | TCP_FIN)) ||
+	    memcmp(ta + 14, tb + 14, 2) != 0 ||
 	    memcmp(ta + 20, tb + 20, f->hdr_len - f->l4_off - 20) != 0)
 		return false;
 	return true;
@@ -213,9 +214,9 @@ void gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, v
 			f->nseg++;
 			f->next_seq += (uint32_t)s.plen;
 			f->next_id++;
-			f->buf[f->l4_off + 13] |= s.flags & TCP_PSH;
+			f->buf[f->l4_off + 13] |= s.flags & (TCP_PSH | TCP_FIN);
 			g->merged++;
-			if (s.plen < f->mss || (s.flags & TCP_PSH))
+			if (s.plen < f->mss || (s.flags & (TCP_PSH | TCP_FIN)))
 				emit_flow(g, i, emit, ctx);
 			return;
 		}

@@ -8,11 +8,11 @@
  *
  * A segment joins the open superpacket of its flow when: IPv4 without options (or IPv6 with
  * TCP right after the fixed header); same addresses, ports, TOS/traffic class, TTL/hop limit,
- * DF (and IPv4 identification one up, or the same under DF) or flow label; its TCP checksum
- * is right; its sequence number follows; the ACK number, window, flags other than PSH and
- * every option byte are the same; no SYN, FIN, RST, URG or CWR; its payload is no larger than
- * the first segment's; the result stays within 64 KB. A short segment or one with PSH is
- * merged and closes the superpacket. Anything else flushes its flow's superpacket first and
+ * DF and the IPv4 identification one up, or the same flow label; its TCP checksum is right;
+ * its sequence number follows; the ACK number, window, flags other than PSH and FIN and
+ * every option byte are the same; no SYN, RST, URG or CWR; its payload is no larger than the
+ * first segment's; the result stays within 64 KB. A short segment, or one with PSH or FIN,
+ * is merged and closes the superpacket; one with FIN does not open one. Anything else flushes its flow's superpacket first and
  * then goes into TUN on its own, so the order within a flow never changes.
  *
  * Pure apart from the emit callback; no allocation after gro_init.

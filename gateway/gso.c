@@ -48,6 +48,8 @@ enum drop_reason gso_parse(const struct virtio_net_hdr *h, uint8_t *pkt, size_t 
 	/* Segmentation needs the transport header located and its checksum left partial. */
 	if (!(h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) || len < 1)
 		return DROP_TX_BAD_INNER;
+	if ((pkt[0] >> 4) != 4 && (pkt[0] >> 4) != 6)
+		return DROP_TX_BAD_INNER;
 	g->pkt = pkt;
 	g->len = len;
 	g->family = (pkt[0] >> 4) == 6 ? AF_INET6 : AF_INET;
@@ -55,6 +57,8 @@ enum drop_reason gso_parse(const struct virtio_net_hdr *h, uint8_t *pkt, size_t 
 	g->mss = le16toh(h->gso_size);
 	g->l4_off = start;
 	iphlen = g->family == AF_INET6 ? IPV6_HLEN : (pkt[0] & 0x0fu) * 4u;
+	if (iphlen < IPV4_HLEN)
+		return DROP_TX_BAD_INNER;
 	switch (type) {
 	case VIRTIO_NET_HDR_GSO_TCPV4:
 	case VIRTIO_NET_HDR_GSO_TCPV6:

@@ -41,6 +41,7 @@ static json_t *config_json(const struct gregw *g)
 	jout_bool(o, "mss_clamp", c->mss_clamp);
 	jout_int(o, "workers", g->nworkers);
 	jout_str(o, "rx_ring", c->rx_ring == RX_RING_V2 ? "v2" : "v3");
+	jout_str(o, "encap", c->gre_udp ? "gre-udp" : "gre");
 	jout_bool(o, "offload", c->offload);
 	jout_str(o, "tun_offloads", tun_offload_names(g->tun_offloads, names, sizeof(names)));
 	jout_str(o, "ctl", g->ctl_path);
@@ -134,7 +135,7 @@ static json_t *worker_json(struct gregw *g, unsigned i, uint64_t *tot, uint64_t 
 		jout_u64(o, stat_name((enum stat_counter)c), v);
 		tot[c] += v;
 	}
-	g->ring_drops[i] += rx_ring_drops(&w->rx);
+	g->ring_drops[i] += worker_rx_drops(w);
 	jout_u64(o, "ring_drops", g->ring_drops[i]);
 	for (int r = 0; r < DROP_MAX; r++)
 		drops[r] += stat_read(&w->stats.drops[r]);

@@ -111,6 +111,93 @@ static void send_batch(struct worker *w, unsigned n)
 	}
 }
 
+/* Over UDP: which sending socket, that is which source port, carries a flow. */
+static unsigned udp_sock(const struct worker *w, const uint8_t *pkt, size_t len,
+			 const struct ip_info *ip)
+{
+	struct flow_key k;
+
+	if (!w->sh->cfg->udp)
+		return 0;
+	flow_key_from(pkt, len, ip, &k);
+	return flow_hash(&k) % UDP_TX_PORTS;
+}
+
+static size_t ent_len(const struct tx_ent *e, unsigned outer_hlen)
+{
+	return outer_hlen + e->len + e->tail_len;
+}
+
+/*
+ * Over UDP, the queued packets become messages: the segments of one superpacket, all of one
+ * size but the last, go in one message with UDP_SEGMENT (within the kernel's limits on count
+ * and size); anything else alone. Runs of messages on one socket go in one sendmmsg.
+ */
+static void send_udp(struct worker *w, unsigned n)
+{
+	const struct encap_cfg *c = w->sh->cfg;
+	unsigned outer_wire = (c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + UDP_HLEN;
+	unsigned nmsg = 0, segs[WORKER_TX_MSGS], socks[WORKER_TX_MSGS];
+
+	for (unsigned i = 0; i < n;) {
+		const struct tx_ent *e = &w->ents[i];
+		size_t size = ent_len(e, c->outer_hlen), total = size;
+		struct msghdr *m = &w->msgs[nmsg].msg_hdr;
+		unsigned j = i + 1;
+
+		while (w->sh->udp_gso && e->group && j < n && w->ents[j].group == e->group &&
+		       j - i < UDP_GSO_SEGS && ent_len(&w->ents[j], c->outer_hlen) <= size &&
+		       ent_len(&w->ents[j - 1], c->outer_hlen) == size &&
+		       total + ent_len(&w->ents[j], c->outer_hlen) <= UDP_PAYLOAD_MAX) {
+			total += ent_len(&w->ents[j], c->outer_hlen);
+			j++;
+		}
+		m->msg_name = NULL;
+		m->msg_namelen = 0;
+		m->msg_iov = &w->iov[2 * i];
+		m->msg_iovlen = 2 * (j - i);
+		m->msg_control = NULL;
+		m->msg_controllen = 0;
+		if (j - i > 1) {
+			struct cmsghdr *cm = (struct cmsghdr *)w->tx_cmsg[nmsg].buf;
+			uint16_t gso = (uint16_t)size;
+
+			m->msg_control = cm;
+			m->msg_controllen = CMSG_SPACE(sizeof(gso));
+			cm->cmsg_level = IPPROTO_UDP;
+			cm->cmsg_type = UDP_SEGMENT;
+			cm->cmsg_len = CMSG_LEN(sizeof(gso));
+			memcpy(CMSG_DATA(cm), &gso, sizeof(gso));
+		}
+		segs[nmsg] = j - i;
+		socks[nmsg] = e->sock;
+		nmsg++;
+		i = j;
+	}
+	stat_add(&w->stats.ctr[STAT_TX_BATCHES], 1);
+	for (unsigned off = 0; off < nmsg;) {
+		unsigned run = 1;
+		int sent;
+
+		while (off + run < nmsg && socks[off + run] == socks[off])
+			run++;
+		sent = sendmmsg(w->udp_tx[socks[off]], w->msgs + off, run, 0);
+		if (sent < 0) {
+			if (errno == EINTR)
+				continue;
+			stat_add(&w->stats.drops[DROP_TX_SEND], segs[off]);
+			off++;
+			continue;
+		}
+		for (int k = 0; k < sent; k++) {
+			stat_add(&w->stats.ctr[STAT_WIRE_TX_PACKETS], segs[off + k]);
+			stat_add(&w->stats.ctr[STAT_WIRE_TX_BYTES],
+				 w->msgs[off + k].msg_len + (uint64_t)segs[off + k] * outer_wire);
+		}
+		off += (unsigned)sent;
+	}
+}
+
 /* Encapsulates and sends what is queued. The GRE sequence numbers of the batch are taken
  * with one atomic add: RFC 2890 numbers the tunnel, not a worker. */
 static void flush_tx(struct worker *w)
@@ -134,24 +221,30 @@ static void flush_tx(struct worker *w)
 		w->msgs[i].msg_hdr.msg_iov = iov;
 		w->msgs[i].msg_hdr.msg_iovlen = e->tail ? 2 : 1;
 	}
-	send_batch(w, n);
+	if (c->udp)
+		send_udp(w, n);
+	else
+		send_batch(w, n);
 	w->nents = 0;
 }
 
 static void queue(struct worker *w, uint8_t *inner, size_t len, const uint8_t *tail,
-		  size_t tail_len)
+		  size_t tail_len, uint32_t group, unsigned sock)
 {
 	if (w->nents == WORKER_TX_MSGS)
 		flush_tx(w);
-	w->ents[w->nents++] = (struct tx_ent){ inner, len, tail, tail_len };
+	w->ents[w->nents++] = (struct tx_ent){ inner, len, tail, tail_len, group, sock };
 	stat_add(&w->stats.ctr[STAT_TUN_RX_PACKETS], 1);
 	stat_add(&w->stats.ctr[STAT_TUN_RX_BYTES], len + tail_len);
 }
 
 /* Cuts a superpacket into segments, each queued with its own headers and its payload where
  * it lies in the slot. */
-static void queue_segments(struct worker *w, const struct gso_pkt *g, const struct ip_info *ip)
+static void queue_segments(struct worker *w, const struct gso_pkt *g, const struct ip_info *ip,
+			   unsigned sock)
 {
+	uint32_t group = ++w->groups ? w->groups : ++w->groups;
+
 	for (unsigned i = 0; i < g->nseg; i++) {
 		uint8_t *hdr;
 		size_t plen;
@@ -160,7 +253,8 @@ static void queue_segments(struct worker *w, const struct gso_pkt *g, const stru
 			flush_tx(w);
 		hdr = w->seg_hdrs + (size_t)w->nents * WORKER_SEG_HDR + ENCAP_HEADROOM;
 		plen = gso_segment(g, i, hdr);
-		queue(w, hdr, g->hdr_len, g->pkt + g->hdr_len + (size_t)i * g->mss, plen);
+		queue(w, hdr, g->hdr_len, g->pkt + g->hdr_len + (size_t)i * g->mss, plen, group,
+		      sock);
 	}
 	stat_add(&w->stats.ctr[STAT_GSO_SUPERPACKETS], 1);
 	track_flow(w, g->pkt, g->len, ip, true, g->nseg);
@@ -220,7 +314,7 @@ static unsigned from_tun(struct worker *w)
 			if (ip_parse(inner, (size_t)len, false, &ip) < 0 || ip.tot_len != len)
 				why = DROP_TX_BAD_INNER;
 			else {
-				queue_segments(w, &g, &ip);
+				queue_segments(w, &g, &ip, udp_sock(w, inner, (size_t)len, &ip));
 				n++;
 				continue;
 			}
@@ -237,7 +331,7 @@ static unsigned from_tun(struct worker *w)
 					      ip.family == AF_INET6 ? w->sh->mss6 : w->sh->mss4))
 			stat_add(&w->stats.ctr[STAT_MSS_CLAMPED], 1);
 		track_flow(w, inner, (size_t)len, &ip, true, 1);
-		queue(w, inner, (size_t)len, NULL, 0);
+		queue(w, inner, (size_t)len, NULL, 0, 0, udp_sock(w, inner, (size_t)len, &ip));
 		n++;
 	}
 	flush_tx(w);
@@ -263,23 +357,15 @@ static void emit_tun(void *ctx, const struct virtio_net_hdr *h, const uint8_t *p
 		stat_add(&w->stats.ctr[STAT_GRO_SUPERPACKETS], 1);
 }
 
-static void deliver(struct worker *w, const struct rx_pkt *p)
+/* A decapsulated packet, checked, goes into TUN (or the coalescer). */
+static void deliver_inner(struct worker *w, const struct decap_result *rr)
 {
 	const struct encap_cfg *c = w->sh->cfg;
-	struct decap_result r;
+	struct decap_result r = *rr;
 	struct ip_info ip;
-	enum drop_reason why;
-	/* The ring slot is ours until the next rx_next: the inner packet may be edited. */
-	uint8_t *inner;
+	/* The buffer is ours until the next packet is taken: the inner packet may be edited. */
+	uint8_t *inner = (uint8_t *)r.inner;
 
-	stat_add(&w->stats.ctr[STAT_WIRE_RX_PACKETS], 1);
-	stat_add(&w->stats.ctr[STAT_WIRE_RX_BYTES], p->wirelen);
-	why = decap(c, p->data, p->caplen, p->wirelen, &r);
-	if (why != DROP_NONE) {
-		stat_add(&w->stats.drops[why], 1);
-		return;
-	}
-	inner = (uint8_t *)r.inner;
 	ip_parse(inner, r.inner_len, false, &ip);
 	if (r.has_seq) {
 		struct flow_key k;
@@ -316,16 +402,117 @@ static void deliver(struct worker *w, const struct rx_pkt *p)
 	stat_add(&w->stats.ctr[STAT_TUN_TX_BYTES], r.inner_len);
 }
 
+static void deliver(struct worker *w, const struct rx_pkt *p)
+{
+	struct decap_result r;
+	enum drop_reason why;
+
+	stat_add(&w->stats.ctr[STAT_WIRE_RX_PACKETS], 1);
+	stat_add(&w->stats.ctr[STAT_WIRE_RX_BYTES], p->wirelen);
+	why = decap(w->sh->cfg, p->data, p->caplen, p->wirelen, &r);
+	if (why != DROP_NONE) {
+		stat_add(&w->stats.drops[why], 1);
+		return;
+	}
+	deliver_inner(w, &r);
+}
+
+static bool from_peer(const struct worker *w, const struct sockaddr_storage *ss)
+{
+	const struct encap_cfg *c = w->sh->cfg;
+
+	if (c->family == AF_INET6)
+		return ss->ss_family == AF_INET6 &&
+		       memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, c->remote, 16) == 0;
+	return ss->ss_family == AF_INET &&
+	       memcmp(&((const struct sockaddr_in *)ss)->sin_addr, c->remote, 4) == 0;
+}
+
+/* The GRO segment size of a received message, or 0 when it is one datagram. */
+static size_t gro_size(const struct msghdr *m)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR((struct msghdr *)m, cm)) {
+		if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			return v > 0 ? (size_t)v : 0;
+		}
+	}
+	return 0;
+}
+
+/* GRE-in-UDP: takes datagrams, each GRO burst cut back into its datagrams. */
+static unsigned from_udp(struct worker *w)
+{
+	const struct encap_cfg *c = w->sh->cfg;
+	unsigned outer_wire = (c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + UDP_HLEN;
+	unsigned n = 0;
+
+	while (n < WORKER_RX_BUDGET) {
+		int got;
+
+		for (unsigned i = 0; i < WORKER_UDP_RX_BATCH; i++) {
+			struct msghdr *m = &w->rx_msgs[i].msg_hdr;
+
+			m->msg_name = &w->rx_from[i];
+			m->msg_namelen = sizeof(w->rx_from[i]);
+			m->msg_iov = &w->rx_iov[i];
+			m->msg_iovlen = 1;
+			m->msg_control = w->rx_cmsg[i].buf;
+			m->msg_controllen = sizeof(w->rx_cmsg[i].buf);
+			m->msg_flags = 0;
+		}
+		got = recvmmsg(w->udp_rx, w->rx_msgs, WORKER_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
+		if (got <= 0)
+			break;
+		for (int i = 0; i < got; i++) {
+			struct msghdr *m = &w->rx_msgs[i].msg_hdr;
+			const uint8_t *buf = w->rx_iov[i].iov_base;
+			size_t len = w->rx_msgs[i].msg_len, seg = gro_size(m);
+
+			if (!seg || seg > len)
+				seg = len;
+			for (size_t off = 0; off < len; off += seg) {
+				size_t dlen = len - off < seg ? len - off : seg;
+				struct decap_result r;
+				enum drop_reason why;
+
+				n++;
+				stat_add(&w->stats.ctr[STAT_WIRE_RX_PACKETS], 1);
+				stat_add(&w->stats.ctr[STAT_WIRE_RX_BYTES], dlen + outer_wire);
+				if (m->msg_flags & MSG_TRUNC)
+					why = DROP_TRUNCATED;
+				else if (!from_peer(w, &w->rx_from[i]))
+					why = DROP_UNKNOWN_PEER;
+				else
+					why = decap_gre(c, buf + off, dlen, &r);
+				if (why != DROP_NONE) {
+					stat_add(&w->stats.drops[why], 1);
+					continue;
+				}
+				deliver_inner(w, &r);
+			}
+		}
+		if (got < WORKER_UDP_RX_BATCH)
+			break;
+	}
+	return n;
+}
+
 /* Takes up to WORKER_RX_BUDGET packets from the ring into TUN. Returns packets taken. */
 static unsigned from_wire(struct worker *w)
 {
 	struct rx_pkt p;
 	unsigned n = 0;
 
-	while (n < WORKER_RX_BUDGET && rx_next(&w->rx, &p)) {
-		deliver(w, &p);
-		n++;
-	}
+	if (w->sh->cfg->udp)
+		n = from_udp(w);
+	else
+		while (n < WORKER_RX_BUDGET && rx_next(&w->rx, &p)) {
+			deliver(w, &p);
+			n++;
+		}
 	if (w->sh->vnet_hdr) {
 		/* What was coalesced leaves at the end of the pass, as the kernel's GRO
 		 * flushes at the end of a NAPI poll: never held while the worker sleeps. */
@@ -343,7 +530,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct pollfd pfd[3] = {
 		{ .fd = w->tun_fd, .events = POLLIN },
-		{ .fd = w->rx.fd, .events = POLLIN },
+		{ .fd = w->sh->cfg->udp ? w->udp_rx : w->rx.fd, .events = POLLIN },
 		{ .fd = w->sh->stop_fd, .events = POLLIN },
 	};
 
@@ -358,37 +545,36 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_cfg *rxc,
-		struct gw_shared *sh)
+static void release(struct worker *w)
 {
-	const struct encap_cfg *c = sh->cfg;
+	rx_close(&w->rx);
+	if (w->tx_fd >= 0)
+		close(w->tx_fd);
+	if (w->udp_rx >= 0)
+		close(w->udp_rx);
+	for (unsigned i = 0; i < UDP_TX_PORTS; i++)
+		if (w->udp_tx[i] >= 0)
+			close(w->udp_tx[i]);
+	free(w->udp_bufs);
+	free(w->flows);
+	free(w->gro_mem);
+	free(w->seg_hdrs);
+	free(w->slots);
+	w->slots = NULL;
+}
+
+/* GRE over IP: a raw socket to send, a ring to receive. */
+static int open_raw(struct worker *w, const struct rx_cfg *rxc)
+{
+	const struct encap_cfg *c = w->sh->cfg;
 	int rc;
 
-	memset(w, 0, sizeof(*w));
-	w->id = id;
-	w->cpu = cpu;
-	w->tun_fd = tun_fd;
-	w->sh = sh;
-	w->rx.fd = -1;
-	w->slots = aligned_alloc(64, (size_t)WORKER_BATCH * (ENCAP_HEADROOM + WORKER_SLOT));
-	if (!w->slots)
-		return -ENOMEM;
-	w->seg_hdrs = aligned_alloc(64, (size_t)WORKER_TX_MSGS * WORKER_SEG_HDR);
-	w->gro_mem = aligned_alloc(64, (size_t)GRO_FLOWS * GRO_BUF);
-	w->flows = calloc(1, sizeof(*w->flows));
-	if (!w->flows || !w->seg_hdrs || !w->gro_mem) {
-		rc = -ENOMEM;
-		goto err_flows;
-	}
-	gro_init(&w->gro, w->gro_mem);
 	w->tx_fd = tx_open(c->family, WORKER_SEND_TIMEOUT_MS);
-	if (w->tx_fd < 0) {
-		rc = w->tx_fd;
-		goto err_flows;
-	}
+	if (w->tx_fd < 0)
+		return w->tx_fd;
 	rc = rx_open(&w->rx, rxc);
 	if (rc)
-		goto err_tx;
+		return rc;
 	if (c->family == AF_INET6) {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&w->peer;
 
@@ -407,16 +593,74 @@ int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct
 		w->msgs[i].msg_hdr.msg_namelen = w->peer_len;
 	}
 	return 0;
+}
 
-err_tx:
-	close(w->tx_fd);
-err_flows:
-	free(w->flows);
-	free(w->gro_mem);
-	free(w->seg_hdrs);
-	free(w->slots);
-	w->slots = NULL;
+/* GRE-in-UDP: sending sockets, one per source port, and a receiving one with its buffers. */
+static int open_udp(struct worker *w)
+{
+	const struct encap_cfg *c = w->sh->cfg;
+
+	w->udp_bufs = aligned_alloc(64, (size_t)WORKER_UDP_RX_BATCH * WORKER_UDP_RX_BUF);
+	if (!w->udp_bufs)
+		return -ENOMEM;
+	for (unsigned i = 0; i < WORKER_UDP_RX_BATCH; i++) {
+		w->rx_iov[i].iov_base = w->udp_bufs + (size_t)i * WORKER_UDP_RX_BUF;
+		w->rx_iov[i].iov_len = WORKER_UDP_RX_BUF;
+	}
+	for (unsigned i = 0; i < UDP_TX_PORTS; i++) {
+		/* Workers are set up one after the other by the main thread. */
+		w->udp_tx[i] = udp_tx_open(c->family, c->local, &w->sh->udp_sports[i], c->remote,
+					   c->udp_port, WORKER_SEND_TIMEOUT_MS);
+		if (w->udp_tx[i] < 0)
+			return w->udp_tx[i];
+	}
+	w->udp_rx = udp_rx_open(c->family, c->local, c->udp_port, w->sh->udp_gro);
+	return w->udp_rx < 0 ? w->udp_rx : 0;
+}
+
+int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_cfg *rxc,
+		struct gw_shared *sh)
+{
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->id = id;
+	w->cpu = cpu;
+	w->tun_fd = tun_fd;
+	w->sh = sh;
+	w->rx.fd = -1;
+	w->tx_fd = -1;
+	w->udp_rx = -1;
+	for (unsigned i = 0; i < UDP_TX_PORTS; i++)
+		w->udp_tx[i] = -1;
+	w->slots = aligned_alloc(64, (size_t)WORKER_BATCH * (ENCAP_HEADROOM + WORKER_SLOT));
+	w->seg_hdrs = aligned_alloc(64, (size_t)WORKER_TX_MSGS * WORKER_SEG_HDR);
+	w->gro_mem = aligned_alloc(64, (size_t)GRO_FLOWS * GRO_BUF);
+	w->flows = calloc(1, sizeof(*w->flows));
+	if (!w->slots || !w->flows || !w->seg_hdrs || !w->gro_mem) {
+		rc = -ENOMEM;
+		goto err;
+	}
+	gro_init(&w->gro, w->gro_mem);
+	rc = sh->cfg->udp ? open_udp(w) : open_raw(w, rxc);
+	if (rc)
+		goto err;
+	return 0;
+err:
+	release(w);
 	return rc;
+}
+
+uint64_t worker_rx_drops(struct worker *w)
+{
+	uint64_t now, d;
+
+	if (!w->sh->cfg->udp)
+		return rx_ring_drops(&w->rx);
+	now = udp_drops(w->udp_rx);
+	d = now - w->udp_drops;
+	w->udp_drops = now;
+	return d;
 }
 
 int worker_start(struct worker *w)
@@ -440,11 +684,5 @@ void worker_fini(struct worker *w)
 {
 	if (!w->slots)
 		return;
-	rx_close(&w->rx);
-	close(w->tx_fd);
-	free(w->flows);
-	free(w->gro_mem);
-	free(w->seg_hdrs);
-	free(w->slots);
-	w->slots = NULL;
+	release(w);
 }

@@ -19,6 +19,7 @@
 #include "icmp.h"
 #include "rx.h"
 #include "stats.h"
+#include "udp.h"
 
 enum {
 	WORKER_BATCH = 64,     /* packets (or superpackets) read from TUN per pass */
@@ -29,15 +30,19 @@ enum {
 	WORKER_ICMP_PER_SEC = 1000, /* ICMP errors per worker per second, then counted, not sent */
 	WORKER_POLL_MS = 200,	    /* idle wake-up; stop requests wake workers at once anyway */
 	WORKER_SEND_TIMEOUT_MS = 200, /* a full socket buffer blocks a send at most this long */
+	WORKER_UDP_RX_BATCH = 16,     /* datagrams (or GRO bursts) per recvmmsg */
+	WORKER_UDP_RX_BUF = 65536,    /* one of them */
 };
 
 /* What all workers share. Written before they start, then only read, except tx_seq. */
 struct gw_shared {
 	const struct encap_cfg *cfg;
-	int stop_fd;	     /* eventfd: readable once the workers must stop */
-	int stop;	     /* set (release) before stop_fd is written */
-	unsigned mss4, mss6; /* MSS clamp targets; 0 when --mss-clamp is off */
-	bool vnet_hdr;	     /* TUN reads and writes carry a virtio_net_hdr (--offload on) */
+	int stop_fd;	       /* eventfd: readable once the workers must stop */
+	int stop;	       /* set (release) before stop_fd is written */
+	unsigned mss4, mss6;   /* MSS clamp targets; 0 when --mss-clamp is off */
+	bool vnet_hdr;	       /* TUN reads and writes carry a virtio_net_hdr (--offload on) */
+	bool udp_gso, udp_gro; /* GRE-in-UDP sends with UDP_SEGMENT, receives with UDP_GRO */
+	uint16_t udp_sports[UDP_TX_PORTS]; /* its source ports: the first worker picks them */
 	/* RFC 2890 numbers the tunnel, not a worker: each batch takes a block of numbers with
 	 * one atomic add, so the counter is touched once per sendmmsg, not per packet. */
 	_Alignas(64) uint32_t tx_seq;
@@ -60,11 +65,26 @@ struct worker {
 		size_t len;
 		const uint8_t *tail;
 		size_t tail_len;
+		uint32_t group; /* over UDP: segments of one superpacket share it; 0 alone */
+		unsigned sock;	/* over UDP: which sending socket (source port) */
 	} ents[WORKER_TX_MSGS];
+	uint32_t groups;
 	unsigned nents;
 	uint8_t *seg_hdrs; /* WORKER_TX_MSGS of WORKER_SEG_HDR */
 	struct mmsghdr msgs[WORKER_TX_MSGS];
 	struct iovec iov[2 * WORKER_TX_MSGS];
+	/* GRE-in-UDP (--encap gre-udp) instead of the raw socket and the ring. */
+	int udp_rx;
+	int udp_tx[UDP_TX_PORTS];
+	uint64_t udp_drops; /* the receiving socket's drops already reported */
+	uint8_t *udp_bufs;  /* WORKER_UDP_RX_BATCH of WORKER_UDP_RX_BUF */
+	struct mmsghdr rx_msgs[WORKER_UDP_RX_BATCH];
+	struct iovec rx_iov[WORKER_UDP_RX_BATCH];
+	struct sockaddr_storage rx_from[WORKER_UDP_RX_BATCH];
+	union cmsg_space {
+		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint16_t))];
+		struct cmsghdr align;
+	} rx_cmsg[WORKER_UDP_RX_BATCH], tx_cmsg[WORKER_TX_MSGS];
 	struct gro gro;	  /* --offload: coalescing towards TUN */
 	uint8_t *gro_mem; /* its GRO_FLOWS buffers */
 	struct sockaddr_storage peer;
@@ -89,6 +109,10 @@ int worker_start(struct worker *w);
 
 /* Waits for a started worker to return (after the stop flag and eventfd are set). */
 void worker_join(struct worker *w);
+
+/* Datagrams or frames the kernel dropped before this worker could take them, since the last
+ * call. Any one thread may call it (the control thread does). */
+uint64_t worker_rx_drops(struct worker *w);
 
 /* Releases what worker_init acquired, in reverse order. */
 void worker_fini(struct worker *w);

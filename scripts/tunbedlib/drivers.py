@@ -76,12 +76,14 @@ class Gregw(Driver):
         return True, ""
 
     def setup(self):
-        opts = self.point.mode.split("+")[1:]
+        encap, *opts = self.point.mode.split("+")
         for host, local, remote, addr, _, net in self.sides():
             sock = os.path.join(self.dir, f"{host}.sock")
             cmd = [GREGW, "--remote", remote, "--local", local, "--route", net,
                    "--addr" if ":" not in addr else "--addr6", addr,
-                   "--workers", str(self.point.workers), "--ctl", sock]
+                   "--workers", str(self.point.workers), "--ctl", sock, "--encap", encap]
+            if "nooffload" in opts:
+                cmd += ["--offload", "off"]
             if "key" in opts:
                 cmd += ["--key", "7"]
             if "seq" in opts:

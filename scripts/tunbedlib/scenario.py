@@ -4,7 +4,7 @@
     name = ras
     topology = ras              ; built-in name or path
     gateways = gregw, route     ; drivers, see drivers.py
-    modes = gre                 ; gregw: gre, gre+key, gre+seq, gre+csum (combinable)
+    modes = gre                 ; gregw: gre or gre-udp, +key +seq +csum +nooffload
     workers = 1, 2              ; gregw worker threads
     sessions = 1, 8, 64         ; concurrent TCP sessions
     mtu = 0                     ; transit link MTU (0: the topology's)
@@ -22,7 +22,8 @@ import dataclasses
 import os
 
 GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "wireguard-go", "openvpn")
-GREGW_OPTIONS = ("key", "seq", "csum")
+GREGW_ENCAPS = ("gre", "gre-udp")
+GREGW_OPTIONS = ("key", "seq", "csum", "nooffload")
 PATTERNS = ("push", "pull", "duplex")
 
 
@@ -98,9 +99,10 @@ def _modes(v):
     out = _words(v, None, "mode")
     for m in out:
         parts = m.split("+")
-        if parts[0] != "gre" or any(p not in GREGW_OPTIONS for p in parts[1:]) \
+        if parts[0] not in GREGW_ENCAPS or any(p not in GREGW_OPTIONS for p in parts[1:]) \
                 or len(set(parts)) != len(parts):
-            raise ValueError(f"bad mode '{m}': expected gre, optionally +key, +seq, +csum")
+            raise ValueError(f"bad mode '{m}': expected gre or gre-udp, optionally +key, +seq, "
+                             "+csum, +nooffload")
     return out
 
 

@@ -11,13 +11,26 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 declare -A GW_PID GW_OUT
 GW_STARTED=()
 
+# The data path mode every gregw of a test runs in, from GREGW_MODE (ctest runs each test in
+# each mode): "gre" or "gre-udp", with offloads on, or with "-nooffload" appended.
+GW_MODE=${GREGW_MODE:-gre}
+GW_ENCAP=${GW_MODE%-nooffload}
+GW_MODE_ARGS=(--encap "$GW_ENCAP")
+case $GW_MODE in
+*-nooffload) GW_MODE_ARGS+=(--offload off) ;;
+esac
+case $GW_ENCAP in
+gre | gre-udp) ;;
+*) die "GREGW_MODE $GW_MODE: expected gre, gre-udp, gre-nooffload or gre-udp-nooffload" ;;
+esac
+
 # gw_start NAME NETNS args...: gregw in NETNS, stdout (its JSON) to $TMP/NAME.out.
 gw_start() {
 	local name=$1 ns=$2
 	shift 2
 	[ -x "$GREGW" ] || die "$GREGW not built"
 	GW_OUT[$name]="$TMP/$name.out"
-	ip netns exec "$ns" "$GREGW" --ctl "$TMP/$name.sock" "$@" >"${GW_OUT[$name]}" 2>"$TMP/$name.err" &
+	ip netns exec "$ns" "$GREGW" --ctl "$TMP/$name.sock" "${GW_MODE_ARGS[@]}" "$@" >"${GW_OUT[$name]}" 2>"$TMP/$name.err" &
 	GW_PID[$name]=$!
 	GW_STARTED+=("$name")
 	if ! poll 5 "$GREGW" ctl "$TMP/$name.sock" stats; then

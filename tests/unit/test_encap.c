@@ -25,7 +25,7 @@ static void cfg_init(struct encap_cfg *c, int family, unsigned flags)
 	c->gre_flags = flags;
 	c->key = 0xdeadbeef;
 	c->ttl = 64;
-	c->mtu = 1500 - encap_overhead(family, flags);
+	c->mtu = 1500 - encap_overhead(family, flags, false);
 	encap_cfg_finish(c);
 }
 
@@ -399,7 +399,9 @@ static void test_check(void)
 
 	cfg_init(&c, AF_INET, GRE_F_KEY);
 	CHECK_INT(c.mtu, 1472);
-	CHECK_INT(encap_overhead(AF_INET6, ALL), 56);
+	CHECK_INT(encap_overhead(AF_INET6, ALL, false), 56);
+	CHECK_INT(encap_overhead(AF_INET6, ALL, true), 64);
+	CHECK_INT(encap_overhead(AF_INET, GRE_F_KEY, true), 36);
 	len = inner_packet(AF_INET, buf, c.mtu - 28);
 	CHECK_INT(encap_check(&c, buf, len, &ip), DROP_NONE);
 	len = inner_packet(AF_INET, buf, c.mtu - 27);
@@ -471,6 +473,39 @@ static void test_vectors(void)
 	dump_vector(o, c.outer_hlen + len);
 }
 
+/* GRE-in-UDP: encap_build writes the GRE header alone; decap_gre takes it back. */
+static void test_udp(void)
+{
+	struct encap_cfg c;
+	struct decap_result r;
+	uint8_t buf[ENCAP_HEADROOM + 2048], *inner = buf + ENCAP_HEADROOM, *out;
+	size_t len;
+
+	printf("case: GRE-in-UDP\n");
+	memset(&c, 0, sizeof(c));
+	c.family = AF_INET;
+	c.udp = true;
+	c.udp_port = ENCAP_UDP_PORT;
+	c.gre_flags = GRE_F_KEY | GRE_F_SEQ | GRE_F_CSUM;
+	c.key = 7;
+	c.mtu = 1500 - encap_overhead(AF_INET, c.gre_flags, true);
+	encap_cfg_finish(&c);
+	CHECK_INT(c.outer_hlen, 16);
+	CHECK_INT(c.mtu, 1456);
+	len = inner_packet(AF_INET6, inner, 300);
+	out = encap_build2(&c, inner, 40, inner + 40, len - 40, 99);
+	CHECK(out == inner - 16);
+	CHECK_INT(load_be16(out), 0xb000); /* C, K, S */
+	CHECK_INT(load_be16(out + 2), GRE_PROTO_IPV6);
+	CHECK_INT(load_be32(out + 8), 7);
+	CHECK_INT(load_be32(out + 12), 99);
+	CHECK_INT(inet_csum(out, 16 + len), 0);
+	CHECK_INT(decap_gre(&c, out, 16 + len, &r), DROP_NONE);
+	CHECK(r.inner == inner && r.inner_len == len && r.has_seq && r.seq == 99);
+	out[9] ^= 1;
+	CHECK_INT(decap_gre(&c, out, 16 + len, &r), DROP_BAD_KEY);
+}
+
 int main(void)
 {
 	test_csum();
@@ -479,5 +514,6 @@ int main(void)
 	test_drops();
 	test_check();
 	test_vectors();
+	test_udp();
 	return check_done("test_encap");
 }

@@ -1,0 +1,112 @@
+/*
+ * GRE-in-UDP sockets (see udp.h; udp(7), Documentation/networking/segmentation-offloads.rst).
+ */
+#include "udp.h"
+
+#include <errno.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+static socklen_t sockaddr_of(int family, const uint8_t *addr, uint16_t port,
+			     struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		memcpy(&s6->sin6_addr, addr, 16);
+		return sizeof(*s6);
+	}
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons(port);
+	memcpy(&s4->sin_addr, addr, 4);
+	return sizeof(*s4);
+}
+
+int udp_rx_open(int family, const uint8_t *local, uint16_t port, bool gro)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sockaddr_of(family, local, port, &ss);
+	int fd, one = 1, rc, rcvbuf = UDP_RCVBUF;
+
+	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_UDP);
+	if (fd < 0)
+		return -errno;
+	/* A bounded queue, larger than rmem_max allows: root may force it. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
+	    (gro && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) < 0) ||
+	    bind(fd, (struct sockaddr *)&ss, len) < 0) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int udp_tx_open(int family, const uint8_t *local, uint16_t *sport, const uint8_t *remote,
+		uint16_t port, unsigned timeout_ms)
+{
+	struct timeval tv = {
+		.tv_sec = timeout_ms / 1000,
+		.tv_usec = (timeout_ms % 1000) * 1000,
+	};
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, rc, one = 1;
+
+	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+	if (fd < 0)
+		return -errno;
+	len = sockaddr_of(family, local, *sport, &ss);
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
+	    bind(fd, (struct sockaddr *)&ss, len) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		goto err;
+	*sport = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+					  : ((struct sockaddr_in *)&ss)->sin_port);
+	len = sockaddr_of(family, remote, port, &ss);
+	if (connect(fd, (struct sockaddr *)&ss, len) < 0)
+		goto err;
+	return fd;
+err:
+	rc = -errno;
+	close(fd);
+	return rc;
+}
+
+uint64_t udp_drops(int fd)
+{
+	uint32_t mem[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mem);
+
+	memset(mem, 0, sizeof(mem));
+	if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &len) < 0 ||
+	    len <= SK_MEMINFO_DROPS * sizeof(uint32_t))
+		return 0;
+	return mem[SK_MEMINFO_DROPS];
+}
+
+void udp_probe(int family, bool *gso, bool *gro)
+{
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP), size = 1200, one = 1;
+
+	*gso = *gro = false;
+	if (fd < 0)
+		return;
+	/* A kernel without them refuses the options. */
+	*gso = setsockopt(fd, IPPROTO_UDP, UDP_SEGMENT, &size, sizeof(size)) == 0;
+	*gro = setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) == 0;
+	close(fd);
+}

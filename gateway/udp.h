@@ -1,0 +1,54 @@
+/*
+ * The sockets of GRE-in-UDP (RFC 8086): per worker, one receiving socket bound to the local
+ * address and port 4754 in a SO_REUSEPORT group (the kernel spreads the peer's flows over the
+ * workers by the outer 4-tuple), with UDP_GRO, so that a burst of one flow's datagrams comes
+ * up as one buffer; and a few sending sockets, each on its own source port and connected to
+ * the peer's port 4754, so that the source port tells flows apart (RFC 8086, 3.1: the source
+ * port is the flow's entropy) and a whole superpacket's segments leave in one send with
+ * UDP_SEGMENT. Every worker sends from the same source ports, and a flow's port follows from
+ * its addresses and ports alone (both directions alike), so a flow keeps one port whichever
+ * worker sends it, and so one worker at the peer.
+ */
+#ifndef TUNBED_GW_UDP_H
+#define TUNBED_GW_UDP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+#ifndef UDP_GRO
+#define UDP_GRO 104
+#endif
+
+enum {
+	UDP_TX_PORTS = 8,	 /* sending sockets (source ports) per worker */
+	UDP_GSO_SEGS = 64,	 /* segments per send at most (the kernel allows 128) */
+	UDP_PAYLOAD_MAX = 65507, /* the largest UDP payload over IPv4 */
+	UDP_RCVBUF = 4 << 20,	 /* receive buffer: about 1800 datagrams of a 1500-byte path */
+};
+
+/*
+ * Opens the receiving socket of family on local (4 or 16 bytes) and port, in the reuseport
+ * group of the other workers' sockets, non-blocking, with UDP_GRO when gro. Returns an fd or
+ * -errno.
+ */
+int udp_rx_open(int family, const uint8_t *local, uint16_t port, bool gro);
+
+/*
+ * Opens a sending socket on local and source port *sport (0: an ephemeral one, stored back),
+ * with SO_REUSEPORT so that every worker sends from the same ports, connected to remote and
+ * port; a full send buffer blocks a send at most timeout_ms. Returns an fd or -errno.
+ */
+int udp_tx_open(int family, const uint8_t *local, uint16_t *sport, const uint8_t *remote,
+		uint16_t port, unsigned timeout_ms);
+
+/* Datagrams the kernel dropped on fd since it was opened (SO_MEMINFO), or 0. */
+uint64_t udp_drops(int fd);
+
+/* What this kernel offers a UDP socket of family: sending with UDP_SEGMENT (Linux 4.18) and
+ * receiving with UDP_GRO (Linux 5.0). */
+void udp_probe(int family, bool *gso, bool *gro);
+
+#endif

@@ -1,0 +1,539 @@
+/*
+ * Segmentation of TUN superpackets (gateway/gso.c) and coalescing towards TUN
+ * (gateway/gro.c): every segment a well-formed packet with the right lengths, identification,
+ * sequence number, flags and checksums; odd sizes and the last short segment; ECN; IPv4
+ * options; IPv6; UDP (USO); refusals; and coalescing: what segmentation cut is put back
+ * together byte for byte, flows interleaved, and nothing merged that the kernel's GRO would
+ * not merge (gaps, bad checksums, changed options, SYN, pure ACKs, other protocols).
+ */
+#include <arpa/inet.h>
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "gro.h"
+#include "gso.h"
+#include "inet.h"
+#include "pkt.h"
+
+enum { TCP_FIN = 1, TCP_SYN = 2, TCP_PSH = 8, TCP_ACK = 0x10, TCP_CWR = 0x80 };
+
+static uint8_t super[70000], seg[64][2048], hdr[GSO_HDR_MAX];
+static size_t seg_len[64];
+
+/* The virtio header the kernel puts before a TCP superpacket. */
+static struct virtio_net_hdr tso_hdr(int family, unsigned l4_off, unsigned mss, bool ecn)
+{
+	struct virtio_net_hdr h = {
+		.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+		.gso_type =
+			family == AF_INET6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4,
+		.gso_size = htole16((uint16_t)mss),
+		.csum_start = htole16((uint16_t)l4_off),
+		.csum_offset = htole16(16),
+	};
+
+	if (ecn)
+		h.gso_type |= VIRTIO_NET_HDR_GSO_ECN;
+	return h;
+}
+
+/* Cuts super (len) into seg[]; returns the number of segments. */
+static unsigned cut(const struct virtio_net_hdr *h, size_t len, unsigned mtu)
+{
+	struct gso_pkt g;
+
+	if (gso_parse(h, super, len, mtu, &g) != DROP_NONE || g.nseg > 64)
+		return 0;
+	for (unsigned i = 0; i < g.nseg; i++) {
+		size_t plen = gso_segment(&g, i, hdr);
+
+		memcpy(seg[i], hdr, g.hdr_len);
+		memcpy(seg[i] + g.hdr_len, super + g.hdr_len + (size_t)i * g.mss, plen);
+		seg_len[i] = g.hdr_len + plen;
+	}
+	return g.nseg;
+}
+
+static bool valid(const uint8_t *p, size_t len)
+{
+	struct ip_info ip;
+	int hlen = ip_parse(p, len, true, &ip);
+
+	if (hlen < 0 || ip.tot_len != len)
+		return false;
+	return pkt_l4_csum(ip.family, p, p + hlen, len - (size_t)hlen, ip.proto) == 0;
+}
+
+static void test_tcp4(void)
+{
+	static const uint8_t ts[12] = { 1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 9 };
+	struct pkt_spec s = { .family = AF_INET,
+			      .src = "198.18.1.2",
+			      .dst = "198.18.3.2",
+			      .proto = 6,
+			      .sport = 40000,
+			      .dport = 9400,
+			      .tcp_flags = TCP_ACK | TCP_PSH | TCP_FIN,
+			      .opts = ts,
+			      .opts_len = sizeof(ts),
+			      .payload = 10000,
+			      .df = true };
+	size_t len = pkt_build(&s, super);
+	struct virtio_net_hdr h = tso_hdr(AF_INET, 20, 1400, false);
+	unsigned n = cut(&h, len, 1476), bad = 0;
+
+	printf("case: IPv4 TCP, 10000 bytes at MSS 1400 with timestamps\n");
+	CHECK_INT(n, 8);
+	for (unsigned i = 0; i < n; i++) {
+		size_t plen = i < 7 ? 1400 : 200;
+
+		if (!valid(seg[i], seg_len[i]) || seg_len[i] != 52 + plen ||
+		    load_be16(seg[i] + 4) != 0x1234 + i || load_be16(seg[i] + 6) != IPV4_DF ||
+		    load_be32(seg[i] + 24) != 1000 + i * 1400 ||
+		    seg[i][33] != (i == 7 ? (TCP_ACK | TCP_PSH | TCP_FIN) : TCP_ACK) ||
+		    memcmp(seg[i] + 40, ts, sizeof(ts)) != 0 ||
+		    memcmp(seg[i] + 52, super + 52 + i * 1400, plen) != 0)
+			bad++;
+	}
+	CHECK_INT(bad, 0);
+
+	printf("case: the last segment one byte, and none short\n");
+	s.payload = 1401;
+	len = pkt_build(&s, super);
+	CHECK_INT(cut(&h, len, 1476), 2);
+	CHECK_INT(seg_len[1], 53);
+	CHECK(valid(seg[1], seg_len[1]));
+	s.payload = 2800;
+	len = pkt_build(&s, super);
+	CHECK_INT(cut(&h, len, 1476), 2);
+	CHECK_INT(seg_len[0], seg_len[1]);
+	CHECK(valid(seg[0], seg_len[0]) && valid(seg[1], seg_len[1]));
+
+	printf("case: odd MSS and payload\n");
+	s.payload = 4999;
+	len = pkt_build(&s, super);
+	h = tso_hdr(AF_INET, 20, 999, false);
+	CHECK_INT(cut(&h, len, 1476), 6);
+	CHECK_INT(seg_len[5], 52 + 4);
+	CHECK(valid(seg[0], seg_len[0]) && valid(seg[5], seg_len[5]));
+
+	printf("case: ECN, CWR on the first segment only\n");
+	s.payload = 3000;
+	s.tcp_flags = TCP_ACK | TCP_CWR;
+	len = pkt_build(&s, super);
+	h = tso_hdr(AF_INET, 20, 1400, true);
+	CHECK_INT(cut(&h, len, 1476), 3);
+	CHECK_INT(seg[0][33], TCP_ACK | TCP_CWR);
+	CHECK_INT(seg[1][33], TCP_ACK);
+	CHECK_INT(seg[2][33], TCP_ACK);
+	CHECK(valid(seg[2], seg_len[2]));
+}
+
+static void test_ip_options_and_ipv6(void)
+{
+	struct pkt_spec s = { .family = AF_INET,
+			      .src = "198.18.1.2",
+			      .dst = "198.18.3.2",
+			      .proto = 6,
+			      .sport = 1,
+			      .dport = 2,
+			      .tcp_flags = TCP_ACK,
+			      .payload = 3000,
+			      .df = true };
+	uint8_t plain[4000];
+	size_t len = pkt_build(&s, plain);
+	struct virtio_net_hdr h;
+
+	printf("case: IPv4 with 4 bytes of options\n");
+	memcpy(super, plain, 20);
+	memset(super + 20, 1, 4); /* NOP options */
+	memcpy(super + 24, plain + 20, len - 20);
+	super[0] = 0x46;
+	store_be16(super + 2, (uint16_t)(len + 4));
+	store_be16(super + 10, 0);
+	store_be16(super + 10, inet_csum(super, 24));
+	h = tso_hdr(AF_INET, 24, 1400, false);
+	CHECK_INT(cut(&h, len + 4, 1476), 3);
+	CHECK_INT(seg_len[0], 24 + 20 + 1400);
+	CHECK(valid(seg[0], seg_len[0]) && valid(seg[2], seg_len[2]));
+	CHECK(memcmp(seg[1] + 20, super + 20, 4) == 0);
+
+	printf("case: IPv6\n");
+	s.family = AF_INET6;
+	s.src = "2001:2::1";
+	s.dst = "2001:2:0:3::2";
+	s.payload = 5000;
+	len = pkt_build(&s, super);
+	h = tso_hdr(AF_INET6, 40, 1380, false);
+	CHECK_INT(cut(&h, len, 1456), 4);
+	CHECK_INT(load_be16(seg[0] + 4), 20 + 1380);
+	CHECK_INT(load_be16(seg[3] + 4), 20 + 5000 - 3 * 1380);
+	CHECK(valid(seg[0], seg_len[0]) && valid(seg[3], seg_len[3]));
+	CHECK_INT(load_be32(seg[3] + 44), 1000 + 3 * 1380);
+}
+
+static void test_udp_and_refusals(void)
+{
+	struct pkt_spec s = { .family = AF_INET,
+			      .src = "198.18.1.2",
+			      .dst = "198.18.3.2",
+			      .proto = 17,
+			      .sport = 5,
+			      .dport = 6,
+			      .payload = 3000 };
+	size_t len = pkt_build(&s, super);
+	struct virtio_net_hdr h = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				    .gso_type = VIRTIO_NET_HDR_GSO_UDP_L4,
+				    .gso_size = htole16(1000),
+				    .csum_start = htole16(20),
+				    .csum_offset = htole16(6) };
+	struct gso_pkt g;
+
+	printf("case: UDP (USO), 3000 bytes in datagrams of 1000\n");
+	CHECK_INT(cut(&h, len, 1476), 3);
+	CHECK_INT(load_be16(seg[2] + 24), 1008);
+	CHECK_INT(load_be16(seg[2] + 4), 0x1234 + 2);
+	CHECK(valid(seg[0], seg_len[0]) && valid(seg[2], seg_len[2]));
+
+	printf("case: refusals\n");
+	h.gso_type = VIRTIO_NET_HDR_GSO_UDP; /* UFO */
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	s.proto = 6;
+	s.payload = 3000;
+	len = pkt_build(&s, super);
+	h = tso_hdr(AF_INET, 20, 1400, false);
+	h.flags = 0;
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	h = tso_hdr(AF_INET6, 20, 1400, false);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	h = tso_hdr(AF_INET, 20, 0, false);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	h = tso_hdr(AF_INET, 60000, 1400, false);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	h = tso_hdr(AF_INET, 24, 1400, false);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	h = tso_hdr(AF_INET, 20, 1400, false);
+	h.csum_offset = htole16(6);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	h = tso_hdr(AF_INET, 20, 1460, false);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_TOO_BIG);
+	CHECK_INT(gso_parse(&h, super, len, 1500, &g), DROP_NONE);
+
+	printf("case: a partial checksum completed\n");
+	s.payload = 333;
+	len = pkt_build(&s, super);
+	store_be16(super + 36, (uint16_t)~inet_csum_fold(inet_pseudo_sum(
+				       AF_INET, super + 12, super + 16, 6, (uint32_t)(len - 20))));
+	CHECK(!valid(super, len));
+	h = (struct virtio_net_hdr){ .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				     .csum_start = htole16(20),
+				     .csum_offset = htole16(16) };
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
+	CHECK_INT(g.nseg, 0);
+	CHECK(valid(super, len));
+	h.csum_start = htole16((uint16_t)len);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+}
+
+/* What the coalescer emitted, in order. */
+static struct out {
+	struct virtio_net_hdr h;
+	uint8_t pkt[GRO_BUF];
+	size_t len;
+	unsigned nseg;
+} outs[16];
+static unsigned nouts;
+
+static void collect(void *ctx, const struct virtio_net_hdr *h, const uint8_t *pkt, size_t len,
+		    unsigned nseg)
+{
+	(void)ctx;
+	if (nouts < 16) {
+		outs[nouts].h = *h;
+		memcpy(outs[nouts].pkt, pkt, len);
+		outs[nouts].len = len;
+		outs[nouts].nseg = nseg;
+	}
+	nouts++;
+}
+
+static uint8_t gro_mem[GRO_FLOWS * GRO_BUF];
+static struct gro gro;
+
+static void add(const uint8_t *p, size_t len)
+{
+	gro_add(&gro, p, len, collect, NULL);
+}
+
+/* Segments of a flow: count of payload bytes, mss, flags of the superpacket, and port. */
+static unsigned flow_segments(int family, uint16_t sport, size_t payload, unsigned mss,
+			      uint8_t flags)
+{
+	struct pkt_spec s = { .family = family,
+			      .src = family == AF_INET6 ? "2001:2::1" : "198.18.1.2",
+			      .dst = family == AF_INET6 ? "2001:2:0:3::2" : "198.18.3.2",
+			      .proto = 6,
+			      .sport = sport,
+			      .dport = 9400,
+			      .tcp_flags = flags,
+			      .payload = payload,
+			      .df = true };
+	size_t len = pkt_build(&s, super);
+	unsigned l4 = family == AF_INET6 ? 40 : 20;
+	struct virtio_net_hdr h = tso_hdr(family, l4, mss, false);
+
+	return cut(&h, len, 1500);
+}
+
+static void test_round_trip(int family)
+{
+	static uint8_t orig[64][2048];
+	static size_t orig_len[64];
+	unsigned n = flow_segments(family, 1, 9000, 1400, TCP_ACK | TCP_PSH), bad = 0;
+	struct out o;
+
+	printf("case: %s: 7 segments coalesced, then cut again byte for byte\n",
+	       family == AF_INET6 ? "IPv6" : "IPv4");
+	CHECK_INT(n, 7);
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(orig[i], seg[i], seg_len[i]);
+		orig_len[i] = seg_len[i];
+	}
+	gro_init(&gro, gro_mem);
+	nouts = 0;
+	for (unsigned i = 0; i < n; i++)
+		add(orig[i], orig_len[i]);
+	/* The short last segment with PSH closed it: out before any flush. */
+	CHECK_INT(nouts, 1);
+	o = outs[0];
+	CHECK_INT(o.nseg, 7);
+	CHECK_INT(o.h.gso_type,
+		  family == AF_INET6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4);
+	CHECK_INT(le16toh(o.h.gso_size), 1400);
+	CHECK_INT(o.h.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	CHECK_INT(o.len, (family == AF_INET6 ? 60 : 40) + 9000);
+	memcpy(super, o.pkt, o.len);
+	CHECK_INT(cut(&o.h, o.len, 1500), 7);
+	for (unsigned i = 0; i < n; i++)
+		if (seg_len[i] != orig_len[i] || memcmp(seg[i], orig[i], orig_len[i]) != 0)
+			bad++;
+	CHECK_INT(bad, 0);
+	gro_flush(&gro, collect, NULL);
+	CHECK_INT(nouts, 1);
+}
+
+static void test_rules(void)
+{
+	static uint8_t a[8][2048], b[8][2048];
+	static size_t alen[8], blen[8];
+	unsigned na = flow_segments(AF_INET, 1, 5600, 1400, TCP_ACK), nb;
+
+	for (unsigned i = 0; i < na; i++) {
+		memcpy(a[i], seg[i], seg_len[i]);
+		alen[i] = seg_len[i];
+	}
+	nb = flow_segments(AF_INET, 2, 5600, 1400, TCP_ACK);
+	for (unsigned i = 0; i < nb; i++) {
+		memcpy(b[i], seg[i], seg_len[i]);
+		blen[i] = seg_len[i];
+	}
+
+	printf("case: two flows interleaved\n");
+	gro_init(&gro, gro_mem);
+	nouts = 0;
+	for (unsigned i = 0; i < 4; i++) {
+		add(a[i], alen[i]);
+		add(b[i], blen[i]);
+	}
+	CHECK_INT(nouts, 0);
+	gro_flush(&gro, collect, NULL);
+	CHECK_INT(nouts, 2);
+	CHECK_INT(outs[0].nseg, 4);
+	CHECK_INT(outs[1].nseg, 4);
+	CHECK_INT(load_be16(outs[0].pkt + 20) + load_be16(outs[1].pkt + 20), 3);
+	CHECK_INT(gro.merged, 6);
+
+	printf("case: a gap ends the superpacket\n");
+	gro_init(&gro, gro_mem);
+	nouts = 0;
+	add(a[0], alen[0]);
+	add(a[1], alen[1]);
+	add(a[3], alen[3]);
+	gro_flush(&gro, collect, NULL);
+	CHECK_INT(nouts, 2);
+	CHECK_INT(outs[0].nseg, 2);
+	CHECK_INT(outs[1].nseg, 1);
+	CHECK_INT(outs[1].h.gso_type, VIRTIO_NET_HDR_GSO_NONE);
+	CHECK_INT(outs[1].h.flags, VIRTIO_NET_HDR_F_DATA_VALID);
+	CHECK(memcmp(outs[1].pkt, a[3], alen[3]) == 0);
+
+	printf("case: a wrong checksum is passed on alone, unverified\n");
+	gro_init(&gro, gro_mem);
+	nouts = 0;
+	add(a[0], alen[0]);
+	a[1][100] ^= 0x40;
+	add(a[1], alen[1]);
+	a[1][100] ^= 0x40;
+	add(a[2], alen[2]);
+	gro_flush(&gro, collect, NULL);
+	CHECK_INT(nouts, 3);
+	CHECK_INT(outs[0].nseg, 1);
+	CHECK_INT(outs[1].h.flags, 0);
+	CHECK_INT(outs[1].pkt[100], a[1][100] ^ 0x40);
+	CHECK_INT(outs[2].nseg, 1);
+	CHECK_INT(gro.bad_csum, 1);
+
+	printf("case: changed options, identification, SYN, pure ACK, UDP\n");
+	{
+		static const uint8_t ts1[12] = { 1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 9 };
+		static const uint8_t ts2[12] = { 1, 1, 8, 10, 0, 0, 0, 2, 0, 0, 0, 9 };
+		struct pkt_spec s = { .family = AF_INET,
+				      .src = "198.18.1.2",
+				      .dst = "198.18.3.2",
+				      .proto = 6,
+				      .sport = 7,
+				      .dport = 8,
+				      .tcp_flags = TCP_ACK,
+				      .opts = ts1,
+				      .opts_len = 12,
+				      .payload = 1000,
+				      .df = true };
+		uint8_t p1[1200], p2[1200], p3[1200];
+		size_t l1 = pkt_build(&s, p1), l2, l3;
+
+		s.opts = ts2;
+		s.tcp_seq = 2000;
+		l2 = pkt_build(&s, p2);
+		gro_init(&gro, gro_mem);
+		nouts = 0;
+		add(p1, l1);
+		add(p2, l2);
+		gro_flush(&gro, collect, NULL);
+		CHECK_INT(nouts, 2);
+
+		/* Same options and sequence, identification not one up. */
+		s.opts = ts1;
+		l2 = pkt_build(&s, p2);
+		gro_init(&gro, gro_mem);
+		nouts = 0;
+		add(p1, l1);
+		add(p2, l2);
+		gro_flush(&gro, collect, NULL);
+		CHECK_INT(nouts, 2);
+
+		/* One up: merged. */
+		store_be16(p2 + 4, 0x1235);
+		store_be16(p2 + 10, 0);
+		store_be16(p2 + 10, inet_csum(p2, 20));
+		gro_init(&gro, gro_mem);
+		nouts = 0;
+		add(p1, l1);
+		add(p2, l2);
+		gro_flush(&gro, collect, NULL);
+		CHECK_INT(nouts, 1);
+		CHECK_INT(outs[0].nseg, 2);
+
+		s.tcp_flags = TCP_SYN;
+		s.payload = 0;
+		l3 = pkt_build(&s, p3);
+		gro_init(&gro, gro_mem);
+		nouts = 0;
+		add(p1, l1);
+		add(p3, l3);
+		CHECK_INT(nouts, 2); /* the flow first, then the SYN, at once */
+		CHECK_INT(outs[0].nseg, 1);
+		CHECK(memcmp(outs[1].pkt, p3, l3) == 0);
+
+		s.tcp_flags = TCP_ACK;
+		l3 = pkt_build(&s, p3);
+		nouts = 0;
+		add(p3, l3);
+		CHECK_INT(nouts, 1);
+
+		s.proto = 17;
+		s.payload = 100;
+		l3 = pkt_build(&s, p3);
+		nouts = 0;
+		add(p1, l1);
+		add(p3, l3);
+		CHECK_INT(nouts, 1);
+		CHECK_INT(outs[0].len, l3);
+		gro_flush(&gro, collect, NULL);
+		CHECK_INT(nouts, 2);
+	}
+
+	printf("case: a segment larger than the first one starts anew\n");
+	gro_init(&gro, gro_mem);
+	nouts = 0;
+	{
+		struct pkt_spec s = { .family = AF_INET,
+				      .src = "198.18.1.2",
+				      .dst = "198.18.3.2",
+				      .proto = 6,
+				      .sport = 9,
+				      .dport = 8,
+				      .tcp_flags = TCP_ACK,
+				      .payload = 500,
+				      .df = true };
+		uint8_t p1[1600], p2[1600];
+		size_t l1 = pkt_build(&s, p1), l2;
+
+		s.tcp_seq = 1500;
+		s.payload = 1000;
+		l2 = pkt_build(&s, p2);
+		store_be16(p2 + 4, 0x1235);
+		store_be16(p2 + 10, 0);
+		store_be16(p2 + 10, inet_csum(p2, 20));
+		add(p1, l1);
+		add(p2, l2);
+		gro_flush(&gro, collect, NULL);
+		CHECK_INT(nouts, 2);
+	}
+
+	printf("case: no more than 64 KB, and the oldest of 9 flows goes first\n");
+	gro_init(&gro, gro_mem);
+	nouts = 0;
+	for (unsigned half = 0; half < 2; half++) {
+		/* Two superpackets of 30 segments, one after the other in sequence. */
+		unsigned n = flow_segments(AF_INET, 3, 30 * 1400, 1400, TCP_ACK);
+
+		for (unsigned i = 0; i < n; i++) {
+			store_be32(seg[i] + 24, 1000 + (half * 30 + i) * 1400);
+			store_be16(seg[i] + 4, (uint16_t)(0x1234 + half * 30 + i));
+			store_be16(seg[i] + 10, 0);
+			store_be16(seg[i] + 10, inet_csum(seg[i], 20));
+			store_be16(seg[i] + 36, 0);
+			store_be16(seg[i] + 36,
+				   pkt_l4_csum(AF_INET, seg[i], seg[i] + 20, seg_len[i] - 20, 6));
+			add(seg[i], seg_len[i]);
+		}
+	}
+	gro_flush(&gro, collect, NULL);
+	CHECK_INT(nouts, 2);
+	CHECK_INT(outs[0].nseg, (65535 - 40) / 1400);
+	CHECK(outs[0].len <= 65535);
+	CHECK_INT(outs[0].nseg + outs[1].nseg, 60);
+	gro_init(&gro, gro_mem);
+	nouts = 0;
+	for (uint16_t port = 10; port < 19; port++) {
+		flow_segments(AF_INET, port, 2000, 1400, TCP_ACK);
+		add(seg[0], seg_len[0]);
+	}
+	CHECK_INT(nouts, 1);
+	CHECK_INT(load_be16(outs[0].pkt + 20), 10);
+	gro_flush(&gro, collect, NULL);
+	CHECK_INT(nouts, 9);
+}
+
+int main(void)
+{
+	test_tcp4();
+	test_ip_options_and_ipv6();
+	test_udp_and_refusals();
+	test_round_trip(AF_INET);
+	test_round_trip(AF_INET6);
+	test_rules();
+	return check_done("test_offload");
+}
