@@ -82,13 +82,14 @@ static void record_violations(struct wire_audit *a, unsigned v)
 
 static void flow_port(struct wire_flow *fl, uint16_t port)
 {
-	for (unsigned i = 0; i < fl->nports && i < WIRE_FLOW_PORTS; i++)
+	for (unsigned i = 0; i < fl->nports; i++)
 		if (fl->ports[i] == port)
 			return;
+	/* Past the table a port cannot be told new or seen: all that is known is "more". */
 	if (fl->nports < WIRE_FLOW_PORTS)
-		fl->ports[fl->nports] = port;
-	if (fl->nports < UINT8_MAX)
-		fl->nports++;
+		fl->ports[fl->nports++] = port;
+	else
+		fl->ports_more = true;
 }
 
 static void account_inner(struct wire_audit *a, struct wire_dir *d, const struct wire_frame *f,
@@ -99,11 +100,12 @@ static void account_inner(struct wire_audit *a, struct wire_dir *d, const struct
 	d->inner_frames++;
 	d->inner_bytes += f->inner_len;
 	d->overhead_bytes += f->outer_len - f->inner_len;
-	if (f->has_tcp)
-		d->tcp_payload_bytes += f->tcp_payload;
 	fl = flow_get(a, &f->flow, f->dir);
 	if (!fl) {
+		/* No scoreboard: its payload cannot be told new or resent, so it is kept apart. */
 		a->untracked_frames++;
+		if (f->has_tcp)
+			d->tcp_untracked_bytes += f->tcp_payload;
 		return;
 	}
 	fl->frames++;
@@ -123,9 +125,11 @@ static void account_inner(struct wire_audit *a, struct wire_dir *d, const struct
 					    .id = f->ip_id };
 		struct wire_tcp_result r = wire_tcp_add(&fl->tcp, &seg);
 
+		d->tcp_payload_bytes += f->tcp_payload;
 		d->tcp_new_bytes += r.new_bytes;
 		d->tcp_late_bytes += r.late_bytes;
 		d->tcp_resent_bytes += r.resent_bytes;
+		d->tcp_unresolved_bytes += r.unresolved_bytes;
 	}
 	if (f->has_sport)
 		flow_port(fl, f->udp_sport);
@@ -157,12 +161,12 @@ int wire_audit_frame(struct wire_audit *a, const uint8_t *p, size_t caplen, size
 	a->last_ns = ts_ns;
 	if (f.snapped)
 		a->snapped_frames++;
-	if (f.encap == WIRE_ENCAP_NONE && !f.violations) {
+	if (f.encap == WIRE_ENCAP_NONE) {
 		a->other_frames++;
 		return 0;
 	}
 	a->tunnel_frames++;
-	if (a->learn_peers && !a->expect.has_peers && f.encap != WIRE_ENCAP_NONE && f.src.family) {
+	if (a->learn_peers && !a->expect.has_peers && f.src.family) {
 		a->expect.local = f.src;
 		a->expect.remote = f.dst;
 		a->expect.has_peers = true;

@@ -19,7 +19,7 @@ enum {
 	WIRE_FIRST_FRAMES = 5,	   /* frame numbers kept for each kind of violation */
 	WIRE_FLOWS_MAX = 1u << 16, /* inner flows tracked; more are counted as untracked */
 	WIRE_FLOW_SLOTS = 2 * WIRE_FLOWS_MAX, /* hash slots: the table stays half empty */
-	WIRE_FLOW_PORTS = 4,		      /* outer UDP source ports remembered per flow */
+	WIRE_FLOW_PORTS = 4,		      /* outer UDP source ports counted per flow */
 	WIRE_HIST_BUCKETS = 7,		      /* frame sizes, see wire_hist_max */
 	WIRE_PORTS = 65536,
 };
@@ -34,12 +34,14 @@ struct wire_dir {
 	uint64_t inner_frames, inner_bytes; /* frames whose inner packet was read, and its bytes */
 	uint64_t overhead_bytes;	    /* outer IP length minus inner length, same frames */
 	uint64_t hist[WIRE_HIST_BUCKETS];
-	uint64_t tcp_payload_bytes; /* inner TCP payload, retransmissions included */
-	uint64_t tcp_new_bytes;	    /* seen for the first time on its flow (wire_tcp.h) */
-	uint64_t tcp_late_bytes;    /* the part of those that came after later data */
-	uint64_t tcp_resent_bytes;  /* the part of those sent after that later data */
-	uint64_t flow_reordered;    /* GRE sequence below the highest of the same inner flow */
-	uint64_t first_ns, last_ns; /* capture time of the first and last frame */
+	uint64_t tcp_payload_bytes;    /* inner TCP payload of tracked flows, resent included */
+	uint64_t tcp_new_bytes;	       /* seen for the first time on its flow (wire_tcp.h) */
+	uint64_t tcp_late_bytes;       /* the part of those that came after later data */
+	uint64_t tcp_resent_bytes;     /* the part of those sent after that later data */
+	uint64_t tcp_unresolved_bytes; /* the part of late bytes whose sending order is unknown */
+	uint64_t tcp_untracked_bytes;  /* inner TCP payload of flows that found no slot */
+	uint64_t flow_reordered;       /* GRE sequence below the highest of the same inner flow */
+	uint64_t first_ns, last_ns;    /* capture time of the first and last frame */
 	struct wire_seq seq;
 	uint64_t udp_ports[WIRE_PORTS / 64]; /* outer UDP source ports seen (GRE-in-UDP) */
 };
@@ -49,7 +51,8 @@ struct wire_flow {
 	bool used;
 	int8_t dir;
 	bool seq_seen;
-	uint8_t nports; /* distinct outer UDP source ports, counted up to WIRE_FLOW_PORTS */
+	uint8_t nports;	 /* distinct outer UDP source ports, up to WIRE_FLOW_PORTS: in ports */
+	bool ports_more; /* a port other than those came too: nports is then a lower bound */
 	uint16_t ports[WIRE_FLOW_PORTS];
 	struct wire_tcp tcp;
 	uint64_t seq_hi; /* highest GRE sequence (extended) seen */
@@ -61,8 +64,8 @@ struct wire_audit {
 	bool learn_peers; /* the ends were not given: the first tunnel frame names them */
 	int link;
 	uint64_t frames;	   /* every frame read; frame numbers count from 1 */
-	uint64_t tunnel_frames;	   /* GRE or GRE-in-UDP, whole or broken */
-	uint64_t other_frames;	   /* anything else: ignored */
+	uint64_t tunnel_frames;	   /* GRE or GRE-in-UDP, whole or broken (wire_decode) */
+	uint64_t other_frames;	   /* anything else, also frames that cannot be told: ignored */
 	uint64_t snapped_frames;   /* cut short by the capture: checks past the cut skipped */
 	uint64_t violation_frames; /* tunnel frames with at least one violation */
 	uint64_t violations[WIRE_V_MAX];

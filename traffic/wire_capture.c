@@ -24,6 +24,7 @@ struct wire_capture {
 	pcap_dumper_t *dump;
 	int link;
 	bool nano;
+	char filter[256];
 	struct wire_audit *audit;
 };
 
@@ -79,20 +80,13 @@ static int open_live(const struct wire_capture_cfg *c, struct wire_capture *cap)
 	return 0;
 }
 
-/*
- * The kernel filter: GRE, GRE-in-UDP, and fragments, which the audit must see to count. A
- * later IPv4 fragment shows no UDP port, so every later UDP fragment passes.
- */
-static int set_filter(const struct wire_capture_cfg *c, pcap_t *p)
+/* The kernel filter (WIRE_FILTER_FMT): the tunnel's frames and the fragments the audit counts. */
+static int set_filter(const struct wire_capture_cfg *c, pcap_t *p, char *expr, size_t size)
 {
 	struct bpf_program prog;
-	char expr[256];
 	int rc;
 
-	snprintf(expr, sizeof(expr),
-		 "ip proto 47 or ip6 proto 47 or ip6 proto 44 or udp dst port %u or "
-		 "(ip proto 17 and ip[6:2] & 0x1fff != 0)",
-		 c->udp_port);
+	snprintf(expr, size, WIRE_FILTER_FMT, c->udp_port);
 	if (pcap_compile(p, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 		log_warnx("capture filter \"%s\": %s", expr, pcap_geterr(p));
 		return -EINVAL;
@@ -116,6 +110,7 @@ static int write_ready(const char *path)
 			fclose(f);
 		return -EIO;
 	}
+	log_debug("%s: written, the capture is running", path);
 	return 0;
 }
 
@@ -131,7 +126,7 @@ int wire_capture_open(const struct wire_capture_cfg *c, struct wire_capture **ou
 	if (c->iface) {
 		rc = open_live(c, cap);
 		if (rc == 0)
-			rc = set_filter(c, cap->pcap);
+			rc = set_filter(c, cap->pcap, cap->filter, sizeof(cap->filter));
 		if (rc == 0 && pcap_setnonblock(cap->pcap, 1, errbuf) < 0) {
 			log_warnx("capture on \"%s\": %s", c->iface, errbuf);
 			rc = -EIO;
@@ -172,6 +167,18 @@ int wire_capture_open(const struct wire_capture_cfg *c, struct wire_capture **ou
 		wire_capture_close(cap);
 		return rc;
 	}
+	if (c->iface)
+		log_info("capture on \"%s\"%s%s%s: link %s, buffer %llu bytes, snap length %d, "
+			 "filter \"%s\"",
+			 c->iface, c->netns ? " in namespace \"" : "", c->netns ? c->netns : "",
+			 c->netns ? "\"" : "", wire_link_name(cap->link),
+			 (unsigned long long)c->buffer_bytes, pcap_snapshot(cap->pcap),
+			 cap->filter);
+	else
+		log_info("reading %s: link %s, %s timestamps", c->read_path,
+			 wire_link_name(cap->link), cap->nano ? "nanosecond" : "microsecond");
+	if (c->write_path)
+		log_info("writing the frames read to %s", c->write_path);
 	*out = cap;
 	return 0;
 }
@@ -219,8 +226,11 @@ static int run_file(struct wire_capture *cap)
 			return -EIO;
 		}
 		on_frame((u_char *)cap, h, bytes);
-		if (n % 65536 == 0 && stop_requested(cap->cfg->stop_fd))
+		if (n % 65536 == 0 && stop_requested(cap->cfg->stop_fd)) {
+			log_info("%s: signalled, stopping after frame %llu", cap->cfg->read_path,
+				 (unsigned long long)n);
 			return 0;
+		}
 	}
 }
 
@@ -229,7 +239,7 @@ static int run_live(struct wire_capture *cap)
 	const struct wire_capture_cfg *c = cap->cfg;
 	uint64_t now = clock_mono_ns();
 	uint64_t deadline = c->time_s > 0 ? now + (uint64_t)(c->time_s * NSEC_PER_SEC) : 0;
-	uint64_t drain_end = 0;
+	uint64_t drain_end = 0, drained = 0;
 	struct pollfd pfd[2] = {
 		{ .fd = pcap_get_selectable_fd(cap->pcap), .events = POLLIN },
 		{ .fd = c->stop_fd, .events = POLLIN },
@@ -249,10 +259,19 @@ static int run_live(struct wire_capture *cap)
 			return -EIO;
 		}
 		now = clock_mono_ns();
-		if (!drain_end && ((deadline && now >= deadline) || stop_requested(c->stop_fd)))
+		if (drain_end) {
+			drained += (uint64_t)n;
+		} else if ((deadline && now >= deadline) || stop_requested(c->stop_fd)) {
+			log_info("capture on \"%s\": %s, reading what the kernel still holds",
+				 c->iface,
+				 deadline && now >= deadline ? "time is up" : "signalled");
 			drain_end = now + WIRE_DRAIN_MS * NSEC_PER_MSEC;
-		if (drain_end && now >= drain_end && n == 0)
+		}
+		if (drain_end && now >= drain_end && n == 0) {
+			log_debug("capture on \"%s\": %llu frames came after the stop", c->iface,
+				  (unsigned long long)drained);
 			return 0;
+		}
 	}
 }
 

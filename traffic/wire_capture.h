@@ -17,6 +17,16 @@ enum {
 	WIRE_DRAIN_MS = 3 * WIRE_TIMEOUT_MS, /* after the stop, for the last block to arrive */
 };
 
+/*
+ * The kernel filter, a pcap expression (%u: the GRE-in-UDP port): GRE and GRE-in-UDP; IPv4
+ * later UDP fragments, which show no port; and every IPv6 packet whose fixed header is followed
+ * by an extension header the decoder walks (hop-by-hop 0, routing 43, fragment 44, destination
+ * options 60). A kernel filter cannot walk the header chain, so the decoder sorts those out.
+ */
+#define WIRE_FILTER_FMT                                                                        \
+	"ip proto 47 or ip6 proto 47 or udp dst port %u or (ip proto 17 and ip[6:2] & 0x1fff " \
+	"!= 0) or ip6[6] = 0 or ip6[6] = 43 or ip6[6] = 44 or ip6[6] = 60"
+
 struct wire_capture_cfg {
 	const char *netns;	/* live: namespace of iface; NULL for the current one */
 	const char *iface;	/* live capture on this interface, or NULL */
@@ -32,9 +42,10 @@ struct wire_capture_cfg {
 struct wire_capture;
 
 /*
- * Opens the capture described by c. On failure logs one line naming what failed and
- * returns -errno: -ENOENT (no such namespace, interface or file), -EPERM, -EINVAL (not a
- * capture file), -EPROTONOSUPPORT (a link type the decoder does not read), -EIO.
+ * Opens the capture described by c; at log level info says what it opened and how. On
+ * failure logs one line naming what failed and returns -errno: -ENOENT (no such namespace,
+ * interface or file), -EPERM, -EINVAL (not a capture file), -EPROTONOSUPPORT (a link type
+ * the decoder does not read), -EIO.
  */
 int wire_capture_open(const struct wire_capture_cfg *c, struct wire_capture **out);
 

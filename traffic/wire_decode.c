@@ -272,7 +272,8 @@ static bool outer_parse(struct span *s, struct wire_frame *f, struct outer *o)
 
 static void peer_check(const struct wire_expect *e, struct wire_frame *f)
 {
-	if (!e->has_peers)
+	/* A header too broken to trust its length leaves the addresses unread: nothing to judge. */
+	if (!e->has_peers || !f->src.family)
 		return;
 	if (netaddr_equal(&f->src, &e->local) && netaddr_equal(&f->dst, &e->remote))
 		f->dir = 0;
@@ -468,38 +469,31 @@ static enum wire_encap classify(const struct wire_expect *e, const struct span *
 	return WIRE_ENCAP_GRE_UDP;
 }
 
-int wire_decode(const struct wire_expect *e, int link, const uint8_t *p, size_t caplen, size_t len,
-		struct wire_frame *out)
+/* Decodes the frame in s (link header first); sets out->encap once it is known to be GRE. */
+static int frame_decode(const struct wire_expect *e, int link, struct span *s,
+			struct wire_frame *out)
 {
-	struct span s = { p, caplen < len ? caplen : len, len };
 	struct span l4, g;
 	struct outer o;
 	int off;
 
-	memset(out, 0, sizeof(*out));
-	out->dir = -1;
-	out->frame_len = (unsigned)len;
-	off = link_skip(link, &s, out);
-	if (off == -EPROTONOSUPPORT)
-		return off;
+	off = link_skip(link, s, out);
 	if (off < 0)
-		return 0;
-	s = span_sub(&s, (size_t)off, len - (size_t)off);
+		return off == -EPROTONOSUPPORT ? off : 0;
+	*s = span_sub(s, (size_t)off, s->len - (size_t)off);
 	memset(&o, 0, sizeof(o));
-	if (!outer_parse(&s, out, &o)) {
+	if (!outer_parse(s, out, &o)) {
 		/* A broken packet is the tunnel's if what can be read of it says so. */
 		if (!o.proto_known)
 			return 0;
-		out->encap = classify(e, &s, &o);
-		if (out->encap == WIRE_ENCAP_NONE) {
-			out->violations = 0;
+		out->encap = classify(e, s, &o);
+		if (out->encap == WIRE_ENCAP_NONE)
 			out->snapped = false;
-		} else {
+		else
 			peer_check(e, out);
-		}
 		return 0;
 	}
-	l4 = span_sub(&s, o.hlen, s.len - o.hlen);
+	l4 = span_sub(s, o.hlen, s->len - o.hlen);
 	if (o.proto == IPPROTO_GRE_NUM) {
 		out->encap = WIRE_ENCAP_GRE;
 	} else if (o.proto == IPPROTO_UDP_ && o.first_fragment) {
@@ -517,10 +511,8 @@ int wire_decode(const struct wire_expect *e, int link, const uint8_t *p, size_t 
 	} else if (o.proto == IPPROTO_UDP_ && e->has_peers) {
 		/* A later fragment shows no port: between the tunnel's ends it is the tunnel's. */
 		peer_check(e, out);
-		if (out->dir < 0) {
-			out->violations = 0;
+		if (out->dir < 0)
 			return 0;
-		}
 		out->encap = WIRE_ENCAP_GRE_UDP;
 	} else {
 		return 0;
@@ -538,4 +530,25 @@ int wire_decode(const struct wire_expect *e, int link, const uint8_t *p, size_t 
 	}
 	gre_decode(e, &g, out);
 	return 0;
+}
+
+int wire_decode(const struct wire_expect *e, int link, const uint8_t *p, size_t caplen, size_t len,
+		struct wire_frame *out)
+{
+	struct span s = { p, caplen < len ? caplen : len, len };
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	out->dir = -1;
+	out->frame_len = (unsigned)len;
+	rc = frame_decode(e, link, &s, out);
+	/*
+	 * Only the tunnel's frames answer to its rules. A DNS packet with a bad IPv4 checksum, or
+	 * a frame too broken to name its protocol, is not the tunnel's to judge: it is other.
+	 */
+	if (out->encap == WIRE_ENCAP_NONE) {
+		out->violations = 0;
+		out->dir = -1;
+	}
+	return rc;
 }

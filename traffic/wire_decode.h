@@ -70,7 +70,7 @@ struct wire_expect {
 };
 
 enum wire_encap {
-	WIRE_ENCAP_NONE = 0, /* not tunnel traffic: ARP, other IP, other UDP */
+	WIRE_ENCAP_NONE = 0, /* not tunnel traffic (ARP, other IP, other UDP), or not knowable */
 	WIRE_ENCAP_GRE,	     /* GRE straight in IP */
 	WIRE_ENCAP_GRE_UDP,  /* GRE in UDP */
 };
@@ -84,16 +84,16 @@ struct wire_flow_key {
 };
 
 struct wire_frame {
-	unsigned violations;   /* bit (1u << enum wire_violation) per violation */
-	enum wire_encap encap; /* what the frame turned out to be, as far as it was read */
-	bool snapped;	       /* the capture kept less than the frame: later checks skipped */
-	int dir;	       /* 0: local to remote, 1: remote to local, -1: neither / unknown */
-	unsigned frame_len;    /* on the link, as captured (link header included) */
-	unsigned outer_len;    /* outer IP packet, header included */
-	struct netaddr src, dst;
-	bool has_sport;	    /* GRE-in-UDP with its UDP header read (not a later fragment) */
-	uint16_t udp_sport; /* the outer source port: the flow entropy */
-	bool has_gre;	    /* the GRE header was read: gre is valid */
+	unsigned violations;	 /* bit (1u << enum wire_violation) per violation; 0 if not GRE */
+	enum wire_encap encap;	 /* what the frame turned out to be, as far as it was read */
+	bool snapped;		 /* the capture kept less than the frame: later checks skipped */
+	int dir;		 /* 0: local to remote, 1: remote to local, -1: neither / unknown */
+	unsigned frame_len;	 /* on the link, as captured (link header included) */
+	unsigned outer_len;	 /* outer IP packet, header included */
+	struct netaddr src, dst; /* family 0: the outer addresses were not read */
+	bool has_sport;		 /* GRE-in-UDP with its UDP header read (not a later fragment) */
+	uint16_t udp_sport;	 /* the outer source port: the flow entropy */
+	bool has_gre;		 /* the GRE header was read: gre is valid */
 	struct gre_info gre;
 	bool has_inner; /* inner is a well-formed IP packet: inner_len and flow are valid */
 	unsigned inner_len;
@@ -111,8 +111,12 @@ void wire_expect_init(struct wire_expect *e);
 
 /*
  * Decodes the frame at p: caplen bytes captured of a frame len bytes long on a link of type
- * link (enum wire_link), against e. Pure. Returns 0 with *out filled (violations may be set),
- * or -EPROTONOSUPPORT for a link type it does not read.
+ * link (enum wire_link), against e. A frame is the tunnel's (encap set) when what can be read
+ * of it says GRE: IP protocol 47, UDP to e->udp_port, or an outer fragment of either; only
+ * then can it have violations, and be judged against the peers when its addresses were read.
+ * Anything else, also a frame whose protocol cannot be read, is WIRE_ENCAP_NONE with no
+ * violations. Pure. Returns 0 with *out filled, or -EPROTONOSUPPORT for a link type it does
+ * not read.
  */
 int wire_decode(const struct wire_expect *e, int link, const uint8_t *p, size_t caplen, size_t len,
 		struct wire_frame *out);

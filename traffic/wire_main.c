@@ -41,6 +41,13 @@ int main(int argc, char **argv)
 		status = 1;
 	wire_audit_finish(&a);
 	wire_capture_source(cap, &src);
+	if (src.has_stats)
+		log_info("the capture socket took %llu frames and dropped %llu (buffer full)",
+			 (unsigned long long)src.received, (unsigned long long)src.dropped);
+	log_info("%llu frames: %llu tunnel, %llu other, %llu snapped; %llu with a violation",
+		 (unsigned long long)a.frames, (unsigned long long)a.tunnel_frames,
+		 (unsigned long long)a.other_frames, (unsigned long long)a.snapped_frames,
+		 (unsigned long long)a.violation_frames);
 	doc = wire_report_json(&a, &src, o.top);
 	if (!doc)
 		fatalx("out of memory");

@@ -91,7 +91,7 @@ static json_t *udp_ports_json(const struct wire_audit *a, int dir)
 		flows++;
 		if (fl->nports > 1)
 			several++;
-		for (unsigned j = 0; per_port && j < fl->nports && j < WIRE_FLOW_PORTS; j++)
+		for (unsigned j = 0; per_port && j < fl->nports; j++)
 			if (++per_port[fl->ports[j]] > max)
 				max = per_port[fl->ports[j]];
 	}
@@ -143,7 +143,9 @@ static json_t *dir_json(const struct wire_audit *a, int dir)
 	jout_u64(tcp, "new_bytes", d->tcp_new_bytes);
 	jout_u64(tcp, "late_bytes", d->tcp_late_bytes);
 	jout_u64(tcp, "late_resent_bytes", d->tcp_resent_bytes);
+	jout_u64(tcp, "late_unresolved_bytes", d->tcp_unresolved_bytes);
 	jout_u64(tcp, "retransmitted_bytes", d->tcp_payload_bytes - d->tcp_new_bytes);
+	jout_u64(tcp, "untracked_bytes", d->tcp_untracked_bytes);
 	jout_set(o, "tcp", tcp);
 	jout_u64(seq, "frames", s->frames);
 	jout_u64(seq, "missing", s->missing);
@@ -199,6 +201,7 @@ static json_t *flow_json(const struct wire_flow *fl)
 	jout_u64(o, "bytes", fl->bytes);
 	if (fl->nports) {
 		jout_int(o, "udp_ports", fl->nports);
+		jout_bool(o, "udp_ports_more", fl->ports_more);
 		jout_int(o, "udp_port", fl->ports[0]);
 	}
 	return o;
@@ -411,11 +414,17 @@ static void dir_text(FILE *f, const json_t *d)
 			(unsigned long long)u(seq, "flow_reordered"),
 			(unsigned long long)u(seq, "duplicates"));
 	if (u(tcp, "payload_bytes"))
-		fprintf(f, "  tcp: %s payload, %s retransmitted (%.2f%%)\n",
+		fprintf(f, "  tcp: %s payload, %s retransmitted (%.2f%%)",
 			bytes_text(u(tcp, "payload_bytes"), b1, sizeof(b1)),
 			bytes_text(u(tcp, "retransmitted_bytes"), b2, sizeof(b2)),
 			100.0 * (double)u(tcp, "retransmitted_bytes") /
 				(double)u(tcp, "payload_bytes"));
+	if (u(tcp, "untracked_bytes"))
+		fprintf(f, "%s%s payload of untracked flows",
+			u(tcp, "payload_bytes") ? "; " : "  tcp: ",
+			bytes_text(u(tcp, "untracked_bytes"), b1, sizeof(b1)));
+	if (u(tcp, "payload_bytes") || u(tcp, "untracked_bytes"))
+		fprintf(f, "\n");
 	fprintf(f, "  sizes:");
 	json_array_foreach(json_object_get(d, "sizes"), i, h)
 	{

@@ -27,14 +27,22 @@ static void hole_drop(struct wire_tcp *t, unsigned i)
 	t->nholes--;
 }
 
-/* Holes are kept oldest (lowest) first; a new one past the limit pushes the oldest out. */
-static void hole_add(struct wire_tcp *t, uint32_t lo, uint32_t hi)
+/*
+ * Keeps [lo, hi) as hole pos; the holes stay in order, lowest first. When all are in use the
+ * lowest is forgotten first, wherever the new one goes. Returns where the new hole ended up.
+ */
+static unsigned hole_insert(struct wire_tcp *t, unsigned pos, uint32_t lo, uint32_t hi)
 {
-	if (t->nholes == WIRE_TCP_HOLES)
+	if (t->nholes == WIRE_TCP_HOLES) {
+		/* pos >= 1 here: a hole at 0 only ever goes into a table with room. */
 		hole_drop(t, 0);
-	t->holes[t->nholes].lo = lo;
-	t->holes[t->nholes].hi = hi;
+		pos--;
+	}
+	memmove(&t->holes[pos + 1], &t->holes[pos], (t->nholes - pos) * sizeof(t->holes[0]));
+	t->holes[pos].lo = lo;
+	t->holes[pos].hi = hi;
 	t->nholes++;
+	return pos;
 }
 
 /* Fills what [lo, hi) covers of the holes; returns the bytes filled. */
@@ -60,16 +68,9 @@ static uint32_t holes_fill(struct wire_tcp *t, uint32_t lo, uint32_t hi)
 		} else if (b == hhi) {
 			t->holes[i].hi = a;
 		} else {
-			/* The segment landed inside the hole: two holes now, if there is room. */
+			/* The segment landed inside the hole: its two parts are two holes now. */
 			t->holes[i].hi = a;
-			if (t->nholes < WIRE_TCP_HOLES) {
-				memmove(&t->holes[i + 2], &t->holes[i + 1],
-					(t->nholes - i - 1) * sizeof(t->holes[0]));
-				t->holes[i + 1].lo = b;
-				t->holes[i + 1].hi = hhi;
-				t->nholes++;
-				i++;
-			}
+			i = hole_insert(t, i + 1, b, hhi);
 		}
 		i++;
 	}
@@ -84,9 +85,9 @@ static bool sent_later(const struct wire_tcp *t, const struct wire_tcp_seg *s)
 
 struct wire_tcp_result wire_tcp_add(struct wire_tcp *t, const struct wire_tcp_seg *s)
 {
-	struct wire_tcp_result r = { 0, 0, 0 };
+	struct wire_tcp_result r = { 0, 0, 0, 0 };
 	uint32_t lo = s->syn ? s->seq + 1 : s->seq, hi = lo + s->len;
-	bool later = sent_later(t, s);
+	bool later = sent_later(t, s), known = s->has_id && t->has_hi_id;
 
 	if (!t->seen) {
 		t->seen = true;
@@ -101,7 +102,7 @@ struct wire_tcp_result wire_tcp_add(struct wire_tcp *t, const struct wire_tcp_se
 		t->has_hi_id = s->has_id;
 		t->hi_id = s->id;
 		if (before(old, lo)) {
-			hole_add(t, old, lo);
+			hole_insert(t, t->nholes, old, lo);
 			r.new_bytes = s->len;
 			return r;
 		}
@@ -112,5 +113,7 @@ struct wire_tcp_result wire_tcp_add(struct wire_tcp *t, const struct wire_tcp_se
 	r.new_bytes += r.late_bytes;
 	if (later)
 		r.resent_bytes = r.late_bytes;
+	else if (!known)
+		r.unresolved_bytes = r.late_bytes;
 	return r;
 }

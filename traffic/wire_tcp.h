@@ -4,7 +4,8 @@
  * holes below the highest byte seen are remembered, as a SACK scoreboard would (RFC 2018), so
  * that late data is not mistaken for retransmission. Late data was either reordered before
  * the observer or resent after a loss before it; over IPv4 the identification field tells
- * which, since Linux numbers a TCP socket's segments in sending order.
+ * which, since Linux numbers a TCP socket's segments in sending order. Without it (IPv6) late
+ * data stays unresolved.
  */
 #ifndef TUNBED_WIRE_TCP_H
 #define TUNBED_WIRE_TCP_H
@@ -14,9 +15,10 @@
 
 enum {
 	/*
-	 * Holes remembered per flow. Four is what SACK can report (RFC 2018, section 3);
-	 * beyond it the oldest hole is forgotten and its bytes, when they come, count as
-	 * retransmitted.
+	 * Holes remembered per flow. Four is what SACK can report (RFC 2018, section 3).
+	 * A fifth hole, whether a segment leaves a gap above the highest byte or lands inside
+	 * a hole and splits it in two, makes the lowest hole (the oldest) forgotten; its bytes,
+	 * when they come, count as retransmitted.
 	 */
 	WIRE_TCP_HOLES = 4,
 };
@@ -37,6 +39,8 @@ struct wire_tcp_result {
 	uint32_t new_bytes;    /* bytes seen for the first time */
 	uint32_t late_bytes;   /* the part of new_bytes that filled a hole */
 	uint32_t resent_bytes; /* the part of late_bytes sent after the data above the hole */
+	/* The part of late_bytes of unknown sending order: no identification to compare. */
+	uint32_t unresolved_bytes;
 };
 
 /* A segment as the flow's accounting needs it. */

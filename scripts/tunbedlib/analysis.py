@@ -118,46 +118,65 @@ def analyse(record):
     res["box_cpu_s_per_gb"] = res["box_cpu_s"] / gb if gb else None
     res["gateway_cpu_s_per_gb"] = res["gateway_cpu_s"] / gb if gb and gw_pids else None
     res["saturated"] = saturation(cores, threads, span, record)
-    res["wire"] = wire_summary(record.get("wire"))
+    res["wire"] = wire_summary(record.get("wire"), record.get("wire_error"))
     return res
 
 
-def wire_summary(doc):
-    """What tunbed-wire saw on transit during one run (docs/wire.md), in a few numbers."""
+def wire_summary(doc, error=None):
+    """What tunbed-wire saw on transit during one run (docs/wire.md), in a few numbers. A run
+    whose audit failed (error: what tunbed-wire said last) is only {"error": ...}."""
+    if error:
+        return {"error": error}
     if not doc:
         return None
     dirs = doc["directions"]
-    tcp = dirs[0]["tcp"]
+    # The data direction carries more inner bytes: gwa to gwb with pattern push, back with pull.
+    data = max(dirs, key=lambda d: d["inner_bytes"])
+    tcp = data["tcp"]
     pay = tcp["payload_bytes"]
+    late, resent = tcp["late_bytes"], tcp["late_resent_bytes"]
+    # Without an inner IPv4 identification (IPv6) late data cannot be split into lost upstream
+    # and reordered. Documents from before late_unresolved_bytes read as resolved.
+    split = pay and not tcp.get("late_unresolved_bytes", 0)
     return {
         "tunnel_frames": doc["tunnel_frames"],
         "violation_frames": doc["violation_frames"],
         "violations": {k: v["count"] for k, v in doc["violations"].items() if v["count"]},
         "capture_dropped": doc["source"].get("capture_dropped"),
-        "overhead_pct": dirs[0]["overhead_pct"],
+        "data_dir": data["name"],
+        "overhead_pct": data["overhead_pct"],
         "seq_frames": sum(d["seq"]["frames"] for d in dirs),
         "seq_missing": sum(d["seq"]["missing"] for d in dirs),
         "seq_reordered": sum(d["seq"]["reordered"] for d in dirs),
         "tcp_retransmitted_pct": 100 * tcp["retransmitted_bytes"] / pay if pay else None,
-        "tcp_resent_pct": 100 * tcp["late_resent_bytes"] / pay if pay else None,
-        "tcp_reordered_pct": (100 * (tcp["late_bytes"] - tcp["late_resent_bytes"]) / pay
-                              if pay else None),
+        "tcp_late_pct": 100 * late / pay if pay else None,
+        "tcp_resent_pct": 100 * resent / pay if split else None,
+        "tcp_reordered_pct": 100 * (late - resent) / pay if split else None,
     }
 
 
 def wire_spread(ws):
-    """Over the repeats of a point: the worst for what must be zero, medians for the rest."""
+    """Over the repeats of a point: the worst for what must be zero, medians for the rest;
+    repeats whose audit failed are counted (failed) with what they said (errors), apart."""
     if not ws:
         return None
+    errors = [w["error"] for w in ws if w.get("error")]
+    ws = [w for w in ws if not w.get("error")]
+    out = {"repeats": len(ws) + len(errors), "failed": len(errors),
+           "errors": list(dict.fromkeys(errors))}
+    if not ws:
+        return out
     violations = {}
     for w in ws:
         for k, n in w["violations"].items():
             violations[k] = max(violations.get(k, 0), n)
-    out = {k: max(w[k] or 0 for w in ws) for k in ("violation_frames", "capture_dropped")}
+    out.update({k: max(w[k] or 0 for w in ws) for k in ("violation_frames", "capture_dropped")})
     out["violations"] = violations
+    dirs = [w.get("data_dir") for w in ws]
+    out["data_dir"] = max(dirs, key=dirs.count)
     for k in ("tunnel_frames", "overhead_pct", "seq_frames", "seq_missing", "seq_reordered",
-              "tcp_retransmitted_pct", "tcp_resent_pct", "tcp_reordered_pct"):
-        vals = [w[k] for w in ws if w[k] is not None]
+              "tcp_retransmitted_pct", "tcp_late_pct", "tcp_resent_pct", "tcp_reordered_pct"):
+        vals = [w.get(k) for w in ws if w.get(k) is not None]
         out[k] = statistics.median(vals) if vals else None
     return out
 

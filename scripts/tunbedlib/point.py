@@ -93,14 +93,26 @@ def wire_start(prefix, args, ready):
     raise Failure("tunbed-wire: " + ((err or "").strip().splitlines() or ["did not start"])[-1])
 
 
+WIRE_OK = (0, 3)  # done; done and a frame broke an expectation (docs/wire.md, exit status)
+
+
 def wire_stop(proc):
-    """SIGTERM ends the capture; tunbed-wire then prints its report."""
+    """SIGTERM ends the capture; tunbed-wire then prints its report. Returns (document, error):
+    the error, what tunbed-wire said last, when it gave no document or exited other than 0 or
+    3 (the capture failed; its document, if any, is of the frames read until then)."""
     proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=30)
     try:
-        return json.loads(out), None
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None, "tunbed-wire did not stop within 30 s of SIGTERM"
+    last = ((err or "").strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+    try:
+        doc = json.loads(out)
     except ValueError:
-        return None, ((err or "").strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        return None, last
+    return doc, None if proc.returncode in WIRE_OK else last
 
 
 def wait_listening(prefix):

@@ -55,56 +55,102 @@ def headline(points, summary):
     return lines
 
 
+def plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def where(p):
+    """'gregw gre 2w, 8 sessions': a point in words."""
+    return f"{p['config']}, {plural(p['sessions'], 'session')}"
+
+
+def wire_audited(points, summary):
+    return [(p, summary[p["key"]]["wire"]) for p in points
+            if p["key"] in summary and summary[p["key"]].get("wire")]
+
+
 def wire_headline(points, summary):
-    """One line on what the wire audit found, if it ran."""
-    audited = [(p, summary[p["key"]]["wire"]) for p in points
-               if p["key"] in summary and summary[p["key"]].get("wire")]
+    """One line on what the wire audit found, if it ran: where it failed, where frames broke
+    an expectation or else that every tunnel frame was as expected, where the link carried no
+    GRE at all, and how many points had capture drops."""
+    audited = wire_audited(points, summary)
     if not audited:
         return []
-    bad = [(p, w) for p, w in audited if w["violation_frames"]]
-    dropped = [p for p, w in audited if w["capture_dropped"]]
+    failed = [(p, w) for p, w in audited if w.get("failed")]
+    measured = [(p, w) for p, w in audited if "tunnel_frames" in w]
+    bad = [(p, w) for p, w in measured if w["violation_frames"]]
+    good = [p for p, w in measured if w["tunnel_frames"] and not w["violation_frames"]]
+    empty = [p for p, w in measured if not w["tunnel_frames"]]
+    dropped = [p for p, w in measured if w["capture_dropped"]]
+    parts = []
+    if failed:
+        parts.append("FAILED at " + "; ".join(
+            f"{where(p)} ({w['failed']} of {plural(w['repeats'], 'repeat')}: "
+            f"{'; '.join(w['errors'])})" for p, w in failed))
     if bad:
-        words = "; ".join(f"{p['config']}, {p['sessions']} sessions: {w['violation_frames']} "
-                          f"frames ({', '.join(f'{k} {n}' for k, n in w['violations'].items())})"
+        words = "; ".join(f"{where(p)}: {w['violation_frames']} frames "
+                          f"({', '.join(f'{k} {n}' for k, n in w['violations'].items())})"
                           for p, w in bad)
-        line = f"wire audit: frames broke an expectation at {words}"
-    else:
-        line = f"wire audit: every tunnel frame of {len(audited)} points as expected"
+        parts.append(f"frames broke an expectation at {words}")
+    elif good:
+        parts.append(f"every tunnel frame of {plural(len(good), 'point')} as expected")
+    if empty:
+        configs = ", ".join(dict.fromkeys(p["config"] for p in empty))
+        parts.append(f"no GRE on the link at {plural(len(empty), 'point')} ({configs})")
+    line = "wire audit: " + "; ".join(parts)
     if dropped:
-        line += f" (the capture dropped frames at {len(dropped)} points: counts are partial)"
+        line += f" (the capture dropped frames at {plural(len(dropped), 'point')}: counts are " \
+                "partial)"
     return [line]
 
 
+DATA_DIRS = {"local_to_remote": "gwa -> gwb", "remote_to_local": "gwb -> gwa"}
+
+
 def wire_section(f, points, summary):
-    rows = [(p, summary[p["key"]]["wire"]) for p in points
-            if p["key"] in summary and summary[p["key"]].get("wire")]
+    rows = wire_audited(points, summary)
     if not rows:
         return
     f.write("## Wire audit\n\n"
             "tunbed-wire captured gwa's end of transit during every run (docs/wire.md): frames "
             "that broke an expectation (worst repeat), frames the capture dropped, and medians "
             "of the encapsulation overhead, GRE sequence numbers missing and out of order on "
-            "the tunnel (`-`: the mode sends none), and of the TCP payload from client to "
-            "server: sent across the link twice (retransmitted), first seen in a segment "
-            "sent after later data, so lost before the link and resent (lost upstream), and "
-            "overtaken by later data on its way (reordered); the last two are told apart by "
-            "the inner IPv4 identification. The capture's CPU shows in the saturation "
-            "attribution as tunbed-wire.\n\n")
-    f.write("| gateway | sessions | tunnel frames | violations | capture dropped | overhead % "
-            "| seq missing / reordered | TCP retransmitted % | TCP lost upstream % "
-            "| TCP reordered % |\n")
-    f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+            "the tunnel (`-`: the mode sends none), and of the TCP payload in the data "
+            "direction, the one that carried more inner bytes (gwa -> gwb, client to server, "
+            "with pattern push; back with pull): sent across the link twice (retransmitted), "
+            "first seen after later data (late), and of the late data, what was sent after "
+            "that later data, so lost before the link and resent (lost upstream), and what was "
+            "overtaken on its way (reordered). The last two are told apart by the inner IPv4 "
+            "identification; over inner IPv6 there is none, the late data stays unresolved and "
+            "both show `-`. Runs whose audit failed are listed below the table and left out "
+            "of its figures. The capture's CPU shows in the saturation attribution as "
+            "tunbed-wire.\n\n")
+    f.write("| gateway | sessions | tunnel frames | violations | capture dropped | data "
+            "| overhead % | seq missing / reordered | TCP retransmitted % | TCP late % "
+            "| TCP lost upstream % | TCP reordered % |\n")
+    f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 
     def pct(x):
         return f"{x:.3f}" if x is not None else "-"
     for p, w in rows:
+        if "tunnel_frames" not in w:
+            f.write(f"| {p['config']} | {p['sessions']} | audit failed |" + " - |" * 9 + "\n")
+            continue
         seq = (f"{w['seq_missing']:.0f} / {w['seq_reordered']:.0f}" if w.get("seq_frames")
                else "-")
         f.write(f"| {p['config']} | {p['sessions']} | {w['tunnel_frames']:.0f} | "
-                f"{w['violation_frames']} | {w['capture_dropped']} | {pct(w['overhead_pct'])} | "
-                f"{seq} | {pct(w['tcp_retransmitted_pct'])} | {pct(w['tcp_resent_pct'])} | "
-                f"{pct(w['tcp_reordered_pct'])} |\n")
+                f"{w['violation_frames']} | {w['capture_dropped']} | "
+                f"{DATA_DIRS.get(w.get('data_dir'), '-')} | {pct(w['overhead_pct'])} | "
+                f"{seq} | {pct(w['tcp_retransmitted_pct'])} | {pct(w.get('tcp_late_pct'))} | "
+                f"{pct(w['tcp_resent_pct'])} | {pct(w['tcp_reordered_pct'])} |\n")
     f.write("\n")
+    failed = [(p, w) for p, w in rows if w.get("failed")]
+    if failed:
+        f.write("The audit failed (the raw records keep `wire_error`):\n\n")
+        for p, w in failed:
+            f.write(f"- {where(p)}: {w['failed']} of {plural(w['repeats'], 'repeat')}: "
+                    f"{'; '.join(w['errors'])}\n")
+        f.write("\n")
 
 
 def table_row(p, s):

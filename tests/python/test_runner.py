@@ -134,8 +134,10 @@ class Wire(unittest.TestCase):
         # Both directions' sequence numbers count; the overhead is the data direction's.
         self.assertEqual(w["seq_frames"], 249420 + 90939)
         self.assertEqual(w["seq_reordered"], 45225 + 5895)
+        self.assertEqual(w["data_dir"], "local_to_remote")
         self.assertAlmostEqual(w["overhead_pct"], doc["directions"][0]["overhead_pct"])
         self.assertAlmostEqual(w["tcp_retransmitted_pct"], 100 * 491384 / 353570344)
+        self.assertAlmostEqual(w["tcp_late_pct"], 100 * 5366292 / 353570344)
         self.assertAlmostEqual(w["tcp_resent_pct"], 100 * 5366292 / 353570344)
         self.assertEqual(w["tcp_reordered_pct"], 0)
         # New and twice-sent bytes make up all the payload; late bytes are new ones.
@@ -143,6 +145,40 @@ class Wire(unittest.TestCase):
         self.assertLessEqual(tcp["late_resent_bytes"], tcp["late_bytes"])
         self.assertLessEqual(tcp["late_bytes"], tcp["new_bytes"])
         self.assertIsNone(analysis.wire_summary(None))
+
+    def test_data_direction(self):
+        # Pattern pull: the data runs gwb -> gwa, the second direction; the TCP figures and the
+        # overhead are taken from it, not from the client's few bytes the other way.
+        doc = record("wire-gregw-seq-2w-64s.json")
+        push = analysis.wire_summary(doc)
+        a, b = doc["directions"]
+        for k in set(a) - {"name", "src", "dst"}:
+            a[k], b[k] = b[k], a[k]
+        pull = analysis.wire_summary(doc)
+        self.assertEqual(pull["data_dir"], "remote_to_local")
+        for k in ("overhead_pct", "tcp_retransmitted_pct", "tcp_late_pct", "tcp_resent_pct",
+                  "tcp_reordered_pct"):
+            self.assertEqual(pull[k], push[k], k)
+
+    def test_inner_ipv6_late_data_is_unresolved(self):
+        # No inner IPv4 identification: late data cannot be split into lost upstream and
+        # reordered. Both are unknown (-), not 0 and everything; the late share stays.
+        doc = record("wire-gregw-seq-2w-64s.json")
+        tcp = doc["directions"][0]["tcp"]
+        tcp["late_resent_bytes"], tcp["late_unresolved_bytes"] = 0, tcp["late_bytes"]
+        w = analysis.wire_summary(doc)
+        self.assertIsNone(w["tcp_resent_pct"])
+        self.assertIsNone(w["tcp_reordered_pct"])
+        self.assertAlmostEqual(w["tcp_late_pct"], 100 * 5366292 / 353570344)
+        s = analysis.wire_spread([w, w])
+        self.assertIsNone(s["tcp_resent_pct"])
+        points = [{"key": "a", "config": "gregw gre+seq 2w", "sessions": 64}]
+        with tempfile.TemporaryFile("w+") as f:
+            report.wire_section(f, points, {"a": {"wire": s}})
+            f.seek(0)
+            rows = [line for line in f.read().splitlines() if line.startswith("| gregw")]
+        self.assertEqual(rows, ["| gregw gre+seq 2w | 64 | 340359 | 0 | 0 | gwa -> gwb | 1.870 "
+                                "| 0 / 51120 | 0.139 | 1.518 | - | - |"])
 
     def test_spread_keeps_the_worst(self):
         doc = record("wire-gregw-seq-2w-64s.json")
@@ -155,7 +191,87 @@ class Wire(unittest.TestCase):
         self.assertEqual((s["violation_frames"], s["capture_dropped"]), (7, 3))
         self.assertEqual(s["violations"], {"bad_key": 5, "no_seq": 2})
         self.assertEqual((s["tunnel_frames"], s["overhead_pct"]), (200, 2.0))
+        self.assertEqual((s["repeats"], s["failed"], s["errors"]), (3, 0, []))
         self.assertIsNone(analysis.wire_spread([]))
+
+    def test_failed_audit(self):
+        # A run whose audit failed is a failure of that run, not a silent gap.
+        r = record("run-gregw-s1.json")
+        r["wire"], r["wire_error"] = None, "tunbed-wire: capture on \"transit\" stopped: gone"
+        w = analysis.analyse(r)["wire"]
+        self.assertEqual(w, {"error": "tunbed-wire: capture on \"transit\" stopped: gone"})
+        good = analysis.wire_summary(record("wire-gregw-seq-2w-64s.json"))
+        s = analysis.wire_spread([w, good, w])
+        self.assertEqual((s["repeats"], s["failed"]), (3, 2))
+        self.assertEqual(s["errors"], ["tunbed-wire: capture on \"transit\" stopped: gone"])
+        self.assertEqual(s["tunnel_frames"], 340359)
+        only = analysis.wire_spread([w])
+        self.assertNotIn("tunnel_frames", only)
+        points = [{"key": "a", "config": "gregw gre+seq 2w", "sessions": 64},
+                  {"key": "b", "config": "gregw gre 2w", "sessions": 1}]
+        summary = {"a": {"wire": s}, "b": {"wire": only}}
+        self.assertEqual(report.wire_headline(points, summary),
+                         ["wire audit: FAILED at gregw gre+seq 2w, 64 sessions (2 of 3 repeats: "
+                          "tunbed-wire: capture on \"transit\" stopped: gone); gregw gre 2w, 1 "
+                          "session (1 of 1 repeat: tunbed-wire: capture on \"transit\" stopped: "
+                          "gone); every tunnel frame of 1 point as expected"])
+        with tempfile.TemporaryFile("w+") as f:
+            report.wire_section(f, points, summary)
+            f.seek(0)
+            text = f.read()
+        rows = [line for line in text.splitlines() if line.startswith("| gregw")]
+        self.assertEqual(rows[1], "| gregw gre 2w | 1 | audit failed | - | - | - | - | - | - "
+                         "| - | - | - |")
+        self.assertIn("- gregw gre+seq 2w, 64 sessions: 2 of 3 repeats: tunbed-wire: capture "
+                      "on \"transit\" stopped: gone\n", text)
+        self.assertIn("- gregw gre 2w, 1 session: 1 of 1 repeat: tunbed-wire: capture on "
+                      "\"transit\" stopped: gone\n", text)
+
+    def test_no_gre_on_the_link(self):
+        # route and vxlan put no GRE on transit: 0 tunnel frames is said, not "as expected".
+        w = analysis.wire_summary(record("wire-gregw-seq-2w-64s.json"))
+        none = dict(w, tunnel_frames=0, seq_frames=0)
+        points = [{"key": "a", "config": "gregw gre+seq 2w", "sessions": 64},
+                  {"key": "b", "config": "route", "sessions": 1},
+                  {"key": "c", "config": "route", "sessions": 8}]
+        summary = {"a": {"wire": w}, "b": {"wire": none}, "c": {"wire": none}}
+        self.assertEqual(report.wire_headline(points, summary),
+                         ["wire audit: every tunnel frame of 1 point as expected; no GRE on the "
+                          "link at 2 points (route)"])
+        self.assertEqual(report.wire_headline(points[1:], summary),
+                         ["wire audit: no GRE on the link at 2 points (route)"])
+
+    def test_wire_stop_checks_the_exit_status(self):
+        from tunbedlib import point
+
+        class Proc:
+            """What wire_stop sees of a tunbed-wire that printed out and err, then exited."""
+            def __init__(self, out, err, status):
+                self.out, self.err, self.status, self.signals = out, err, status, []
+
+            def send_signal(self, sig):
+                self.signals.append(sig)
+
+            def communicate(self, timeout=None):
+                self.returncode = self.status
+                return self.out, self.err
+
+        doc = '{"tool": "tunbed-wire"}'
+        for out, err, status, want in (
+                (doc, "", 0, None),
+                (doc, "", 3, None),
+                (doc, "tunbed-wire: capture on \"transit\" stopped: gone\n", 1,
+                 "tunbed-wire: capture on \"transit\" stopped: gone"),
+                (doc, "", -9, "exit status -9"),
+                ("", "tunbed-wire: no interface \"transit\"\n", 1,
+                 "tunbed-wire: no interface \"transit\""),
+                ("", "", 0, "exit status 0")):
+            with self.subTest(status=status, err=err):
+                p = Proc(out, err, status)
+                got, error = point.wire_stop(p)
+                self.assertEqual(error, want)
+                self.assertEqual(got, json.loads(out) if out else None)
+                self.assertEqual(len(p.signals), 1)
 
     def test_report(self):
         w = analysis.wire_summary(record("wire-gregw-seq-2w-64s.json"))
@@ -164,36 +280,38 @@ class Wire(unittest.TestCase):
         nokey = dict(w, violation_frames=2, violations={"unexpected_seq": 2}, seq_frames=0)
         summary = {"a": {"wire": analysis.wire_spread([w])}, "b": {"wire": nokey}}
         self.assertEqual(report.wire_headline(points[:1], summary),
-                         ["wire audit: every tunnel frame of 1 points as expected"])
+                         ["wire audit: every tunnel frame of 1 point as expected"])
         self.assertEqual(report.wire_headline(points, summary),
-                         ["wire audit: frames broke an expectation at gregw gre 2w, 1 sessions: 2 "
+                         ["wire audit: frames broke an expectation at gregw gre 2w, 1 session: 2 "
                           "frames (unexpected_seq 2)"])
         with tempfile.TemporaryFile("w+") as f:
             report.wire_section(f, points, summary)
             f.seek(0)
             rows = [line for line in f.read().splitlines() if line.startswith("| gregw")]
-        self.assertEqual(rows[0], "| gregw gre+seq 2w | 64 | 340359 | 0 | 0 | 1.870 | 0 / 51120 "
-                         "| 0.139 | 1.518 | 0.000 |")
-        self.assertEqual(rows[1], "| gregw gre 2w | 1 | 340359 | 2 | 0 | 1.870 | - | 0.139 "
-                         "| 1.518 | 0.000 |")
+        self.assertEqual(rows[0], "| gregw gre+seq 2w | 64 | 340359 | 0 | 0 | gwa -> gwb | 1.870 "
+                         "| 0 / 51120 | 0.139 | 1.518 | 1.518 | 0.000 |")
+        self.assertEqual(rows[1], "| gregw gre 2w | 1 | 340359 | 2 | 0 | gwa -> gwb | 1.870 | - "
+                         "| 0.139 | 1.518 | 1.518 | 0.000 |")
 
 
 class Scenarios(unittest.TestCase):
     GOOD = ("[scenario]\nname = t1\ntopology = ras6\ngateways = gregw, route\n"
-            "modes = gre, gre+key+seq\nworkers = 1, 2\nsessions = 1 8 64\nmtu = 0, 9000\n"
+            "modes = gre, gre+key+seq, gre-udp+nooffload\nworkers = 1, 2\nsessions = 1 8 64\n"
+            "mtu = 0, 9000\n"
             "pattern = push, duplex\ntime = 5\nwarmup = 0.5\nrepeats = 2\nrr = no\n")
 
     def test_good(self):
         sc = scenario.parse(self.GOOD, "t1.scenario")
         self.assertEqual(sc.name, "t1")
         self.assertEqual(sc.gateways, ["gregw", "route"])
-        self.assertEqual(sc.modes, ["gre", "gre+key+seq"])
+        self.assertEqual(sc.modes, ["gre", "gre+key+seq", "gre-udp+nooffload"])
         self.assertEqual(sc.sessions, [1, 8, 64])
         self.assertEqual(sc.mtu, [0, 9000])
         self.assertEqual((sc.time, sc.warmup, sc.repeats, sc.rr), (5.0, 0.5, 2, False))
         pts = scenario.points(sc)
-        # gregw: 2 modes x 2 workers x 2 mtu x 2 patterns x 3 sessions; route: 2 x 2 x 3.
-        self.assertEqual(len(pts), 48 + 12)
+        # gregw: 3 modes x 2 workers x 2 mtu x 2 patterns x 3 sessions; route: 2 x 2 x 3.
+        self.assertEqual(len(pts), 72 + 12)
+        self.assertIn("gregw-gre-udp+nooffload-w2-mtu9000-duplex-s64", [p.key() for p in pts])
         self.assertEqual(pts[0].key(), "gregw-gre-w1-mtu0-push-s1")
         self.assertEqual(pts[-1].config(), "route")
 
@@ -220,10 +338,12 @@ class Scenarios(unittest.TestCase):
             ("[scenario]\nsessions = 0", "f:2: bad value '0' for sessions: expected 1 to 10000"),
             ("[scenario]\nsessions = 1, x", "f:2: bad value 'x' for sessions: expected whole numbers"),
             ("[scenario]\nworkers = 65", "f:2: bad value '65' for workers: expected 1 to 64"),
-            ("[scenario]\nmodes = gre+fast", "f:2: bad mode 'gre+fast': expected gre, optionally "
-             "+key, +seq, +csum"),
-            ("[scenario]\nmodes = gre+key+key", "f:2: bad mode 'gre+key+key': expected gre, "
-             "optionally +key, +seq, +csum"),
+            ("[scenario]\nmodes = gre+fast", "f:2: bad mode 'gre+fast': expected gre or gre-udp, "
+             "optionally +key, +seq, +csum, +nooffload"),
+            ("[scenario]\nmodes = gre+key+key", "f:2: bad mode 'gre+key+key': expected gre or "
+             "gre-udp, optionally +key, +seq, +csum, +nooffload"),
+            ("[scenario]\nmodes = udp+seq", "f:2: bad mode 'udp+seq': expected gre or gre-udp, "
+             "optionally +key, +seq, +csum, +nooffload"),
             ("[scenario]\nmtu = 1000", "f:2: bad value '1000' for mtu: 0 (the topology's) or 1280 "
              "to 65535"),
             ("[scenario]\ntime = 0", "f:2: bad value '0' for time: expected 1 to 3600"),

@@ -1,7 +1,8 @@
 /*
  * tunbed-wire against crafted captures: frames with known defects are written with libpcap's
  * dump API, tunbed-wire --read --json audits them, and every count must be exact. Also: the
- * pcap it writes with --write audits the same, and bad input gives one line and exit 1.
+ * pcap it writes with --write audits the same, bad input gives one line and exit 1, -v says
+ * what it did, and the live capture's kernel filter lets the tunnel's frames through.
  * Usage: test_wire_captures PATH-TO-tunbed-wire
  */
 #include <errno.h>
@@ -16,6 +17,8 @@
 #include "check.h"
 #include "gre.h"
 #include "pkt.h"
+/* For WIRE_FILTER_FMT, the live capture's kernel filter: the one the binary compiles. */
+#include "wire_capture.h"
 
 static const char *wire_bin;
 static char dir[] = "/tmp/test_wire_captures.XXXXXX";
@@ -36,9 +39,14 @@ struct frame {
 	bool inner_wrong_family; /* GRE says IPv4, an IPv6 packet follows */
 	uint16_t frag;		 /* outer IPv4 MF/offset */
 	bool v6_frag;		 /* outer IPv6 fragment header */
+	bool v6_dstopts;	 /* outer IPv6 destination options header (8 bytes) */
 	size_t cut;		 /* outer IP length stops this many bytes into the GRE header */
 	size_t snap;		 /* the capture keeps only this many bytes */
+	size_t wire_len;	 /* the frame itself ends after this many bytes */
 	bool not_ip;		 /* an ARP frame instead */
+	bool bad_ip_csum;	 /* outer IPv4 header checksum wrong */
+	uint8_t ip_version;	 /* nonzero: the outer version field */
+	uint8_t ihl; /* nonzero: the outer IPv4 header length field (the header is 20) */
 };
 
 static const char *const A = "198.18.0.1", *const B = "198.18.0.2";
@@ -56,7 +64,7 @@ static size_t build(const struct frame *f, int link, uint8_t *out)
 		if (f->not_ip)
 			return 60;
 	}
-	ohl = f->family == AF_INET6 ? 40 + (f->v6_frag ? 8 : 0) : 20;
+	ohl = f->family == AF_INET6 ? 40 + (f->v6_frag || f->v6_dstopts ? 8 : 0) : 20;
 	l4 = ip + ohl;
 	off = f->udp ? 8 : 0;
 	g = l4 + off;
@@ -78,14 +86,14 @@ static size_t build(const struct frame *f, int link, uint8_t *out)
 	if (f->family == AF_INET6) {
 		ip[0] = 0x60;
 		store_be16(ip + 4, (uint16_t)(ohl - 40 + l4len));
-		ip[6] = f->v6_frag ? 44 : f->udp ? 17 : 47;
+		ip[6] = f->v6_frag ? 44 : f->v6_dstopts ? 60 : f->udp ? 17 : 47;
 		ip[7] = 64;
 		inet_pton(AF_INET6, f->src, ip + 8);
 		inet_pton(AF_INET6, f->dst, ip + 24);
-		if (f->v6_frag) {
+		if (f->v6_frag || f->v6_dstopts)
 			ip[40] = f->udp ? 17 : 47;
+		if (f->v6_frag)
 			store_be16(ip + 42, 1); /* offset 0, more fragments */
-		}
 	} else {
 		ip[0] = 0x45;
 		store_be16(ip + 2, (uint16_t)(ohl + l4len));
@@ -94,8 +102,14 @@ static size_t build(const struct frame *f, int link, uint8_t *out)
 		ip[9] = f->udp ? 17 : 47;
 		inet_pton(AF_INET, f->src, ip + 12);
 		inet_pton(AF_INET, f->dst, ip + 16);
+		if (f->ihl)
+			ip[0] = 0x40 | f->ihl;
 		store_be16(ip + 10, inet_csum(ip, 20));
+		if (f->bad_ip_csum)
+			ip[10] ^= 0x55;
 	}
+	if (f->ip_version)
+		ip[0] = (uint8_t)(f->ip_version << 4 | (ip[0] & 0x0f));
 	if (f->udp) {
 		store_be16(l4, f->sport);
 		store_be16(l4 + 2, f->dport ? f->dport : 4754);
@@ -107,23 +121,37 @@ static size_t build(const struct frame *f, int link, uint8_t *out)
 	return l2 + ohl + l4len;
 }
 
-static void write_pcap(const char *path, int link, const struct frame *frames, size_t n)
+static pcap_dumper_t *dump_open(const char *path, pcap_t *dead)
 {
-	pcap_t *dead = pcap_open_dead(link, 65535);
 	pcap_dumper_t *d = pcap_dump_open(dead, path);
-	static uint8_t buf[2048];
 
 	if (!d) {
 		fprintf(stderr, "%s: %s\n", path, pcap_geterr(dead));
 		exit(1);
 	}
-	for (size_t i = 0; i < n; i++) {
-		struct pcap_pkthdr h = { .ts = { 1000 + (long)i / 10, (long)(i % 10) * 100000 } };
+	return d;
+}
 
-		h.len = (bpf_u_int32)build(&frames[i], link, buf);
-		h.caplen = frames[i].snap ? (bpf_u_int32)frames[i].snap : h.len;
-		pcap_dump((u_char *)d, &h, buf);
-	}
+/* Writes f as frame i (from 0) of a capture: ten frames a second. */
+static void dump_frame(pcap_dumper_t *d, int link, const struct frame *f, size_t i)
+{
+	static uint8_t buf[2048];
+	struct pcap_pkthdr h = { .ts = { 1000 + (long)i / 10, (long)(i % 10) * 100000 } };
+
+	h.len = (bpf_u_int32)build(f, link, buf);
+	if (f->wire_len)
+		h.len = (bpf_u_int32)f->wire_len;
+	h.caplen = f->snap ? (bpf_u_int32)f->snap : h.len;
+	pcap_dump((u_char *)d, &h, buf);
+}
+
+static void write_pcap(const char *path, int link, const struct frame *frames, size_t n)
+{
+	pcap_t *dead = pcap_open_dead(link, 65535);
+	pcap_dumper_t *d = dump_open(path, dead);
+
+	for (size_t i = 0; i < n; i++)
+		dump_frame(d, link, &frames[i], i);
 	pcap_dump_close(d);
 	pcap_close(dead);
 }
@@ -303,6 +331,7 @@ static void test_gre4(void)
 	CHECK_AT(doc, "directions.0.tcp.retransmitted_bytes", 1000);
 	CHECK_AT(doc, "directions.0.tcp.late_bytes", 1000);
 	CHECK_AT(doc, "directions.0.tcp.late_resent_bytes", 0);
+	CHECK_AT(doc, "directions.0.tcp.late_unresolved_bytes", 0);
 	CHECK_AT(doc, "directions.0.tcp.new_bytes", 9 * 1000 + 1410);
 	CHECK_AT(doc, "directions.1.inner_bytes", 2 * 40);
 	/* Frame sizes: 14 + 20 + 16 + 1040 = 1090 for most; 44 cut; 198 with the IPv6 inner. */
@@ -381,6 +410,240 @@ static void test_udp6(void)
 	json_decref(doc);
 }
 
+/*
+ * A frame is the tunnel's only when what can be read of it says GRE: a DNS packet with a bad
+ * IPv4 checksum, an IP version 5 packet and a frame cut inside its IP header are other
+ * frames. GRE with a bad outer header is the tunnel's; unread addresses get no bad_peer.
+ */
+static const struct frame not_tunnel[] = {
+	/* 1 */ { GOOD4(1) },
+	/* 2 */ { GOOD4(2), .udp = true, .dport = 53, .bad_ip_csum = true },
+	/* 3 */ { GOOD4(3), .ip_version = 5 },
+	/* 4 */ { GOOD4(4), .wire_len = 14 + 10 },
+	/* 5 */ { GOOD4(5), .bad_ip_csum = true },
+	/* 6 */ { GOOD4(6), .ihl = 4 },
+};
+
+static void test_not_tunnel(void)
+{
+	char path[256], args[1024];
+	json_t *doc;
+
+	snprintf(path, sizeof(path), "%s/not-tunnel.pcap", dir);
+	write_pcap(path, DLT_EN10MB, not_tunnel, sizeof(not_tunnel) / sizeof(not_tunnel[0]));
+	snprintf(args, sizeof(args), "--read %s --json --local %s --remote %s", path, A, B);
+	doc = audit(args, 0);
+	CHECK_AT(doc, "frames", 6);
+	CHECK_AT(doc, "other_frames", 3);
+	CHECK_AT(doc, "tunnel_frames", 3);
+	CHECK_AT(doc, "violation_frames", 2);
+	CHECK_AT(doc, "violations.bad_outer.count", 2);
+	CHECK_AT(doc, "violations.bad_outer.first_frames.0", 5);
+	CHECK_AT(doc, "violations.bad_outer.first_frames.1", 6);
+	CHECK_AT(doc, "violations.bad_peer.count", 0);
+	CHECK_AT(doc, "violations.truncated.count", 0);
+	/* Frame 6's addresses were not read: it counts in the totals only. */
+	CHECK_AT(doc, "directions.0.frames", 2);
+	json_decref(doc);
+	/* Learning the ends: not from the frame whose addresses were not read. */
+	write_pcap(path, DLT_EN10MB, not_tunnel + 5, 1);
+	snprintf(args, sizeof(args), "--read %s --json", path);
+	doc = audit(args, 0);
+	CHECK_AT(doc, "tunnel_frames", 1);
+	CHECK(json_is_null(at(doc, "expect.local")));
+	json_decref(doc);
+}
+
+/*
+ * Outer source ports per flow: counted while they fit in the 4 kept, then "more". Flow 1
+ * comes on 5 ports, the fifth four times; flow 2 on exactly 4, each more than once.
+ */
+static const struct frame ports[] = {
+	{ GOOD6(50001, 1) }, { GOOD6(50002, 1) }, { GOOD6(50003, 1) }, { GOOD6(50004, 1) },
+	{ GOOD6(50005, 1) }, { GOOD6(50005, 1) }, { GOOD6(50005, 1) }, { GOOD6(50005, 1) },
+	{ GOOD6(50001, 2) }, { GOOD6(50002, 2) }, { GOOD6(50003, 2) }, { GOOD6(50004, 2) },
+	{ GOOD6(50001, 2) }, { GOOD6(50004, 2) },
+};
+
+static void test_flow_ports(void)
+{
+	char path[256], args[1024];
+	json_t *doc;
+
+	snprintf(path, sizeof(path), "%s/ports.pcap", dir);
+	write_pcap(path, DLT_RAW, ports, sizeof(ports) / sizeof(ports[0]));
+	snprintf(args, sizeof(args), "--read %s --json", path);
+	doc = audit(args, 0);
+	CHECK_AT(doc, "flows.top.0.frames", 8);
+	CHECK_AT(doc, "flows.top.0.udp_ports", 4);
+	CHECK(json_is_true(at(doc, "flows.top.0.udp_ports_more")));
+	CHECK_AT(doc, "flows.top.0.udp_port", 50001);
+	CHECK_AT(doc, "flows.top.1.frames", 6);
+	CHECK_AT(doc, "flows.top.1.udp_ports", 4);
+	CHECK(json_is_false(at(doc, "flows.top.1.udp_ports_more")));
+	CHECK_AT(doc, "directions.0.udp_ports.ports", 5);
+	CHECK_AT(doc, "directions.0.udp_ports.flows_on_several_ports", 2);
+	CHECK_AT(doc, "directions.0.udp_ports.max_flows_per_port", 2);
+	json_decref(doc);
+}
+
+/*
+ * More inner flows than the table holds: 65536 flows of one 10-byte TCP segment fill it; the
+ * next flow's two segments (the second a retransmission) are untracked. Their payload is
+ * counted apart, not as retransmitted.
+ */
+static void test_untracked(void)
+{
+	struct frame f = { .family = AF_INET,
+			   .src = A,
+			   .dst = B,
+			   .inner = { .family = AF_INET,
+				      .src = "198.18.1.2",
+				      .dst = "198.18.3.2",
+				      .proto = 6,
+				      .tcp_flags = 0x10,
+				      .payload = 10 } };
+	char path[256], args[1024];
+	pcap_t *dead = pcap_open_dead(DLT_RAW, 65535);
+	pcap_dumper_t *d;
+	json_t *doc;
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/untracked.pcap", dir);
+	d = dump_open(path, dead);
+	for (i = 0; i <= WIRE_FLOWS_MAX + 1; i++) {
+		size_t flow = i <= WIRE_FLOWS_MAX ? i : WIRE_FLOWS_MAX;
+
+		f.inner.sport = (uint16_t)(1 + flow % 65535);
+		f.inner.dport = (uint16_t)(9400 + flow / 65535);
+		dump_frame(d, DLT_RAW, &f, i);
+	}
+	pcap_dump_close(d);
+	pcap_close(dead);
+	snprintf(args, sizeof(args), "--read %s --json --top 0", path);
+	doc = audit(args, 0);
+	CHECK_AT(doc, "frames", WIRE_FLOWS_MAX + 2);
+	CHECK_AT(doc, "flows.tracked", WIRE_FLOWS_MAX);
+	CHECK_AT(doc, "flows.untracked_frames", 2);
+	CHECK_AT(doc, "directions.0.tcp.payload_bytes", WIRE_FLOWS_MAX * 10);
+	CHECK_AT(doc, "directions.0.tcp.new_bytes", WIRE_FLOWS_MAX * 10);
+	CHECK_AT(doc, "directions.0.tcp.retransmitted_bytes", 0);
+	CHECK_AT(doc, "directions.0.tcp.untracked_bytes", 20);
+	json_decref(doc);
+}
+
+/* Inner IPv6 has no identification: late data is unresolved, neither resent nor reordered. */
+#define TCP6(s)                                                     \
+	.family = AF_INET6, .src = "2001:2::1", .dst = "2001:2::2", \
+	.inner = { .family = AF_INET6,                              \
+		   .src = "2001:2:1::2",                            \
+		   .dst = "2001:2:3::2",                            \
+		   .proto = 6,                                      \
+		   .sport = 40000,                                  \
+		   .dport = 9400,                                   \
+		   .tcp_flags = 0x10,                               \
+		   .tcp_seq = (s),                                  \
+		   .payload = 100 }
+
+static const struct frame late6[] = { { TCP6(1000) }, { TCP6(1200) }, { TCP6(1100) } };
+
+static void test_late6(void)
+{
+	char path[256], args[1024];
+	json_t *doc;
+
+	snprintf(path, sizeof(path), "%s/late6.pcap", dir);
+	write_pcap(path, DLT_RAW, late6, sizeof(late6) / sizeof(late6[0]));
+	snprintf(args, sizeof(args), "--read %s --json", path);
+	doc = audit(args, 0);
+	CHECK_AT(doc, "directions.0.tcp.payload_bytes", 300);
+	CHECK_AT(doc, "directions.0.tcp.late_bytes", 100);
+	CHECK_AT(doc, "directions.0.tcp.late_resent_bytes", 0);
+	CHECK_AT(doc, "directions.0.tcp.late_unresolved_bytes", 100);
+	json_decref(doc);
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[8192];
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	return buf;
+}
+
+/* -v says what it read and what it counted; without it, a clean run says nothing. */
+static void test_verbose(void)
+{
+	char args[1024], errpath[256], *out, *err;
+
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	snprintf(args, sizeof(args), "--read %s/gre4.pcap", dir);
+	CHECK_INT(run_wire(args, &out), 0);
+	free(out);
+	CHECK_STR(slurp(errpath), "");
+	snprintf(args, sizeof(args), "--read %s/gre4.pcap -v", dir);
+	CHECK_INT(run_wire(args, &out), 0);
+	free(out);
+	err = slurp(errpath);
+	CHECK(strstr(err, "tunbed-wire: reading ") == err);
+	CHECK(strstr(err, "gre4.pcap: link EN10MB, nanosecond timestamps\n") != NULL);
+	CHECK(strstr(err, "tunbed-wire: 21 frames: 20 tunnel, 1 other, 1 snapped; 7 with a "
+			  "violation\n") != NULL);
+}
+
+/*
+ * The live capture's kernel filter, compiled as the binary compiles it, against frames on
+ * Ethernet: the tunnel's pass, also behind an IPv6 extension header; others do not.
+ */
+static void test_filter(void)
+{
+	static const struct {
+		const char *name;
+		struct frame f;
+		bool pass;
+	} rows[] = {
+		{ "IPv4 GRE", { GOOD4(1) }, true },
+		{ "IPv4 GRE-in-UDP", { GOOD4(1), .udp = true }, true },
+		{ "IPv4 later UDP fragment",
+		  { GOOD4(1), .udp = true, .dport = 53, .frag = 100 },
+		  true },
+		{ "IPv4 DNS", { GOOD4(1), .udp = true, .dport = 53 }, false },
+		{ "IPv6 GRE-in-UDP", { GOOD6(50001, 1) }, true },
+		{ "IPv6 GRE", { GOOD6(50001, 1), .udp = false }, true },
+		{ "IPv6 GRE-in-UDP behind destination options",
+		  { GOOD6(50001, 1), .v6_dstopts = true },
+		  true },
+		{ "IPv6 GRE behind destination options",
+		  { GOOD6(50001, 1), .udp = false, .v6_dstopts = true },
+		  true },
+		{ "IPv6 fragment", { GOOD6(50001, 1), .v6_frag = true }, true },
+		{ "IPv6 DNS", { GOOD6(50001, 1), .dport = 53 }, false },
+		{ "ARP", { .not_ip = true }, false },
+	};
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 262144);
+	static uint8_t buf[2048];
+	struct bpf_program prog;
+	char expr[256];
+
+	snprintf(expr, sizeof(expr), WIRE_FILTER_FMT, WIRE_GRE_UDP_PORT);
+	if (pcap_compile(dead, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0) {
+		fprintf(stderr, "filter \"%s\": %s\n", expr, pcap_geterr(dead));
+		exit(1);
+	}
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct pcap_pkthdr h = { .len = (bpf_u_int32)build(&rows[i].f, DLT_EN10MB, buf) };
+
+		h.caplen = h.len;
+		CHECK_ROW((pcap_offline_filter(&prog, &h, buf) != 0) == rows[i].pass, rows[i].name);
+	}
+	pcap_freecode(&prog);
+	pcap_close(dead);
+}
+
 /* Bad input: one line on stderr, exit 1 (2 for bad usage), no report. */
 static void test_bad_input(void)
 {
@@ -445,6 +708,12 @@ int main(int argc, char **argv)
 	}
 	test_gre4();
 	test_udp6();
+	test_not_tunnel();
+	test_flow_ports();
+	test_untracked();
+	test_late6();
+	test_verbose();
+	test_filter();
 	test_bad_input();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (getenv("KEEP") == NULL && system(cmd) != 0)

@@ -1,7 +1,7 @@
 /*
  * Unit tests of wire_decode on frames built in memory: each link type the audit reads, VLAN
  * tags, IPv6 extension headers, snapped against truncated, Ethernet padding, and the
- * classification of traffic that is not the tunnel's.
+ * classification of traffic that is not the tunnel's, broken or not.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -204,10 +204,95 @@ static void test_ipv6_ext(void)
 	CHECK_INT(f.encap, WIRE_ENCAP_NONE);
 }
 
+/* Fixes up an outer IPv4 header changed by a test: checksum right again, then off by flip. */
+static void ip4_csum(uint8_t *ip, size_t hlen, uint8_t flip)
+{
+	store_be16(ip + 10, 0);
+	store_be16(ip + 10, inet_csum(ip, hlen));
+	ip[10] ^= flip;
+}
+
+/*
+ * Only what reads as GRE can break the tunnel's rules. Another protocol's broken packet, or
+ * one too broken to say what it carries, is other; a broken GRE packet whose addresses were
+ * not read is not judged against the peers.
+ */
+static void test_not_tunnel(void)
+{
+	struct wire_expect e = expect();
+	struct wire_frame f;
+	uint8_t buf[512];
+	size_t n;
+
+	/* DNS (UDP to port 53) with a wrong IPv4 header checksum. */
+	n = gre_ip4(buf, 5);
+	buf[9] = 17;
+	store_be16(buf + 20, 5353);
+	store_be16(buf + 22, 53);
+	ip4_csum(buf, 20, 1);
+	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+	CHECK_INT(f.encap, WIRE_ENCAP_NONE);
+	CHECK_INT(f.violations, 0);
+	CHECK_INT(f.dir, -1);
+	/* TCP with a header length below 20. */
+	n = gre_ip4(buf, 5);
+	buf[9] = 6;
+	buf[0] = 0x44;
+	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+	CHECK_INT(f.encap, WIRE_ENCAP_NONE);
+	CHECK_INT(f.violations, 0);
+	/* IP version 5: what it carries cannot be read. */
+	n = gre_ip4(buf, 5);
+	buf[0] = 0x55;
+	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+	CHECK_INT(f.encap, WIRE_ENCAP_NONE);
+	CHECK_INT(f.violations, 0);
+	/* Headers cut short on the wire, before the protocol: IPv4, IPv6, Ethernet. */
+	n = gre_ip4(buf, 5);
+	wire_decode(&e, WIRE_LINK_RAW, buf, 9, 9, &f);
+	CHECK_INT(f.encap, WIRE_ENCAP_NONE);
+	CHECK_INT(f.violations, 0);
+	buf[0] = 0x60;
+	wire_decode(&e, WIRE_LINK_RAW, buf, 30, 30, &f);
+	CHECK_INT(f.encap, WIRE_ENCAP_NONE);
+	CHECK_INT(f.violations, 0);
+	wire_decode(&e, WIRE_LINK_ETHER, buf, 10, 10, &f);
+	CHECK_INT(f.encap, WIRE_ENCAP_NONE);
+	CHECK_INT(f.violations, 0);
+	/* GRE with a header length below 20: bad_outer, and no verdict on unread addresses. */
+	n = gre_ip4(buf, 5);
+	buf[0] = 0x44;
+	ip4_csum(buf, 16, 0);
+	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+	CHECK_INT(f.encap, WIRE_ENCAP_GRE);
+	CHECK_INT(f.violations, 1u << WIRE_V_BAD_OUTER);
+	CHECK_INT(f.src.family, 0);
+	CHECK_INT(f.dir, -1);
+	/* GRE with a total length below its header: likewise. */
+	n = gre_ip4(buf, 5);
+	store_be16(buf + 2, 16);
+	ip4_csum(buf, 20, 0);
+	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+	CHECK_INT(f.encap, WIRE_ENCAP_GRE);
+	CHECK_INT(f.violations, 1u << WIRE_V_BAD_OUTER);
+	CHECK_INT(f.dir, -1);
+	/* GRE-in-UDP with a wrong IPv4 header checksum is still the tunnel's. */
+	n = gre_ip4(buf, 5);
+	buf[9] = 17;
+	store_be16(buf + 20, 5353);
+	store_be16(buf + 22, WIRE_GRE_UDP_PORT);
+	ip4_csum(buf, 20, 1);
+	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+	CHECK_INT(f.encap, WIRE_ENCAP_GRE_UDP);
+	CHECK(f.violations & (1u << WIRE_V_BAD_OUTER));
+	CHECK_INT(f.dir, 0);
+}
+
 int main(void)
 {
 	test_links();
 	test_short();
 	test_ipv6_ext();
+	test_not_tunnel();
 	return check_done("test_wire_decode");
 }
