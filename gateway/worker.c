@@ -599,6 +599,7 @@ static int open_raw(struct worker *w, const struct rx_cfg *rxc)
 static int open_udp(struct worker *w)
 {
 	const struct encap_cfg *c = w->sh->cfg;
+	int rc = 0;
 
 	w->udp_bufs = aligned_alloc(64, (size_t)WORKER_UDP_RX_BATCH * WORKER_UDP_RX_BUF);
 	if (!w->udp_bufs)
@@ -607,15 +608,48 @@ static int open_udp(struct worker *w)
 		w->rx_iov[i].iov_base = w->udp_bufs + (size_t)i * WORKER_UDP_RX_BUF;
 		w->rx_iov[i].iov_len = WORKER_UDP_RX_BUF;
 	}
-	for (unsigned i = 0; i < UDP_TX_PORTS; i++) {
-		/* Workers are set up one after the other by the main thread. */
-		w->udp_tx[i] = udp_tx_open(c->family, c->local, &w->sh->udp_sports[i], c->remote,
-					   c->udp_port, WORKER_SEND_TIMEOUT_MS);
-		if (w->udp_tx[i] < 0)
-			return w->udp_tx[i];
+	/* The first worker picks UDP_TX_PORTS consecutive ports of the ephemeral range, the same
+	 * for every worker (workers are set up one after the other by the main thread). An
+	 * ephemeral bind would not do: with SO_REUSEPORT the kernel may hand out one port to all
+	 * of them, and every flow would look alike to the peer. */
+	for (unsigned attempt = 0; attempt < 64; attempt++) {
+		bool first = w->sh->udp_sports[0] == 0;
+		uint16_t base =
+			first ? (uint16_t)(UDP_SPORT_LO +
+					   (getpid() * 61u + attempt * 997u) %
+						   (UDP_SPORT_HI - UDP_SPORT_LO - UDP_TX_PORTS))
+			      : w->sh->udp_sports[0];
+		unsigned i;
+
+		for (i = 0; i < UDP_TX_PORTS; i++) {
+			uint16_t port = (uint16_t)(base + i);
+
+			w->udp_tx[i] = udp_tx_open(c->family, c->local, &port, c->remote,
+						   c->udp_port, WORKER_SEND_TIMEOUT_MS);
+			if (w->udp_tx[i] < 0)
+				break;
+			w->sh->udp_sports[i] = port;
+		}
+		if (i == UDP_TX_PORTS)
+			break;
+		rc = w->udp_tx[i];
+		w->udp_tx[i] = -1;
+		while (i > 0) {
+			close(w->udp_tx[--i]);
+			w->udp_tx[i] = -1;
+		}
+		if (!first || rc != -EADDRINUSE)
+			return rc;
+		w->sh->udp_sports[0] = 0;
 	}
+	if (w->udp_tx[0] < 0)
+		return -EADDRINUSE;
 	w->udp_rx = udp_rx_open(c->family, c->local, c->udp_port, w->sh->udp_gro);
-	return w->udp_rx < 0 ? w->udp_rx : 0;
+	if (w->udp_rx < 0)
+		return w->udp_rx;
+	/* Each worker joins the group in turn; the program, the group's, is set again by each
+	 * so that it knows how many sockets there are by the last. */
+	return udp_steer_by_inner_flow(w->udp_rx, c->outer_hlen, w->id + 1);
 }
 
 int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_cfg *rxc,

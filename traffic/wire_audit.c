@@ -144,12 +144,41 @@ static unsigned hist_bucket(unsigned len)
 	return b;
 }
 
+/* Accounts one datagram of a tunnel frame in its direction. */
+static void account_datagram(struct wire_audit *a, const struct wire_frame *f, bool gso,
+			     uint64_t ts_ns)
+{
+	struct wire_dir *d = &a->dir[f->dir];
+	uint64_t seq = 0;
+
+	if (d->frames == 0)
+		d->first_ns = ts_ns;
+	d->last_ns = ts_ns;
+	d->frames++;
+	d->bytes += f->frame_len;
+	d->ip_bytes += f->outer_len;
+	d->hist[hist_bucket(f->frame_len)]++;
+	if (gso)
+		d->gso_datagrams++;
+	if (f->encap == WIRE_ENCAP_GRE_UDP) {
+		d->gre_udp_frames++;
+		if (f->has_sport)
+			d->udp_ports[f->udp_sport / 64] |= 1ull << (f->udp_sport % 64);
+	} else {
+		d->gre_frames++;
+	}
+	if (f->has_gre && (f->gre.flags & GRE_F_SEQ))
+		seq = wire_seq_add(&d->seq, f->gre.seq);
+	if (f->has_inner)
+		account_inner(a, d, f, seq);
+}
+
 int wire_audit_frame(struct wire_audit *a, const uint8_t *p, size_t caplen, size_t len,
 		     uint64_t ts_ns)
 {
 	struct wire_frame f;
-	struct wire_dir *d;
-	uint64_t seq = 0;
+	unsigned violations = 0;
+	bool snapped = false, gso;
 	int rc;
 
 	rc = wire_decode(&a->expect, a->link, p, caplen, len, &f);
@@ -159,9 +188,9 @@ int wire_audit_frame(struct wire_audit *a, const uint8_t *p, size_t caplen, size
 	if (a->frames == 1)
 		a->first_ns = ts_ns;
 	a->last_ns = ts_ns;
-	if (f.snapped)
-		a->snapped_frames++;
 	if (f.encap == WIRE_ENCAP_NONE) {
+		if (f.snapped)
+			a->snapped_frames++;
 		a->other_frames++;
 		return 0;
 	}
@@ -172,28 +201,23 @@ int wire_audit_frame(struct wire_audit *a, const uint8_t *p, size_t caplen, size
 		a->expect.has_peers = true;
 		f.dir = 0;
 	}
-	record_violations(a, f.violations);
-	if (f.dir < 0)
-		return 0;
-	d = &a->dir[f.dir];
-	if (d->frames == 0)
-		d->first_ns = ts_ns;
-	d->last_ns = ts_ns;
-	d->frames++;
-	d->bytes += f.frame_len;
-	d->ip_bytes += f.outer_len;
-	d->hist[hist_bucket(f.frame_len)]++;
-	if (f.encap == WIRE_ENCAP_GRE_UDP) {
-		d->gre_udp_frames++;
-		if (f.has_sport)
-			d->udp_ports[f.udp_sport / 64] |= 1ull << (f.udp_sport % 64);
-	} else {
-		d->gre_frames++;
+	gso = f.next != 0;
+	if (f.dir >= 0) {
+		a->dir[f.dir].gso_frames += gso;
+		a->dir[f.dir].udp_csum_offloaded += f.udp_csum_offloaded;
 	}
-	if (f.has_gre && (f.gre.flags & GRE_F_SEQ))
-		seq = wire_seq_add(&d->seq, f.gre.seq);
-	if (f.has_inner)
-		account_inner(a, d, &f, seq);
+	/* A GSO super-frame's datagrams are one captured frame: its number, its violations. */
+	for (;;) {
+		violations |= f.violations;
+		snapped |= f.snapped;
+		if (f.dir >= 0)
+			account_datagram(a, &f, gso, ts_ns);
+		if (!f.next || wire_decode_next(&a->expect, p, caplen, len, &f, &f) < 0)
+			break;
+	}
+	if (snapped)
+		a->snapped_frames++;
+	record_violations(a, violations);
 	return 0;
 }
 

@@ -27,10 +27,14 @@ enum {
 /* Upper bound (inclusive) of each frame size bucket, in bytes; the last one is UINT32_MAX. */
 extern const uint32_t wire_hist_max[WIRE_HIST_BUCKETS];
 
+/* Per direction, a GSO super-frame counts as the datagrams it carries (wire_decode.h). */
 struct wire_dir {
 	uint64_t frames, bytes; /* frames and their length on the link */
 	uint64_t ip_bytes;	/* outer IP packets */
 	uint64_t gre_frames, gre_udp_frames;
+	uint64_t gso_frames;	     /* captured frames that carried several datagrams */
+	uint64_t gso_datagrams;	     /* the datagrams those carried, counted in frames */
+	uint64_t udp_csum_offloaded; /* captured frames whose UDP checksum was left to offload */
 	uint64_t inner_frames, inner_bytes; /* frames whose inner packet was read, and its bytes */
 	uint64_t overhead_bytes;	    /* outer IP length minus inner length, same frames */
 	uint64_t hist[WIRE_HIST_BUCKETS];
@@ -85,7 +89,8 @@ int wire_audit_init(struct wire_audit *a, const struct wire_expect *e, int link)
 void wire_audit_fini(struct wire_audit *a);
 
 /*
- * Accounts one frame (caplen of len bytes captured at ts_ns). Returns 0, or
+ * Accounts one frame (caplen of len bytes captured at ts_ns): each datagram of a GSO
+ * super-frame in its direction, its violations once, under its frame number. Returns 0, or
  * -EPROTONOSUPPORT if the link type is not one the decoder reads.
  */
 int wire_audit_frame(struct wire_audit *a, const uint8_t *p, size_t caplen, size_t len,

@@ -1,6 +1,7 @@
 /*
  * Frame decoding for the wire audit (see wire_decode.h): Ethernet/SLL/raw link headers,
- * outer IPv4 (RFC 791) and IPv6 (RFC 8200), GRE (RFC 2784, RFC 2890), GRE-in-UDP (RFC 8086).
+ * outer IPv4 (RFC 791) and IPv6 (RFC 8200), GRE (RFC 2784, RFC 2890), GRE-in-UDP (RFC 8086)
+ * with its GSO super-frames split into datagrams.
  * Every length is checked before it is read; a frame the capture cut short (snapped) is told
  * apart from one that was short on the wire (truncated).
  */
@@ -383,10 +384,59 @@ static void want_check(enum wire_want w, bool present, enum wire_violation absen
 		f->violations |= 1u << unexpected;
 }
 
-/* Reads the GRE header and its payload in g (the GRE packet, as long as IP or UDP says). */
-static void gre_decode(const struct wire_expect *e, const struct span *g, struct wire_frame *f)
+/* The inner packet's total length by its header, if it can be read and fits in in; else 0. */
+static size_t inner_tot(const struct span *in, uint16_t proto)
+{
+	size_t tot;
+
+	if (proto == GRE_PROTO_IPV4 && need(in, IPV4_HLEN) == NEED_OK && in->p[0] >> 4 == 4)
+		tot = load_be16(in->p + 2);
+	else if (proto == GRE_PROTO_IPV6 && need(in, IPV6_HLEN) == NEED_OK && in->p[0] >> 4 == 6)
+		tot = IPV6_HLEN + (size_t)load_be16(in->p + 4);
+	else
+		return 0;
+	/* Below a header, the next packet could start inside this one's: no progress. */
+	return tot >= IPV4_HLEN && tot <= in->len ? tot : 0;
+}
+
+/*
+ * GRE-in-UDP: the length of the GRE packet at the head of g (its header hl long, read into
+ * f->gre) when another GRE header of the same flags and protocol type follows its inner
+ * packet: a GSO super-frame. Else g->len: what follows the inner packet is then the GRE
+ * payload's, as in any GRE packet. The protocol type must match too, or a payload padded with
+ * zeros would read as a GRE header without options.
+ */
+static size_t gso_len(const struct span *g, size_t hl, struct wire_frame *f)
+{
+	struct span in = span_sub(g, hl, g->len - hl), rest;
+	struct gre_info next;
+	size_t tot = inner_tot(&in, f->gre.proto), end = hl + tot;
+	int nhl;
+
+	if (!tot || end >= g->len)
+		return g->len;
+	rest = span_sub(g, end, g->len - end);
+	nhl = gre_parse(rest.p, rest.cap, &next);
+	if (nhl == -ENODATA && need(&rest, gre_hlen(f->gre.flags)) == NEED_SNAPPED) {
+		/* The capture ends where the next header would be: the rest cannot be told. */
+		f->snapped = true;
+		return g->len;
+	}
+	if (nhl < 0 || next.flags != f->gre.flags || next.proto != f->gre.proto)
+		return g->len;
+	return end;
+}
+
+/*
+ * Reads the GRE header and its payload in g (as long as IP or UDP says); with gso, g may hold
+ * several GRE packets (gso_len). Returns the length of the GRE packet read: g->len but for
+ * the first of several.
+ */
+static size_t gre_decode(const struct wire_expect *e, const struct span *g, bool gso,
+			 struct wire_frame *f)
 {
 	struct span payload;
+	size_t glen = g->len;
 	int hl;
 
 	hl = gre_parse(g->p, g->cap, &f->gre);
@@ -399,11 +449,11 @@ static void gre_decode(const struct wire_expect *e, const struct span *g, struct
 					((load_be16(g->p) & GRE_BIT_K) ? GRE_F_KEY : 0) |
 					((load_be16(g->p) & GRE_BIT_S) ? GRE_F_SEQ : 0));
 		short_frame(f, need(g, want));
-		return;
+		return glen;
 	}
 	if (hl < 0) {
 		f->violations |= 1u << WIRE_V_BAD_GRE;
-		return;
+		return glen;
 	}
 	f->has_gre = true;
 	want_check(e->key, f->gre.flags & GRE_F_KEY, WIRE_V_NO_KEY, WIRE_V_BAD_KEY, f);
@@ -411,18 +461,22 @@ static void gre_decode(const struct wire_expect *e, const struct span *g, struct
 		f->violations |= 1u << WIRE_V_BAD_KEY;
 	want_check(e->seq, f->gre.flags & GRE_F_SEQ, WIRE_V_NO_SEQ, WIRE_V_UNEXPECTED_SEQ, f);
 	want_check(e->csum, f->gre.flags & GRE_F_CSUM, WIRE_V_NO_CSUM, WIRE_V_UNEXPECTED_CSUM, f);
+	if (gso)
+		glen = gso_len(g, (size_t)hl, f);
+	/* A GSO segment's checksum covers that segment only, as the sender computed it. */
 	if (f->gre.flags & GRE_F_CSUM) {
-		if (g->cap < g->len)
+		if (g->cap < glen)
 			f->snapped = true;
-		else if (!gre_csum_ok(g->p, g->len))
+		else if (!gre_csum_ok(g->p, glen))
 			f->violations |= 1u << WIRE_V_BAD_CSUM;
 	}
 	if (f->gre.proto != GRE_PROTO_IPV4 && f->gre.proto != GRE_PROTO_IPV6) {
 		f->violations |= 1u << WIRE_V_BAD_PROTO;
-		return;
+		return glen;
 	}
-	payload = span_sub(g, (size_t)hl, g->len - (size_t)hl);
+	payload = span_sub(g, (size_t)hl, glen - (size_t)hl);
 	inner_parse(e, &payload, f->gre.proto, f);
+	return glen;
 }
 
 /* GRE-in-UDP: checks the UDP header of u (the outer payload) and returns the GRE span. */
@@ -443,13 +497,25 @@ static bool udp_decode(const struct span *u, struct wire_frame *f, struct span *
 	}
 	/* A zero checksum means none (IPv4), or one allowed by RFC 6935 for tunnels (IPv6). */
 	if (csum != 0) {
-		if (u->cap < ulen) {
-			f->snapped = true;
-		} else {
-			uint32_t sum = inet_pseudo_sum(f->src.family, f->src.bytes, f->dst.bytes,
-						       IPPROTO_UDP_, (uint32_t)ulen);
+		uint32_t sum = inet_pseudo_sum(f->src.family, f->src.bytes, f->dst.bytes,
+					       IPPROTO_UDP_, (uint32_t)ulen);
+		/*
+		 * A sender that leaves the checksum to the device (CHECKSUM_PARTIAL: veth, or
+		 * any NIC with offload) stores the folded pseudo-header sum, not complemented;
+		 * the capture sees it before the device completes it. A right checksum that
+		 * happens to equal it is still right.
+		 */
+		bool partial = (csum ^ inet_csum_fold(sum)) == 0xffff;
 
-			if (inet_csum_fold(inet_csum_add(sum, u->p, ulen)) != 0)
+		if (u->cap < ulen) {
+			if (partial)
+				f->udp_csum_offloaded = true;
+			else
+				f->snapped = true;
+		} else if (inet_csum_fold(inet_csum_add(sum, u->p, ulen)) != 0) {
+			if (partial)
+				f->udp_csum_offloaded = true;
+			else
 				f->violations |= 1u << WIRE_V_BAD_UDP;
 		}
 	}
@@ -475,6 +541,7 @@ static int frame_decode(const struct wire_expect *e, int link, struct span *s,
 {
 	struct span l4, g;
 	struct outer o;
+	size_t glen;
 	int off;
 
 	off = link_skip(link, s, out);
@@ -522,13 +589,23 @@ static int frame_decode(const struct wire_expect *e, int link, struct span *s,
 		out->violations |= 1u << WIRE_V_FRAGMENT;
 		return 0;
 	}
-	if (out->encap == WIRE_ENCAP_GRE_UDP) {
-		if (!udp_decode(&l4, out, &g))
-			return 0;
-	} else {
-		g = l4;
+	if (out->encap == WIRE_ENCAP_GRE) {
+		/* An IP packet carries one GRE packet: what follows its inner packet is its own. */
+		gre_decode(e, &l4, false, out);
+		return 0;
 	}
-	gre_decode(e, &g, out);
+	if (!udp_decode(&l4, out, &g))
+		return 0;
+	glen = gre_decode(e, &g, true, out);
+	if (glen < g.len) {
+		/* The later GRE packets are the later datagrams': this one ends with its own. */
+		out->link_hlen = (unsigned)off;
+		out->outer_hlen = (unsigned)(o.hlen + UDP_HLEN_);
+		out->next = (size_t)off + o.hlen + UDP_HLEN_ + glen;
+		out->next_len = g.len - glen;
+		out->frame_len -= (unsigned)out->next_len;
+		out->outer_len -= (unsigned)out->next_len;
+	}
 	return 0;
 }
 
@@ -551,4 +628,34 @@ int wire_decode(const struct wire_expect *e, int link, const uint8_t *p, size_t 
 		out->dir = -1;
 	}
 	return rc;
+}
+
+int wire_decode_next(const struct wire_expect *e, const uint8_t *p, size_t caplen, size_t len,
+		     const struct wire_frame *prev, struct wire_frame *out)
+{
+	struct span s = { p, caplen < len ? caplen : len, len }, g;
+	struct wire_frame f;
+	size_t glen;
+
+	if (!prev->next || prev->next > len || prev->next_len > len - prev->next)
+		return -EINVAL;
+	memset(&f, 0, sizeof(f));
+	f.encap = prev->encap;
+	f.dir = prev->dir;
+	f.src = prev->src;
+	f.dst = prev->dst;
+	f.has_sport = prev->has_sport;
+	f.udp_sport = prev->udp_sport;
+	f.link_hlen = prev->link_hlen;
+	f.outer_hlen = prev->outer_hlen;
+	g = span_sub(&s, prev->next, prev->next_len);
+	glen = gre_decode(e, &g, true, &f);
+	f.outer_len = f.outer_hlen + (unsigned)glen;
+	f.frame_len = f.link_hlen + f.outer_len;
+	if (glen < g.len) {
+		f.next = prev->next + glen;
+		f.next_len = g.len - glen;
+	}
+	*out = f;
+	return 0;
 }

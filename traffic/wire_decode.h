@@ -83,16 +83,29 @@ struct wire_flow_key {
 	uint8_t src[16], dst[16];
 };
 
+/*
+ * One decoded datagram. A captured frame is one datagram, except a GSO super-frame of
+ * GRE-in-UDP: a UDP payload of several GRE packets back to back, as one UDP_SEGMENT send hands
+ * them to a device that segments (a veth pair carries it whole). wire_decode then describes
+ * the first GRE packet and sets next; wire_decode_next the following ones. Each is described
+ * as the datagram a segmenting NIC would have sent: the frame's link, outer IP and UDP headers
+ * followed by that GRE packet alone.
+ */
 struct wire_frame {
 	unsigned violations;	 /* bit (1u << enum wire_violation) per violation; 0 if not GRE */
 	enum wire_encap encap;	 /* what the frame turned out to be, as far as it was read */
 	bool snapped;		 /* the capture kept less than the frame: later checks skipped */
 	int dir;		 /* 0: local to remote, 1: remote to local, -1: neither / unknown */
-	unsigned frame_len;	 /* on the link, as captured (link header included) */
-	unsigned outer_len;	 /* outer IP packet, header included */
+	unsigned frame_len;	 /* on the link, link header included; of this datagram alone */
+	unsigned outer_len;	 /* outer IP packet, header included; of this datagram alone */
 	struct netaddr src, dst; /* family 0: the outer addresses were not read */
 	bool has_sport;		 /* GRE-in-UDP with its UDP header read (not a later fragment) */
 	uint16_t udp_sport;	 /* the outer source port: the flow entropy */
+	bool udp_csum_offloaded; /* the UDP checksum is the pseudo-header sum: left to offload */
+	size_t next;		 /* GSO super-frame: offset of the next GRE packet; 0: none */
+	size_t next_len;	 /* from next to the end of the UDP payload */
+	unsigned link_hlen;	 /* set with next: the link header's length */
+	unsigned outer_hlen;	 /* set with next: outer IP and extension headers, UDP header */
 	bool has_gre;		 /* the GRE header was read: gre is valid */
 	struct gre_info gre;
 	bool has_inner; /* inner is a well-formed IP packet: inner_len and flow are valid */
@@ -115,11 +128,26 @@ void wire_expect_init(struct wire_expect *e);
  * of it says GRE: IP protocol 47, UDP to e->udp_port, or an outer fragment of either; only
  * then can it have violations, and be judged against the peers when its addresses were read.
  * Anything else, also a frame whose protocol cannot be read, is WIRE_ENCAP_NONE with no
- * violations. Pure. Returns 0 with *out filled, or -EPROTONOSUPPORT for a link type it does
- * not read.
+ * violations. A GRE-in-UDP frame whose GRE packet (header and inner packet by its length)
+ * ends before the UDP payload does, followed by another GRE header of the same flags and
+ * protocol type, is a GSO super-frame: out describes its first datagram and out->next is set
+ * (see struct wire_frame). A UDP checksum equal to the pseudo-header sum (what a sender that
+ * leaves the checksum to the device stores, CHECKSUM_PARTIAL) sets udp_csum_offloaded, not
+ * bad_udp. Pure. Returns 0 with *out filled, or -EPROTONOSUPPORT for a link type it does not
+ * read.
  */
 int wire_decode(const struct wire_expect *e, int link, const uint8_t *p, size_t caplen, size_t len,
 		struct wire_frame *out);
+
+/*
+ * Decodes the datagram at prev->next of the frame prev came from (p, caplen and len as given
+ * to wire_decode): a GSO super-frame's next GRE packet, checked as wire_decode checks one, with
+ * the outer headers, direction and source port of prev. Only the GRE packet's violations are
+ * set; those of the outer headers were prev's. out may be prev. Pure. Returns 0 with *out
+ * filled, or -EINVAL if prev has no next datagram in a frame of len bytes.
+ */
+int wire_decode_next(const struct wire_expect *e, const uint8_t *p, size_t caplen, size_t len,
+		     const struct wire_frame *prev, struct wire_frame *out);
 
 /* The name of a violation as in the JSON ("bad_key"), or "?" */
 const char *wire_violation_name(enum wire_violation v);

@@ -122,6 +122,9 @@ static json_t *dir_json(const struct wire_audit *a, int dir)
 	jout_u64(o, "ip_bytes", d->ip_bytes);
 	jout_u64(o, "gre_frames", d->gre_frames);
 	jout_u64(o, "gre_udp_frames", d->gre_udp_frames);
+	jout_u64(o, "gso_frames", d->gso_frames);
+	jout_u64(o, "gso_datagrams", d->gso_datagrams);
+	jout_u64(o, "udp_csum_offloaded", d->udp_csum_offloaded);
 	jout_u64(o, "inner_frames", d->inner_frames);
 	jout_u64(o, "inner_bytes", d->inner_bytes);
 	jout_u64(o, "overhead_bytes", d->overhead_bytes);
@@ -404,6 +407,13 @@ static void dir_text(FILE *f, const json_t *d)
 	if (u(d, "gre_udp_frames"))
 		fprintf(f, "; GRE-in-UDP %llu", (unsigned long long)u(d, "gre_udp_frames"));
 	fprintf(f, "\n");
+	if (u(d, "gso_frames") || u(d, "udp_csum_offloaded"))
+		fprintf(f,
+			"  offload: %llu GSO frames split into %llu of those frames; %llu UDP "
+			"checksums left to the device\n",
+			(unsigned long long)u(d, "gso_frames"),
+			(unsigned long long)u(d, "gso_datagrams"),
+			(unsigned long long)u(d, "udp_csum_offloaded"));
 	if (u(seq, "frames"))
 		fprintf(f,
 			"  seq: %llu numbered, %llu missing in %llu gaps, %llu reordered (%llu "

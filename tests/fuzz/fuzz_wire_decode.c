@@ -1,7 +1,8 @@
 /*
  * libFuzzer harness for the wire audit's decoder: the first input byte picks the link type
  * and which checks are asked for, the rest is a frame. Whatever it is, the decoder must keep
- * inside it, and the audit must account it without crashing.
+ * inside it, also through the datagrams of a GSO super-frame, and the audit must account it
+ * without crashing.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,10 +37,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	caplen = data[0] & 0x80 ? (size - 1) / 2 : size - 1;
 	if (wire_decode(&e, links[data[0] & 7], data + 1, caplen, size - 1, &f) < 0)
 		abort();
-	if (f.violations >> WIRE_V_MAX || f.outer_len > size - 1 || f.frame_len != size - 1)
+	if (f.violations >> WIRE_V_MAX || f.outer_len > size - 1 || f.frame_len > size - 1)
 		abort();
-	if (f.has_inner && (f.inner_len > f.outer_len || !f.has_gre))
+	if (!f.next && f.frame_len != size - 1)
 		abort();
+	/* A GSO super-frame: each datagram must lie inside the frame, each one further on. */
+	for (size_t at = 0;;) {
+		if (f.has_inner && (f.inner_len > f.outer_len || !f.has_gre))
+			abort();
+		if (!f.next)
+			break;
+		if (f.encap != WIRE_ENCAP_GRE_UDP || f.next <= at || f.next_len == 0 ||
+		    f.next + f.next_len > size - 1)
+			abort();
+		at = f.next;
+		if (wire_decode_next(&e, data + 1, caplen, size - 1, &f, &f) < 0)
+			abort();
+		if (f.violations >> WIRE_V_MAX || f.frame_len != f.link_hlen + f.outer_len)
+			abort();
+	}
 	if (!ready) {
 		if (wire_audit_init(&audit, &e, WIRE_LINK_ETHER) < 0)
 			abort();

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Injects crafted GRE packets for the namespace tests, from a raw IPv4 socket.
 
-  gre_inject.py --src A --dst B --kind KIND --count N [--key K] [--seq]
+  gre_inject.py --src A --dst B --kind KIND --count N [--key K] [--seq] [--csum] [--udp PORT]
 
 Each KIND is one defect, named after the drop reason gregw must count it under:
   good          a well-formed packet (with --key/--seq/--csum as the receiver expects)
@@ -17,6 +17,8 @@ Each KIND is one defect, named after the drop reason gregw must count it under:
   truncated     the packet ends inside the GRE options
 The kernel fills the outer IP checksum and length (IP_HDRINCL), so outer defects are left to
 the unit tests. The inner packet is UDP 198.18.1.77:9 -> 198.18.3.77:9 and goes nowhere.
+With --udp PORT the GRE packet travels in UDP from port 50000 to PORT (GRE-in-UDP, RFC 8086),
+without a UDP checksum (allowed over IPv4).
 """
 import argparse
 import socket
@@ -88,12 +90,15 @@ def main():
     ap.add_argument("--key", type=int)
     ap.add_argument("--seq", action="store_true")
     ap.add_argument("--csum", action="store_true")
+    ap.add_argument("--udp", type=int, metavar="PORT")
     args = ap.parse_args()
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
     src = args.spoof if args.kind == "unknown_peer" else args.src
     for n in range(args.count):
-        body = gre(args.kind, args.key, args.seq, args.csum, n)
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(body), 0, 0x4000, 64, 47, 0,
+        body, proto = gre(args.kind, args.key, args.seq, args.csum, n), 47
+        if args.udp:
+            body, proto = struct.pack("!HHHH", 50000, args.udp, 8 + len(body), 0) + body, 17
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(body), 0, 0x4000, 64, proto, 0,
                          socket.inet_aton(src), socket.inet_aton(args.dst))
         s.sendto(ip + body, (args.dst, 0))
 

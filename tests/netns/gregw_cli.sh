@@ -13,7 +13,7 @@ new_prefix P tbcli
 printf '%s\n' "[host a]" "[host b]" "[link l]" "a = a" "b = b" "mtu = 1400" \
 	"a.addr = 198.18.0.1/24" "b.addr = 198.18.0.2/24" >"$TMP/pair.topo"
 "$TOPO" up "$TMP/pair.topo" --prefix "$P" >/dev/null
-run() { ip netns exec "$P-a" "$GREGW" --ctl "$TMP/cli.sock" "$@"; }
+run() { ip netns exec "$P-a" "$GREGW" --ctl "$TMP/cli.sock" "${GW_MODE_ARGS[@]}" "$@"; }
 
 expect_refusal "no remote" 2 "^gregw: missing --remote ADDR" run
 expect_refusal "bad remote" 2 "^gregw: bad value '198.18.0.300' for --remote: expected an IPv4 or IPv6 address$" run --remote 198.18.0.300
@@ -21,6 +21,8 @@ expect_refusal "remote outside the ranges" 2 "^gregw: bad value '10.0.0.2' for -
 expect_refusal "bad key" 2 "^gregw: bad value '4294967296' for --key: expected 0 to 4294967295$" run --remote 198.18.0.2 --key 4294967296
 expect_refusal "bad workers" 2 "^gregw: bad value '0' for --workers: expected 1 to 64$" run --remote 198.18.0.2 --workers 0
 expect_refusal "bad cpus" 2 "^gregw: bad value '2-1' for --cpus" run --remote 198.18.0.2 --cpus 2-1
+expect_refusal "bad encap" 2 "^gregw: bad value 'udp' for --encap: expected gre or gre-udp$" run --remote 198.18.0.2 --encap udp
+expect_refusal "bad offload" 2 "^gregw: bad value 'yes' for --offload: expected on or off$" run --remote 198.18.0.2 --offload yes
 expect_refusal "bad mtu" 2 "^gregw: bad value '67' for --mtu: expected 68 to 65535$" run --remote 198.18.0.2 --mtu 67
 expect_refusal "addr without length" 2 "^gregw: bad value '198.19.0.1' for --addr: expected ADDR/LEN$" run --remote 198.18.0.2 --addr 198.19.0.1
 expect_refusal "addr6 of the wrong family" 2 "^gregw: bad value '198.19.0.1/24' for --addr6: expected an IPv6 prefix$" run --remote 198.18.0.2 --addr6 198.19.0.1/24
@@ -39,7 +41,7 @@ expect_refusal "bad value in a file" 2 "^gregw: $TMP/bad2.conf:2: bad value 'may
 expect_refusal "missing file" 2 "^gregw: $TMP/none.conf: cannot open: No such file or directory$" run --config "$TMP/none.conf"
 
 # In the namespace: the path MTU is 1400, so the tunnel gets 1376 and no more.
-expect_refusal "mtu above the path" 1 "^gregw: --mtu 1390 does not fit: the path MTU 1400 towards the peer leaves 1376 for the tunnel \\(24 bytes of encapsulation\\)$" run --remote 198.18.0.2 --mtu 1390
+expect_refusal "mtu above the path" 1 "^gregw: --mtu 1390 does not fit: the path MTU 1400 towards the peer leaves $((1376 - GW_UDP)) for the tunnel \\($((24 + GW_UDP)) bytes of encapsulation\\)$" run --remote 198.18.0.2 --mtu 1390
 expect_refusal "no route to the peer" 1 "^gregw: no route to --remote 198.19.9.9" run --remote 198.19.9.9
 
 # A config file: the same gateway as its options, command line overriding.
@@ -47,7 +49,7 @@ printf '%s\n' "; gregw on P-a" "remote = 198.18.0.2" "addr = 198.19.0.1/24" "key
 	"workers = 1" "route = 198.18.5.0/24" "route = 198.18.6.0/24" >"$TMP/a.conf"
 gw_start conf "$P-a" --config "$TMP/a.conf" --key 13
 s=$(gw_stats conf)
-expect_eq "config file and override" "$(json_get "$s" '(d["config"]["key"], d["config"]["seq"], d["config"]["workers"], d["config"]["mtu"], d["config"]["addr"])')" "(13, True, 1, 1368, '198.19.0.1/24')"
+expect_eq "config file and override" "$(json_get "$s" '(d["config"]["key"], d["config"]["seq"], d["config"]["workers"], d["config"]["mtu"], d["config"]["addr"])')" "(13, True, 1, $((1368 - GW_UDP)), '198.19.0.1/24')"
 expect_eq "routes from the file" "$(ip -n "$P-a" route show dev gre0 proto static | awk '{print $1}' | tr '\n' ' ')" "198.18.5.0/24 198.18.6.0/24 "
 
 # What is taken cannot be taken twice.

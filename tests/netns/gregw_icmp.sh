@@ -8,19 +8,21 @@
 source "$(dirname "$0")/gregw_lib.sh"
 gregw_test_init
 new_prefix P tbicmp
+MTU=$((1476 - GW_UDP))
 
 "$TOPO" up ras --prefix "$P" >/dev/null
 gw_pair4 "$P" --mss-clamp
 
-# gre0 takes 1500 bytes, the tunnel carries 1476: the excess must be refused with ICMP.
+# gre0 takes 1500 bytes, the tunnel carries 1476 (1468 over UDP): the excess must be refused
+# with ICMP.
 ip -n "$P-gwa" link set gre0 mtu 1500
 out=$(ip netns exec "$P-client" ping -c 1 -W 2 -M "do" -s 1472 198.18.3.2 2>&1 || true)
-expect_match "the client hears 'fragmentation needed' from gregw" "$out" "198.19.0.1.*(Frag needed|mtu ?= ?1476)"
+expect_match "the client hears 'fragmentation needed' from gregw" "$out" "198.19.0.1.*(Frag needed|mtu ?= ?$MTU)"
 a=$(gw_stats gwa)
 expect_eq "gwa: one too big" "$(json_get "$a" 'd["total"]["drops"]["tx_too_big"]')" "1"
 expect_eq "gwa: one ICMP sent" "$(json_get "$a" 'd["total"]["icmp_sent"]')" "1"
-expect_match "client learned the tunnel MTU" "$(ip -n "$P-client" route get 198.18.3.2)" "mtu 1476"
-ip netns exec "$P-client" ping -c 2 -i 0.1 -W 2 -M "do" -s 1448 198.18.3.2 >/dev/null || fail "ping within the tunnel MTU"
+expect_match "client learned the tunnel MTU" "$(ip -n "$P-client" route get 198.18.3.2)" "mtu $MTU"
+ip netns exec "$P-client" ping -c 2 -i 0.1 -W 2 -M "do" -s $((MTU - 28)) 198.18.3.2 >/dev/null || fail "ping within the tunnel MTU"
 # Without DF the packet is dropped and counted, but no ICMP goes back.
 ip netns exec "$P-client" ip route flush cache
 ip -n "$P-client" route del 198.18.3.0/24
@@ -29,16 +31,16 @@ ip netns exec "$P-client" ping -c 1 -W 1 -M dont -s 1472 198.18.3.2 >/dev/null 2
 a=$(gw_stats gwa)
 expect_eq "gwa: a non-DF packet too big is dropped" "$(json_get "$a" 'd["total"]["drops"]["tx_too_big"]')" "2"
 expect_eq "gwa: still one ICMP" "$(json_get "$a" 'd["total"]["icmp_sent"]')" "1"
-ip -n "$P-gwa" link set gre0 mtu 1476
+ip -n "$P-gwa" link set gre0 mtu "$MTU"
 
-# MSS clamping: the SYN leaves the client with 1460 and reaches the server with 1436.
+# MSS clamping: the SYN leaves the client with 1460 and reaches the server with MTU - 40.
 ip netns exec "$P-server" tcpdump -i lan-b -n -v -U -c 2 -w "$TMP/syn.pcap" 'tcp[tcpflags] & tcp-syn != 0' 2>"$TMP/tcpdump.err" &
 TCPDUMP=$!
 poll 5 grep -q "listening on" "$TMP/tcpdump.err" || die "tcpdump did not start"
 bulk_transfer "$P" 198.18.3.2 1 $((1 << 20))
 wait "$TCPDUMP" || fail "tcpdump did not see the handshake"
 syns=$(tcpdump -r "$TMP/syn.pcap" -n -v 2>/dev/null)
-expect_match "the server sees MSS 1436 in the SYN" "$syns" "198.18.1.2.* > 198.18.3.2.*mss 1436"
+expect_match "the server sees MSS $((MTU - 40)) in the SYN" "$syns" "198.18.1.2.* > 198.18.3.2.*mss $((MTU - 40))"
 expect_match "the server's SYN-ACK leaves with MSS 1460" "$syns" "198.18.3.2.* > 198.18.1.2.*mss 1460"
 b=$(gw_stats gwb)
 a=$(gw_stats gwa)

@@ -19,10 +19,33 @@ GW_MODE_ARGS=(--encap "$GW_ENCAP")
 case $GW_MODE in
 *-nooffload) GW_MODE_ARGS+=(--offload off) ;;
 esac
+# GRE-in-UDP adds a UDP header: every MTU a test expects is this much lower. Captures,
+# tshark and the injector take the transport as well.
+GW_UDP=0
+GW_CAPTURE_FILTER="ip proto 47"
+GW_TSHARK_ARGS=()
+GW_INJECT_ARGS=()
 case $GW_ENCAP in
-gre | gre-udp) ;;
+gre) ;;
+gre-udp)
+	GW_UDP=8
+	GW_CAPTURE_FILTER="udp port 4754"
+	GW_TSHARK_ARGS=(-d "udp.port==4754,gre")
+	GW_INJECT_ARGS=(--udp 4754)
+	;;
 *) die "GREGW_MODE $GW_MODE: expected gre, gre-udp, gre-nooffload or gre-udp-nooffload" ;;
 esac
+
+# Over GRE-in-UDP with offloads, gregw hands the kernel a superpacket's datagrams in one
+# UDP_SEGMENT send, and veth carries them as one frame to the peer's socket. A capture on the
+# link would see those frames whole; with UDP segmentation off on both ends of transit the
+# kernel cuts them first, as a NIC without USO would, and captures see datagrams.
+gw_transit_datagrams() { # prefix
+	if [ "$GW_ENCAP" = gre-udp ]; then
+		ip netns exec "$1-gwa" ethtool -K transit tx-udp-segmentation off >/dev/null
+		ip netns exec "$1-gwb" ethtool -K transit tx-udp-segmentation off >/dev/null
+	fi
+}
 
 # gw_start NAME NETNS args...: gregw in NETNS, stdout (its JSON) to $TMP/NAME.out.
 gw_start() {

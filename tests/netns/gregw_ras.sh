@@ -19,7 +19,7 @@ poll 5 grep -q "listening on" "$TMP/tcpdump.err" || die "tcpdump did not start"
 gw_pair4 "$P" --key 7 --seq --csum --workers 2
 expect_eq "gwa route into the tunnel" "$(json_get "$(ip -n "$P-gwa" -j route show 198.18.3.0/24)" 'd[0]["dev"]')" "gre0"
 link=$(ip -n "$P-gwa" -j link show dev gre0)
-expect_eq "gre0 mtu: 1500 - 20 - 16" "$(json_get "$link" 'd[0]["mtu"]')" "1464"
+expect_eq "gre0 mtu: 1500 - 20 - 16 ($GW_ENCAP)" "$(json_get "$link" 'd[0]["mtu"]')" "$((1464 - GW_UDP))"
 expect_eq "gre0 is up" "$(json_get "$link" '"UP" in d[0]["flags"]')" "True"
 
 ip netns exec "$P-client" ping -c 5 -i 0.1 -W 2 198.18.3.2 >/dev/null || fail "ping client -> server through the tunnel"

@@ -11,20 +11,21 @@ new_prefix P tbgw6
 "$TOPO" up ras6 --prefix "$P" >/dev/null
 gw_start gwa "$P-gwa" --remote 2001:2::2 --addr6 2001:2:0:ff::1/64 --route 2001:2:0:3::/64 --key 9 --workers 2
 gw_start gwb "$P-gwb" --remote 2001:2::1 --addr6 2001:2:0:ff::2/64 --route 2001:2:0:1::/64 --key 9 --workers 2
-expect_eq "gre0 mtu: 1500 - 40 - 8" "$(json_get "$(ip -n "$P-gwa" -j link show dev gre0)" 'd[0]["mtu"]')" "1452"
+MTU=$((1452 - GW_UDP))
+expect_eq "gre0 mtu: 1500 - 40 - 8 ($GW_ENCAP)" "$(json_get "$(ip -n "$P-gwa" -j link show dev gre0)" 'd[0]["mtu"]')" "$MTU"
 ip netns exec "$P-client" ping -6 -c 5 -i 0.1 -W 2 2001:2:0:3::2 >/dev/null || fail "ping6 client -> server through the tunnel"
 ip netns exec "$P-server" ping -6 -c 5 -i 0.1 -W 2 2001:2:0:1::2 >/dev/null || fail "ping6 server -> client through the tunnel"
 ip netns exec "$P-client" ping -6 -c 2 -i 0.1 -W 2 2001:2:0:ff::2 >/dev/null || fail "ping6 client -> gwb's tunnel address"
-# Let gre0 take 1500-byte packets although the tunnel carries 1452: gregw answers with PTB.
+# Let gre0 take 1500-byte packets although the tunnel carries less: gregw answers with PTB.
 ip -n "$P-gwa" link set gre0 mtu 1500
-out=$(ip netns exec "$P-client" ping -6 -c 1 -W 2 -M "do" -s 1452 2001:2:0:3::2 2>&1 || true)
-expect_match "the client hears packet too big from gregw" "$out" "From 2001:2:0:ff::1.*Packet too big: mtu=1452"
+out=$(ip netns exec "$P-client" ping -6 -c 1 -W 2 -M "do" -s "$MTU" 2001:2:0:3::2 2>&1 || true)
+expect_match "the client hears packet too big from gregw" "$out" "From 2001:2:0:ff::1.*Packet too big: mtu=$MTU"
 a=$(gw_stats gwa)
 expect_eq "gwa: too big, counted" "$(json_get "$a" 'd["total"]["drops"]["tx_too_big"]')" "1"
 expect_eq "gwa: packet too big sent" "$(json_get "$a" 'd["total"]["icmp_sent"]')" "1"
-expect_match "client learned the tunnel MTU" "$(ip -n "$P-client" -6 route get 2001:2:0:3::2)" "mtu 1452"
-ip netns exec "$P-client" ping -6 -c 2 -i 0.1 -W 2 -s 1404 2001:2:0:3::2 >/dev/null || fail "ping6 within the learned MTU"
-ip -n "$P-gwa" link set gre0 mtu 1452
+expect_match "client learned the tunnel MTU" "$(ip -n "$P-client" -6 route get 2001:2:0:3::2)" "mtu $MTU"
+ip netns exec "$P-client" ping -6 -c 2 -i 0.1 -W 2 -s $((MTU - 48)) 2001:2:0:3::2 >/dev/null || fail "ping6 within the learned MTU"
+ip -n "$P-gwa" link set gre0 mtu "$MTU"
 
 bulk_transfer "$P" 2001:2:0:3::2 4 $((40 << 20))
 b=$(gw_stats gwb)

@@ -14,15 +14,16 @@ MB=$((1 << 20))
 command -v tshark >/dev/null || die "tshark is not installed (scripts/bootstrap installs it)"
 
 "$TOPO" up ras --prefix "$P" >/dev/null
+gw_transit_datagrams "$P"
 gw_pair4 "$P" --key 7 --seq --csum --workers 2
 
 # 1. A clean transfer, captured on gwb's transit, decoded by tshark.
-ip netns exec "$P-gwb" dumpcap -q -i transit -f "ip proto 47" -c 3000 -w "$TMP/gre.pcapng" 2>"$TMP/dumpcap.err" &
+ip netns exec "$P-gwb" dumpcap -q -i transit -f "$GW_CAPTURE_FILTER" -c 3000 -w "$TMP/gre.pcapng" 2>"$TMP/dumpcap.err" &
 DUMPCAP=$!
 poll 10 grep -q "Capturing on" "$TMP/dumpcap.err" || die "dumpcap did not start: $(cat "$TMP/dumpcap.err")"
 bulk_transfer "$P" 198.18.3.2 2 $((20 * MB))
 wait "$DUMPCAP" || fail "dumpcap failed: $(cat "$TMP/dumpcap.err")"
-tshark -r "$TMP/gre.pcapng" -T fields -E separator=/t \
+tshark "${GW_TSHARK_ARGS[@]}" -r "$TMP/gre.pcapng" -T fields -E separator=/t \
 	-e gre.key -e gre.sequence_number -e gre.checksum.status -e gre.proto -e ip.version \
 	>"$TMP/gre.fields" 2>/dev/null
 frames=$(wc -l <"$TMP/gre.fields")
@@ -53,11 +54,11 @@ ip netns exec "$P-client" python3 "$HERE/bulk.py" client --connect 198.18.3.2 --
 cpid=$!
 for k in "${kinds[@]}"; do
 	ip netns exec "$P-gwa" python3 "$HERE/gre_inject.py" --src 198.18.0.1 --dst 198.18.0.2 \
-		--key 7 --seq --csum --kind "$k" --count 50 || fail "injecting $k"
+		--key 7 --seq --csum "${GW_INJECT_ARGS[@]}" --kind "$k" --count 50 || fail "injecting $k"
 done
 # Well-formed GRE from the peer's address is accepted: its UDP goes nowhere, harmlessly.
 ip netns exec "$P-gwa" python3 "$HERE/gre_inject.py" --src 198.18.0.1 --dst 198.18.0.2 \
-	--key 7 --seq --csum --kind good --count 50 || fail "injecting good packets"
+	--key 7 --seq --csum "${GW_INJECT_ARGS[@]}" --kind good --count 50 || fail "injecting good packets"
 wait "$cpid" || fail "bulk client failed during injection"
 wait "$spid" || fail "bulk server failed during injection"
 expect_eq "transfer during injection: hashes equal" "$(tail -1 "$TMP/bulk-client.out")" "$(tail -1 "$TMP/bulk-server.out")"

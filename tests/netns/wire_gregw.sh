@@ -20,6 +20,7 @@ A=198.18.0.1
 B=198.18.0.2
 
 "$TOPO" up ras --prefix "$P" >/dev/null
+gw_transit_datagrams "$P"
 gw_pair4 "$P" --key 7 --seq --csum
 MTU=$(json_get "$(gw_stats gwa)" 'd["config"]["mtu"]')
 tr_server "$P-server" 9400
@@ -67,6 +68,9 @@ delta() { # before after key
 }
 expect_eq "the capture lost nothing" "$(json_get "$W" 'd["source"]["capture_dropped"]')" "0"
 expect_eq "a clean run: nothing flagged" "$(json_get "$W" '(d["clean"], d["violation_frames"], d["snapped_frames"])')" "(True, 0, 0)"
+if [ "$(json_get "$W" 'd["violation_frames"]')" != 0 ]; then
+	log "violations: $(json_get "$W" '{k: v for k, v in d["violations"].items() if v["count"]}')"
+fi
 expect_eq "frames gwa -> gwb: wire = gwa sent" "$(json_get "$W" 'd["directions"][0]["frames"]')" "$(delta "$a0" "$a1" wire_tx_packets)"
 expect_eq "frames gwa -> gwb: wire = gwb received" "$(json_get "$W" 'd["directions"][0]["frames"]')" "$(delta "$b0" "$b1" wire_rx_packets)"
 expect_eq "frames gwb -> gwa: wire = gwb sent" "$(json_get "$W" 'd["directions"][1]["frames"]')" "$(delta "$b0" "$b1" wire_tx_packets)"
@@ -88,7 +92,7 @@ expect_eq "the generator's four sessions lead the top flows" "$(json_get "$W" 's
 log "wire: $(json_get "$W" '{k: d["directions"][0][k] for k in ("frames", "inner_bytes", "overhead_pct")} | {"seq_reordered": d["directions"][0]["seq"]["reordered"]} | d["directions"][0]["tcp"]')"
 
 # tshark, an independent decoder, reads the capture tunbed-wire wrote.
-ts_count() { tshark -r "$TMP/clean.pcap" -Y "$1" 2>/dev/null | wc -l; }
+ts_count() { tshark "${GW_TSHARK_ARGS[@]}" -r "$TMP/clean.pcap" -Y "$1" 2>/dev/null | wc -l; }
 expect_eq "tshark: GRE frames gwa -> gwb" "$(ts_count "gre && ip.src == $A && ip.dst == $B")" "$(json_get "$W" 'd["directions"][0]["frames"]')"
 expect_eq "tshark: GRE frames gwb -> gwa" "$(ts_count "gre && ip.src == $B && ip.dst == $A")" "$(json_get "$W" 'd["directions"][1]["frames"]')"
 expect_eq "tshark: no frame with another key, a bad checksum or malformed" "$(ts_count "gre.key != 7 || gre.checksum.status == 0 || _ws.malformed")" "0"
@@ -102,7 +106,7 @@ declare -A KIND=([bad_key]=bad_key [bad_csum]=bad_csum [no_seq]=no_seq [no_csum]
 	[bad_flags]=bad_gre [unknown_peer]=bad_peer)
 for kind in "${!KIND[@]}"; do
 	ip netns exec "$P-gwb" python3 "$HERE/gre_inject.py" --src $B --dst $A --kind "$kind" \
-		--key 7 --seq --csum --count 20 || die "gre_inject.py $kind failed"
+		--key 7 --seq --csum "${GW_INJECT_ARGS[@]}" --count 20 || die "gre_inject.py $kind failed"
 done
 poll 5 settled || fail "gregw counters did not settle"
 wire_stop

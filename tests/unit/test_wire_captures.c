@@ -2,7 +2,8 @@
  * tunbed-wire against crafted captures: frames with known defects are written with libpcap's
  * dump API, tunbed-wire --read --json audits them, and every count must be exact. Also: the
  * pcap it writes with --write audits the same, bad input gives one line and exit 1, -v says
- * what it did, and the live capture's kernel filter lets the tunnel's frames through.
+ * what it did, the live capture's kernel filter lets the tunnel's frames through, and GSO
+ * super-frames with checksums left to offload count as the datagrams they carry.
  * Usage: test_wire_captures PATH-TO-tunbed-wire
  */
 #include <errno.h>
@@ -20,6 +21,10 @@
 /* For WIRE_FILTER_FMT, the live capture's kernel filter: the one the binary compiles. */
 #include "wire_capture.h"
 
+enum {
+	FRAME_MAX = 8192, /* room for a crafted frame, GSO super-frames included */
+};
+
 static const char *wire_bin;
 static char dir[] = "/tmp/test_wire_captures.XXXXXX";
 
@@ -30,6 +35,11 @@ struct frame {
 	bool udp;
 	uint16_t sport, dport;
 	bool bad_udp_csum;
+	bool udp_csum_partial; /* the UDP checksum left to offload: the pseudo-header sum */
+	unsigned segs;	       /* GSO: GRE packets in the frame (0 or 1: one) */
+	size_t last_payload;   /* GSO: the last packet's inner payload (0: as the others) */
+	bool last_bad_key;     /* GSO: the last packet's key is off by one */
+	size_t trailing;       /* zero bytes after the last GRE packet */
 	unsigned gre_flags;
 	uint32_t key, seq;
 	uint16_t gre_proto;   /* 0: the inner family's */
@@ -57,7 +67,7 @@ static size_t build(const struct frame *f, int link, uint8_t *out)
 	uint8_t *ip = out + l2, *l4, *g;
 	struct gre_info gi = { .flags = f->gre_flags, .key = f->key, .seq = f->seq };
 
-	memset(out, 0, 2048);
+	memset(out, 0, FRAME_MAX);
 	if (link == 1) {
 		memcpy(out, "\x02\0\0\0\0\x02\x02\0\0\0\0\x01", 12);
 		store_be16(out + 12, f->not_ip ? 0x0806 : f->family == AF_INET6 ? 0x86dd : 0x0800);
@@ -81,6 +91,26 @@ static size_t build(const struct frame *f, int link, uint8_t *out)
 	if (f->bad_gre_csum)
 		g[4] ^= 0x55;
 	l4len = off + ghl + inner_len;
+	/* GSO: the next sequence numbers and TCP segments, as one UDP_SEGMENT send packs them. */
+	for (unsigned i = 1; i < f->segs; i++) {
+		struct gre_info si = gi;
+		struct pkt_spec in = f->inner;
+		uint8_t *s = l4 + l4len;
+		size_t n;
+
+		si.seq = f->seq + i;
+		if (i + 1 == f->segs && f->last_bad_key)
+			si.key++;
+		in.tcp_seq = (uint32_t)(f->inner.tcp_seq + i * f->inner.payload);
+		if (i + 1 == f->segs && f->last_payload)
+			in.payload = f->last_payload;
+		n = (size_t)gre_build(s, 64, &si);
+		n += pkt_build(&in, s + n);
+		if (si.flags & GRE_F_CSUM)
+			gre_csum_fill(s, n);
+		l4len += n;
+	}
+	l4len += f->trailing;
 	if (f->cut)
 		l4len = off + f->cut;
 	if (f->family == AF_INET6) {
@@ -115,6 +145,11 @@ static size_t build(const struct frame *f, int link, uint8_t *out)
 		store_be16(l4 + 2, f->dport ? f->dport : 4754);
 		store_be16(l4 + 4, (uint16_t)l4len);
 		store_be16(l4 + 6, pkt_l4_csum(f->family, ip, l4, l4len, 17));
+		if (f->udp_csum_partial)
+			store_be16(l4 + 6, (uint16_t)~inet_csum_fold(inet_pseudo_sum(
+						   f->family, ip + (f->family == AF_INET6 ? 8 : 12),
+						   ip + (f->family == AF_INET6 ? 24 : 16), 17,
+						   (uint32_t)l4len)));
 		if (f->bad_udp_csum)
 			l4[6] ^= 0x01;
 	}
@@ -135,7 +170,7 @@ static pcap_dumper_t *dump_open(const char *path, pcap_t *dead)
 /* Writes f as frame i (from 0) of a capture: ten frames a second. */
 static void dump_frame(pcap_dumper_t *d, int link, const struct frame *f, size_t i)
 {
-	static uint8_t buf[2048];
+	static uint8_t buf[FRAME_MAX];
 	struct pcap_pkthdr h = { .ts = { 1000 + (long)i / 10, (long)(i % 10) * 100000 } };
 
 	h.len = (bpf_u_int32)build(f, link, buf);
@@ -563,6 +598,97 @@ static void test_late6(void)
 	json_decref(doc);
 }
 
+/*
+ * GRE-in-UDP as gregw sends it with UDP GSO, captured on veth: super-frames of several GRE
+ * packets, UDP checksums left to offload. Each GRE packet counts as the datagram a segmenting
+ * NIC would send; violations count once, under the captured frame's number. Plain GRE is not
+ * split: a second GRE packet in its payload is payload.
+ */
+#define GSO4(sq, n)                                                                          \
+	.family = AF_INET, .src = A, .dst = B, .udp = true, .sport = 50001,                  \
+	.gre_flags = GRE_F_CSUM | GRE_F_KEY | GRE_F_SEQ, .key = 7, .seq = (sq), .segs = (n), \
+	.udp_csum_partial = true, .inner = TCP_A((sq)*1000, 1000)
+
+static const struct frame gso4[] = {
+	/* 1 */ { GSO4(1, 3) },
+	/* 2 */ { GSO4(4, 1) },
+	/* 3 */ { GSO4(5, 1), .udp_csum_partial = false },
+	/* 4 */ { GSO4(6, 1), .udp_csum_partial = false, .bad_udp_csum = true },
+	/* 5 */ { GSO4(7, 2), .last_bad_key = true },
+	/* 6 */ { GSO4(9, 2), .last_payload = 600, .trailing = 7 },
+	/* 7 */ { GSO4(1, 2), .src = B, .dst = A, .inner = ACK_B },
+	/* 8 */ { GSO4(11, 2), .udp = false },
+	/* 9 */ { GSO4(12, 2), .key = 8 },
+};
+
+static void test_gso4(void)
+{
+	char path[256], args[1024], *out;
+	json_t *doc;
+
+	snprintf(path, sizeof(path), "%s/gso4.pcap", dir);
+	write_pcap(path, DLT_EN10MB, gso4, sizeof(gso4) / sizeof(gso4[0]));
+	snprintf(args, sizeof(args),
+		 "--read %s --json --local %s --remote %s --key 7 --seq --csum --mtu 1400 --check",
+		 path, A, B);
+	doc = audit(args, 3);
+	/*
+	 * Captured frames: 9, three with a violation (4: the UDP checksum, 5: its second key,
+	 * 9: both keys, counted once).
+	 */
+	CHECK_AT(doc, "frames", 9);
+	CHECK_AT(doc, "tunnel_frames", 9);
+	CHECK_AT(doc, "violation_frames", 3);
+	check_first(doc, "bad_udp", 4);
+	CHECK_AT(doc, "violations.bad_key.count", 2);
+	CHECK_AT(doc, "violations.bad_key.first_frames.0", 5);
+	CHECK_AT(doc, "violations.bad_key.first_frames.1", 9);
+	CHECK_AT(doc, "violations.bad_csum.count", 0);
+	CHECK_AT(doc, "violations.inner_too_big.count", 0);
+	/* A to B: 3 + 1 + 1 + 1 + 2 + 2 + 2 datagrams in GRE-in-UDP, and the plain GRE frame. */
+	CHECK_AT(doc, "directions.0.frames", 13);
+	CHECK_AT(doc, "directions.0.gre_udp_frames", 12);
+	CHECK_AT(doc, "directions.0.gre_frames", 1);
+	CHECK_AT(doc, "directions.0.gso_frames", 4);
+	CHECK_AT(doc, "directions.0.gso_datagrams", 9);
+	CHECK_AT(doc, "directions.0.udp_csum_offloaded", 5);
+	CHECK_AT(doc, "directions.1.frames", 2);
+	CHECK_AT(doc, "directions.1.gso_frames", 1);
+	CHECK_AT(doc, "directions.1.gso_datagrams", 2);
+	CHECK_AT(doc, "directions.1.udp_csum_offloaded", 1);
+	/* Sequence numbers 1 to 13, every one read once (frame 8 hides a 12 in its payload). */
+	CHECK_AT(doc, "directions.0.seq.frames", 13);
+	CHECK_AT(doc, "directions.0.seq.missing", 0);
+	CHECK_AT(doc, "directions.0.seq.reordered", 0);
+	CHECK_AT(doc, "directions.0.seq.duplicates", 0);
+	CHECK_AT(doc, "directions.1.seq.frames", 2);
+	/*
+	 * Datagrams of 14 + 20 + 8 + 16 + 1040 = 1098 bytes but two: frame 6's last carries
+	 * 600 bytes of TCP payload and the 7 trailing bytes (705), frame 8 is one frame of
+	 * 14 + 20 + 2 x 1056 = 2146 bytes.
+	 */
+	CHECK_AT(doc, "directions.0.bytes", 11 * 1098 + 705 + 2146);
+	CHECK_AT(doc, "directions.0.ip_bytes", 11 * 1084 + 691 + 2132);
+	CHECK_AT(doc, "directions.0.sizes.5.frames", 11);
+	CHECK_AT(doc, "directions.0.sizes.4.frames", 1);
+	CHECK_AT(doc, "directions.0.sizes.6.frames", 1);
+	CHECK_AT(doc, "directions.0.inner_frames", 13);
+	CHECK_AT(doc, "directions.0.inner_bytes", 12 * 1040 + 640);
+	CHECK_AT(doc, "directions.0.overhead_bytes", 12 * 44 + 7 + 2132 - 1040);
+	CHECK_AT(doc, "directions.0.tcp.payload_bytes", 12 * 1000 + 600);
+	CHECK_AT(doc, "directions.0.tcp.new_bytes", 12 * 1000 + 600);
+	CHECK_AT(doc, "directions.1.bytes", 2 * (14 + 28 + 16 + 40));
+	CHECK_AT(doc, "directions.1.inner_bytes", 2 * 40);
+	CHECK_AT(doc, "flows.top.0.frames", 13);
+	CHECK_AT(doc, "flows.top.0.udp_ports", 1);
+	json_decref(doc);
+	snprintf(args, sizeof(args), "--read %s --local %s --remote %s", path, A, B);
+	CHECK_INT(run_wire(args, &out), 0);
+	CHECK(strstr(out, "  offload: 4 GSO frames split into 9 of those frames; 5 UDP checksums "
+			  "left to the device\n") != NULL);
+	free(out);
+}
+
 static char *slurp(const char *path)
 {
 	static char buf[8192];
@@ -625,7 +751,7 @@ static void test_filter(void)
 		{ "ARP", { .not_ip = true }, false },
 	};
 	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 262144);
-	static uint8_t buf[2048];
+	static uint8_t buf[FRAME_MAX];
 	struct bpf_program prog;
 	char expr[256];
 
@@ -712,6 +838,7 @@ int main(int argc, char **argv)
 	test_flow_ports();
 	test_untracked();
 	test_late6();
+	test_gso4();
 	test_verbose();
 	test_filter();
 	test_bad_input();

@@ -1,7 +1,8 @@
 /*
  * Unit tests of wire_decode on frames built in memory: each link type the audit reads, VLAN
- * tags, IPv6 extension headers, snapped against truncated, Ethernet padding, and the
- * classification of traffic that is not the tunnel's, broken or not.
+ * tags, IPv6 extension headers, snapped against truncated, Ethernet padding, the
+ * classification of traffic that is not the tunnel's, broken or not, UDP checksums left to
+ * offload, and GSO super-frames of GRE-in-UDP split into their datagrams.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -288,11 +289,310 @@ static void test_not_tunnel(void)
 	CHECK_INT(f.dir, 0);
 }
 
+enum udp_csum {
+	UDP_CSUM_RIGHT,
+	UDP_CSUM_PARTIAL, /* the pseudo-header sum, as CHECKSUM_PARTIAL leaves it */
+	UDP_CSUM_WRONG,
+	UDP_CSUM_PARTIAL_LEN, /* a pseudo-header sum over another length */
+};
+
+/* GRE-in-UDP (or, with plain, GRE) carrying segs GRE packets back to back. */
+struct udp_spec {
+	int family; /* outer */
+	bool plain; /* IP protocol 47, no UDP header */
+	unsigned segs;
+	unsigned flags;	      /* GRE flags of every packet; key 7, sequence numbers from 5 */
+	size_t payload, last; /* inner TCP payload of each packet, of the last (0: payload) */
+	size_t trailing;      /* zero bytes after the last GRE packet */
+	enum udp_csum csum;
+};
+
+/* Builds u at ip; returns the IP packet's length. */
+static size_t udp_build(const struct udp_spec *u, uint8_t *ip)
+{
+	bool v6 = u->family == AF_INET6;
+	size_t ohl = v6 ? IPV6_HLEN : IPV4_HLEN, l4 = ohl + (u->plain ? 0 : 8), n = l4;
+	uint8_t *src = ip + (v6 ? 8 : 12), *dst = ip + (v6 ? 24 : 16);
+
+	for (unsigned i = 0; i < u->segs; i++) {
+		struct gre_info gi = {
+			.flags = u->flags, .proto = GRE_PROTO_IPV4, .key = 7, .seq = 5 + i
+		};
+		struct pkt_spec in = inner;
+		size_t gl;
+
+		in.payload = i + 1 == u->segs && u->last ? u->last : u->payload;
+		in.tcp_seq = (uint32_t)(1000 + i * u->payload);
+		gl = (size_t)gre_build(ip + n, 16, &gi);
+		gl += pkt_build(&in, ip + n + gl);
+		if (u->flags & GRE_F_CSUM)
+			gre_csum_fill(ip + n, gl);
+		n += gl;
+	}
+	memset(ip + n, 0, u->trailing);
+	n += u->trailing;
+	memset(ip, 0, ohl);
+	if (v6) {
+		ip[0] = 0x60;
+		store_be16(ip + 4, (uint16_t)(n - ohl));
+		ip[6] = u->plain ? 47 : 17;
+		ip[7] = 64;
+		inet_pton(AF_INET6, "2001:2::1", src);
+		inet_pton(AF_INET6, "2001:2::2", dst);
+	} else {
+		ip[0] = 0x45;
+		store_be16(ip + 2, (uint16_t)n);
+		store_be16(ip + 6, IPV4_DF);
+		ip[8] = 64;
+		ip[9] = u->plain ? 47 : 17;
+		inet_pton(AF_INET, "198.18.0.1", src);
+		inet_pton(AF_INET, "198.18.0.2", dst);
+		store_be16(ip + 10, inet_csum(ip, 20));
+	}
+	if (u->plain)
+		return n;
+	store_be16(ip + ohl, 50000);
+	store_be16(ip + ohl + 2, WIRE_GRE_UDP_PORT);
+	store_be16(ip + ohl + 4, (uint16_t)(n - ohl));
+	store_be16(ip + ohl + 6, 0);
+	if (u->csum == UDP_CSUM_PARTIAL || u->csum == UDP_CSUM_PARTIAL_LEN)
+		store_be16(ip + ohl + 6,
+			   (uint16_t)~inet_csum_fold(inet_pseudo_sum(
+				   u->family, src, dst, 17,
+				   (uint32_t)(n - ohl + (u->csum == UDP_CSUM_PARTIAL_LEN)))));
+	else
+		store_be16(ip + ohl + 6, pkt_l4_csum(u->family, ip, ip + ohl, n - ohl, 17));
+	if (u->csum == UDP_CSUM_WRONG)
+		ip[ohl + 7] ^= 1;
+	return n;
+}
+
+/*
+ * A sender that leaves the UDP checksum to the device (CHECKSUM_PARTIAL, as veth does) shows
+ * the capture the pseudo-header sum: left to offload, not bad_udp. Any other wrong value is.
+ */
+static void test_udp_csum(void)
+{
+	static const struct {
+		const char *name;
+		int family;
+		enum udp_csum csum;
+		bool offloaded;
+		unsigned violations;
+	} rows[] = {
+		{ "v4 right", AF_INET, UDP_CSUM_RIGHT, false, 0 },
+		{ "v4 partial", AF_INET, UDP_CSUM_PARTIAL, true, 0 },
+		{ "v4 wrong", AF_INET, UDP_CSUM_WRONG, false, 1u << WIRE_V_BAD_UDP },
+		{ "v4 partial, other length", AF_INET, UDP_CSUM_PARTIAL_LEN, false,
+		  1u << WIRE_V_BAD_UDP },
+		{ "v6 right", AF_INET6, UDP_CSUM_RIGHT, false, 0 },
+		{ "v6 partial", AF_INET6, UDP_CSUM_PARTIAL, true, 0 },
+		{ "v6 wrong", AF_INET6, UDP_CSUM_WRONG, false, 1u << WIRE_V_BAD_UDP },
+	};
+	struct wire_expect e;
+	struct wire_frame f;
+	uint8_t buf[2048];
+
+	wire_expect_init(&e);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct udp_spec u = { .family = rows[i].family,
+				      .segs = 1,
+				      .flags = GRE_F_SEQ,
+				      .payload = 100,
+				      .csum = rows[i].csum };
+		size_t n = udp_build(&u, buf);
+
+		fprintf(stderr, "udp checksum: %s\n", rows[i].name);
+		CHECK_INT(wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f), 0);
+		CHECK_INT(f.encap, WIRE_ENCAP_GRE_UDP);
+		CHECK_INT(f.violations, rows[i].violations);
+		CHECK_INT(f.udp_csum_offloaded, rows[i].offloaded);
+		CHECK(f.has_inner);
+		CHECK_INT(f.next, 0);
+		/* Snapped: a partial sum needs no payload to be told; another value does. */
+		CHECK_INT(wire_decode(&e, WIRE_LINK_RAW, buf, 50, n, &f), 0);
+		CHECK(f.snapped);
+		CHECK_INT(f.violations, 0);
+		CHECK_INT(f.udp_csum_offloaded, rows[i].csum == UDP_CSUM_PARTIAL);
+	}
+}
+
+/* The datagrams of a GSO super-frame, as wire_decode and wire_decode_next see them. */
+static void check_datagram(const struct wire_frame *f, uint32_t seq, unsigned inner_len,
+			   unsigned outer_len, size_t next)
+{
+	CHECK_INT(f->encap, WIRE_ENCAP_GRE_UDP);
+	CHECK_INT(f->dir, 0);
+	CHECK(f->has_sport);
+	CHECK_INT(f->udp_sport, 50000);
+	CHECK(f->has_gre);
+	CHECK_INT(f->gre.seq, seq);
+	CHECK(f->has_inner);
+	CHECK_INT(f->inner_len, inner_len);
+	CHECK(f->has_tcp);
+	CHECK_INT(f->tcp_seq, 1000 + (seq - 5) * 100);
+	CHECK_INT(f->outer_len, outer_len);
+	CHECK_INT(f->frame_len, 14 + outer_len);
+	CHECK_INT(f->next, next);
+}
+
+/*
+ * One UDP_SEGMENT send captured whole on veth: three GRE packets (the last shorter) behind one
+ * Ethernet, IPv4 and UDP header. Each is a datagram, with the outer headers a segmenting NIC
+ * would give it, and its own GRE checksum.
+ */
+static void test_gso(void)
+{
+	struct wire_expect e = expect();
+	struct udp_spec u = { .family = AF_INET,
+			      .segs = 3,
+			      .flags = GRE_F_CSUM | GRE_F_KEY | GRE_F_SEQ,
+			      .payload = 100,
+			      .last = 60,
+			      .csum = UDP_CSUM_PARTIAL };
+	struct wire_frame f, g;
+	uint8_t buf[2048];
+	size_t n;
+
+	e.csum = WIRE_WANT_YES;
+	e.mtu = 140;
+	memset(buf, 0, 14);
+	store_be16(buf + 12, 0x0800);
+	/* GRE packets of 16 + 140 and 16 + 100 bytes behind 14 + 20 + 8. */
+	n = 14 + udp_build(&u, buf + 14);
+	CHECK_INT(n, 42 + 2 * 156 + 116);
+	CHECK_INT(wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f), 0);
+	CHECK_INT(f.violations, 0);
+	CHECK(!f.snapped);
+	CHECK(f.udp_csum_offloaded);
+	check_datagram(&f, 5, 140, 28 + 156, 42 + 156);
+	CHECK_INT(f.next_len, 156 + 116);
+	CHECK_INT(f.link_hlen, 14);
+	CHECK_INT(f.outer_hlen, 28);
+	CHECK_INT(wire_decode_next(&e, buf, n, n, &f, &g), 0);
+	CHECK_INT(g.violations, 0);
+	CHECK(!g.udp_csum_offloaded);
+	check_datagram(&g, 6, 140, 28 + 156, 42 + 2 * 156);
+	CHECK_INT(g.next_len, 116);
+	/* out may be prev. */
+	CHECK_INT(wire_decode_next(&e, buf, n, n, &g, &g), 0);
+	CHECK_INT(g.violations, 0);
+	check_datagram(&g, 7, 100, 28 + 116, 0);
+	CHECK_INT(wire_decode_next(&e, buf, n, n, &g, &g), -EINVAL);
+
+	/* The second packet's key is wrong: it is a datagram of its own, and alone guilty. */
+	buf[42 + 156 + 8] ^= 1;
+	gre_csum_fill(buf + 42 + 156, 156);
+	wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f);
+	CHECK_INT(f.violations, 0);
+	CHECK_INT(wire_decode_next(&e, buf, n, n, &f, &g), 0);
+	CHECK_INT(g.violations, 1u << WIRE_V_BAD_KEY);
+	check_datagram(&g, 6, 140, 28 + 156, 42 + 2 * 156);
+	/* Its checksum is its own: the first packet's stays right. */
+	buf[42 + 156 + 4] ^= 1;
+	wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f);
+	CHECK_INT(f.violations, 0);
+	wire_decode_next(&e, buf, n, n, &f, &g);
+	CHECK_INT(g.violations, (1u << WIRE_V_BAD_KEY) | (1u << WIRE_V_BAD_CSUM));
+	buf[42 + 156 + 4] ^= 1;
+	buf[42 + 156 + 8] ^= 1;
+	gre_csum_fill(buf + 42 + 156, 156);
+
+	/* The capture ends inside the second packet's inner header: that datagram is snapped. */
+	wire_decode(&e, WIRE_LINK_ETHER, buf, 42 + 156 + 16 + 10, n, &f);
+	CHECK(!f.snapped);
+	CHECK_INT(f.violations, 0);
+	CHECK_INT(f.next, 42 + 156);
+	wire_decode_next(&e, buf, 42 + 156 + 16 + 10, n, &f, &g);
+	CHECK(g.snapped);
+	CHECK(g.has_gre);
+	CHECK(!g.has_inner);
+	CHECK_INT(g.violations, 0);
+	/* It ends where the second header would start: the rest cannot be told apart. */
+	wire_decode(&e, WIRE_LINK_ETHER, buf, 42 + 156 + 2, n, &f);
+	CHECK(f.snapped);
+	CHECK_INT(f.next, 0);
+	CHECK_INT(f.violations, 0);
+
+	/*
+	 * A later header of other flags or another protocol type: the rest is the first packet's
+	 * payload, as in any GRE packet, and its checksum covers it (so it is now wrong).
+	 */
+	buf[42 + 156] &= (uint8_t) ~(GRE_BIT_C >> 8);
+	wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f);
+	CHECK_INT(f.next, 0);
+	CHECK_INT(f.violations, 1u << WIRE_V_BAD_CSUM);
+	CHECK_INT(f.outer_len, n - 14);
+	CHECK_INT(f.frame_len, n);
+	CHECK_INT(f.inner_len, 140);
+	buf[42 + 156] |= GRE_BIT_C >> 8;
+	store_be16(buf + 42 + 156 + 2, 0x6558);
+	wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f);
+	CHECK_INT(f.next, 0);
+	CHECK_INT(f.violations, 1u << WIRE_V_BAD_CSUM);
+	CHECK_INT(f.outer_len, n - 14);
+}
+
+/* What follows the last GRE packet and reads as none is its payload's, as it always was. */
+static void test_gso_trailing(void)
+{
+	struct wire_expect e = expect();
+	struct udp_spec u = { .family = AF_INET6,
+			      .segs = 2,
+			      .flags = GRE_F_KEY | GRE_F_SEQ,
+			      .payload = 100,
+			      .trailing = 16,
+			      .csum = UDP_CSUM_PARTIAL };
+	struct wire_frame f;
+	uint8_t buf[2048];
+	size_t n;
+
+	e.has_peers = false;
+	n = udp_build(&u, buf);
+	CHECK_INT(wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f), 0);
+	CHECK_INT(f.violations, 0);
+	CHECK(f.udp_csum_offloaded);
+	CHECK_INT(f.outer_len, 48 + 152);
+	CHECK_INT(f.next, 48 + 152);
+	CHECK_INT(wire_decode_next(&e, buf, n, n, &f, &f), 0);
+	CHECK_INT(f.violations, 0);
+	CHECK_INT(f.gre.seq, 6);
+	CHECK_INT(f.inner_len, 140);
+	CHECK_INT(f.outer_len, 48 + 152 + 16);
+	CHECK_INT(f.frame_len, 48 + 152 + 16);
+	CHECK_INT(f.next, 0);
+	/* One packet without options and zeros: these read as a GRE header of protocol type 0. */
+	u.segs = 1;
+	u.flags = 0;
+	e.seq = WIRE_WANT_ANY;
+	e.key = WIRE_WANT_ANY;
+	n = udp_build(&u, buf);
+	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+	CHECK_INT(f.violations, 0);
+	CHECK_INT(f.next, 0);
+	CHECK_INT(f.outer_len, n);
+	/* Plain GRE: an IP packet carries one GRE packet, whatever follows its inner packet. */
+	u.segs = 2;
+	u.flags = GRE_F_KEY | GRE_F_SEQ;
+	u.plain = true;
+	u.family = AF_INET;
+	n = udp_build(&u, buf);
+	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+	CHECK_INT(f.encap, WIRE_ENCAP_GRE);
+	CHECK_INT(f.violations, 0);
+	CHECK_INT(f.next, 0);
+	CHECK_INT(f.outer_len, n);
+	CHECK_INT(f.inner_len, 140);
+}
+
 int main(void)
 {
 	test_links();
 	test_short();
 	test_ipv6_ext();
 	test_not_tunnel();
+	test_udp_csum();
+	test_gso();
+	test_gso_trailing();
 	return check_done("test_wire_decode");
 }
