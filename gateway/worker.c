@@ -310,6 +310,8 @@ static unsigned from_tun(struct worker *w)
 		stat_add(&w->stats.ctr[STAT_TUN_READS], 1);
 		/* A superpacket, or a packet whose checksum the kernel left to us. */
 		why = gso_parse(&h, inner, (size_t)len, c->mtu, &g);
+		if (why == DROP_TX_TOO_BIG && ip_parse(inner, (size_t)len, false, &ip) < 0)
+			why = DROP_TX_BAD_INNER; /* the ICMP error below quotes the header */
 		if (why == DROP_NONE && g.nseg) {
 			if (ip_parse(inner, (size_t)len, false, &ip) < 0 || ip.tot_len != len)
 				why = DROP_TX_BAD_INNER;
