@@ -25,6 +25,7 @@
 #include "mss.h"
 #include "netns.h"
 #include "telemetry.h"
+#include "steer.h"
 #include "tun.h"
 #include "udp.h"
 
@@ -396,6 +397,16 @@ int gregw_run(const struct config *cfg)
 	if (setup_device(g))
 		goto out_tun;
 	if (g->ecfg.udp) {
+		/* The TUN device picks a flow's queue as the receiving sockets pick its worker
+		 * (steer.h), so a flow never moves between workers. */
+		int prog = steer_tun_load();
+
+		if (prog < 0 || (rc = steer_tun_attach(g->tun_fds[0], prog)) < 0)
+			log_warnx("TUN queue steering unavailable (%s): a flow's first packets may "
+				  "pass another worker",
+				  strerror(prog < 0 ? -prog : -rc));
+		if (prog >= 0)
+			close(prog);
 		/* A socket on port 4754 takes GRE-in-UDP; no GRE sink is needed. */
 		udp_probe(g->ecfg.family, &g->sh.udp_gso, &g->sh.udp_gro);
 		if (!g->sh.udp_gso || !g->sh.udp_gro)

@@ -46,15 +46,6 @@ int udp_rx_open(int family, const uint8_t *local, uint16_t port, bool gro);
 int udp_tx_open(int family, const uint8_t *local, uint16_t *sport, const uint8_t *remote,
 		uint16_t port, unsigned timeout_ms);
 
-/*
- * Makes the reuseport group of fd pick the worker of a datagram by its inner flow, as the
- * classic BPF program computes it: the XOR of the inner addresses and (for TCP and UDP)
- * ports, mixed by a multiplication, modulo n. Both directions of a flow give the same number, at both
- * gateways, whatever source port the peer chose. gre_hlen is the GRE header's length, which
- * the tunnel's flags fix. Returns 0 or -errno.
- */
-int udp_steer_by_inner_flow(int fd, unsigned gre_hlen, unsigned n);
-
 /* Datagrams the kernel dropped on fd since it was opened (SO_MEMINFO), or 0. */
 uint64_t udp_drops(int fd);
 

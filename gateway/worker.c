@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "mss.h"
+#include "steer.h"
 #include "thread.h"
 #include "tx.h"
 
@@ -651,7 +652,7 @@ static int open_udp(struct worker *w)
 		return w->udp_rx;
 	/* Each worker joins the group in turn; the program, the group's, is set again by each
 	 * so that it knows how many sockets there are by the last. */
-	return udp_steer_by_inner_flow(w->udp_rx, c->outer_hlen, w->id + 1);
+	return steer_reuseport_attach(w->udp_rx, c->outer_hlen, w->id + 1);
 }
 
 int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_cfg *rxc,

@@ -1,0 +1,189 @@
+/*
+ * The inner flow's worker, by BPF (see steer.h). The two programs compute the same number:
+ * change one, change the other.
+ */
+#include "steer.h"
+
+#include <errno.h>
+#include <linux/bpf.h>
+#include <linux/filter.h>
+#include <linux/if_tun.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { MIX = 0x9e3779b1u /* Fibonacci hashing: 2^32 / the golden ratio */ };
+
+int steer_reuseport_attach(int fd, unsigned gre_hlen, unsigned n)
+{
+	/* The program sees the UDP payload: the GRE header, then the inner packet at G. */
+	const unsigned G = gre_hlen;
+	struct sock_filter prog[] = {
+		/* 0 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, G),
+		/* 1 */ BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 4),
+		/* 2 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 6, 15, 0),
+		/* IPv4: M0 = src ^ dst; ports when TCP or UDP (a later fragment has none). */
+		/* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 12),
+		/* 4 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
+		/* 5 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 16),
+		/* 6 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+		/* 7 */ BPF_STMT(BPF_ST, 0),
+		/* 8 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, G + 6),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, 42, 0),
+		/* 10 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, G + 9),
+		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 6, 1, 0),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 39),
+		/* 13 */ BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, G),
+		/* 14 */ BPF_STMT(BPF_LD | BPF_H | BPF_IND, G),
+		/* 15 */ BPF_STMT(BPF_ST, 1),
+		/* 16 */ BPF_STMT(BPF_LD | BPF_H | BPF_IND, G + 2),
+		/* 17 */ BPF_STMT(BPF_JMP | BPF_JA, 29),
+		/* IPv6: M0 = the XOR of the eight address words; ports when TCP or UDP follow
+		 * the fixed header. */
+		/* 18 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 8),
+		/* 19 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
+		/* 20 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 12),
+		/* 21 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+		/* 22 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
+		/* 23 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 16),
+		/* 24 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+		/* 25 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
+		/* 26 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 20),
+		/* 27 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+		/* 28 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
+		/* 29 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 24),
+		/* 30 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+		/* 31 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
+		/* 32 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 28),
+		/* 33 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+		/* 34 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
+		/* 35 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 32),
+		/* 36 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+		/* 37 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
+		/* 38 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 36),
+		/* 39 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+		/* 40 */ BPF_STMT(BPF_ST, 0),
+		/* 41 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, G + 6),
+		/* 42 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 6, 1, 0),
+		/* 43 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 8),
+		/* 44 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, G + 40),
+		/* 45 */ BPF_STMT(BPF_ST, 1),
+		/* 46 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, G + 42),
+		/* Both: A = sport ^ dport ^ M0 (M1 holds sport). */
+		/* 47 */ BPF_STMT(BPF_LDX | BPF_MEM, 1),
+		/* 48 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+		/* 49 */ BPF_STMT(BPF_LDX | BPF_MEM, 0),
+		/* 50 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
+		/* 51 */ BPF_STMT(BPF_ST, 0),
+		/* Mix (Fibonacci hashing: the low bits of ports that connect() keeps even must
+		 * count too) and take the middle bits modulo the number of sockets. */
+		/* 52 */ BPF_STMT(BPF_LD | BPF_MEM, 0),
+		/* 53 */ BPF_STMT(BPF_ALU | BPF_MUL | BPF_K, MIX),
+		/* 54 */ BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 16),
+		/* 55 */ BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, n),
+		/* 56 */ BPF_STMT(BPF_RET | BPF_A, 0),
+	};
+	struct sock_fprog fprog = { .len = sizeof(prog) / sizeof(prog[0]), .filter = prog };
+
+	if (n == 0)
+		return -EINVAL;
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_REUSEPORT_CBPF, &fprog, sizeof(fprog)) < 0)
+		return -errno;
+	return 0;
+}
+
+/* eBPF instructions, written out (uapi/linux/bpf.h: struct bpf_insn). */
+#define INSN(c, d, s, o, i) \
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+#define LD_ABS(size, off)      INSN(BPF_LD | BPF_ABS | (size), 0, 0, 0, (off))
+#define LD_IND(size, reg, off) INSN(BPF_LD | BPF_IND | (size), 0, (reg), 0, (off))
+#define ALU64_IMM(op, d, i)    INSN(BPF_ALU64 | (op) | BPF_K, (d), 0, 0, (i))
+#define ALU64_REG(op, d, s)    INSN(BPF_ALU64 | (op) | BPF_X, (d), (s), 0, 0)
+#define ALU32_IMM(op, d, i)    INSN(BPF_ALU | (op) | BPF_K, (d), 0, 0, (i))
+#define JMP_IMM(op, d, i, o)   INSN(BPF_JMP | (op) | BPF_K, (d), 0, (o), (i))
+#define JA(o)		       INSN(BPF_JMP | BPF_JA, 0, 0, (o), 0)
+#define EXIT()		       INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+int steer_tun_load(void)
+{
+	/* r6: the packet (legacy loads need it there); r7: the hash; r8: IPv4 header length.
+	 * Offsets as the classic program's with the inner packet at 0. Jumps count the
+	 * instructions between. */
+	const struct bpf_insn prog[] = {
+		/* 0 */ ALU64_REG(BPF_MOV, BPF_REG_6, BPF_REG_1),
+		/* 1 */ ALU64_IMM(BPF_MOV, BPF_REG_7, 0),
+		/* 2 */ LD_ABS(BPF_B, 0),
+		/* 3 */ ALU64_IMM(BPF_RSH, BPF_REG_0, 4),
+		/* 4 */ JMP_IMM(BPF_JEQ, BPF_REG_0, 6, 18), /* IPv6: to 23 */
+		/* IPv4: r7 = src ^ dst; ports when TCP or UDP and not a later fragment */
+		/* 5 */ LD_ABS(BPF_W, 12),
+		/* 6 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 7 */ LD_ABS(BPF_W, 16),
+		/* 8 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 9 */ LD_ABS(BPF_H, 6),
+		/* 10 */ JMP_IMM(BPF_JSET, BPF_REG_0, 0x3fff, 35), /* to 46 */
+		/* 11 */ LD_ABS(BPF_B, 9),
+		/* 12 */ JMP_IMM(BPF_JEQ, BPF_REG_0, 6, 1),   /* to 14 */
+		/* 13 */ JMP_IMM(BPF_JNE, BPF_REG_0, 17, 32), /* to 46 */
+		/* 14 */ LD_ABS(BPF_B, 0),
+		/* 15 */ ALU64_IMM(BPF_AND, BPF_REG_0, 0x0f),
+		/* 16 */ ALU64_IMM(BPF_LSH, BPF_REG_0, 2),
+		/* 17 */ ALU64_REG(BPF_MOV, BPF_REG_8, BPF_REG_0),
+		/* 18 */ LD_IND(BPF_H, BPF_REG_8, 0),
+		/* 19 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 20 */ LD_IND(BPF_H, BPF_REG_8, 2),
+		/* 21 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 22 */ JA(23), /* to 46 */
+		/* IPv6: r7 = the XOR of the eight address words; ports when TCP or UDP follow
+		 * the fixed header */
+		/* 23 */ LD_ABS(BPF_W, 8),
+		/* 24 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 25 */ LD_ABS(BPF_W, 12),
+		/* 26 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 27 */ LD_ABS(BPF_W, 16),
+		/* 28 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 29 */ LD_ABS(BPF_W, 20),
+		/* 30 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 31 */ LD_ABS(BPF_W, 24),
+		/* 32 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 33 */ LD_ABS(BPF_W, 28),
+		/* 34 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 35 */ LD_ABS(BPF_W, 32),
+		/* 36 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 37 */ LD_ABS(BPF_W, 36),
+		/* 38 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 39 */ LD_ABS(BPF_B, 6),
+		/* 40 */ JMP_IMM(BPF_JEQ, BPF_REG_0, 6, 1),  /* to 42 */
+		/* 41 */ JMP_IMM(BPF_JNE, BPF_REG_0, 17, 4), /* to 46 */
+		/* 42 */ LD_ABS(BPF_H, 40),
+		/* 43 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 44 */ LD_ABS(BPF_H, 42),
+		/* 45 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* Both: r0 = (u32)(r7 * MIX) >> 16; TUN takes it modulo its queues */
+		/* 46 */ ALU64_REG(BPF_MOV, BPF_REG_0, BPF_REG_7),
+		/* 47 */ ALU32_IMM(BPF_MUL, BPF_REG_0, (int32_t)MIX),
+		/* 48 */ ALU32_IMM(BPF_RSH, BPF_REG_0, 16),
+		/* 49 */ EXIT(),
+	};
+	static const char license[] = "GPL";
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+	attr.insns = (uint64_t)(uintptr_t)prog;
+	attr.insn_cnt = sizeof(prog) / sizeof(prog[0]);
+	attr.license = (uint64_t)(uintptr_t)license;
+	fd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+int steer_tun_attach(int tun_fd, int prog_fd)
+{
+	if (ioctl(tun_fd, TUNSETSTEERINGEBPF, &prog_fd) < 0)
+		return -errno;
+	return 0;
+}
