@@ -118,5 +118,7 @@ expect_eq "the liar: gwa dropped as many as tunbed-wire flagged" "$(delta "$a0" 
 
 gw_stop gwa
 gw_stop gwb
+kill "$TR_SERVER"
+wait "$TR_SERVER" 2>/dev/null || true
 "$TOPO" down ras --prefix "$P" >/dev/null
 expect_nothing_left "$P" "after down"
