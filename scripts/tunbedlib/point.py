@@ -2,6 +2,7 @@
 audit if asked for, the load with latency probes while CPU is sampled, the gateway's own
 telemetry; then everything down again, also when anything fails or the user interrupts."""
 
+import contextlib
 import json
 import os
 import signal
@@ -123,6 +124,16 @@ def wait_listening(prefix):
     raise Failure("tunbed-traffic server did not start listening")
 
 
+@contextlib.contextmanager
+def deferred_signals():
+    """SIGINT and SIGTERM wait (blocked, then delivered) until the block is done."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def measure(sc, point, repeat, prefix, pin_override):
     """Runs point once; returns the raw record (JSON-ready)."""
     record = {"point": point.__dict__ | {"key": point.key(), "config": point.config()},
@@ -130,7 +141,10 @@ def measure(sc, point, repeat, prefix, pin_override):
     driver = server = proc = wire = None
     with tempfile.TemporaryDirectory(prefix="tunbed-run-") as tmp:
         topo = topology_file(sc.topology, point.mtu, tmp)
-        run([TOPO, "up", topo, "--prefix", prefix])
+        # Ctrl-C waits until the topology is up and the try below can take it down again:
+        # an interrupted `up` would leave namespaces nobody removes.
+        with deferred_signals():
+            run([TOPO, "up", topo, "--prefix", prefix])
         try:
             shown = json.loads(run([TOPO, "show", topo, "--prefix", prefix, "--json"]))
             family, pins, transit = describe(shown)
@@ -191,13 +205,15 @@ def measure(sc, point, repeat, prefix, pin_override):
             record["thread_labels"] = labels
             record["cpu"] = sampler.export()
         finally:
-            # Started here, so ended here, by PID, before their namespaces go.
-            for p in (proc, server, wire):
-                if p and p.poll() is None:
-                    p.terminate()
-                    p.wait(timeout=10)
-            if driver:
-                driver.teardown()
-            run([TOPO, "down", topo, "--prefix", prefix], check=False)
+            # Started here, so ended here, by PID, before their namespaces go; a second
+            # Ctrl-C waits until all of it is done.
+            with deferred_signals():
+                for p in (proc, server, wire):
+                    if p and p.poll() is None:
+                        p.terminate()
+                        p.wait(timeout=10)
+                if driver:
+                    driver.teardown()
+                run([TOPO, "down", topo, "--prefix", prefix], check=False)
     record["finished"] = time.time()
     return record
