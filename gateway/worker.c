@@ -74,16 +74,20 @@ static void send_too_big(struct worker *w, const uint8_t *pkt, size_t len, const
 		stat_add(&w->stats.ctr[STAT_ICMP_SENT], 1);
 }
 
-static void track_flow(struct worker *w, const uint8_t *pkt, size_t len, const struct ip_info *ip,
-		       bool encap, unsigned n)
+/* Counts n packets of pkt's flow; returns the flow's hash (the same both ways), which over
+ * UDP also picks the flow's source port. */
+static uint32_t track_flow(struct worker *w, const uint8_t *pkt, size_t len,
+			   const struct ip_info *ip, bool encap, unsigned n)
 {
 	struct flow_key k;
 	struct flow_entry *e;
 
 	flow_key_from(pkt, len, ip, &k);
 	e = flow_get(w->flows, &k);
-	if (e)
-		stat_add(encap ? &e->encap_packets : &e->decap_packets, n);
+	if (!e)
+		return flow_hash(&k);
+	stat_add(encap ? &e->encap_packets : &e->decap_packets, n);
+	return e->hash;
 }
 
 /* Sends msgs[0..n); what the kernel refuses is dropped and counted, never retried forever. */
@@ -110,18 +114,6 @@ static void send_batch(struct worker *w, unsigned n)
 		}
 		off += (unsigned)sent;
 	}
-}
-
-/* Over UDP: which sending socket, that is which source port, carries a flow. */
-static unsigned udp_sock(const struct worker *w, const uint8_t *pkt, size_t len,
-			 const struct ip_info *ip)
-{
-	struct flow_key k;
-
-	if (!w->sh->cfg->udp)
-		return 0;
-	flow_key_from(pkt, len, ip, &k);
-	return flow_hash(&k) % UDP_TX_PORTS;
 }
 
 static size_t ent_len(const struct tx_ent *e, unsigned outer_hlen)
@@ -241,10 +233,11 @@ static void queue(struct worker *w, uint8_t *inner, size_t len, const uint8_t *t
 
 /* Cuts a superpacket into segments, each queued with its own headers and its payload where
  * it lies in the slot. */
-static void queue_segments(struct worker *w, const struct gso_pkt *g, const struct ip_info *ip,
-			   unsigned sock)
+static void queue_segments(struct worker *w, const struct gso_pkt *g, const struct ip_info *ip)
 {
 	uint32_t group = ++w->groups ? w->groups : ++w->groups;
+	/* Over UDP the flow's hash picks its sending socket, that is its source port. */
+	unsigned sock = track_flow(w, g->pkt, g->len, ip, true, g->nseg) % UDP_TX_PORTS;
 
 	for (unsigned i = 0; i < g->nseg; i++) {
 		uint8_t *hdr;
@@ -258,7 +251,6 @@ static void queue_segments(struct worker *w, const struct gso_pkt *g, const stru
 		      sock);
 	}
 	stat_add(&w->stats.ctr[STAT_GSO_SUPERPACKETS], 1);
-	track_flow(w, g->pkt, g->len, ip, true, g->nseg);
 }
 
 /* Reads one packet from TUN into inner; with virtio headers, *h gets its header. */
@@ -317,7 +309,7 @@ static unsigned from_tun(struct worker *w)
 			if (ip_parse(inner, (size_t)len, false, &ip) < 0 || ip.tot_len != len)
 				why = DROP_TX_BAD_INNER;
 			else {
-				queue_segments(w, &g, &ip, udp_sock(w, inner, (size_t)len, &ip));
+				queue_segments(w, &g, &ip);
 				n++;
 				continue;
 			}
@@ -333,8 +325,8 @@ static unsigned from_tun(struct worker *w)
 		if (c->mss_clamp && mss_clamp(inner, (size_t)len, &ip,
 					      ip.family == AF_INET6 ? w->sh->mss6 : w->sh->mss4))
 			stat_add(&w->stats.ctr[STAT_MSS_CLAMPED], 1);
-		track_flow(w, inner, (size_t)len, &ip, true, 1);
-		queue(w, inner, (size_t)len, NULL, 0, 0, udp_sock(w, inner, (size_t)len, &ip));
+		queue(w, inner, (size_t)len, NULL, 0, 0,
+		      track_flow(w, inner, (size_t)len, &ip, true, 1) % UDP_TX_PORTS);
 		n++;
 	}
 	flush_tx(w);
