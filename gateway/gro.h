@@ -12,8 +12,9 @@
  * its sequence number follows; the ACK number, window, flags other than PSH and FIN and
  * every option byte are the same; no SYN, RST, URG or CWR; its payload is no larger than the
  * first segment's; the result stays within 64 KB. A short segment, or one with PSH or FIN,
- * is merged and closes the superpacket; one with FIN does not open one. Anything else flushes its flow's superpacket first and
- * then goes into TUN on its own, so the order within a flow never changes.
+ * is merged and closes the superpacket; one with FIN does not open one. Anything else
+ * flushes its flow's superpacket first and then goes into TUN on its own, so the order
+ * within a flow never changes.
  *
  * Pure apart from the emit callback; no allocation after gro_init.
  */
