@@ -21,6 +21,10 @@
 #include "thread.h"
 #include "tx.h"
 
+/* Over UDP, an untracked superpacket's segments share an id with this bit set (the flow table
+ * numbers its entries from 1, far below it). */
+#define FLOW_GROUP_BIT 0x80000000u
+
 static inline uint8_t *slot(struct worker *w, unsigned i)
 {
 	return w->slots + (size_t)i * (ENCAP_HEADROOM + WORKER_SLOT) + ENCAP_HEADROOM;
@@ -75,15 +79,17 @@ static void send_too_big(struct worker *w, const uint8_t *pkt, size_t len, const
 }
 
 /* Counts n packets of pkt's flow; returns the flow's hash (the same both ways), which over
- * UDP also picks the flow's source port. */
+ * UDP also picks the flow's source port. *id gets the flow's table entry as a number from 1,
+ * or 0 when the table has no room for it. */
 static uint32_t track_flow(struct worker *w, const uint8_t *pkt, size_t len,
-			   const struct ip_info *ip, bool encap, unsigned n)
+			   const struct ip_info *ip, bool encap, unsigned n, uint32_t *id)
 {
 	struct flow_key k;
 	struct flow_entry *e;
 
 	flow_key_from(pkt, len, ip, &k);
 	e = flow_get(w->flows, &k);
+	*id = e ? (uint32_t)(e - w->flows->e) + 1 : 0;
 	if (!e)
 		return flow_hash(&k);
 	stat_add(encap ? &e->encap_packets : &e->decap_packets, n);
@@ -122,9 +128,12 @@ static size_t ent_len(const struct tx_ent *e, unsigned outer_hlen)
 }
 
 /*
- * Over UDP, the queued packets become messages: the segments of one superpacket, all of one
- * size but the last, go in one message with UDP_SEGMENT (within the kernel's limits on count
- * and size); anything else alone. Runs of messages on one socket go in one sendmmsg.
+ * Over UDP, the queued packets become messages, in the order flush_tx put them (by socket,
+ * each flow's packets in their order): consecutive packets of one flow, all of one size but
+ * the last, go in one message with UDP_SEGMENT (within the kernel's limits on count and
+ * size), so a flow's superpackets of a pass, and its ACKs, leave in one send whenever their
+ * sizes allow; anything else alone. Messages on one socket go in one sendmmsg. A message
+ * holds one flow only: the peer's socket, that is its worker, is chosen by the first one.
  */
 static void send_udp(struct worker *w, unsigned n)
 {
@@ -133,16 +142,17 @@ static void send_udp(struct worker *w, unsigned n)
 	unsigned nmsg = 0, segs[WORKER_TX_MSGS], socks[WORKER_TX_MSGS];
 
 	for (unsigned i = 0; i < n;) {
-		const struct tx_ent *e = &w->ents[i];
+		const struct tx_ent *e = &w->ents[w->order[i]];
 		size_t size = ent_len(e, c->outer_hlen), total = size;
 		struct msghdr *m = &w->msgs[nmsg].msg_hdr;
 		unsigned j = i + 1;
 
-		while (w->sh->udp_gso && e->group && j < n && w->ents[j].group == e->group &&
-		       j - i < UDP_GSO_SEGS && ent_len(&w->ents[j], c->outer_hlen) <= size &&
-		       ent_len(&w->ents[j - 1], c->outer_hlen) == size &&
-		       total + ent_len(&w->ents[j], c->outer_hlen) <= UDP_PAYLOAD_MAX) {
-			total += ent_len(&w->ents[j], c->outer_hlen);
+		while (w->sh->udp_gso && e->flow && j < n && w->ents[w->order[j]].flow == e->flow &&
+		       j - i < UDP_GSO_SEGS &&
+		       ent_len(&w->ents[w->order[j]], c->outer_hlen) <= size &&
+		       ent_len(&w->ents[w->order[j - 1]], c->outer_hlen) == size &&
+		       total + ent_len(&w->ents[w->order[j]], c->outer_hlen) <= UDP_PAYLOAD_MAX) {
+			total += ent_len(&w->ents[w->order[j]], c->outer_hlen);
 			j++;
 		}
 		m->msg_name = NULL;
@@ -191,8 +201,23 @@ static void send_udp(struct worker *w, unsigned n)
 	}
 }
 
+/* Over UDP, the queued entries in sending order: grouped by socket (one sendmmsg each), a
+ * stable counting sort, so each flow's packets (one socket per flow) keep their order. */
+static void order_by_socket(struct worker *w, unsigned n)
+{
+	unsigned start[UDP_TX_PORTS + 1] = { 0 };
+
+	for (unsigned i = 0; i < n; i++)
+		start[w->ents[i].sock + 1]++;
+	for (unsigned s = 1; s <= UDP_TX_PORTS; s++)
+		start[s] += start[s - 1];
+	for (unsigned i = 0; i < n; i++)
+		w->order[start[w->ents[i].sock]++] = (uint16_t)i;
+}
+
 /* Encapsulates and sends what is queued. The GRE sequence numbers of the batch are taken
- * with one atomic add: RFC 2890 numbers the tunnel, not a worker. */
+ * with one atomic add (RFC 2890 numbers the tunnel, not a worker) and follow the sending
+ * order. */
 static void flush_tx(struct worker *w)
 {
 	const struct encap_cfg *c = w->sh->cfg;
@@ -203,16 +228,18 @@ static void flush_tx(struct worker *w)
 		return;
 	if (c->gre_flags & GRE_F_SEQ)
 		seq = __atomic_fetch_add(&w->sh->tx_seq, n, __ATOMIC_RELAXED);
-	for (unsigned i = 0; i < n; i++) {
-		const struct tx_ent *e = &w->ents[i];
-		struct iovec *iov = &w->iov[2 * i];
+	if (c->udp)
+		order_by_socket(w, n);
+	for (unsigned k = 0; k < n; k++) {
+		const struct tx_ent *e = &w->ents[c->udp ? w->order[k] : k];
+		struct iovec *iov = &w->iov[2 * k];
 
-		iov[0].iov_base = encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + i);
+		iov[0].iov_base = encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + k);
 		iov[0].iov_len = c->outer_hlen + e->len;
 		iov[1].iov_base = (void *)e->tail;
 		iov[1].iov_len = e->tail_len;
-		w->msgs[i].msg_hdr.msg_iov = iov;
-		w->msgs[i].msg_hdr.msg_iovlen = e->tail ? 2 : 1;
+		w->msgs[k].msg_hdr.msg_iov = iov;
+		w->msgs[k].msg_hdr.msg_iovlen = e->tail ? 2 : 1;
 	}
 	if (c->udp)
 		send_udp(w, n);
@@ -222,11 +249,11 @@ static void flush_tx(struct worker *w)
 }
 
 static void queue(struct worker *w, uint8_t *inner, size_t len, const uint8_t *tail,
-		  size_t tail_len, uint32_t group, unsigned sock)
+		  size_t tail_len, uint32_t flow, unsigned sock)
 {
 	if (w->nents == WORKER_TX_MSGS)
 		flush_tx(w);
-	w->ents[w->nents++] = (struct tx_ent){ inner, len, tail, tail_len, group, sock };
+	w->ents[w->nents++] = (struct tx_ent){ inner, len, tail, tail_len, flow, sock };
 	stat_add(&w->stats.ctr[STAT_TUN_RX_PACKETS], 1);
 	stat_add(&w->stats.ctr[STAT_TUN_RX_BYTES], len + tail_len);
 }
@@ -235,9 +262,14 @@ static void queue(struct worker *w, uint8_t *inner, size_t len, const uint8_t *t
  * it lies in the slot. */
 static void queue_segments(struct worker *w, const struct gso_pkt *g, const struct ip_info *ip)
 {
-	uint32_t group = ++w->groups ? w->groups : ++w->groups;
+	uint32_t flow;
 	/* Over UDP the flow's hash picks its sending socket, that is its source port. */
-	unsigned sock = track_flow(w, g->pkt, g->len, ip, true, g->nseg) % UDP_TX_PORTS;
+	unsigned sock = track_flow(w, g->pkt, g->len, ip, true, g->nseg, &flow) % UDP_TX_PORTS;
+
+	if (!flow) { /* untracked: its segments may still share a message */
+		w->groups = (w->groups + 1) | FLOW_GROUP_BIT;
+		flow = w->groups;
+	}
 
 	for (unsigned i = 0; i < g->nseg; i++) {
 		uint8_t *hdr;
@@ -247,7 +279,7 @@ static void queue_segments(struct worker *w, const struct gso_pkt *g, const stru
 			flush_tx(w);
 		hdr = w->seg_hdrs + (size_t)w->nents * WORKER_SEG_HDR + ENCAP_HEADROOM;
 		plen = gso_segment(g, i, hdr);
-		queue(w, hdr, g->hdr_len, g->pkt + g->hdr_len + (size_t)i * g->mss, plen, group,
+		queue(w, hdr, g->hdr_len, g->pkt + g->hdr_len + (size_t)i * g->mss, plen, flow,
 		      sock);
 	}
 	stat_add(&w->stats.ctr[STAT_GSO_SUPERPACKETS], 1);
@@ -288,6 +320,8 @@ static unsigned from_tun(struct worker *w)
 		struct gso_pkt g;
 		struct ip_info ip;
 		enum drop_reason why;
+		uint32_t flow;
+		unsigned sock;
 		ssize_t len = tun_get(w, inner, &h);
 
 		if (len < 0) {
@@ -325,8 +359,8 @@ static unsigned from_tun(struct worker *w)
 		if (c->mss_clamp && mss_clamp(inner, (size_t)len, &ip,
 					      ip.family == AF_INET6 ? w->sh->mss6 : w->sh->mss4))
 			stat_add(&w->stats.ctr[STAT_MSS_CLAMPED], 1);
-		queue(w, inner, (size_t)len, NULL, 0, 0,
-		      track_flow(w, inner, (size_t)len, &ip, true, 1) % UDP_TX_PORTS);
+		sock = track_flow(w, inner, (size_t)len, &ip, true, 1, &flow) % UDP_TX_PORTS;
+		queue(w, inner, (size_t)len, NULL, 0, flow, sock);
 		n++;
 	}
 	flush_tx(w);
@@ -379,7 +413,9 @@ static void deliver_inner(struct worker *w, const struct decap_result *rr)
 			stat_add(&e->decap_packets, 1);
 		}
 	} else {
-		track_flow(w, inner, r.inner_len, &ip, false, 1);
+		uint32_t id;
+
+		track_flow(w, inner, r.inner_len, &ip, false, 1, &id);
 	}
 	if (c->mss_clamp &&
 	    mss_clamp(inner, r.inner_len, &ip, ip.family == AF_INET6 ? w->sh->mss6 : w->sh->mss4))

@@ -22,7 +22,7 @@
 #include "udp.h"
 
 enum {
-	WORKER_BATCH = 64,     /* packets (or superpackets) read from TUN per pass */
+	WORKER_BATCH = 256,    /* packets (or superpackets) read from TUN per pass */
 	WORKER_TX_MSGS = 1024, /* GRE packets per sendmmsg at most (UIO_MAXIOV) */
 	WORKER_SEG_HDR = ENCAP_HEADROOM + GSO_HDR_MAX, /* outer + inner headers of a segment */
 	WORKER_RX_BUDGET = 256,	    /* packets taken from the ring before looking at TUN again */
@@ -65,9 +65,13 @@ struct worker {
 		size_t len;
 		const uint8_t *tail;
 		size_t tail_len;
-		uint32_t group; /* over UDP: segments of one superpacket share it; 0 alone */
-		unsigned sock;	/* over UDP: which sending socket (source port) */
+		/* Over UDP: what may share a UDP_SEGMENT message with it. The packets of one
+		 * flow share it (its flow table entry), or a superpacket's segments when the
+		 * flow is untracked; 0 alone. */
+		uint32_t flow;
+		unsigned sock; /* over UDP: which sending socket (source port) */
 	} ents[WORKER_TX_MSGS];
+	uint16_t order[WORKER_TX_MSGS]; /* over UDP: ents in sending order, by socket */
 	uint32_t groups;
 	unsigned nents;
 	uint8_t *seg_hdrs; /* WORKER_TX_MSGS of WORKER_SEG_HDR */
