@@ -390,6 +390,31 @@ int client_connect_blocking(struct client *c, int type)
 	return fd;
 }
 
+/* The TCP congestion control the sessions get: --congestion's, checked, or the system's.
+ * Says what is wrong itself. */
+static bool probe_congestion(const struct client_cfg *c, char *name, size_t size)
+{
+	socklen_t len = (socklen_t)size - 1;
+	int fd = socket(c->addr.family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool ok = false;
+
+	memset(name, 0, size);
+	if (fd < 0)
+		log_warn("socket");
+	else if (c->congestion[0] && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, c->congestion,
+						strlen(c->congestion)) < 0)
+		log_warnx("--congestion %s: %s (available: "
+			  "/proc/sys/net/ipv4/tcp_available_congestion_control)",
+			  c->congestion, errno == ENOENT ? "not available here" : strerror(errno));
+	else if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) < 0)
+		log_warn("TCP_CONGESTION");
+	else
+		ok = true;
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 static int setup(const struct client_cfg *c)
 {
 	int cpus[CL_MAX_THREADS], ncpus = 0;
@@ -602,6 +627,10 @@ int client_run(const struct client_cfg *c)
 		log_warnx("cannot set up: %s", strerror(-rc));
 		if (cl)
 			teardown();
+		return 1;
+	}
+	if (!c->udp && !probe_congestion(c, cl->congestion, sizeof(cl->congestion))) {
+		teardown();
 		return 1;
 	}
 	sigemptyset(&sigs);

@@ -85,6 +85,7 @@ struct client {
 	uint64_t end_ns;      /* when the last session finished */
 	int stop;	      /* finish now: a signal, or the end of the test for the probes */
 	bool interrupted;     /* a signal ended the test early */
+	char congestion[16];  /* TCP: the congestion control the sessions get */
 	int threads_done;
 	int done_fd;		 /* eventfd: a thread finished */
 	pthread_barrier_t round; /* iterations: all threads finish a round together */

@@ -492,6 +492,8 @@ int report_final(struct client *cl)
 	jout_str(cfg, "server", c->host);
 	jout_int(cfg, "port", c->port);
 	jout_str(cfg, "protocol", c->udp ? "udp" : "tcp");
+	if (!c->udp)
+		jout_str(cfg, "congestion", cl->congestion);
 	jout_int(cfg, "sessions", c->sessions);
 	jout_int(cfg, "threads", cl->nthreads);
 	jout_str(cfg, "pattern", pattern_name(c->pattern));
@@ -546,9 +548,10 @@ int report_final(struct client *cl)
 	if (intervals)
 		jout_set(d, "intervals", intervals);
 	intervals = NULL;
-	snprintf(summary, sizeof(summary), "%u %s session%s %s", c->sessions,
+	snprintf(summary, sizeof(summary), "%u %s session%s %s%s%s%s", c->sessions,
 		 c->udp ? "UDP" : "TCP", c->sessions == 1 ? "" : "s",
-		 c->udp ? "push" : pattern_name(c->pattern));
+		 c->udp ? "push" : pattern_name(c->pattern), c->udp ? "" : " (",
+		 c->udp ? "" : cl->congestion, c->udp ? "" : ")");
 	if (!c->sessions)
 		snprintf(summary, sizeof(summary), "latency probes");
 	jout_str(d, "summary", summary);

@@ -34,10 +34,13 @@ def ras_scenario(args):
 
 
 def apply_overrides(sc, args):
-    for key in ("sessions", "workers", "repeats", "time", "warmup", "modes"):
+    for key in ("sessions", "workers", "repeats", "time", "warmup", "modes", "congestion"):
         v = getattr(args, key, None)
         if v is not None:
-            scenario.SETTERS[key](sc, str(v))
+            try:
+                scenario.SETTERS[key](sc, str(v))
+            except ValueError as e:
+                raise scenario.ScenarioError(f"--{key}: {e}") from None
     if getattr(args, "no_rr", False):
         sc.rr = False
     if getattr(args, "wire_audit", False):
@@ -82,6 +85,12 @@ def execute(sc, args, title):
     bootstrap()
     prefix = args.prefix
     pins = parse_pins(args.pin)
+    if sc.congestion:
+        with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+            available = f.read().split()
+        if sc.congestion not in available:
+            raise Failure(f"congestion control '{sc.congestion}' is not available here "
+                          f"(available: {', '.join(available)})")
     notes, gateways = [], []
     for g in sc.gateways:
         ok, why = DRIVERS[g].available()
@@ -100,7 +109,7 @@ def execute(sc, args, title):
     meta = {"scenario": sc.name, "title": title, "topology": sc.topology, "time": sc.time,
             "warmup": sc.warmup, "repeats": sc.repeats, "started_utc": started.isoformat(),
             "gateways": sc.gateways, "notes": notes, "pins": pins, "prefix": prefix,
-            "wire_audit": sc.wire_audit}
+            "wire_audit": sc.wire_audit, "congestion": sc.congestion or None}
     runs = [(p, r) for r in range(1, sc.repeats + 1) for p in pts]
     progress = Progress(len(runs))
     complete, status = False, 0
@@ -197,6 +206,9 @@ def add_matrix_options(p, defaults_note):
     p.add_argument("--time", type=float, metavar="S", help="measured seconds per run")
     p.add_argument("--warmup", type=float, metavar="S", help="warm-up seconds per run (default 2)")
     p.add_argument("--no-rr", action="store_true", help="no latency probes")
+    p.add_argument("--congestion", metavar="ALG",
+                   help="TCP congestion control of the sessions, e.g. cubic or bbr "
+                        "(default: the system's; the report names the one used)")
     p.add_argument("--wire-audit", action="store_true",
                    help="run tunbed-wire on the transit link during each run and report what "
                         "crossed it (it costs CPU, which the report attributes to it)")

@@ -157,9 +157,10 @@ def measure(sc, point, repeat, prefix, pin_override):
                                                                   [TRAFFIC, "server"])),
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             wait_listening(prefix)
+            cc = ["--congestion", sc.congestion] if sc.congestion else []
             if sc.rr:
                 idle, _, _ = traffic_client(prefix, pins, [pair["server"], "--rr", "--time", "1",
-                                                           "--rr-rate", "200"])
+                                                           "--rr-rate", "200", *cc])
                 record["rr_idle"] = idle.get("rr")
             sampler = cpu.Sampler(hz=4)
             for pid, _ in driver.pids():
@@ -170,7 +171,7 @@ def measure(sc, point, repeat, prefix, pin_override):
                 wire = wire_start(prefix, wire_args(point, pair, transit, ready), ready)
                 sampler.watch(wire.pid)
             args = [pair["server"], "--sessions", str(point.sessions), "--time", str(sc.time),
-                    "--warmup", str(sc.warmup), "--pattern", point.pattern]
+                    "--warmup", str(sc.warmup), "--pattern", point.pattern, *cc]
             if sc.rr:
                 args.append("--rr")
             sampler.start()

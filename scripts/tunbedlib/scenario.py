@@ -13,6 +13,7 @@
     warmup = 2                  ; seconds before, not measured
     repeats = 3
     rr = yes                    ; latency probes, idle and under load
+    congestion = cubic          ; TCP congestion control of the sessions (default: the system's)
     wire_audit = no             ; tunbed-wire on the transit link during each run
 
 Every error names file:line and the value, as the C tools do.
@@ -45,6 +46,7 @@ class Scenario:
     warmup: float = 2.0
     repeats: int = 3
     rr: bool = True
+    congestion: str = ""  # the system's default
     wire_audit: bool = False
 
 
@@ -130,6 +132,13 @@ def _set_name(sc, v):
     sc.name = v
 
 
+def _set_congestion(sc, v):
+    if not v.replace("_", "").isalnum() or len(v) > 15:
+        raise ValueError(f"bad value '{v}' for congestion: expected an algorithm's name, e.g. "
+                         f"cubic or bbr")
+    sc.congestion = v
+
+
 def _set_mtu(sc, v):
     mtus = _ints(v, 0, 65535, "mtu")
     for m in mtus:
@@ -151,6 +160,7 @@ SETTERS = {
     "warmup": lambda s, v: setattr(s, "warmup", _number(v, 0, 600, "warmup")),
     "repeats": lambda s, v: setattr(s, "repeats", _ints(v, 1, 100, "repeats")[0]),
     "rr": lambda s, v: setattr(s, "rr", _bool(v, "rr")),
+    "congestion": _set_congestion,
     "wire_audit": lambda s, v: setattr(s, "wire_audit", _bool(v, "wire_audit")),
 }
 

@@ -23,6 +23,8 @@ for f in report.md summary.csv summary.json meta.json runs/gregw-gre-w2-mtu0-pus
 	[ -s "$dir/$f" ] || fail "missing $f"
 done
 head -3 "$dir/report.md" | grep -q "^- gregw gre 2w, 1 session: " || fail "report.md does not start with the headline"
+# New namespaces start with the system's default congestion control.
+grep -q "^TCP congestion control of the sessions: $(sysctl -n net.ipv4.tcp_congestion_control) (the system default)\.$" "$dir/report.md" || fail "report.md does not name the system's congestion control"
 expect_eq "summary.csv: a header and two points" "$(wc -l <"$dir/summary.csv")" "3"
 python3 - "$dir" <<'PY' || fail "results are not consistent"
 import json, os, sys
@@ -61,6 +63,14 @@ dir=$(find "$R" -maxdepth 1 -name '*-compare' | head -1)
 expect_match "compare: gre skipped, said on stderr" "$(cat "$TMP/cmp.err")" "gre skipped: this kernel has no GRE module"
 grep -q "^> gre skipped: this kernel has no GRE module" "$dir/report.md" || fail "the report does not carry the skip note"
 expect_match "compare: route measured" "$out" "^route, 1 session: [0-9.]+ Gbit/s"
+# The congestion control asked for is the one the sessions had, and the reports say so; the
+# ras run above had the system's.
+out=$("$TUNBED" compare --gateways route --sessions 1 --repeats 1 --time 1 --warmup 0 --no-rr --congestion reno --prefix "$P" --results "$R/cc" 2>"$TMP/cc.err") || die "tunbed compare --congestion failed: $(tail -3 "$TMP/cc.err")"
+cdir=$(find "$R/cc" -maxdepth 1 -name '*-compare' | head -1)
+expect_eq "--congestion reno: the sessions' congestion control" "$(json_get "$(cat "$cdir"/runs/route-*-s1-r1.json)" 'd["traffic"]["config"]["congestion"]')" "reno"
+grep -q "^TCP congestion control of the sessions: reno (asked for)" "$cdir/report.md" || fail "the report does not name reno"
+expect_refusal "compare: a malformed congestion control" 2 "^tunbed: --congestion: bad value 'no way' for congestion" "$TUNBED" compare --gateways route --congestion "no way" --prefix "$P" --results "$R/cc"
+expect_refusal "compare: a congestion control this kernel lacks" 1 "congestion control 'vegas1' is not available here \\(available: " "$TUNBED" compare --gateways route --congestion vegas1 --prefix "$P" --results "$R/cc"
 
 # A scenario file: kernel VXLAN, one point.
 printf '%s\n' "[scenario]" "name = vx" "gateways = vxlan" "sessions = 2" "repeats = 1" "time = 2" "warmup = 0" "rr = no" >"$TMP/vx.scenario"

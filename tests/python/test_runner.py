@@ -298,7 +298,8 @@ class Scenarios(unittest.TestCase):
     GOOD = ("[scenario]\nname = t1\ntopology = ras6\ngateways = gregw, route\n"
             "modes = gre, gre+key+seq, gre-udp+nooffload\nworkers = 1, 2\nsessions = 1 8 64\n"
             "mtu = 0, 9000\n"
-            "pattern = push, duplex\ntime = 5\nwarmup = 0.5\nrepeats = 2\nrr = no\n")
+            "pattern = push, duplex\ntime = 5\nwarmup = 0.5\nrepeats = 2\nrr = no\n"
+            "congestion = cubic\n")
 
     def test_good(self):
         sc = scenario.parse(self.GOOD, "t1.scenario")
@@ -308,6 +309,7 @@ class Scenarios(unittest.TestCase):
         self.assertEqual(sc.sessions, [1, 8, 64])
         self.assertEqual(sc.mtu, [0, 9000])
         self.assertEqual((sc.time, sc.warmup, sc.repeats, sc.rr), (5.0, 0.5, 2, False))
+        self.assertEqual(sc.congestion, "cubic")
         pts = scenario.points(sc)
         # gregw: 3 modes x 2 workers x 2 mtu x 2 patterns x 3 sessions; route: 2 x 2 x 3.
         self.assertEqual(len(pts), 72 + 12)
@@ -325,6 +327,7 @@ class Scenarios(unittest.TestCase):
         self.assertEqual(sc.gateways, ["vxlan"])
         self.assertEqual(sc.sessions, [1, 8])
         self.assertEqual(sc.repeats, 3)
+        self.assertEqual(sc.congestion, "")
         with self.assertRaises(scenario.ScenarioError) as e:
             scenario.load("/nonexistent/x.scenario")
         self.assertEqual(str(e.exception),
@@ -338,6 +341,8 @@ class Scenarios(unittest.TestCase):
             ("[scenario]\nsessions = 0", "f:2: bad value '0' for sessions: expected 1 to 10000"),
             ("[scenario]\nsessions = 1, x", "f:2: bad value 'x' for sessions: expected whole numbers"),
             ("[scenario]\nworkers = 65", "f:2: bad value '65' for workers: expected 1 to 64"),
+            ("[scenario]\ncongestion = cubic;rm", "f:2: bad value 'cubic;rm' for congestion: "
+             "expected an algorithm's name, e.g. cubic or bbr"),
             ("[scenario]\nmodes = gre+fast", "f:2: bad mode 'gre+fast': expected gre or gre-udp, "
              "optionally +key, +seq, +csum, +nooffload"),
             ("[scenario]\nmodes = gre+key+key", "f:2: bad mode 'gre+key+key': expected gre or "
