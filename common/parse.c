@@ -153,10 +153,18 @@ int parse_bool(const char *s, bool *out)
 
 int parse_cpulist(const char *s, cpu_set_t *out)
 {
+	unsigned n;
+
+	return parse_cpulist_ordered(s, out, NULL, 0, &n);
+}
+
+int parse_cpulist_ordered(const char *s, cpu_set_t *out, int *order, unsigned max, unsigned *n)
+{
 	uint64_t lo, hi;
 	int rc;
 
 	CPU_ZERO(out);
+	*n = 0;
 	if (!s || !*s)
 		return -EINVAL;
 	for (;;) {
@@ -174,8 +182,11 @@ int parse_cpulist(const char *s, cpu_set_t *out)
 		}
 		if (hi >= CPU_SETSIZE)
 			return -ERANGE;
-		for (uint64_t c = lo; c <= hi; c++)
+		for (uint64_t c = lo; c <= hi; c++) {
+			if (order && *n < max && !CPU_ISSET(c, out))
+				order[(*n)++] = (int)c;
 			CPU_SET(c, out);
+		}
 		if (*s == '\0')
 			break;
 		if (*s != ',')

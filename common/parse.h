@@ -38,6 +38,13 @@ int parse_bool(const char *s, bool *out);
  */
 int parse_cpulist(const char *s, cpu_set_t *out);
 
+/*
+ * parse_cpulist that also keeps the order: order[] gets the CPUs as listed ("1,0" is 1 then
+ * 0; a range ascending; a CPU named twice only where it first appeared), at most max of
+ * them, and *n how many it got.
+ */
+int parse_cpulist_ordered(const char *s, cpu_set_t *out, int *order, unsigned max, unsigned *n);
+
 /* Formats a CPU set as a CPU list into buf. Returns the length or -ENOSPC. */
 int format_cpulist(const cpu_set_t *set, char *buf, unsigned long size);
 

@@ -246,7 +246,8 @@ static int apply(struct config *c, int id, const char *v, const struct origin *o
 		c->workers = (unsigned)n;
 		return 0;
 	case OPT_CPUS:
-		if (parse_cpulist(v, &c->cpus) <= 0)
+		if (parse_cpulist_ordered(v, &c->cpus, c->cpu_order, CONFIG_MAX_WORKERS,
+					  &c->ncpu_order) <= 0)
 			return bad(o, key, v, "expected a CPU list such as 0-3,6");
 		c->has_cpus = true;
 		return 0;

@@ -32,6 +32,8 @@ struct config {
 	unsigned workers; /* 0: one per CPU of cpus */
 	bool has_cpus;
 	cpu_set_t cpus;
+	int cpu_order[CONFIG_MAX_WORKERS]; /* --cpus as listed: worker i's CPU is the i-th */
+	unsigned ncpu_order;
 	unsigned mtu; /* 0: the path MTU minus the encapsulation */
 	unsigned stats_interval_ms;
 	char stats_json[CONFIG_PATH_MAX]; /* empty: stdout */

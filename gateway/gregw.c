@@ -58,13 +58,16 @@ static int plan_workers(struct gregw *g)
 	cpu_set_t set;
 	int n = 0;
 
-	if (c->has_cpus)
-		set = c->cpus;
-	else if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		CPU_ZERO(&set);
-	for (int cpu = 0; cpu < CPU_SETSIZE && n < CONFIG_MAX_WORKERS; cpu++) {
-		if (CPU_ISSET(cpu, &set))
-			g->cpus[n++] = cpu;
+	if (c->has_cpus) {
+		for (unsigned i = 0; i < c->ncpu_order; i++)
+			g->cpus[n++] = c->cpu_order[i];
+	} else {
+		if (sched_getaffinity(0, sizeof(set), &set) < 0)
+			CPU_ZERO(&set);
+		for (int cpu = 0; cpu < CPU_SETSIZE && n < CONFIG_MAX_WORKERS; cpu++) {
+			if (CPU_ISSET(cpu, &set))
+				g->cpus[n++] = cpu;
+		}
 	}
 	if (n == 0) {
 		g->cpus[0] = -1;

@@ -16,7 +16,9 @@ ip netns exec "$P-gwb" tcpdump -i transit -n -U -w "$TMP/icmp.pcap" icmp 2>"$TMP
 TCPDUMP=$!
 poll 5 grep -q "listening on" "$TMP/tcpdump.err" || die "tcpdump did not start"
 
-gw_pair4 "$P" --key 7 --seq --csum --workers 2
+# gwb's workers pinned in the order given (worker 0 on CPU 1), gwa's in the default order.
+gw_start gwa "$P-gwa" --remote 198.18.0.2 --addr 198.19.0.1/24 --route 198.18.3.0/24 --key 7 --seq --csum --workers 2
+gw_start gwb "$P-gwb" --remote 198.18.0.1 --addr 198.19.0.2/24 --route 198.18.1.0/24 --key 7 --seq --csum --workers 2 --cpus 1,0
 expect_eq "gwa route into the tunnel" "$(json_get "$(ip -n "$P-gwa" -j route show 198.18.3.0/24)" 'd[0]["dev"]')" "gre0"
 link=$(ip -n "$P-gwa" -j link show dev gre0)
 expect_eq "gre0 mtu: 1500 - 20 - 16 ($GW_ENCAP)" "$(json_get "$link" 'd[0]["mtu"]')" "$((1464 - GW_UDP))"
@@ -38,6 +40,7 @@ expect_eq "gwa dropped nothing" "$(json_get "$a" 'd["total"]["dropped"]')" "0"
 expect_eq "gwb saw no gap, reorder or duplicate" "$(json_get "$b" '(d["seq"]["lost"], d["seq"]["reordered"], d["seq"]["duplicate"])')" "(0, 0, 0)"
 expect_eq "stats: config" "$(json_get "$a" '(d["config"]["key"], d["config"]["seq"], d["config"]["csum"], d["config"]["workers"], d["config"]["local"])')" "(7, True, True, 2, '198.18.0.1')"
 expect_eq "stats: workers pinned" "$(json_get "$a" '[w["cpu"] for w in d["workers"]]')" "[0, 1]"
+expect_eq "stats: --cpus 1,0 pins in that order" "$(json_get "$b" '[w["cpu"] for w in d["workers"]]')" "[1, 0]"
 expect_eq "stats: per-worker CPU time" "$(json_get "$a" 'all(w["cpu_s"] >= 0 and "last_cpu" in w for w in d["workers"])')" "True"
 flows=$(gw_stats gwa flows)
 expect_eq "flows: the ICMP flow client <-> server is known" "$(json_get "$flows" 'any(f["proto"] == 1 and {f["a"], f["b"]} == {"198.18.1.2", "198.18.3.2"} for f in d["flows"])')" "True"

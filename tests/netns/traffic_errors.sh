@@ -43,6 +43,11 @@ subprocess.run(["ip", "netns", "exec", sys.argv[1] + "-client", "python3", "-c",
 PY
 tr_client "$P-client" 198.18.1.2 --time 1 --json
 expect_eq "server serves on after garbage" "$TR_STATUS $(json_get "$TR_JSON" 'd["complete"]')" "0 True"
+# The congestion control: the one asked for is the one reported; one this kernel lacks is
+# refused before any session starts.
+tr_client "$P-client" 198.18.1.2 --time 0.5 --congestion reno --json
+expect_eq "--congestion reno: reported" "$TR_STATUS $(json_get "$TR_JSON" 'd["config"]["congestion"]')" "0 reno"
+expect_refusal "--congestion unknown" 1 "^tunbed-traffic: --congestion vegas1: not available here" ip netns exec "$P-client" "$TRAFFIC" client 198.18.1.2 --time 1 --congestion vegas1
 kill -0 "$TR_SERVER" || fail "the server died"
 
 expect_refusal "no role" 2 "expected 'server' or 'client HOST'" "$TRAFFIC"

@@ -162,6 +162,20 @@ static void test_cpulist(void)
 	CHECK(format_cpulist(&set, buf, sizeof(buf)) > 0);
 	CHECK_STR(buf, "0-1");
 	CHECK_INT(format_cpulist(&set, buf, 2), -ENOSPC);
+	{
+		int order[4];
+		unsigned n;
+
+		/* As listed, ranges ascending, a repeat kept once, at most max. */
+		CHECK_INT(parse_cpulist_ordered("3,1-2,0,1", &set, order, 4, &n), 4);
+		CHECK_INT((int)n, 4);
+		CHECK(order[0] == 3 && order[1] == 1 && order[2] == 2 && order[3] == 0);
+		CHECK_INT(parse_cpulist_ordered("1,0", &set, order, 4, &n), 2);
+		CHECK(n == 2 && order[0] == 1 && order[1] == 0);
+		CHECK_INT(parse_cpulist_ordered("5-9", &set, order, 2, &n), 5);
+		CHECK(n == 2 && order[0] == 5 && order[1] == 6);
+		CHECK_INT(parse_cpulist_ordered("2-1", &set, order, 4, &n), -EINVAL);
+	}
 }
 
 int main(void)
