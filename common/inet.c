@@ -147,3 +147,28 @@ int ip_parse(const uint8_t *p, size_t len, bool check_csum, struct ip_info *out)
 	}
 	return -EPROTO;
 }
+
+bool ip_ecn_set_ce(uint8_t *p, size_t len)
+{
+	if (len >= IPV4_HLEN && p[0] >> 4 == 4) {
+		uint16_t old = (uint16_t)(p[0] << 8 | p[1]), new, csum;
+
+		if ((p[1] & 3) == 0)
+			return false;
+		p[1] |= 3;
+		new = (uint16_t)(p[0] << 8 | p[1]);
+		csum = (uint16_t)(p[10] << 8 | p[11]);
+		csum = inet_csum_replace16(csum, old, new);
+		p[10] = (uint8_t)(csum >> 8);
+		p[11] = (uint8_t)csum;
+		return true;
+	}
+	if (len >= IPV6_HLEN && p[0] >> 4 == 6) {
+		/* The traffic class straddles bytes 0 and 1: ECN is bits 4-5 of byte 1. */
+		if ((p[1] & 0x30) == 0)
+			return false;
+		p[1] |= 0x30;
+		return true;
+	}
+	return false;
+}

@@ -59,4 +59,11 @@ struct ip_info {
  */
 int ip_parse(const uint8_t *p, size_t len, bool check_csum, struct ip_info *out);
 
+/*
+ * Marks an ECN-capable IPv4 or IPv6 packet Congestion Experienced (RFC 3168), keeping the
+ * IPv4 header checksum right. Returns false, changing nothing, for a packet that is not
+ * ECN-capable (Not-ECT) or too short to hold its IP header.
+ */
+bool ip_ecn_set_ce(uint8_t *p, size_t len);
+
 #endif

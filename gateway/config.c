@@ -34,6 +34,9 @@ enum opt_id {
 	OPT_NETNS,
 	OPT_RX_RING,
 	OPT_OFFLOAD,
+	OPT_AQM,
+	OPT_AQM_TARGET,
+	OPT_AQM_INTERVAL,
 	OPT_ENCAP,
 	OPT_CONFIG,
 };
@@ -58,6 +61,9 @@ static const struct option options[] = {
 	{ "netns", required_argument, NULL, OPT_NETNS },
 	{ "rx-ring", required_argument, NULL, OPT_RX_RING },
 	{ "offload", required_argument, NULL, OPT_OFFLOAD },
+	{ "aqm", required_argument, NULL, OPT_AQM },
+	{ "aqm-target", required_argument, NULL, OPT_AQM_TARGET },
+	{ "aqm-interval", required_argument, NULL, OPT_AQM_INTERVAL },
 	{ "encap", required_argument, NULL, OPT_ENCAP },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -105,6 +111,12 @@ void config_usage(void)
 	       "                       of up to 64 KB; gregw segments them for the wire and\n"
 	       "                       coalesces segments from the wire; what the kernel\n"
 	       "                       lacks is reported and done without\n"
+	       "  --aqm off|codel      codel: CoDel on the GRE-in-UDP receive queue, from the\n"
+	       "                       kernel's arrival stamps: a standing queue is told to\n"
+	       "                       shrink by a drop, or a CE mark when ECN-capable\n"
+	       "                       (default off)\n"
+	       "  --aqm-target US      its target sojourn in microseconds (default 500)\n"
+	       "  --aqm-interval US    its interval in microseconds (default 10000)\n"
 	       "telemetry:\n"
 	       "  --stats-interval S   a JSON line of counters every S seconds (0.1 to 3600)\n"
 	       "  --stats-json FILE    append those lines and the final summary to FILE, not\n"
@@ -131,6 +143,8 @@ void config_defaults(struct config *c)
 	snprintf(c->tun, sizeof(c->tun), "gre0");
 	c->rx_ring = RX_RING_V2;
 	c->offload = true;
+	c->aqm_target_us = 500;
+	c->aqm_interval_us = 10000;
 }
 
 /* Where a value came from, for the one line that names a bad one. */
@@ -302,6 +316,20 @@ static int apply(struct config *c, int id, const char *v, const struct origin *o
 		else
 			return bad(o, key, v, "expected on or off");
 		return 0;
+	case OPT_AQM:
+		if (strcmp(v, "codel") == 0)
+			c->aqm = true;
+		else if (strcmp(v, "off") == 0)
+			c->aqm = false;
+		else
+			return bad(o, key, v, "expected off or codel");
+		return 0;
+	case OPT_AQM_TARGET:
+	case OPT_AQM_INTERVAL:
+		if (parse_u64(v, 10, 10000000, &n))
+			return bad(o, key, v, "expected 10 to 10000000 microseconds");
+		*(id == OPT_AQM_TARGET ? &c->aqm_target_us : &c->aqm_interval_us) = (unsigned)n;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -416,6 +444,10 @@ int config_parse(struct config *c, int argc, char **argv)
 	}
 	if (c->has_local && c->local.family != c->remote.family) {
 		log_warnx("--local and --remote are of different families");
+		return -EINVAL;
+	}
+	if (c->aqm && !c->gre_udp) {
+		log_warnx("--aqm codel needs --encap gre-udp (the receive ring has no AQM yet)");
 		return -EINVAL;
 	}
 	return 0;

@@ -18,6 +18,7 @@ static const char *const names[DROP_MAX] = {
 	[DROP_BAD_PROTO] = "bad_proto",
 	[DROP_BAD_INNER] = "bad_inner",
 	[DROP_TUN_WRITE] = "tun_write",
+	[DROP_AQM] = "aqm",
 	[DROP_TX_BAD_INNER] = "tx_bad_inner",
 	[DROP_TX_TOO_BIG] = "tx_too_big",
 	[DROP_TX_SEND] = "tx_send",

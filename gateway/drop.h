@@ -20,6 +20,7 @@ enum drop_reason {
 	DROP_BAD_PROTO,	     /* payload is neither IPv4 nor IPv6 */
 	DROP_BAD_INNER,	     /* inner IP header malformed or longer than the payload */
 	DROP_TUN_WRITE,	     /* the TUN refused the write (queue full, device down) */
+	DROP_AQM,	     /* --aqm: CoDel dropped it from a standing queue */
 	/* From TUN, before encapsulation. */
 	DROP_TX_BAD_INNER, /* not a well-formed IPv4 or IPv6 packet */
 	DROP_TX_TOO_BIG,   /* larger than the tunnel MTU (an ICMP error goes back if allowed) */

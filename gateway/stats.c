@@ -25,6 +25,7 @@ static const char *const names[STAT_MAX] = {
 	[STAT_GSO_SUPERPACKETS] = "gso_superpackets",
 	[STAT_GRO_SUPERPACKETS] = "gro_superpackets",
 	[STAT_GRO_BAD_CSUM] = "gro_bad_csum",
+	[STAT_AQM_MARKED] = "aqm_marked",
 };
 
 const char *stat_name(enum stat_counter c)

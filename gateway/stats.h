@@ -32,6 +32,7 @@ enum stat_counter {
 	STAT_GSO_SUPERPACKETS, /* superpackets read from TUN and segmented (--offload) */
 	STAT_GRO_SUPERPACKETS, /* superpackets coalesced and written into TUN (--offload) */
 	STAT_GRO_BAD_CSUM,     /* TCP segments with a wrong checksum: passed on, not merged */
+	STAT_AQM_MARKED,       /* --aqm: packets CoDel marked CE instead of dropping them */
 	STAT_MAX,
 };
 

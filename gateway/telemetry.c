@@ -43,6 +43,11 @@ static json_t *config_json(const struct gregw *g)
 	jout_str(o, "rx_ring", c->rx_ring == RX_RING_V2 ? "v2" : "v3");
 	jout_str(o, "encap", c->gre_udp ? "gre-udp" : "gre");
 	jout_bool(o, "offload", c->offload);
+	jout_str(o, "aqm", c->aqm ? "codel" : "off");
+	if (c->aqm) {
+		jout_int(o, "aqm_target_us", c->aqm_target_us);
+		jout_int(o, "aqm_interval_us", c->aqm_interval_us);
+	}
 	jout_str(o, "tun_offloads", tun_offload_names(g->tun_offloads, names, sizeof(names)));
 	jout_str(o, "ctl", g->ctl_path);
 	return o;

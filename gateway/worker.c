@@ -21,6 +21,9 @@
 #include "thread.h"
 #include "tx.h"
 
+/* --aqm signals a standing queue on datagrams at least this large (a full segment's). */
+#define AQM_MIN_DATAGRAM 1000
+
 /* Over UDP, an untracked superpacket's segments share an id with this bit set (the flow table
  * numbers its entries from 1, far below it). */
 #define FLOW_GROUP_BIT 0x80000000u
@@ -459,18 +462,34 @@ static bool from_peer(const struct worker *w, const struct sockaddr_storage *ss)
 	       memcmp(&((const struct sockaddr_in *)ss)->sin_addr, c->remote, 4) == 0;
 }
 
-/* The GRO segment size of a received message, or 0 when it is one datagram. */
-static size_t gro_size(const struct msghdr *m)
+/* The GRO segment size of a received message (0 when it is one datagram), and when the
+ * kernel queued it (ns, CLOCK_REALTIME; 0 without a stamp). */
+static size_t gro_size(const struct msghdr *m, uint64_t *queued)
 {
+	size_t seg = 0;
+
+	*queued = 0;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR((struct msghdr *)m, cm)) {
 		if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO) {
 			int v;
 
 			memcpy(&v, CMSG_DATA(cm), sizeof(v));
-			return v > 0 ? (size_t)v : 0;
+			seg = v > 0 ? (size_t)v : 0;
+		} else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+			*queued = (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
 		}
 	}
-	return 0;
+	return seg;
+}
+
+/* --aqm: takes CoDel's verdict on a message that queued since queued (see codel.h). */
+static void aqm_take(struct worker *w, uint64_t queued, uint64_t now)
+{
+	if (w->sh->aqm && queued && codel_take(&w->codel, queued, now))
+		w->aqm_pending = true;
 }
 
 /* GRE-in-UDP: takes datagrams, each GRO burst cut back into its datagrams. */
@@ -481,6 +500,7 @@ static unsigned from_udp(struct worker *w)
 	unsigned n = 0;
 
 	while (n < WORKER_RX_BUDGET) {
+		uint64_t now;
 		int got;
 
 		for (unsigned i = 0; i < WORKER_UDP_RX_BATCH; i++) {
@@ -497,11 +517,17 @@ static unsigned from_udp(struct worker *w)
 		got = recvmmsg(w->udp_rx, w->rx_msgs, WORKER_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
 		if (got <= 0)
 			break;
+		now = w->sh->aqm ? clock_real_ns() : 0;
 		for (int i = 0; i < got; i++) {
 			struct msghdr *m = &w->rx_msgs[i].msg_hdr;
 			const uint8_t *buf = w->rx_iov[i].iov_base;
-			size_t len = w->rx_msgs[i].msg_len, seg = gro_size(m);
+			uint64_t queued;
+			size_t len = w->rx_msgs[i].msg_len, seg = gro_size(m, &queued);
 
+			/* A batch that emptied the socket ends on an empty queue: as RFC 8289
+			 * never drops from a queue of at most one packet, its last message
+			 * counts as no wait. */
+			aqm_take(w, i == got - 1 && got < WORKER_UDP_RX_BATCH ? now : queued, now);
 			if (!seg || seg > len)
 				seg = len;
 			for (size_t off = 0; off < len; off += seg) {
@@ -518,6 +544,17 @@ static unsigned from_udp(struct worker *w)
 					why = DROP_UNKNOWN_PEER;
 				else
 					why = decap_gre(c, buf + off, dlen, &r);
+				/* A standing queue is signalled on the next full-sized datagram:
+				 * a bulk flow's, which builds it, not an ACK or a latency probe,
+				 * which lose more by it and could not shrink it. */
+				if (why == DROP_NONE && w->aqm_pending && dlen >= AQM_MIN_DATAGRAM) {
+					w->aqm_pending = false;
+					/* The datagram is ours until the next recvmmsg. */
+					if (ip_ecn_set_ce((uint8_t *)r.inner, r.inner_len))
+						stat_add(&w->stats.ctr[STAT_AQM_MARKED], 1);
+					else
+						why = DROP_AQM;
+				}
 				if (why != DROP_NONE) {
 					stat_add(&w->stats.drops[why], 1);
 					continue;
@@ -678,6 +715,14 @@ static int open_udp(struct worker *w)
 	w->udp_rx = udp_rx_open(c->family, c->local, c->udp_port, w->sh->udp_gro);
 	if (w->udp_rx < 0)
 		return w->udp_rx;
+	if (w->sh->aqm) {
+		int one = 1;
+
+		/* The kernel stamps each datagram as it queues: CoDel's sojourn times. */
+		if (setsockopt(w->udp_rx, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0)
+			return -errno;
+		codel_init(&w->codel, w->sh->aqm_target_ns, w->sh->aqm_interval_ns);
+	}
 	/* Each worker joins the group in turn; the program, the group's, is set again by each
 	 * so that it knows how many sockets there are by the last. */
 	return steer_reuseport_attach(w->udp_rx, c->outer_hlen, w->id + 1);

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "codel.h"
 #include "encap.h"
 #include "flows.h"
 #include "gro.h"
@@ -42,6 +43,8 @@ struct gw_shared {
 	unsigned mss4, mss6;   /* MSS clamp targets; 0 when --mss-clamp is off */
 	bool vnet_hdr;	       /* TUN reads and writes carry a virtio_net_hdr (--offload on) */
 	bool udp_gso, udp_gro; /* GRE-in-UDP sends with UDP_SEGMENT, receives with UDP_GRO */
+	bool aqm;	       /* --aqm codel on each worker's receiving socket */
+	uint64_t aqm_target_ns, aqm_interval_ns;
 	uint16_t udp_sports[UDP_TX_PORTS]; /* its source ports: the first worker picks them */
 	/* RFC 2890 numbers the tunnel, not a worker: each batch takes a block of numbers with
 	 * one atomic add, so the counter is touched once per sendmmsg, not per packet. */
@@ -81,12 +84,14 @@ struct worker {
 	int udp_rx;
 	int udp_tx[UDP_TX_PORTS];
 	uint64_t udp_drops; /* the receiving socket's drops already reported */
+	struct codel codel; /* --aqm: on the receiving socket's queue */
+	bool aqm_pending;   /* --aqm: CoDel asked for a drop or mark not yet made */
 	uint8_t *udp_bufs;  /* WORKER_UDP_RX_BATCH of WORKER_UDP_RX_BUF */
 	struct mmsghdr rx_msgs[WORKER_UDP_RX_BATCH];
 	struct iovec rx_iov[WORKER_UDP_RX_BATCH];
 	struct sockaddr_storage rx_from[WORKER_UDP_RX_BATCH];
 	union cmsg_space {
-		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint16_t))];
+		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
 		struct cmsghdr align;
 	} rx_cmsg[WORKER_UDP_RX_BATCH], tx_cmsg[WORKER_TX_MSGS];
 	struct gro gro;	  /* --offload: coalescing towards TUN */

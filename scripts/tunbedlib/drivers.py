@@ -90,6 +90,8 @@ class Gregw(Driver):
                 cmd.append("--seq")
             if "csum" in opts:
                 cmd.append("--csum")
+            if "aqm" in opts:
+                cmd += ["--aqm", "codel"]
             if self.pins.get(host):
                 cmd += ["--cpus", self.pins[host]]
             self.socks[host] = sock

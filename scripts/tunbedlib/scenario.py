@@ -4,7 +4,7 @@
     name = ras
     topology = ras              ; built-in name or path
     gateways = gregw, route     ; drivers, see drivers.py
-    modes = gre                 ; gregw: gre or gre-udp, +key +seq +csum +nooffload
+    modes = gre                 ; gregw: gre or gre-udp, +key +seq +csum +nooffload +aqm
     workers = 1, 2              ; gregw worker threads
     sessions = 1, 8, 64         ; concurrent TCP sessions
     mtu = 0                     ; transit link MTU (0: the topology's)
@@ -24,7 +24,7 @@ import os
 
 GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "wireguard-go", "openvpn")
 GREGW_ENCAPS = ("gre", "gre-udp")
-GREGW_OPTIONS = ("key", "seq", "csum", "nooffload")
+GREGW_OPTIONS = ("key", "seq", "csum", "nooffload", "aqm")
 PATTERNS = ("push", "pull", "duplex")
 
 
@@ -104,7 +104,9 @@ def _modes(v):
         if parts[0] not in GREGW_ENCAPS or any(p not in GREGW_OPTIONS for p in parts[1:]) \
                 or len(set(parts)) != len(parts):
             raise ValueError(f"bad mode '{m}': expected gre or gre-udp, optionally +key, +seq, "
-                             "+csum, +nooffload")
+                             "+csum, +nooffload, +aqm")
+        if "aqm" in parts and parts[0] != "gre-udp":
+            raise ValueError(f"bad mode '{m}': +aqm (CoDel on the receive queue) needs gre-udp")
     return out
 
 

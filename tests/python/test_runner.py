@@ -341,14 +341,16 @@ class Scenarios(unittest.TestCase):
             ("[scenario]\nsessions = 0", "f:2: bad value '0' for sessions: expected 1 to 10000"),
             ("[scenario]\nsessions = 1, x", "f:2: bad value 'x' for sessions: expected whole numbers"),
             ("[scenario]\nworkers = 65", "f:2: bad value '65' for workers: expected 1 to 64"),
+            ("[scenario]\nmodes = gre+aqm", "f:2: bad mode 'gre+aqm': +aqm (CoDel on the "
+             "receive queue) needs gre-udp"),
             ("[scenario]\ncongestion = cubic;rm", "f:2: bad value 'cubic;rm' for congestion: "
              "expected an algorithm's name, e.g. cubic or bbr"),
             ("[scenario]\nmodes = gre+fast", "f:2: bad mode 'gre+fast': expected gre or gre-udp, "
-             "optionally +key, +seq, +csum, +nooffload"),
+             "optionally +key, +seq, +csum, +nooffload, +aqm"),
             ("[scenario]\nmodes = gre+key+key", "f:2: bad mode 'gre+key+key': expected gre or "
-             "gre-udp, optionally +key, +seq, +csum, +nooffload"),
+             "gre-udp, optionally +key, +seq, +csum, +nooffload, +aqm"),
             ("[scenario]\nmodes = udp+seq", "f:2: bad mode 'udp+seq': expected gre or gre-udp, "
-             "optionally +key, +seq, +csum, +nooffload"),
+             "optionally +key, +seq, +csum, +nooffload, +aqm"),
             ("[scenario]\nmtu = 1000", "f:2: bad value '1000' for mtu: 0 (the topology's) or 1280 "
              "to 65535"),
             ("[scenario]\ntime = 0", "f:2: bad value '0' for time: expected 1 to 3600"),
