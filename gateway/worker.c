@@ -547,7 +547,8 @@ static unsigned from_udp(struct worker *w)
 				/* A standing queue is signalled on the next full-sized datagram:
 				 * a bulk flow's, which builds it, not an ACK or a latency probe,
 				 * which lose more by it and could not shrink it. */
-				if (why == DROP_NONE && w->aqm_pending && dlen >= AQM_MIN_DATAGRAM) {
+				if (why == DROP_NONE && w->aqm_pending &&
+				    dlen >= AQM_MIN_DATAGRAM) {
 					w->aqm_pending = false;
 					/* The datagram is ours until the next recvmmsg. */
 					if (ip_ecn_set_ce((uint8_t *)r.inner, r.inner_len))

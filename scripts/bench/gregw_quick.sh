@@ -16,6 +16,7 @@ P=tbq
 [ $# -ge 2 ] || { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 ENCAP=$1 S=$2 T=${3:-5} Q=${4:--}
 shift $(($# < 4 ? $# : 4))
+read -r -a TA <<<"${TRAFFIC_ARGS:-}"
 D=$(mktemp -d)
 PIDS=()
 cleanup() {
@@ -43,7 +44,7 @@ ip netns exec "$P-server" "$B/tunbed-traffic" server >/dev/null 2>&1 &
 PIDS+=($!)
 for _ in $(seq 50); do [ -n "$(ip netns exec "$P-server" ss -Hltn 'sport = :9400')" ] && break; sleep 0.1; done
 ip netns exec "$P-client" "$B/tunbed-traffic" client 198.18.3.2 --rr --time 1 --rr-rate 200 --json >"$D/idle.json"
-ip netns exec "$P-client" "$B/tunbed-traffic" client 198.18.3.2 --sessions "$S" --time "$T" --warmup 1 --rr ${TRAFFIC_ARGS:-} --json >"$D/load.json"
+ip netns exec "$P-client" "$B/tunbed-traffic" client 198.18.3.2 --sessions "$S" --time "$T" --warmup 1 --rr "${TA[@]}" --json >"$D/load.json"
 "$B/gregw" ctl "$D/a.sock" stats >"$D/a.json"
 "$B/gregw" ctl "$D/b.sock" stats >"$D/b.json"
 python3 - "$D" "$ENCAP" "$Q" "$S" <<'PY'
