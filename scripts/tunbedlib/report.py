@@ -210,8 +210,8 @@ def write(outdir, meta, complete=True):
             f.write(f"> {note}\n")
         if meta.get("notes"):
             f.write("\n")
-        ccs = sorted({(r.get("traffic") or {}).get("config", {}).get("congestion") or "?"
-                      for r in records})
+        ccs = sorted({(r.get("traffic") or {}).get("config", {}).get("congestion")
+                      or "not recorded" for r in records})
         f.write(f"TCP congestion control of the sessions: {', '.join(ccs)}"
                 f"{' (asked for)' if meta.get('congestion') else ' (the system default)'}.\n\n")
         f.write(f"Topology `{meta.get('topology')}`; each run {meta.get('time')} s measured after "
