@@ -111,8 +111,8 @@ void config_usage(void)
 	       "                       of up to 64 KB; gregw segments them for the wire and\n"
 	       "                       coalesces segments from the wire; what the kernel\n"
 	       "                       lacks is reported and done without\n"
-	       "  --aqm off|codel      codel: CoDel on the GRE-in-UDP receive queue, from the\n"
-	       "                       kernel's arrival stamps: a standing queue is told to\n"
+	       "  --aqm off|codel      codel: CoDel on the receive queue (ring or socket), from\n"
+	       "                       the kernel's arrival stamps: a standing queue is told to\n"
 	       "                       shrink by a drop, or a CE mark when ECN-capable\n"
 	       "                       (default off)\n"
 	       "  --aqm-target US      its target sojourn in microseconds (default 500)\n"
@@ -444,10 +444,6 @@ int config_parse(struct config *c, int argc, char **argv)
 	}
 	if (c->has_local && c->local.family != c->remote.family) {
 		log_warnx("--local and --remote are of different families");
-		return -EINVAL;
-	}
-	if (c->aqm && !c->gre_udp) {
-		log_warnx("--aqm codel needs --encap gre-udp (the receive ring has no AQM yet)");
 		return -EINVAL;
 	}
 	return 0;

@@ -380,6 +380,9 @@ int gregw_run(const struct config *cfg)
 		goto out_stats;
 	}
 	g->sh.vnet_hdr = cfg->offload;
+	g->sh.aqm = cfg->aqm;
+	g->sh.aqm_target_ns = (uint64_t)cfg->aqm_target_us * 1000;
+	g->sh.aqm_interval_ns = (uint64_t)cfg->aqm_interval_us * 1000;
 	if (cfg->offload) {
 		char names[64];
 
@@ -412,9 +415,6 @@ int gregw_run(const struct config *cfg)
 			close(prog);
 		/* A socket on port 4754 takes GRE-in-UDP; no GRE sink is needed. */
 		udp_probe(g->ecfg.family, &g->sh.udp_gso, &g->sh.udp_gro);
-		g->sh.aqm = g->cfg->aqm;
-		g->sh.aqm_target_ns = (uint64_t)g->cfg->aqm_target_us * 1000;
-		g->sh.aqm_interval_ns = (uint64_t)g->cfg->aqm_interval_us * 1000;
 		if (!g->sh.udp_gso || !g->sh.udp_gro)
 			log_warnx("GRE-in-UDP without%s%s: one datagram per system call there",
 				  g->sh.udp_gso ? "" : " UDP_SEGMENT",

@@ -48,6 +48,7 @@ struct rx_pkt {
 	uint32_t caplen;  /* bytes in the ring */
 	uint32_t wirelen; /* bytes on the wire */
 	uint32_t rxhash;  /* the kernel's flow hash (V3; 0 on V2) */
+	uint64_t queued;  /* when the kernel put it in the ring (ns, CLOCK_REALTIME) */
 };
 
 /* Opens the socket, filter, ring and fanout membership. Returns 0 or -errno. */

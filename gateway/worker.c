@@ -436,6 +436,26 @@ static void deliver_inner(struct worker *w, const struct decap_result *rr)
 	stat_add(&w->stats.ctr[STAT_TUN_TX_BYTES], r.inner_len);
 }
 
+/*
+ * --aqm: a standing queue is signalled on the next full-sized packet from the wire (a bulk
+ * flow's, which builds it, not an ACK or a latency probe, which lose more by it and could not
+ * shrink it): its inner packet is marked CE when ECN-capable, else dropped. Returns the drop
+ * reason for the packet, DROP_NONE to deliver it. The packet is ours until the next one is
+ * taken, so it may be edited in place.
+ */
+static enum drop_reason aqm_rx_verdict(struct worker *w, const struct decap_result *r,
+				       size_t outer_len)
+{
+	if (!w->aqm_pending || outer_len < AQM_MIN_DATAGRAM)
+		return DROP_NONE;
+	w->aqm_pending = false;
+	if (ip_ecn_set_ce((uint8_t *)r->inner, r->inner_len)) {
+		stat_add(&w->stats.ctr[STAT_AQM_MARKED], 1);
+		return DROP_NONE;
+	}
+	return DROP_AQM;
+}
+
 static void deliver(struct worker *w, const struct rx_pkt *p)
 {
 	struct decap_result r;
@@ -444,6 +464,8 @@ static void deliver(struct worker *w, const struct rx_pkt *p)
 	stat_add(&w->stats.ctr[STAT_WIRE_RX_PACKETS], 1);
 	stat_add(&w->stats.ctr[STAT_WIRE_RX_BYTES], p->wirelen);
 	why = decap(w->sh->cfg, p->data, p->caplen, p->wirelen, &r);
+	if (why == DROP_NONE)
+		why = aqm_rx_verdict(w, &r, p->wirelen);
 	if (why != DROP_NONE) {
 		stat_add(&w->stats.drops[why], 1);
 		return;
@@ -544,18 +566,8 @@ static unsigned from_udp(struct worker *w)
 					why = DROP_UNKNOWN_PEER;
 				else
 					why = decap_gre(c, buf + off, dlen, &r);
-				/* A standing queue is signalled on the next full-sized datagram:
-				 * a bulk flow's, which builds it, not an ACK or a latency probe,
-				 * which lose more by it and could not shrink it. */
-				if (why == DROP_NONE && w->aqm_pending &&
-				    dlen >= AQM_MIN_DATAGRAM) {
-					w->aqm_pending = false;
-					/* The datagram is ours until the next recvmmsg. */
-					if (ip_ecn_set_ce((uint8_t *)r.inner, r.inner_len))
-						stat_add(&w->stats.ctr[STAT_AQM_MARKED], 1);
-					else
-						why = DROP_AQM;
-				}
+				if (why == DROP_NONE)
+					why = aqm_rx_verdict(w, &r, dlen);
 				if (why != DROP_NONE) {
 					stat_add(&w->stats.drops[why], 1);
 					continue;
@@ -577,11 +589,18 @@ static unsigned from_wire(struct worker *w)
 
 	if (w->sh->cfg->udp)
 		n = from_udp(w);
-	else
+	else {
+		uint64_t now = w->sh->aqm ? clock_real_ns() : 0;
+
 		while (n < WORKER_RX_BUDGET && rx_next(&w->rx, &p)) {
+			aqm_take(w, p.queued, now);
 			deliver(w, &p);
 			n++;
 		}
+		/* The ring ran empty: as for the socket, no standing queue behind it. */
+		if (n < WORKER_RX_BUDGET)
+			aqm_take(w, now, now);
+	}
 	if (w->sh->vnet_hdr) {
 		/* What was coalesced leaves at the end of the pass, as the kernel's GRO
 		 * flushes at the end of a NAPI poll: never held while the worker sleeps. */
@@ -604,6 +623,7 @@ static void *worker_main(void *arg)
 	};
 
 	__atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	codel_init(&w->codel, w->sh->aqm_target_ns, w->sh->aqm_interval_ns);
 	while (!stopping(w)) {
 		unsigned work = from_tun(w);
 
@@ -719,10 +739,10 @@ static int open_udp(struct worker *w)
 	if (w->sh->aqm) {
 		int one = 1;
 
-		/* The kernel stamps each datagram as it queues: CoDel's sojourn times. */
+		/* The kernel stamps each datagram as it queues: CoDel's sojourn times. (The
+		 * receive ring stamps every frame anyway.) */
 		if (setsockopt(w->udp_rx, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0)
 			return -errno;
-		codel_init(&w->codel, w->sh->aqm_target_ns, w->sh->aqm_interval_ns);
 	}
 	/* Each worker joins the group in turn; the program, the group's, is set again by each
 	 * so that it knows how many sockets there are by the last. */

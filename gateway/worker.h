@@ -43,7 +43,7 @@ struct gw_shared {
 	unsigned mss4, mss6;   /* MSS clamp targets; 0 when --mss-clamp is off */
 	bool vnet_hdr;	       /* TUN reads and writes carry a virtio_net_hdr (--offload on) */
 	bool udp_gso, udp_gro; /* GRE-in-UDP sends with UDP_SEGMENT, receives with UDP_GRO */
-	bool aqm;	       /* --aqm codel on each worker's receiving socket */
+	bool aqm;	       /* --aqm codel on each worker's receive queue */
 	uint64_t aqm_target_ns, aqm_interval_ns;
 	uint16_t udp_sports[UDP_TX_PORTS]; /* its source ports: the first worker picks them */
 	/* RFC 2890 numbers the tunnel, not a worker: each batch takes a block of numbers with
@@ -84,7 +84,7 @@ struct worker {
 	int udp_rx;
 	int udp_tx[UDP_TX_PORTS];
 	uint64_t udp_drops; /* the receiving socket's drops already reported */
-	struct codel codel; /* --aqm: on the receiving socket's queue */
+	struct codel codel; /* --aqm: on the receive queue (ring or socket) */
 	bool aqm_pending;   /* --aqm: CoDel asked for a drop or mark not yet made */
 	uint8_t *udp_bufs;  /* WORKER_UDP_RX_BATCH of WORKER_UDP_RX_BUF */
 	struct mmsghdr rx_msgs[WORKER_UDP_RX_BATCH];

@@ -105,8 +105,6 @@ def _modes(v):
                 or len(set(parts)) != len(parts):
             raise ValueError(f"bad mode '{m}': expected gre or gre-udp, optionally +key, +seq, "
                              "+csum, +nooffload, +aqm")
-        if "aqm" in parts and parts[0] != "gre-udp":
-            raise ValueError(f"bad mode '{m}': +aqm (CoDel on the receive queue) needs gre-udp")
     return out
 
 

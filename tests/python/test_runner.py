@@ -341,8 +341,8 @@ class Scenarios(unittest.TestCase):
             ("[scenario]\nsessions = 0", "f:2: bad value '0' for sessions: expected 1 to 10000"),
             ("[scenario]\nsessions = 1, x", "f:2: bad value 'x' for sessions: expected whole numbers"),
             ("[scenario]\nworkers = 65", "f:2: bad value '65' for workers: expected 1 to 64"),
-            ("[scenario]\nmodes = gre+aqm", "f:2: bad mode 'gre+aqm': +aqm (CoDel on the "
-             "receive queue) needs gre-udp"),
+            ("[scenario]\nmodes = gre+aqm+aqm", "f:2: bad mode 'gre+aqm+aqm': expected gre or "
+             "gre-udp, optionally +key, +seq, +csum, +nooffload, +aqm"),
             ("[scenario]\ncongestion = cubic;rm", "f:2: bad value 'cubic;rm' for congestion: "
              "expected an algorithm's name, e.g. cubic or bbr"),
             ("[scenario]\nmodes = gre+fast", "f:2: bad mode 'gre+fast': expected gre or gre-udp, "
