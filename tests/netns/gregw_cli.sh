@@ -67,7 +67,7 @@ gw_stop conf
 "$GREGW" --netns "$P-a" --remote 198.18.0.2 --ctl "$TMP/ns.sock" --stats-interval 0.1 \
 	--stats-json "$TMP/stats.jsonl" >"$TMP/ns.out" 2>&1 &
 nspid=$!
-poll 5 "$GREGW" ctl "$TMP/ns.sock" stats || fail "gregw --netns did not come up: $(cat "$TMP/ns.out")"
+poll 30 "$GREGW" ctl "$TMP/ns.sock" stats || fail "gregw --netns did not come up: $(cat "$TMP/ns.out")"
 expect_eq "--netns: gre0 is in $P-a" "$(json_get "$(ip -n "$P-a" -j link show dev gre0)" 'd[0]["ifname"]')" "gre0"
 poll 5 test -s "$TMP/stats.jsonl" || fail "no interval line in --stats-json"
 kill -TERM "$nspid"

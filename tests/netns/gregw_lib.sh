@@ -56,7 +56,7 @@ gw_start() {
 	ip netns exec "$ns" "$GREGW" --ctl "$TMP/$name.sock" "${GW_MODE_ARGS[@]}" "$@" >"${GW_OUT[$name]}" 2>"$TMP/$name.err" &
 	GW_PID[$name]=$!
 	GW_STARTED+=("$name")
-	if ! poll 5 "$GREGW" ctl "$TMP/$name.sock" stats; then
+	if ! poll 30 "$GREGW" ctl "$TMP/$name.sock" stats; then
 		cat "$TMP/$name.err" >&2
 		die "gregw $name did not come up"
 	fi
@@ -103,7 +103,7 @@ bulk_transfer() { # prefix receiver-addr flows bytes [sender-host receiver-host]
 	ip netns exec "$p-$to" python3 "$HERE/bulk.py" server --bind "$addr" --port 9000 \
 		--flows "$flows" >"$TMP/bulk-server.out" 2>&1 &
 	local spid=$!
-	poll 5 grep -q listening "$TMP/bulk-server.out" || die "bulk server did not start"
+	poll 30 grep -q listening "$TMP/bulk-server.out" || die "bulk server did not start"
 	cout=$(ip netns exec "$p-$from" python3 "$HERE/bulk.py" client --connect "$addr" --port 9000 \
 		--flows "$flows" --bytes "$bytes") || fail "bulk client failed"
 	wait "$spid" || fail "bulk server failed"

@@ -13,7 +13,7 @@ new_prefix P tbterm
 gw_pair4 "$P" --seq --workers 2 --stats-interval 0.2
 ip netns exec "$P-server" python3 "$HERE/bulk.py" server --bind 198.18.3.2 --port 9000 --flows 8 --timeout 5 >"$TMP/server.out" 2>&1 &
 spid=$!
-poll 5 grep -q listening "$TMP/server.out" || die "bulk server did not start"
+poll 30 grep -q listening "$TMP/server.out" || die "bulk server did not start"
 ip netns exec "$P-client" python3 "$HERE/bulk.py" client --connect 198.18.3.2 --port 9000 --flows 8 --bytes $((8 << 30)) --timeout 5 >/dev/null 2>&1 &
 cpid=$!
 # Under load: the gateways have moved a good deal and are still moving it.

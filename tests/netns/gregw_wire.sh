@@ -49,7 +49,7 @@ before=$(gw_stats gwb)
 kinds=(unknown_peer bad_version bad_flags bad_key no_seq no_csum bad_csum bad_proto bad_inner truncated)
 ip netns exec "$P-server" python3 "$HERE/bulk.py" server --bind 198.18.3.2 --port 9000 --flows 2 >"$TMP/bulk-server.out" 2>&1 &
 spid=$!
-poll 5 grep -q listening "$TMP/bulk-server.out" || die "bulk server did not start"
+poll 30 grep -q listening "$TMP/bulk-server.out" || die "bulk server did not start"
 ip netns exec "$P-client" python3 "$HERE/bulk.py" client --connect 198.18.3.2 --port 9000 --flows 2 --bytes $((100 * MB)) >"$TMP/bulk-client.out" &
 cpid=$!
 for k in "${kinds[@]}"; do

@@ -18,7 +18,7 @@ tr_server() {
 	[ -x "$TRAFFIC" ] || die "$TRAFFIC not built"
 	ip netns exec "$ns" "$TRAFFIC" server --port "$port" "$@" >"$TMP/server-$port.out" 2>&1 &
 	TR_SERVER=$!
-	poll 5 listening "$ns" "$port" || die "tunbed-traffic server on port $port did not start: $(cat "$TMP/server-$port.out")"
+	poll 30 listening "$ns" "$port" || die "tunbed-traffic server on port $port did not start: $(cat "$TMP/server-$port.out")"
 }
 
 # tr_client NS args...: stdout in $TMP/client.json, exit status in TR_STATUS.

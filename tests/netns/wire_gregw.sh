@@ -33,7 +33,7 @@ wire_start() {
 	ip netns exec "$P-gwa" "$WIRE" --iface transit --json --ready-file "$TMP/$name.ready" "$@" \
 		>"$TMP/$name.json" 2>"$TMP/$name.err" &
 	WIRE_PID=$!
-	poll 5 test -e "$TMP/$name.ready" || die "tunbed-wire did not start: $(cat "$TMP/$name.err")"
+	poll 30 test -e "$TMP/$name.ready" || die "tunbed-wire did not start: $(cat "$TMP/$name.err")"
 }
 
 # wire_stop: SIGTERM ends the capture; the report follows, exit status 0.
