@@ -141,11 +141,12 @@ def measure(sc, point, repeat, prefix, pin_override):
     driver = server = proc = wire = None
     with tempfile.TemporaryDirectory(prefix="tunbed-run-") as tmp:
         topo = topology_file(sc.topology, point.mtu, tmp)
-        # Ctrl-C waits until the topology is up and the try below can take it down again:
-        # an interrupted `up` would leave namespaces nobody removes.
-        with deferred_signals():
-            run([TOPO, "up", topo, "--prefix", prefix])
         try:
+            # Ctrl-C waits until the topology is up: an interrupted `up` would leave
+            # namespaces. The waiting signal is delivered as the block ends, so the block
+            # sits inside the try whose finally takes the topology down again.
+            with deferred_signals():
+                run([TOPO, "up", topo, "--prefix", prefix])
             shown = json.loads(run([TOPO, "show", topo, "--prefix", prefix, "--json"]))
             family, pins, transit = describe(shown)
             pins.update(pin_override)

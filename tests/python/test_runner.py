@@ -6,6 +6,7 @@ gre+seq, 2 workers, 64 sessions)."""
 
 import json
 import os
+import signal
 import sys
 import tempfile
 import unittest
@@ -13,7 +14,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import analysis, report, scenario  # noqa: E402
+from tunbedlib import analysis, point, report, scenario  # noqa: E402
 
 
 def record(name):
@@ -369,6 +370,32 @@ class Scenarios(unittest.TestCase):
                 with self.assertRaises(scenario.ScenarioError) as e:
                     scenario.parse(text, "f")
                 self.assertEqual(str(e.exception), want)
+
+
+class Interrupt(unittest.TestCase):
+    def test_ctrl_c_while_the_topology_goes_up(self):
+        """Ctrl-C during `tunbed-topo up` waits for it, then the topology comes down again:
+        the run ends with KeyboardInterrupt after `down`, nothing left up."""
+        calls = []
+
+        def fake_run(cmd, check=True):
+            calls.append(cmd[1])
+            if cmd[1] == "up":
+                os.kill(os.getpid(), signal.SIGINT)  # blocked: delivered when up is done
+            return ""
+
+        saved = point.run, signal.getsignal(signal.SIGINT)
+        point.run = fake_run
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            sc = scenario.Scenario()
+            p = scenario.Point("route", "-", 2, 0, "push", 1)
+            with self.assertRaises(KeyboardInterrupt):
+                point.measure(sc, p, 1, "tbunit", {})
+        finally:
+            point.run = saved[0]
+            signal.signal(signal.SIGINT, saved[1])
+        self.assertEqual(calls, ["up", "down"])
 
 
 if __name__ == "__main__":
