@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "byteorder.h"
+#include "clock.h"
 #include "inet.h"
 
 enum {
@@ -213,7 +214,7 @@ static bool next_v3(struct rx_ring *r, struct rx_pkt *p)
 	p->caplen = h->tp_snaplen;
 	p->wirelen = h->tp_len;
 	p->rxhash = h->hv1.tp_rxhash;
-	p->queued = (uint64_t)h->tp_sec * 1000000000u + h->tp_nsec;
+	p->queued = (uint64_t)h->tp_sec * NSEC_PER_SEC + h->tp_nsec;
 	r->next += h->tp_next_offset;
 	r->left--;
 	return true;
@@ -242,7 +243,7 @@ static bool next_v2(struct rx_ring *r, struct rx_pkt *p)
 	p->caplen = h->tp_snaplen;
 	p->wirelen = h->tp_len;
 	p->rxhash = 0;
-	p->queued = (uint64_t)h->tp_sec * 1000000000u + h->tp_nsec;
+	p->queued = (uint64_t)h->tp_sec * NSEC_PER_SEC + h->tp_nsec;
 	r->held = true;
 	return true;
 }

@@ -484,9 +484,9 @@ static bool from_peer(const struct worker *w, const struct sockaddr_storage *ss)
 	       memcmp(&((const struct sockaddr_in *)ss)->sin_addr, c->remote, 4) == 0;
 }
 
-/* The GRO segment size of a received message (0 when it is one datagram), and when the
- * kernel queued it (ns, CLOCK_REALTIME; 0 without a stamp). */
-static size_t gro_size(const struct msghdr *m, uint64_t *queued)
+/* What the kernel says of a received message: its GRO segment size (returned; 0 when it is
+ * one datagram) and when it queued it (*queued, ns, CLOCK_REALTIME; 0 without a stamp). */
+static size_t msg_meta(const struct msghdr *m, uint64_t *queued)
 {
 	size_t seg = 0;
 
@@ -501,7 +501,7 @@ static size_t gro_size(const struct msghdr *m, uint64_t *queued)
 			struct timespec ts;
 
 			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
-			*queued = (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+			*queued = clock_ns_from_ts(&ts);
 		}
 	}
 	return seg;
@@ -544,7 +544,7 @@ static unsigned from_udp(struct worker *w)
 			struct msghdr *m = &w->rx_msgs[i].msg_hdr;
 			const uint8_t *buf = w->rx_iov[i].iov_base;
 			uint64_t queued;
-			size_t len = w->rx_msgs[i].msg_len, seg = gro_size(m, &queued);
+			size_t len = w->rx_msgs[i].msg_len, seg = msg_meta(m, &queued);
 
 			/* A batch that emptied the socket ends on an empty queue: as RFC 8289
 			 * never drops from a queue of at most one packet, its last message
