@@ -82,8 +82,8 @@ static void send_too_big(struct worker *w, const uint8_t *pkt, size_t len, const
 }
 
 /* Counts n packets of pkt's flow; returns the flow's hash (the same both ways), which over
- * UDP also picks the flow's source port. *id gets the flow's table entry as a number from 1,
- * or 0 when the table has no room for it. */
+ * UDP also picks the flow's source port. *id (id may be NULL) gets the flow's table entry as
+ * a number from 1, or 0 when the table has no room for it. */
 static uint32_t track_flow(struct worker *w, const uint8_t *pkt, size_t len,
 			   const struct ip_info *ip, bool encap, unsigned n, uint32_t *id)
 {
@@ -92,7 +92,8 @@ static uint32_t track_flow(struct worker *w, const uint8_t *pkt, size_t len,
 
 	flow_key_from(pkt, len, ip, &k);
 	e = flow_get(w->flows, &k);
-	*id = e ? (uint32_t)(e - w->flows->e) + 1 : 0;
+	if (id)
+		*id = e ? (uint32_t)(e - w->flows->e) + 1 : 0;
 	if (!e)
 		return flow_hash(&k);
 	stat_add(encap ? &e->encap_packets : &e->decap_packets, n);
@@ -416,9 +417,7 @@ static void deliver_inner(struct worker *w, const struct decap_result *rr)
 			stat_add(&e->decap_packets, 1);
 		}
 	} else {
-		uint32_t id;
-
-		track_flow(w, inner, r.inner_len, &ip, false, 1, &id);
+		track_flow(w, inner, r.inner_len, &ip, false, 1, NULL);
 	}
 	if (c->mss_clamp &&
 	    mss_clamp(inner, r.inner_len, &ip, ip.family == AF_INET6 ? w->sh->mss6 : w->sh->mss4))
