@@ -548,10 +548,12 @@ int report_final(struct client *cl)
 	if (intervals)
 		jout_set(d, "intervals", intervals);
 	intervals = NULL;
-	snprintf(summary, sizeof(summary), "%u %s session%s %s%s%s%s", c->sessions,
-		 c->udp ? "UDP" : "TCP", c->sessions == 1 ? "" : "s",
-		 c->udp ? "push" : pattern_name(c->pattern), c->udp ? "" : " (",
-		 c->udp ? "" : cl->congestion, c->udp ? "" : ")");
+	if (c->udp)
+		snprintf(summary, sizeof(summary), "%u UDP session%s push", c->sessions,
+			 c->sessions == 1 ? "" : "s");
+	else
+		snprintf(summary, sizeof(summary), "%u TCP session%s %s (%s)", c->sessions,
+			 c->sessions == 1 ? "" : "s", pattern_name(c->pattern), cl->congestion);
 	if (!c->sessions)
 		snprintf(summary, sizeof(summary), "latency probes");
 	jout_str(d, "summary", summary);
