@@ -82,8 +82,7 @@ class Progress:
 
 def execute(sc, args, title):
     """Runs a scenario into a new results directory; returns the process exit status."""
-    bootstrap()
-    prefix = args.prefix
+    # What the command line asks is checked before anything is installed or built.
     pins = parse_pins(args.pin)
     if sc.congestion:
         with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
@@ -91,6 +90,8 @@ def execute(sc, args, title):
         if sc.congestion not in available:
             raise Failure(f"congestion control '{sc.congestion}' is not available here "
                           f"(available: {', '.join(available)})")
+    bootstrap()
+    prefix = args.prefix
     notes, gateways = [], []
     for g in sc.gateways:
         ok, why = DRIVERS[g].available()
