@@ -6,6 +6,12 @@
 set -eu
 set -o pipefail
 
+# Debian's tools first: python3 is the interpreter scripts/bootstrap installs, started directly.
+# A version manager's shim earlier on PATH (pyenv's is a shell script that runs more processes)
+# took 0.6 s per start when idle and several seconds under load, which made polls miss
+# their deadlines.
+PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
+
 TUNBED_BIN=${TUNBED_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/bin}
 TUNBED_SRC=$(cd "${TUNBED_SRC:-$(dirname "${BASH_SOURCE[0]}")/../..}" && pwd)
 TOPO="$TUNBED_BIN/tunbed-topo"
