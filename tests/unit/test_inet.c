@@ -47,6 +47,15 @@ int main(void)
 		buf[i] = 0xff;
 	CHECK_INT(inet_csum_fold(inet_csum_add(0, buf, 511)),
 		  inet_csum_fold(reference(0, buf, 511)));
+	{
+		/* A whole superpacket of them: the wide accumulators' carries. */
+		uint8_t *big = malloc(65535);
+
+		memset(big, 0xff, 65535);
+		CHECK_INT(inet_csum_fold(inet_csum_add(0x12345678u, big, 65535)),
+			  inet_csum_fold(reference(0x12345678u, big, 65535)));
+		free(big);
+	}
 
 	/* Chained over parts (every part but the last even), starting from a large sum. */
 	for (size_t i = 0; i < sizeof(buf); i++)
