@@ -41,17 +41,25 @@ void flow_key_from(const uint8_t *pkt, size_t len, const struct ip_info *ip, str
 	}
 }
 
-/* FNV-1a over the key: cheap, and good enough to spread a few thousand flows. */
+/*
+ * The key as 64-bit words (the last one zero-filled), each mixed in by a rotation and a
+ * multiplication (fxhash's step), then the high bits folded down: five multiplications per
+ * packet where FNV-1a over the bytes took one per byte (flow_get was 2.8% of the box's
+ * samples at 8 sessions).
+ */
 uint32_t flow_hash(const struct flow_key *k)
 {
 	const uint8_t *p = (const uint8_t *)k;
-	uint32_t h = 2166136261u;
+	uint64_t h = 0;
 
-	for (size_t i = 0; i < sizeof(*k); i++) {
-		h ^= p[i];
-		h *= 16777619u;
+	for (size_t i = 0; i < sizeof(*k); i += 8) {
+		uint64_t x = 0;
+
+		memcpy(&x, p + i, sizeof(*k) - i < 8 ? sizeof(*k) - i : 8);
+		h = ((h << 5 | h >> 59) ^ x) * 0x517cc1b727220a95u;
 	}
-	return h ? h : 1;
+	h ^= h >> 32;
+	return (uint32_t)h ? (uint32_t)h : 1;
 }
 
 struct flow_entry *flow_get(struct flow_table *t, const struct flow_key *k)

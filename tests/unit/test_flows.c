@@ -1,7 +1,8 @@
 /*
  * Unit tests for the per-worker flow table and sequence accounting (gateway/flows.c,
  * gateway/stats.c): both directions of a flow share an entry, a full table counts instead
- * of growing, and RFC 2890 numbers are compared in serial arithmetic across the wrap.
+ * of growing, a client's flows spread over slots and source ports, and RFC 2890 numbers are
+ * compared in serial arithmetic across the wrap.
  */
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -57,6 +58,33 @@ static void test_table(void)
 	free(t);
 }
 
+/*
+ * Flows that differ in one port only (a client's sessions) spread over the table's slots
+ * and the 8 UDP source ports about as random keys would: flow_hash's low bits pick both.
+ */
+static void test_hash_spread(void)
+{
+	unsigned slots[FLOW_TABLE_SIZE] = { 0 }, ports[8] = { 0 }, distinct = 0, lo = ~0u, hi = 0;
+
+	for (unsigned i = 0; i < FLOW_TABLE_SIZE; i++) {
+		struct flow_key k;
+		uint32_t h;
+
+		key_of("198.18.1.2", "198.18.3.2", (uint16_t)(40000 + i), 9400, &k);
+		h = flow_hash(&k);
+		CHECK(h != 0);
+		distinct += slots[h & (FLOW_TABLE_SIZE - 1)]++ == 0;
+		ports[h % 8]++;
+	}
+	/* Random keys fill 1 - 1/e of the slots (647 of 1024); a weak hash far fewer. */
+	CHECK(distinct >= 560);
+	for (unsigned i = 0; i < 8; i++) {
+		lo = ports[i] < lo ? ports[i] : lo;
+		hi = ports[i] > hi ? ports[i] : hi;
+	}
+	CHECK(lo >= 96 && hi <= 160); /* 128 each on average */
+}
+
 static void test_seq(void)
 {
 	struct flow_entry e = { 0 };
@@ -87,6 +115,7 @@ static void test_seq_extension(void)
 int main(void)
 {
 	test_table();
+	test_hash_spread();
 	test_seq();
 	test_seq_extension();
 	return check_done("test_flows");
