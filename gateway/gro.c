@@ -29,7 +29,8 @@ struct seg {
 	size_t plen; /* payload */
 	uint8_t flags;
 	uint32_t seq;
-	bool mergeable; /* IPv4 without options, or IPv6 with TCP next; sane TCP header */
+	bool mergeable; /* IPv4 without options and with its header checksum right, or IPv6
+			 * with TCP next; sane TCP header */
 };
 
 /* Parses enough of a TCP packet; returns false for anything that is not TCP. */
@@ -48,7 +49,10 @@ static bool parse(const uint8_t *pkt, size_t len, struct seg *s)
 			return false;
 		s->family = AF_INET;
 		s->l4_off = (pkt[0] & 0x0fu) * 4u;
-		s->mergeable = s->l4_off == IPV4_HLEN;
+		/* A merged segment's IPv4 header is dropped or rewritten, so it must be right
+		 * first (inet_gro_receive checks it too); a wrong one goes on as it came, for
+		 * the kernel to drop. */
+		s->mergeable = s->l4_off == IPV4_HLEN && inet_csum(pkt, IPV4_HLEN) == 0;
 	} else {
 		if (len < IPV6_HLEN || pkt[6] != IPPROTO_TCP)
 			return false;
@@ -165,6 +169,29 @@ static void emit_flow(struct gro *g, unsigned i, gro_emit_fn *emit, void *ctx)
 	emit(ctx, &h, p, f->len, f->nseg);
 }
 
+/*
+ * Before a TCP packet coalescing cannot read goes on (a fragment, TCP behind an IPv6
+ * extension header), what is held between the same two addresses goes first: the packet
+ * may belong to a held flow, which must not be reordered. (Other protocols pass held flows.)
+ */
+static void flush_hosts(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, void *ctx)
+{
+	int family = 0;
+	unsigned off, alen;
+
+	if (len >= IPV4_HLEN && (pkt[0] >> 4) == 4 && pkt[9] == IPPROTO_TCP)
+		family = AF_INET;
+	else if (len >= IPV6_HLEN && (pkt[0] >> 4) == 6 && pkt[6] != IPPROTO_UDP &&
+		 pkt[6] != IPPROTO_ICMPV6)
+		family = AF_INET6;
+	off = family == AF_INET6 ? 8 : 12;
+	alen = family == AF_INET6 ? 32 : 8;
+	for (unsigned i = 0; family && i < GRO_FLOWS; i++)
+		if ((g->open & (1u << i)) && g->flow[i].family == family &&
+		    memcmp(g->flow[i].buf + off, pkt + off, alen) == 0)
+			emit_flow(g, i, emit, ctx);
+}
+
 void gro_init(struct gro *g, uint8_t *mem)
 {
 	memset(g, 0, sizeof(*g));
@@ -182,6 +209,7 @@ void gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, v
 	if (!parse(pkt, len, &s)) {
 		struct virtio_net_hdr h = { 0 };
 
+		flush_hosts(g, pkt, len, emit, ctx);
 		emit(ctx, &h, pkt, len, 1);
 		return;
 	}

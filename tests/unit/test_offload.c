@@ -287,6 +287,20 @@ static unsigned flow_segments(int family, uint16_t sport, size_t payload, unsign
 	return cut(&h, len, 1500);
 }
 
+/* Recomputes an IPv4 header's checksum and a TCP segment's, after a test edited them. */
+static void refresh(uint8_t *p, size_t len)
+{
+	bool v6 = (p[0] >> 4) == 6;
+	unsigned l4 = v6 ? IPV6_HLEN : (p[0] & 0x0fu) * 4u;
+
+	if (!v6) {
+		store_be16(p + 10, 0);
+		store_be16(p + 10, inet_csum(p, l4));
+	}
+	store_be16(p + l4 + 16, 0);
+	store_be16(p + l4 + 16, pkt_l4_csum(v6 ? AF_INET6 : AF_INET, p, p + l4, len - l4, 6));
+}
+
 static void test_round_trip(int family)
 {
 	static uint8_t orig[64][2048];
@@ -425,8 +439,7 @@ static void test_rules(void)
 
 		/* One up: merged. */
 		store_be16(p2 + 4, 0x1235);
-		store_be16(p2 + 10, 0);
-		store_be16(p2 + 10, inet_csum(p2, 20));
+		refresh(p2, l2);
 		gro_init(&gro, gro_mem);
 		nouts = 0;
 		add(p1, l1);
@@ -484,8 +497,7 @@ static void test_rules(void)
 		s.payload = 1000;
 		l2 = pkt_build(&s, p2);
 		store_be16(p2 + 4, 0x1235);
-		store_be16(p2 + 10, 0);
-		store_be16(p2 + 10, inet_csum(p2, 20));
+		refresh(p2, l2);
 		add(p1, l1);
 		add(p2, l2);
 		gro_flush(&gro, collect, NULL);
@@ -502,11 +514,7 @@ static void test_rules(void)
 		for (unsigned i = 0; i < n; i++) {
 			store_be32(seg[i] + 24, 1000 + (half * 30 + i) * 1400);
 			store_be16(seg[i] + 4, (uint16_t)(0x1234 + half * 30 + i));
-			store_be16(seg[i] + 10, 0);
-			store_be16(seg[i] + 10, inet_csum(seg[i], 20));
-			store_be16(seg[i] + 36, 0);
-			store_be16(seg[i] + 36,
-				   pkt_l4_csum(AF_INET, seg[i], seg[i] + 20, seg_len[i] - 20, 6));
+			refresh(seg[i], seg_len[i]);
 			add(seg[i], seg_len[i]);
 		}
 	}
@@ -527,6 +535,173 @@ static void test_rules(void)
 	CHECK_INT(nouts, 9);
 }
 
+/*
+ * One edit to the middle segment of three, as tcp_gro_receive and inet_gro_receive /
+ * ipv6_gro_receive judge it: merged means one superpacket of two or three segments;
+ * refused means the edited segment leaves alone and unchanged. fix: checksums made right
+ * again after the edit (else the edit is a corruption).
+ */
+enum edit {
+	E_TOS,
+	E_TTL,
+	E_DF,
+	E_ACK,
+	E_WINDOW,
+	E_URG,
+	E_RST,
+	E_CWR,
+	E_FIN,
+	E_PSH,
+	E_IP_CSUM,
+	E_IP_OPTIONS,
+	E_TCP_CSUM,
+	E_FLOW_LABEL,
+	E_HOP_LIMIT,
+	E_EXT_HEADER,
+};
+
+static const struct edit_case {
+	const char *name;
+	int family;
+	enum edit edit;
+	bool fix;
+	unsigned outs;	/* after the flush */
+	unsigned first; /* segments in the first output */
+} edit_cases[] = {
+	{ "IPv4 TOS changed", AF_INET, E_TOS, true, 3, 1 },
+	{ "IPv4 TTL changed", AF_INET, E_TTL, true, 3, 1 },
+	{ "IPv4 DF cleared", AF_INET, E_DF, true, 3, 1 },
+	{ "ACK number changed", AF_INET, E_ACK, true, 3, 1 },
+	{ "window changed", AF_INET, E_WINDOW, true, 3, 1 },
+	{ "URG", AF_INET, E_URG, true, 3, 1 },
+	{ "RST", AF_INET, E_RST, true, 3, 1 },
+	{ "CWR", AF_INET, E_CWR, true, 3, 1 },
+	{ "FIN: merged as the last one", AF_INET, E_FIN, true, 2, 2 },
+	{ "PSH: merged as the last one", AF_INET, E_PSH, true, 2, 2 },
+	{ "IPv4 header checksum wrong", AF_INET, E_IP_CSUM, false, 3, 1 },
+	{ "IPv4 options", AF_INET, E_IP_OPTIONS, true, 3, 1 },
+	{ "IPv6 TCP checksum wrong", AF_INET6, E_TCP_CSUM, false, 3, 1 },
+	{ "IPv6 flow label changed", AF_INET6, E_FLOW_LABEL, true, 3, 1 },
+	{ "IPv6 hop limit changed", AF_INET6, E_HOP_LIMIT, true, 3, 1 },
+	{ "IPv6 extension header before TCP", AF_INET6, E_EXT_HEADER, false, 3, 1 },
+	{ "nothing changed", AF_INET6, E_TOS + 100, true, 1, 3 },
+};
+
+/* Applies an edit to segment p (len bytes, room for 8 more); returns its new length. */
+static size_t apply_edit(uint8_t *p, size_t len, int family, enum edit e)
+{
+	unsigned l4 = family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN;
+	uint8_t *th = p + l4;
+
+	switch (e) {
+	case E_TOS:
+		p[1] ^= 0x10;
+		break;
+	case E_TTL:
+		p[8]--;
+		break;
+	case E_DF:
+		p[6] &= (uint8_t)~0x40;
+		break;
+	case E_ACK:
+		th[11]++;
+		break;
+	case E_WINDOW:
+		th[15]++;
+		break;
+	case E_URG:
+		th[13] |= 0x20;
+		store_be16(th + 18, 10);
+		break;
+	case E_RST:
+		th[13] |= 0x04;
+		break;
+	case E_CWR:
+		th[13] |= 0x80;
+		break;
+	case E_FIN:
+		th[13] |= 0x01;
+		break;
+	case E_PSH:
+		th[13] |= 0x08;
+		break;
+	case E_IP_CSUM:
+		p[10] ^= 0x01;
+		break;
+	case E_IP_OPTIONS:
+		/* Four option bytes (NOP NOP NOP EOL) between the header and TCP. */
+		memmove(p + 24, p + 20, len - 20);
+		memcpy(p + 20, "\x01\x01\x01\x00", 4);
+		p[0] = 0x46;
+		len += 4;
+		store_be16(p + 2, (uint16_t)len);
+		break;
+	case E_TCP_CSUM:
+		p[len - 1] ^= 0x01;
+		break;
+	case E_FLOW_LABEL:
+		p[3] ^= 0x01;
+		break;
+	case E_HOP_LIMIT:
+		p[7]--;
+		break;
+	case E_EXT_HEADER:
+		/* An empty destination options header (8 bytes) in front of TCP. */
+		memmove(p + 48, p + 40, len - 40);
+		memset(p + 40, 0, 8);
+		p[40] = 6;
+		p[41] = 0;
+		p[42] = 1; /* PadN filling the rest */
+		p[43] = 4;
+		p[6] = 60;
+		len += 8;
+		store_be16(p + 4, (uint16_t)(len - IPV6_HLEN));
+		break;
+	default:
+		break;
+	}
+	return len;
+}
+
+static void test_header_edits(void)
+{
+	for (size_t c = 0; c < sizeof(edit_cases) / sizeof(edit_cases[0]); c++) {
+		const struct edit_case *k = &edit_cases[c];
+		static uint8_t p[3][2048];
+		size_t len[3];
+		unsigned n = flow_segments(k->family, (uint16_t)(20 + c), 3 * 1400, 1400, TCP_ACK);
+
+		printf("case: %s\n", k->name);
+		CHECK_INT(n, 3);
+		for (unsigned i = 0; i < 3; i++) {
+			memcpy(p[i], seg[i], seg_len[i]);
+			len[i] = seg_len[i];
+		}
+		len[1] = apply_edit(p[1], len[1], k->family, k->edit);
+		if (k->fix)
+			refresh(p[1], len[1]);
+		gro_init(&gro, gro_mem);
+		nouts = 0;
+		for (unsigned i = 0; i < 3; i++)
+			add(p[i], len[i]);
+		gro_flush(&gro, collect, NULL);
+		CHECK_INT(nouts, k->outs);
+		CHECK_INT(outs[0].nseg, k->first);
+		if (k->outs == 3) {
+			/* Refused: the edited segment went on alone, byte for byte. */
+			CHECK_INT(outs[1].nseg, 1);
+			CHECK_INT(outs[1].len, len[1]);
+			CHECK(memcmp(outs[1].pkt, p[1], len[1]) == 0);
+			CHECK_INT(outs[1].h.gso_type, VIRTIO_NET_HDR_GSO_NONE);
+		}
+		if (k->outs == 2) /* merged as the last one: its flag is the superpacket's */
+			CHECK_INT(
+				outs[0].pkt[(k->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + 13] &
+					(k->edit == E_FIN ? 0x01 : 0x08),
+				k->edit == E_FIN ? 0x01 : 0x08);
+	}
+}
+
 int main(void)
 {
 	test_tcp4();
@@ -535,5 +710,6 @@ int main(void)
 	test_round_trip(AF_INET);
 	test_round_trip(AF_INET6);
 	test_rules();
+	test_header_edits();
 	return check_done("test_offload");
 }
