@@ -389,7 +389,8 @@ int gregw_run(const struct config *cfg)
 		/* The features belong to the device: one queue sets them for all. */
 		g->tun_offloads = tun_offload(g->tun_fds[0]);
 		if (g->tun_offloads < 0) {
-			log_warnx("TUN offloads refused (%s): packets cross one by one",
+			log_warnx("TUN offloads refused (%s): no superpackets from TUN (coalesced "
+				  "ones are still written into it)",
 				  strerror(-g->tun_offloads));
 			g->tun_offloads = 0;
 		} else if (!(g->tun_offloads & TUN_F_TSO4)) {
@@ -416,7 +417,8 @@ int gregw_run(const struct config *cfg)
 		/* A socket on port 4754 takes GRE-in-UDP; no GRE sink is needed. */
 		udp_probe(g->ecfg.family, &g->sh.udp_gso, &g->sh.udp_gro);
 		if (!g->sh.udp_gso || !g->sh.udp_gro)
-			log_warnx("GRE-in-UDP without%s%s: one datagram per system call there",
+			log_warnx("GRE-in-UDP without%s%s: one datagram per message there "
+				  "(still batched by sendmmsg/recvmmsg)",
 				  g->sh.udp_gso ? "" : " UDP_SEGMENT",
 				  g->sh.udp_gro ? "" : " UDP_GRO");
 	} else {

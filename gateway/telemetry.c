@@ -49,6 +49,10 @@ static json_t *config_json(const struct gregw *g)
 		jout_int(o, "aqm_interval_us", c->aqm_interval_us);
 	}
 	jout_str(o, "tun_offloads", tun_offload_names(g->tun_offloads, names, sizeof(names)));
+	if (c->gre_udp) { /* what the kernel's UDP offered (a send and a receive each) */
+		jout_bool(o, "udp_gso", g->sh.udp_gso);
+		jout_bool(o, "udp_gro", g->sh.udp_gro);
+	}
 	jout_str(o, "ctl", g->ctl_path);
 	return o;
 }

@@ -63,6 +63,18 @@ expect_eq "gwa: no reordering (the ACKs)" "$(json_get "$a" 'd["seq"]["reordered"
 expect_eq "gwb carried at least 400 MB into TUN" "$(json_get "$b" 'd["total"]["tun_tx_bytes"] >= 400 * 2**20')" "True"
 expect_eq "both workers of gwb worked" "$(json_get "$b" 'all(w["tun_tx_packets"] > 0 for w in d["workers"])')" "True"
 expect_eq "gwb: nothing dropped" "$(json_get "$b" 'd["total"]["dropped"]')" "0"
+# The mode did what it says: superpackets cut on gwa and made on gwb with offloads, none
+# without; over GRE-in-UDP the kernel's UDP segmentation and coalescing in use.
+case $GW_MODE in
+*-nooffload)
+	expect_eq "no offloads: no superpackets" "$(json_get "$a" '(d["config"]["tun_offloads"], d["total"]["gso_superpackets"], d["total"]["gro_superpackets"])'), $(json_get "$b" '(d["total"]["gso_superpackets"], d["total"]["gro_superpackets"])')" "('none', 0, 0), (0, 0)" ;;
+*)
+	expect_eq "offloads: TSO from TUN" "$(json_get "$a" '"tso4" in d["config"]["tun_offloads"].split(",")')" "True"
+	expect_eq "offloads: gwa cut superpackets, gwb made them" "$(json_get "$a" 'd["total"]["gso_superpackets"] > 100'), $(json_get "$b" 'd["total"]["gro_superpackets"] > 100')" "True, True" ;;
+esac
+if [ "$GW_ENCAP" = gre-udp ]; then
+	expect_eq "gre-udp: UDP_SEGMENT and UDP_GRO in use" "$(json_get "$b" '(d["config"]["udp_gso"], d["config"]["udp_gro"])')" "(True, True)"
+fi
 log "gwb totals: $(json_get "$b" '{k: d["total"][k] for k in ("wire_rx_packets", "tun_tx_packets", "ring_drops")} | d["seq"]')"
 
 # --aqm codel: with a 10 us target over 1 ms, any queue under a bulk transfer is a standing
