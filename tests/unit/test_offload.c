@@ -217,6 +217,12 @@ static void test_udp_and_refusals(void)
 	h = tso_hdr(AF_INET, 20, 1400, false);
 	h.csum_offset = htole16(6);
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	/* TCP segmentation of a packet whose IP header names UDP. */
+	super[9] = 17;
+	h = tso_hdr(AF_INET, 20, 1400, false);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	super[9] = 6;
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
 	h = tso_hdr(AF_INET, 20, 1460, false);
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_TOO_BIG);
 	CHECK_INT(gso_parse(&h, super, len, 1500, &g), DROP_NONE);
