@@ -1,7 +1,8 @@
 /*
  * libFuzzer harness for the receive side of gregw: any bytes from the wire go through
- * decap() under each GRE configuration, both outer families; what it accepts must point
- * inside the input and be a well-formed inner packet of the advertised family.
+ * decap() under each GRE configuration, both outer families, and, read as a GRE-in-UDP
+ * UDP_GRO burst, through decap_gre() datagram by datagram; what it accepts must point
+ * inside its datagram and be a well-formed inner packet of the advertised family.
  */
 #include <arpa/inet.h>
 #include <stdint.h>
@@ -50,6 +51,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (ip_parse(r.inner, r.inner_len, false, &ip) < 0 ||
 			    ip.tot_len != r.inner_len)
 				abort();
+		}
+	}
+	/*
+	 * GRE-in-UDP: the input is a UDP_GRO read, its first two bytes the segment size the
+	 * kernel reported (0: one datagram); each datagram goes to decap_gre as the worker
+	 * cuts them (the last one may be short).
+	 */
+	if (size >= 2) {
+		size_t seg = (size_t)data[0] << 8 | data[1], len = size - 2;
+		const uint8_t *buf = data + 2;
+
+		if (!seg || seg > len)
+			seg = len;
+		for (size_t off = 0; off < len; off += seg) {
+			size_t dlen = len - off < seg ? len - off : seg;
+
+			for (unsigned flags = 0; flags < 8; flags++) {
+				struct encap_cfg peer = cfgs[0][flags];
+
+				peer.udp = true;
+				peer.udp_port = 4754;
+				if (decap_gre(&peer, buf + off, dlen, &r) != DROP_NONE)
+					continue;
+				if (r.inner < buf + off || r.inner + r.inner_len > buf + off + dlen)
+					abort();
+				if (ip_parse(r.inner, r.inner_len, false, &ip) < 0 ||
+				    ip.tot_len != r.inner_len)
+					abort();
+			}
 		}
 	}
 	return 0;
