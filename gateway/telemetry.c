@@ -49,8 +49,12 @@ static json_t *config_json(const struct gregw *g)
 		jout_int(o, "aqm_interval_us", c->aqm_interval_us);
 	}
 	jout_str(o, "tun_offloads", tun_offload_names(g->tun_offloads, names, sizeof(names)));
-	if (c->gre_udp) { /* what the kernel's UDP offered (a send and a receive each) */
-		jout_bool(o, "udp_gso", g->sh.udp_gso);
+	if (c->gre_udp) { /* what the kernel's UDP offered, and still takes */
+		bool gso = g->sh.udp_gso;
+
+		for (unsigned i = 0; i < g->nworkers; i++)
+			gso = gso && !__atomic_load_n(&g->workers[i].udp_gso_off, __ATOMIC_RELAXED);
+		jout_bool(o, "udp_gso", gso);
 		jout_bool(o, "udp_gro", g->sh.udp_gro);
 	}
 	jout_str(o, "ctl", g->ctl_path);

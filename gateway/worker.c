@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "log.h"
 #include "mss.h"
 #include "steer.h"
 #include "thread.h"
@@ -132,6 +133,36 @@ static size_t ent_len(const struct tx_ent *e, unsigned outer_hlen)
 }
 
 /*
+ * UDP_SEGMENT refused a message at run time: the kernel says EIO when the route's device
+ * cannot checksum (the probe at start saw only the socket option). This worker sends
+ * datagram by datagram from now on, says so once (the send already failed: off the fast
+ * path), and sends this message's datagrams one by one.
+ */
+static void send_each(struct worker *w, int fd, const struct msghdr *m, unsigned segs,
+		      unsigned outer_wire)
+{
+	if (!w->udp_gso_off) {
+		__atomic_store_n(&w->udp_gso_off, true, __ATOMIC_RELAXED);
+		log_warnx("worker %u: UDP_SEGMENT refused (%s): sending datagram by datagram",
+			  w->id, strerror(errno));
+	}
+	for (unsigned k = 0; k < segs; k++) {
+		struct msghdr one = { .msg_iov = m->msg_iov + 2 * k, .msg_iovlen = 2 };
+		ssize_t sent;
+
+		do
+			sent = sendmsg(fd, &one, 0);
+		while (sent < 0 && errno == EINTR);
+		if (sent < 0) {
+			stat_add(&w->stats.drops[DROP_TX_SEND], 1);
+			continue;
+		}
+		stat_add(&w->stats.ctr[STAT_WIRE_TX_PACKETS], 1);
+		stat_add(&w->stats.ctr[STAT_WIRE_TX_BYTES], (uint64_t)sent + outer_wire);
+	}
+}
+
+/*
  * Over UDP, the queued packets become messages, in the order flush_tx put them (by socket,
  * each flow's packets in their order): consecutive packets of one flow, all of one size but
  * the last, go in one message with UDP_SEGMENT (within the kernel's limits on count and
@@ -144,6 +175,7 @@ static void send_udp(struct worker *w, unsigned n)
 	const struct encap_cfg *c = w->sh->cfg;
 	unsigned outer_wire = (c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + UDP_HLEN;
 	unsigned nmsg = 0, segs[WORKER_TX_MSGS], socks[WORKER_TX_MSGS];
+	bool use_gso = w->sh->udp_gso && !w->udp_gso_off;
 
 	for (unsigned i = 0; i < n;) {
 		const struct tx_ent *e = &w->ents[w->order[i]];
@@ -151,7 +183,7 @@ static void send_udp(struct worker *w, unsigned n)
 		struct msghdr *m = &w->msgs[nmsg].msg_hdr;
 		unsigned j = i + 1;
 
-		while (w->sh->udp_gso && e->flow && j < n && w->ents[w->order[j]].flow == e->flow &&
+		while (use_gso && e->flow && j < n && w->ents[w->order[j]].flow == e->flow &&
 		       j - i < UDP_GSO_SEGS &&
 		       ent_len(&w->ents[w->order[j]], c->outer_hlen) <= size &&
 		       ent_len(&w->ents[w->order[j - 1]], c->outer_hlen) == size &&
@@ -192,7 +224,11 @@ static void send_udp(struct worker *w, unsigned n)
 		if (sent < 0) {
 			if (errno == EINTR)
 				continue;
-			stat_add(&w->stats.drops[DROP_TX_SEND], segs[off]);
+			if (errno == EIO && segs[off] > 1)
+				send_each(w, w->udp_tx[socks[off]], &w->msgs[off].msg_hdr,
+					  segs[off], outer_wire);
+			else
+				stat_add(&w->stats.drops[DROP_TX_SEND], segs[off]);
 			off++;
 			continue;
 		}

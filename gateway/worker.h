@@ -84,6 +84,8 @@ struct worker {
 	int udp_rx;
 	int udp_tx[UDP_TX_PORTS];
 	uint64_t udp_drops; /* the receiving socket's drops already reported */
+	bool udp_gso_off;   /* UDP_SEGMENT failed at run time: datagram by datagram since
+			     * (atomic: the stats read it) */
 	struct codel codel; /* --aqm: on the receive queue (ring or socket) */
 	bool aqm_pending;   /* --aqm: CoDel asked for a drop or mark not yet made */
 	uint8_t *udp_bufs;  /* WORKER_UDP_RX_BATCH of WORKER_UDP_RX_BUF */

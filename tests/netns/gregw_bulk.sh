@@ -2,7 +2,8 @@
 # gregw carries bulk TCP intact: 200 MB with 1 flow and with 16 flows through 2 workers on
 # each gateway, every byte checked (SHA-256 on both sides); each flow is handled by a single
 # worker on each gateway, in both directions, and the receiver counts no reordering. Again
-# with --aqm codel at a tiny target: CoDel drops, every byte still arrives.
+# with --aqm codel at a tiny target: CoDel drops, every byte still arrives. Over GRE-in-UDP,
+# once more with UDP_SEGMENT refused at run time (a preloaded fault).
 #
 #  P-client [bulk.py client] --lan-a-- P-gwa [gregw, 2 workers] ==transit (GRE, seq)== [gregw, 2 workers] P-gwb --lan-b-- [bulk.py server] P-server
 # shellcheck source=gregw_lib.sh
@@ -90,6 +91,25 @@ expect_eq "aqm: CoDel dropped from gwb's queue" "$(json_get "$b" 'd["total"]["dr
 expect_eq "aqm: nothing marked (no ECN here)" "$(json_get "$b" 'd["total"]["aqm_marked"]')" "0"
 expect_eq "aqm: its drops are all gwb dropped" "$(json_get "$b" 'd["total"]["dropped"] == d["total"]["drops"]["aqm"]')" "True"
 log "aqm: gwb dropped $(json_get "$b" 'd["total"]["drops"]["aqm"]') of $(json_get "$b" 'd["total"]["wire_rx_packets"]')"
+
+# GRE-in-UDP where the kernel refuses UDP_SEGMENT sends at run time (EIO: an IPsec policy on
+# the route; before Linux 6.11 also a device without checksum offload; this kernel has
+# neither, so tests/shim/gso_eio.c stands in for it): gwa says so once per worker, sends
+# datagram by datagram from then on and loses nothing.
+if [ "$GW_ENCAP" = gre-udp ]; then
+	[ -f "${GSO_EIO_SHIM:-}" ] || die "GSO_EIO_SHIM (the preloadable fault, built with the tests) not set"
+	gw_stop gwa
+	gw_stop gwb
+	LD_PRELOAD=$GSO_EIO_SHIM ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+		gw_start gwa "$P-gwa" --remote 198.18.0.2 --addr 198.19.0.1/24 --route 198.18.3.0/24 --seq --workers 2
+	gw_start gwb "$P-gwb" --remote 198.18.0.1 --addr 198.19.0.2/24 --route 198.18.1.0/24 --seq --workers 2
+	bulk_transfer "$P" 198.18.3.2 4 $((50 * MB))
+	a=$(gw_stats gwa)
+	expect_eq "UDP_SEGMENT refused: gwa stopped using it" "$(json_get "$a" 'd["config"]["udp_gso"]')" "False"
+	expect_eq "UDP_SEGMENT refused: gwa dropped nothing" "$(json_get "$a" 'd["total"]["dropped"]')" "0"
+	expect_eq "UDP_SEGMENT refused: said once per worker at most" "$(grep -c 'UDP_SEGMENT refused' "$TMP/gwa.err" | awk '$1 >= 1 && $1 <= 2 {print "yes"}')" "yes"
+	expect_eq "UDP_SEGMENT refused: gwb still uses it" "$(json_get "$(gw_stats gwb)" 'd["config"]["udp_gso"]')" "True"
+fi
 
 gw_stop gwa
 gw_stop gwb
