@@ -43,7 +43,8 @@ struct config {
 	bool offload; /* TUN superpackets: segment towards the wire, coalesce from it */
 	bool aqm;     /* --aqm codel: CoDel on the GRE-in-UDP receive queue */
 	unsigned aqm_target_us, aqm_interval_us;
-	bool gre_udp; /* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */
+	bool gre_udp;	  /* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */
+	bool sched_batch; /* --sched batch (default): workers under SCHED_BATCH */
 	int nroutes;
 	struct netprefix routes[CONFIG_MAX_ROUTES];
 	int verbose;

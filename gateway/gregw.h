@@ -22,6 +22,7 @@ struct gregw {
 	struct worker *workers;
 	int tun_fds[CONFIG_MAX_WORKERS];
 	int tun_offloads; /* TUN_F_* in force with --offload on; 0 otherwise */
+	bool sched_batch; /* the workers run under SCHED_BATCH */
 	int ifindex;
 	int outer_ifindex;
 	unsigned path_mtu;

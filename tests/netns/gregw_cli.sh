@@ -31,6 +31,7 @@ expect_refusal "addr6 of the wrong family" 2 "^gregw: bad value '198.19.0.1/24' 
 expect_refusal "route with host bits" 2 "^gregw: bad value '198.18.3.1/24' for --route: has host bits set$" run --remote 198.18.0.2 --route 198.18.3.1/24
 expect_refusal "bad interval" 2 "^gregw: bad value '0' for --stats-interval" run --remote 198.18.0.2 --stats-interval 0
 expect_refusal "bad ring" 2 "^gregw: bad value 'v4' for --rx-ring: expected v3 or v2$" run --remote 198.18.0.2 --rx-ring v4
+expect_refusal "bad scheduling policy" 2 "^gregw: bad value 'fifo' for --sched: expected batch or normal$" run --remote 198.18.0.2 --sched fifo
 expect_refusal "unknown option" 2 "unrecognized option '--bogus'" run --remote 198.18.0.2 --bogus
 expect_refusal "stray argument" 2 "^gregw: unexpected argument 'extra'" run --remote 198.18.0.2 extra
 expect_refusal "mixed families" 2 "^gregw: --local and --remote are of different families$" run --remote 198.18.0.2 --local 2001:2::1

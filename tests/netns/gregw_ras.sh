@@ -16,9 +16,10 @@ ip netns exec "$P-gwb" tcpdump -i transit -n -U -w "$TMP/icmp.pcap" icmp 2>"$TMP
 TCPDUMP=$!
 poll 5 grep -q "listening on" "$TMP/tcpdump.err" || die "tcpdump did not start"
 
-# gwb's workers pinned in the order given (worker 0 on CPU 1), gwa's in the default order.
+# gwb's workers pinned in the order given (worker 0 on CPU 1), gwa's in the default order;
+# gwa's under SCHED_BATCH (the default), gwb's normal threads.
 gw_start gwa "$P-gwa" --remote 198.18.0.2 --addr 198.19.0.1/24 --route 198.18.3.0/24 --key 7 --seq --csum --workers 2
-gw_start gwb "$P-gwb" --remote 198.18.0.1 --addr 198.19.0.2/24 --route 198.18.1.0/24 --key 7 --seq --csum --workers 2 --cpus 1,0
+gw_start gwb "$P-gwb" --remote 198.18.0.1 --addr 198.19.0.2/24 --route 198.18.1.0/24 --key 7 --seq --csum --workers 2 --cpus 1,0 --sched normal
 expect_eq "gwa route into the tunnel" "$(json_get "$(ip -n "$P-gwa" -j route show 198.18.3.0/24)" 'd[0]["dev"]')" "gre0"
 link=$(ip -n "$P-gwa" -j link show dev gre0)
 expect_eq "gre0 mtu: 1500 - 20 - 16 ($GW_ENCAP)" "$(json_get "$link" 'd[0]["mtu"]')" "$((1464 - GW_UDP))"
@@ -41,6 +42,16 @@ expect_eq "gwb saw no gap, reorder or duplicate" "$(json_get "$b" '(d["seq"]["lo
 expect_eq "stats: config" "$(json_get "$a" '(d["config"]["key"], d["config"]["seq"], d["config"]["csum"], d["config"]["workers"], d["config"]["local"])')" "(7, True, True, 2, '198.18.0.1')"
 expect_eq "stats: workers pinned" "$(json_get "$a" '[w["cpu"] for w in d["workers"]]')" "[0, 1]"
 expect_eq "stats: --cpus 1,0 pins in that order" "$(json_get "$b" '[w["cpu"] for w in d["workers"]]')" "[1, 0]"
+# The scheduling policy of each worker thread, as the kernel has it (chrt reads it back).
+policies() { # stats-json
+	local tid out=()
+	for tid in $(json_get "$1" '" ".join(str(w["tid"]) for w in d["workers"])'); do
+		out+=("$(chrt -p "$tid" | sed -n 's/.*scheduling policy: //p')")
+	done
+	echo "${out[*]}"
+}
+expect_eq "--sched batch (default): config and the workers' policy" "$(json_get "$a" 'd["config"]["sched"]') $(policies "$a")" "batch SCHED_BATCH SCHED_BATCH"
+expect_eq "--sched normal: config and the workers' policy" "$(json_get "$b" 'd["config"]["sched"]') $(policies "$b")" "normal SCHED_OTHER SCHED_OTHER"
 expect_eq "stats: per-worker CPU time" "$(json_get "$a" 'all(w["cpu_s"] >= 0 and "last_cpu" in w for w in d["workers"])')" "True"
 flows=$(gw_stats gwa flows)
 expect_eq "flows: the ICMP flow client <-> server is known" "$(json_get "$flows" 'any(f["proto"] == 1 and {f["a"], f["b"]} == {"198.18.1.2", "198.18.3.2"} for f in d["flows"])')" "True"
