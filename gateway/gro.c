@@ -172,7 +172,8 @@ static void emit_flow(struct gro *g, unsigned i, gro_emit_fn *emit, void *ctx)
 /*
  * Before a TCP packet coalescing cannot read goes on (a fragment, TCP behind an IPv6
  * extension header), what is held between the same two addresses goes first: the packet
- * may belong to a held flow, which must not be reordered. (Other protocols pass held flows.)
+ * may belong to a held flow, which must not be reordered. Other protocols pass held flows
+ * (over IPv6: anything not TCP and not behind an extension header).
  */
 static void flush_hosts(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, void *ctx)
 {
@@ -181,8 +182,9 @@ static void flush_hosts(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_
 
 	if (len >= IPV4_HLEN && (pkt[0] >> 4) == 4 && pkt[9] == IPPROTO_TCP)
 		family = AF_INET;
-	else if (len >= IPV6_HLEN && (pkt[0] >> 4) == 6 && pkt[6] != IPPROTO_UDP &&
-		 pkt[6] != IPPROTO_ICMPV6)
+	else if (len >= IPV6_HLEN && (pkt[0] >> 4) == 6 &&
+		 (pkt[6] == IPPROTO_TCP || pkt[6] == IPPROTO_HOPOPTS || pkt[6] == IPPROTO_ROUTING ||
+		  pkt[6] == IPPROTO_FRAGMENT || pkt[6] == IPPROTO_DSTOPTS || pkt[6] == IPPROTO_AH))
 		family = AF_INET6;
 	off = family == AF_INET6 ? 8 : 12;
 	alen = family == AF_INET6 ? 32 : 8;

@@ -83,10 +83,11 @@ enum drop_reason gso_parse(const struct virtio_net_hdr *h, uint8_t *pkt, size_t 
 	/* The transport header follows the IP header (and IPv6's extension headers). */
 	if (start < iphlen || (g->family == AF_INET && start != iphlen))
 		return DROP_TX_BAD_INNER;
-	/* The IP header names the transport the type says (IPv6: when no extension header
-	 * stands between; with one, the kernel's word is taken). */
+	/* The IP header names the transport the type says (IPv6: directly when the transport
+	 * follows the fixed header; behind extension headers, the first is not the transport
+	 * itself, and the kernel's word is taken for the rest). */
 	if (len < iphlen ||
-	    (g->family == AF_INET ? pkt[9] != g->l4 : start == IPV6_HLEN && pkt[6] != g->l4))
+	    (g->family == AF_INET ? pkt[9] != g->l4 : (pkt[6] == g->l4) != (start == IPV6_HLEN)))
 		return DROP_TX_BAD_INNER;
 	g->hdr_len = start + l4hlen;
 	if (g->hdr_len > GSO_HDR_MAX || g->hdr_len >= len || g->mss == 0)

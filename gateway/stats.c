@@ -26,6 +26,8 @@ static const char *const names[STAT_MAX] = {
 	[STAT_GRO_SUPERPACKETS] = "gro_superpackets",
 	[STAT_GRO_BAD_CSUM] = "gro_bad_csum",
 	[STAT_AQM_MARKED] = "aqm_marked",
+	[STAT_UDP_GSO_SENDS] = "udp_gso_sends",
+	[STAT_UDP_GRO_READS] = "udp_gro_reads",
 };
 
 const char *stat_name(enum stat_counter c)

@@ -33,6 +33,8 @@ enum stat_counter {
 	STAT_GRO_SUPERPACKETS, /* superpackets coalesced and written into TUN (--offload) */
 	STAT_GRO_BAD_CSUM,     /* TCP segments with a wrong checksum: passed on, not merged */
 	STAT_AQM_MARKED,       /* --aqm: packets CoDel marked CE instead of dropping them */
+	STAT_UDP_GSO_SENDS,    /* GRE-in-UDP messages sent with UDP_SEGMENT (several datagrams) */
+	STAT_UDP_GRO_READS,    /* GRE-in-UDP messages received holding several datagrams */
 	STAT_MAX,
 };
 

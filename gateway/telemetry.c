@@ -50,7 +50,7 @@ static json_t *config_json(const struct gregw *g)
 		jout_int(o, "aqm_interval_us", c->aqm_interval_us);
 	}
 	jout_str(o, "tun_offloads", tun_offload_names(g->tun_offloads, names, sizeof(names)));
-	if (c->gre_udp) { /* what the kernel's UDP offered, and still takes */
+	if (c->gre_udp) { /* offered by the kernel and still taken by every worker */
 		bool gso = g->sh.udp_gso;
 
 		for (unsigned i = 0; i < g->nworkers; i++)
@@ -135,6 +135,9 @@ static json_t *worker_json(struct gregw *g, unsigned i, uint64_t *tot, uint64_t 
 	jout_int(o, "id", i);
 	jout_set(o, "cpu", w->cpu >= 0 ? json_integer(w->cpu) : json_null());
 	jout_int(o, "tid", tid);
+	if (g->cfg->gre_udp) /* false once this worker had UDP_SEGMENT refused */
+		jout_bool(o, "udp_gso",
+			  g->sh.udp_gso && !__atomic_load_n(&w->udp_gso_off, __ATOMIC_RELAXED));
 	if (w->started && pthread_getcpuclockid(w->thread, &cid) == 0 &&
 	    clock_gettime(cid, &ts) == 0)
 		jout_real(o, "cpu_s", secs(clock_ns_from_ts(&ts)));

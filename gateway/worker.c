@@ -233,6 +233,8 @@ static void send_udp(struct worker *w, unsigned n)
 			continue;
 		}
 		for (int k = 0; k < sent; k++) {
+			if (segs[off + k] > 1)
+				stat_add(&w->stats.ctr[STAT_UDP_GSO_SENDS], 1);
 			stat_add(&w->stats.ctr[STAT_WIRE_TX_PACKETS], segs[off + k]);
 			stat_add(&w->stats.ctr[STAT_WIRE_TX_BYTES],
 				 w->msgs[off + k].msg_len + (uint64_t)segs[off + k] * outer_wire);
@@ -587,6 +589,8 @@ static unsigned from_udp(struct worker *w)
 			aqm_take(w, i == got - 1 && got < WORKER_UDP_RX_BATCH ? now : queued, now);
 			if (!seg || seg > len)
 				seg = len;
+			else if (seg < len)
+				stat_add(&w->stats.ctr[STAT_UDP_GRO_READS], 1);
 			for (size_t off = 0; off < len; off += seg) {
 				size_t dlen = len - off < seg ? len - off : seg;
 				struct decap_result r;

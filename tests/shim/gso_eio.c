@@ -28,12 +28,16 @@ static bool has_udp_segment(struct msghdr *m)
 	return false;
 }
 
+static sendmmsg_fn *real_sendmmsg;
+
+/* Resolved once, before any thread of gregw runs. */
+__attribute__((constructor)) static void resolve(void)
+{
+	real_sendmmsg = (sendmmsg_fn *)dlsym(RTLD_NEXT, "sendmmsg");
+}
+
 int sendmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags)
 {
-	static sendmmsg_fn *real;
-
-	if (!real)
-		real = (sendmmsg_fn *)dlsym(RTLD_NEXT, "sendmmsg");
 	for (unsigned int i = 0; i < n; i++) {
 		if (!has_udp_segment(&msgs[i].msg_hdr))
 			continue;
@@ -41,7 +45,7 @@ int sendmmsg(int fd, struct mmsghdr *msgs, unsigned int n, int flags)
 			errno = EIO;
 			return -1;
 		}
-		return real(fd, msgs, i, flags);
+		return real_sendmmsg(fd, msgs, i, flags);
 	}
-	return real(fd, msgs, n, flags);
+	return real_sendmmsg(fd, msgs, n, flags);
 }

@@ -4,6 +4,7 @@
  * of growing, a client's flows spread over slots and source ports, and RFC 2890 numbers are
  * compared in serial arithmetic across the wrap.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 
@@ -83,6 +84,22 @@ static void test_hash_spread(void)
 		hi = ports[i] > hi ? ports[i] : hi;
 	}
 	CHECK(lo >= 96 && hi <= 160); /* 128 each on average */
+
+	/* Keys a weak hash (the ports XORed, the low bits of a sum) folds together: ports 64
+	 * apart, servers 1024 addresses apart. */
+	memset(slots, 0, sizeof(slots));
+	distinct = 0;
+	for (unsigned i = 0; i < FLOW_TABLE_SIZE; i++) {
+		char dst[32];
+		struct flow_key k;
+		uint32_t h;
+
+		snprintf(dst, sizeof(dst), "198.18.%u.2", (i % 64) * 4);
+		key_of("198.18.1.2", dst, (uint16_t)(i / 64 << 6), 9400, &k);
+		h = flow_hash(&k);
+		distinct += slots[h & (FLOW_TABLE_SIZE - 1)]++ == 0;
+	}
+	CHECK(distinct >= 560);
 }
 
 static void test_seq(void)

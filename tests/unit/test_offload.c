@@ -223,6 +223,28 @@ static void test_udp_and_refusals(void)
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 	super[9] = 6;
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
+	{
+		/* IPv6: TCP6 segmentation of a packet whose next header is UDP, and one whose
+		 * transport is said to start past the fixed header while TCP follows it. */
+		struct pkt_spec s6 = { .family = AF_INET6,
+				       .src = "2001:2::1",
+				       .dst = "2001:2:0:3::2",
+				       .proto = 6,
+				       .sport = 1,
+				       .dport = 2,
+				       .tcp_flags = TCP_ACK,
+				       .payload = 3000 };
+		size_t len6 = pkt_build(&s6, super);
+
+		h = tso_hdr(AF_INET6, 40, 1400, false);
+		CHECK_INT(gso_parse(&h, super, len6, 1476, &g), DROP_NONE);
+		super[6] = 17;
+		CHECK_INT(gso_parse(&h, super, len6, 1476, &g), DROP_TX_BAD_INNER);
+		super[6] = 6;
+		h = tso_hdr(AF_INET6, 48, 1400, false);
+		CHECK_INT(gso_parse(&h, super, len6, 1476, &g), DROP_TX_BAD_INNER);
+		len = pkt_build(&s, super);
+	}
 	h = tso_hdr(AF_INET, 20, 1460, false);
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_TOO_BIG);
 	CHECK_INT(gso_parse(&h, super, len, 1500, &g), DROP_NONE);
