@@ -131,3 +131,35 @@ bool netaddr_prefix_is_bench(const struct netprefix *p)
 
 	return netaddr_prefix_within(p, &v4) || netaddr_prefix_within(p, &v6);
 }
+
+socklen_t netaddr_sockaddr(int family, const uint8_t *bytes, uint16_t port,
+			   struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		if (bytes)
+			memcpy(&s6->sin6_addr, bytes, 16);
+		return sizeof(*s6);
+	}
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons(port);
+	if (bytes)
+		memcpy(&s4->sin_addr, bytes, 4);
+	return sizeof(*s4);
+}
+
+bool netaddr_sockaddr_is(const struct sockaddr_storage *ss, int family, const uint8_t *bytes)
+{
+	if (ss->ss_family != family)
+		return false;
+	if (family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, bytes, 16) == 0;
+	return family == AF_INET &&
+	       memcmp(&((const struct sockaddr_in *)ss)->sin_addr, bytes, 4) == 0;
+}

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 enum {
 	NETADDR_STRLEN = 46,   /* INET6_ADDRSTRLEN */
@@ -52,6 +53,16 @@ bool netaddr_prefix_has_host_bits(const struct netprefix *p);
 
 /* True if the whole prefix lies inside 198.18.0.0/15 or 2001:2::/48. */
 bool netaddr_prefix_is_bench(const struct netprefix *p);
+
+/*
+ * The socket address of family's address bytes (4 or 16 of them; NULL: the wildcard) and
+ * port (host order) in *ss, the rest zero. Returns its length for bind, connect or sendto.
+ */
+socklen_t netaddr_sockaddr(int family, const uint8_t *bytes, uint16_t port,
+			   struct sockaddr_storage *ss);
+
+/* True if *ss is an address of family with these bytes, whatever its port. */
+bool netaddr_sockaddr_is(const struct sockaddr_storage *ss, int family, const uint8_t *bytes);
 
 /* The benchmarking ranges as text, for error messages. */
 #define NETADDR_BENCH_RANGES "198.18.0.0/15 and 2001:2::/48"

@@ -12,30 +12,12 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-static socklen_t sockaddr_of(int family, const uint8_t *addr, uint16_t port,
-			     struct sockaddr_storage *ss)
-{
-	memset(ss, 0, sizeof(*ss));
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		memcpy(&s6->sin6_addr, addr, 16);
-		return sizeof(*s6);
-	}
-	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
-
-	s4->sin_family = AF_INET;
-	s4->sin_port = htons(port);
-	memcpy(&s4->sin_addr, addr, 4);
-	return sizeof(*s4);
-}
+#include "netaddr.h"
 
 int udp_rx_open(int family, const uint8_t *local, uint16_t port, bool gro)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = sockaddr_of(family, local, port, &ss);
+	socklen_t len = netaddr_sockaddr(family, local, port, &ss);
 	int fd, one = 1, rc, rcvbuf = UDP_RCVBUF;
 
 	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_UDP);
@@ -68,7 +50,7 @@ int udp_tx_open(int family, const uint8_t *local, uint16_t *sport, const uint8_t
 	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
 	if (fd < 0)
 		return -errno;
-	len = sockaddr_of(family, local, *sport, &ss);
+	len = netaddr_sockaddr(family, local, *sport, &ss);
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
 	    bind(fd, (struct sockaddr *)&ss, len) < 0 ||
@@ -76,7 +58,7 @@ int udp_tx_open(int family, const uint8_t *local, uint16_t *sport, const uint8_t
 		goto err;
 	*sport = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
 					  : ((struct sockaddr_in *)&ss)->sin_port);
-	len = sockaddr_of(family, remote, port, &ss);
+	len = netaddr_sockaddr(family, remote, port, &ss);
 	if (connect(fd, (struct sockaddr *)&ss, len) < 0)
 		goto err;
 	return fd;

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "log.h"
 #include "mss.h"
+#include "netaddr.h"
 #include "steer.h"
 #include "thread.h"
 #include "tx.h"
@@ -512,13 +513,7 @@ static void deliver(struct worker *w, const struct rx_pkt *p)
 
 static bool from_peer(const struct worker *w, const struct sockaddr_storage *ss)
 {
-	const struct encap_cfg *c = w->sh->cfg;
-
-	if (c->family == AF_INET6)
-		return ss->ss_family == AF_INET6 &&
-		       memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, c->remote, 16) == 0;
-	return ss->ss_family == AF_INET &&
-	       memcmp(&((const struct sockaddr_in *)ss)->sin_addr, c->remote, 4) == 0;
+	return netaddr_sockaddr_is(ss, w->sh->cfg->family, w->sh->cfg->remote);
 }
 
 /* What the kernel says of a received message: its GRO segment size (returned; 0 when it is
@@ -703,19 +698,7 @@ static int open_raw(struct worker *w, const struct rx_cfg *rxc)
 	rc = rx_open(&w->rx, rxc);
 	if (rc)
 		return rc;
-	if (c->family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&w->peer;
-
-		s6->sin6_family = AF_INET6;
-		memcpy(&s6->sin6_addr, c->remote, 16);
-		w->peer_len = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&w->peer;
-
-		s4->sin_family = AF_INET;
-		memcpy(&s4->sin_addr, c->remote, 4);
-		w->peer_len = sizeof(*s4);
-	}
+	w->peer_len = netaddr_sockaddr(c->family, c->remote, 0, &w->peer);
 	for (unsigned i = 0; i < WORKER_TX_MSGS; i++) {
 		w->msgs[i].msg_hdr.msg_name = &w->peer;
 		w->msgs[i].msg_hdr.msg_namelen = w->peer_len;

@@ -19,6 +19,7 @@
 #include "client_int.h"
 #include "clock.h"
 #include "log.h"
+#include "netaddr.h"
 #include "pattern.h"
 #include "thread.h"
 
@@ -427,21 +428,7 @@ static int setup(const struct client_cfg *c)
 	cl->cfg = c;
 	if (getrandom(&cl->test_id, sizeof(cl->test_id), 0) != sizeof(cl->test_id))
 		cl->test_id = clock_real_ns() ^ ((uint64_t)getpid() << 32);
-	if (c->addr.family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&cl->peer;
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(c->port);
-		memcpy(&s6->sin6_addr, c->addr.bytes, 16);
-		cl->peer_len = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&cl->peer;
-
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(c->port);
-		memcpy(&s4->sin_addr, c->addr.bytes, 4);
-		cl->peer_len = sizeof(*s4);
-	}
+	cl->peer_len = netaddr_sockaddr(c->addr.family, c->addr.bytes, c->port, &cl->peer);
 	/* Threads are pinned only when asked: client and server often share a machine. */
 	if (sched_getaffinity(0, sizeof(set), &set) < 0)
 		CPU_ZERO(&set);

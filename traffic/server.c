@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "log.h"
+#include "netaddr.h"
 #include "pacer.h"
 #include "pattern.h"
 #include "proto.h"
@@ -94,26 +95,9 @@ static struct server *srv;
 
 static int open_sockets(struct srv_thread *t, const struct server_cfg *c)
 {
-	struct sockaddr_storage ss = { 0 };
-	socklen_t len;
+	struct sockaddr_storage ss;
 	int one = 1, zero = 0, family = c->has_bind ? c->bind.family : AF_INET6;
-
-	if (family == AF_INET) {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(c->port);
-		memcpy(&s4->sin_addr, c->bind.bytes, 4);
-		len = sizeof(*s4);
-	} else {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(c->port);
-		if (c->has_bind)
-			memcpy(&s6->sin6_addr, c->bind.bytes, 16);
-		len = sizeof(*s6);
-	}
+	socklen_t len = netaddr_sockaddr(family, c->has_bind ? c->bind.bytes : NULL, c->port, &ss);
 	t->lfd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	t->ufd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (t->lfd < 0 || t->ufd < 0)
