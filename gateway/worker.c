@@ -134,8 +134,9 @@ static size_t ent_len(const struct tx_ent *e, unsigned outer_hlen)
 }
 
 /*
- * UDP_SEGMENT refused a message at run time: the kernel says EIO when the route's device
- * cannot checksum (the probe at start saw only the socket option). This worker sends
+ * UDP_SEGMENT refused a message at run time: the kernel says EIO when the route cannot take
+ * UDP GSO (an IPsec policy on it; before Linux 6.11 also a device that cannot checksum),
+ * which the probe at start, of the socket option alone, could not see. This worker sends
  * datagram by datagram from now on, says so once (the send already failed: off the fast
  * path), and sends this message's datagrams one by one.
  */
