@@ -54,7 +54,7 @@ static json_t *config_json(const struct gregw *g)
 		bool gso = g->sh.udp_gso;
 
 		for (unsigned i = 0; i < g->nworkers; i++)
-			gso = gso && !__atomic_load_n(&g->workers[i].udp_gso_off, __ATOMIC_RELAXED);
+			gso = gso && worker_udp_gso(&g->workers[i]);
 		jout_bool(o, "udp_gso", gso);
 		jout_bool(o, "udp_gro", g->sh.udp_gro);
 	}
@@ -136,8 +136,7 @@ static json_t *worker_json(struct gregw *g, unsigned i, uint64_t *tot, uint64_t 
 	jout_set(o, "cpu", w->cpu >= 0 ? json_integer(w->cpu) : json_null());
 	jout_int(o, "tid", tid);
 	if (g->cfg->gre_udp) /* false once this worker had UDP_SEGMENT refused */
-		jout_bool(o, "udp_gso",
-			  g->sh.udp_gso && !__atomic_load_n(&w->udp_gso_off, __ATOMIC_RELAXED));
+		jout_bool(o, "udp_gso", worker_udp_gso(w));
 	if (w->started && pthread_getcpuclockid(w->thread, &cid) == 0 &&
 	    clock_gettime(cid, &ts) == 0)
 		jout_real(o, "cpu_s", secs(clock_ns_from_ts(&ts)));

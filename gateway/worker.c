@@ -103,6 +103,13 @@ static uint32_t track_flow(struct worker *w, const uint8_t *pkt, size_t len,
 }
 
 /* Sends msgs[0..n); what the kernel refuses is dropped and counted, never retried forever. */
+/* What the kernel accepted for the wire: packets, and their bytes with the outer headers. */
+static void count_sent(struct worker *w, uint64_t packets, uint64_t bytes)
+{
+	stat_add(&w->stats.ctr[STAT_WIRE_TX_PACKETS], packets);
+	stat_add(&w->stats.ctr[STAT_WIRE_TX_BYTES], bytes);
+}
+
 static void send_batch(struct worker *w, unsigned n)
 {
 	unsigned off = 0;
@@ -120,10 +127,8 @@ static void send_batch(struct worker *w, unsigned n)
 			off++;
 			continue;
 		}
-		for (int i = 0; i < sent; i++) {
-			stat_add(&w->stats.ctr[STAT_WIRE_TX_PACKETS], 1);
-			stat_add(&w->stats.ctr[STAT_WIRE_TX_BYTES], w->msgs[off + i].msg_len);
-		}
+		for (int i = 0; i < sent; i++)
+			count_sent(w, 1, w->msgs[off + i].msg_len);
 		off += (unsigned)sent;
 	}
 }
@@ -159,8 +164,7 @@ static void send_each(struct worker *w, int fd, const struct msghdr *m, unsigned
 			stat_add(&w->stats.drops[DROP_TX_SEND], 1);
 			continue;
 		}
-		stat_add(&w->stats.ctr[STAT_WIRE_TX_PACKETS], 1);
-		stat_add(&w->stats.ctr[STAT_WIRE_TX_BYTES], (uint64_t)sent + outer_wire);
+		count_sent(w, 1, (uint64_t)sent + outer_wire);
 	}
 }
 
@@ -177,21 +181,25 @@ static void send_udp(struct worker *w, unsigned n)
 	const struct encap_cfg *c = w->sh->cfg;
 	unsigned outer_wire = (c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + UDP_HLEN;
 	unsigned nmsg = 0, segs[WORKER_TX_MSGS], socks[WORKER_TX_MSGS];
-	bool use_gso = w->sh->udp_gso && !w->udp_gso_off;
+	bool use_gso = worker_udp_gso(w);
 
 	for (unsigned i = 0; i < n;) {
 		const struct tx_ent *e = &w->ents[w->order[i]];
-		size_t size = ent_len(e, c->outer_hlen), total = size;
+		size_t size = ent_len(e, c->outer_hlen), total = size, last = size;
 		struct msghdr *m = &w->msgs[nmsg].msg_hdr;
 		unsigned j = i + 1;
 
-		while (use_gso && e->flow && j < n && w->ents[w->order[j]].flow == e->flow &&
-		       j - i < UDP_GSO_SEGS &&
-		       ent_len(&w->ents[w->order[j]], c->outer_hlen) <= size &&
-		       ent_len(&w->ents[w->order[j - 1]], c->outer_hlen) == size &&
-		       total + ent_len(&w->ents[w->order[j]], c->outer_hlen) <= UDP_PAYLOAD_MAX) {
-			total += ent_len(&w->ents[w->order[j]], c->outer_hlen);
-			j++;
+		/* The next packet joins if it is the flow's, no larger, and all before it were
+		 * full-sized (only the last datagram of a UDP_SEGMENT message may be short). */
+		for (; use_gso && e->flow && j < n && j - i < UDP_GSO_SEGS; j++) {
+			const struct tx_ent *next = &w->ents[w->order[j]];
+			size_t len = ent_len(next, c->outer_hlen);
+
+			if (next->flow != e->flow || len > size || last != size ||
+			    total + len > UDP_PAYLOAD_MAX)
+				break;
+			total += len;
+			last = len;
 		}
 		m->msg_name = NULL;
 		m->msg_namelen = 0;
@@ -237,9 +245,8 @@ static void send_udp(struct worker *w, unsigned n)
 		for (int k = 0; k < sent; k++) {
 			if (segs[off + k] > 1)
 				stat_add(&w->stats.ctr[STAT_UDP_GSO_SENDS], 1);
-			stat_add(&w->stats.ctr[STAT_WIRE_TX_PACKETS], segs[off + k]);
-			stat_add(&w->stats.ctr[STAT_WIRE_TX_BYTES],
-				 w->msgs[off + k].msg_len + (uint64_t)segs[off + k] * outer_wire);
+			count_sent(w, segs[off + k],
+				   w->msgs[off + k].msg_len + (uint64_t)segs[off + k] * outer_wire);
 		}
 		off += (unsigned)sent;
 	}

@@ -108,6 +108,13 @@ struct worker {
 	bool started;
 };
 
+/* Whether the worker sends GRE-in-UDP with UDP_SEGMENT: the kernel offered it at start and
+ * has not refused it since (any thread may ask). */
+static inline bool worker_udp_gso(const struct worker *w)
+{
+	return w->sh->udp_gso && !__atomic_load_n(&w->udp_gso_off, __ATOMIC_RELAXED);
+}
+
 /*
  * Allocates the worker's buffers and flow table and opens its sockets: everything the packet
  * path will use, so that it allocates nothing. Main thread, before start. Returns 0 or -errno.
