@@ -173,16 +173,12 @@ int ip_parse(const uint8_t *p, size_t len, bool check_csum, struct ip_info *out)
 bool ip_ecn_set_ce(uint8_t *p, size_t len)
 {
 	if (len >= IPV4_HLEN && p[0] >> 4 == 4) {
-		uint16_t old = (uint16_t)(p[0] << 8 | p[1]), new, csum;
+		uint16_t old = load_be16(p);
 
 		if ((p[1] & 3) == 0)
 			return false;
 		p[1] |= 3;
-		new = (uint16_t)(p[0] << 8 | p[1]);
-		csum = (uint16_t)(p[10] << 8 | p[11]);
-		csum = inet_csum_replace16(csum, old, new);
-		p[10] = (uint8_t)(csum >> 8);
-		p[11] = (uint8_t)csum;
+		store_be16(p + 10, inet_csum_replace16(load_be16(p + 10), old, load_be16(p)));
 		return true;
 	}
 	if (len >= IPV6_HLEN && p[0] >> 4 == 6) {

@@ -41,7 +41,7 @@ struct config {
 	char netns[64];			  /* empty: stay where started */
 	enum rx_ring_kind rx_ring;
 	bool offload; /* TUN superpackets: segment towards the wire, coalesce from it */
-	bool aqm;     /* --aqm codel: CoDel on the GRE-in-UDP receive queue */
+	bool aqm;     /* --aqm codel: CoDel on each worker's receive queue (ring or socket) */
 	unsigned aqm_target_us, aqm_interval_us;
 	bool gre_udp;	  /* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */
 	bool sched_batch; /* --sched batch (default): workers under SCHED_BATCH */
