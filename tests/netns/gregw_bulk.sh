@@ -102,8 +102,8 @@ if [ "$GW_ENCAP" = gre-udp ]; then
 	gw_stop gwa
 	gw_stop gwb
 	LD_PRELOAD=$GSO_EIO_SHIM ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
-		gw_start gwa "$P-gwa" --remote 198.18.0.2 --addr 198.19.0.1/24 --route 198.18.3.0/24 --seq --workers 2
-	gw_start gwb "$P-gwb" --remote 198.18.0.1 --addr 198.19.0.2/24 --route 198.18.1.0/24 --seq --workers 2
+		gw_a4 "$P" --seq --workers 2
+	gw_b4 "$P" --seq --workers 2
 	bulk_transfer "$P" 198.18.3.2 4 $((50 * MB))
 	a=$(gw_stats gwa)
 	# (Each worker that sent a flow's data fell back; config says whether all still use it.)

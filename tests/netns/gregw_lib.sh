@@ -88,12 +88,22 @@ gw_cleanup() {
 	done
 }
 
-# The RAS pair over IPv4: gwa 198.19.0.1 <-> gwb 198.19.0.2, extra options for both.
-gw_pair4() { # prefix extra-args...
+# gw_a4 / gw_b4 PREFIX extra-args...: one side of gw_pair4 (started with its own
+# environment, say).
+gw_a4() {
 	local p=$1
 	shift
 	gw_start gwa "$p-gwa" --remote 198.18.0.2 --addr 198.19.0.1/24 --route 198.18.3.0/24 "$@"
+}
+gw_b4() {
+	local p=$1
+	shift
 	gw_start gwb "$p-gwb" --remote 198.18.0.1 --addr 198.19.0.2/24 --route 198.18.1.0/24 "$@"
+}
+# The RAS pair over IPv4: gwa 198.19.0.1 <-> gwb 198.19.0.2, extra options for both.
+gw_pair4() { # prefix extra-args...
+	gw_a4 "$@"
+	gw_b4 "$@"
 }
 
 # A verified transfer, from client to server unless two other hosts are named; sets
