@@ -125,7 +125,7 @@ static int plan_tunnel(struct gregw *g)
 		return -EMSGSIZE;
 	}
 	e->mtu = c->mtu ? c->mtu : g->path_mtu - overhead;
-	/* DESIGN.md: the testbed sets the inner MTU, the gateway checks it. */
+	/* The testbed sets the inner MTU (docs/design.md); the gateway checks it. */
 	if (e->mtu + overhead > g->path_mtu) {
 		log_warnx(
 			"--mtu %u does not fit: the path MTU %u towards the peer leaves %u for the "

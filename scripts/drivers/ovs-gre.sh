@@ -1,6 +1,6 @@
 #!/bin/bash
 # ovs-gre.sh: Open vSwitch's userspace datapath (datapath_type=netdev) as a GRE tunnel endpoint
-# inside one network namespace: the "Open vSwitch userspace GRE" gateway of DESIGN.md, to be run
+# inside one network namespace: the runner's "ovs-gre" gateway (docs/runner.md), to be run
 # side by side with (or against) gregw. One ovsdb-server and one ovs-vswitchd per namespace,
 # started inside it with `ip netns exec`, with their own database, sockets, pidfiles and logs
 # in the run directory; a system-wide OVS (/run/openvswitch, /etc/openvswitch) is never used.

@@ -2,6 +2,7 @@
 
 import argparse
 import datetime
+import importlib.util
 import json
 import os
 import shutil
@@ -169,6 +170,11 @@ def cmd_report(args):
     meta_path = os.path.join(args.dir, "meta.json")
     if not os.path.isdir(os.path.join(args.dir, "runs")):
         raise Failure(f"{args.dir}: not a results directory (no runs/)")
+    if importlib.util.find_spec("matplotlib") is None:
+        if os.geteuid() != 0:
+            raise Failure("the plots need python3-matplotlib: run scripts/bootstrap as root "
+                          "(or this command with sudo) to install it")
+        bootstrap()
     meta = {}
     if os.path.exists(meta_path):
         with open(meta_path) as f:
@@ -262,8 +268,7 @@ def main():
         if shutil.which("sudo") is None:
             log(f"{args.command} needs root (it builds network namespaces): run it as root")
             return 1
-        os.execvp("sudo", ["sudo", sys.executable, os.path.join(ROOT, "scripts", "tunbed"),
-                           *sys.argv[1:]])
+        os.execvp("sudo", ["sudo", os.path.join(ROOT, "scripts", "tunbed"), *sys.argv[1:]])
     # Ctrl-C and SIGTERM unwind through the finally blocks that take everything down; a
     # shell that starts us in the background ignores SIGINT, so take it back explicitly.
     signal.signal(signal.SIGINT, signal.default_int_handler)

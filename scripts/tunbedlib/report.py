@@ -7,7 +7,7 @@ import glob
 import json
 import os
 
-from . import analysis, plots
+from . import analysis
 
 COLUMNS = ("bits_per_second", "retransmits", "jain", "box_cpu_s_per_gb", "gateway_cpu_s_per_gb",
            "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")
@@ -196,6 +196,9 @@ def write(outdir, meta, complete=True):
                 row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
             row.append(" ".join(str(x["cpu"]) for x in s["saturated"]))
             w.writerow(row)
+    # Imported here, not at the top: the runner must start (and bootstrap, which installs
+    # python3-matplotlib) with nothing but Python's standard library.
+    from . import plots
     made = plots.make(outdir, records, runs, points, summary)
     lines = headline(points, summary) + wire_headline(points, summary)
     with open(os.path.join(outdir, "report.md"), "w") as f:

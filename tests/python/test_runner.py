@@ -7,6 +7,7 @@ gre+seq, 2 workers, 64 sessions)."""
 import json
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -396,6 +397,52 @@ class Interrupt(unittest.TestCase):
             point.run = saved[0]
             signal.signal(signal.SIGINT, saved[1])
         self.assertEqual(calls, ["up", "down"])
+
+
+# Run in a child: imports outside Python's standard library fail (as on a fresh machine, where
+# bootstrap has not installed python3-matplotlib yet); the bootstrap is a stand-in that exits
+# 42 and says which modules were loaded by then.
+FRESH_CHILD = r"""
+import os, sys
+sys.path.insert(0, sys.argv[1])
+
+class NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        top = name.partition(".")[0]
+        if top not in sys.stdlib_module_names and top != "tunbedlib":
+            raise ModuleNotFoundError(f"No module named '{name}' (blocked)")
+        return None
+
+sys.meta_path.insert(0, NotInstalled())
+from tunbedlib import cli
+
+def bootstrap():
+    print(" ".join(sorted(m for m in sys.modules if m.startswith("tunbedlib"))))
+    sys.exit(42)
+
+cli.bootstrap = bootstrap
+os.geteuid = lambda: 0
+sys.argv = ["tunbed", "ras"]
+cli.main()
+"""
+
+
+class FreshMachine(unittest.TestCase):
+    def test_reaches_bootstrap_with_the_standard_library_alone(self):
+        scripts = os.path.join(HERE, "..", "..", "scripts")
+        p = subprocess.run([sys.executable, "-B", "-c", FRESH_CHILD, scripts],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 42, f"did not reach bootstrap: {p.stderr[-800:]}")
+        self.assertIn("tunbedlib.cli", p.stdout)
+        self.assertNotIn("tunbedlib.plots", p.stdout)
+
+    def test_the_blocker_blocks(self):
+        # The stand-in for a fresh machine must itself refuse matplotlib, or the test above
+        # proves nothing.
+        child = FRESH_CHILD.replace("from tunbedlib import cli", "import matplotlib")
+        p = subprocess.run([sys.executable, "-B", "-c", child, "."], capture_output=True,
+                           text=True, timeout=30)
+        self.assertIn("No module named 'matplotlib' (blocked)", p.stderr)
 
 
 if __name__ == "__main__":
