@@ -11,10 +11,13 @@ gregw_test_init
 new_prefix P tbgw
 
 "$TOPO" up ras --prefix "$P" >/dev/null
-# Capture everything ICMP on transit, from both ends, for the whole test.
-ip netns exec "$P-gwb" tcpdump -i transit -n -U -w "$TMP/icmp.pcap" icmp 2>"$TMP/tcpdump.err" &
+# Capture everything ICMP on transit, from both ends, for the whole test. --immediate-mode:
+# otherwise libpcap (TPACKET_V3) hands packets over a ring block at a time, when the block
+# fills or at its timeout (tcpdump's default 1 s), and what came last would still be in the
+# kernel when tcpdump is stopped.
+ip netns exec "$P-gwb" tcpdump -i transit -n -U --immediate-mode -w "$TMP/icmp.pcap" icmp 2>"$TMP/tcpdump.err" &
 TCPDUMP=$!
-poll 5 grep -q "listening on" "$TMP/tcpdump.err" || die "tcpdump did not start"
+poll 30 grep -q "listening on" "$TMP/tcpdump.err" || die "tcpdump did not start: $(cat "$TMP/tcpdump.err")"
 
 # gwb's workers pinned in the order given (worker 0 on CPU 1), gwa's in the default order;
 # gwa's under SCHED_BATCH (the default), gwb's normal threads.
@@ -52,7 +55,15 @@ policies() { # stats-json
 }
 expect_eq "--sched batch (default): config and the workers' policy" "$(json_get "$a" 'd["config"]["sched"]') $(policies "$a")" "batch SCHED_BATCH SCHED_BATCH"
 expect_eq "--sched normal: config and the workers' policy" "$(json_get "$b" 'd["config"]["sched"]') $(policies "$b")" "normal SCHED_OTHER SCHED_OTHER"
-expect_eq "stats: per-worker CPU time" "$(json_get "$a" 'all(w["cpu_s"] >= 0 and "last_cpu" in w for w in d["workers"])')" "True"
+# Per-worker CPU time: every worker has it and its last CPU; on each gateway one worker at
+# least moved the pings, and every one that moved packets has used CPU time (its thread's own
+# clock, in nanoseconds: only a thread that never ran reads 0).
+cpu_times() { # stats-json
+	json_get "$1" '(lambda moved: (len(moved) > 0, all(w["cpu_s"] > 0 for w in moved), all(w["cpu_s"] >= 0 and "last_cpu" in w for w in d["workers"])))([w for w in d["workers"] if w["tun_rx_packets"] + w["wire_rx_packets"] > 0])'
+}
+expect_eq "stats: per-worker CPU time (gwa): some worker moved packets, each that did used CPU, all report it" "$(cpu_times "$a")" "(True, True, True)"
+expect_eq "stats: per-worker CPU time (gwb)" "$(cpu_times "$b")" "(True, True, True)"
+log "workers (packets in from TUN and wire, cpu_s): gwa $(json_get "$a" '[(w["tun_rx_packets"] + w["wire_rx_packets"], w["cpu_s"]) for w in d["workers"]]'), gwb $(json_get "$b" '[(w["tun_rx_packets"] + w["wire_rx_packets"], w["cpu_s"]) for w in d["workers"]]')"
 flows=$(gw_stats gwa flows)
 expect_eq "flows: the ICMP flow client <-> server is known" "$(json_get "$flows" 'any(f["proto"] == 1 and {f["a"], f["b"]} == {"198.18.1.2", "198.18.3.2"} for f in d["flows"])')" "True"
 
@@ -61,10 +72,13 @@ gw_stop gwb
 expect_eq "final summary on stdout" "$(json_get "$(tail -1 "$TMP/gwa.out")" '(d["final"], d["total"]["wire_tx_packets"] >= 12)')" "(True, True)"
 if ip -n "$P-gwa" link show gre0 >/dev/null 2>&1; then fail "gre0 outlived gregw"; fi
 
-kill -INT "$TCPDUMP"
-wait "$TCPDUMP" || true
-echoes=$(tcpdump -r "$TMP/icmp.pcap" -n 'icmp[0] == 8' 2>/dev/null | wc -l)
-unreach=$(tcpdump -r "$TMP/icmp.pcap" -n 'icmp[0] == 3 and icmp[1] == 2' 2>/dev/null | wc -l)
+# The pings on transit went last: once their 3 echo requests are in the file, whatever ICMP
+# crossed transit before them is too. Only then is tcpdump stopped.
+poll 30 pcap_has "$TMP/icmp.pcap" 'icmp[0] == 8' 3 ||
+	fail "the capture on transit did not get the 3 echo requests of the transit pings within 30 s ($(pcap_count "$TMP/icmp.pcap" 'icmp[0] == 8') so far)"
+stop_bg "$TCPDUMP" INT tcpdump
+echoes=$(pcap_count "$TMP/icmp.pcap" 'icmp[0] == 8')
+unreach=$(pcap_count "$TMP/icmp.pcap" 'icmp[0] == 3 and icmp[1] == 2')
 expect_eq "the capture saw the echo requests on transit" "$echoes" "3"
 expect_eq "ICMP protocol-unreachable on transit" "$unreach" "0"
 

@@ -20,6 +20,9 @@ ip netns exec "$P-client" ping -6 -c 2 -i 0.1 -W 2 2001:2:0:ff::2 >/dev/null || 
 ip -n "$P-gwa" link set gre0 mtu 1500
 out=$(ip netns exec "$P-client" ping -6 -c 1 -W 2 -M "do" -s "$MTU" 2001:2:0:3::2 2>&1 || true)
 expect_match "the client hears packet too big from gregw" "$out" "From 2001:2:0:ff::1.*Packet too big: mtu=$MTU"
+# gregw counts the ICMPv6 error after writing it: the ping may have it first.
+poll 30 gw_true gwa 'd["total"]["drops"]["tx_too_big"] >= 1 and d["total"]["icmp_sent"] >= 1' ||
+	fail "gwa did not count the packet too big and its ICMPv6 error"
 a=$(gw_stats gwa)
 expect_eq "gwa: too big, counted" "$(json_get "$a" 'd["total"]["drops"]["tx_too_big"]')" "1"
 expect_eq "gwa: packet too big sent" "$(json_get "$a" 'd["total"]["icmp_sent"]')" "1"

@@ -65,6 +65,45 @@ poll() { # seconds cmd...
 	done
 }
 
+# True once a background child of this shell has exited: bash reaps it as it ends (a later
+# wait still gives its exit status), so kill -0 fails from then on.
+exited() { ! kill -0 "$1" 2>/dev/null; }
+
+# stop_bg PID SIGNAL WHAT: signals a background child and waits at most 30 s for it to exit;
+# its exit status in BG_STATUS. One that outlives the 30 s is a failure, and is killed.
+stop_bg() {
+	local pid=$1 sig=$2 what=$3
+	BG_STATUS=0
+	kill "-$sig" "$pid" 2>/dev/null || true
+	if ! poll 30 exited "$pid"; then
+		fail "$what (pid $pid) did not exit within 30 s of SIG$sig"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" || BG_STATUS=$?
+}
+
+# wait_bg PID SECONDS WHAT: waits at most SECONDS for a background child that ends by itself
+# (a capture with a packet count, say); its exit status in BG_STATUS. One still running
+# then is a failure naming WHAT it was waited for, and is killed.
+wait_bg() {
+	local pid=$1 secs=$2 what=$3
+	BG_STATUS=0
+	if ! poll "$secs" exited "$pid"; then
+		fail "$what: still running after $secs s"
+		kill -KILL "$pid" 2>/dev/null || true
+	fi
+	wait "$pid" || BG_STATUS=$?
+}
+
+# The packets of a capture file that match a tcpdump filter; of a file tcpdump still writes
+# (with -U: packet by packet), those it holds so far.
+pcap_count() { # file filter
+	{ tcpdump -r "$1" -n "$2" 2>/dev/null || true; } | wc -l
+}
+pcap_has() { # file filter n: the file holds at least n matching packets
+	[ "$(pcap_count "$1" "$2")" -ge "$3" ]
+}
+
 # Everything of a prefix that could be left behind: namespaces (listed or mounted).
 leftovers() { # prefix
 	{ ip netns list | awk '{print $1}' | grep -E "^$1-" || true

@@ -25,13 +25,15 @@ reaped() { # pid: wait for it, and forget it (its PID may be reused later)
 }
 OVS_UP=()  # namespaces where the driver was started
 
-# Waits (5 s at most) until no process is left in the namespaces of the prefix: tshark's
+# Waits (30 s at most) until no process is left in the namespaces of the prefix: tshark's
 # dumpcap, say, may outlive tshark for a moment, and a namespace with a process stays.
 ns_empty() { [ -z "$(ip netns pids "$1" 2>/dev/null)" ]; }
 settle() {
 	local ns
 	for ns in "$P-client" "$P-gwa" "$P-gwb" "$P-server"; do
-		[ ! -e "/run/netns/$ns" ] || poll 5 ns_empty "$ns" || true
+		if [ -e "/run/netns/$ns" ] && ! poll 30 ns_empty "$ns"; then
+			fail "processes still in $ns after 30 s: $(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')"
+		fi
 	done
 }
 
@@ -105,7 +107,8 @@ expect_match "ping client -> server" "$out" " 5 received, 0% packet loss"
 out=$(ip netns exec "$P-client" ping -c 1 -W 2 198.19.0.2 2>&1) || fail "ping 198.19.0.2: $out"
 expect_match "ping client -> gwb's tunnel address" "$out" " 1 received"
 
-reaped "$CAP" || fail "tshark: $(cat "$TMP/tshark.err")"
+# (tshark stops by itself at 10 packets; timeout ends it after 60 s without them.)
+reaped "$CAP" || fail "tshark did not capture 10 GRE packets on gwb's transit (status $?; 124: 60 s passed): $(cat "$TMP/tshark.err")"
 expect_eq "tshark: 10 GRE packets" "$(wc -l <"$TMP/gre.txt")" 10
 bad=$(python3 -c '
 import sys

@@ -84,10 +84,8 @@ expect_refusal "run: a bad scenario" 2 "bad.scenario:2: bad value 'many' for ses
 rpid=$!
 one_run() { [ -n "$(find "$TMP/partial" -name '*-r1.json' 2>/dev/null)" ]; }
 poll 60 one_run || fail "the first run did not finish"
-kill -INT "$rpid"
-status=0
-wait "$rpid" || status=$?
-expect_eq "interrupted: exit status" "$status" "130"
+stop_bg "$rpid" INT "tunbed ras"
+expect_eq "interrupted: exit status" "$BG_STATUS" "130"
 expect_match "interrupted: one line" "$(grep -v '^tunbed: \[' "$TMP/int.err" | grep -v '^bootstrap' | tail -1)" "^tunbed: interrupted; topology and processes removed; partial results in "
 grep -q "PARTIAL" "$(find "$TMP/partial" -name report.md)" || fail "the partial report is not marked"
 expect_nothing_left "$P" "after the interruption"

@@ -69,10 +69,11 @@ expect_eq "show: gwa forwarding" "$(json_get "$show" 'd["hosts"][1]["forwarding"
 expect_eq "show: client static route" "$(json_get "$show" '[r["via"] for r in d["hosts"][0]["routes"] if r["dst"]=="198.18.3.0/24"][0]')" "198.18.1.1"
 "$TOPO" show "$TMP/ras-shaped.topo" --prefix "$P" | grep -q "tbf rate 500mbit" || fail "show text lacks the tbf rate"
 
-# A process inside a namespace is named by down, and does not stop it.
-ip netns exec "$P-server" sleep 30 &
+# A process inside a namespace is named by down, and does not stop it. (It sleeps until it
+# is killed: however long down takes on a loaded box, it is still inside.)
+ip netns exec "$P-server" sleep infinity &
 sleeper=$!
-poll 5 bash -c "ip netns pids $P-server | grep -qx $sleeper" || fail "sleeper not seen in $P-server"
+poll 30 bash -c "ip netns pids $P-server | grep -qx $sleeper" || fail "sleeper not seen in $P-server"
 out=$("$TOPO" down "$TMP/ras-shaped.topo" --prefix "$P" 2>&1)
 kill "$sleeper" 2>/dev/null || true
 wait "$sleeper" 2>/dev/null || true

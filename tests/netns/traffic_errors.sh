@@ -14,16 +14,17 @@ C=(ip netns exec "$P-client" "$TRAFFIC" client)
 expect_refusal "no server" 1 "^tunbed-traffic: 198.18.1.2 port 9400: Connection refused$" "${C[@]}" 198.18.1.2 --time 1
 expect_refusal "unreachable" 1 "^tunbed-traffic: 198.18.9.9 port 9400: Network is unreachable$" "${C[@]}" 198.18.9.9 --time 1
 
-# A server killed while 4 sessions run: the client says so and keeps what it counted.
+# A server killed while 4 sessions run: the client says so and keeps what it counted. The
+# kill comes once all 4 sessions carry data to the server, well inside the test's 60 s (the
+# client stops at the kill, not at the end of its time).
 tr_server "$P-server" 9400
-"${C[@]}" 198.18.1.2 --sessions 4 --time 5 --json >"$TMP/killed.json" 2>"$TMP/killed.err" &
+"${C[@]}" 198.18.1.2 --sessions 4 --time 60 --json >"$TMP/killed.json" 2>"$TMP/killed.err" &
 cpid=$!
-sleep 1
+poll 30 sessions_flowing "$P-server" 9400 4 || fail "the 4 sessions did not all bring data to the server within 30 s"
 kill -KILL "$TR_SERVER"
 wait "$TR_SERVER" 2>/dev/null || true
-status=0
-wait "$cpid" || status=$?
-expect_eq "killed server: client exit status" "$status" "1"
+wait_bg "$cpid" 30 "the client, after its server was killed"
+expect_eq "killed server: client exit status" "$BG_STATUS" "1"
 out=$(cat "$TMP/killed.json")
 expect_eq "killed server: partial results printed" "$(json_get "$out" '(d["complete"], all(s["sent"] > 0 for s in d["tcp"]["per_session"]), d["tcp"]["failed"])')" "(False, True, 4)"
 expect_match "killed server: one line on stderr" "$(cat "$TMP/killed.err")" "^tunbed-traffic: 198.18.1.2 port 9400: Connection reset by peer \\([1-4] of 4 sessions\\)"
@@ -68,7 +69,6 @@ expect_refusal "unknown option" 2 "unrecognized option '--frobnicate'" "$TRAFFIC
 "$TRAFFIC" --help | grep -q -- "--rr-rate" || fail "--help lacks --rr-rate"
 if "$TRAFFIC" --help | grep -q corrupt; then fail "the test hook shows in --help"; fi
 
-kill -TERM "$TR_SERVER"
-wait "$TR_SERVER" || fail "server exit status $?"
+tr_stop
 "$TOPO" down direct --prefix "$P" >/dev/null
 expect_nothing_left "$P" "after down"

@@ -21,6 +21,21 @@ tr_server() {
 	poll 30 listening "$ns" "$port" || die "tunbed-traffic server on port $port did not start: $(cat "$TMP/server-$port.out")"
 }
 
+# tr_stop: SIGTERM to the server in TR_SERVER, which must exit 0 (within 30 s: stop_bg).
+tr_stop() {
+	stop_bg "$TR_SERVER" TERM "tunbed-traffic server"
+	[ "$BG_STATUS" = 0 ] || fail "tunbed-traffic server exit status $BG_STATUS"
+}
+
+# sessions_flowing NS PORT N: at least N connections to the server's PORT in NS have each
+# brought it more than 1 MiB (data sessions: a control connection carries a few bytes).
+sessions_flowing() {
+	local n
+	n=$(ip netns exec "$1" ss -Htin state established "( sport = :$2 )" |
+		grep -oE 'bytes_received:[0-9]+' | awk -F: '$2 > 1048576' | wc -l)
+	[ "$n" -ge "$3" ]
+}
+
 # tr_client NS args...: stdout in $TMP/client.json, exit status in TR_STATUS.
 tr_client() {
 	local ns=$1

@@ -16,7 +16,6 @@ expect_eq "2000 sessions: all complete, none failed" "$(json_get "$TR_JSON" '(d[
 expect_eq "2000 sessions: bytes equal on both sides" "$(sessions_equal "$TR_JSON")" "True"
 expect_eq "2000 sessions: each a single connection over the whole test" "$(json_get "$TR_JSON" 'all(s.get("connections", 1) == 1 for s in d["tcp"]["per_session"]) and d["tcp"]["connections"] == 2000')" "True"
 log "2000 sessions: $(json_get "$TR_JSON" 'round(d["tcp"]["bits_per_second"] / 1e9, 2)') Gbit/s, Jain $(json_get "$TR_JSON" 'round(d["tcp"]["jain"], 3)')"
-kill -TERM "$TR_SERVER"
-wait "$TR_SERVER" || fail "server exit status $?"
+tr_stop
 "$TOPO" down direct --prefix "$P" >/dev/null
 expect_nothing_left "$P" "after down"

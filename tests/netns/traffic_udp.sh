@@ -17,8 +17,7 @@ expect_eq "clean: nothing lost, duplicated or reordered" "$(json_get "$TR_JSON" 
 # 2 x 20 Mbit/s for 2 s is 10,000 datagrams; a busy machine may send fewer, never more.
 expect_eq "clean: everything sent arrived, at most the rate" "$(json_get "$TR_JSON" 'd["udp"]["received"] == d["udp"]["sent"] and 4000 <= d["udp"]["sent"] <= 10010')" "True"
 expect_eq "clean: jitter is small and known" "$(json_get "$TR_JSON" '0 <= d["udp"]["jitter_ms_max"] < 50')" "True"
-kill -TERM "$TR_SERVER"
-wait "$TR_SERVER" || fail "server exit status $?"
+tr_stop
 "$TOPO" down direct --prefix "$P" >/dev/null
 
 sed '/^\[link wire\]/a rate = 20mbit\nlimit = 30k' "$TOPOLOGIES/direct.topo" >"$TMP/capped.topo"
@@ -29,7 +28,6 @@ dropped=$(json_get "$(tc -n "$P-client" -s -j qdisc show dev wire)" 'd[0]["drops
 expect_eq "capped: tbf dropped about half" "$(json_get "$TR_JSON" "0.3 < $dropped / d['udp']['sent'] < 0.7")" "True"
 expect_eq "capped: loss equals tbf's drops exactly" "$(json_get "$TR_JSON" 'd["udp"]["lost"]')" "$dropped"
 expect_eq "capped: sent = received + lost, nothing unsent" "$(json_get "$TR_JSON" '(d["udp"]["sent"] == d["udp"]["received"] + d["udp"]["lost"], d["udp"]["not_sent"])')" "(True, 0)"
-kill -TERM "$TR_SERVER"
-wait "$TR_SERVER" || fail "server exit status $?"
+tr_stop
 "$TOPO" down "$TMP/capped.topo" --prefix "$P" >/dev/null
 expect_nothing_left "$P" "after down"

@@ -1,6 +1,7 @@
 /*
  * A minimal table-test harness: CHECK macros count failures and print where each happened;
- * check_done() prints a summary and gives main its exit status.
+ * check_done() prints a summary and gives main its exit status: a failure if any check
+ * failed, or if none ran at all (a test that checks nothing proves nothing).
  */
 #ifndef TUNBED_CHECK_H
 #define TUNBED_CHECK_H
@@ -68,6 +69,10 @@ static int check_count;
 static inline int check_done(const char *name)
 {
 	printf("%s: %d checks, %d failed\n", name, check_count, check_failures);
+	if (check_count == 0) {
+		fprintf(stderr, "%s: no check ran\n", name);
+		return 1;
+	}
 	return check_failures ? 1 : 0;
 }
 

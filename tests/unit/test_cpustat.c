@@ -1,9 +1,11 @@
 /*
- * Unit tests for common/cpustat.c on recorded /proc samples, and one live read.
+ * Unit tests for common/cpustat.c on recorded /proc samples, and live reads: this thread's
+ * CPU time in ticks against its CPU clock.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -71,22 +73,69 @@ static void test_task_parse(void)
 	CHECK_INT(cpustat_task_parse("garbage", 7, &t), -EINVAL);
 }
 
+/* The clocks read directly, independently of common/clock.c and of the module under test. */
+static uint64_t read_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) < 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * This thread's CPU time as cpustat_task_read has it (utime + stime, in ticks) against its
+ * CPU clock, true however loaded the machine: spin until the clock has advanced SPIN_MS
+ * (whatever that takes in wall time; 30 s at most), then the ticks must have advanced by as
+ * much, give or take what the kernel's accounting loses or lags: utime and stime are each
+ * rounded down to a tick, and the runtime they are scaled to may trail the CPU clock by one
+ * scheduler tick (1/HZ, never more than a USER_HZ tick: HZ >= 100).
+ */
+static void test_live_task_time(void)
+{
+	enum { SPIN_MS = 200 };
+	const uint64_t spin_ns = SPIN_MS * NSEC_PER_MSEC;
+	uint64_t tick = NSEC_PER_SEC / (uint64_t)cpustat_ticks_per_sec();
+	uint64_t slack = 3 * tick + NSEC_PER_MSEC, c0, c1, w0, w1, spun, ticks_ns;
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	struct cpustat_task t0, t1;
+	volatile uint64_t spin = 0;
+
+	/* Each of the module's readings just before a clock reading, as the bounds above assume. */
+	w0 = read_ns(CLOCK_MONOTONIC);
+	CHECK_INT(cpustat_task_read(getpid(), tid, &t0), 0);
+	c0 = read_ns(CLOCK_THREAD_CPUTIME_ID);
+	while (read_ns(CLOCK_THREAD_CPUTIME_ID) - c0 < spin_ns &&
+	       read_ns(CLOCK_MONOTONIC) - w0 < 30ull * NSEC_PER_SEC)
+		spin++;
+	CHECK_INT(cpustat_task_read(getpid(), tid, &t1), 0);
+	c1 = read_ns(CLOCK_THREAD_CPUTIME_ID);
+	w1 = read_ns(CLOCK_MONOTONIC);
+	spun = c1 - c0;
+	CHECK(spun >= spin_ns); /* the spin ended on CPU time, not on the 30 s bound */
+	CHECK(spun <= w1 - w0); /* one thread gets no more CPU time than wall time passes */
+	ticks_ns = (t1.utime + t1.stime - t0.utime - t0.stime) * tick;
+	CHECK(ticks_ns + slack >= spin_ns);
+	CHECK(ticks_ns <= spun + slack);
+	if (ticks_ns + slack < spin_ns || ticks_ns > spun + slack)
+		fprintf(stderr,
+			"thread CPU clock %" PRIu64 " ns, cpustat %" PRIu64 " ns (%" PRIu64
+			" ticks), slack %" PRIu64 " ns\n",
+			spun, ticks_ns, ticks_ns / tick, slack);
+}
+
 static void test_live(void)
 {
 	struct cpustat_cpu cpus[1024];
 	struct cpustat_task t;
-	uint64_t before = clock_thread_cpu_ns(), t0 = clock_mono_ns();
-	volatile uint64_t spin = 0;
 	long online = sysconf(_SC_NPROCESSORS_ONLN);
 
 	CHECK(cpustat_read(cpus, 1024) >= online);
-	while (clock_mono_ns() - t0 < 30 * NSEC_PER_MSEC)
-		spin++;
-	CHECK(clock_thread_cpu_ns() - before >= 10 * NSEC_PER_MSEC);
 	CHECK_INT(cpustat_task_read(getpid(), (pid_t)syscall(SYS_gettid), &t), 0);
 	CHECK(t.processor >= 0 && t.processor < 1024);
 	CHECK_INT(cpustat_task_read(getpid(), 0x7ffffff0, &t), -ENOENT);
 	CHECK(cpustat_ticks_per_sec() > 0);
+	test_live_task_time();
 }
 
 int main(void)
