@@ -13,6 +13,7 @@
 #include "jout.h"
 #include "log.h"
 #include "topo.h"
+#include "topo_model.h"
 #include "topo_plan.h"
 #include "topo_run.h"
 #include "topo_show.h"

@@ -1,7 +1,8 @@
 /*
  * A gateway test topology: hosts (network namespaces), links (veth pairs) and routes, as
  * parsed from a topology file (docs/topology.md). The structure is plain data, filled by
- * topo_parse and checked by topo_validate; nothing here touches the kernel.
+ * topo_parse_syntax and checked by topo_validate (topo_parse runs both); nothing here touches
+ * the kernel. Lookups in it are in topo_model.h.
  */
 #ifndef TUNBED_TOPO_H
 #define TUNBED_TOPO_H
@@ -110,9 +111,9 @@ struct topo_error {
 #define TOPO_DEFAULT_PREFIX "tb"
 
 /*
- * Parses a topology file held in memory (need not be NUL-terminated) into *t, then validates
- * it (topo_validate). Pure: no I/O, no allocation. Returns 0, or -EINVAL with *err set to the
- * first problem found.
+ * Parses a topology file held in memory (need not be NUL-terminated) into *t and validates
+ * it: topo_parse_syntax, then topo_validate. Pure: no I/O, no allocation. Returns 0, or
+ * -EINVAL with *err set to the first problem found.
  */
 int topo_parse(const char *text, size_t len, struct topo *t, struct topo_error *err);
 
@@ -123,19 +124,20 @@ int topo_parse(const char *text, size_t len, struct topo *t, struct topo_error *
 int topo_load(const char *path, struct topo *t, struct topo_error *err);
 
 /*
+ * The file's syntax alone (topo_parse.c): sections, keys and values into *t, with link ends
+ * not yet resolved to hosts. Pure. Returns 0, or -EINVAL with *err set. topo_parse then calls
+ * topo_validate; use topo_parse unless the cross-checks are to be left out.
+ */
+int topo_parse_syntax(const char *text, size_t len, struct topo *t, struct topo_error *err);
+
+/*
  * Cross-checks a parsed topology: every link end on a defined host, interface names unique
  * per host, addresses unique, MTUs fit the families, routes name a reachable next hop or a
- * link of their host. Returns 0 or -EINVAL with *err set. Called by topo_parse.
+ * link of their host. Returns 0 or -EINVAL with *err set. Called by topo_parse, after
+ * topo_parse_syntax.
  */
 int topo_validate(struct topo *t, struct topo_error *err);
 
-/* True if p is a valid namespace prefix: 1 to 15 of [A-Za-z0-9_], no dash. */
-bool topo_prefix_valid(const char *p);
-
-/* Namespace name of host h under prefix: "<prefix>-<host>". buf holds NETNS_NAME_MAX. */
-const char *topo_netns_name(const char *prefix, const struct topo_host *h, char *buf);
-
-/* Index of the host called name, or -1. */
-int topo_host_find(const struct topo *t, const char *name);
+/* Lookups and namespace names: topo_model.h. */
 
 #endif

@@ -1,22 +1,20 @@
 /*
  * Topology file parser: an INI dialect read with libinih (docs/topology.md). libinih splits
  * "key = value" and strips comments; the line reader here feeds it from memory, counts lines
- * and handles section headers, so that sections without keys still exist.
+ * and handles section headers, so that sections without keys still exist. Syntax only: the
+ * cross-checks are topo_validate's, and topo_load.c runs the two in turn.
  */
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
-#include "netns.h"
 #include "parse.h"
 #include "topo.h"
+#include "topo_model.h"
 
 /* libinih copies keys into a buffer of this size and silently truncates longer ones. */
 enum { INIH_NAME_MAX = 50 };
@@ -66,32 +64,6 @@ static bool name_ok(const char *s, size_t max)
 
 	return n > 0 && n < max &&
 	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == n;
-}
-
-bool topo_prefix_valid(const char *p)
-{
-	size_t n = p ? strlen(p) : 0;
-
-	return n > 0 && n < TOPO_PREFIX_LEN &&
-	       strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == n;
-}
-
-int topo_host_find(const struct topo *t, const char *name)
-{
-	for (int i = 0; i < t->nhosts; i++) {
-		if (strcmp(t->hosts[i].name, name) == 0)
-			return i;
-	}
-	return -1;
-}
-
-static int link_find(const struct topo *t, const char *name)
-{
-	for (int i = 0; i < t->nlinks; i++) {
-		if (strcmp(t->links[i].name, name) == 0)
-			return i;
-	}
-	return -1;
 }
 
 /* "[kind name]" with the brackets already removed and spaces trimmed. */
@@ -165,7 +137,7 @@ static void begin_section(struct parser *ps, char *text)
 		h->line = ps->line;
 	} else {
 		struct topo_link *l;
-		int dup = link_find(t, name);
+		int dup = topo_link_find(t, name);
 
 		if (!name_ok(name, TOPO_IFNAME_LEN)) {
 			fail(ps, ps->line,
@@ -655,7 +627,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	return fail(ps, ps->line, "unknown key '%s' in %s", name, ps->sec_text);
 }
 
-int topo_parse(const char *text, size_t len, struct topo *t, struct topo_error *err)
+int topo_parse_syntax(const char *text, size_t len, struct topo *t, struct topo_error *err)
 {
 	struct parser ps = {
 		.t = t,
@@ -682,56 +654,5 @@ int topo_parse(const char *text, size_t len, struct topo *t, struct topo_error *
 		fail(&ps, 0, "no [host NAME] section: a topology needs at least one host");
 		return -EINVAL;
 	}
-	return topo_validate(t, err);
-}
-
-int topo_load(const char *path, struct topo *t, struct topo_error *err)
-{
-	char *buf;
-	size_t used = 0;
-	ssize_t n;
-	int fd, rc;
-
-	memset(err, 0, sizeof(*err));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err->msg, sizeof(err->msg), "cannot open: %s", strerror(errno));
-		return rc;
-	}
-	buf = malloc(TOPO_FILE_MAX + 1);
-	if (!buf) {
-		close(fd);
-		snprintf(err->msg, sizeof(err->msg), "out of memory");
-		return -ENOMEM;
-	}
-	for (;;) {
-		n = read(fd, buf + used, TOPO_FILE_MAX + 1 - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-		if (used > TOPO_FILE_MAX)
-			break;
-	}
-	rc = n < 0 ? -errno : 0;
-	close(fd);
-	if (rc) {
-		snprintf(err->msg, sizeof(err->msg), "cannot read: %s", strerror(-rc));
-	} else if (used > TOPO_FILE_MAX) {
-		rc = -EFBIG;
-		snprintf(err->msg, sizeof(err->msg), "file too large: at most %d bytes",
-			 TOPO_FILE_MAX);
-	} else {
-		rc = topo_parse(buf, used, t, err);
-	}
-	free(buf);
-	return rc;
-}
-
-const char *topo_netns_name(const char *prefix, const struct topo_host *h, char *buf)
-{
-	snprintf(buf, NETNS_NAME_MAX, "%s-%s", prefix, h->name);
-	return buf;
+	return 0;
 }

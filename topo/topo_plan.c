@@ -13,6 +13,7 @@
 #include "netns.h"
 #include "parse.h"
 #include "topo_plan.h"
+#include "topo_model.h"
 
 static const char *const implicit_sysctls[][2] = {
 	{ "net.ipv6.conf.all.accept_dad", "0" },

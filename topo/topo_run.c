@@ -9,6 +9,7 @@
 
 #include "kernel.h"
 #include "log.h"
+#include "topo_model.h"
 
 struct runner {
 	const struct topo *t;

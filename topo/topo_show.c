@@ -19,6 +19,7 @@
 #include "kernel.h"
 #include "netns.h"
 #include "parse.h"
+#include "topo_model.h"
 
 struct caches {
 	struct nl_cache *links, *addrs, *routes, *qdiscs;

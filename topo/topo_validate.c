@@ -1,5 +1,6 @@
 /*
- * Cross-checks of a parsed topology: what no single line can tell on its own.
+ * Cross-checks of a parsed topology: what no single line can tell on its own. It looks
+ * hosts and interfaces up through topo_model.h and never calls into the parser.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "topo.h"
+#include "topo_model.h"
 
 static int invalid(struct topo_error *err, int line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -109,20 +111,6 @@ static int check_addrs(const struct topo *t, struct topo_error *err)
 	return 0;
 }
 
-/* The interface of host h on link dev, or NULL. */
-static const struct topo_end *host_end(const struct topo *t, int h, const char *dev)
-{
-	for (int i = 0; i < t->nlinks; i++) {
-		for (int e = 0; e < 2; e++) {
-			const struct topo_end *end = &t->links[i].end[e];
-
-			if (end->host == h && strcmp(end->ifname, dev) == 0)
-				return end;
-		}
-	}
-	return NULL;
-}
-
 /* True if addr lies in a connected prefix of end (and is not that end's own address). */
 static bool end_reaches(const struct topo_end *end, const struct netaddr *addr)
 {
@@ -155,7 +143,7 @@ static int check_route(const struct topo *t, int ri, struct topo_error *err)
 				       r->text, h->name, o->line);
 	}
 	if (r->dev[0]) {
-		dev = host_end(t, r->host, r->dev);
+		dev = topo_end_find(t, r->host, r->dev);
 		if (!dev)
 			return invalid(err, r->line, "route '%s': host '%s' has no interface '%s'",
 				       r->text, h->name, r->dev);
