@@ -30,9 +30,7 @@ enum {
 	CL_RESULTS_WAIT_MS = 3000, /* for the server to have seen every session end */
 };
 
-static struct client *cl;
-
-static bool stopping(void)
+static bool stopping(const struct client *cl)
 {
 	return __atomic_load_n(&cl->stop, __ATOMIC_RELAXED);
 }
@@ -48,7 +46,7 @@ static void set_error(struct session *s, int err)
 }
 
 /* Time mode: what arrives between the end of the warm-up and the deadline is the result. */
-static void arm_window(struct session *s)
+static void arm_window(const struct client *cl, struct session *s)
 {
 	if (cl->cfg->bytes && !cl->cfg->churn)
 		return;
@@ -82,7 +80,7 @@ static void session_finish(struct cl_thread *t, struct session *s, bool reset)
 		s->first_bad = s->rx.first_bad;
 	stream_init(&s->tx, s->tx.seed);
 	stream_init(&s->rx, s->rx.seed);
-	arm_window(s);
+	arm_window(t->owner, s);
 	s->end_ns = clock_mono_ns();
 	s->state = SS_DONE;
 	if (!s->error)
@@ -92,6 +90,7 @@ static void session_finish(struct cl_thread *t, struct session *s, bool reset)
 
 static int session_connect(struct cl_thread *t, struct session *s)
 {
+	const struct client *cl = t->owner;
 	const struct client_cfg *c = cl->cfg;
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET | EPOLLRDHUP,
 				  .data.ptr = s };
@@ -134,7 +133,7 @@ static int session_connect(struct cl_thread *t, struct session *s)
 	return 0;
 }
 
-static void build_hello(struct session *s)
+static void build_hello(const struct client *cl, struct session *s)
 {
 	const struct client_cfg *c = cl->cfg;
 	uint64_t now = clock_mono_ns();
@@ -157,34 +156,35 @@ static void build_hello(struct session *s)
 	proto_hello_build(s->hello, sizeof(s->hello), &h);
 }
 
-static bool sends(void)
+static bool sends(const struct client *cl)
 {
 	return cl->cfg->pattern != PROTO_PULL;
 }
 
-static bool receives(void)
+static bool receives(const struct client *cl)
 {
 	return cl->cfg->pattern != PROTO_PUSH;
 }
 
 /* Sending is over: bytes done, or the deadline passed. */
-static bool send_complete(const struct session *s, uint64_t now)
+static bool send_complete(const struct client *cl, const struct session *s, uint64_t now)
 {
 	const struct client_cfg *c = cl->cfg;
 
 	if (c->bytes)
 		return s->tx.bytes >= c->bytes;
-	return now >= cl->deadline_ns || stopping();
+	return now >= cl->deadline_ns || stopping(cl);
 }
 
 /* Moves a session as far as its socket allows. Returns true when it is finished. */
 static bool session_step(struct cl_thread *t, struct session *s)
 {
+	const struct client *cl = t->owner;
 	const struct client_cfg *c = cl->cfg;
 	uint64_t now = clock_mono_ns();
 
 	/* Interrupted: end now, with what has been counted. */
-	if (stopping())
+	if (stopping(cl))
 		return true;
 	if (s->state == SS_CONNECTING) {
 		int err = 0;
@@ -195,7 +195,7 @@ static bool session_step(struct cl_thread *t, struct session *s)
 			set_error(s, err);
 			return true;
 		}
-		build_hello(s);
+		build_hello(cl, s);
 		s->state = SS_HELLO;
 	}
 	if (s->state == SS_HELLO) {
@@ -215,7 +215,8 @@ static bool session_step(struct cl_thread *t, struct session *s)
 	}
 	/* Read in every pattern: in push the server's close is the end of the session. */
 	while (!s->eof) {
-		long r = stream_recv(s->fd, &s->rx, t->scratch, c->buffer, c->verify && receives());
+		long r = stream_recv(s->fd, &s->rx, t->scratch, c->buffer,
+				     c->verify && receives(cl));
 
 		if (r == -EAGAIN)
 			break;
@@ -226,17 +227,17 @@ static bool session_step(struct cl_thread *t, struct session *s)
 		if (r == 0)
 			s->eof = true;
 	}
-	while (sends() && !s->wr_shut) {
+	while (sends(cl) && !s->wr_shut) {
 		uint64_t want;
 		long w;
 
-		if (send_complete(s, now)) {
+		if (send_complete(cl, s, now)) {
 			if (c->rst)
 				return true;
 			/* By bytes, the server knows when it has everything and closes first, so
 			 * that TIME_WAIT lands on the server and churn does not run this host out
 			 * of ports; by time, the client's FIN says the session is over. */
-			if (!c->bytes || stopping())
+			if (!c->bytes || stopping(cl))
 				shutdown(s->fd, SHUT_WR);
 			s->wr_shut = true;
 			break;
@@ -259,9 +260,9 @@ static bool session_step(struct cl_thread *t, struct session *s)
 		now = clock_mono_ns();
 	}
 	/* Pull with --shutdown rst: the session ends at its deadline or byte count. */
-	if (!sends() && c->rst && (c->bytes ? s->rx.bytes >= c->bytes : now >= cl->deadline_ns))
+	if (!sends(cl) && c->rst && (c->bytes ? s->rx.bytes >= c->bytes : now >= cl->deadline_ns))
 		return true;
-	if (receives() ? s->eof && (!sends() || s->wr_shut) : s->eof)
+	if (receives(cl) ? s->eof && (!sends(cl) || s->wr_shut) : s->eof)
 		return true;
 	/* A server that never closes must not hold the test forever. */
 	if (!c->bytes && now > cl->deadline_ns + (uint64_t)CL_GRACE_MS * NSEC_PER_MSEC) {
@@ -287,9 +288,10 @@ static void start_round(struct cl_thread *t)
 /* Churn: a finished session opens its next connection while the test has time left. */
 static void maybe_reconnect(struct cl_thread *t, struct session *s)
 {
+	const struct client *cl = t->owner;
 	int rc;
 
-	if (!cl->cfg->churn || s->error || stopping() || clock_mono_ns() >= cl->deadline_ns)
+	if (!cl->cfg->churn || s->error || stopping(cl) || clock_mono_ns() >= cl->deadline_ns)
 		return;
 	rc = session_connect(t, s);
 	if (rc) {
@@ -301,6 +303,7 @@ static void maybe_reconnect(struct cl_thread *t, struct session *s)
 /* The next time the clock must move a session: a pacer refill, or the next sweep. */
 static int next_timeout(const struct cl_thread *t, uint64_t sweep_at)
 {
+	const struct client *cl = t->owner;
 	uint64_t now = clock_mono_ns(), wake = sweep_at;
 
 	if (cl->cfg->rate_bps) {
@@ -320,7 +323,7 @@ static int next_timeout(const struct cl_thread *t, uint64_t sweep_at)
 static void step_and_maybe_finish(struct cl_thread *t, struct session *s)
 {
 	if (s->state != SS_DONE && session_step(t, s)) {
-		session_finish(t, s, cl->cfg->rst);
+		session_finish(t, s, t->owner->cfg->rst);
 		maybe_reconnect(t, s);
 	}
 }
@@ -328,6 +331,7 @@ static void step_and_maybe_finish(struct cl_thread *t, struct session *s)
 static void *thread_main(void *arg)
 {
 	struct cl_thread *t = arg;
+	struct client *cl = t->owner;
 	struct epoll_event ev[CL_EVENTS];
 
 	for (unsigned round = 0; round < cl->cfg->iterations; round++) {
@@ -345,7 +349,7 @@ static void *thread_main(void *arg)
 			for (int i = 0; i < n; i++)
 				step_and_maybe_finish(t, ev[i].data.ptr);
 			now = clock_mono_ns();
-			sweep = stopping() || now >= sweep_at;
+			sweep = stopping(cl) || now >= sweep_at;
 			if (!sweep && !cl->cfg->rate_bps)
 				continue;
 			for (unsigned i = 0; i < t->nsess; i++) {
@@ -373,24 +377,6 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-int client_connect_blocking(struct client *c, int type)
-{
-	struct timeval tv = { .tv_sec = 5 };
-	int fd = socket(c->peer.ss_family, type | SOCK_CLOEXEC, 0);
-
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&c->peer, c->peer_len) < 0) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
-	return fd;
-}
-
 /* The TCP congestion control the sessions get: --congestion's, checked, or the system's.
  * Says what is wrong itself. */
 static bool probe_congestion(const struct client_cfg *c, char *name, size_t size)
@@ -416,15 +402,12 @@ static bool probe_congestion(const struct client_cfg *c, char *name, size_t size
 	return ok;
 }
 
-static int setup(const struct client_cfg *c)
+static int setup(struct client *cl, const struct client_cfg *c)
 {
 	int cpus[CL_MAX_THREADS], ncpus = 0;
 	unsigned nsess = c->sessions;
 	cpu_set_t set;
 
-	cl = calloc(1, sizeof(*cl));
-	if (!cl)
-		return -ENOMEM;
 	cl->cfg = c;
 	if (getrandom(&cl->test_id, sizeof(cl->test_id), 0) != sizeof(cl->test_id))
 		cl->test_id = clock_real_ns() ^ ((uint64_t)getpid() << 32);
@@ -491,7 +474,7 @@ static int setup(const struct client_cfg *c)
 	return 0;
 }
 
-static void teardown(void)
+static void teardown(struct client *cl)
 {
 	for (unsigned i = 0; i < cl->nthreads; i++) {
 		if (cl->t[i].epfd >= 0)
@@ -512,10 +495,9 @@ static void teardown(void)
 	free(cl->udp_results);
 	free(cl->have_udp_result);
 	free(cl);
-	cl = NULL;
 }
 
-static int start_threads(void)
+static int start_threads(struct client *cl)
 {
 	void *(*fn)(void *) = cl->cfg->udp ? udp_thread_main : thread_main;
 
@@ -531,7 +513,7 @@ static int start_threads(void)
 }
 
 /* CPU of the client's own threads: each worker's as it ended, the probes', and ours. */
-static uint64_t threads_cpu_ns(void)
+static uint64_t threads_cpu_ns(const struct client *cl)
 {
 	uint64_t sum = clock_thread_cpu_ns() + cl->rr_cpu_ns;
 
@@ -541,7 +523,7 @@ static uint64_t threads_cpu_ns(void)
 }
 
 /* The main thread: interval reports, the warm-up mark, signals, until every thread is done. */
-static void supervise(int sig_fd)
+static void supervise(struct client *cl, int sig_fd)
 {
 	unsigned n = cl->cfg->sessions, index = 0;
 	uint64_t *prev = calloc(n + 1, sizeof(*prev)), *cur = calloc(n + 1, sizeof(*cur));
@@ -605,19 +587,20 @@ static void supervise(int sig_fd)
 
 int client_run(const struct client_cfg *c)
 {
+	struct client *cl = calloc(1, sizeof(*cl));
 	uint64_t cpu0 = 0;
 	sigset_t sigs;
 	int sig_fd, rc, status;
 
-	rc = setup(c);
+	rc = cl ? setup(cl, c) : -ENOMEM;
 	if (rc) {
 		log_warnx("cannot set up: %s", strerror(-rc));
 		if (cl)
-			teardown();
+			teardown(cl);
 		return 1;
 	}
 	if (!c->udp && !probe_congestion(c, cl->congestion, sizeof(cl->congestion))) {
-		teardown();
+		teardown(cl);
 		return 1;
 	}
 	sigemptyset(&sigs);
@@ -633,7 +616,7 @@ int client_run(const struct client_cfg *c)
 	if (rc) {
 		log_warnx("%s port %u: %s", c->host, c->port, strerror(-rc));
 		close(sig_fd);
-		teardown();
+		teardown(cl);
 		return 1;
 	}
 	cl->have_server_cpu = true;
@@ -643,14 +626,14 @@ int client_run(const struct client_cfg *c)
 	cl->deadline_ns =
 		c->bytes && !c->churn ? UINT64_MAX : cl->measure_ns + c->time_ms * NSEC_PER_MSEC;
 	for (unsigned i = 0; i < c->sessions; i++)
-		arm_window(&cl->sess[i]);
-	cpu0 = threads_cpu_ns();
+		arm_window(cl, &cl->sess[i]);
+	cpu0 = threads_cpu_ns(cl);
 	if (c->rr && rr_start(cl))
 		log_warnx("cannot start the latency probes");
-	rc = start_threads();
+	rc = start_threads(cl);
 	if (rc)
 		log_warnx("cannot start threads: %s", strerror(-rc));
-	supervise(sig_fd);
+	supervise(cl, sig_fd);
 	for (unsigned i = 0; i < cl->nthreads; i++) {
 		if (cl->t[i].started)
 			pthread_join(cl->t[i].thread, NULL);
@@ -658,7 +641,7 @@ int client_run(const struct client_cfg *c)
 	cl->end_ns = clock_mono_ns();
 	if (!c->sessions && c->rr) {
 		/* Probes alone run for the test's time; the main thread waits it out. */
-		while (!stopping() && clock_mono_ns() < cl->deadline_ns) {
+		while (!stopping(cl) && clock_mono_ns() < cl->deadline_ns) {
 			struct pollfd pfd = { .fd = sig_fd, .events = POLLIN };
 
 			if (poll(&pfd, 1, 100) > 0) {
@@ -670,7 +653,7 @@ int client_run(const struct client_cfg *c)
 	}
 	__atomic_store_n(&cl->stop, 1, __ATOMIC_RELAXED);
 	rr_join(cl);
-	cl->client_cpu_ns = threads_cpu_ns() - cpu0;
+	cl->client_cpu_ns = threads_cpu_ns(cl) - cpu0;
 	if (ctlc_cpu(cl, &cl->server_cpu_end))
 		cl->have_server_cpu = false;
 	if (c->sessions && !c->udp)
@@ -679,6 +662,6 @@ int client_run(const struct client_cfg *c)
 		ctlc_udp_results(cl);
 	status = report_final(cl);
 	close(sig_fd);
-	teardown();
+	teardown(cl);
 	return status;
 }

@@ -118,9 +118,6 @@ int ctlc_cpu(struct client *cl, uint64_t *cpu_ns);
 int ctlc_results(struct client *cl);
 int ctlc_udp_results(struct client *cl);
 
-/* Connects a socket of the peer's family to the server (blocking). Returns an fd or -errno. */
-int client_connect_blocking(struct client *cl, int type);
-
 /* Reports (report.c). */
 void report_interval(struct client *cl, unsigned index, uint64_t from_ns, uint64_t to_ns,
 		     const uint64_t *prev_bytes, uint64_t *bytes, const uint32_t *prev_retr,

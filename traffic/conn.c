@@ -1,5 +1,6 @@
 /*
- * Moving and verifying a session's bytes on non-blocking sockets (see conn.h).
+ * Moving and verifying a session's bytes on non-blocking sockets, and the client's blocking
+ * connections (see conn.h).
  */
 #include "conn.h"
 
@@ -7,6 +8,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -81,6 +83,24 @@ long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool v
 		s->window_bytes += (uint64_t)r;
 	}
 	return r;
+}
+
+int conn_connect_blocking(const struct sockaddr_storage *peer, socklen_t peer_len, int type)
+{
+	struct timeval tv = { .tv_sec = 5 };
+	int fd = socket(peer->ss_family, type | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (const struct sockaddr *)peer, peer_len) < 0) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	return fd;
 }
 
 int set_nonblock(int fd)

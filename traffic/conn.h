@@ -1,7 +1,8 @@
 /*
  * What client and server share about moving bytes on a non-blocking TCP socket: sending the
  * session's pattern (or a fixed buffer when nobody verifies) and receiving with optional
- * verification, counting every byte. Used from one thread per socket.
+ * verification, counting every byte, and opening the client's blocking connections. Used from
+ * one thread per socket.
  */
 #ifndef TUNBED_TR_CONN_H
 #define TUNBED_TR_CONN_H
@@ -9,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 /* One direction of a stream: what has gone through it, and what verification found. */
 struct stream {
@@ -43,6 +45,13 @@ long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool v
  * Returns 0, -ECONNRESET when the peer closed first, or -errno.
  */
 int io_full(int fd, uint8_t *buf, size_t len, bool out);
+
+/*
+ * Connects a socket of type (SOCK_STREAM, ...) and of peer's family to peer, blocking, with 5 s
+ * send and receive timeouts. Returns the fd or -errno. For the client's control connections
+ * and latency probes; any thread.
+ */
+int conn_connect_blocking(const struct sockaddr_storage *peer, socklen_t peer_len, int type);
 
 /* Sets O_NONBLOCK. Returns 0 or -errno. */
 int set_nonblock(int fd);

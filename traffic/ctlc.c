@@ -21,7 +21,7 @@ static int request(struct client *cl, uint8_t type, struct proto_ctl_ans *ans, u
 	int fd, rc;
 
 	*out = NULL;
-	fd = client_connect_blocking(cl, SOCK_STREAM);
+	fd = conn_connect_blocking(&cl->peer, cl->peer_len, SOCK_STREAM);
 	if (fd < 0)
 		return fd;
 	proto_hello_build(hello, sizeof(hello), &h);

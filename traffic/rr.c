@@ -26,7 +26,7 @@ static void *rr_main(void *arg)
 	uint64_t gap = c->rr_rate ? NSEC_PER_SEC / c->rr_rate : 0, next = clock_mono_ns();
 	int fd, one = 1, rc;
 
-	fd = client_connect_blocking(cl, SOCK_STREAM);
+	fd = conn_connect_blocking(&cl->peer, cl->peer_len, SOCK_STREAM);
 	if (fd < 0 || !buf) {
 		cl->rr_error = fd < 0 ? -fd : ENOMEM;
 		free(buf);
