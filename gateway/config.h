@@ -10,14 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "limits.h"
 #include "netaddr.h"
 #include "rx.h"
-
-enum config_limits {
-	CONFIG_MAX_ROUTES = 32,
-	CONFIG_MAX_WORKERS = 64, /* one per CPU; TUN allows up to 256 queues */
-	CONFIG_PATH_MAX = 256,
-};
 
 struct config {
 	char tun[16];

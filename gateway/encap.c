@@ -141,7 +141,6 @@ enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t cap
 enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t gre_len,
 			   struct decap_result *r)
 {
-	struct ip_info inner;
 	struct gre_info g;
 	int rc;
 
@@ -163,10 +162,10 @@ enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t
 	r->inner_len = gre_len - (size_t)rc;
 	/* The inner header must agree with the GRE protocol and fit in the payload; bytes past
 	 * its total length are padding and stay behind. */
-	if (ip_parse(r->inner, r->inner_len, false, &inner) < 0 ||
-	    (inner.family == AF_INET6) != (g.proto == GRE_PROTO_IPV6))
+	if (ip_parse(r->inner, r->inner_len, false, &r->ip) < 0 ||
+	    (r->ip.family == AF_INET6) != (g.proto == GRE_PROTO_IPV6))
 		return DROP_BAD_INNER;
-	r->inner_len = inner.tot_len;
+	r->inner_len = r->ip.tot_len;
 	r->proto = g.proto;
 	r->has_seq = g.flags & GRE_F_SEQ;
 	r->seq = g.seq;

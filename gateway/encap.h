@@ -82,7 +82,8 @@ enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t
 struct decap_result {
 	const uint8_t *inner;
 	size_t inner_len;
-	uint16_t proto; /* GRE_PROTO_IPV4 or GRE_PROTO_IPV6 */
+	struct ip_info ip; /* the inner IP header, as decap checked it */
+	uint16_t proto;	   /* GRE_PROTO_IPV4 or GRE_PROTO_IPV6 */
 	bool has_seq;
 	uint32_t seq;
 };

@@ -11,11 +11,7 @@
 #include <stdint.h>
 
 #include "inet.h"
-
-enum {
-	FLOW_TABLE_SIZE = 1024, /* per worker, a power of two; later flows are counted, not kept */
-	FLOW_PROBES = 8,	/* linear probing limit before a flow is "untracked" */
-};
+#include "limits.h"
 
 /* A flow, both directions as one: endpoints ordered so that A->B and B->A are the same key. */
 struct flow_key {

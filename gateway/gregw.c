@@ -28,6 +28,7 @@
 #include "netns.h"
 #include "telemetry.h"
 #include "steer.h"
+#include "thread.h"
 #include "tun.h"
 #include "udp.h"
 
@@ -57,28 +58,19 @@ static int enter_netns(const struct config *c)
 static int plan_workers(struct gregw *g)
 {
 	const struct config *c = g->cfg;
-	cpu_set_t set;
 	int n = 0;
 
 	if (c->has_cpus) {
 		for (unsigned i = 0; i < c->ncpu_order; i++)
 			g->cpus[n++] = c->cpu_order[i];
 	} else {
-		if (sched_getaffinity(0, sizeof(set), &set) < 0)
-			CPU_ZERO(&set);
-		for (int cpu = 0; cpu < CPU_SETSIZE && n < CONFIG_MAX_WORKERS; cpu++) {
-			if (CPU_ISSET(cpu, &set))
-				g->cpus[n++] = cpu;
-		}
+		n = thread_cpu_list(NULL, g->cpus, CONFIG_MAX_WORKERS);
 	}
-	if (n == 0) {
-		g->cpus[0] = -1;
-		n = 1;
-	}
-	g->nworkers = c->workers ? c->workers : (unsigned)n;
-	/* More workers than CPUs wrap around the list: allowed, if rarely wise. */
+	g->nworkers = c->workers ? c->workers : n ? (unsigned)n : 1;
+	/* More workers than CPUs wrap around the list: allowed, if rarely wise. No CPU at all:
+	 * the workers are not pinned. */
 	for (unsigned i = (unsigned)n; i < g->nworkers; i++)
-		g->cpus[i] = g->cpus[i % (unsigned)n];
+		g->cpus[i] = thread_cpu_pick(g->cpus, n, i);
 	return 0;
 }
 

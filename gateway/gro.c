@@ -201,7 +201,7 @@ void gro_init(struct gro *g, uint8_t *mem)
 		g->flow[i].buf = mem + (size_t)i * GRO_BUF;
 }
 
-void gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, void *ctx)
+enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, void *ctx)
 {
 	struct seg s;
 	struct gro_flow *f = NULL;
@@ -213,7 +213,7 @@ void gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, v
 
 		flush_hosts(g, pkt, len, emit, ctx);
 		emit(ctx, &h, pkt, len, 1);
-		return;
+		return GRO_PASSED;
 	}
 	for (i = 0; i < GRO_FLOWS; i++) {
 		if (!(g->open & (1u << i))) {
@@ -231,11 +231,10 @@ void gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, v
 	/* Only payload is merged, and only after its checksum is known right: a merged
 	 * segment gets a fresh checksum, which would hide corruption. */
 	if (s.plen && s.mergeable && !csum_ok(&s)) {
-		g->bad_csum++;
 		if (f)
 			emit_flow(g, i, emit, ctx);
 		emit_one(&s, false, emit, ctx);
-		return;
+		return GRO_BAD_CSUM;
 	}
 	if (f) {
 		if (joins(f, &s)) {
@@ -245,10 +244,9 @@ void gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, v
 			f->next_seq += (uint32_t)s.plen;
 			f->next_id++;
 			f->buf[f->l4_off + 13] |= s.flags & (TCP_PSH | TCP_FIN);
-			g->merged++;
 			if (s.plen < f->mss || (s.flags & (TCP_PSH | TCP_FIN)))
 				emit_flow(g, i, emit, ctx);
-			return;
+			return GRO_MERGED;
 		}
 		emit_flow(g, i, emit, ctx);
 		slot = i;
@@ -256,7 +254,7 @@ void gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, v
 	if (!s.mergeable || s.plen == 0 ||
 	    (s.flags & (TCP_SYN | TCP_FIN | TCP_RST | TCP_URG | TCP_PSH))) {
 		emit_one(&s, s.plen && s.mergeable, emit, ctx);
-		return;
+		return GRO_PASSED;
 	}
 	if (slot == GRO_FLOWS) {
 		slot = oldest;
@@ -274,6 +272,7 @@ void gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, v
 	f->family = s.family;
 	f->age = g->clock;
 	g->open |= 1u << slot;
+	return GRO_HELD;
 }
 
 void gro_flush(struct gro *g, gro_emit_fn *emit, void *ctx)

@@ -26,11 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum {
-	GRO_FLOWS = 8,	 /* superpackets open at once per worker */
-	GRO_MAX = 65535, /* largest superpacket: the IP total length */
-	GRO_BUF = 65536, /* one superpacket's buffer */
-};
+#include "limits.h"
 
 /*
  * Receives each packet to write into TUN with its virtio header: a superpacket of nseg > 1
@@ -57,9 +53,14 @@ struct gro {
 	struct gro_flow flow[GRO_FLOWS];
 	unsigned open;	/* bitmap of open flows */
 	uint64_t clock; /* counts packets, orders opens */
-	/* What happened, for the counters. */
-	uint64_t merged;   /* segments appended to an open superpacket */
-	uint64_t bad_csum; /* TCP segments with a wrong checksum, passed on unmerged */
+};
+
+/* What gro_add did with a packet. */
+enum gro_result {
+	GRO_HELD,     /* opened a superpacket with it */
+	GRO_MERGED,   /* appended it to its flow's open superpacket */
+	GRO_PASSED,   /* emitted it on its own (after its flow's superpacket) */
+	GRO_BAD_CSUM, /* a TCP segment with a wrong checksum: emitted on its own, unverified */
 };
 
 /* Sets up g over GRO_FLOWS * GRO_BUF bytes of mem, owned by the caller. */
@@ -68,8 +69,10 @@ void gro_init(struct gro *g, uint8_t *mem);
 /*
  * Takes one inner IPv4 or IPv6 packet of len bytes that has passed decap's checks, and
  * merges it, holds it as a new superpacket, or emits it (after its flow's superpacket).
+ * Returns which.
  */
-void gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, void *ctx);
+enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit,
+			void *ctx);
 
 /* Emits every open superpacket: at the end of each pass over the receive ring. */
 void gro_flush(struct gro *g, gro_emit_fn *emit, void *ctx);

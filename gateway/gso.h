@@ -14,16 +14,11 @@
 #include <stdint.h>
 
 #include "drop.h"
+#include "limits.h"
 
 #ifndef VIRTIO_NET_HDR_GSO_UDP_L4
 #define VIRTIO_NET_HDR_GSO_UDP_L4 5 /* Linux 6.2: UDP segmentation (USO) */
 #endif
-
-enum {
-	/* Inner headers of one segment: IPv4 with options or IPv6 with some extension
-	 * headers, and TCP with options. Larger ones are refused. */
-	GSO_HDR_MAX = 256,
-};
 
 /* A superpacket read from TUN, as gso_parse understood it. */
 struct gso_pkt {

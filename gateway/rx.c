@@ -1,6 +1,6 @@
 /*
- * AF_PACKET receive rings with fanout and a BPF filter (see rx.h; Linux
- * Documentation/networking/packet_mmap.rst).
+ * The receive side (see rx.h): AF_PACKET rings with fanout and a BPF filter (Linux
+ * Documentation/networking/packet_mmap.rst), and the GRE-in-UDP socket (RFC 8086, udp(7)).
  */
 #include "rx.h"
 
@@ -10,22 +10,17 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "byteorder.h"
 #include "clock.h"
 #include "inet.h"
-
-enum {
-	V3_BLOCK_SIZE = 1 << 20, /* holds a 64 KB GRO packet many times over */
-	V3_BLOCKS = 16,		 /* 16 MiB per worker */
-	V3_RETIRE_MS = 1,	 /* a partly filled block goes to the worker after 1 ms */
-	V2_FRAMES = 4096,	 /* per worker; frames are sized to the outer MTU */
-	FRAME_OVERHEAD = 128,	 /* tpacket2_hdr, sockaddr_ll and alignment before the data */
-};
+#include "netaddr.h"
+#include "steer.h"
+#include "udp.h"
 
 /*
  * Accepts IPv4 or IPv6 GRE addressed to local; everything else stays out of the ring. The
@@ -79,11 +74,11 @@ static int setup_ring(struct rx_ring *r, const struct rx_cfg *cfg)
 		return -errno;
 	if (cfg->kind == RX_RING_V3) {
 		struct tpacket_req3 req = {
-			.tp_block_size = V3_BLOCK_SIZE,
-			.tp_block_nr = V3_BLOCKS,
+			.tp_block_size = RX_V3_BLOCK_SIZE,
+			.tp_block_nr = RX_V3_BLOCKS,
 			.tp_frame_size = 2048,
-			.tp_frame_nr = V3_BLOCK_SIZE / 2048 * V3_BLOCKS,
-			.tp_retire_blk_tov = V3_RETIRE_MS,
+			.tp_frame_nr = RX_V3_BLOCK_SIZE / 2048 * RX_V3_BLOCKS,
+			.tp_retire_blk_tov = RX_V3_RETIRE_MS,
 			.tp_feature_req_word = TP_FT_REQ_FILL_RXHASH,
 		};
 
@@ -94,7 +89,7 @@ static int setup_ring(struct rx_ring *r, const struct rx_cfg *cfg)
 		r->map_len = (size_t)req.tp_block_size * req.tp_block_nr;
 	} else {
 		struct tpacket_req req;
-		unsigned frame = TPACKET_ALIGN(cfg->frame_max + FRAME_OVERHEAD);
+		unsigned frame = TPACKET_ALIGN(cfg->frame_max + RX_FRAME_OVERHEAD);
 		unsigned per_page, block;
 
 		/* Frames may not straddle blocks: make a block a whole number of frames. */
@@ -104,7 +99,7 @@ static int setup_ring(struct rx_ring *r, const struct rx_cfg *cfg)
 		per_page = block / frame;
 		req.tp_frame_size = frame;
 		req.tp_block_size = block;
-		req.tp_block_nr = (V2_FRAMES + per_page - 1) / per_page;
+		req.tp_block_nr = (RX_V2_FRAMES + per_page - 1) / per_page;
 		req.tp_frame_nr = req.tp_block_nr * per_page;
 		if (setsockopt(r->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
 			return -errno;
@@ -282,4 +277,228 @@ int rx_sink_open(int family)
 		return rc;
 	}
 	return fd;
+}
+
+/* --aqm: takes CoDel's verdict on a packet that queued since queued (0: no stamp). */
+static void aqm_take(struct rxq *q, uint64_t queued)
+{
+	if (q->sh->aqm && queued && codel_take(&q->codel, queued, q->now))
+		q->aqm_pending = true;
+}
+
+bool rxq_aqm_signal(struct rxq *q, size_t wirelen)
+{
+	if (!q->aqm_pending || wirelen < RX_AQM_MIN_WIRE)
+		return false;
+	q->aqm_pending = false;
+	return true;
+}
+
+/* What the kernel says of a received message: its GRO segment size (returned; 0 when it is
+ * one datagram) and when it queued it (*queued, ns, CLOCK_REALTIME; 0 without a stamp). */
+static size_t msg_meta(const struct msghdr *m, uint64_t *queued)
+{
+	size_t seg = 0;
+
+	*queued = 0;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR((struct msghdr *)m, cm)) {
+		if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			seg = v > 0 ? (size_t)v : 0;
+		} else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+			*queued = clock_ns_from_ts(&ts);
+		}
+	}
+	return seg;
+}
+
+/* GRE-in-UDP: a new batch of messages; false when the socket had none. */
+static bool udp_batch(struct rxq *q)
+{
+	int got;
+
+	for (unsigned i = 0; i < RX_UDP_BATCH; i++) {
+		struct msghdr *m = &q->msgs[i].msg_hdr;
+
+		m->msg_name = &q->from[i];
+		m->msg_namelen = sizeof(q->from[i]);
+		m->msg_iov = &q->iov[i];
+		m->msg_iovlen = 1;
+		m->msg_control = q->cmsg[i].buf;
+		m->msg_controllen = sizeof(q->cmsg[i].buf);
+		m->msg_flags = 0;
+	}
+	got = recvmmsg(q->udp_fd, q->msgs, RX_UDP_BATCH, MSG_DONTWAIT, NULL);
+	q->got = got > 0 ? (unsigned)got : 0;
+	q->full = q->got == RX_UDP_BATCH;
+	q->cur = 0;
+	if (q->sh->aqm)
+		q->now = clock_real_ns();
+	return q->got > 0;
+}
+
+/* GRE-in-UDP: the message cur begins; its GRO burst is cut at seg. */
+static void udp_message(struct rxq *q)
+{
+	struct msghdr *m = &q->msgs[q->cur].msg_hdr;
+	size_t len = q->msgs[q->cur].msg_len;
+	uint64_t queued;
+
+	q->seg = msg_meta(m, &queued);
+	/* A batch that emptied the socket ends on an empty queue: as RFC 8289 never drops from a
+	 * queue of at most one packet, its last message counts as no wait. */
+	aqm_take(q, q->cur == q->got - 1 && !q->full ? q->now : queued);
+	if (!q->seg || q->seg > len)
+		q->seg = len;
+	else if (q->seg < len)
+		stat_add(&q->stats->ctr[STAT_UDP_GRO_READS], 1);
+	q->off = 0;
+}
+
+static bool udp_next(struct rxq *q, struct rx_dgram *d)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+	unsigned outer_wire = (c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + UDP_HLEN;
+	size_t len;
+
+	/* Past the messages done (an empty one holds no datagram); a new batch when the last
+	 * one is done, unless it emptied the socket or the pass has had its budget: the budget
+	 * is checked between batches, a batch is never split. */
+	while (q->cur >= q->got || q->off >= q->msgs[q->cur].msg_len) {
+		if (q->cur < q->got) {
+			if (++q->cur < q->got)
+				udp_message(q);
+			continue;
+		}
+		if ((q->got && !q->full) || q->taken >= RX_BUDGET || !udp_batch(q)) {
+			q->got = q->cur = 0;
+			return false;
+		}
+		udp_message(q);
+	}
+	len = q->msgs[q->cur].msg_len;
+	d->data = (uint8_t *)q->iov[q->cur].iov_base + q->off;
+	d->len = len - q->off < q->seg ? len - q->off : q->seg;
+	d->wirelen = d->len + outer_wire;
+	d->outer = false;
+	d->drop = DROP_NONE;
+	if (q->msgs[q->cur].msg_hdr.msg_flags & MSG_TRUNC)
+		d->drop = DROP_TRUNCATED;
+	else if (!netaddr_sockaddr_is(&q->from[q->cur], c->family, c->remote))
+		d->drop = DROP_UNKNOWN_PEER;
+	q->off += d->len;
+	return true;
+}
+
+static bool ring_next(struct rxq *q, struct rx_dgram *d)
+{
+	struct rx_pkt p;
+
+	if (q->taken >= RX_BUDGET)
+		return false;
+	if (!rx_next(&q->ring, &p)) {
+		/* The ring ran empty: as for the socket, no standing queue behind it. */
+		aqm_take(q, q->now);
+		return false;
+	}
+	aqm_take(q, p.queued);
+	d->data = p.data;
+	d->len = p.caplen;
+	d->wirelen = p.wirelen;
+	d->outer = true;
+	d->drop = DROP_NONE;
+	return true;
+}
+
+void rxq_begin(struct rxq *q)
+{
+	q->taken = 0;
+	if (q->sh->aqm && !q->sh->cfg->udp)
+		q->now = clock_real_ns();
+}
+
+bool rxq_next(struct rxq *q, struct rx_dgram *d)
+{
+	bool got = q->sh->cfg->udp ? udp_next(q, d) : ring_next(q, d);
+
+	if (got)
+		q->taken++;
+	return got;
+}
+
+int rxq_fd(const struct rxq *q)
+{
+	return q->sh->cfg->udp ? q->udp_fd : q->ring.fd;
+}
+
+uint64_t rxq_drops(struct rxq *q)
+{
+	uint64_t now, d;
+
+	if (!q->sh->cfg->udp)
+		return rx_ring_drops(&q->ring);
+	now = udp_drops(q->udp_fd);
+	d = now - q->udp_drops;
+	q->udp_drops = now;
+	return d;
+}
+
+/* GRE-in-UDP: the receiving socket with its buffers, in the reuseport group. */
+static int open_udp(struct rxq *q, unsigned id)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+
+	q->udp_bufs = aligned_alloc(64, (size_t)RX_UDP_BATCH * RX_UDP_BUF);
+	if (!q->udp_bufs)
+		return -ENOMEM;
+	for (unsigned i = 0; i < RX_UDP_BATCH; i++) {
+		q->iov[i].iov_base = q->udp_bufs + (size_t)i * RX_UDP_BUF;
+		q->iov[i].iov_len = RX_UDP_BUF;
+	}
+	q->udp_fd = udp_rx_open(c->family, c->local, c->udp_port, q->sh->udp_gro);
+	if (q->udp_fd < 0)
+		return q->udp_fd;
+	if (q->sh->aqm) {
+		int one = 1;
+
+		/* The kernel stamps each datagram as it queues: CoDel's sojourn times. (The
+		 * ring stamps every frame anyway.) */
+		if (setsockopt(q->udp_fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0)
+			return -errno;
+	}
+	/* Each worker joins the group in turn; the program, the group's, is set again by each
+	 * so that it knows how many sockets there are by the last. */
+	return steer_reuseport_attach(q->udp_fd, c->outer_hlen, id + 1);
+}
+
+int rxq_init(struct rxq *q, unsigned id, const struct rx_cfg *rxc, struct gw_shared *sh,
+	     struct worker_stats *stats)
+{
+	int rc;
+
+	memset(q, 0, sizeof(*q));
+	q->sh = sh;
+	q->stats = stats;
+	q->ring.fd = -1;
+	q->udp_fd = -1;
+	codel_init(&q->codel, sh->aqm_target_ns, sh->aqm_interval_ns);
+	rc = sh->cfg->udp ? open_udp(q, id) : rx_open(&q->ring, rxc);
+	if (rc)
+		rxq_fini(q);
+	return rc;
+}
+
+void rxq_fini(struct rxq *q)
+{
+	rx_close(&q->ring);
+	if (q->udp_fd >= 0)
+		close(q->udp_fd);
+	q->udp_fd = -1;
+	free(q->udp_bufs);
+	q->udp_bufs = NULL;
 }

@@ -1,9 +1,12 @@
 /*
- * The receive side of a gregw worker: an AF_PACKET socket on the interface towards the peer,
- * in a PACKET_FANOUT_HASH group shared by all workers (the kernel's flow hash looks inside
- * GRE, so one inner flow always lands on one worker), with a classic BPF filter that passes
- * only GRE addressed to the local tunnel address, and a memory-mapped ring: TPACKET_V3
- * (blocks of packets) or TPACKET_V2 (one frame per packet; lower latency at low rates).
+ * The receive side of a gregw worker: two sources of datagrams from the peer, feeding one
+ * consumer. Plain GRE: an AF_PACKET socket on the interface towards the peer, in a
+ * PACKET_FANOUT_HASH group shared by all workers (the kernel's flow hash looks inside GRE, so
+ * one inner flow always lands on one worker), with a classic BPF filter that passes only GRE
+ * addressed to the local tunnel address, and a memory-mapped ring: TPACKET_V2 (one frame per
+ * packet) or TPACKET_V3 (blocks of packets). GRE-in-UDP (RFC 8086): a UDP socket in the
+ * workers' SO_REUSEPORT group, with UDP_GRO, whose bursts are cut back into datagrams here.
+ * Either way, with --aqm, CoDel (RFC 8289) on the queue, from the kernel's arrival stamps.
  *
  * Also the GRE sink: the kernel has no GRE handler here, and would answer every GRE packet
  * with ICMP "protocol unreachable" unless some socket takes it (see rx_sink_open).
@@ -14,6 +17,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "codel.h"
+#include "drop.h"
+#include "shared.h"
+#include "stats.h"
 
 enum rx_ring_kind {
 	RX_RING_V3,
@@ -73,5 +83,76 @@ uint64_t rx_ring_drops(struct rx_ring *r);
  * not per worker: every raw socket gets a clone of every GRE packet. Returns an fd or -errno.
  */
 int rx_sink_open(int family);
+
+/* A datagram from the peer, as a source hands it over: valid, and ours to edit in place,
+ * until the next rxq_next. */
+struct rx_dgram {
+	uint8_t *data;	       /* from the ring: the outer IP header; over UDP: the GRE header */
+	size_t len;	       /* bytes at data: captured (ring), or the datagram's (UDP) */
+	size_t wirelen;	       /* the packet's bytes on the wire, outer headers included */
+	bool outer;	       /* data starts at the outer IP header */
+	enum drop_reason drop; /* the source's verdict: DROP_TRUNCATED (a UDP message cut short),
+				* DROP_UNKNOWN_PEER (a UDP source other than --remote), or
+				* DROP_NONE */
+};
+
+struct rxq {
+	struct gw_shared *sh;
+	struct worker_stats *stats; /* the worker's, written by it alone */
+	struct rx_ring ring;	    /* plain GRE */
+	/* GRE-in-UDP: the socket, its last recvmmsg, and where in it the next datagram is. */
+	int udp_fd;
+	uint64_t udp_drops; /* the socket's drops already reported */
+	uint8_t *udp_bufs;  /* RX_UDP_BATCH of RX_UDP_BUF */
+	struct mmsghdr msgs[RX_UDP_BATCH];
+	struct iovec iov[RX_UDP_BATCH];
+	struct sockaddr_storage from[RX_UDP_BATCH];
+	union rx_cmsg {
+		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} cmsg[RX_UDP_BATCH];
+	unsigned got, cur; /* messages in the batch; the one being cut */
+	size_t off, seg;   /* the next datagram's offset in it; its UDP_GRO segment size */
+	bool full;	   /* the batch was full: the socket may hold more */
+	/* The pass. */
+	unsigned taken; /* datagrams handed out */
+	uint64_t now;	/* --aqm: the time the queue is judged at (CLOCK_REALTIME, ns) */
+	struct codel codel;
+	bool aqm_pending; /* CoDel asked for a drop or mark not yet made */
+};
+
+/*
+ * Opens worker id's source: the ring for plain GRE (rxc), or the UDP socket, joined to the
+ * workers' reuseport group with the steering program (steer.h). Main thread, before the
+ * workers start. Returns 0 or -errno.
+ */
+int rxq_init(struct rxq *q, unsigned id, const struct rx_cfg *rxc, struct gw_shared *sh,
+	     struct worker_stats *stats);
+
+/* Releases what rxq_init acquired; safe on an rxq whose init failed. */
+void rxq_fini(struct rxq *q);
+
+/* The fd to poll for more datagrams. */
+int rxq_fd(const struct rxq *q);
+
+/* Starts a pass: up to RX_BUDGET datagrams (a UDP batch is never split). Worker thread. */
+void rxq_begin(struct rxq *q);
+
+/*
+ * Hands out the next datagram of the pass in *d; false when the pass is over (the budget
+ * spent, or the source empty). Counts UDP_GRO reads. Worker thread.
+ */
+bool rxq_next(struct rxq *q, struct rx_dgram *d);
+
+/*
+ * --aqm: whether CoDel's pending signal (a standing queue) goes to this packet of wirelen
+ * bytes, a full-sized one (RX_AQM_MIN_WIRE: a bulk flow's, which builds the queue, never an
+ * ACK or a probe, which could not shrink it); it is then taken. Worker thread.
+ */
+bool rxq_aqm_signal(struct rxq *q, size_t wirelen);
+
+/* Datagrams or frames the kernel dropped before the worker took them, since the last call.
+ * Any one thread may call it (the control thread does). */
+uint64_t rxq_drops(struct rxq *q);
 
 #endif

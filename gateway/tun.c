@@ -1,15 +1,21 @@
 /*
- * TUN multi-queue device (see tun.h; Documentation/networking/tuntap.rst).
+ * TUN multi-queue device and a worker's queue on it (see tun.h;
+ * Documentation/networking/tuntap.rst).
  */
 #include "tun.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include "encap.h"
 
 int tun_open(const char *name, unsigned n, bool vnet_hdr, int *fds)
 {
@@ -102,4 +108,188 @@ const char *tun_offload_names(int flags, char *buf, size_t len)
 	if (!used)
 		snprintf(buf, len, "none");
 	return buf;
+}
+
+static inline uint8_t *slot(struct tunq *q, unsigned i)
+{
+	return q->slots + (size_t)i * (ENCAP_HEADROOM + WORKER_SLOT) + ENCAP_HEADROOM;
+}
+
+int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats *stats)
+{
+	memset(q, 0, sizeof(*q));
+	q->fd = fd;
+	q->sh = sh;
+	q->stats = stats;
+	q->slots = aligned_alloc(64, (size_t)WORKER_BATCH * (ENCAP_HEADROOM + WORKER_SLOT));
+	q->gro_mem = aligned_alloc(64, (size_t)GRO_FLOWS * GRO_BUF);
+	if (!q->slots || !q->gro_mem) {
+		tunq_fini(q);
+		return -ENOMEM;
+	}
+	gro_init(&q->gro, q->gro_mem);
+	return 0;
+}
+
+void tunq_fini(struct tunq *q)
+{
+	free(q->gro_mem);
+	free(q->slots);
+	q->gro_mem = NULL;
+	q->slots = NULL;
+}
+
+void tunq_begin(struct tunq *q)
+{
+	q->nread = 0;
+}
+
+/* Reads one packet into inner; with virtio headers, *h gets its header. Returns its length,
+ * or -1 with errno (EPROTO: a read shorter than the virtio header). */
+static ssize_t read_one(struct tunq *q, uint8_t *inner, struct virtio_net_hdr *h)
+{
+	struct iovec iov[2] = {
+		{ .iov_base = h, .iov_len = sizeof(*h) },
+		{ .iov_base = inner, .iov_len = WORKER_SLOT },
+	};
+	ssize_t len;
+
+	if (!q->sh->vnet_hdr) {
+		memset(h, 0, sizeof(*h));
+		return read(q->fd, inner, WORKER_SLOT);
+	}
+	len = readv(q->fd, iov, 2);
+	if (len < 0)
+		return len;
+	if ((size_t)len < sizeof(*h)) {
+		errno = EPROTO;
+		return -1;
+	}
+	return len - (ssize_t)sizeof(*h);
+}
+
+/* The next segment of the superpacket being cut, its headers written at hdr. */
+static void next_segment(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
+{
+	const struct gso_pkt *g = &q->gso;
+	unsigned i = q->gso_next++;
+
+	p->data = hdr + ENCAP_HEADROOM;
+	p->len = g->hdr_len;
+	p->tail_len = gso_segment(g, i, p->data);
+	p->tail = g->pkt + g->hdr_len + (size_t)i * g->mss;
+	p->ip = q->gso_ip;
+	p->seg = i;
+	p->nseg = g->nseg;
+	p->drop = DROP_NONE;
+}
+
+bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
+{
+	unsigned mtu = q->sh->cfg->mtu;
+	struct virtio_net_hdr h;
+	uint8_t *inner;
+	ssize_t len;
+
+	if (q->gso_next < q->gso.nseg) {
+		next_segment(q, hdr, p);
+		return true;
+	}
+	if (q->nread == WORKER_BATCH)
+		return false;
+	inner = slot(q, q->nread);
+	do
+		len = read_one(q, inner, &h);
+	while (len < 0 && errno == EINTR);
+	memset(p, 0, sizeof(*p));
+	if (len < 0) {
+		if (errno != EPROTO)
+			return false; /* EAGAIN: the queue is empty */
+		p->drop = DROP_TX_BAD_INNER;
+		return true;
+	}
+	q->nread++;
+	stat_add(&q->stats->ctr[STAT_TUN_READS], 1);
+	p->data = inner;
+	p->len = (size_t)len;
+	/* A superpacket, or a packet whose checksum the kernel left to us. */
+	p->drop = gso_parse(&h, inner, p->len, mtu, &q->gso);
+	if (p->drop != DROP_NONE)
+		q->gso.nseg = 0; /* nothing to cut, whatever gso_parse left there */
+	if (p->drop == DROP_TX_TOO_BIG && ip_parse(inner, p->len, false, &p->ip) < 0)
+		goto bad_inner; /* the ICMP error quotes the header: it must be one */
+	if (p->drop != DROP_NONE)
+		return true;
+	if (!q->gso.nseg) {
+		p->drop = encap_check(q->sh->cfg, inner, p->len, &p->ip);
+		return true;
+	}
+	/* TUN hands over whole packets, but a local raw socket can write anything into it. */
+	if (ip_parse(inner, p->len, false, &q->gso_ip) < 0 || q->gso_ip.tot_len != p->len)
+		goto bad_inner;
+	stat_add(&q->stats->ctr[STAT_GSO_SUPERPACKETS], 1);
+	q->gso_next = 0;
+	next_segment(q, hdr, p);
+	return true;
+
+bad_inner:
+	q->gso.nseg = 0;
+	p->drop = DROP_TX_BAD_INNER;
+	return true;
+}
+
+/* Writes one packet into TUN, behind a virtio header when the device has them (h NULL: a
+ * packet that needs nothing of the kernel). Returns whether the kernel took it. */
+static bool write_one(struct tunq *q, const struct virtio_net_hdr *h, const uint8_t *pkt,
+		      size_t len)
+{
+	static const struct virtio_net_hdr none;
+	struct iovec iov[2] = {
+		{ .iov_base = (void *)(h ? h : &none), .iov_len = sizeof(*h) },
+		{ .iov_base = (void *)pkt, .iov_len = len },
+	};
+
+	if (!q->sh->vnet_hdr)
+		return write(q->fd, pkt, len) == (ssize_t)len;
+	return writev(q->fd, iov, 2) == (ssize_t)(sizeof(*h) + len);
+}
+
+/* gro_emit_fn, and the path without offloads: a packet or superpacket of nseg segments into
+ * TUN, counted as the segments that make it up, as they crossed the wire. */
+static void emit(void *ctx, const struct virtio_net_hdr *h, const uint8_t *pkt, size_t len,
+		 unsigned nseg)
+{
+	struct tunq *q = ctx;
+	size_t seg_bytes = len + (size_t)(nseg - 1) * (h ? le16toh(h->hdr_len) : 0);
+
+	if (!write_one(q, h, pkt, len)) {
+		stat_add(&q->stats->drops[DROP_TUN_WRITE], nseg);
+		return;
+	}
+	stat_add(&q->stats->ctr[STAT_TUN_WRITES], 1);
+	stat_add(&q->stats->ctr[STAT_TUN_TX_PACKETS], nseg);
+	stat_add(&q->stats->ctr[STAT_TUN_TX_BYTES], seg_bytes);
+	if (nseg > 1)
+		stat_add(&q->stats->ctr[STAT_GRO_SUPERPACKETS], 1);
+}
+
+void tunq_write(struct tunq *q, const uint8_t *pkt, size_t len)
+{
+	if (!q->sh->vnet_hdr) {
+		emit(q, NULL, pkt, len, 1);
+		return;
+	}
+	if (gro_add(&q->gro, pkt, len, emit, q) == GRO_BAD_CSUM)
+		stat_add(&q->stats->ctr[STAT_GRO_BAD_CSUM], 1);
+}
+
+bool tunq_put(struct tunq *q, const uint8_t *pkt, size_t len)
+{
+	return write_one(q, NULL, pkt, len);
+}
+
+void tunq_flush(struct tunq *q)
+{
+	if (q->sh->vnet_hdr)
+		gro_flush(&q->gro, emit, q);
 }

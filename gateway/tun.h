@@ -1,7 +1,9 @@
 /*
  * The TUN device of gregw: one multi-queue device (IFF_TUN | IFF_NO_PI | IFF_MULTI_QUEUE),
  * one non-blocking fd per queue, one queue per worker. Not persistent: the device goes away
- * with the last fd.
+ * with the last fd. A worker's queue (struct tunq) hides the device's quirks: with offloads
+ * (IFF_VNET_HDR) the virtio header, the superpackets it reads, cut into segments (gso.h),
+ * and the segments it writes, merged into superpackets (gro.h); the worker sees packets.
  */
 #ifndef TUNBED_GW_TUN_H
 #define TUNBED_GW_TUN_H
@@ -9,6 +11,14 @@
 #include <net/if.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "drop.h"
+#include "gro.h"
+#include "gso.h"
+#include "inet.h"
+#include "shared.h"
+#include "stats.h"
 
 /*
  * Creates TUN device name in the calling thread's namespace with n queues and stores their
@@ -30,5 +40,63 @@ const char *tun_offload_names(int flags, char *buf, size_t len);
 
 /* Closes n queue fds; the device goes away with the last. */
 void tun_close(int *fds, unsigned n);
+
+/* A packet read from a queue: whole, or one segment of a superpacket. */
+struct tun_pkt {
+	uint8_t *data;	     /* the packet, ENCAP_HEADROOM free before it; or, for a segment,
+			      * its headers, written where the caller said */
+	size_t len;	     /* bytes at data */
+	const uint8_t *tail; /* a segment's payload, where it lies in its superpacket */
+	size_t tail_len;
+	struct ip_info ip;     /* the inner IP header (a segment's: its superpacket's) */
+	unsigned seg, nseg;    /* segment seg of nseg; 0 and 0 for a whole packet */
+	enum drop_reason drop; /* DROP_NONE, or why the packet may not enter the tunnel:
+				* DROP_TX_BAD_INNER (data NULL when the read itself was bad) or
+				* DROP_TX_TOO_BIG (ip filled, for the ICMP error) */
+};
+
+struct tunq {
+	int fd; /* owned by gregw: tun_close closes it */
+	struct gw_shared *sh;
+	struct worker_stats *stats; /* the worker's, written by it alone */
+	uint8_t *slots;		    /* WORKER_BATCH of ENCAP_HEADROOM + WORKER_SLOT */
+	unsigned nread;		    /* reads this pass: the next free slot */
+	struct gso_pkt gso;	    /* the superpacket being cut */
+	struct ip_info gso_ip;
+	unsigned gso_next; /* its next segment; gso.nseg when done */
+	struct gro gro;	   /* --offload: coalescing towards TUN */
+	uint8_t *gro_mem;  /* its GRO_FLOWS buffers */
+};
+
+/* Sets up a worker's queue on fd (not taken over). Main thread. Returns 0 or -ENOMEM. */
+int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats *stats);
+
+/* Releases what tunq_init allocated (not fd). */
+void tunq_fini(struct tunq *q);
+
+/* Starts a pass of up to WORKER_BATCH reads; the packets of the last pass must be sent by now
+ * (their slots are read into again). Worker thread. */
+void tunq_begin(struct tunq *q);
+
+/*
+ * The next packet of the pass in *p: the next segment of the superpacket being cut, its
+ * headers written at hdr (TX_SEG_HDR bytes of room, ENCAP_HEADROOM of them before the
+ * headers), or a new read. Checks what it reads (a well-formed IPv4 or IPv6 packet of its
+ * length, within the tunnel MTU; a superpacket's virtio header against the packet) and says
+ * why in p->drop. False when the queue is empty or the pass has had its reads. Worker thread.
+ */
+bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p);
+
+/* Writes an inner packet from the wire into TUN; with offloads through the coalescer, which
+ * may hold it until tunq_flush. Counts what TUN took, or DROP_TUN_WRITE. Worker thread. */
+void tunq_write(struct tunq *q, const uint8_t *pkt, size_t len);
+
+/* Writes a packet gregw made itself (an ICMP error) into TUN at once. Returns whether TUN took
+ * it. Worker thread. */
+bool tunq_put(struct tunq *q, const uint8_t *pkt, size_t len);
+
+/* Ends a pass: what the coalescer holds goes into TUN, as the kernel's GRO flushes at the end
+ * of a NAPI poll, never held while the worker sleeps. Worker thread. */
+void tunq_flush(struct tunq *q);
 
 #endif

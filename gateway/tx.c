@@ -1,19 +1,29 @@
 /*
- * Raw transmit socket (see tx.h; raw(7)).
+ * The send queue (see tx.h): GRE (RFC 2784, RFC 2890) on a raw socket (raw(7)), GRE-in-UDP
+ * (RFC 8086) with UDP_SEGMENT (udp(7)).
  */
 #include "tx.h"
 
 #include <errno.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
+
+#include "log.h"
+#include "netaddr.h"
+#include "udp.h"
 
 #ifndef IPV6_HDRINCL
 #define IPV6_HDRINCL 36
 #endif
 
-int tx_open(int family, unsigned timeout_ms)
+/* An untracked superpacket's segments share a number with this bit set (the flow table numbers
+ * its entries from 1, far below it). */
+#define TX_GROUP_BIT 0x80000000u
+
+int tx_raw_open(int family, unsigned timeout_ms)
 {
 	struct timeval tv = {
 		.tv_sec = timeout_ms / 1000,
@@ -34,4 +44,322 @@ int tx_open(int family, unsigned timeout_ms)
 		return rc;
 	}
 	return fd;
+}
+
+/* What the kernel accepted for the wire: packets, and their bytes with the outer headers. */
+static void count_sent(struct txq *q, uint64_t packets, uint64_t bytes)
+{
+	stat_add(&q->stats->ctr[STAT_WIRE_TX_PACKETS], packets);
+	stat_add(&q->stats->ctr[STAT_WIRE_TX_BYTES], bytes);
+}
+
+/* Plain GRE: msgs[0..n) on the raw socket. */
+static void send_raw(struct txq *q, unsigned n)
+{
+	unsigned off = 0;
+
+	stat_add(&q->stats->ctr[STAT_TX_BATCHES], 1);
+	while (off < n) {
+		int sent = sendmmsg(q->raw_fd, q->msgs + off, n - off, 0);
+
+		if (sent < 0) {
+			if (errno == EINTR)
+				continue;
+			/* The first message failed (buffer full past the timeout, no route,
+			 * too big): drop it and go on with the rest. */
+			stat_add(&q->stats->drops[DROP_TX_SEND], 1);
+			off++;
+			continue;
+		}
+		for (int i = 0; i < sent; i++)
+			count_sent(q, 1, q->msgs[off + i].msg_len);
+		off += (unsigned)sent;
+	}
+}
+
+static size_t ent_len(const struct tx_ent *e, unsigned outer_hlen)
+{
+	return outer_hlen + e->len + e->tail_len;
+}
+
+/*
+ * UDP_SEGMENT refused a message at run time: the kernel says EIO when the route cannot take
+ * UDP GSO (an IPsec policy on it; before Linux 6.11 also a device that cannot checksum),
+ * which the probe at start, of the socket option alone, could not see. This queue sends
+ * datagram by datagram from now on, says so once (the send already failed: off the fast
+ * path), and sends this message's datagrams one by one.
+ */
+static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned segs,
+		      unsigned outer_wire)
+{
+	if (!q->udp_gso_off) {
+		__atomic_store_n(&q->udp_gso_off, true, __ATOMIC_RELAXED);
+		log_warnx("worker %u: UDP_SEGMENT refused (%s): sending datagram by datagram",
+			  q->id, strerror(errno));
+	}
+	for (unsigned k = 0; k < segs; k++) {
+		struct msghdr one = { .msg_iov = m->msg_iov + 2 * k, .msg_iovlen = 2 };
+		ssize_t sent;
+
+		do
+			sent = sendmsg(fd, &one, 0);
+		while (sent < 0 && errno == EINTR);
+		if (sent < 0) {
+			stat_add(&q->stats->drops[DROP_TX_SEND], 1);
+			continue;
+		}
+		count_sent(q, 1, (uint64_t)sent + outer_wire);
+	}
+}
+
+/* Adds the UDP_SEGMENT control message of datagrams of size bytes to message i. */
+static void set_gso(struct txq *q, unsigned i, size_t size)
+{
+	struct msghdr *m = &q->msgs[i].msg_hdr;
+	struct cmsghdr *cm = (struct cmsghdr *)q->cmsg[i].buf;
+	uint16_t gso = (uint16_t)size;
+
+	m->msg_control = cm;
+	m->msg_controllen = CMSG_SPACE(sizeof(gso));
+	cm->cmsg_level = IPPROTO_UDP;
+	cm->cmsg_type = UDP_SEGMENT;
+	cm->cmsg_len = CMSG_LEN(sizeof(gso));
+	memcpy(CMSG_DATA(cm), &gso, sizeof(gso));
+}
+
+/*
+ * Over UDP, the queued packets become messages, in the order flush put them (by socket, each
+ * flow's packets in their order): consecutive packets of one flow, all of one size but the
+ * last, go in one message with UDP_SEGMENT (within the kernel's limits on count and size), so
+ * a flow's superpackets of a pass, and its ACKs, leave in one send whenever their sizes allow;
+ * anything else alone. Messages on one socket go in one sendmmsg. A message holds one flow
+ * only: the peer's socket, that is its worker, is chosen by the first one.
+ */
+static void send_udp(struct txq *q, unsigned n)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+	unsigned outer_wire = (c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + UDP_HLEN;
+	unsigned nmsg = 0, segs[TX_MSGS], socks[TX_MSGS];
+	bool use_gso = txq_udp_gso(q);
+
+	for (unsigned i = 0; i < n;) {
+		const struct tx_ent *e = &q->ents[q->order[i]];
+		size_t size = ent_len(e, c->outer_hlen), total = size, last = size;
+		struct msghdr *m = &q->msgs[nmsg].msg_hdr;
+		unsigned j = i + 1;
+
+		/* The next packet joins if it is the flow's, no larger, and all before it were
+		 * full-sized (only the last datagram of a UDP_SEGMENT message may be short). */
+		for (; use_gso && e->flow && j < n && j - i < UDP_GSO_SEGS; j++) {
+			const struct tx_ent *next = &q->ents[q->order[j]];
+			size_t len = ent_len(next, c->outer_hlen);
+
+			if (next->flow != e->flow || len > size || last != size ||
+			    total + len > UDP_PAYLOAD_MAX)
+				break;
+			total += len;
+			last = len;
+		}
+		m->msg_name = NULL;
+		m->msg_namelen = 0;
+		m->msg_iov = &q->iov[2 * i];
+		m->msg_iovlen = 2 * (j - i);
+		m->msg_control = NULL;
+		m->msg_controllen = 0;
+		if (j - i > 1)
+			set_gso(q, nmsg, size);
+		segs[nmsg] = j - i;
+		socks[nmsg] = e->sock;
+		nmsg++;
+		i = j;
+	}
+	stat_add(&q->stats->ctr[STAT_TX_BATCHES], 1);
+	for (unsigned off = 0; off < nmsg;) {
+		unsigned run = 1;
+		int sent;
+
+		while (off + run < nmsg && socks[off + run] == socks[off])
+			run++;
+		sent = sendmmsg(q->udp_fd[socks[off]], q->msgs + off, run, 0);
+		if (sent < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EIO && segs[off] > 1)
+				send_each(q, q->udp_fd[socks[off]], &q->msgs[off].msg_hdr,
+					  segs[off], outer_wire);
+			else
+				stat_add(&q->stats->drops[DROP_TX_SEND], segs[off]);
+			off++;
+			continue;
+		}
+		for (int k = 0; k < sent; k++) {
+			if (segs[off + k] > 1)
+				stat_add(&q->stats->ctr[STAT_UDP_GSO_SENDS], 1);
+			count_sent(q, segs[off + k],
+				   q->msgs[off + k].msg_len + (uint64_t)segs[off + k] * outer_wire);
+		}
+		off += (unsigned)sent;
+	}
+}
+
+/* Over UDP, the queued entries in sending order: grouped by socket (one sendmmsg each), a
+ * stable counting sort, so each flow's packets (one socket per flow) keep their order. */
+static void order_by_socket(struct txq *q, unsigned n)
+{
+	unsigned start[UDP_TX_PORTS + 1] = { 0 };
+
+	for (unsigned i = 0; i < n; i++)
+		start[q->ents[i].sock + 1]++;
+	for (unsigned s = 1; s <= UDP_TX_PORTS; s++)
+		start[s] += start[s - 1];
+	for (unsigned i = 0; i < n; i++)
+		q->order[start[q->ents[i].sock]++] = (uint16_t)i;
+}
+
+void txq_flush(struct txq *q)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+	unsigned n = q->nents;
+	uint32_t seq = 0;
+
+	if (n == 0)
+		return;
+	/* The batch's numbers follow the sending order. */
+	if (c->gre_flags & GRE_F_SEQ)
+		seq = __atomic_fetch_add(&q->sh->tx_seq, n, __ATOMIC_RELAXED);
+	if (c->udp)
+		order_by_socket(q, n);
+	for (unsigned k = 0; k < n; k++) {
+		const struct tx_ent *e = &q->ents[c->udp ? q->order[k] : k];
+		struct iovec *iov = &q->iov[2 * k];
+
+		iov[0].iov_base = encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + k);
+		iov[0].iov_len = c->outer_hlen + e->len;
+		iov[1].iov_base = (void *)e->tail;
+		iov[1].iov_len = e->tail_len;
+		q->msgs[k].msg_hdr.msg_iov = iov;
+		q->msgs[k].msg_hdr.msg_iovlen = e->tail ? 2 : 1;
+	}
+	if (c->udp)
+		send_udp(q, n);
+	else
+		send_raw(q, n);
+	q->nents = 0;
+}
+
+uint8_t *txq_hdr_room(struct txq *q)
+{
+	if (q->nents == TX_MSGS)
+		txq_flush(q);
+	return q->hdrs + (size_t)q->nents * TX_SEG_HDR;
+}
+
+void txq_add(struct txq *q, uint8_t *inner, size_t len, const uint8_t *tail, size_t tail_len,
+	     uint32_t flow, unsigned sock)
+{
+	if (q->nents == TX_MSGS)
+		txq_flush(q);
+	q->ents[q->nents++] = (struct tx_ent){ inner, len, tail, tail_len, flow, sock };
+}
+
+uint32_t txq_group(struct txq *q)
+{
+	q->groups = (q->groups + 1) | TX_GROUP_BIT;
+	return q->groups;
+}
+
+/*
+ * GRE-in-UDP: one sending socket per source port. The first worker picks UDP_TX_PORTS
+ * consecutive ports of the dynamic range, the same for every worker (the main thread sets the
+ * workers up one after the other). An ephemeral bind would not do: with SO_REUSEPORT the
+ * kernel may hand out one port to all of them, and every flow would look alike to the peer.
+ */
+static int open_udp(struct txq *q)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+	uint16_t *sports = q->sh->udp_sports;
+	int rc = 0;
+
+	for (unsigned attempt = 0; attempt < UDP_SPORT_TRIES; attempt++) {
+		bool first = sports[0] == 0;
+		uint16_t base =
+			first ? (uint16_t)(UDP_SPORT_LO +
+					   ((unsigned)getpid() * UDP_SPORT_PID_STEP +
+					    attempt * UDP_SPORT_TRY_STEP) %
+						   (UDP_SPORT_HI - UDP_SPORT_LO - UDP_TX_PORTS))
+			      : sports[0];
+		unsigned i;
+
+		for (i = 0; i < UDP_TX_PORTS; i++) {
+			uint16_t port = (uint16_t)(base + i);
+
+			q->udp_fd[i] = udp_tx_open(c->family, c->local, &port, c->remote,
+						   c->udp_port, TX_SEND_TIMEOUT_MS);
+			if (q->udp_fd[i] < 0)
+				break;
+			sports[i] = port;
+		}
+		if (i == UDP_TX_PORTS)
+			return 0;
+		rc = q->udp_fd[i];
+		q->udp_fd[i] = -1;
+		while (i > 0) {
+			close(q->udp_fd[--i]);
+			q->udp_fd[i] = -1;
+		}
+		if (!first || rc != -EADDRINUSE)
+			return rc;
+		sports[0] = 0;
+	}
+	return -EADDRINUSE;
+}
+
+/* Plain GRE: the raw socket, every message addressed to the peer. */
+static int open_raw(struct txq *q)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+
+	q->raw_fd = tx_raw_open(c->family, TX_SEND_TIMEOUT_MS);
+	if (q->raw_fd < 0)
+		return q->raw_fd;
+	q->peer_len = netaddr_sockaddr(c->family, c->remote, 0, &q->peer);
+	for (unsigned i = 0; i < TX_MSGS; i++) {
+		q->msgs[i].msg_hdr.msg_name = &q->peer;
+		q->msgs[i].msg_hdr.msg_namelen = q->peer_len;
+	}
+	return 0;
+}
+
+int txq_init(struct txq *q, unsigned id, struct gw_shared *sh, struct worker_stats *stats)
+{
+	int rc;
+
+	memset(q, 0, sizeof(*q));
+	q->sh = sh;
+	q->stats = stats;
+	q->id = id;
+	q->raw_fd = -1;
+	for (unsigned i = 0; i < UDP_TX_PORTS; i++)
+		q->udp_fd[i] = -1;
+	q->hdrs = aligned_alloc(64, (size_t)TX_MSGS * TX_SEG_HDR);
+	if (!q->hdrs)
+		return -ENOMEM;
+	rc = sh->cfg->udp ? open_udp(q) : open_raw(q);
+	if (rc)
+		txq_fini(q);
+	return rc;
+}
+
+void txq_fini(struct txq *q)
+{
+	if (q->raw_fd >= 0)
+		close(q->raw_fd);
+	q->raw_fd = -1;
+	for (unsigned i = 0; i < UDP_TX_PORTS; i++) {
+		if (q->udp_fd[i] >= 0)
+			close(q->udp_fd[i]);
+		q->udp_fd[i] = -1;
+	}
+	free(q->hdrs);
+	q->hdrs = NULL;
 }

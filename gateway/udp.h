@@ -1,7 +1,7 @@
 /*
  * The sockets of GRE-in-UDP (RFC 8086): per worker, one receiving socket bound to the local
- * address and port 4754 in a SO_REUSEPORT group (the kernel spreads the peer's flows over the
- * workers by the outer 4-tuple), with UDP_GRO, so that a burst of one flow's datagrams comes
+ * address and port 4754 in a SO_REUSEPORT group (the group's program, steer.h, picks the
+ * worker by the inner flow), with UDP_GRO, so that a burst of one flow's datagrams comes
  * up as one buffer; and a few sending sockets, each on its own source port and connected to
  * the peer's port 4754, so that the source port tells flows apart (RFC 8086, 3.1: the source
  * port is the flow's entropy) and a whole superpacket's segments leave in one send with
@@ -15,21 +15,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "limits.h"
+
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103
 #endif
 #ifndef UDP_GRO
 #define UDP_GRO 104
 #endif
-
-enum {
-	UDP_TX_PORTS = 8,	 /* sending sockets (source ports) per worker */
-	UDP_GSO_SEGS = 64,	 /* segments per send at most (the kernel allows 128) */
-	UDP_PAYLOAD_MAX = 65507, /* the largest UDP payload over IPv4 */
-	UDP_RCVBUF = 4 << 20,	 /* receive buffer: about 1800 datagrams of a 1500-byte path */
-	UDP_SPORT_LO = 49152,	 /* source ports from the dynamic range (RFC 6335) */
-	UDP_SPORT_HI = 65535,
-};
 
 /*
  * Opens the receiving socket of family on local (4 or 16 bytes) and port, in the reuseport

@@ -1,0 +1,64 @@
+/*
+ * Every fixed size and bound of gregw, with where each number comes from. The packet path
+ * allocates nothing after start-up, so these decide its memory and its batches.
+ */
+#ifndef TUNBED_GW_LIMITS_H
+#define TUNBED_GW_LIMITS_H
+
+enum gw_limits {
+	/* A worker's pass (worker.c). */
+	WORKER_BATCH = 256,	    /* reads from TUN per pass: a pass's packets and slots */
+	WORKER_SLOT = 65536,	    /* largest TUN read: a 64 KB superpacket (IP total length) */
+	WORKER_POLL_MS = 200,	    /* idle wake-up; a stop request wakes the workers at once */
+	WORKER_ICMP_PER_SEC = 1000, /* ICMP errors per worker and second, as routers limit */
+
+	/* The configuration (config.c). */
+	CONFIG_MAX_WORKERS = 64, /* one per CPU; TUN allows up to 256 queues */
+	CONFIG_MAX_ROUTES = 32,	 /* --route prefixes into the tunnel */
+	CONFIG_PATH_MAX = 256,	 /* --ctl and --stats-json paths (a Unix socket's is 108) */
+
+	/* The send queue (tx.c). */
+	TX_MSGS = 1024,		  /* messages per sendmmsg: UIO_MAXIOV */
+	TX_SEND_TIMEOUT_MS = 200, /* a full socket buffer blocks a send at most this long */
+
+	/* The receive side (rx.c). */
+	RX_BUDGET = 256,	    /* datagrams taken from the wire before TUN is read again */
+	RX_UDP_BATCH = 16,	    /* datagrams (or UDP_GRO bursts) per recvmmsg */
+	RX_UDP_BUF = 65536,	    /* one of them: a GRO burst is at most 64 KB */
+	RX_V3_BLOCK_SIZE = 1 << 20, /* TPACKET_V3 block: holds a 64 KB GRO packet many times */
+	RX_V3_BLOCKS = 16,	    /* 16 MiB of V3 ring per worker */
+	RX_V3_RETIRE_MS = 1,	    /* a partly filled V3 block goes to the worker after 1 ms */
+	RX_V2_FRAMES = 4096,	    /* TPACKET_V2 frames per worker, each sized to the outer MTU */
+	RX_FRAME_OVERHEAD = 128,    /* tpacket2_hdr, sockaddr_ll and alignment before the data */
+	RX_AQM_MIN_WIRE = 1000,	    /* --aqm signals on packets this large on the wire: a full
+				   * segment's, never an ACK's or a probe's */
+
+	/* GRE-in-UDP (udp.c, RFC 8086). */
+	UDP_TX_PORTS = 8,	 /* sending sockets, that is source ports, per worker */
+	UDP_GSO_SEGS = 64,	 /* datagrams per UDP_SEGMENT send (the kernel allows 128) */
+	UDP_PAYLOAD_MAX = 65507, /* the largest UDP payload over IPv4: 65535 - 20 - 8 */
+	UDP_RCVBUF = 4 << 20,	 /* receive buffer: about 1800 datagrams of a 1500-byte path */
+	UDP_SPORT_LO = 49152,	 /* source ports from the dynamic range (RFC 6335, 6) */
+	UDP_SPORT_HI = 65535,
+	UDP_SPORT_TRIES = 64,	  /* tries at UDP_TX_PORTS free consecutive ports */
+	UDP_SPORT_PID_STEP = 61,  /* where the tries start: prime steps over the range, from */
+	UDP_SPORT_TRY_STEP = 997, /* the PID (two gregw rarely collide) and the try */
+
+	/* Offloads (gso.c, gro.c). */
+	GSO_HDR_MAX = 256, /* a segment's inner headers: IPv4 with options or IPv6 with some
+			    * extension headers, and TCP with options; larger are refused */
+	GRO_FLOWS = 8,	   /* superpackets open at once per worker, as a NAPI poll holds few */
+	GRO_MAX = 65535,   /* largest superpacket: the IP total length */
+	GRO_BUF = 65536,   /* one superpacket's buffer */
+
+	/* The flow table (flows.c). */
+	FLOW_TABLE_SIZE = 1024, /* per worker, a power of two; later flows are counted, not kept */
+	FLOW_PROBES = 8,	/* linear probing limit before a flow is "untracked" */
+
+	/* The tunnel (gregw.c, icmp.c). */
+	TUNNEL_TTL = 64,	  /* outer TTL / hop limit, and of ICMP errors: Linux's default */
+	TUNNEL_MTU_MIN = 68,	  /* smallest inner MTU: IPv4's minimum (RFC 791) */
+	TUNNEL_TXQUEUELEN = 1000, /* the TUN device's queue: what Linux gives an Ethernet device */
+};
+
+#endif

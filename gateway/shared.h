@@ -1,0 +1,29 @@
+/*
+ * What all of gregw's workers share: written by the main thread before they start, then only
+ * read, but for the stop flag and the tunnel's GRE sequence counter.
+ */
+#ifndef TUNBED_GW_SHARED_H
+#define TUNBED_GW_SHARED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "encap.h"
+#include "limits.h"
+
+struct gw_shared {
+	const struct encap_cfg *cfg;
+	int stop_fd;	       /* eventfd: readable once the workers must stop */
+	int stop;	       /* set (release) before stop_fd is written */
+	unsigned mss4, mss6;   /* MSS clamp targets; 0 when --mss-clamp is off */
+	bool vnet_hdr;	       /* TUN reads and writes carry a virtio_net_hdr (--offload on) */
+	bool udp_gso, udp_gro; /* GRE-in-UDP sends with UDP_SEGMENT, receives with UDP_GRO */
+	bool aqm;	       /* --aqm codel on each worker's receive queue */
+	uint64_t aqm_target_ns, aqm_interval_ns;
+	uint16_t udp_sports[UDP_TX_PORTS]; /* its source ports: the first worker picks them */
+	/* RFC 2890 numbers the tunnel, not a worker: each batch takes a block of numbers with
+	 * one atomic add, so the counter is touched once per sendmmsg, not per packet. */
+	_Alignas(64) uint32_t tx_seq;
+};
+
+#endif
