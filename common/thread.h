@@ -1,16 +1,31 @@
 /*
  * Starting threads pinned to a CPU, as the gateway's workers and the traffic tool's threads
- * are. Main thread, before the packet path runs.
+ * are, and planning which CPU each thread gets. Main thread, before the packet path runs.
  */
 #ifndef TUNBED_THREAD_H
 #define TUNBED_THREAD_H
 
 #include <pthread.h>
+#include <sched.h>
 
 /*
  * Starts fn(arg) on a new thread, pinned to cpu unless cpu is negative. Returns 0 or -errno
  * (of pthread_create; a CPU the process may not use fails here, not later).
  */
 int thread_start(pthread_t *t, int cpu, void *(*fn)(void *), void *arg);
+
+/*
+ * The CPUs of set in ascending order or, when set is NULL, those this process may run on
+ * (sched_getaffinity). Writes at most max of them into cpus and returns how many it wrote: 0
+ * when there are none or the affinity cannot be read. Any thread.
+ */
+int thread_cpu_list(const cpu_set_t *set, int *cpus, int max);
+
+/*
+ * The CPU of thread i when threads take the n CPUs of cpus in turn: the i-th CPU for thread
+ * i, wrapping around the list when there are more threads than CPUs (cpus[i % n]); -1 (not
+ * pinned) when n is 0 or less. Pure.
+ */
+int thread_cpu_pick(const int *cpus, int n, unsigned i);
 
 #endif

@@ -404,26 +404,16 @@ static bool probe_congestion(const struct client_cfg *c, char *name, size_t size
 
 static int setup(struct client *cl, const struct client_cfg *c)
 {
-	int cpus[CL_MAX_THREADS], ncpus = 0;
+	int cpus[CL_MAX_THREADS], ncpus;
 	unsigned nsess = c->sessions;
-	cpu_set_t set;
 
 	cl->cfg = c;
 	if (getrandom(&cl->test_id, sizeof(cl->test_id), 0) != sizeof(cl->test_id))
 		cl->test_id = clock_real_ns() ^ ((uint64_t)getpid() << 32);
 	cl->peer_len = netaddr_sockaddr(c->addr.family, c->addr.bytes, c->port, &cl->peer);
-	/* Threads are pinned only when asked: client and server often share a machine. */
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		CPU_ZERO(&set);
-	if (c->has_cpus)
-		set = c->cpus;
-	for (int i = 0; i < CPU_SETSIZE && ncpus < CL_MAX_THREADS; i++) {
-		if (CPU_ISSET(i, &set))
-			cpus[ncpus++] = c->has_cpus ? i : -1;
-	}
-	if (!ncpus)
-		cpus[ncpus++] = -1;
-	cl->nthreads = c->threads ? c->threads : (unsigned)ncpus;
+	/* One thread per CPU; pinned only when asked: client and server often share a machine. */
+	ncpus = thread_cpu_list(c->has_cpus ? &c->cpus : NULL, cpus, CL_MAX_THREADS);
+	cl->nthreads = c->threads ? c->threads : ncpus ? (unsigned)ncpus : 1;
 	if (cl->nthreads > nsess && nsess)
 		cl->nthreads = nsess;
 	if (!cl->nthreads)
@@ -452,7 +442,7 @@ static int setup(struct client *cl, const struct client_cfg *c)
 
 		t->owner = cl;
 		t->id = i;
-		t->cpu = cpus[i % (unsigned)ncpus];
+		t->cpu = c->has_cpus ? thread_cpu_pick(cpus, ncpus, i) : -1;
 		t->epfd = epoll_create1(EPOLL_CLOEXEC);
 		t->scratch = malloc(scratch);
 		t->sess = calloc(nsess / cl->nthreads + 1, sizeof(*t->sess));

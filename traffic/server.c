@@ -603,27 +603,17 @@ static void thread_fini(struct srv_thread *t)
 
 int server_run(const struct server_cfg *c)
 {
-	int cpus[SRV_MAX_THREADS], ncpus = 0, sfd, rc, status = 1;
+	int cpus[SRV_MAX_THREADS], ncpus, sfd, rc, status = 1;
 	unsigned inited = 0, started = 0;
-	cpu_set_t set;
 	sigset_t sigs;
 
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		fatal("calloc");
 	srv->cfg = c;
-	/* Threads are pinned only when asked: client and server often share a machine. */
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		CPU_ZERO(&set);
-	if (c->has_cpus)
-		set = c->cpus;
-	for (int i = 0; i < CPU_SETSIZE && ncpus < SRV_MAX_THREADS; i++) {
-		if (CPU_ISSET(i, &set))
-			cpus[ncpus++] = c->has_cpus ? i : -1;
-	}
-	if (!ncpus)
-		cpus[ncpus++] = -1;
-	srv->nthreads = c->threads ? c->threads : (unsigned)ncpus;
+	/* One thread per CPU; pinned only when asked: client and server often share a machine. */
+	ncpus = thread_cpu_list(c->has_cpus ? &c->cpus : NULL, cpus, SRV_MAX_THREADS);
+	srv->nthreads = c->threads ? c->threads : ncpus ? (unsigned)ncpus : 1;
 	if (srv->nthreads > SRV_MAX_THREADS)
 		srv->nthreads = SRV_MAX_THREADS;
 	sigemptyset(&sigs);
@@ -637,7 +627,8 @@ int server_run(const struct server_cfg *c)
 	if (sfd < 0 || srv->stop_fd < 0)
 		fatal("signalfd/eventfd");
 	for (inited = 0; inited < srv->nthreads; inited++) {
-		rc = thread_init(&srv->t[inited], inited, cpus[inited % (unsigned)ncpus]);
+		rc = thread_init(&srv->t[inited], inited,
+				 c->has_cpus ? thread_cpu_pick(cpus, ncpus, inited) : -1);
 		if (rc) {
 			log_warnx("cannot listen on port %u: %s", c->port, strerror(-rc));
 			inited++;
