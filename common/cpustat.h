@@ -1,7 +1,7 @@
 /*
- * CPU accounting shared by the gateway, the traffic tool and the runner: per-CPU time from
- * /proc/stat (user, system, softirq, steal, idle, ...) and per-thread CPU time and last CPU
- * from /proc/PID/task/TID/stat. Times are in clock ticks (USER_HZ) as the kernel exports them.
+ * CPU accounting shared by gregw (its workers' CPU time in the stats) and tunbed-sample (the
+ * runner's sampler): per-CPU time from /proc/stat (user, system, softirq, steal, idle, ...)
+ * and per-thread CPU time and last CPU from /proc/PID/task/TID/stat. Times are in clock ticks (USER_HZ) as the kernel exports them.
  */
 #ifndef TUNBED_CPUSTAT_H
 #define TUNBED_CPUSTAT_H

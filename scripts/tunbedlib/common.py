@@ -11,6 +11,7 @@ TOPO = os.path.join(BIN, "tunbed-topo")
 GREGW = os.path.join(BIN, "gregw")
 TRAFFIC = os.path.join(BIN, "tunbed-traffic")
 WIRE = os.path.join(BIN, "tunbed-wire")
+SAMPLE = os.path.join(BIN, "tunbed-sample")
 OVS_DRIVER = os.path.join(ROOT, "scripts", "drivers", "ovs-gre.sh")
 TOPOLOGIES = os.path.join(ROOT, "topo", "topologies")
 

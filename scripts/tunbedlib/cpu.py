@@ -1,95 +1,91 @@
-"""CPU accounting for a run: per-CPU times from /proc/stat and per-thread times (and the CPU
-each thread last ran on) from /proc/PID/task/TID/stat, sampled together at a fixed rate on
-CLOCK_MONOTONIC, the clock of tunbed-traffic's measured window."""
+"""CPU accounting for a run: tunbed-sample (sample/) reads per-CPU times from /proc/stat and
+per-thread times (and the CPU each thread last ran on) from /proc/PID/task/TID/stat, together,
+at a fixed rate on CLOCK_MONOTONIC, the clock of tunbed-traffic's measured window. This class
+runs it and keeps its samples."""
 
-import os
+import json
+import subprocess
 import threading
-import time
 
-FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
-HZ = os.sysconf("SC_CLK_TCK")
+from .common import SAMPLE, Failure
 
-
-def parse_proc_stat(text):
-    """{cpu: {field: ticks}} from /proc/stat text (per-CPU lines only)."""
-    cpus = {}
-    for line in text.splitlines():
-        if line.startswith("cpu") and len(line) > 3 and line[3].isdigit():
-            name, *vals = line.split()
-            vals = [int(v) for v in vals[:len(FIELDS)]]
-            vals += [0] * (len(FIELDS) - len(vals))
-            cpus[int(name[3:])] = dict(zip(FIELDS, vals))
-    return cpus
+START_TIMEOUT_S = 30  # for the header and the first sample; it writes them at once
+STOP_TIMEOUT_S = 10
 
 
-def parse_task_stat(text):
-    """(comm, utime + stime ticks, processor) from /proc/PID/task/TID/stat text."""
-    comm = text[text.index("(") + 1:text.rindex(")")]
-    f = text[text.rindex(")") + 2:].split()
-    # Fields after comm start at 3: utime is 14, stime 15, processor 39.
-    return comm, int(f[11]) + int(f[12]), int(f[36])
+class Sampler:
+    """tunbed-sample at hz samples a second, watching the processes it is told to."""
 
-
-def read(path):
-    with open(path) as f:
-        return f.read()
-
-
-def threads_of(pid):
-    try:
-        return [int(t) for t in os.listdir(f"/proc/{pid}/task")]
-    except OSError:
-        return []
-
-
-class Sampler(threading.Thread):
-    """Samples /proc/stat and the threads of the watched processes every period seconds."""
-
-    def __init__(self, hz=4):
-        super().__init__(daemon=True)
-        self.period = 1.0 / hz
-        self.samples = []  # [(t, {cpu: {...}}, {tid: (pid, comm, ticks, processor)})]
-        self.pids = set()
-        self.stop_event = threading.Event()
-        self.lock = threading.Lock()
+    def __init__(self, hz=4, command=None):
+        self.hz = hz
+        self.command = command or [SAMPLE]
+        self.pids = []
+        self.header = None
+        self.samples = []  # the sample documents, in order
+        self.proc = None
+        self.reader = None
+        self.first = threading.Event()
+        self.errors = []
 
     def watch(self, pid):
-        with self.lock:
-            self.pids.add(pid)
+        """Watches pid from the next sample on (before start: from the first)."""
+        self.pids.append(pid)
+        if self.proc:
+            self.proc.stdin.write(f"watch {pid}\n")
+            self.proc.stdin.flush()
 
-    def snapshot(self):
-        t = time.monotonic()
-        cpus = parse_proc_stat(read("/proc/stat"))
-        threads = {}
-        with self.lock:
-            pids = list(self.pids)
-        for pid in pids:
-            for tid in threads_of(pid):
-                try:
-                    comm, ticks, proc = parse_task_stat(read(f"/proc/{pid}/task/{tid}/stat"))
-                except (OSError, ValueError, IndexError):
-                    continue  # a thread that ended between listing and reading
-                threads[tid] = (pid, comm, ticks, proc)
-        return t, cpus, threads
+    def _read(self):
+        for line in self.proc.stdout:
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                self.errors.append(f"not JSON: {line.strip()[:80]}")
+                continue
+            if self.header is None:
+                self.header = doc
+            else:
+                self.samples.append(doc)
+                self.first.set()
+        self.first.set()
 
-    def run(self):
-        next_t = time.monotonic()
-        while not self.stop_event.is_set():
-            self.samples.append(self.snapshot())
-            next_t += self.period
-            self.stop_event.wait(max(0.0, next_t - time.monotonic()))
-        self.samples.append(self.snapshot())
+    def start(self):
+        """Starts the sampler and returns once its first sample is in."""
+        args = [*self.command, "--hz", str(self.hz)]
+        for pid in self.pids:
+            args += ["--pid", str(pid)]
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        if not self.first.wait(START_TIMEOUT_S) or not self.samples:
+            err = self._finish()
+            raise Failure(f"tunbed-sample did not start: {err or 'no sample'}")
+
+    def _finish(self):
+        """Ends the process (by its PID), waits for its last sample; returns its stderr."""
+        try:
+            self.proc.stdin.write("stop\n")
+            self.proc.stdin.close()
+        except (BrokenPipeError, ValueError):
+            pass
+        try:
+            self.proc.wait(STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.reader.join(STOP_TIMEOUT_S)
+        return self.proc.stderr.read().strip()
 
     def stop(self):
-        self.stop_event.set()
-        self.join()
+        """Takes the last sample and ends the sampler; a failure to sample is a run's failure."""
+        err = self._finish()
+        if self.proc.returncode != 0:
+            raise Failure(f"tunbed-sample: {err or f'exit status {self.proc.returncode}'}")
 
     def export(self):
         """The samples as JSON-ready data (raw ticks; analysis.py makes shares of them)."""
         return {
-            "hz": round(1 / self.period, 3),
-            "ticks_per_second": HZ,
-            "samples": [{"t": t, "cpus": {str(c): v for c, v in cpus.items()},
-                         "threads": {str(tid): list(v) for tid, v in thr.items()}}
-                        for t, cpus, thr in self.samples],
+            "hz": self.hz,
+            "ticks_per_second": (self.header or {}).get("ticks_per_second"),
+            "samples": self.samples,
         }
