@@ -39,6 +39,11 @@ int clock_sleep_ns(uint64_t ns)
 	return -rc;
 }
 
+double clock_secs(uint64_t ns)
+{
+	return (double)ns / NSEC_PER_SEC;
+}
+
 struct timespec clock_ts_from_ns(uint64_t ns)
 {
 	struct timespec ts = {

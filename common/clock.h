@@ -26,6 +26,9 @@ uint64_t clock_thread_cpu_ns(void);
 /* Sleeps for ns nanoseconds, resuming after signals. Returns 0 or -errno (-EINVAL). */
 int clock_sleep_ns(uint64_t ns);
 
+/* ns as seconds, for reports and JSON. Pure. */
+double clock_secs(uint64_t ns);
+
 struct timespec clock_ts_from_ns(uint64_t ns);
 uint64_t clock_ns_from_ts(const struct timespec *ts);
 

@@ -247,3 +247,14 @@ int format_rate(uint64_t bps, char *buf, unsigned long size)
 		n = snprintf(buf, size, "%llubit", (unsigned long long)bps);
 	return (n < 0 || (unsigned long)n >= size) ? -ENOSPC : n;
 }
+
+const char *format_rate_text(double bps, char *buf, size_t size)
+{
+	if (bps >= 1e9)
+		snprintf(buf, size, "%.2f Gbit/s", bps / 1e9);
+	else if (bps >= 1e6)
+		snprintf(buf, size, "%.1f Mbit/s", bps / 1e6);
+	else
+		snprintf(buf, size, "%.0f kbit/s", bps / 1e3);
+	return buf;
+}

@@ -1,12 +1,14 @@
 /*
  * Parsers for the values people type on command lines and in files: integers, byte sizes,
  * bit rates, booleans and CPU lists. All are pure and strict: the whole string must parse.
+ * The format_* functions write CPU lists and rates back as text.
  */
 #ifndef TUNBED_PARSE_H
 #define TUNBED_PARSE_H
 
 #include <sched.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -53,5 +55,12 @@ int format_cpulist(const cpu_set_t *set, char *buf, unsigned long size);
  * Returns the length or -ENOSPC.
  */
 int format_rate(uint64_t bps, char *buf, unsigned long size);
+
+/*
+ * Formats a bit rate for people, as the text reports show it: "2.56 Gbit/s" (two decimals) from
+ * 1 Gbit/s, "100.0 Mbit/s" (one) from 1 Mbit/s, "999 kbit/s" (none) below. Truncates to size,
+ * like snprintf. Returns buf.
+ */
+const char *format_rate_text(double bps, char *buf, size_t size);
 
 #endif

@@ -14,11 +14,6 @@
 #include "jout.h"
 #include "tun.h"
 
-static double secs(uint64_t ns)
-{
-	return (double)ns / NSEC_PER_SEC;
-}
-
 static json_t *config_json(const struct gregw *g)
 {
 	const struct config *c = g->cfg;
@@ -139,7 +134,7 @@ static json_t *worker_json(struct gregw *g, unsigned i, uint64_t *tot, uint64_t 
 		jout_bool(o, "udp_gso", worker_udp_gso(w));
 	if (w->started && pthread_getcpuclockid(w->thread, &cid) == 0 &&
 	    clock_gettime(cid, &ts) == 0)
-		jout_real(o, "cpu_s", secs(clock_ns_from_ts(&ts)));
+		jout_real(o, "cpu_s", clock_secs(clock_ns_from_ts(&ts)));
 	if (tid > 0 && cpustat_task_read(getpid(), tid, &t) == 0) {
 		jout_real(o, "cpu_user_s", (double)t.utime / hz);
 		jout_real(o, "cpu_system_s", (double)t.stime / hz);
@@ -175,8 +170,8 @@ json_t *telemetry_stats(struct gregw *g, bool final)
 	if (!doc || !workers || !total)
 		return NULL;
 	jout_str(doc, "gregw", TUNBED_VERSION);
-	jout_real(doc, "time", secs(clock_real_ns()));
-	jout_real(doc, "uptime", secs(clock_mono_ns() - g->start_ns));
+	jout_real(doc, "time", clock_secs(clock_real_ns()));
+	jout_real(doc, "uptime", clock_secs(clock_mono_ns() - g->start_ns));
 	jout_bool(doc, "final", final);
 	jout_set(doc, "config", config_json(g));
 	for (unsigned i = 0; i < g->nworkers; i++) {

@@ -26,22 +26,6 @@ static const char *pattern_name(enum proto_pattern p)
 	return p == PROTO_PULL ? "pull" : p == PROTO_DUPLEX ? "duplex" : "push";
 }
 
-static double secs(uint64_t ns)
-{
-	return (double)ns / NSEC_PER_SEC;
-}
-
-static const char *rate_text(double bps, char *buf, size_t size)
-{
-	if (bps >= 1e9)
-		snprintf(buf, size, "%.2f Gbit/s", bps / 1e9);
-	else if (bps >= 1e6)
-		snprintf(buf, size, "%.1f Mbit/s", bps / 1e6);
-	else
-		snprintf(buf, size, "%.0f kbit/s", bps / 1e3);
-	return buf;
-}
-
 static void emit(struct client *cl, json_t *doc, void (*text)(const json_t *doc))
 {
 	switch (cl->cfg->output) {
@@ -64,7 +48,8 @@ static void interval_text(const json_t *d)
 	printf("[%6.2f-%6.2f s] %12s  %3lld sessions  %6lld retransmits  rtt %.3f ms\n",
 	       json_number_value(json_object_get(d, "start")),
 	       json_number_value(json_object_get(d, "end")),
-	       rate_text(json_number_value(json_object_get(d, "bits_per_second")), r, sizeof(r)),
+	       format_rate_text(json_number_value(json_object_get(d, "bits_per_second")), r,
+				sizeof(r)),
 	       json_integer_value(json_object_get(d, "sessions_active")),
 	       json_integer_value(json_object_get(d, "retransmits")),
 	       json_number_value(json_object_get(d, "rtt_ms_mean")));
@@ -75,7 +60,7 @@ void report_interval(struct client *cl, unsigned index, uint64_t from_ns, uint64
 		     uint32_t *retr)
 {
 	unsigned n = cl->cfg->sessions, active = 0, rtt_n = 0;
-	double span = secs(to_ns - from_ns), rtt_sum = 0;
+	double span = clock_secs(to_ns - from_ns), rtt_sum = 0;
 	uint64_t total = 0, retr_total = 0;
 	json_t *d = json_object(), *per = n <= 64 ? json_array() : NULL;
 
@@ -117,8 +102,8 @@ void report_interval(struct client *cl, unsigned index, uint64_t from_ns, uint64
 		}
 	}
 	jout_int(d, "interval", index);
-	jout_real(d, "start", secs(from_ns - cl->measure_ns));
-	jout_real(d, "end", secs(to_ns - cl->measure_ns));
+	jout_real(d, "start", clock_secs(from_ns - cl->measure_ns));
+	jout_real(d, "end", clock_secs(to_ns - cl->measure_ns));
 	jout_u64(d, "bytes", total);
 	jout_real(d, "bits_per_second", (double)total * 8 / span);
 	jout_int(d, "sessions_active", active);
@@ -221,7 +206,7 @@ static json_t *tcp_json(struct client *cl, double span, uint64_t *total_out)
 		struct session *s = &cl->sess[i];
 		bool from_server;
 		uint64_t b = measured_bytes(cl, s, &from_server);
-		double d = c->bytes && !c->churn ? secs(s->end_ns - s->start_ns) : span;
+		double d = c->bytes && !c->churn ? clock_secs(s->end_ns - s->start_ns) : span;
 		json_t *e = json_object();
 		uint64_t smism = s->mismatches;
 
@@ -389,15 +374,15 @@ static void final_text(const json_t *d)
 	       json_is_true(json_object_get(d, "interrupted")) ? " (interrupted)" : "");
 	if (t) {
 		printf("  sum      %s  %llu bytes  %lld retransmits\n",
-		       rate_text(json_number_value(json_object_get(t, "bits_per_second")), r,
-				 sizeof(r)),
+		       format_rate_text(json_number_value(json_object_get(t, "bits_per_second")), r,
+					sizeof(r)),
 		       (unsigned long long)json_integer_value(json_object_get(t, "bytes")),
 		       json_integer_value(json_object_get(t, "retransmits")));
 		printf("  sessions min %s  max %s  Jain %.4f\n",
-		       rate_text(json_number_value(json_object_get(t, "session_bps_min")), r,
-				 sizeof(r)),
-		       rate_text(json_number_value(json_object_get(t, "session_bps_max")), r2,
-				 sizeof(r2)),
+		       format_rate_text(json_number_value(json_object_get(t, "session_bps_min")), r,
+					sizeof(r)),
+		       format_rate_text(json_number_value(json_object_get(t, "session_bps_max")),
+					r2, sizeof(r2)),
 		       json_number_value(json_object_get(t, "jain")));
 		if (json_object_get(t, "connections_per_second"))
 			printf("  churn    %lld connections, %.1f per second\n",
@@ -423,8 +408,8 @@ static void final_text(const json_t *d)
 	if (u)
 		printf("  udp      %s received  sent %lld  lost %lld (%.3f%%)  not sent %lld  dup "
 		       "%lld  reordered %lld  jitter max %.3f ms\n",
-		       rate_text(json_number_value(json_object_get(u, "bits_per_second")), r,
-				 sizeof(r)),
+		       format_rate_text(json_number_value(json_object_get(u, "bits_per_second")), r,
+					sizeof(r)),
 		       json_integer_value(json_object_get(u, "sent")),
 		       json_integer_value(json_object_get(u, "lost")),
 		       json_number_value(json_object_get(u, "loss_percent")),
@@ -485,7 +470,7 @@ int report_final(struct client *cl)
 
 	if (cl->deadline_ns != UINT64_MAX && end > cl->deadline_ns)
 		end = cl->deadline_ns;
-	span = end > cl->measure_ns ? secs(end - cl->measure_ns) : 0;
+	span = end > cl->measure_ns ? clock_secs(end - cl->measure_ns) : 0;
 	snprintf(test, sizeof(test), "%016llx", (unsigned long long)cl->test_id);
 	jout_str(d, "tunbed_traffic", TUNBED_VERSION);
 	jout_str(d, "test_id", test);
@@ -511,8 +496,8 @@ int report_final(struct client *cl)
 	jout_real(d, "measured_s", span);
 	/* CLOCK_MONOTONIC is one clock for every namespace of the machine: a runner sampling
 	 * CPU on it can line its samples up with the measured window. */
-	jout_real(d, "measure_start_mono_s", secs(cl->measure_ns));
-	jout_real(d, "measure_end_mono_s", secs(end));
+	jout_real(d, "measure_start_mono_s", clock_secs(cl->measure_ns));
+	jout_real(d, "measure_end_mono_s", clock_secs(end));
 	jout_bool(d, "interrupted", interrupted);
 	if (c->sessions) {
 		json_t *part = c->udp ? udp_json(cl, span, &total) : tcp_json(cl, span, &total);
@@ -534,15 +519,16 @@ int report_final(struct client *cl)
 			json_object_set_new(d, "errors", errs);
 		}
 	}
-	jout_real(cpu, "client_s", secs(cl->client_cpu_ns));
+	jout_real(cpu, "client_s", clock_secs(cl->client_cpu_ns));
 	if (total)
-		jout_real(cpu, "client_s_per_gb", secs(cl->client_cpu_ns) / ((double)total / 1e9));
+		jout_real(cpu, "client_s_per_gb",
+			  clock_secs(cl->client_cpu_ns) / ((double)total / 1e9));
 	if (cl->have_server_cpu) {
 		uint64_t s = cl->server_cpu_end - cl->server_cpu_start;
 
-		jout_real(cpu, "server_s", secs(s));
+		jout_real(cpu, "server_s", clock_secs(s));
 		if (total)
-			jout_real(cpu, "server_s_per_gb", secs(s) / ((double)total / 1e9));
+			jout_real(cpu, "server_s_per_gb", clock_secs(s) / ((double)total / 1e9));
 	}
 	jout_set(d, "cpu", cpu);
 	if (intervals)

@@ -9,19 +9,16 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "clock.h"
 #include "jout.h"
 #include "netaddr.h"
+#include "parse.h"
 
 #ifndef TUNBED_VERSION
 #define TUNBED_VERSION "0"
 #endif
 
 static const char *const dir_names[2] = { "local_to_remote", "remote_to_local" };
-
-static double secs(uint64_t ns)
-{
-	return (double)ns / 1e9;
-}
 
 static json_t *addr_json(const struct netaddr *a, bool known)
 {
@@ -109,7 +106,7 @@ static json_t *dir_json(const struct wire_audit *a, int dir)
 	const struct wire_seq *s = &d->seq;
 	json_t *o = json_object(), *sizes = json_array(), *tcp = json_object(),
 	       *seq = json_object();
-	double span = d->frames > 1 ? secs(d->last_ns - d->first_ns) : 0;
+	double span = d->frames > 1 ? clock_secs(d->last_ns - d->first_ns) : 0;
 	uint64_t counted = d->overhead_bytes + d->inner_bytes;
 
 	jout_str(o, "name", dir_names[dir]);
@@ -261,7 +258,7 @@ json_t *wire_report_json(const struct wire_audit *a, const struct wire_source *s
 	jout_set(doc, "source", source_json(src));
 	jout_str(doc, "link", wire_link_name(a->link));
 	jout_set(doc, "expect", expect_json(a));
-	jout_real(doc, "duration_s", a->frames > 1 ? secs(a->last_ns - a->first_ns) : 0);
+	jout_real(doc, "duration_s", a->frames > 1 ? clock_secs(a->last_ns - a->first_ns) : 0);
 	jout_u64(doc, "frames", a->frames);
 	jout_u64(doc, "tunnel_frames", a->tunnel_frames);
 	jout_u64(doc, "other_frames", a->other_frames);
@@ -305,17 +302,6 @@ static const char *bytes_text(uint64_t n, char *buf, size_t size)
 		snprintf(buf, size, "%.1f kB", (double)n / 1e3);
 	else
 		snprintf(buf, size, "%llu B", (unsigned long long)n);
-	return buf;
-}
-
-static const char *rate_text(double bps, char *buf, size_t size)
-{
-	if (bps >= 1e9)
-		snprintf(buf, size, "%.2f Gbit/s", bps / 1e9);
-	else if (bps >= 1e6)
-		snprintf(buf, size, "%.1f Mbit/s", bps / 1e6);
-	else
-		snprintf(buf, size, "%.0f kbit/s", bps / 1e3);
 	return buf;
 }
 
@@ -403,7 +389,7 @@ static void dir_text(FILE *f, const json_t *d)
 		s(d, "src"), s(d, "dst"), (unsigned long long)u(d, "frames"),
 		bytes_text(u(d, "bytes"), b1, sizeof(b1)),
 		bytes_text(u(d, "inner_bytes"), b2, sizeof(b2)),
-		rate_text(r(d, "inner_bps"), b3, sizeof(b3)), r(d, "overhead_pct"));
+		format_rate_text(r(d, "inner_bps"), b3, sizeof(b3)), r(d, "overhead_pct"));
 	if (u(d, "gre_udp_frames"))
 		fprintf(f, "; GRE-in-UDP %llu", (unsigned long long)u(d, "gre_udp_frames"));
 	fprintf(f, "\n");

@@ -1,5 +1,6 @@
 /*
- * Unit tests for common/parse.c: integers, sizes, rates, booleans and CPU lists.
+ * Unit tests for common/parse.c: integers, sizes, rates, booleans and CPU lists, and rates
+ * and CPU lists formatted back.
  */
 #include <errno.h>
 
@@ -125,6 +126,28 @@ static void test_format_rate(void)
 	CHECK_INT(format_rate(1000000000, buf, 3), -ENOSPC);
 }
 
+static void test_format_rate_text(void)
+{
+	static const struct {
+		double in;
+		const char *want;
+	} rows[] = {
+		{ 2.56e9, "2.56 Gbit/s" },    { 1e9, "1.00 Gbit/s" },
+		{ 12.346e9, "12.35 Gbit/s" }, { 999.96e6, "1000.0 Mbit/s" },
+		{ 1e6, "1.0 Mbit/s" },	      { 100.04e6, "100.0 Mbit/s" },
+		{ 999999, "1000 kbit/s" },    { 1500, "2 kbit/s" },
+		{ 400, "0 kbit/s" },	      { 0, "0 kbit/s" },
+	};
+	char buf[32], small[6];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		CHECK_ROW(format_rate_text(rows[i].in, buf, sizeof(buf)) == buf, rows[i].want);
+		CHECK_STR(buf, rows[i].want);
+	}
+	/* Cut like snprintf, still a string. */
+	CHECK_STR(format_rate_text(2.56e9, small, sizeof(small)), "2.56 ");
+}
+
 static void test_bool(void)
 {
 	bool b = false;
@@ -184,6 +207,7 @@ int main(void)
 	test_size();
 	test_rate();
 	test_format_rate();
+	test_format_rate_text();
 	test_bool();
 	test_cpulist();
 	return check_done("test_parse");
