@@ -1,7 +1,9 @@
 """Gateways under test, one interface each: available() says whether this machine can run it
 (and why not), setup() builds it on gwa and gwb of a RAS-shaped topology, pids() names the
-processes whose CPU it costs, telemetry() what it reports of itself, teardown() undoes it.
-A gateway whose software is missing is skipped with its note, never faked."""
+processes whose CPU it costs, telemetry() what it reports of itself, wire_expectations() what
+the wire audit is to expect of its frames, teardown() undoes it. has_modes says whether the
+scenario's modes and workers apply to it. A gateway whose software is missing is skipped with
+its note, never faked."""
 
 import json
 import os
@@ -25,6 +27,9 @@ PAIRS = {
 
 class Driver:
     name = "?"
+    # Whether the scenario's modes and workers apply (scenario.points); if not, each point of
+    # the gateway has mode "-" and workers 0.
+    has_modes = False
 
     def __init__(self, prefix, pair, point, pins):
         self.prefix, self.pair, self.point, self.pins = prefix, pair, point, pins
@@ -41,11 +46,19 @@ class Driver:
         return []
 
     def telemetry(self):
+        """What the gateway says of itself (JSON-ready), asked after the load and before
+        teardown(); None for a gateway that says nothing."""
         return None
 
     def thread_labels(self):
-        """{tid: label} for threads the gateway can name (gregw's workers)."""
+        """{tid: label} for threads the gateway can name (gregw's workers), asked after
+        telemetry()."""
         return {}
+
+    def wire_expectations(self):
+        """tunbed-wire options the gateway's frames must meet beyond the two ends of the
+        tunnel (docs/wire.md); none by default."""
+        return []
 
     def teardown(self):
         pass
@@ -63,6 +76,7 @@ class Route(Driver):
 
 class Gregw(Driver):
     name = "gregw"
+    has_modes = True
 
     def __init__(self, *a):
         super().__init__(*a)
@@ -109,7 +123,8 @@ class Gregw(Driver):
     def pids(self):
         return [(p.pid, f"gregw {h}") for h, p in self.procs.items()]
 
-    def fetch(self):
+    def telemetry(self):
+        """Each gateway's `gregw ctl stats`, as it is now (the thread ids name the workers)."""
         for host, sock in self.socks.items():
             try:
                 self.stats[host] = json.loads(run([GREGW, "ctl", sock, "stats"]))
@@ -117,8 +132,12 @@ class Gregw(Driver):
                 pass
         return self.stats
 
-    def telemetry(self):
-        return self.stats
+    def wire_expectations(self):
+        """Exactly the options of the mode: key 7, sequence numbers, checksums, or none."""
+        opts = self.point.mode.split("+")[1:]
+        return [*(["--key", "7"] if "key" in opts else ["--no-key"]),
+                "--seq" if "seq" in opts else "--no-seq",
+                "--csum" if "csum" in opts else "--no-csum"]
 
     def thread_labels(self):
         labels = {}

@@ -67,17 +67,11 @@ def traffic_client(prefix, pins, args):
     return doc, p.returncode, p.stderr.strip()
 
 
-def wire_args(point, pair, iface, ready):
+def wire_args(driver, pair, iface, ready):
     """tunbed-wire on gwa's end of transit, expecting what the gateway under test should send:
-    GRE between the pair's ends, and for gregw exactly the options of its mode."""
-    args = ["--iface", iface, "--json", "--ready-file", ready, "--local", pair["a"],
-            "--remote", pair["b"]]
-    if point.gateway == "gregw":
-        opts = point.mode.split("+")[1:]
-        args += ["--key", "7"] if "key" in opts else ["--no-key"]
-        args += ["--seq"] if "seq" in opts else ["--no-seq"]
-        args += ["--csum"] if "csum" in opts else ["--no-csum"]
-    return args
+    GRE between the pair's ends, and whatever the driver expects of its frames."""
+    return ["--iface", iface, "--json", "--ready-file", ready, "--local", pair["a"],
+            "--remote", pair["b"], *driver.wire_expectations()]
 
 
 def wire_start(prefix, args, ready):
@@ -169,7 +163,7 @@ def measure(sc, point, repeat, prefix, pin_override):
             sampler.watch(server.pid)
             if sc.wire_audit:
                 ready = os.path.join(tmp, "wire.ready")
-                wire = wire_start(prefix, wire_args(point, pair, transit, ready), ready)
+                wire = wire_start(prefix, wire_args(driver, pair, transit, ready), ready)
                 sampler.watch(wire.pid)
             args = [pair["server"], "--sessions", str(point.sessions), "--time", str(sc.time),
                     "--warmup", str(sc.warmup), "--pattern", point.pattern, *cc]
@@ -194,8 +188,6 @@ def measure(sc, point, repeat, prefix, pin_override):
             record["traffic_error"] = (err or "").strip() or None
             if wire:
                 record["wire"], record["wire_error"] = wire_stop(wire)
-            if isinstance(driver, DRIVERS["gregw"]):
-                driver.fetch()
             record["gateway"] = driver.telemetry()
             labels = {str(k): v for k, v in driver.thread_labels().items()}
             procs = {str(pid): label for pid, label in driver.pids()}

@@ -22,6 +22,8 @@ Every error names file:line and the value, as the C tools do.
 import dataclasses
 import os
 
+from .drivers import DRIVERS
+
 GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "wireguard-go", "openvpn")
 GREGW_ENCAPS = ("gre", "gre-udp")
 GREGW_OPTIONS = ("key", "seq", "csum", "nooffload", "aqm")
@@ -67,8 +69,8 @@ class Point:
 
     def config(self):
         """The gateway configuration, without the session count: a line of a plot."""
-        if self.gateway == "gregw":
-            return f"gregw {self.mode} {self.workers}w"
+        if self.mode != "-":
+            return f"{self.gateway} {self.mode} {self.workers}w"
         return self.gateway
 
 
@@ -213,8 +215,8 @@ def points(sc):
     """The matrix of sc, gateway configuration by configuration, sessions innermost."""
     out = []
     for gw in sc.gateways:
-        modes = sc.modes if gw == "gregw" else ["-"]
-        workers = sc.workers if gw == "gregw" else [0]
+        modes = sc.modes if DRIVERS[gw].has_modes else ["-"]
+        workers = sc.workers if DRIVERS[gw].has_modes else [0]
         for mode in modes:
             for w in workers:
                 for mtu in sc.mtu:

@@ -1,8 +1,8 @@
 """Unit tests of the runner (scripts/tunbedlib) on recorded data: statistics of repeats,
 per-core shares, saturation and its attribution, CPU-seconds per GB, scenario files good and
-bad, the wire audit's summary. The two records in data/ are real runs of gregw on ras.topo (1
-and 8 sessions, 3 s); wire-gregw-seq-2w-64s.json is tunbed-wire's document of a real run (gregw
-gre+seq, 2 workers, 64 sessions)."""
+bad, the wire audit's summary, what drivers say of themselves. The two records in data/ are
+real runs of gregw on ras.topo (1 and 8 sessions, 3 s); wire-gregw-seq-2w-64s.json is
+tunbed-wire's document of a real run (gregw gre+seq, 2 workers, 64 sessions)."""
 
 import json
 import os
@@ -15,7 +15,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import analysis, point, report, scenario  # noqa: E402
+from tunbedlib import analysis, drivers, point, report, scenario  # noqa: E402
 
 
 def record(name):
@@ -294,6 +294,34 @@ class Wire(unittest.TestCase):
                          "| 0 / 51120 | 0.139 | 1.518 | 1.518 | 0.000 |")
         self.assertEqual(rows[1], "| gregw gre 2w | 1 | 340359 | 2 | 0 | gwa -> gwb | 1.870 | - "
                          "| 0.139 | 1.518 | 1.518 | 0.000 |")
+
+
+class Drivers(unittest.TestCase):
+    def test_wire_expectations(self):
+        for gateway, mode, want in (
+                ("gregw", "gre", ["--no-key", "--no-seq", "--no-csum"]),
+                ("gregw", "gre-udp+key+csum", ["--key", "7", "--no-seq", "--csum"]),
+                ("gregw", "gre+seq+nooffload", ["--no-key", "--seq", "--no-csum"]),
+                ("route", "-", []), ("vxlan", "-", []), ("ovs-gre", "-", [])):
+            with self.subTest(gateway=gateway, mode=mode):
+                d = drivers.DRIVERS[gateway]("tbunit", drivers.PAIRS[4],
+                                             scenario.Point(gateway, mode, 2, 0, "push", 1), {})
+                try:
+                    self.assertEqual(d.wire_expectations(), want)
+                    args = point.wire_args(d, drivers.PAIRS[4], "transit", "/r")
+                    self.assertEqual(args[-len(want) - 4:], ["--local", "198.18.0.1", "--remote",
+                                                             "198.18.0.2", *want])
+                finally:
+                    d.teardown()
+
+    def test_modes(self):
+        self.assertEqual([n for n, d in drivers.DRIVERS.items() if d.has_modes], ["gregw"])
+        sc = scenario.Scenario(gateways=["route", "gregw"], modes=["gre", "gre-udp"],
+                               workers=[1], sessions=[1])
+        self.assertEqual([(p.key(), p.config()) for p in scenario.points(sc)],
+                         [("route---w0-mtu0-push-s1", "route"),
+                          ("gregw-gre-w1-mtu0-push-s1", "gregw gre 1w"),
+                          ("gregw-gre-udp-w1-mtu0-push-s1", "gregw gre-udp 1w")])
 
 
 class Scenarios(unittest.TestCase):
