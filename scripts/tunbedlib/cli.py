@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 
-from . import report, scenario
+from . import records, report, scenario
 from .common import ROOT, TOPO, Failure, log, run
 from .drivers import DRIVERS
 from .point import measure
@@ -108,7 +108,8 @@ def execute(sc, args, title):
     started = datetime.datetime.now(datetime.timezone.utc)
     outdir = os.path.join(args.results, started.strftime("%Y%m%dT%H%M%SZ") + f"-{sc.name}")
     os.makedirs(os.path.join(outdir, "runs"))
-    meta = {"scenario": sc.name, "title": title, "topology": sc.topology, "time": sc.time,
+    meta = {"format": records.FORMAT, "scenario": sc.name, "title": title,
+            "topology": sc.topology, "time": sc.time,
             "warmup": sc.warmup, "repeats": sc.repeats, "started_utc": started.isoformat(),
             "gateways": sc.gateways, "notes": notes, "pins": pins, "prefix": prefix,
             "wire_audit": sc.wire_audit, "congestion": sc.congestion or None}
@@ -142,8 +143,13 @@ def execute(sc, args, title):
     lines = report.write(outdir, meta, complete)
     for line in lines:
         print(line)
-    print(f"report: {os.path.join(outdir, 'report.md')}")
+    print_reports(outdir)
     return status
+
+
+def print_reports(outdir):
+    print(f"report: {os.path.join(outdir, 'report.md')}")
+    print(f"report: {os.path.join(outdir, 'report.html')}")
 
 
 def cmd_ras(args):
@@ -167,21 +173,19 @@ def cmd_compare(args):
 
 
 def cmd_report(args):
-    meta_path = os.path.join(args.dir, "meta.json")
     if not os.path.isdir(os.path.join(args.dir, "runs")):
         raise Failure(f"{args.dir}: not a results directory (no runs/)")
+    # Every file is read (and a newer format refused) before anything is installed.
+    meta = records.load_meta(args.dir)
+    runs = records.load_runs(args.dir)
     if importlib.util.find_spec("matplotlib") is None:
         if os.geteuid() != 0:
             raise Failure("the plots need python3-matplotlib: run scripts/bootstrap as root "
                           "(or this command with sudo) to install it")
         bootstrap()
-    meta = {}
-    if os.path.exists(meta_path):
-        with open(meta_path) as f:
-            meta = json.load(f)
-    for line in report.write(args.dir, meta, meta.get("complete", False)):
+    for line in report.write(args.dir, meta, meta.get("complete", False), runs):
         print(line)
-    print(f"report: {os.path.join(args.dir, 'report.md')}")
+    print_reports(args.dir)
     return 0
 
 
@@ -275,7 +279,7 @@ def main():
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
         return args.func(args)
-    except scenario.ScenarioError as e:
+    except (scenario.ScenarioError, records.FormatError) as e:
         log(str(e))
         return 2
     except Failure as e:

@@ -1,7 +1,9 @@
 """The report's pictures (matplotlib, PNG and SVG): throughput against sessions with min-max
 bars, CPU-seconds per GB, latency under load, and per-core utilisation over time for the
-fewest and the most sessions (the Task Manager view of the RAS test)."""
+fewest and the most sessions (the Task Manager view of the RAS test). Each is written to
+plots/ and its SVG also returned, for report.html to inline."""
 
+import io
 import os
 
 import matplotlib
@@ -13,11 +15,15 @@ from . import analysis  # noqa: E402
 
 
 def save(fig, outdir, name):
+    """Writes plots/NAME.png and NAME.svg; returns the SVG."""
     os.makedirs(os.path.join(outdir, "plots"), exist_ok=True)
-    for ext in ("png", "svg"):
-        fig.savefig(os.path.join(outdir, "plots", f"{name}.{ext}"), dpi=110,
-                    bbox_inches="tight")
+    fig.savefig(os.path.join(outdir, "plots", f"{name}.png"), dpi=110, bbox_inches="tight")
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", dpi=110, bbox_inches="tight")
     plt.close(fig)
+    with open(os.path.join(outdir, "plots", f"{name}.svg"), "w", encoding="utf-8") as f:
+        f.write(buf.getvalue())
+    return buf.getvalue()
 
 
 def by_config(points):
@@ -55,7 +61,7 @@ def throughput(outdir, points, summary):
     ax.set_ylim(bottom=0)
     ax.legend()
     ax.set_title("Tunnel throughput against sessions")
-    save(fig, outdir, "throughput")
+    return save(fig, outdir, "throughput")
 
 
 def cost(outdir, points, summary):
@@ -73,7 +79,7 @@ def cost(outdir, points, summary):
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     ax.set_title("Cost: CPU-seconds per GB received")
-    save(fig, outdir, "cost")
+    return save(fig, outdir, "cost")
 
 
 def latency(outdir, points, summary):
@@ -97,14 +103,13 @@ def latency(outdir, points, summary):
                        linestyle="--", label=f"{config}: p50 idle")
     if not drawn:
         plt.close(fig)
-        return False
+        return None
     sessions_axis(ax, points)
     ax.set_yscale("log")
     ax.set_ylabel("request/response round trip, ms")
     ax.legend(fontsize=8)
     ax.set_title("Latency, idle and under load")
-    save(fig, outdir, "latency")
-    return True
+    return save(fig, outdir, "latency")
 
 
 def cores(outdir, name, record, title):
@@ -112,7 +117,7 @@ def cores(outdir, name, record, title):
     samples = (record.get("cpu") or {}).get("samples", [])
     tl = analysis.timeline(samples)
     if not tl:
-        return False
+        return None
     t0 = tr.get("measure_start_mono_s", samples[0]["t"])
     ncpu = max(len(s) for _, s in tl)
     fig, axes = plt.subplots(ncpu, 1, figsize=(7, 1.7 * ncpu + 0.6), sharex=True, squeeze=False)
@@ -132,19 +137,16 @@ def cores(outdir, name, record, title):
     axes[0][0].legend(loc="upper left", ncol=4, fontsize=7)
     axes[-1][0].set_xlabel("seconds from the end of the warm-up (grey: warm-up)")
     fig.suptitle(title)
-    save(fig, outdir, name)
-    return True
+    return save(fig, outdir, name)
 
 
 def make(outdir, records, runs, points, summary):
-    """Draws everything the results allow; returns [(title, name)] in report order."""
-    made = []
-    throughput(outdir, points, summary)
-    made.append(("Throughput against sessions", "throughput"))
-    cost(outdir, points, summary)
-    made.append(("CPU-seconds per GB", "cost"))
-    if latency(outdir, points, summary):
-        made.append(("Latency under load", "latency"))
+    """Draws everything the results allow; returns [(title, name, svg)] in report order."""
+    made = [("Throughput against sessions", "throughput", throughput(outdir, points, summary)),
+            ("CPU-seconds per GB", "cost", cost(outdir, points, summary))]
+    svg = latency(outdir, points, summary)
+    if svg:
+        made.append(("Latency under load", "latency", svg))
     for config, ps in by_config(points).items():
         for p in sorted({ps[0]["sessions"], ps[-1]["sessions"]}):
             point = next(q for q in ps if q["sessions"] == p)
@@ -153,6 +155,7 @@ def make(outdir, records, runs, points, summary):
                         and r["repeat"] == want), None)
             name = f"cores-{point['key']}"
             title = f"{config}, {p} session{'s' if p > 1 else ''}: per-core CPU"
-            if rec and cores(outdir, name, rec, title):
-                made.append((title, name))
+            svg = cores(outdir, name, rec, title) if rec else None
+            if svg:
+                made.append((title, name, svg))
     return made

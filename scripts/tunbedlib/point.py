@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import time
 
-from . import cpu
+from . import cpu, records
 from .common import TOPO, TOPOLOGIES, TRAFFIC, WIRE, Failure, ns, run
 from .drivers import DRIVERS, PAIRS
 
@@ -130,7 +130,8 @@ def deferred_signals():
 
 def measure(sc, point, repeat, prefix, pin_override):
     """Runs point once; returns the raw record (JSON-ready)."""
-    record = {"point": point.__dict__ | {"key": point.key(), "config": point.config()},
+    record = {"format": records.FORMAT,
+              "point": point.__dict__ | {"key": point.key(), "config": point.config()},
               "repeat": repeat, "started": time.time()}
     driver = server = proc = wire = None
     with tempfile.TemporaryDirectory(prefix="tunbed-run-") as tmp:

@@ -1,25 +1,74 @@
 """A run's results directory: raw records in runs/, summary.csv and summary.json, report.md
-with the headline in words first, and the plots. `tunbed report DIR` rebuilds all but the raw
-records from them."""
+and report.html with the headline in words first, and the plots. `tunbed report DIR` rebuilds
+all but the raw records from them.
+
+write() composes three steps: the analysis (analysis.py, one Results for all writers), the
+order of the points (order()), and one writer per output, each taking the Results: summary.json,
+summary.csv, the plots, report.md and report.html. The words and tables both reports show are
+made once here (headline(), point_table(), wire_table(), ...); the two writers only format
+them."""
 
 import csv
-import glob
+import dataclasses
+import html
 import json
 import os
+import re
 
-from . import analysis
+from . import analysis, records as recordfiles
 
 COLUMNS = ("bits_per_second", "retransmits", "jain", "box_cpu_s_per_gb", "gateway_cpu_s_per_gb",
            "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")
 
 
 def load_runs(outdir):
-    records = []
-    for path in sorted(glob.glob(os.path.join(outdir, "runs", "*.json"))):
-        with open(path) as f:
-            records.append(json.load(f))
-    return records
+    """The raw records of outdir/runs/ in today's layout (records.py)."""
+    return recordfiles.load_runs(outdir)
 
+
+@dataclasses.dataclass
+class Results:
+    """What every writer takes: the run's meta, whether it completed, the raw records, each
+    run's numbers (analysis.analyse), each point's (analysis.summarise), and the points in
+    report order."""
+    meta: dict
+    complete: bool
+    records: list
+    runs: list
+    summary: dict
+    points: list
+
+
+@dataclasses.dataclass
+class Plot:
+    """A drawn plot: its title, its file name in plots/ (without .svg or .png), and its SVG."""
+    title: str
+    name: str
+    svg: str
+
+
+def order(records):
+    """The points of records, each once, in the order the run measured their configurations
+    (a configuration's place is that of its first run), sessions ascending within each."""
+    points, seen, first = [], set(), {}
+    for r in sorted(records, key=lambda r: r.get("started", 0)):
+        p = r["point"]
+        first.setdefault(p["config"], len(first))
+        if p["key"] not in seen:
+            seen.add(p["key"])
+            points.append(p)
+    points.sort(key=lambda p: (first[p["config"]], p["sessions"], p["key"]))
+    return points
+
+
+def analyse(records, meta, complete=True):
+    """The Results of a run's raw records (today's layout, records.py)."""
+    runs = [analysis.analyse(r) for r in records]
+    return Results(meta=meta, complete=complete, records=records, runs=runs,
+                   summary=analysis.summarise(runs), points=order(records))
+
+
+# What both reports say, in words and tables.
 
 def gbps(x):
     return f"{x / 1e9:.2f}" if x is not None else "-"
@@ -104,137 +153,275 @@ def wire_headline(points, summary):
     return [line]
 
 
-DATA_DIRS = {"local_to_remote": "gwa -> gwb", "remote_to_local": "gwb -> gwa"}
+def headlines(res):
+    """Every headline line of a run: the points', then the wire audit's."""
+    return headline(res.points, res.summary) + wire_headline(res.points, res.summary)
 
 
-def wire_section(f, points, summary):
-    rows = wire_audited(points, summary)
-    if not rows:
-        return
-    f.write("## Wire audit\n\n"
-            "tunbed-wire captured gwa's end of transit during every run (docs/wire.md): frames "
-            "that broke an expectation (worst repeat), frames the capture dropped, and medians "
-            "of the encapsulation overhead, GRE sequence numbers missing and out of order on "
-            "the tunnel (`-`: the mode sends none), and of the TCP payload in the data "
-            "direction, the one that carried more inner bytes (gwa -> gwb, client to server, "
-            "with pattern push; back with pull): sent across the link twice (retransmitted), "
-            "first seen after later data (late), and of the late data, what was sent after "
-            "that later data, so lost before the link and resent (lost upstream), and what was "
-            "overtaken on its way (reordered). The last two are told apart by the inner IPv4 "
-            "identification; over inner IPv6 there is none, the late data stays unresolved and "
-            "both show `-`. Runs whose audit failed are listed below the table and left out "
-            "of its figures. The capture's CPU shows in the saturation attribution as "
-            "tunbed-wire.\n\n")
-    f.write("| gateway | sessions | tunnel frames | violations | capture dropped | data "
-            "| overhead % | seq missing / reordered | TCP retransmitted % | TCP late % "
-            "| TCP lost upstream % | TCP reordered % |\n")
-    f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
-
-    def pct(x):
-        return f"{x:.3f}" if x is not None else "-"
-    for p, w in rows:
-        if "tunnel_frames" not in w:
-            f.write(f"| {p['config']} | {p['sessions']} | audit failed |" + " - |" * 9 + "\n")
-            continue
-        seq = (f"{w['seq_missing']:.0f} / {w['seq_reordered']:.0f}" if w.get("seq_frames")
-               else "-")
-        f.write(f"| {p['config']} | {p['sessions']} | {w['tunnel_frames']:.0f} | "
-                f"{w['violation_frames']} | {w['capture_dropped']} | "
-                f"{DATA_DIRS.get(w.get('data_dir'), '-')} | {pct(w['overhead_pct'])} | "
-                f"{seq} | {pct(w['tcp_retransmitted_pct'])} | {pct(w.get('tcp_late_pct'))} | "
-                f"{pct(w['tcp_resent_pct'])} | {pct(w['tcp_reordered_pct'])} |\n")
-    f.write("\n")
-    failed = [(p, w) for p, w in rows if w.get("failed")]
-    if failed:
-        f.write("The audit failed (the raw records keep `wire_error`):\n\n")
-        for p, w in failed:
-            f.write(f"- {where(p)}: {w['failed']} of {plural(w['repeats'], 'repeat')}: "
-                    f"{'; '.join(w['errors'])}\n")
-        f.write("\n")
+def title(meta):
+    return f"tunbed {meta.get('scenario', '')}: {meta.get('title', '')}"
 
 
-def table_row(p, s):
+PARTIAL = ("PARTIAL: the run was interrupted or failed; these are the points measured before "
+           "it stopped.")
+
+
+def congestion_line(res):
+    ccs = sorted({(r.get("traffic") or {}).get("config", {}).get("congestion") or "not recorded"
+                  for r in res.records})
+    return (f"TCP congestion control of the sessions: {', '.join(ccs)}"
+            f"{' (asked for)' if res.meta.get('congestion') else ' (the system default)'}.")
+
+
+def method(meta):
+    return (f"Topology `{meta.get('topology')}`; each run {meta.get('time')} s measured after "
+            f"{meta.get('warmup')} s of warm-up, {meta.get('repeats')} repeat(s); figures "
+            "are medians with (min-max). Throughput is what the receiver counted in the "
+            "measured window (tunbed-traffic); CPU is /proc/stat and each thread's "
+            "/proc/PID/task/TID/stat sampled at 4 Hz on CLOCK_MONOTONIC over the same "
+            "window. A core at 95% or more is saturated. CPU-s/GB: CPU seconds per 10^9 "
+            "bytes received, for the whole box and for the gateway processes (kernel "
+            "gateways have none).")
+
+
+POINT_HEADER = ("gateway", "sessions", "Gbit/s", "retransmits", "Jain", "box CPU-s/GB",
+                "gateway CPU-s/GB", "RTT idle p50 ms", "RTT loaded p50 / p99 ms",
+                "saturated cores")
+
+
+def point_cells(p, s):
     sat = ", ".join(str(x["cpu"]) for x in s["saturated"]) or "-"
     idle = f"{s['rr_idle_p50_ms']['median']:.3f}" if s["rr_idle_p50_ms"] else "-"
     loaded = "-"
     if s["rr_load_p50_ms"] and s["rr_load_p99_ms"]:
         loaded = f"{s['rr_load_p50_ms']['median']:.3f} / {s['rr_load_p99_ms']['median']:.3f}"
-    return (f"| {p['config']} | {p['sessions']} | {fmt(s['bits_per_second'], 1e-9)} | "
-            f"{fmt(s['retransmits'], 1, 0)} | {fmt(s['jain'], 1, 3)} | "
-            f"{fmt(s['box_cpu_s_per_gb'], 1, 1)} | {fmt(s['gateway_cpu_s_per_gb'], 1, 1)} | "
-            f"{idle} | {loaded} | {sat} |\n")
+    return [p["config"], str(p["sessions"]), fmt(s["bits_per_second"], 1e-9),
+            fmt(s["retransmits"], 1, 0), fmt(s["jain"], 1, 3), fmt(s["box_cpu_s_per_gb"], 1, 1),
+            fmt(s["gateway_cpu_s_per_gb"], 1, 1), idle, loaded, sat]
 
 
-def write(outdir, meta, complete=True):
-    """Writes summary.csv, summary.json, report.md and the plots from outdir/runs/."""
-    records = load_runs(outdir)
-    runs = [analysis.analyse(r) for r in records]
-    summary = analysis.summarise(runs)
-    points, seen, order = [], set(), {}
-    for r in sorted(records, key=lambda r: r.get("started", 0)):
-        p = r["point"]
-        order.setdefault(p["config"], len(order))
-        if p["key"] not in seen:
-            seen.add(p["key"])
-            points.append(p)
-    # In the order the run measured its configurations, sessions ascending within each.
-    points.sort(key=lambda p: (order[p["config"]], p["sessions"], p["key"]))
+def point_table(points, summary):
+    """The table of points: (header, rows of cells)."""
+    return POINT_HEADER, [point_cells(p, summary[p["key"]]) for p in points]
+
+
+WIRE_INTRO = (
+    "tunbed-wire captured gwa's end of transit during every run (docs/wire.md): frames "
+    "that broke an expectation (worst repeat), frames the capture dropped, and medians "
+    "of the encapsulation overhead, GRE sequence numbers missing and out of order on "
+    "the tunnel (`-`: the mode sends none), and of the TCP payload in the data "
+    "direction, the one that carried more inner bytes (gwa -> gwb, client to server, "
+    "with pattern push; back with pull): sent across the link twice (retransmitted), "
+    "first seen after later data (late), and of the late data, what was sent after "
+    "that later data, so lost before the link and resent (lost upstream), and what was "
+    "overtaken on its way (reordered). The last two are told apart by the inner IPv4 "
+    "identification; over inner IPv6 there is none, the late data stays unresolved and "
+    "both show `-`. Runs whose audit failed are listed below the table and left out "
+    "of its figures. The capture's CPU shows in the saturation attribution as "
+    "tunbed-wire.")
+
+WIRE_HEADER = ("gateway", "sessions", "tunnel frames", "violations", "capture dropped", "data",
+               "overhead %", "seq missing / reordered", "TCP retransmitted %", "TCP late %",
+               "TCP lost upstream %", "TCP reordered %")
+
+DATA_DIRS = {"local_to_remote": "gwa -> gwb", "remote_to_local": "gwb -> gwa"}
+
+
+def wire_cells(p, w):
+    if "tunnel_frames" not in w:
+        return [p["config"], str(p["sessions"]), "audit failed"] + ["-"] * 9
+
+    def pct(x):
+        return f"{x:.3f}" if x is not None else "-"
+    seq = (f"{w['seq_missing']:.0f} / {w['seq_reordered']:.0f}" if w.get("seq_frames")
+           else "-")
+    return [p["config"], str(p["sessions"]), f"{w['tunnel_frames']:.0f}",
+            str(w["violation_frames"]), str(w["capture_dropped"]),
+            DATA_DIRS.get(w.get("data_dir"), "-"), pct(w["overhead_pct"]), seq,
+            pct(w["tcp_retransmitted_pct"]), pct(w.get("tcp_late_pct")),
+            pct(w["tcp_resent_pct"]), pct(w["tcp_reordered_pct"])]
+
+
+def wire_table(points, summary):
+    """The wire audit's table, (header, rows of cells), and the lines on the points where it
+    failed; None when the audit did not run."""
+    rows = wire_audited(points, summary)
+    if not rows:
+        return None
+    failed = [f"{where(p)}: {w['failed']} of {plural(w['repeats'], 'repeat')}: "
+              f"{'; '.join(w['errors'])}" for p, w in rows if w.get("failed")]
+    return WIRE_HEADER, [wire_cells(p, w) for p, w in rows], failed
+
+
+WIRE_FAILED = "The audit failed (the raw records keep `wire_error`):"
+
+FOOTER = ("Raw records: `runs/*.json`; every number above is in `summary.json` and "
+          "`summary.csv`. Rebuild this report with `scripts/tunbed report DIR`.")
+
+
+# The writers: one per output, each taking the Results.
+
+def write_summary_json(outdir, res):
     with open(os.path.join(outdir, "summary.json"), "w") as f:
-        json.dump({"meta": meta, "complete": complete, "points": points, "summary": summary,
-                   "runs": runs}, f, indent=2)
+        json.dump({"meta": res.meta, "complete": res.complete, "points": res.points,
+                   "summary": res.summary, "runs": res.runs}, f, indent=2)
         f.write("\n")
+
+
+def write_summary_csv(outdir, res):
     with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["point", "gateway", "mode", "workers", "mtu", "pattern", "sessions",
                     "repeats"] + [f"{c}_{s}" for c in COLUMNS for s in ("median", "min", "max")]
                    + ["saturated_cores"])
-        for p in points:
-            s = summary[p["key"]]
+        for p in res.points:
+            s = res.summary[p["key"]]
             row = [p["key"], p["gateway"], p["mode"], p["workers"], p["mtu"], p["pattern"],
                    p["sessions"], s["repeats"]]
             for c in COLUMNS:
                 row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
             row.append(" ".join(str(x["cpu"]) for x in s["saturated"]))
             w.writerow(row)
+
+
+def write_plots(outdir, res):
+    """plots/*.png and *.svg; returns the [Plot] drawn, in report order."""
     # Imported here, not at the top: the runner must start (and bootstrap, which installs
     # python3-matplotlib) with nothing but Python's standard library.
     from . import plots
-    made = plots.make(outdir, records, runs, points, summary)
-    lines = headline(points, summary) + wire_headline(points, summary)
+    return [Plot(t, name, svg) for t, name, svg in
+            plots.make(outdir, res.records, res.runs, res.points, res.summary)]
+
+
+def md_table(f, header, rows):
+    f.write("| " + " | ".join(header) + " |\n")
+    f.write("|" + " --- |" * len(header) + "\n")
+    for cells in rows:
+        f.write("| " + " | ".join(cells) + " |\n")
+    f.write("\n")
+
+
+def wire_section(f, points, summary):
+    """report.md's "Wire audit" section, if the audit ran."""
+    wire = wire_table(points, summary)
+    if not wire:
+        return
+    header, rows, failed = wire
+    f.write(f"## Wire audit\n\n{WIRE_INTRO}\n\n")
+    md_table(f, header, rows)
+    if failed:
+        f.write(f"{WIRE_FAILED}\n\n")
+        for line in failed:
+            f.write(f"- {line}\n")
+        f.write("\n")
+
+
+def write_markdown(outdir, res, plots):
+    meta = res.meta
     with open(os.path.join(outdir, "report.md"), "w") as f:
-        f.write(f"# tunbed {meta.get('scenario', '')}: {meta.get('title', '')}\n\n")
-        if not complete:
-            f.write("**PARTIAL: the run was interrupted or failed; these are the points "
-                    "measured before it stopped.**\n\n")
-        for line in lines:
+        f.write(f"# {title(meta)}\n\n")
+        if not res.complete:
+            f.write(f"**{PARTIAL}**\n\n")
+        for line in headlines(res):
             f.write(f"- {line}\n")
         f.write("\n")
         for note in meta.get("notes", []):
             f.write(f"> {note}\n")
         if meta.get("notes"):
             f.write("\n")
-        ccs = sorted({(r.get("traffic") or {}).get("config", {}).get("congestion")
-                      or "not recorded" for r in records})
-        f.write(f"TCP congestion control of the sessions: {', '.join(ccs)}"
-                f"{' (asked for)' if meta.get('congestion') else ' (the system default)'}.\n\n")
-        f.write(f"Topology `{meta.get('topology')}`; each run {meta.get('time')} s measured after "
-                f"{meta.get('warmup')} s of warm-up, {meta.get('repeats')} repeat(s); figures "
-                "are medians with (min-max). Throughput is what the receiver counted in the "
-                "measured window (tunbed-traffic); CPU is /proc/stat and each thread's "
-                "/proc/PID/task/TID/stat sampled at 4 Hz on CLOCK_MONOTONIC over the same "
-                "window. A core at 95% or more is saturated. CPU-s/GB: CPU seconds per 10^9 "
-                "bytes received, for the whole box and for the gateway processes (kernel "
-                "gateways have none).\n\n")
-        f.write("| gateway | sessions | Gbit/s | retransmits | Jain | box CPU-s/GB | gateway "
-                "CPU-s/GB | RTT idle p50 ms | RTT loaded p50 / p99 ms | saturated cores |\n")
-        f.write("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
-        for p in points:
-            f.write(table_row(p, summary[p["key"]]))
-        f.write("\n")
-        wire_section(f, points, summary)
-        for title, name in made:
-            f.write(f"## {title}\n\n![{title}](plots/{name}.svg)\n\n"
-                    f"(PNG: [plots/{name}.png](plots/{name}.png))\n\n")
-        f.write("Raw records: `runs/*.json`; every number above is in `summary.json` and "
-                "`summary.csv`. Rebuild this report with `scripts/tunbed report DIR`.\n")
-    return lines
+        f.write(f"{congestion_line(res)}\n\n{method(meta)}\n\n")
+        md_table(f, *point_table(res.points, res.summary))
+        wire_section(f, res.points, res.summary)
+        for p in plots:
+            f.write(f"## {p.title}\n\n![{p.title}](plots/{p.name}.svg)\n\n"
+                    f"(PNG: [plots/{p.name}.png](plots/{p.name}.png))\n\n")
+        f.write(f"{FOOTER}\n")
+
+
+def words(text):
+    """Text for HTML: escaped, with `code` as <code>."""
+    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(text))
+
+
+def inline_svg(svg, prefix):
+    """A plot's SVG document as an element of an HTML page: without the XML prolog and the
+    metadata (links to vocabularies, never loaded, but links all the same), and with every id
+    and reference to one prefixed, since the page's plots share one space of ids."""
+    svg = svg[svg.index("<svg"):]
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    svg = re.sub(r'\bid="([^"]*)"', lambda m: f'id="{prefix}{m[1]}"', svg)
+    return re.sub(r'(href="#|url\(#)', lambda m: m[1] + prefix, svg)
+
+
+HTML_STYLE = """
+body { font-family: sans-serif; margin: 2em auto; max-width: 80em; padding: 0 1em;
+       line-height: 1.4; color: #222; }
+.partial { color: #b00; font-weight: bold; }
+.headline li { font-weight: bold; margin: 0.3em 0; }
+blockquote { border-left: 3px solid #ccc; margin: 1em 0; padding: 0 1em; color: #555; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; }
+th { background: #f3f3f3; }
+figure { margin: 1em 0; }
+figure svg { max-width: 100%; height: auto; }
+code { background: #f3f3f3; padding: 0 0.2em; }
+"""
+
+
+def html_table(header, rows, id_):
+    out = [f'<table id="{id_}">\n<thead><tr>'
+           + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr></thead>\n<tbody>\n"]
+    for cells in rows:
+        out.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>\n")
+    out.append("</tbody>\n</table>\n")
+    return "".join(out)
+
+
+def write_html(outdir, res, plots):
+    """report.html: report.md's content in one file that needs nothing else, every plot
+    inline as SVG. Its policy forbids the page to load anything at all."""
+    meta = res.meta
+    out = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+           'style-src \'unsafe-inline\'">\n'
+           f"<title>{html.escape(title(meta))}</title>\n<style>{HTML_STYLE}</style>\n"
+           f"</head>\n<body>\n<h1>{html.escape(title(meta))}</h1>\n"]
+    if not res.complete:
+        out.append(f'<p class="partial">{html.escape(PARTIAL)}</p>\n')
+    out.append('<ul class="headline" id="headline">\n'
+               + "".join(f"<li>{html.escape(line)}</li>\n" for line in headlines(res))
+               + "</ul>\n")
+    if meta.get("notes"):
+        out.append("<blockquote>\n" + "".join(f"<p>{html.escape(n)}</p>\n"
+                                              for n in meta["notes"]) + "</blockquote>\n")
+    out.append(f"<p>{words(congestion_line(res))}</p>\n<p>{words(method(meta))}</p>\n")
+    out.append(html_table(*point_table(res.points, res.summary), "points"))
+    wire = wire_table(res.points, res.summary)
+    if wire:
+        header, rows, failed = wire
+        out.append(f'<h2 id="wire-audit">Wire audit</h2>\n<p>{words(WIRE_INTRO)}</p>\n')
+        out.append(html_table(header, rows, "wire"))
+        if failed:
+            out.append(f"<p>{words(WIRE_FAILED)}</p>\n<ul>\n"
+                       + "".join(f"<li>{html.escape(line)}</li>\n" for line in failed)
+                       + "</ul>\n")
+    for i, p in enumerate(plots):
+        out.append(f'<h2>{html.escape(p.title)}</h2>\n<figure class="plot" '
+                   f'id="plot-{html.escape(p.name)}">\n{inline_svg(p.svg, f"plot{i}-")}\n'
+                   f"<figcaption>{html.escape(p.title)} (also plots/{html.escape(p.name)}.svg "
+                   f"and .png)</figcaption>\n</figure>\n")
+    out.append(f"<p>{words(FOOTER)}</p>\n</body>\n</html>\n")
+    with open(os.path.join(outdir, "report.html"), "w", encoding="utf-8") as f:
+        f.write("".join(out))
+
+
+def write(outdir, meta, complete=True, records=None):
+    """Writes summary.json, summary.csv, the plots, report.md and report.html from the raw
+    records (outdir/runs/ unless given, in today's layout); returns the headline lines."""
+    res = analyse(load_runs(outdir) if records is None else records, meta, complete)
+    write_summary_json(outdir, res)
+    write_summary_csv(outdir, res)
+    plots = write_plots(outdir, res)
+    write_markdown(outdir, res, plots)
+    write_html(outdir, res, plots)
+    return headlines(res)

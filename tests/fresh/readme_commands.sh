@@ -95,10 +95,11 @@ in_root "scripts/tunbed ras --sessions 1 --workers 1 --repeats 1 --time 2 --warm
 	die "scripts/tunbed ras failed: $(tail -5 "$WORK/ras.err" | tr '\n' ' ')"
 grep -q "^bootstrap: installing .*python3-matplotlib" "$WORK/ras.err" ||
 	die "the main job did not install python3-matplotlib itself: $(grep bootstrap "$WORK/ras.err" | tr '\n' ' ')"
-report=$(sed -n 's/^report: //p' "$WORK/ras.out")
+report=$(sed -n 's/^report: \(.*\/report\.md\)$/\1/p' "$WORK/ras.out")
 [ -n "$report" ] || die "the main job printed no report path: $(cat "$WORK/ras.out")"
 dir="$ROOT$(dirname "$report")"
 [ -s "$dir/report.md" ] || die "no report.md in $dir"
+[ -s "$dir/report.html" ] || die "no report.html in $dir"
 log "ok: $(grep -m1 'session' "$WORK/ras.out")"
 python3 - "$dir" <<'PY' || die "the report is incomplete"
 import json, os, sys

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The runner end to end: a short `tunbed ras --wire-audit` (1 repeat, 2 points, 3 s) writes its
-# results directory with consistent numbers, valid plots and a clean wire audit; `tunbed
-# compare` skips a gateway this machine cannot run, with its note; `tunbed run` takes a
+# results directory with consistent numbers, valid plots, a clean wire audit, result files of
+# today's format and report.html opening with the headline, and `tunbed report` rebuilds it;
+# `tunbed compare` skips a gateway this machine cannot run, with its note; `tunbed run` takes a
 # scenario file; Ctrl-C keeps and marks partial results; nothing is left behind.
 #
 #  P-client --lan-a-- P-gwa [gateway] ==transit== [gateway] P-gwb --lan-b-- P-server
@@ -18,19 +19,30 @@ dir=$(find "$R" -maxdepth 1 -name '*-ras' | head -1)
 expect_match "headline: 1 session, in words" "$out" "gregw gre 2w, 1 session: [0-9.]+ Gbit/s, (core [0-9]+ saturated by|no core saturated)"
 expect_match "headline: 8 sessions" "$out" "gregw gre 2w, 8 sessions: [0-9.]+ Gbit/s"
 expect_match "headline: the wire audit" "$out" "wire audit: every tunnel frame of 2 points as expected"
+expect_match "the command names both reports, last" "$out" "report: $dir/report\.md"$'\n'"report: $dir/report\.html$"
 grep -q "^## Wire audit" "$dir/report.md" || fail "report.md has no wire audit section"
-for f in report.md summary.csv summary.json meta.json runs/gregw-gre-w2-mtu0-push-s1-r1.json runs/gregw-gre-w2-mtu0-push-s8-r1.json; do
+for f in report.md report.html summary.csv summary.json meta.json runs/gregw-gre-w2-mtu0-push-s1-r1.json runs/gregw-gre-w2-mtu0-push-s8-r1.json; do
 	[ -s "$dir/$f" ] || fail "missing $f"
 done
 head -3 "$dir/report.md" | grep -q "^- gregw gre 2w, 1 session: " || fail "report.md does not start with the headline"
 # New namespaces start with the system's default congestion control.
 grep -q "^TCP congestion control of the sessions: $(sysctl -n net.ipv4.tcp_congestion_control) (the system default)\.$" "$dir/report.md" || fail "report.md does not name the system's congestion control"
 expect_eq "summary.csv: a header and two points" "$(wc -l <"$dir/summary.csv")" "3"
-python3 - "$dir" <<'PY' || fail "results are not consistent"
-import json, os, sys
+python3 - "$dir" "$out" <<'PY' || fail "results are not consistent"
+import glob, html, json, os, sys
 d = sys.argv[1]
 s = json.load(open(os.path.join(d, "summary.json")))
 assert s["complete"] is True, "not complete"
+# Today's result files carry their format (docs/runner.md).
+for f in [os.path.join(d, "meta.json")] + glob.glob(os.path.join(d, "runs", "*.json")):
+    assert json.load(open(f)).get("format") == 2, f
+# report.html opens with the headline the command printed, every line of it.
+page = open(os.path.join(d, "report.html"), encoding="utf-8").read()
+lines = [x for x in sys.argv[2].splitlines() if not x.startswith("report: ")]
+assert len(lines) == 3, lines
+want = '<ul class="headline" id="headline">\n' + "".join(f"<li>{html.escape(x)}</li>\n" for x in lines)
+assert want in page and page.index(want) < page.index("<table"), "report.html: no headline first"
+assert page.count("<svg") == 5 and "<img" not in page and "<script" not in page, "report.html: plots"
 for r in s["runs"]:
     # Throughput is bytes over the measured time.
     assert abs(r["bytes"] * 8 / r["measured_s"] - r["bits_per_second"]) <= 1e-6 * r["bits_per_second"], r["key"]
@@ -52,6 +64,8 @@ for p in plots:
     assert b"<svg" in open(os.path.join(d, "plots", p + ".svg"), "rb").read(400), p
 print("consistent")
 PY
+out2=$("$TUNBED" report "$dir" 2>"$TMP/report.err") || die "tunbed report failed: $(tail -3 "$TMP/report.err")"
+expect_eq "tunbed report: the same headline and both reports" "$out2" "$out"
 expect_nothing_left "$P" "after tunbed ras"
 for f in /run/gregw/*"$P"*; do
 	if [ -e "$f" ]; then fail "gregw control socket left: $f"; fi
@@ -88,4 +102,5 @@ stop_bg "$rpid" INT "tunbed ras"
 expect_eq "interrupted: exit status" "$BG_STATUS" "130"
 expect_match "interrupted: one line" "$(grep -v '^tunbed: \[' "$TMP/int.err" | grep -v '^bootstrap' | tail -1)" "^tunbed: interrupted; topology and processes removed; partial results in "
 grep -q "PARTIAL" "$(find "$TMP/partial" -name report.md)" || fail "the partial report is not marked"
+grep -q '<p class="partial">PARTIAL' "$(find "$TMP/partial" -name report.html)" || fail "the partial report.html is not marked"
 expect_nothing_left "$P" "after the interruption"

@@ -1,8 +1,9 @@
 """Unit tests of the runner (scripts/tunbedlib) on recorded data: statistics of repeats,
 per-core shares, saturation and its attribution, CPU-seconds per GB, scenario files good and
-bad, the wire audit's summary, what drivers say of themselves. The two records in data/ are
-real runs of gregw on ras.topo (1 and 8 sessions, 3 s); wire-gregw-seq-2w-64s.json is
-tunbed-wire's document of a real run (gregw gre+seq, 2 workers, 64 sessions)."""
+bad, the wire audit's summary, the format of result files, the report's order and writers, what
+drivers say of themselves. The two records in data/ are real runs of gregw on ras.topo (1 and 8
+sessions, 3 s), in format 1 (no format field); wire-gregw-seq-2w-64s.json is tunbed-wire's
+document of a real run (gregw gre+seq, 2 workers, 64 sessions)."""
 
 import json
 import os
@@ -15,7 +16,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import analysis, drivers, point, report, scenario  # noqa: E402
+from tunbedlib import analysis, drivers, point, records, report, scenario  # noqa: E402
 
 
 def record(name):
@@ -294,6 +295,140 @@ class Wire(unittest.TestCase):
                          "| 0 / 51120 | 0.139 | 1.518 | 1.518 | 0.000 |")
         self.assertEqual(rows[1], "| gregw gre 2w | 1 | 340359 | 2 | 0 | gwa -> gwb | 1.870 | - "
                          "| 0.139 | 1.518 | 1.518 | 0.000 |")
+
+
+def write_json(path, doc):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(doc, f)
+
+
+class Formats(unittest.TestCase):
+    NEWER = "results written by a newer tunbed (format 3); this one reads 1-2"
+
+    def test_format_1_reads_as_today(self):
+        old = record("run-gregw-s1.json")
+        self.assertNotIn("format", old)
+        new = records.upgrade_record(old)
+        self.assertEqual(new, dict(old, format=records.FORMAT))
+        self.assertEqual(records.FORMAT, 2)
+        self.assertEqual(records.upgrade_record(new), new)
+        self.assertEqual(records.upgrade_meta({"scenario": "ras"}), {"scenario": "ras",
+                                                                     "format": 2})
+
+    def test_refusals(self):
+        r = record("run-gregw-s1.json")
+        for fmt, want in ((3, self.NEWER), (99, self.NEWER.replace("3", "99", 1)),
+                          (0, "bad format 0: expected a whole number from 1"),
+                          ("2", 'bad format "2": expected a whole number from 1'),
+                          (True, "bad format true: expected a whole number from 1")):
+            with self.subTest(format=fmt):
+                with self.assertRaises(records.FormatError) as e:
+                    records.upgrade_record(dict(r, format=fmt), "d/runs/x-r1.json")
+                self.assertEqual(str(e.exception), f"d/runs/x-r1.json: {want}")
+        with self.assertRaises(records.FormatError) as e:
+            records.upgrade_meta({"format": 3}, "d/meta.json")
+        self.assertEqual(str(e.exception), f"d/meta.json: {self.NEWER}")
+        with self.assertRaises(records.FormatError) as e:
+            records.upgrade_record({"format": 2}, "d/runs/x.json")
+        self.assertEqual(str(e.exception), "d/runs/x.json: not a run record (no point or repeat)")
+
+    def test_a_directory_of_both_formats(self):
+        with tempfile.TemporaryDirectory() as d:
+            write_json(os.path.join(d, "runs", "a-r1.json"), record("run-gregw-s1.json"))
+            write_json(os.path.join(d, "runs", "b-r1.json"),
+                       dict(record("run-gregw-s8.json"), format=2))
+            self.assertEqual([r["format"] for r in records.load_runs(d)], [2, 2])
+            self.assertEqual(records.load_meta(d), {"format": 2})
+            with open(os.path.join(d, "runs", "c-r1.json"), "w") as f:
+                f.write("{")
+            with self.assertRaises(records.FormatError) as e:
+                records.load_runs(d)
+            self.assertRegex(str(e.exception), r"/runs/c-r1\.json: not JSON: ")
+
+    def test_tunbed_report_refuses_a_newer_format(self):
+        """One line, exit status 2, before anything is installed or written."""
+        env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "..", "..", "scripts"))
+        for newer in ("runs/b-r1.json", "meta.json"):
+            with self.subTest(newer=newer), tempfile.TemporaryDirectory() as d:
+                write_json(os.path.join(d, "runs", "a-r1.json"), record("run-gregw-s1.json"))
+                write_json(os.path.join(d, "meta.json"), {"scenario": "ras", "format": 2})
+                write_json(os.path.join(d, newer), dict(record("run-gregw-s8.json"), format=3))
+                p = subprocess.run([sys.executable, "-B", "-m", "tunbedlib", "report", d],
+                                   capture_output=True, text=True, env=env, timeout=30)
+                self.assertEqual((p.returncode, p.stdout), (2, ""))
+                self.assertEqual(p.stderr, f"tunbed: {os.path.join(d, newer)}: {self.NEWER}\n")
+                self.assertEqual(sorted(os.listdir(d)), ["meta.json", "runs"])
+
+
+def run_record(config, sessions, started, gateway="gregw"):
+    key = f"{config.replace(' ', '-')}-s{sessions}"
+    return {"point": {"key": key, "config": config, "sessions": sessions, "gateway": gateway},
+            "repeat": 1, "started": started}
+
+
+class Writers(unittest.TestCase):
+    def test_order(self):
+        # Configurations in the order the run first measured them, sessions ascending in each,
+        # each point once however many repeats it had.
+        recs = [run_record("route", 8, 5), run_record("gregw gre 2w", 64, 2),
+                run_record("route", 1, 3), run_record("gregw gre 2w", 1, 1),
+                run_record("gregw gre 2w", 64, 6), run_record("vxlan", 1, 4)]
+        self.assertEqual([(p["config"], p["sessions"]) for p in report.order(recs)],
+                         [("gregw gre 2w", 1), ("gregw gre 2w", 64), ("route", 1), ("route", 8),
+                          ("vxlan", 1)])
+
+    SVG = ('<?xml version="1.0" encoding="utf-8" standalone="no"?>\n<!DOCTYPE svg PUBLIC '
+           '"-//W3C//DTD SVG 1.1//EN"\n  "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n'
+           '<svg xmlns="http://www.w3.org/2000/svg" width="10pt" height="10pt">\n <metadata>\n'
+           '  <rdf:RDF><cc:Work><dc:type rdf:resource="http://purl.org/dc/dcmitype/StillImage"/>'
+           '</cc:Work></rdf:RDF>\n </metadata>\n <defs><path id="m1" d="M 0 0"/>'
+           '<clipPath id="p1"><rect width="5" height="5"/></clipPath></defs>\n'
+           ' <g id="figure_1" clip-path="url(#p1)"><use xlink:href="#m1"/></g>\n</svg>\n')
+
+    def test_both_reports_from_one_analysis(self):
+        recs = [records.upgrade_record(record(n)) for n in ("run-gregw-s8.json",
+                                                            "run-gregw-s1.json")]
+        meta = {"scenario": "ras", "title": "a <script>x</script> & b", "topology": "ras",
+                "notes": ["gre skipped: <none>"]}
+        res = report.analyse(recs, meta, complete=False)
+        self.assertEqual([p["sessions"] for p in res.points], [1, 8])
+        plots = [report.Plot("Throughput <1>", "throughput", self.SVG),
+                 report.Plot("Cost", "cost", self.SVG)]
+        with tempfile.TemporaryDirectory() as d:
+            report.write_markdown(d, res, plots)
+            report.write_html(d, res, plots)
+            with open(os.path.join(d, "report.md")) as f:
+                md = f.read()
+            with open(os.path.join(d, "report.html"), encoding="utf-8") as f:
+                page = f.read()
+        lines = report.headlines(res)
+        self.assertEqual(len(lines), 2)
+        self.assertIn("".join(f"- {line}\n" for line in lines), md)
+        self.assertIn("".join(f"<li>{line}</li>\n" for line in lines), page)
+        # The headline comes first: after the title and the PARTIAL mark, before all else.
+        self.assertLess(page.index("PARTIAL"), page.index('<ul class="headline"'))
+        self.assertLess(page.index(lines[-1]), page.index("<table"))
+        # report.md's table rows are report.html's.
+        for p, cells in zip(res.points, report.point_table(res.points, res.summary)[1]):
+            self.assertIn("| " + " | ".join(cells) + " |\n", md)
+            self.assertIn("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>", page)
+        # Every text escaped; no markup from the data.
+        self.assertIn("<title>tunbed ras: a &lt;script&gt;x&lt;/script&gt; &amp; b</title>", page)
+        self.assertIn("gre skipped: &lt;none&gt;", page)
+        self.assertIn("<h2>Throughput &lt;1&gt;</h2>", page)
+        self.assertNotIn("<script", page)
+        # The plots inline, without prolog or metadata, each with ids of its own.
+        self.assertEqual(page.count("<svg"), 2)
+        self.assertNotIn("<?xml", page)
+        self.assertNotIn("DOCTYPE svg", page)
+        self.assertNotIn("metadata", page)
+        self.assertNotIn("purl.org", page)
+        for i in (0, 1):
+            self.assertIn(f'<path id="plot{i}-m1"', page)
+            self.assertIn(f'<g id="plot{i}-figure_1" clip-path="url(#plot{i}-p1)">'
+                          f'<use xlink:href="#plot{i}-m1"/>', page)
+        self.assertIn("![Cost](plots/cost.svg)", md)
 
 
 class Drivers(unittest.TestCase):

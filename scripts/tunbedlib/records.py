@@ -1,0 +1,76 @@
+"""The files a run leaves that `tunbed report` reads again: the raw records (runs/*.json) and
+meta.json. Each carries `format`, the version of its layout (FORMAT, raised whenever a field is
+renamed, moved or given another meaning); a file without it is format 1, as every file written
+before the field was. Reading converts an older file to today's layout here, and only here, so
+the analysis and the report see one layout. A file newer than this runner is refused in one
+line (exit status 2, a file this runner cannot read)."""
+
+import glob
+import json
+import os
+
+FORMAT = 2
+OLDEST = 1
+
+
+class FormatError(Exception):
+    """A record or meta.json this runner cannot read: one line, FILE: what."""
+
+
+def _format_of(doc, path):
+    fmt = doc.get("format", 1)
+    if isinstance(fmt, bool) or not isinstance(fmt, int) or fmt < OLDEST:
+        raise FormatError(f"{path}: bad format {json.dumps(fmt)}: expected a whole number from "
+                          f"{OLDEST}")
+    if fmt > FORMAT:
+        raise FormatError(f"{path}: results written by a newer tunbed (format {fmt}); this one "
+                          f"reads {OLDEST}-{FORMAT}")
+    return fmt
+
+
+def _upgrade(doc, path):
+    """doc in today's layout. Format 2 is format 1 with `format` added; a later format that
+    changes a field converts it here, one step per format, oldest first."""
+    fmt = _format_of(doc, path)
+    if fmt < 2:
+        doc = dict(doc, format=2)
+    return doc
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise FormatError(f"{path}: cannot read: {e.strerror}") from None
+    except ValueError as e:
+        raise FormatError(f"{path}: not JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise FormatError(f"{path}: not a tunbed results file (expected a JSON object)")
+    return doc
+
+
+def upgrade_record(record, path="record"):
+    """A raw record (runs/*.json) of any format this runner reads, in today's layout."""
+    if not isinstance(record.get("point"), dict) or "repeat" not in record:
+        raise FormatError(f"{path}: not a run record (no point or repeat)")
+    return _upgrade(record, path)
+
+
+def upgrade_meta(meta, path="meta.json"):
+    """meta.json of any format this runner reads, in today's layout."""
+    return _upgrade(meta, path)
+
+
+def load_runs(outdir):
+    """The raw records of outdir/runs/, by file name, in today's layout."""
+    return [upgrade_record(_read(path), path)
+            for path in sorted(glob.glob(os.path.join(outdir, "runs", "*.json")))]
+
+
+def load_meta(outdir):
+    """outdir/meta.json in today's layout; {} (in today's format) when there is none."""
+    path = os.path.join(outdir, "meta.json")
+    if not os.path.exists(path):
+        return {"format": FORMAT}
+    return upgrade_meta(_read(path), path)
