@@ -6,7 +6,7 @@
 # from Debian's mirror and build first; the main job must write its report with every plot,
 # the test command must pass.
 #
-#  host: mmdebstrap -> WORK/root --chroot--> scripts/tunbed ras ... && scripts/test -L unit
+#  host: mmdebstrap -> WORK/root --chroot--> scripts/tunbed ras ... && scripts/test -L "unit|browser"
 #
 # The main job's matrix is cut to one short point (same entry point, bootstrap and report as
 # the full run) and the test command to the unit tests (same install and both builds): the
@@ -116,8 +116,8 @@ for p in plots:
 print(f"[readme_commands] ok: summary with {len(rates)} point(s), {len(plots)} plots drawn")
 PY
 
-log "scripts/test -L unit"
-in_root "scripts/test -L unit" >"$WORK/test.out" 2>&1 ||
+log "scripts/test -L unit|browser"
+in_root "scripts/test -L 'unit|browser'" >"$WORK/test.out" 2>&1 ||
 	die "scripts/test failed: $(tail -8 "$WORK/test.out" | tr '\n' ' ')"
 summary=$(grep -E "tests passed" "$WORK/test.out" || true)
 [[ "$summary" =~ ^100%\ tests\ passed ]] || die "ctest summary: '$summary'"
