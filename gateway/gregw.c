@@ -10,7 +10,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include "log.h"
 #include "mss.h"
 #include "netns.h"
+#include "sigfd.h"
 #include "telemetry.h"
 #include "steer.h"
 #include "thread.h"
@@ -358,7 +358,6 @@ int gregw_run(const struct config *cfg)
 {
 	struct gregw *g;
 	struct rx_cfg rxc;
-	sigset_t sigs;
 	char a[NETADDR_STRLEN];
 	int sig_fd, timer_fd, rc, status = 1;
 	unsigned started = 0, inited = 0;
@@ -375,16 +374,9 @@ int gregw_run(const struct config *cfg)
 		g->tun_fds[i] = -1;
 
 	/* Only the main thread takes signals: block them before any worker exists. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);
-	sigaddset(&sigs, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	sigdelset(&sigs, SIGPIPE);
-	sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	sig_fd = sigfd_open(SIGFD_HUP | SIGFD_PIPE | SIGFD_NONBLOCK);
 	if (sig_fd < 0)
-		fatal("signalfd");
+		fatalx("signalfd: %s", strerror(-sig_fd));
 
 	if (enter_netns(cfg) || plan_workers(g) || plan_tunnel(g))
 		goto out_sig;

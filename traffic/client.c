@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -21,6 +20,7 @@
 #include "log.h"
 #include "netaddr.h"
 #include "pattern.h"
+#include "sigfd.h"
 #include "thread.h"
 
 enum {
@@ -579,7 +579,6 @@ int client_run(const struct client_cfg *c)
 {
 	struct client *cl = calloc(1, sizeof(*cl));
 	uint64_t cpu0 = 0;
-	sigset_t sigs;
 	int sig_fd, rc, status;
 
 	rc = cl ? setup(cl, c) : -ENOMEM;
@@ -593,13 +592,7 @@ int client_run(const struct client_cfg *c)
 		teardown(cl);
 		return 1;
 	}
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	sigdelset(&sigs, SIGPIPE);
-	sig_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	sig_fd = sigfd_open(SIGFD_PIPE | SIGFD_NONBLOCK);
 
 	/* The server's CPU before the test; a server we cannot ask is found out right here. */
 	rc = ctlc_cpu(cl, &cl->server_cpu_start);

@@ -8,7 +8,6 @@
 #include <linux/tcp.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -26,6 +25,7 @@
 #include "proto.h"
 #include "results.h"
 #include "seqstat.h"
+#include "sigfd.h"
 #include "thread.h"
 
 enum {
@@ -605,7 +605,6 @@ int server_run(const struct server_cfg *c)
 {
 	int cpus[SRV_MAX_THREADS], ncpus, sfd, rc, status = 1;
 	unsigned inited = 0, started = 0;
-	sigset_t sigs;
 
 	srv = calloc(1, sizeof(*srv));
 	if (!srv)
@@ -616,13 +615,7 @@ int server_run(const struct server_cfg *c)
 	srv->nthreads = c->threads ? c->threads : ncpus ? (unsigned)ncpus : 1;
 	if (srv->nthreads > SRV_MAX_THREADS)
 		srv->nthreads = SRV_MAX_THREADS;
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-	sigdelset(&sigs, SIGPIPE);
-	sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+	sfd = sigfd_open(SIGFD_PIPE);
 	srv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (sfd < 0 || srv->stop_fd < 0)
 		fatal("signalfd/eventfd");

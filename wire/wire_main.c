@@ -1,13 +1,13 @@
 /*
  * tunbed-wire: the wire audit of the testbed (docs/wire.md).
  */
-#include <signal.h>
 #include <stdlib.h>
-#include <sys/signalfd.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "jout.h"
 #include "log.h"
+#include "sigfd.h"
 #include "wire_options.h"
 
 int main(int argc, char **argv)
@@ -17,7 +17,6 @@ int main(int argc, char **argv)
 	struct wire_capture *cap;
 	struct wire_source src;
 	json_t *doc;
-	sigset_t set;
 	int rc, status = 0;
 
 	log_init(argv[0], LOG_LEVEL_WARN);
@@ -26,13 +25,9 @@ int main(int argc, char **argv)
 		return rc > 0 ? 0 : 2;
 	log_init(argv[0], o.verbose);
 	/* SIGINT and SIGTERM end the capture, not the process: the report still comes out. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	o.cap.stop_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	o.cap.stop_fd = sigfd_open(SIGFD_NONBLOCK);
 	if (o.cap.stop_fd < 0)
-		fatal("signalfd");
+		fatalx("signalfd: %s", strerror(-o.cap.stop_fd));
 	if (wire_capture_open(&o.cap, &cap) < 0)
 		return 1;
 	if (wire_audit_init(&a, &o.expect, wire_capture_link(cap)) < 0)
