@@ -21,7 +21,10 @@ DEFAULT_PREFIX = "tb"
 
 def bootstrap():
     """Installs what is missing and builds: the README promises one command does it all."""
-    subprocess.run([os.path.join(ROOT, "scripts", "bootstrap")], check=True, stdout=sys.stderr)
+    status = subprocess.run([os.path.join(ROOT, "scripts", "bootstrap")],
+                            stdout=sys.stderr).returncode
+    if status:
+        raise Failure(f"scripts/bootstrap failed (exit status {status}; its output is above)")
 
 
 def ras_scenario(args):
