@@ -29,37 +29,16 @@ void flow_key_from(const uint8_t *pkt, size_t len, const struct ip_info *ip, str
 	}
 	c = memcmp(ip->src, ip->dst, alen);
 	if (c < 0 || (c == 0 && sport <= dport)) {
-		memcpy(k->addr_lo, ip->src, alen);
-		memcpy(k->addr_hi, ip->dst, alen);
-		k->port_lo = sport;
-		k->port_hi = dport;
+		memcpy(k->addr[0], ip->src, alen);
+		memcpy(k->addr[1], ip->dst, alen);
+		k->port[0] = sport;
+		k->port[1] = dport;
 	} else {
-		memcpy(k->addr_lo, ip->dst, alen);
-		memcpy(k->addr_hi, ip->src, alen);
-		k->port_lo = dport;
-		k->port_hi = sport;
+		memcpy(k->addr[0], ip->dst, alen);
+		memcpy(k->addr[1], ip->src, alen);
+		k->port[0] = dport;
+		k->port[1] = sport;
 	}
-}
-
-/*
- * The key as 64-bit words (the last one zero-filled), each mixed in by a rotation and a
- * multiplication (fxhash's step), then the high bits folded down: five multiplications per
- * packet where FNV-1a over the bytes took one per byte (flow_get was 2.8% of the box's
- * samples at 8 sessions).
- */
-uint32_t flow_hash(const struct flow_key *k)
-{
-	const uint8_t *p = (const uint8_t *)k;
-	uint64_t h = 0;
-
-	for (size_t i = 0; i < sizeof(*k); i += 8) {
-		uint64_t x = 0;
-
-		memcpy(&x, p + i, sizeof(*k) - i < 8 ? sizeof(*k) - i : 8);
-		h = ((h << 5 | h >> 59) ^ x) * 0x517cc1b727220a95u;
-	}
-	h ^= h >> 32;
-	return (uint32_t)h ? (uint32_t)h : 1;
 }
 
 struct flow_entry *flow_get(struct flow_table *t, const struct flow_key *k)

@@ -10,15 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "flow.h"
 #include "inet.h"
 #include "limits.h"
-
-/* A flow, both directions as one: endpoints ordered so that A->B and B->A are the same key. */
-struct flow_key {
-	uint8_t family, proto;
-	uint16_t port_lo, port_hi;
-	uint8_t addr_lo[16], addr_hi[16];
-};
 
 struct flow_entry {
 	uint32_t used; /* set last, with release: the key is then complete */
@@ -35,11 +29,12 @@ struct flow_table {
 	uint64_t untracked; /* packets of flows that found no slot */
 };
 
-/* Fills *k from an IP packet (ports for TCP, UDP, SCTP and UDP-Lite on first fragments). */
+/*
+ * Fills *k (common/flow.h) from an IP packet, both directions as one: end 0 is the lower
+ * endpoint (address, then port), so that A->B and B->A are the same key, and flow_hash gives
+ * both the same hash. Ports for TCP, UDP, SCTP and UDP-Lite on first fragments.
+ */
 void flow_key_from(const uint8_t *pkt, size_t len, const struct ip_info *ip, struct flow_key *k);
-
-/* A hash of k, never 0; the same for both directions of a flow. */
-uint32_t flow_hash(const struct flow_key *k);
 
 /* The entry of k, inserted if new; NULL (and untracked counted) if no slot is free. */
 struct flow_entry *flow_get(struct flow_table *t, const struct flow_key *k);

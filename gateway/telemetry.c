@@ -212,12 +212,12 @@ json_t *telemetry_flows(struct gregw *g)
 			o = json_object();
 			jout_int(o, "worker", i);
 			jout_int(o, "proto", e->key.proto);
-			memcpy(x.bytes, e->key.addr_lo, sizeof(x.bytes));
+			memcpy(x.bytes, e->key.addr[0], sizeof(x.bytes));
 			jout_str(o, "a", netaddr_format(&x, a));
-			jout_int(o, "a_port", e->key.port_lo);
-			memcpy(x.bytes, e->key.addr_hi, sizeof(x.bytes));
+			jout_int(o, "a_port", e->key.port[0]);
+			memcpy(x.bytes, e->key.addr[1], sizeof(x.bytes));
 			jout_str(o, "b", netaddr_format(&x, a));
-			jout_int(o, "b_port", e->key.port_hi);
+			jout_int(o, "b_port", e->key.port[1]);
 			jout_u64(o, "encap_packets", stat_read(&e->encap_packets));
 			jout_u64(o, "decap_packets", stat_read(&e->decap_packets));
 			jout_append(arr, o);

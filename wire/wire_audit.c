@@ -33,18 +33,9 @@ void wire_audit_fini(struct wire_audit *a)
 	a->flows = NULL;
 }
 
-/* FNV-1a over the key: the key is packed and zeroed beyond its family's address length. */
-static uint32_t flow_hash(const struct wire_flow_key *k)
-{
-	const uint8_t *p = (const uint8_t *)k;
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < sizeof(*k); i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
-
-static struct wire_flow *flow_get(struct wire_audit *a, const struct wire_flow_key *k, int dir)
+/* The flow's slot, found by flow_hash (flow.h) and linear probing; a new flow takes the first
+ * free one while fewer than WIRE_FLOWS_MAX are tracked. */
+static struct wire_flow *flow_get(struct wire_audit *a, const struct flow_key *k, int dir)
 {
 	uint32_t i = flow_hash(k) & (WIRE_FLOW_SLOTS - 1);
 

@@ -51,7 +51,7 @@ struct wire_dir {
 };
 
 struct wire_flow {
-	struct wire_flow_key key;
+	struct flow_key key;
 	bool used;
 	int8_t dir;
 	bool seq_seen;

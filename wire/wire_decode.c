@@ -297,8 +297,8 @@ static void inner_l4(const struct span *in, size_t hlen, bool later_fragment, st
 
 		if (need(&l4, TCP_HLEN_MIN_) != NEED_OK)
 			return;
-		f->flow.sport = load_be16(l4.p);
-		f->flow.dport = load_be16(l4.p + 2);
+		f->flow.port[0] = load_be16(l4.p);
+		f->flow.port[1] = load_be16(l4.p + 2);
 		doff = (l4.p[12] >> 4) * 4u;
 		if (doff < TCP_HLEN_MIN_ || doff > l4.len)
 			return;
@@ -309,8 +309,8 @@ static void inner_l4(const struct span *in, size_t hlen, bool later_fragment, st
 	} else if (f->flow.proto == IPPROTO_UDP_) {
 		if (need(&l4, 4) != NEED_OK)
 			return;
-		f->flow.sport = load_be16(l4.p);
-		f->flow.dport = load_be16(l4.p + 2);
+		f->flow.port[0] = load_be16(l4.p);
+		f->flow.port[1] = load_be16(l4.p + 2);
 	}
 }
 
@@ -352,8 +352,8 @@ static void inner_parse(const struct wire_expect *e, const struct span *in, uint
 		}
 		f->flow.family = AF_INET;
 		f->flow.proto = in->p[9];
-		memcpy(f->flow.src, in->p + 12, 4);
-		memcpy(f->flow.dst, in->p + 16, 4);
+		memcpy(f->flow.addr[0], in->p + 12, 4);
+		memcpy(f->flow.addr[1], in->p + 16, 4);
 		later_fragment = (load_be16(in->p + 6) & IPV4_OFFMASK) != 0;
 		f->has_ip_id = true;
 		f->ip_id = load_be16(in->p + 4);
@@ -365,8 +365,8 @@ static void inner_parse(const struct wire_expect *e, const struct span *in, uint
 		}
 		f->flow.family = AF_INET6;
 		f->flow.proto = in->p[6];
-		memcpy(f->flow.src, in->p + 8, 16);
-		memcpy(f->flow.dst, in->p + 24, 16);
+		memcpy(f->flow.addr[0], in->p + 8, 16);
+		memcpy(f->flow.addr[1], in->p + 24, 16);
 	}
 	f->has_inner = true;
 	f->inner_len = (unsigned)tot;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "flow.h"
 #include "gre.h"
 #include "netaddr.h"
 
@@ -75,14 +76,6 @@ enum wire_encap {
 	WIRE_ENCAP_GRE_UDP,  /* GRE in UDP */
 };
 
-/* The inner 5-tuple; ports are 0 for protocols without them and for inner fragments. */
-struct wire_flow_key {
-	uint8_t family; /* AF_INET or AF_INET6 */
-	uint8_t proto;
-	uint16_t sport, dport;
-	uint8_t src[16], dst[16];
-};
-
 /*
  * One decoded datagram. A captured frame is one datagram, except a GSO super-frame of
  * GRE-in-UDP: a UDP payload of several GRE packets back to back, as one UDP_SEGMENT send hands
@@ -110,8 +103,8 @@ struct wire_frame {
 	struct gre_info gre;
 	bool has_inner; /* inner is a well-formed IP packet: inner_len and flow are valid */
 	unsigned inner_len;
-	struct wire_flow_key flow;
-	bool has_tcp; /* inner TCP header read */
+	struct flow_key flow; /* end 0 the source, end 1 the destination (flow.h) */
+	bool has_tcp;	      /* inner TCP header read */
 	uint32_t tcp_seq;
 	uint32_t tcp_payload; /* TCP payload bytes */
 	uint8_t tcp_flags;

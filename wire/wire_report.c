@@ -189,14 +189,14 @@ static json_t *flow_json(const struct wire_flow *fl)
 	struct netaddr src = { .family = fl->key.family }, dst = { .family = fl->key.family };
 	json_t *o = json_object();
 
-	memcpy(src.bytes, fl->key.src, sizeof(src.bytes));
-	memcpy(dst.bytes, fl->key.dst, sizeof(dst.bytes));
+	memcpy(src.bytes, fl->key.addr[0], sizeof(src.bytes));
+	memcpy(dst.bytes, fl->key.addr[1], sizeof(dst.bytes));
 	jout_str(o, "dir", dir_names[fl->dir]);
 	jout_set(o, "proto", proto_json(fl->key.proto));
 	jout_set(o, "src", addr_json(&src, true));
-	jout_int(o, "sport", fl->key.sport);
+	jout_int(o, "sport", fl->key.port[0]);
 	jout_set(o, "dst", addr_json(&dst, true));
-	jout_int(o, "dport", fl->key.dport);
+	jout_int(o, "dport", fl->key.port[1]);
 	jout_u64(o, "frames", fl->frames);
 	jout_u64(o, "bytes", fl->bytes);
 	if (fl->nports) {

@@ -69,7 +69,7 @@ static void check_good(const struct wire_frame *f, const char *what)
 	CHECK_INT(f->gre.seq, 5);
 	CHECK(f->has_tcp);
 	CHECK_INT(f->tcp_payload, 100);
-	CHECK_INT(f->flow.sport, 40000);
+	CHECK_INT(f->flow.port[0], 40000);
 }
 
 static void test_links(void)
