@@ -107,11 +107,11 @@ static int plan_tunnel(struct gregw *g)
 	e->gre_flags = (c->has_key ? GRE_F_KEY : 0) | (c->seq ? GRE_F_SEQ : 0) |
 		       (c->csum ? GRE_F_CSUM : 0);
 	e->key = c->key;
-	e->ttl = 64;
+	e->ttl = TUNNEL_TTL;
 	e->udp = c->gre_udp;
 	e->udp_port = ENCAP_UDP_PORT;
 	overhead = encap_overhead(e->family, e->gre_flags, e->udp);
-	if (g->path_mtu <= overhead + 68) {
+	if (g->path_mtu <= overhead + TUNNEL_MTU_MIN) {
 		log_warnx("path MTU %u towards the peer leaves no room for the tunnel",
 			  g->path_mtu);
 		return -EMSGSIZE;
@@ -194,7 +194,7 @@ static int setup_device(struct gregw *g)
 	if (g->ifindex <= 0)
 		return -errno;
 	tune_device(c);
-	rc = ifconf_link_up(g->ifindex, g->ecfg.mtu, 1000);
+	rc = ifconf_link_up(g->ifindex, g->ecfg.mtu, TUNNEL_TXQUEUELEN);
 	if (rc) {
 		log_warnx("cannot bring %s up with mtu %u: %s", c->tun, g->ecfg.mtu, strerror(-rc));
 		return rc;
@@ -274,9 +274,8 @@ static void serve_ctl(struct gregw *g)
  * --sched batch: the workers run under SCHED_BATCH, which the kernel never lets preempt the
  * running task on waking (check_preempt_wakeup_fair); otherwise each packet that wakes a
  * worker on a busy CPU switches it in, and a TCP endpoint or the other gateway's worker
- * sharing that CPU is cut short. Measured with scripts/bench/gregw_quick.sh on 2 CPUs: idle
- * RTT p50 0.40-0.47 ms -> 0.18-0.19 (plain GRE, 1 session), throughput the same or higher.
- * A failure leaves normal threads and says so.
+ * sharing that CPU is cut short (what it gains: docs/gregw.md). A failure leaves normal
+ * threads and says so.
  */
 static void set_sched(struct gregw *g)
 {

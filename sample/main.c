@@ -7,11 +7,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -19,6 +17,7 @@
 #include "log.h"
 #include "parse.h"
 #include "sampler.h"
+#include "sigfd.h"
 
 enum { EXIT_USAGE = 2, LINE_MAX_LEN = 64, DEFAULT_HZ = 4 };
 
@@ -146,7 +145,6 @@ int main(int argc, char **argv)
 	unsigned hz = DEFAULT_HZ;
 	struct itimerspec its = { 0 };
 	struct pollfd pfd[3];
-	sigset_t mask;
 	int rc, tfd, sfd;
 
 	log_init(argv[0], LOG_LEVEL_WARN);
@@ -154,11 +152,8 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
 	/* A reader that goes away is an error of the write, not a signal that kills us. */
-	signal(SIGPIPE, SIG_IGN);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 || (sfd = signalfd(-1, &mask, SFD_CLOEXEC)) < 0)
+	sfd = sigfd_open(SIGFD_PIPE);
+	if (sfd < 0)
 		fatal("signalfd");
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 	if (tfd < 0)
