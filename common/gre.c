@@ -16,11 +16,11 @@ size_t gre_hlen(unsigned flags)
 	size_t n = GRE_HLEN_MIN;
 
 	if (flags & GRE_F_CSUM)
-		n += 4;
+		n += GRE_OPT_LEN;
 	if (flags & GRE_F_KEY)
-		n += 4;
+		n += GRE_OPT_LEN;
 	if (flags & GRE_F_SEQ)
-		n += 4;
+		n += GRE_OPT_LEN;
 	return n;
 }
 
@@ -47,17 +47,17 @@ int gre_parse(const uint8_t *p, size_t len, struct gre_info *out)
 	/* The flags promise options; a short packet must not make us read past its end. */
 	if (len < need)
 		return -ENODATA;
-	out->proto = load_be16(p + 2);
+	out->proto = load_be16(p + GRE_PROTO_OFF);
 	out->csum = 0;
 	out->key = 0;
 	out->seq = 0;
 	if (out->flags & GRE_F_CSUM) {
 		out->csum = load_be16(p + off);
-		off += 4;
+		off += GRE_OPT_LEN;
 	}
 	if (out->flags & GRE_F_KEY) {
 		out->key = load_be32(p + off);
-		off += 4;
+		off += GRE_OPT_LEN;
 	}
 	if (out->flags & GRE_F_SEQ)
 		out->seq = load_be32(p + off);
@@ -78,14 +78,14 @@ int gre_build(uint8_t *p, size_t room, const struct gre_info *info)
 	if (info->flags & GRE_F_SEQ)
 		bits |= GRE_BIT_S;
 	store_be16(p, bits);
-	store_be16(p + 2, info->proto);
+	store_be16(p + GRE_PROTO_OFF, info->proto);
 	if (info->flags & GRE_F_CSUM) {
-		memset(p + off, 0, 4);
-		off += 4;
+		memset(p + off, 0, GRE_OPT_LEN);
+		off += GRE_OPT_LEN;
 	}
 	if (info->flags & GRE_F_KEY) {
 		store_be32(p + off, info->key);
-		off += 4;
+		off += GRE_OPT_LEN;
 	}
 	if (info->flags & GRE_F_SEQ)
 		store_be32(p + off, info->seq);
@@ -94,8 +94,8 @@ int gre_build(uint8_t *p, size_t room, const struct gre_info *info)
 
 void gre_csum_fill(uint8_t *p, size_t len)
 {
-	store_be16(p + 4, 0);
-	store_be16(p + 4, inet_csum(p, len));
+	store_be16(p + GRE_CSUM_OFF, 0);
+	store_be16(p + GRE_CSUM_OFF, inet_csum(p, len));
 }
 
 bool gre_csum_ok(const uint8_t *p, size_t len)

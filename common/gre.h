@@ -25,6 +25,9 @@ enum gre_flags {
 enum {
 	GRE_HLEN_MIN = 4,
 	GRE_HLEN_MAX = 16,
+	GRE_PROTO_OFF = 2, /* the protocol type, after the 16 bits of flags and version */
+	GRE_CSUM_OFF = 4,  /* the checksum, the first option when C is set */
+	GRE_OPT_LEN = 4,   /* each option: checksum with reserved1, key, sequence number */
 	GRE_PROTO_IPV4 = 0x0800,
 	GRE_PROTO_IPV6 = 0x86dd,
 	/* Bits of the first 16: C, K and S are ours; version is the low three. */

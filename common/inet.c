@@ -104,7 +104,7 @@ uint16_t inet_csum_replace16(uint16_t csum, uint16_t old, uint16_t new)
 uint32_t inet_pseudo_sum(int family, const uint8_t *src, const uint8_t *dst, uint8_t proto,
 			 uint32_t len)
 {
-	unsigned alen = family == AF_INET6 ? 16 : 4;
+	unsigned alen = ip_addr_len(family);
 	uint32_t sum = inet_csum_add(0, src, alen);
 
 	sum = inet_csum_add(sum, dst, alen);
@@ -134,20 +134,20 @@ int ip_parse(const uint8_t *p, size_t len, bool check_csum, struct ip_info *out)
 		out->hlen = (p[0] & 0x0f) * 4u;
 		if (out->hlen < IPV4_HLEN)
 			return -EPROTO;
-		out->tot_len = load_be16(p + 2);
+		out->tot_len = load_be16(p + IPV4_TOT_LEN_OFF);
 		/* The header must fit in what it says the packet is, and that in the buffer. */
 		if (out->tot_len < out->hlen || out->tot_len > len)
 			return -ENODATA;
 		if (check_csum && inet_csum(p, out->hlen) != 0)
 			return -EBADMSG;
-		frag = load_be16(p + 6);
+		frag = load_be16(p + IPV4_FRAG_OFF);
 		out->df = frag & IPV4_DF;
 		out->fragment = (frag & (IPV4_MF | IPV4_OFFMASK)) != 0;
-		out->tos = p[1];
-		out->ttl = p[8];
-		out->proto = p[9];
-		out->src = p + 12;
-		out->dst = p + 16;
+		out->tos = p[IPV4_TOS_OFF];
+		out->ttl = p[IPV4_TTL_OFF];
+		out->proto = p[IPV4_PROTO_OFF];
+		out->src = p + IPV4_SRC_OFF;
+		out->dst = p + IPV4_DST_OFF;
 		return (int)out->hlen;
 	}
 	if (v == 6) {
@@ -155,16 +155,16 @@ int ip_parse(const uint8_t *p, size_t len, bool check_csum, struct ip_info *out)
 			return -ENODATA;
 		out->family = AF_INET6;
 		out->hlen = IPV6_HLEN;
-		out->tot_len = IPV6_HLEN + load_be16(p + 4);
+		out->tot_len = IPV6_HLEN + load_be16(p + IPV6_PLEN_OFF);
 		if (out->tot_len > len)
 			return -ENODATA;
 		out->df = true;
 		out->fragment = false;
 		out->tos = (uint8_t)((load_be16(p) >> 4) & 0xff);
-		out->proto = p[6];
-		out->ttl = p[7];
-		out->src = p + 8;
-		out->dst = p + 24;
+		out->proto = p[IPV6_NEXT_OFF];
+		out->ttl = p[IPV6_HOPS_OFF];
+		out->src = p + IPV6_SRC_OFF;
+		out->dst = p + IPV6_DST_OFF;
 		return IPV6_HLEN;
 	}
 	return -EPROTO;
@@ -175,10 +175,11 @@ bool ip_ecn_set_ce(uint8_t *p, size_t len)
 	if (len >= IPV4_HLEN && p[0] >> 4 == 4) {
 		uint16_t old = load_be16(p);
 
-		if ((p[1] & 3) == 0)
+		if ((p[IPV4_TOS_OFF] & 3) == 0)
 			return false;
-		p[1] |= 3;
-		store_be16(p + 10, inet_csum_replace16(load_be16(p + 10), old, load_be16(p)));
+		p[IPV4_TOS_OFF] |= 3;
+		store_be16(p + IPV4_CSUM_OFF,
+			   inet_csum_replace16(load_be16(p + IPV4_CSUM_OFF), old, load_be16(p)));
 		return true;
 	}
 	if (len >= IPV6_HLEN && p[0] >> 4 == 6) {

@@ -1,7 +1,8 @@
 /*
- * Internet checksums (RFC 1071, incremental update per RFC 1624) and the IPv4 and IPv6
- * header fields that more than one part reads: the gateway, the wire audit and the tests'
- * packet builders. Pure functions on caller-owned buffers.
+ * Internet checksums (RFC 1071, incremental update per RFC 1624) and the IPv4, IPv6, UDP, TCP
+ * and ICMP header fields that more than one part reads: the gateway, the wire audit and the
+ * tests' packet builders, by name, so that no code writes an offset as a bare number. Pure
+ * functions on caller-owned buffers.
  */
 #ifndef TUNBED_INET_H
 #define TUNBED_INET_H
@@ -9,15 +10,130 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
+/* Header lengths: the fixed IPv4 header without options, the fixed IPv6 header. */
 enum {
-	IPV4_HLEN = 20,
-	IPV6_HLEN = 40,
+	IPV4_HLEN = 20, /* RFC 791, 3.1 */
+	IPV6_HLEN = 40, /* RFC 8200, 3 */
+	UDP_HLEN = 8,	/* RFC 768 */
+	TCP_HLEN = 20,	/* RFC 9293, 3.1: without options */
+	ICMP_HLEN = 8,	/* RFC 792, RFC 4443: type, code, checksum and one word */
+	IPPROTO_GRE_NUM = 47,
+};
+
+/* Field offsets of the IPv4 header (RFC 791, 3.1); byte 0 holds version and IHL. */
+enum {
+	IPV4_TOS_OFF = 1,
+	IPV4_TOT_LEN_OFF = 2,
+	IPV4_ID_OFF = 4,
+	IPV4_FRAG_OFF = 6, /* flags (IPV4_DF, IPV4_MF) and fragment offset, 16 bits */
+	IPV4_TTL_OFF = 8,
+	IPV4_PROTO_OFF = 9,
+	IPV4_CSUM_OFF = 10,
+	IPV4_SRC_OFF = 12,
+	IPV4_DST_OFF = 16,
+};
+
+/* The 16 bits at IPV4_FRAG_OFF. */
+enum {
 	IPV4_DF = 0x4000,
 	IPV4_MF = 0x2000,
 	IPV4_OFFMASK = 0x1fff,
-	IPPROTO_GRE_NUM = 47,
 };
+
+/*
+ * Field offsets of the IPv6 header (RFC 8200, 3); bytes 0 to 3 hold version, traffic class
+ * and flow label.
+ */
+enum {
+	IPV6_PLEN_OFF = 4, /* payload length: what follows the fixed header */
+	IPV6_NEXT_OFF = 6, /* next header */
+	IPV6_HOPS_OFF = 7, /* hop limit */
+	IPV6_SRC_OFF = 8,
+	IPV6_DST_OFF = 24,
+};
+
+/* Field offsets of the UDP header (RFC 768). */
+enum {
+	UDP_SPORT_OFF = 0,
+	UDP_DPORT_OFF = 2,
+	UDP_LEN_OFF = 4,
+	UDP_CSUM_OFF = 6,
+};
+
+/* Field offsets of the TCP header (RFC 9293, 3.1). */
+enum {
+	TCP_SPORT_OFF = 0,
+	TCP_DPORT_OFF = 2,
+	TCP_SEQ_OFF = 4,
+	TCP_ACK_OFF = 8,
+	TCP_DOFF_OFF = 12, /* data offset: the header length in words, in the high nibble */
+	TCP_FLAGS_OFF = 13,
+	TCP_WINDOW_OFF = 14,
+	TCP_CSUM_OFF = 16,
+	TCP_URG_OFF = 18, /* urgent pointer */
+};
+
+/* TCP, UDP, UDP-Lite and SCTP alike open with the two ports: code that reads any uses these. */
+enum {
+	L4_SPORT_OFF = 0,
+	L4_DPORT_OFF = 2,
+	L4_PORTS_LEN = 4,
+};
+
+/* The TCP flags, the byte at TCP_FLAGS_OFF (RFC 9293, 3.1; ECE and CWR: RFC 3168). */
+enum tcp_flags {
+	TCP_F_FIN = 0x01,
+	TCP_F_SYN = 0x02,
+	TCP_F_RST = 0x04,
+	TCP_F_PSH = 0x08,
+	TCP_F_ACK = 0x10,
+	TCP_F_URG = 0x20,
+	TCP_F_ECE = 0x40,
+	TCP_F_CWR = 0x80,
+};
+
+/*
+ * Field offsets of ICMP (RFC 792) and ICMPv6 (RFC 4443) messages; the too-big errors carry
+ * the MTU in their second word: ICMP's in its low half (RFC 1191), ICMPv6's as all of it.
+ */
+enum {
+	ICMP_TYPE_OFF = 0,
+	ICMP_CODE_OFF = 1,
+	ICMP_CSUM_OFF = 2,
+	ICMP4_MTU_OFF = 6,
+	ICMP6_MTU_OFF = 4,
+};
+
+/* The length of the fixed IP header of family (AF_INET or AF_INET6). */
+static inline unsigned ip_fixed_hlen(int family)
+{
+	return family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN;
+}
+
+/* The length of an address of family: 4 or 16. */
+static inline unsigned ip_addr_len(int family)
+{
+	return family == AF_INET6 ? 16 : 4;
+}
+
+/* Where the source address lies in the IP header of family; the destination follows it. */
+static inline unsigned ip_src_off(int family)
+{
+	return family == AF_INET6 ? IPV6_SRC_OFF : IPV4_SRC_OFF;
+}
+
+static inline unsigned ip_dst_off(int family)
+{
+	return family == AF_INET6 ? IPV6_DST_OFF : IPV4_DST_OFF;
+}
+
+/* Where the protocol (IPv4) or next header (IPv6) lies in the IP header of family. */
+static inline unsigned ip_proto_off(int family)
+{
+	return family == AF_INET6 ? IPV6_NEXT_OFF : IPV4_PROTO_OFF;
+}
 
 /*
  * One's complement sum of data added to sum, not yet folded. Call repeatedly over the parts

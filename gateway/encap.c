@@ -12,15 +12,14 @@
 
 unsigned encap_overhead(int family, unsigned gre_flags, bool udp)
 {
-	return (family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + (udp ? UDP_HLEN : 0) +
-	       (unsigned)gre_hlen(gre_flags);
+	return ip_fixed_hlen(family) + (udp ? UDP_HLEN : 0) + (unsigned)gre_hlen(gre_flags);
 }
 
 void encap_cfg_finish(struct encap_cfg *c)
 {
 	struct gre_info g = { .flags = c->gre_flags, .key = c->key };
 	uint8_t *t = c->outer_tmpl;
-	unsigned ip_hlen = c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN;
+	unsigned ip_hlen = ip_fixed_hlen(c->family);
 
 	memset(t, 0, sizeof(c->outer_tmpl));
 	g.proto = GRE_PROTO_IPV4; /* rewritten per packet */
@@ -32,19 +31,17 @@ void encap_cfg_finish(struct encap_cfg *c)
 	c->outer_hlen = encap_overhead(c->family, c->gre_flags, false);
 	if (c->family == AF_INET6) {
 		t[0] = 0x60;
-		t[6] = IPPROTO_GRE_NUM;
-		t[7] = c->ttl;
-		memcpy(t + 8, c->local, 16);
-		memcpy(t + 24, c->remote, 16);
+		t[IPV6_NEXT_OFF] = IPPROTO_GRE_NUM;
+		t[IPV6_HOPS_OFF] = c->ttl;
 	} else {
 		t[0] = 0x45;
 		/* DF: the tunnel never fragments its outer packets; the inner MTU accounts. */
-		store_be16(t + 6, IPV4_DF);
-		t[8] = c->ttl;
-		t[9] = IPPROTO_GRE_NUM;
-		memcpy(t + 12, c->local, 4);
-		memcpy(t + 16, c->remote, 4);
+		store_be16(t + IPV4_FRAG_OFF, IPV4_DF);
+		t[IPV4_TTL_OFF] = c->ttl;
+		t[IPV4_PROTO_OFF] = IPPROTO_GRE_NUM;
 	}
+	memcpy(t + ip_src_off(c->family), c->local, ip_addr_len(c->family));
+	memcpy(t + ip_dst_off(c->family), c->remote, ip_addr_len(c->family));
 	gre_build(t + ip_hlen, sizeof(c->outer_tmpl) - ip_hlen, &g);
 }
 
@@ -63,36 +60,36 @@ uint8_t *encap_build2(const struct encap_cfg *c, uint8_t *inner, size_t len, con
 		      size_t tail_len, uint32_t seq)
 {
 	uint8_t *out = inner - c->outer_hlen, *gre;
-	unsigned ip_hlen = c->udp ? 0 : c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN;
+	unsigned ip_hlen = c->udp ? 0 : ip_fixed_hlen(c->family);
 	size_t gre_len = c->outer_hlen - ip_hlen + len + tail_len;
 	size_t off = GRE_HLEN_MIN;
 
 	memcpy(out, c->outer_tmpl, c->outer_hlen);
 	gre = out + ip_hlen;
-	store_be16(gre + 2, (inner[0] >> 4) == 6 ? GRE_PROTO_IPV6 : GRE_PROTO_IPV4);
+	store_be16(gre + GRE_PROTO_OFF, (inner[0] >> 4) == 6 ? GRE_PROTO_IPV6 : GRE_PROTO_IPV4);
 	if (c->udp) {
 		/* The UDP socket writes the outer headers. */
 	} else if (c->family == AF_INET6) {
-		store_be16(out + 4, (uint16_t)gre_len);
+		store_be16(out + IPV6_PLEN_OFF, (uint16_t)gre_len);
 	} else {
 		/* The kernel fills these for IPPROTO_RAW too; set them so the bytes stand alone. */
-		store_be16(out + 2, (uint16_t)(IPV4_HLEN + gre_len));
-		store_be16(out + 10, inet_csum(out, IPV4_HLEN));
+		store_be16(out + IPV4_TOT_LEN_OFF, (uint16_t)(IPV4_HLEN + gre_len));
+		store_be16(out + IPV4_CSUM_OFF, inet_csum(out, IPV4_HLEN));
 	}
 	if (c->gre_flags & GRE_F_CSUM)
-		off += 4;
+		off += GRE_OPT_LEN;
 	if (c->gre_flags & GRE_F_KEY)
-		off += 4;
+		off += GRE_OPT_LEN;
 	if (c->gre_flags & GRE_F_SEQ)
 		store_be32(gre + off, seq);
 	if (c->gre_flags & GRE_F_CSUM) {
 		/* The GRE header and the inner headers have even lengths: the sum chains. */
 		uint32_t sum;
 
-		store_be16(gre + 4, 0);
+		store_be16(gre + GRE_CSUM_OFF, 0);
 		sum = inet_csum_add(0, gre, (size_t)(inner - gre) + len);
 		sum = inet_csum_add(sum, tail, tail_len);
-		store_be16(gre + 4, inet_csum_fold(sum));
+		store_be16(gre + GRE_CSUM_OFF, inet_csum_fold(sum));
 	}
 	return out;
 }
@@ -117,7 +114,7 @@ enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t cap
 		       struct decap_result *r)
 {
 	struct ip_info outer;
-	unsigned alen = c->family == AF_INET6 ? 16 : 4;
+	unsigned alen = ip_addr_len(c->family);
 	int hlen;
 
 	/* A capture cut short (snaplen, or a GRO packet larger than a ring frame) is not the

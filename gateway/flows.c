@@ -3,6 +3,7 @@
  */
 #include "flows.h"
 
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -10,22 +11,24 @@
 
 static bool has_ports(uint8_t proto)
 {
-	return proto == 6 || proto == 17 || proto == 132 || proto == 136;
+	return proto == IPPROTO_TCP || proto == IPPROTO_UDP || proto == IPPROTO_SCTP ||
+	       proto == IPPROTO_UDPLITE;
 }
 
 void flow_key_from(const uint8_t *pkt, size_t len, const struct ip_info *ip, struct flow_key *k)
 {
-	unsigned alen = ip->family == AF_INET6 ? 16 : 4;
+	unsigned alen = ip_addr_len(ip->family);
 	uint16_t sport = 0, dport = 0;
-	bool first_frag = ip->family == AF_INET6 || !(load_be16(pkt + 6) & IPV4_OFFMASK);
+	bool first_frag =
+		ip->family == AF_INET6 || !(load_be16(pkt + IPV4_FRAG_OFF) & IPV4_OFFMASK);
 	int c;
 
 	memset(k, 0, sizeof(*k));
 	k->family = (uint8_t)ip->family;
 	k->proto = ip->proto;
-	if (has_ports(ip->proto) && first_frag && len >= ip->hlen + 4) {
-		sport = load_be16(pkt + ip->hlen);
-		dport = load_be16(pkt + ip->hlen + 2);
+	if (has_ports(ip->proto) && first_frag && len >= ip->hlen + L4_PORTS_LEN) {
+		sport = load_be16(pkt + ip->hlen + L4_SPORT_OFF);
+		dport = load_be16(pkt + ip->hlen + L4_DPORT_OFF);
 	}
 	c = memcmp(ip->src, ip->dst, alen);
 	if (c < 0 || (c == 0 && sport <= dport)) {

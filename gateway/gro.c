@@ -11,15 +11,6 @@
 #include "byteorder.h"
 #include "inet.h"
 
-enum {
-	TCP_FIN = 0x01,
-	TCP_SYN = 0x02,
-	TCP_RST = 0x04,
-	TCP_PSH = 0x08,
-	TCP_URG = 0x20,
-	TCP_CWR = 0x80,
-};
-
 /* A TCP segment as coalescing reads it. */
 struct seg {
 	const uint8_t *pkt;
@@ -44,8 +35,8 @@ static bool parse(const uint8_t *pkt, size_t len, struct seg *s)
 	if (len < 1)
 		return false;
 	if ((pkt[0] >> 4) == 4) {
-		if (len < IPV4_HLEN || pkt[9] != IPPROTO_TCP ||
-		    (load_be16(pkt + 6) & (IPV4_MF | IPV4_OFFMASK)))
+		if (len < IPV4_HLEN || pkt[IPV4_PROTO_OFF] != IPPROTO_TCP ||
+		    (load_be16(pkt + IPV4_FRAG_OFF) & (IPV4_MF | IPV4_OFFMASK)))
 			return false;
 		s->family = AF_INET;
 		s->l4_off = (pkt[0] & 0x0fu) * 4u;
@@ -54,50 +45,48 @@ static bool parse(const uint8_t *pkt, size_t len, struct seg *s)
 		 * the kernel to drop. */
 		s->mergeable = s->l4_off == IPV4_HLEN && inet_csum(pkt, IPV4_HLEN) == 0;
 	} else {
-		if (len < IPV6_HLEN || pkt[6] != IPPROTO_TCP)
+		if (len < IPV6_HLEN || pkt[IPV6_NEXT_OFF] != IPPROTO_TCP)
 			return false;
 		s->family = AF_INET6;
 		s->l4_off = IPV6_HLEN;
 		s->mergeable = true;
 	}
-	if (len < s->l4_off + 20)
+	if (len < s->l4_off + TCP_HLEN)
 		return false;
-	thlen = (pkt[s->l4_off + 12] >> 4) * 4u;
-	if (thlen < 20 || len < s->l4_off + thlen)
+	thlen = (pkt[s->l4_off + TCP_DOFF_OFF] >> 4) * 4u;
+	if (thlen < TCP_HLEN || len < s->l4_off + thlen)
 		return false;
 	s->hdr_len = s->l4_off + thlen;
 	s->plen = len - s->hdr_len;
-	s->flags = pkt[s->l4_off + 13];
-	s->seq = load_be32(pkt + s->l4_off + 4);
+	s->flags = pkt[s->l4_off + TCP_FLAGS_OFF];
+	s->seq = load_be32(pkt + s->l4_off + TCP_SEQ_OFF);
 	return true;
-}
-
-static const uint8_t *src_of(const struct seg *s)
-{
-	return s->pkt + (s->family == AF_INET6 ? 8 : 12);
 }
 
 static bool csum_ok(const struct seg *s)
 {
 	size_t l4len = s->len - s->l4_off;
 	uint32_t sum =
-		inet_pseudo_sum(s->family, src_of(s), src_of(s) + (s->family == AF_INET6 ? 16 : 4),
-				IPPROTO_TCP, (uint32_t)l4len);
+		inet_pseudo_sum(s->family, s->pkt + ip_src_off(s->family),
+				s->pkt + ip_dst_off(s->family), IPPROTO_TCP, (uint32_t)l4len);
 
 	return inet_csum_fold(inet_csum_add(sum, s->pkt + s->l4_off, l4len)) == 0;
 }
 
-/* Same addresses and ports: the flow. */
+/* Same addresses and ports: the flow. Both addresses at once: the destination follows the
+ * source; each family's length a constant, so that the comparison is inlined. */
 static bool same_flow(const struct gro_flow *f, const struct seg *s)
 {
 	const uint8_t *a = f->buf, *b = s->pkt;
+	const uint8_t *pa = a + f->l4_off + L4_SPORT_OFF, *pb = b + s->l4_off + L4_SPORT_OFF;
 
 	if (f->family != s->family)
 		return false;
 	if (s->family == AF_INET)
-		return memcmp(a + 12, b + 12, 8) == 0 &&
-		       memcmp(a + f->l4_off, b + s->l4_off, 4) == 0;
-	return memcmp(a + 8, b + 8, 32) == 0 && memcmp(a + f->l4_off, b + s->l4_off, 4) == 0;
+		return memcmp(a + IPV4_SRC_OFF, b + IPV4_SRC_OFF, 2 * 4) == 0 &&
+		       memcmp(pa, pb, L4_PORTS_LEN) == 0;
+	return memcmp(a + IPV6_SRC_OFF, b + IPV6_SRC_OFF, 2 * 16) == 0 &&
+	       memcmp(pa, pb, L4_PORTS_LEN) == 0;
 }
 
 /* Whether s may be appended to f, as tcp_gro_receive and inet_gro_receive would. */
@@ -107,21 +96,23 @@ static bool joins(const struct gro_flow *f, const struct seg *s)
 	const uint8_t *ta = a + f->l4_off, *tb = b + s->l4_off;
 
 	if (!s->mergeable || s->hdr_len != f->hdr_len || s->plen == 0 || s->plen > f->mss ||
-	    f->len + s->plen > GRO_MAX || s->seq != f->next_seq || (s->flags & TCP_CWR))
+	    f->len + s->plen > GRO_MAX || s->seq != f->next_seq || (s->flags & TCP_F_CWR))
 		return false;
 	if (s->family == AF_INET) {
 		/* TOS, DF, TTL; the identification counts up. */
-		if (a[1] != b[1] || (load_be16(a + 6) ^ load_be16(b + 6)) || a[8] != b[8] ||
-		    load_be16(b + 4) != f->next_id)
+		if (a[IPV4_TOS_OFF] != b[IPV4_TOS_OFF] ||
+		    (load_be16(a + IPV4_FRAG_OFF) ^ load_be16(b + IPV4_FRAG_OFF)) ||
+		    a[IPV4_TTL_OFF] != b[IPV4_TTL_OFF] || load_be16(b + IPV4_ID_OFF) != f->next_id)
 			return false;
-	} else if (memcmp(a, b, 4) != 0 || a[7] != b[7]) {
-		return false; /* traffic class, flow label, hop limit */
+	} else if (memcmp(a, b, IPV6_PLEN_OFF) != 0 || a[IPV6_HOPS_OFF] != b[IPV6_HOPS_OFF]) {
+		return false; /* traffic class, flow label (all before the length), hop limit */
 	}
 	/* ACK number; data offset, flags but PSH and FIN, window; every option byte. */
-	if (memcmp(ta + 8, tb + 8, 4) != 0 || ta[12] != tb[12] ||
-	    ((ta[13] ^ tb[13]) & (uint8_t) ~(TCP_PSH | TCP_FIN)) ||
-	    memcmp(ta + 14, tb + 14, 2) != 0 ||
-	    memcmp(ta + 20, tb + 20, f->hdr_len - f->l4_off - 20) != 0)
+	if (memcmp(ta + TCP_ACK_OFF, tb + TCP_ACK_OFF, 4) != 0 ||
+	    ta[TCP_DOFF_OFF] != tb[TCP_DOFF_OFF] ||
+	    ((ta[TCP_FLAGS_OFF] ^ tb[TCP_FLAGS_OFF]) & (uint8_t) ~(TCP_F_PSH | TCP_F_FIN)) ||
+	    memcmp(ta + TCP_WINDOW_OFF, tb + TCP_WINDOW_OFF, 2) != 0 ||
+	    memcmp(ta + TCP_HLEN, tb + TCP_HLEN, f->hdr_len - f->l4_off - TCP_HLEN) != 0)
 		return false;
 	return true;
 }
@@ -144,27 +135,27 @@ static void emit_flow(struct gro *g, unsigned i, gro_emit_fn *emit, void *ctx)
 		uint32_t sum;
 
 		if (f->family == AF_INET) {
-			store_be16(p + 2, (uint16_t)f->len);
-			store_be16(p + 10, 0);
-			store_be16(p + 10, inet_csum(p, IPV4_HLEN));
+			store_be16(p + IPV4_TOT_LEN_OFF, (uint16_t)f->len);
+			store_be16(p + IPV4_CSUM_OFF, 0);
+			store_be16(p + IPV4_CSUM_OFF, inet_csum(p, IPV4_HLEN));
 		} else {
-			store_be16(p + 4, (uint16_t)(f->len - IPV6_HLEN));
+			store_be16(p + IPV6_PLEN_OFF, (uint16_t)(f->len - IPV6_HLEN));
 		}
 		/* Checksum partial: the field holds the pseudo-header sum, the kernel (or
 		 * whoever segments) adds the rest per segment. */
-		sum = inet_pseudo_sum(f->family, p + (f->family == AF_INET6 ? 8 : 12),
-				      p + (f->family == AF_INET6 ? 24 : 16), IPPROTO_TCP,
+		sum = inet_pseudo_sum(f->family, p + ip_src_off(f->family),
+				      p + ip_dst_off(f->family), IPPROTO_TCP,
 				      (uint32_t)(f->len - f->l4_off));
-		store_be16(th + 16, (uint16_t)~inet_csum_fold(sum));
+		store_be16(th + TCP_CSUM_OFF, (uint16_t)~inet_csum_fold(sum));
 		h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
 		h.gso_type =
 			f->family == AF_INET6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4;
-		if (th[13] & TCP_CWR)
+		if (th[TCP_FLAGS_OFF] & TCP_F_CWR)
 			h.gso_type |= VIRTIO_NET_HDR_GSO_ECN;
 		h.hdr_len = htole16((uint16_t)f->hdr_len);
 		h.gso_size = htole16((uint16_t)f->mss);
 		h.csum_start = htole16((uint16_t)f->l4_off);
-		h.csum_offset = htole16(16);
+		h.csum_offset = htole16(TCP_CSUM_OFF);
 	}
 	emit(ctx, &h, p, f->len, f->nseg);
 }
@@ -179,15 +170,16 @@ static void flush_hosts(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_
 {
 	int family = 0;
 	unsigned off, alen;
+	uint8_t next = len >= IPV6_HLEN ? pkt[IPV6_NEXT_OFF] : 0;
 
-	if (len >= IPV4_HLEN && (pkt[0] >> 4) == 4 && pkt[9] == IPPROTO_TCP)
+	if (len >= IPV4_HLEN && (pkt[0] >> 4) == 4 && pkt[IPV4_PROTO_OFF] == IPPROTO_TCP)
 		family = AF_INET;
 	else if (len >= IPV6_HLEN && (pkt[0] >> 4) == 6 &&
-		 (pkt[6] == IPPROTO_TCP || pkt[6] == IPPROTO_HOPOPTS || pkt[6] == IPPROTO_ROUTING ||
-		  pkt[6] == IPPROTO_FRAGMENT || pkt[6] == IPPROTO_DSTOPTS || pkt[6] == IPPROTO_AH))
+		 (next == IPPROTO_TCP || next == IPPROTO_HOPOPTS || next == IPPROTO_ROUTING ||
+		  next == IPPROTO_FRAGMENT || next == IPPROTO_DSTOPTS || next == IPPROTO_AH))
 		family = AF_INET6;
-	off = family == AF_INET6 ? 8 : 12;
-	alen = family == AF_INET6 ? 32 : 8;
+	off = ip_src_off(family);
+	alen = 2 * ip_addr_len(family);
 	for (unsigned i = 0; family && i < GRO_FLOWS; i++)
 		if ((g->open & (1u << i)) && g->flow[i].family == family &&
 		    memcmp(g->flow[i].buf + off, pkt + off, alen) == 0)
@@ -243,8 +235,8 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_
 			f->nseg++;
 			f->next_seq += (uint32_t)s.plen;
 			f->next_id++;
-			f->buf[f->l4_off + 13] |= s.flags & (TCP_PSH | TCP_FIN);
-			if (s.plen < f->mss || (s.flags & (TCP_PSH | TCP_FIN)))
+			f->buf[f->l4_off + TCP_FLAGS_OFF] |= s.flags & (TCP_F_PSH | TCP_F_FIN);
+			if (s.plen < f->mss || (s.flags & (TCP_F_PSH | TCP_F_FIN)))
 				emit_flow(g, i, emit, ctx);
 			return GRO_MERGED;
 		}
@@ -252,7 +244,7 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_
 		slot = i;
 	}
 	if (!s.mergeable || s.plen == 0 ||
-	    (s.flags & (TCP_SYN | TCP_FIN | TCP_RST | TCP_URG | TCP_PSH))) {
+	    (s.flags & (TCP_F_SYN | TCP_F_FIN | TCP_F_RST | TCP_F_URG | TCP_F_PSH))) {
 		emit_one(&s, s.plen && s.mergeable, emit, ctx);
 		return GRO_PASSED;
 	}
@@ -268,7 +260,7 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_
 	f->l4_off = s.l4_off;
 	f->mss = (unsigned)s.plen;
 	f->next_seq = s.seq + (uint32_t)s.plen;
-	f->next_id = (uint16_t)(s.family == AF_INET ? load_be16(pkt + 4) + 1 : 0);
+	f->next_id = (uint16_t)(s.family == AF_INET ? load_be16(pkt + IPV4_ID_OFF) + 1 : 0);
 	f->family = s.family;
 	f->age = g->clock;
 	g->open |= 1u << slot;

@@ -13,12 +13,6 @@
 #include "byteorder.h"
 #include "inet.h"
 
-enum {
-	TCP_FIN = 0x01,
-	TCP_PSH = 0x08,
-	TCP_CWR = 0x80,
-};
-
 /* Completes a partial checksum: the field holds the pseudo-header sum, the rest follows. */
 static enum drop_reason csum_complete(uint8_t *pkt, size_t len, unsigned start, unsigned off)
 {
@@ -27,8 +21,8 @@ static enum drop_reason csum_complete(uint8_t *pkt, size_t len, unsigned start, 
 	if (start >= len || off > len - start || len - start - off < 2)
 		return DROP_TX_BAD_INNER;
 	c = inet_csum(pkt + start, len - start);
-	/* UDP (the field at offset 6) sends a computed zero as all ones (RFC 768). */
-	store_be16(pkt + start + off, c == 0 && off == 6 ? 0xffff : c);
+	/* UDP sends a computed zero as all ones (RFC 768). */
+	store_be16(pkt + start + off, c == 0 && off == UDP_CSUM_OFF ? 0xffff : c);
 	return DROP_NONE;
 }
 
@@ -65,17 +59,17 @@ enum drop_reason gso_parse(const struct virtio_net_hdr *h, uint8_t *pkt, size_t 
 		if ((type == VIRTIO_NET_HDR_GSO_TCPV6) != (g->family == AF_INET6))
 			return DROP_TX_BAD_INNER;
 		g->l4 = IPPROTO_TCP;
-		if (off != 16 || start + 20 > len)
+		if (off != TCP_CSUM_OFF || start + TCP_HLEN > len)
 			return DROP_TX_BAD_INNER;
-		l4hlen = (pkt[start + 12] >> 4) * 4u;
-		if (l4hlen < 20)
+		l4hlen = (pkt[start + TCP_DOFF_OFF] >> 4) * 4u;
+		if (l4hlen < TCP_HLEN)
 			return DROP_TX_BAD_INNER;
 		break;
 	case VIRTIO_NET_HDR_GSO_UDP_L4:
 		g->l4 = IPPROTO_UDP;
-		if (off != 6)
+		if (off != UDP_CSUM_OFF)
 			return DROP_TX_BAD_INNER;
-		l4hlen = 8;
+		l4hlen = UDP_HLEN;
 		break;
 	default:
 		return DROP_TX_BAD_INNER; /* UFO (IP fragments) and anything newer */
@@ -87,7 +81,8 @@ enum drop_reason gso_parse(const struct virtio_net_hdr *h, uint8_t *pkt, size_t 
 	 * follows the fixed header; behind extension headers, the first is not the transport
 	 * itself, and the kernel's word is taken for the rest). */
 	if (len < iphlen ||
-	    (g->family == AF_INET ? pkt[9] != g->l4 : (pkt[6] == g->l4) != (start == IPV6_HLEN)))
+	    (g->family == AF_INET ? pkt[IPV4_PROTO_OFF] != g->l4
+				  : (pkt[IPV6_NEXT_OFF] == g->l4) != (start == IPV6_HLEN)))
 		return DROP_TX_BAD_INNER;
 	g->hdr_len = start + l4hlen;
 	if (g->hdr_len > GSO_HDR_MAX || g->hdr_len >= len || g->mss == 0)
@@ -112,26 +107,26 @@ size_t gso_segment(const struct gso_pkt *g, unsigned i, uint8_t *hdr)
 	memcpy(hdr, g->pkt, g->hdr_len);
 	l4len = g->hdr_len - g->l4_off + (unsigned)plen;
 	if (g->family == AF_INET6) {
-		store_be16(hdr + 4, (uint16_t)(g->hdr_len - IPV6_HLEN + plen));
+		store_be16(hdr + IPV6_PLEN_OFF, (uint16_t)(g->hdr_len - IPV6_HLEN + plen));
 	} else {
-		store_be16(hdr + 2, (uint16_t)(g->hdr_len + plen));
-		store_be16(hdr + 4, (uint16_t)(load_be16(g->pkt + 4) + i));
-		store_be16(hdr + 10, 0);
-		store_be16(hdr + 10, inet_csum(hdr, g->l4_off));
+		store_be16(hdr + IPV4_TOT_LEN_OFF, (uint16_t)(g->hdr_len + plen));
+		store_be16(hdr + IPV4_ID_OFF, (uint16_t)(load_be16(g->pkt + IPV4_ID_OFF) + i));
+		store_be16(hdr + IPV4_CSUM_OFF, 0);
+		store_be16(hdr + IPV4_CSUM_OFF, inet_csum(hdr, g->l4_off));
 	}
 	if (g->l4 == IPPROTO_TCP) {
-		store_be32(l4 + 4, load_be32(l4 + 4) + (uint32_t)done);
+		store_be32(l4 + TCP_SEQ_OFF, load_be32(l4 + TCP_SEQ_OFF) + (uint32_t)done);
 		if (i + 1 < g->nseg)
-			l4[13] &= (uint8_t) ~(TCP_FIN | TCP_PSH);
+			l4[TCP_FLAGS_OFF] &= (uint8_t) ~(TCP_F_FIN | TCP_F_PSH);
 		if (i > 0 && g->ecn)
-			l4[13] &= (uint8_t)~TCP_CWR;
-		store_be16(l4 + 16, 0);
+			l4[TCP_FLAGS_OFF] &= (uint8_t)~TCP_F_CWR;
+		store_be16(l4 + TCP_CSUM_OFF, 0);
 	} else {
-		store_be16(l4 + 4, (uint16_t)l4len);
-		store_be16(l4 + 6, 0);
+		store_be16(l4 + UDP_LEN_OFF, (uint16_t)l4len);
+		store_be16(l4 + UDP_CSUM_OFF, 0);
 	}
-	sum = inet_pseudo_sum(g->family, hdr + (g->family == AF_INET6 ? 8 : 12),
-			      hdr + (g->family == AF_INET6 ? 24 : 16), g->l4, l4len);
+	sum = inet_pseudo_sum(g->family, hdr + ip_src_off(g->family), hdr + ip_dst_off(g->family),
+			      g->l4, l4len);
 	sum = inet_csum_add(sum, l4, g->hdr_len - g->l4_off);
 	sum = inet_csum_add(sum, payload, plen);
 	{
@@ -139,7 +134,7 @@ size_t gso_segment(const struct gso_pkt *g, unsigned i, uint8_t *hdr)
 
 		if (g->l4 == IPPROTO_UDP && c == 0)
 			c = 0xffff;
-		store_be16(l4 + (g->l4 == IPPROTO_TCP ? 16 : 6), c);
+		store_be16(l4 + (g->l4 == IPPROTO_TCP ? TCP_CSUM_OFF : UDP_CSUM_OFF), c);
 	}
 	return plen;
 }

@@ -8,9 +8,9 @@
 #include <sys/socket.h>
 
 #include "byteorder.h"
+#include "limits.h"
 
 enum {
-	ICMP_HLEN = 8,
 	ICMP4_PROTO = 1,
 	ICMP6_PROTO = 58,
 	ICMP4_DEST_UNREACH = 3,
@@ -25,7 +25,7 @@ static bool is_icmp4_error(const uint8_t *pkt, size_t len, const struct ip_info 
 
 	if (ip->proto != ICMP4_PROTO || len < ip->hlen + 1)
 		return false;
-	type = pkt[ip->hlen];
+	type = pkt[ip->hlen + ICMP_TYPE_OFF];
 	return type == 3 || type == 4 || type == 5 || type == 11 || type == 12;
 }
 
@@ -40,7 +40,7 @@ static size_t too_big4(const struct encap_cfg *c, const uint8_t *pkt, size_t len
 {
 	size_t quote = len, total;
 	uint8_t *icmp;
-	uint16_t frag = load_be16(pkt + 6);
+	uint16_t frag = load_be16(pkt + IPV4_FRAG_OFF);
 
 	if (!c->has_addr4 || !v4_unicast_source(ip->src) || (frag & IPV4_OFFMASK) ||
 	    is_icmp4_error(pkt, len, ip))
@@ -53,18 +53,18 @@ static size_t too_big4(const struct encap_cfg *c, const uint8_t *pkt, size_t len
 	memset(out, 0, IPV4_HLEN + ICMP_HLEN);
 	out[0] = 0x45;
 	out[1] = 0xc0; /* precedence "internetwork control", as Linux sends its errors */
-	store_be16(out + 2, (uint16_t)total);
-	out[8] = 64;
-	out[9] = ICMP4_PROTO;
-	memcpy(out + 12, c->addr4, 4);
-	memcpy(out + 16, ip->src, 4);
-	store_be16(out + 10, inet_csum(out, IPV4_HLEN));
+	store_be16(out + IPV4_TOT_LEN_OFF, (uint16_t)total);
+	out[IPV4_TTL_OFF] = TUNNEL_TTL;
+	out[IPV4_PROTO_OFF] = ICMP4_PROTO;
+	memcpy(out + IPV4_SRC_OFF, c->addr4, 4);
+	memcpy(out + IPV4_DST_OFF, ip->src, 4);
+	store_be16(out + IPV4_CSUM_OFF, inet_csum(out, IPV4_HLEN));
 	icmp = out + IPV4_HLEN;
-	icmp[0] = ICMP4_DEST_UNREACH;
-	icmp[1] = ICMP4_FRAG_NEEDED;
-	store_be16(icmp + 6, (uint16_t)c->mtu);
+	icmp[ICMP_TYPE_OFF] = ICMP4_DEST_UNREACH;
+	icmp[ICMP_CODE_OFF] = ICMP4_FRAG_NEEDED;
+	store_be16(icmp + ICMP4_MTU_OFF, (uint16_t)c->mtu);
 	memcpy(icmp + ICMP_HLEN, pkt, quote);
-	store_be16(icmp + 2, inet_csum(icmp, ICMP_HLEN + quote));
+	store_be16(icmp + ICMP_CSUM_OFF, inet_csum(icmp, ICMP_HLEN + quote));
 	return total;
 }
 
@@ -79,7 +79,7 @@ static size_t too_big6(const struct encap_cfg *c, const uint8_t *pkt, size_t len
 	/* Errors go to unicast sources only; an ICMPv6 error (type < 128) gets none. */
 	if (!c->has_addr6 || ip->src[0] == 0xff || memcmp(ip->src, unspecified, 16) == 0)
 		return 0;
-	if (ip->proto == ICMP6_PROTO && len > IPV6_HLEN && pkt[IPV6_HLEN] < 128)
+	if (ip->proto == ICMP6_PROTO && len > IPV6_HLEN && pkt[IPV6_HLEN + ICMP_TYPE_OFF] < 128)
 		return 0;
 	if (quote > ICMP6_QUOTE_MAX - IPV6_HLEN - ICMP_HLEN)
 		quote = ICMP6_QUOTE_MAX - IPV6_HLEN - ICMP_HLEN;
@@ -88,18 +88,19 @@ static size_t too_big6(const struct encap_cfg *c, const uint8_t *pkt, size_t len
 		return 0;
 	memset(out, 0, IPV6_HLEN + ICMP_HLEN);
 	out[0] = 0x60;
-	store_be16(out + 4, (uint16_t)(ICMP_HLEN + quote));
-	out[6] = ICMP6_PROTO;
-	out[7] = 64;
-	memcpy(out + 8, c->addr6, 16);
-	memcpy(out + 24, ip->src, 16);
+	store_be16(out + IPV6_PLEN_OFF, (uint16_t)(ICMP_HLEN + quote));
+	out[IPV6_NEXT_OFF] = ICMP6_PROTO;
+	out[IPV6_HOPS_OFF] = TUNNEL_TTL;
+	memcpy(out + IPV6_SRC_OFF, c->addr6, 16);
+	memcpy(out + IPV6_DST_OFF, ip->src, 16);
 	icmp = out + IPV6_HLEN;
-	icmp[0] = ICMP6_PACKET_TOO_BIG;
-	store_be32(icmp + 4, c->mtu);
+	icmp[ICMP_TYPE_OFF] = ICMP6_PACKET_TOO_BIG;
+	store_be32(icmp + ICMP6_MTU_OFF, c->mtu);
 	memcpy(icmp + ICMP_HLEN, pkt, quote);
-	sum = inet_pseudo_sum(AF_INET6, out + 8, out + 24, ICMP6_PROTO,
+	sum = inet_pseudo_sum(AF_INET6, out + IPV6_SRC_OFF, out + IPV6_DST_OFF, ICMP6_PROTO,
 			      (uint32_t)(ICMP_HLEN + quote));
-	store_be16(icmp + 2, inet_csum_fold(inet_csum_add(sum, icmp, ICMP_HLEN + quote)));
+	store_be16(icmp + ICMP_CSUM_OFF,
+		   inet_csum_fold(inet_csum_add(sum, icmp, ICMP_HLEN + quote)));
 	return total;
 }
 

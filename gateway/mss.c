@@ -3,14 +3,13 @@
  */
 #include "mss.h"
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "byteorder.h"
 
+/* TCP option kinds (RFC 9293, 3.2). */
 enum {
-	TCP_PROTO = 6,
-	TCP_HLEN = 20,
-	TCP_SYN = 0x02,
 	TCPOPT_EOL = 0,
 	TCPOPT_NOP = 1,
 	TCPOPT_MSS = 2,
@@ -23,7 +22,7 @@ static uint16_t swap16(uint16_t v)
 
 unsigned mss_for_mtu(int family, unsigned mtu)
 {
-	unsigned hdrs = (family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + TCP_HLEN;
+	unsigned hdrs = ip_fixed_hlen(family) + TCP_HLEN;
 
 	return mtu > hdrs ? mtu - hdrs : 0;
 }
@@ -34,13 +33,13 @@ bool mss_clamp(uint8_t *pkt, size_t len, const struct ip_info *ip, unsigned max_
 	size_t tcp_len;
 	unsigned doff;
 
-	if (ip->proto != TCP_PROTO || len > ip->tot_len || len < ip->hlen + TCP_HLEN)
+	if (ip->proto != IPPROTO_TCP || len > ip->tot_len || len < ip->hlen + TCP_HLEN)
 		return false;
-	if (ip->family == AF_INET && (load_be16(pkt + 6) & IPV4_OFFMASK))
+	if (ip->family == AF_INET && (load_be16(pkt + IPV4_FRAG_OFF) & IPV4_OFFMASK))
 		return false;
 	tcp_len = len - ip->hlen;
-	doff = (tcp[12] >> 4) * 4u;
-	if (!(tcp[13] & TCP_SYN) || doff < TCP_HLEN || doff > tcp_len)
+	doff = (tcp[TCP_DOFF_OFF] >> 4) * 4u;
+	if (!(tcp[TCP_FLAGS_OFF] & TCP_F_SYN) || doff < TCP_HLEN || doff > tcp_len)
 		return false;
 	opt = tcp + TCP_HLEN;
 	end = tcp + doff;
@@ -64,12 +63,14 @@ bool mss_clamp(uint8_t *pkt, size_t len, const struct ip_info *ip, unsigned max_
 			/* After a lone NOP the value sits at an odd offset, where it adds to the
 			 * sum byte-swapped. */
 			if ((opt + 2 - tcp) & 1)
-				store_be16(tcp + 16,
-					   inet_csum_replace16(load_be16(tcp + 16), swap16(mss),
+				store_be16(tcp + TCP_CSUM_OFF,
+					   inet_csum_replace16(load_be16(tcp + TCP_CSUM_OFF),
+							       swap16(mss),
 							       swap16((uint16_t)max_mss)));
 			else
-				store_be16(tcp + 16, inet_csum_replace16(load_be16(tcp + 16), mss,
-									 (uint16_t)max_mss));
+				store_be16(tcp + TCP_CSUM_OFF,
+					   inet_csum_replace16(load_be16(tcp + TCP_CSUM_OFF), mss,
+							       (uint16_t)max_mss));
 			return true;
 		}
 		opt += opt[1];

@@ -32,9 +32,9 @@ static int attach_filter(int fd, int family, const uint8_t *local)
 		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),
 		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, 5),
-		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 9),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, IPV4_PROTO_OFF),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_GRE_NUM, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 16),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IPV4_DST_OFF),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local), 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
 		BPF_STMT(BPF_RET | BPF_K, 0),
@@ -43,15 +43,15 @@ static int attach_filter(int fd, int family, const uint8_t *local)
 		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),
 		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x60, 0, 11),
-		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 6),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, IPV6_NEXT_OFF),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_GRE_NUM, 0, 9),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 24),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IPV6_DST_OFF),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local), 0, 7),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 28),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IPV6_DST_OFF + 4),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local + 4), 0, 5),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 32),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IPV6_DST_OFF + 8),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local + 8), 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 36),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IPV6_DST_OFF + 12),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local + 12), 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
 		BPF_STMT(BPF_RET | BPF_K, 0),
@@ -363,7 +363,7 @@ static void udp_message(struct rxq *q)
 static bool udp_next(struct rxq *q, struct rx_dgram *d)
 {
 	const struct encap_cfg *c = q->sh->cfg;
-	unsigned outer_wire = (c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + UDP_HLEN;
+	unsigned outer_wire = ip_fixed_hlen(c->family) + UDP_HLEN;
 	size_t len;
 
 	/* Past the messages done (an empty one holds no datagram); a new batch when the last

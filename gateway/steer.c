@@ -8,12 +8,15 @@
 #include <linux/bpf.h>
 #include <linux/filter.h>
 #include <linux/if_tun.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "inet.h"
 
 enum { MIX = 0x9e3779b1u /* Fibonacci hashing: 2^32 / the golden ratio */ };
 
@@ -26,52 +29,52 @@ int steer_reuseport_attach(int fd, unsigned gre_hlen, unsigned n)
 		/* 1 */ BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 4),
 		/* 2 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 6, 15, 0),
 		/* IPv4: M0 = src ^ dst; ports when TCP or UDP (a later fragment has none). */
-		/* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 12),
+		/* 3 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + IPV4_SRC_OFF),
 		/* 4 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
-		/* 5 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 16),
+		/* 5 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + IPV4_DST_OFF),
 		/* 6 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
 		/* 7 */ BPF_STMT(BPF_ST, 0),
-		/* 8 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, G + 6),
-		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 0x3fff, 42, 0),
-		/* 10 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, G + 9),
-		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 6, 1, 0),
-		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 39),
+		/* 8 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, G + IPV4_FRAG_OFF),
+		/* 9 */ BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, IPV4_MF | IPV4_OFFMASK, 42, 0),
+		/* 10 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, G + IPV4_PROTO_OFF),
+		/* 11 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_TCP, 1, 0),
+		/* 12 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 39),
 		/* 13 */ BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, G),
-		/* 14 */ BPF_STMT(BPF_LD | BPF_H | BPF_IND, G),
+		/* 14 */ BPF_STMT(BPF_LD | BPF_H | BPF_IND, G + L4_SPORT_OFF),
 		/* 15 */ BPF_STMT(BPF_ST, 1),
-		/* 16 */ BPF_STMT(BPF_LD | BPF_H | BPF_IND, G + 2),
+		/* 16 */ BPF_STMT(BPF_LD | BPF_H | BPF_IND, G + L4_DPORT_OFF),
 		/* 17 */ BPF_STMT(BPF_JMP | BPF_JA, 29),
 		/* IPv6: M0 = the XOR of the eight address words; ports when TCP or UDP follow
 		 * the fixed header. */
-		/* 18 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 8),
+		/* 18 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + IPV6_SRC_OFF),
 		/* 19 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
-		/* 20 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 12),
+		/* 20 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + IPV6_SRC_OFF + 4),
 		/* 21 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
 		/* 22 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
-		/* 23 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 16),
+		/* 23 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + IPV6_SRC_OFF + 8),
 		/* 24 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
 		/* 25 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
-		/* 26 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 20),
+		/* 26 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + IPV6_SRC_OFF + 12),
 		/* 27 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
 		/* 28 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
-		/* 29 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 24),
+		/* 29 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + IPV6_DST_OFF),
 		/* 30 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
 		/* 31 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
-		/* 32 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 28),
+		/* 32 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + IPV6_DST_OFF + 4),
 		/* 33 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
 		/* 34 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
-		/* 35 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 32),
+		/* 35 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + IPV6_DST_OFF + 8),
 		/* 36 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
 		/* 37 */ BPF_STMT(BPF_MISC | BPF_TAX, 0),
-		/* 38 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + 36),
+		/* 38 */ BPF_STMT(BPF_LD | BPF_W | BPF_ABS, G + IPV6_DST_OFF + 12),
 		/* 39 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
 		/* 40 */ BPF_STMT(BPF_ST, 0),
-		/* 41 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, G + 6),
-		/* 42 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 6, 1, 0),
-		/* 43 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 17, 0, 8),
-		/* 44 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, G + 40),
+		/* 41 */ BPF_STMT(BPF_LD | BPF_B | BPF_ABS, G + IPV6_NEXT_OFF),
+		/* 42 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_TCP, 1, 0),
+		/* 43 */ BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, 8),
+		/* 44 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, G + IPV6_HLEN + L4_SPORT_OFF),
 		/* 45 */ BPF_STMT(BPF_ST, 1),
-		/* 46 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, G + 42),
+		/* 46 */ BPF_STMT(BPF_LD | BPF_H | BPF_ABS, G + IPV6_HLEN + L4_DPORT_OFF),
 		/* Both: A = sport ^ dport ^ M0 (M1 holds sport). */
 		/* 47 */ BPF_STMT(BPF_LDX | BPF_MEM, 1),
 		/* 48 */ BPF_STMT(BPF_ALU | BPF_XOR | BPF_X, 0),
@@ -119,48 +122,48 @@ int steer_tun_load(void)
 		/* 3 */ ALU64_IMM(BPF_RSH, BPF_REG_0, 4),
 		/* 4 */ JMP_IMM(BPF_JEQ, BPF_REG_0, 6, 18), /* IPv6: to 23 */
 		/* IPv4: r7 = src ^ dst; ports when TCP or UDP and not a later fragment */
-		/* 5 */ LD_ABS(BPF_W, 12),
+		/* 5 */ LD_ABS(BPF_W, IPV4_SRC_OFF),
 		/* 6 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 7 */ LD_ABS(BPF_W, 16),
+		/* 7 */ LD_ABS(BPF_W, IPV4_DST_OFF),
 		/* 8 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 9 */ LD_ABS(BPF_H, 6),
-		/* 10 */ JMP_IMM(BPF_JSET, BPF_REG_0, 0x3fff, 35), /* to 46 */
-		/* 11 */ LD_ABS(BPF_B, 9),
-		/* 12 */ JMP_IMM(BPF_JEQ, BPF_REG_0, 6, 1),   /* to 14 */
-		/* 13 */ JMP_IMM(BPF_JNE, BPF_REG_0, 17, 32), /* to 46 */
+		/* 9 */ LD_ABS(BPF_H, IPV4_FRAG_OFF),
+		/* 10 */ JMP_IMM(BPF_JSET, BPF_REG_0, IPV4_MF | IPV4_OFFMASK, 35), /* to 46 */
+		/* 11 */ LD_ABS(BPF_B, IPV4_PROTO_OFF),
+		/* 12 */ JMP_IMM(BPF_JEQ, BPF_REG_0, IPPROTO_TCP, 1),  /* to 14 */
+		/* 13 */ JMP_IMM(BPF_JNE, BPF_REG_0, IPPROTO_UDP, 32), /* to 46 */
 		/* 14 */ LD_ABS(BPF_B, 0),
 		/* 15 */ ALU64_IMM(BPF_AND, BPF_REG_0, 0x0f),
 		/* 16 */ ALU64_IMM(BPF_LSH, BPF_REG_0, 2),
 		/* 17 */ ALU64_REG(BPF_MOV, BPF_REG_8, BPF_REG_0),
-		/* 18 */ LD_IND(BPF_H, BPF_REG_8, 0),
+		/* 18 */ LD_IND(BPF_H, BPF_REG_8, L4_SPORT_OFF),
 		/* 19 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 20 */ LD_IND(BPF_H, BPF_REG_8, 2),
+		/* 20 */ LD_IND(BPF_H, BPF_REG_8, L4_DPORT_OFF),
 		/* 21 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
 		/* 22 */ JA(23), /* to 46 */
 		/* IPv6: r7 = the XOR of the eight address words; ports when TCP or UDP follow
 		 * the fixed header */
-		/* 23 */ LD_ABS(BPF_W, 8),
+		/* 23 */ LD_ABS(BPF_W, IPV6_SRC_OFF),
 		/* 24 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 25 */ LD_ABS(BPF_W, 12),
+		/* 25 */ LD_ABS(BPF_W, IPV6_SRC_OFF + 4),
 		/* 26 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 27 */ LD_ABS(BPF_W, 16),
+		/* 27 */ LD_ABS(BPF_W, IPV6_SRC_OFF + 8),
 		/* 28 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 29 */ LD_ABS(BPF_W, 20),
+		/* 29 */ LD_ABS(BPF_W, IPV6_SRC_OFF + 12),
 		/* 30 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 31 */ LD_ABS(BPF_W, 24),
+		/* 31 */ LD_ABS(BPF_W, IPV6_DST_OFF),
 		/* 32 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 33 */ LD_ABS(BPF_W, 28),
+		/* 33 */ LD_ABS(BPF_W, IPV6_DST_OFF + 4),
 		/* 34 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 35 */ LD_ABS(BPF_W, 32),
+		/* 35 */ LD_ABS(BPF_W, IPV6_DST_OFF + 8),
 		/* 36 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 37 */ LD_ABS(BPF_W, 36),
+		/* 37 */ LD_ABS(BPF_W, IPV6_DST_OFF + 12),
 		/* 38 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 39 */ LD_ABS(BPF_B, 6),
-		/* 40 */ JMP_IMM(BPF_JEQ, BPF_REG_0, 6, 1),  /* to 42 */
-		/* 41 */ JMP_IMM(BPF_JNE, BPF_REG_0, 17, 4), /* to 46 */
-		/* 42 */ LD_ABS(BPF_H, 40),
+		/* 39 */ LD_ABS(BPF_B, IPV6_NEXT_OFF),
+		/* 40 */ JMP_IMM(BPF_JEQ, BPF_REG_0, IPPROTO_TCP, 1), /* to 42 */
+		/* 41 */ JMP_IMM(BPF_JNE, BPF_REG_0, IPPROTO_UDP, 4), /* to 46 */
+		/* 42 */ LD_ABS(BPF_H, IPV6_HLEN + L4_SPORT_OFF),
 		/* 43 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 44 */ LD_ABS(BPF_H, 42),
+		/* 44 */ LD_ABS(BPF_H, IPV6_HLEN + L4_DPORT_OFF),
 		/* 45 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
 		/* Both: r0 = (u32)(r7 * MIX) >> 16; TUN takes it modulo its queues */
 		/* 46 */ ALU64_REG(BPF_MOV, BPF_REG_0, BPF_REG_7),

@@ -9,9 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-	TCP_SYN_ = 0x02,
-};
+#include "inet.h"
 
 const uint32_t wire_hist_max[WIRE_HIST_BUCKETS] = { 64, 127, 255, 511, 1023, 1518, UINT32_MAX };
 
@@ -111,7 +109,7 @@ static void account_inner(struct wire_audit *a, struct wire_dir *d, const struct
 	if (f->has_tcp) {
 		struct wire_tcp_seg seg = { .seq = f->tcp_seq,
 					    .len = f->tcp_payload,
-					    .syn = f->tcp_flags & TCP_SYN_,
+					    .syn = f->tcp_flags & TCP_F_SYN,
 					    .has_id = f->has_ip_id,
 					    .id = f->ip_id };
 		struct wire_tcp_result r = wire_tcp_add(&fl->tcp, &seg);

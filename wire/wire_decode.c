@@ -8,30 +8,37 @@
 #include "wire_decode.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
 
 #include "byteorder.h"
 #include "inet.h"
 
+/* The link headers in front of IP, and where each keeps the EtherType of what follows. */
 enum {
-	ETH_HLEN_ = 14,
-	VLAN_HLEN_ = 4,
-	SLL_HLEN_ = 16,
-	SLL2_HLEN_ = 20,
-	NULL_HLEN_ = 4,
-	UDP_HLEN_ = 8,
-	TCP_HLEN_MIN_ = 20,
+	ETH_HLEN_ = 14, /* IEEE 802.3: destination, source, EtherType */
+	ETH_TYPE_OFF_ = 12,
+	VLAN_HLEN_ = 4, /* IEEE 802.1Q: tag control, then the EtherType */
+	VLAN_TYPE_OFF_ = 2,
+	SLL_HLEN_ = 16, /* Linux cooked capture v1: the protocol last */
+	SLL_TYPE_OFF_ = 14,
+	SLL2_HLEN_ = 20, /* Linux cooked capture v2: the protocol first */
+	SLL2_TYPE_OFF_ = 0,
+	NULL_HLEN_ = 4, /* BSD loopback: the address family */
 	ETHERTYPE_IPV4_ = 0x0800,
 	ETHERTYPE_IPV6_ = 0x86dd,
 	ETHERTYPE_VLAN_ = 0x8100,
 	ETHERTYPE_QINQ_ = 0x88a8,
-	IPPROTO_HOPOPTS_ = 0,
-	IPPROTO_TCP_ = 6,
-	IPPROTO_UDP_ = 17,
-	IPPROTO_ROUTING_ = 43,
-	IPPROTO_FRAGMENT_ = 44,
-	IPPROTO_DSTOPTS_ = 60,
+};
+
+/* IPv6 extension headers (RFC 8200, 4): the ones the decoder walks share their first bytes. */
+enum {
+	IPV6_EXT_NEXT_OFF = 0,	  /* next header */
+	IPV6_EXT_LEN_OFF = 1,	  /* length in 8-byte units, not counting the first 8 */
+	IPV6_EXT_UNIT = 8,	  /* and the fragment header's whole length */
+	IPV6_FRAG_OFFSET_OFF = 2, /* fragment header: offset (high 13 bits), M flag (bit 0) */
+	IPV6_FRAG_OFFMASK = 0xfff8,
 };
 
 static const char *const violation_names[WIRE_V_MAX] = {
@@ -143,26 +150,26 @@ static int link_skip(int link, const struct span *s, struct wire_frame *f)
 	case WIRE_LINK_LINUX_SLL:
 		if (short_frame(f, need(s, SLL_HLEN_)))
 			return -ENODATA;
-		type = load_be16(s->p + 14);
+		type = load_be16(s->p + SLL_TYPE_OFF_);
 		off = SLL_HLEN_;
 		break;
 	case WIRE_LINK_LINUX_SLL2:
 		if (short_frame(f, need(s, SLL2_HLEN_)))
 			return -ENODATA;
-		type = load_be16(s->p);
+		type = load_be16(s->p + SLL2_TYPE_OFF_);
 		off = SLL2_HLEN_;
 		break;
 	case WIRE_LINK_ETHER:
 		if (short_frame(f, need(s, ETH_HLEN_)))
 			return -ENODATA;
-		type = load_be16(s->p + 12);
+		type = load_be16(s->p + ETH_TYPE_OFF_);
 		off = ETH_HLEN_;
 		for (int i = 0;
 		     i < WIRE_VLAN_MAX && (type == ETHERTYPE_VLAN_ || type == ETHERTYPE_QINQ_);
 		     i++) {
 			if (short_frame(f, need(s, off + VLAN_HLEN_)))
 				return -ENODATA;
-			type = load_be16(s->p + off + 2);
+			type = load_be16(s->p + off + VLAN_TYPE_OFF_);
 			off += VLAN_HLEN_;
 		}
 		break;
@@ -196,9 +203,9 @@ static bool outer_parse(struct span *s, struct wire_frame *f, struct outer *o)
 		if (short_frame(f, need(s, IPV4_HLEN)))
 			return false;
 		o->hlen = (s->p[0] & 0x0f) * 4u;
-		o->proto = s->p[9];
+		o->proto = s->p[IPV4_PROTO_OFF];
 		o->proto_known = true;
-		tot = load_be16(s->p + 2);
+		tot = load_be16(s->p + IPV4_TOT_LEN_OFF);
 		if (o->hlen < IPV4_HLEN || tot < o->hlen) {
 			f->violations |= 1u << WIRE_V_BAD_OUTER;
 			return false;
@@ -208,9 +215,9 @@ static bool outer_parse(struct span *s, struct wire_frame *f, struct outer *o)
 		if (inet_csum(s->p, o->hlen) != 0)
 			f->violations |= 1u << WIRE_V_BAD_OUTER;
 		f->src.family = f->dst.family = AF_INET;
-		memcpy(f->src.bytes, s->p + 12, 4);
-		memcpy(f->dst.bytes, s->p + 16, 4);
-		frag = load_be16(s->p + 6);
+		memcpy(f->src.bytes, s->p + IPV4_SRC_OFF, 4);
+		memcpy(f->dst.bytes, s->p + IPV4_DST_OFF, 4);
+		frag = load_be16(s->p + IPV4_FRAG_OFF);
 		o->fragment = (frag & (IPV4_MF | IPV4_OFFMASK)) != 0;
 		o->first_fragment = (frag & IPV4_OFFMASK) == 0;
 	} else if (v == 6) {
@@ -218,11 +225,11 @@ static bool outer_parse(struct span *s, struct wire_frame *f, struct outer *o)
 
 		if (short_frame(f, need(s, IPV6_HLEN)))
 			return false;
-		tot = IPV6_HLEN + (size_t)load_be16(s->p + 4);
+		tot = IPV6_HLEN + (size_t)load_be16(s->p + IPV6_PLEN_OFF);
 		f->src.family = f->dst.family = AF_INET6;
-		memcpy(f->src.bytes, s->p + 8, 16);
-		memcpy(f->dst.bytes, s->p + 24, 16);
-		nh = s->p[6];
+		memcpy(f->src.bytes, s->p + IPV6_SRC_OFF, 16);
+		memcpy(f->dst.bytes, s->p + IPV6_DST_OFF, 16);
+		nh = s->p[IPV6_NEXT_OFF];
 		o->hlen = IPV6_HLEN;
 		o->fragment = false;
 		o->first_fragment = true;
@@ -230,24 +237,26 @@ static bool outer_parse(struct span *s, struct wire_frame *f, struct outer *o)
 		for (int i = 0; i < WIRE_IPV6_EXT_MAX; i++) {
 			struct span t = *s;
 
-			if (nh != IPPROTO_HOPOPTS_ && nh != IPPROTO_ROUTING_ &&
-			    nh != IPPROTO_DSTOPTS_ && nh != IPPROTO_FRAGMENT_)
+			if (nh != IPPROTO_HOPOPTS && nh != IPPROTO_ROUTING &&
+			    nh != IPPROTO_DSTOPTS && nh != IPPROTO_FRAGMENT)
 				break;
 			if (t.len > tot)
 				t.len = tot;
 			if (t.cap > t.len)
 				t.cap = t.len;
-			if (short_frame(f, need(&t, o->hlen + 8)))
+			if (short_frame(f, need(&t, o->hlen + IPV6_EXT_UNIT)))
 				return false;
-			if (nh == IPPROTO_FRAGMENT_) {
+			if (nh == IPPROTO_FRAGMENT) {
 				o->fragment = true;
-				o->first_fragment = (load_be16(s->p + o->hlen + 2) & 0xfff8) == 0;
-				nh = s->p[o->hlen];
-				o->hlen += 8;
+				o->first_fragment =
+					(load_be16(s->p + o->hlen + IPV6_FRAG_OFFSET_OFF) &
+					 IPV6_FRAG_OFFMASK) == 0;
+				nh = s->p[o->hlen + IPV6_EXT_NEXT_OFF];
+				o->hlen += IPV6_EXT_UNIT;
 				break;
 			}
-			nh = s->p[o->hlen];
-			o->hlen += ((size_t)s->p[o->hlen + 1] + 1) * 8;
+			nh = s->p[o->hlen + IPV6_EXT_NEXT_OFF];
+			o->hlen += ((size_t)s->p[o->hlen + IPV6_EXT_LEN_OFF] + 1) * IPV6_EXT_UNIT;
 		}
 		o->proto = (uint8_t)nh;
 		o->proto_known = true;
@@ -292,25 +301,25 @@ static void inner_l4(const struct span *in, size_t hlen, bool later_fragment, st
 	if (later_fragment || hlen > in->len)
 		return;
 	l4 = span_sub(in, hlen, f->inner_len - hlen);
-	if (f->flow.proto == IPPROTO_TCP_) {
+	if (f->flow.proto == IPPROTO_TCP) {
 		size_t doff;
 
-		if (need(&l4, TCP_HLEN_MIN_) != NEED_OK)
+		if (need(&l4, TCP_HLEN) != NEED_OK)
 			return;
-		f->flow.port[0] = load_be16(l4.p);
-		f->flow.port[1] = load_be16(l4.p + 2);
-		doff = (l4.p[12] >> 4) * 4u;
-		if (doff < TCP_HLEN_MIN_ || doff > l4.len)
+		f->flow.port[0] = load_be16(l4.p + TCP_SPORT_OFF);
+		f->flow.port[1] = load_be16(l4.p + TCP_DPORT_OFF);
+		doff = (l4.p[TCP_DOFF_OFF] >> 4) * 4u;
+		if (doff < TCP_HLEN || doff > l4.len)
 			return;
 		f->has_tcp = true;
-		f->tcp_seq = load_be32(l4.p + 4);
-		f->tcp_flags = l4.p[13];
+		f->tcp_seq = load_be32(l4.p + TCP_SEQ_OFF);
+		f->tcp_flags = l4.p[TCP_FLAGS_OFF];
 		f->tcp_payload = (uint32_t)(l4.len - doff);
-	} else if (f->flow.proto == IPPROTO_UDP_) {
-		if (need(&l4, 4) != NEED_OK)
+	} else if (f->flow.proto == IPPROTO_UDP) {
+		if (need(&l4, L4_PORTS_LEN) != NEED_OK)
 			return;
-		f->flow.port[0] = load_be16(l4.p);
-		f->flow.port[1] = load_be16(l4.p + 2);
+		f->flow.port[0] = load_be16(l4.p + UDP_SPORT_OFF);
+		f->flow.port[1] = load_be16(l4.p + UDP_DPORT_OFF);
 	}
 }
 
@@ -338,7 +347,7 @@ static void inner_parse(const struct wire_expect *e, const struct span *in, uint
 		return;
 	if (v == 4) {
 		hlen = (in->p[0] & 0x0f) * 4u;
-		tot = load_be16(in->p + 2);
+		tot = load_be16(in->p + IPV4_TOT_LEN_OFF);
 		/* A header shorter than 20, longer than the packet, or not in the GRE payload. */
 		if (hlen < IPV4_HLEN || tot < hlen || tot > in->len) {
 			f->violations |= 1u << WIRE_V_BAD_INNER;
@@ -351,22 +360,22 @@ static void inner_parse(const struct wire_expect *e, const struct span *in, uint
 			return;
 		}
 		f->flow.family = AF_INET;
-		f->flow.proto = in->p[9];
-		memcpy(f->flow.addr[0], in->p + 12, 4);
-		memcpy(f->flow.addr[1], in->p + 16, 4);
-		later_fragment = (load_be16(in->p + 6) & IPV4_OFFMASK) != 0;
+		f->flow.proto = in->p[IPV4_PROTO_OFF];
+		memcpy(f->flow.addr[0], in->p + IPV4_SRC_OFF, 4);
+		memcpy(f->flow.addr[1], in->p + IPV4_DST_OFF, 4);
+		later_fragment = (load_be16(in->p + IPV4_FRAG_OFF) & IPV4_OFFMASK) != 0;
 		f->has_ip_id = true;
-		f->ip_id = load_be16(in->p + 4);
+		f->ip_id = load_be16(in->p + IPV4_ID_OFF);
 	} else {
-		tot = IPV6_HLEN + (size_t)load_be16(in->p + 4);
+		tot = IPV6_HLEN + (size_t)load_be16(in->p + IPV6_PLEN_OFF);
 		if (tot > in->len) {
 			f->violations |= 1u << WIRE_V_BAD_INNER;
 			return;
 		}
 		f->flow.family = AF_INET6;
-		f->flow.proto = in->p[6];
-		memcpy(f->flow.addr[0], in->p + 8, 16);
-		memcpy(f->flow.addr[1], in->p + 24, 16);
+		f->flow.proto = in->p[IPV6_NEXT_OFF];
+		memcpy(f->flow.addr[0], in->p + IPV6_SRC_OFF, 16);
+		memcpy(f->flow.addr[1], in->p + IPV6_DST_OFF, 16);
 	}
 	f->has_inner = true;
 	f->inner_len = (unsigned)tot;
@@ -390,9 +399,9 @@ static size_t inner_tot(const struct span *in, uint16_t proto)
 	size_t tot;
 
 	if (proto == GRE_PROTO_IPV4 && need(in, IPV4_HLEN) == NEED_OK && in->p[0] >> 4 == 4)
-		tot = load_be16(in->p + 2);
+		tot = load_be16(in->p + IPV4_TOT_LEN_OFF);
 	else if (proto == GRE_PROTO_IPV6 && need(in, IPV6_HLEN) == NEED_OK && in->p[0] >> 4 == 6)
-		tot = IPV6_HLEN + (size_t)load_be16(in->p + 4);
+		tot = IPV6_HLEN + (size_t)load_be16(in->p + IPV6_PLEN_OFF);
 	else
 		return 0;
 	/* Below a header, the next packet could start inside this one's: no progress. */
@@ -485,11 +494,11 @@ static bool udp_decode(const struct span *u, struct wire_frame *f, struct span *
 	size_t ulen;
 	uint16_t csum;
 
-	ulen = load_be16(u->p + 4);
-	csum = load_be16(u->p + 6);
-	if (ulen < UDP_HLEN_ || ulen > u->len) {
+	ulen = load_be16(u->p + UDP_LEN_OFF);
+	csum = load_be16(u->p + UDP_CSUM_OFF);
+	if (ulen < UDP_HLEN || ulen > u->len) {
 		f->violations |= 1u << WIRE_V_BAD_UDP;
-		if (ulen < UDP_HLEN_)
+		if (ulen < UDP_HLEN)
 			return false;
 		ulen = u->len;
 	} else if (ulen != u->len) {
@@ -498,7 +507,7 @@ static bool udp_decode(const struct span *u, struct wire_frame *f, struct span *
 	/* A zero checksum means none (IPv4), or one allowed by RFC 6935 for tunnels (IPv6). */
 	if (csum != 0) {
 		uint32_t sum = inet_pseudo_sum(f->src.family, f->src.bytes, f->dst.bytes,
-					       IPPROTO_UDP_, (uint32_t)ulen);
+					       IPPROTO_UDP, (uint32_t)ulen);
 		/*
 		 * A sender that leaves the checksum to the device (CHECKSUM_PARTIAL: veth, or
 		 * any NIC with offload) stores the folded pseudo-header sum, not complemented;
@@ -519,7 +528,7 @@ static bool udp_decode(const struct span *u, struct wire_frame *f, struct span *
 				f->violations |= 1u << WIRE_V_BAD_UDP;
 		}
 	}
-	*g = span_sub(u, UDP_HLEN_, ulen - UDP_HLEN_);
+	*g = span_sub(u, UDP_HLEN, ulen - UDP_HLEN);
 	return true;
 }
 
@@ -529,8 +538,9 @@ static enum wire_encap classify(const struct wire_expect *e, const struct span *
 {
 	if (o->proto == IPPROTO_GRE_NUM)
 		return WIRE_ENCAP_GRE;
-	if (o->proto != IPPROTO_UDP_ || !o->first_fragment || o->hlen < IPV4_HLEN ||
-	    s->cap < o->hlen + 4 || load_be16(s->p + o->hlen + 2) != e->udp_port)
+	if (o->proto != IPPROTO_UDP || !o->first_fragment || o->hlen < IPV4_HLEN ||
+	    s->cap < o->hlen + L4_PORTS_LEN ||
+	    load_be16(s->p + o->hlen + UDP_DPORT_OFF) != e->udp_port)
 		return WIRE_ENCAP_NONE;
 	return WIRE_ENCAP_GRE_UDP;
 }
@@ -563,19 +573,19 @@ static int frame_decode(const struct wire_expect *e, int link, struct span *s,
 	l4 = span_sub(s, o.hlen, s->len - o.hlen);
 	if (o.proto == IPPROTO_GRE_NUM) {
 		out->encap = WIRE_ENCAP_GRE;
-	} else if (o.proto == IPPROTO_UDP_ && o.first_fragment) {
-		enum need_result r = need(&l4, UDP_HLEN_);
+	} else if (o.proto == IPPROTO_UDP && o.first_fragment) {
+		enum need_result r = need(&l4, UDP_HLEN);
 
 		if (r == NEED_SNAPPED) {
 			out->snapped = true;
 			return 0;
 		}
-		if (r != NEED_OK || load_be16(l4.p + 2) != e->udp_port)
+		if (r != NEED_OK || load_be16(l4.p + UDP_DPORT_OFF) != e->udp_port)
 			return 0;
 		out->encap = WIRE_ENCAP_GRE_UDP;
 		out->has_sport = true;
-		out->udp_sport = load_be16(l4.p);
-	} else if (o.proto == IPPROTO_UDP_ && e->has_peers) {
+		out->udp_sport = load_be16(l4.p + UDP_SPORT_OFF);
+	} else if (o.proto == IPPROTO_UDP && e->has_peers) {
 		/* A later fragment shows no port: between the tunnel's ends it is the tunnel's. */
 		peer_check(e, out);
 		if (out->dir < 0)
@@ -600,8 +610,8 @@ static int frame_decode(const struct wire_expect *e, int link, struct span *s,
 	if (glen < g.len) {
 		/* The later GRE packets are the later datagrams': this one ends with its own. */
 		out->link_hlen = (unsigned)off;
-		out->outer_hlen = (unsigned)(o.hlen + UDP_HLEN_);
-		out->next = (size_t)off + o.hlen + UDP_HLEN_ + glen;
+		out->outer_hlen = (unsigned)(o.hlen + UDP_HLEN);
+		out->next = (size_t)off + o.hlen + UDP_HLEN + glen;
 		out->next_len = g.len - glen;
 		out->frame_len -= (unsigned)out->next_len;
 		out->outer_len -= (unsigned)out->next_len;

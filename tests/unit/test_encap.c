@@ -11,6 +11,12 @@
 #include "encap.h"
 #include "pkt.h"
 
+/* With all three GRE options, the key follows the checksum and the sequence number the key. */
+enum {
+	KEY_OFF = GRE_HLEN_MIN + GRE_OPT_LEN,
+	SEQ_OFF = KEY_OFF + GRE_OPT_LEN,
+};
+
 static void cfg_init(struct encap_cfg *c, int family, unsigned flags)
 {
 	memset(c, 0, sizeof(*c));
@@ -72,9 +78,9 @@ static void test_gre(void)
 	CHECK_INT(gre_build(b, sizeof(b), &in), 16);
 	/* C, K and S set, version 0, then checksum 0, reserved 0, key, sequence. */
 	CHECK_INT(load_be16(b), 0xb000);
-	CHECK_INT(load_be16(b + 2), 0x86dd);
-	CHECK_INT(load_be32(b + 8), 7);
-	CHECK_INT(load_be32(b + 12), 0x01020304);
+	CHECK_INT(load_be16(b + GRE_PROTO_OFF), 0x86dd);
+	CHECK_INT(load_be32(b + KEY_OFF), 7);
+	CHECK_INT(load_be32(b + SEQ_OFF), 0x01020304);
 	CHECK_INT(gre_parse(b, 16, &out), 16);
 	CHECK_INT(out.flags, in.flags);
 	CHECK_INT(out.key, 7);
@@ -106,7 +112,7 @@ static size_t inner_packet(int family, uint8_t *buf, size_t payload)
 		.family = family,
 		.src = family == AF_INET6 ? "2001:2:0:1::2" : "198.18.1.2",
 		.dst = family == AF_INET6 ? "2001:2:0:3::2" : "198.18.3.2",
-		.proto = 17,
+		.proto = IPPROTO_UDP,
 		.sport = 1234,
 		.dport = 5678,
 		.payload = payload,
@@ -171,8 +177,8 @@ static void test_roundtrip(void)
 						  row);
 					/* The outer header is well formed and self-consistent. */
 					CHECK_ROW(ip_parse(outer, olen, true, &ip) > 0 &&
-							  ip.tot_len == olen && ip.proto == 47 &&
-							  ip.df,
+							  ip.tot_len == olen &&
+							  ip.proto == IPPROTO_GRE_NUM && ip.df,
 						  row);
 				}
 			}
@@ -194,8 +200,8 @@ static size_t good_packet(struct encap_cfg *c, struct encap_cfg *p, int family, 
 
 static void fix_ipv4(uint8_t *o)
 {
-	store_be16(o + 10, 0);
-	store_be16(o + 10, inet_csum(o, IPV4_HLEN));
+	store_be16(o + IPV4_CSUM_OFF, 0);
+	store_be16(o + IPV4_CSUM_OFF, inet_csum(o, IPV4_HLEN));
 }
 
 /* Each row changes one thing of a good packet and names the reason it must be dropped for. */
@@ -236,7 +242,7 @@ struct drop_row {
 static void mutate(uint8_t *o, size_t *len, size_t *cap, int family, const struct encap_cfg *c,
 		   enum mutation m)
 {
-	unsigned ihl = family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN;
+	unsigned ihl = ip_fixed_hlen(family), alen = ip_addr_len(family);
 	uint8_t *gre = o + ihl, *inner = o + c->outer_hlen;
 
 	switch (m) {
@@ -250,32 +256,32 @@ static void mutate(uint8_t *o, size_t *len, size_t *cap, int family, const struc
 		size_t keep = ihl + (m == M_CUT_GRE ? 3 : GRE_HLEN_MIN + 2);
 
 		if (family == AF_INET6)
-			store_be16(o + 4, (uint16_t)(keep - IPV6_HLEN));
+			store_be16(o + IPV6_PLEN_OFF, (uint16_t)(keep - IPV6_HLEN));
 		else
-			store_be16(o + 2, (uint16_t)keep);
+			store_be16(o + IPV4_TOT_LEN_OFF, (uint16_t)keep);
 		*len = *cap = keep;
 		break;
 	}
 	case M_IP_CSUM:
-		o[10] ^= 0xff;
+		o[IPV4_CSUM_OFF] ^= 0xff;
 		return;
 	case M_IP_PROTO:
-		o[family == AF_INET6 ? 6 : 9] = 4;
+		o[ip_proto_off(family)] = 4;
 		break;
 	case M_IP_VERSION:
 		o[0] = (uint8_t)(0x50 | (o[0] & 0x0f));
 		break;
 	case M_MF:
-		store_be16(o + 6, IPV4_MF);
+		store_be16(o + IPV4_FRAG_OFF, IPV4_MF);
 		break;
 	case M_FRAG_OFFSET:
-		store_be16(o + 6, 100);
+		store_be16(o + IPV4_FRAG_OFF, 100);
 		break;
-	case M_SRC:
-		o[family == AF_INET6 ? 23 : 15] ^= 0x40;
+	case M_SRC: /* the address's last byte */
+		o[ip_src_off(family) + alen - 1] ^= 0x40;
 		break;
 	case M_DST:
-		o[family == AF_INET6 ? 39 : 19] ^= 0x40;
+		o[ip_dst_off(family) + alen - 1] ^= 0x40;
 		break;
 	case M_GRE_VERSION:
 		gre[1] |= 1;
@@ -287,10 +293,11 @@ static void mutate(uint8_t *o, size_t *len, size_t *cap, int family, const struc
 		gre[1] |= 0x08;
 		break;
 	case M_KEY_VALUE:
-		gre[(c->gre_flags & GRE_F_CSUM) ? 11 : 7] ^= 1;
+		/* The key's last byte: the key follows the checksum, if any. */
+		gre[GRE_HLEN_MIN + ((c->gre_flags & GRE_F_CSUM) ? GRE_OPT_LEN : 0) + 3] ^= 1;
 		break;
 	case M_PROTO_ARP:
-		store_be16(gre + 2, 0x0806);
+		store_be16(gre + GRE_PROTO_OFF, 0x0806);
 		break;
 	case M_PAYLOAD:
 		inner[30] ^= 0x10;
@@ -299,10 +306,11 @@ static void mutate(uint8_t *o, size_t *len, size_t *cap, int family, const struc
 		inner[0] = 0x05;
 		break;
 	case M_INNER_LONGER:
-		store_be16(inner + 2, (uint16_t)(load_be16(inner + 2) + 1));
+		store_be16(inner + IPV4_TOT_LEN_OFF,
+			   (uint16_t)(load_be16(inner + IPV4_TOT_LEN_OFF) + 1));
 		break;
 	case M_INNER_FAMILY:
-		store_be16(gre + 2, GRE_PROTO_IPV6);
+		store_be16(gre + GRE_PROTO_OFF, GRE_PROTO_IPV6);
 		break;
 	case M_PAD:
 		memset(o + *len, 0xee, 6);
@@ -314,9 +322,9 @@ static void mutate(uint8_t *o, size_t *len, size_t *cap, int family, const struc
 		*len += 6;
 		*cap = *len;
 		if (family == AF_INET6)
-			store_be16(o + 4, (uint16_t)(*len - IPV6_HLEN));
+			store_be16(o + IPV6_PLEN_OFF, (uint16_t)(*len - IPV6_HLEN));
 		else
-			store_be16(o + 2, (uint16_t)*len);
+			store_be16(o + IPV4_TOT_LEN_OFF, (uint16_t)*len);
 		break;
 	}
 	if (family == AF_INET)
@@ -402,9 +410,9 @@ static void test_check(void)
 	CHECK_INT(encap_overhead(AF_INET6, ALL, false), 56);
 	CHECK_INT(encap_overhead(AF_INET6, ALL, true), 64);
 	CHECK_INT(encap_overhead(AF_INET, GRE_F_KEY, true), 36);
-	len = inner_packet(AF_INET, buf, c.mtu - 28);
+	len = inner_packet(AF_INET, buf, c.mtu - IPV4_HLEN - UDP_HLEN);
 	CHECK_INT(encap_check(&c, buf, len, &ip), DROP_NONE);
-	len = inner_packet(AF_INET, buf, c.mtu - 27);
+	len = inner_packet(AF_INET, buf, c.mtu - IPV4_HLEN - UDP_HLEN + 1);
 	CHECK_INT(encap_check(&c, buf, len, &ip), DROP_TX_TOO_BIG);
 	CHECK(ip.df);
 	len = inner_packet(AF_INET6, buf, 100);
@@ -493,16 +501,16 @@ static void test_udp(void)
 	CHECK_INT(c.outer_hlen, 16);
 	CHECK_INT(c.mtu, 1456);
 	len = inner_packet(AF_INET6, inner, 300);
-	out = encap_build2(&c, inner, 40, inner + 40, len - 40, 99);
+	out = encap_build2(&c, inner, IPV6_HLEN, inner + IPV6_HLEN, len - IPV6_HLEN, 99);
 	CHECK(out == inner - 16);
 	CHECK_INT(load_be16(out), 0xb000); /* C, K, S */
-	CHECK_INT(load_be16(out + 2), GRE_PROTO_IPV6);
-	CHECK_INT(load_be32(out + 8), 7);
-	CHECK_INT(load_be32(out + 12), 99);
+	CHECK_INT(load_be16(out + GRE_PROTO_OFF), GRE_PROTO_IPV6);
+	CHECK_INT(load_be32(out + KEY_OFF), 7);
+	CHECK_INT(load_be32(out + SEQ_OFF), 99);
 	CHECK_INT(inet_csum(out, 16 + len), 0);
 	CHECK_INT(decap_gre(&c, out, 16 + len, &r), DROP_NONE);
 	CHECK(r.inner == inner && r.inner_len == len && r.has_seq && r.seq == 99);
-	out[9] ^= 1;
+	out[KEY_OFF + 1] ^= 1;
 	CHECK_INT(decap_gre(&c, out, 16 + len, &r), DROP_BAD_KEY);
 }
 

@@ -25,10 +25,10 @@ static void test_frag_needed(void)
 	struct pkt_spec s = { .family = AF_INET,
 			      .src = "198.18.1.2",
 			      .dst = "198.18.3.2",
-			      .proto = 6,
+			      .proto = IPPROTO_TCP,
 			      .sport = 40000,
 			      .dport = 5201,
-			      .tcp_flags = 0x10,
+			      .tcp_flags = TCP_F_ACK,
 			      .payload = 1460,
 			      .df = true };
 	uint8_t pkt[1600], out[1600];
@@ -38,26 +38,26 @@ static void test_frag_needed(void)
 
 	cfg(&c);
 	len = pkt_build(&s, pkt);
-	CHECK_INT(ip_parse(pkt, len, true, &ip), 20);
+	CHECK_INT(ip_parse(pkt, len, true, &ip), IPV4_HLEN);
 	n = icmp_too_big(&c, pkt, len, &ip, out, sizeof(out));
 	/* RFC 1812: the whole error within 576 bytes, quoting as much as fits. */
 	CHECK_INT(n, 576);
-	CHECK_INT(ip_parse(out, n, true, &oip), 20);
+	CHECK_INT(ip_parse(out, n, true, &oip), IPV4_HLEN);
 	CHECK_INT(oip.tot_len, 576);
-	CHECK_INT(oip.proto, 1);
+	CHECK_INT(oip.proto, IPPROTO_ICMP);
 	CHECK(memcmp(oip.src, c.addr4, 4) == 0);
 	CHECK(memcmp(oip.dst, ip.src, 4) == 0);
-	CHECK_INT(out[20], 3); /* destination unreachable */
-	CHECK_INT(out[21], 4); /* fragmentation needed and DF set */
-	CHECK_INT(load_be16(out + 26), 1476);
-	CHECK_INT(inet_csum(out + 20, n - 20), 0);
-	CHECK(memcmp(out + 28, pkt, 548) == 0);
+	CHECK_INT(out[IPV4_HLEN + ICMP_TYPE_OFF], 3); /* destination unreachable */
+	CHECK_INT(out[IPV4_HLEN + ICMP_CODE_OFF], 4); /* fragmentation needed and DF set */
+	CHECK_INT(load_be16(out + IPV4_HLEN + ICMP4_MTU_OFF), 1476);
+	CHECK_INT(inet_csum(out + IPV4_HLEN, n - IPV4_HLEN), 0);
+	CHECK(memcmp(out + IPV4_HLEN + ICMP_HLEN, pkt, 576 - IPV4_HLEN - ICMP_HLEN) == 0);
 
 	/* A short packet is quoted whole. */
 	s.payload = 10;
 	len = pkt_build(&s, pkt);
 	ip_parse(pkt, len, true, &ip);
-	CHECK_INT(icmp_too_big(&c, pkt, len, &ip, out, sizeof(out)), 28 + len);
+	CHECK_INT(icmp_too_big(&c, pkt, len, &ip, out, sizeof(out)), IPV4_HLEN + ICMP_HLEN + len);
 
 	/* No room, no error. */
 	CHECK_INT(icmp_too_big(&c, pkt, len, &ip, out, 40), 0);
@@ -77,7 +77,7 @@ static void test_icmp_refusals(void)
 		  { .family = AF_INET,
 		    .src = "198.18.1.2",
 		    .dst = "198.18.3.2",
-		    .proto = 17,
+		    .proto = IPPROTO_UDP,
 		    .payload = 100,
 		    .df = true },
 		  true },
@@ -85,7 +85,7 @@ static void test_icmp_refusals(void)
 		  { .family = AF_INET,
 		    .src = "198.18.1.2",
 		    .dst = "198.18.3.2",
-		    .proto = 1,
+		    .proto = IPPROTO_ICMP,
 		    .icmp_type = 8,
 		    .payload = 100,
 		    .df = true },
@@ -94,7 +94,7 @@ static void test_icmp_refusals(void)
 		  { .family = AF_INET,
 		    .src = "198.18.1.2",
 		    .dst = "198.18.3.2",
-		    .proto = 1,
+		    .proto = IPPROTO_ICMP,
 		    .icmp_type = 3,
 		    .payload = 100,
 		    .df = true },
@@ -103,7 +103,7 @@ static void test_icmp_refusals(void)
 		  { .family = AF_INET,
 		    .src = "198.18.1.2",
 		    .dst = "198.18.3.2",
-		    .proto = 1,
+		    .proto = IPPROTO_ICMP,
 		    .icmp_type = 11,
 		    .payload = 100,
 		    .df = true },
@@ -112,7 +112,7 @@ static void test_icmp_refusals(void)
 		  { .family = AF_INET,
 		    .src = "224.0.0.1",
 		    .dst = "198.18.3.2",
-		    .proto = 17,
+		    .proto = IPPROTO_UDP,
 		    .payload = 100,
 		    .df = true },
 		  false },
@@ -120,7 +120,7 @@ static void test_icmp_refusals(void)
 		  { .family = AF_INET,
 		    .src = "0.0.0.0",
 		    .dst = "198.18.3.2",
-		    .proto = 17,
+		    .proto = IPPROTO_UDP,
 		    .payload = 100,
 		    .df = true },
 		  false },
@@ -128,7 +128,7 @@ static void test_icmp_refusals(void)
 		  { .family = AF_INET,
 		    .src = "198.18.1.2",
 		    .dst = "198.18.3.2",
-		    .proto = 17,
+		    .proto = IPPROTO_UDP,
 		    .payload = 100,
 		    .df = true,
 		    .frag = 100 },
@@ -137,14 +137,14 @@ static void test_icmp_refusals(void)
 		  { .family = AF_INET6,
 		    .src = "2001:2:0:1::2",
 		    .dst = "2001:2:0:3::2",
-		    .proto = 17,
+		    .proto = IPPROTO_UDP,
 		    .payload = 100 },
 		  true },
 		{ "v6 echo request",
 		  { .family = AF_INET6,
 		    .src = "2001:2:0:1::2",
 		    .dst = "2001:2:0:3::2",
-		    .proto = 58,
+		    .proto = IPPROTO_ICMPV6,
 		    .icmp_type = 128,
 		    .payload = 100 },
 		  true },
@@ -152,7 +152,7 @@ static void test_icmp_refusals(void)
 		  { .family = AF_INET6,
 		    .src = "2001:2:0:1::2",
 		    .dst = "2001:2:0:3::2",
-		    .proto = 58,
+		    .proto = IPPROTO_ICMPV6,
 		    .icmp_type = 2,
 		    .payload = 100 },
 		  false },
@@ -160,14 +160,14 @@ static void test_icmp_refusals(void)
 		  { .family = AF_INET6,
 		    .src = "ff02::1",
 		    .dst = "2001:2:0:3::2",
-		    .proto = 17,
+		    .proto = IPPROTO_UDP,
 		    .payload = 100 },
 		  false },
 		{ "v6 unspecified source",
 		  { .family = AF_INET6,
 		    .src = "::",
 		    .dst = "2001:2:0:3::2",
-		    .proto = 17,
+		    .proto = IPPROTO_UDP,
 		    .payload = 100 },
 		  false },
 	};
@@ -190,7 +190,7 @@ static void test_packet_too_big(void)
 	struct pkt_spec s = { .family = AF_INET6,
 			      .src = "2001:2:0:1::2",
 			      .dst = "2001:2:0:3::2",
-			      .proto = 17,
+			      .proto = IPPROTO_UDP,
 			      .sport = 1,
 			      .dport = 2,
 			      .payload = 1600 };
@@ -201,27 +201,27 @@ static void test_packet_too_big(void)
 
 	cfg(&c);
 	len = pkt_build(&s, pkt);
-	CHECK_INT(ip_parse(pkt, len, false, &ip), 40);
+	CHECK_INT(ip_parse(pkt, len, false, &ip), IPV6_HLEN);
 	n = icmp_too_big(&c, pkt, len, &ip, out, sizeof(out));
 	/* RFC 4443 2.4(c): as much of the packet as fits in 1280 bytes. */
 	CHECK_INT(n, 1280);
-	CHECK_INT(ip_parse(out, n, false, &oip), 40);
+	CHECK_INT(ip_parse(out, n, false, &oip), IPV6_HLEN);
 	CHECK_INT(oip.tot_len, 1280);
-	CHECK_INT(oip.proto, 58);
+	CHECK_INT(oip.proto, IPPROTO_ICMPV6);
 	CHECK(memcmp(oip.src, c.addr6, 16) == 0);
 	CHECK(memcmp(oip.dst, ip.src, 16) == 0);
-	CHECK_INT(out[40], 2); /* packet too big */
-	CHECK_INT(out[41], 0);
-	CHECK_INT(load_be32(out + 44), 1476);
-	CHECK_INT(pkt_l4_csum(AF_INET6, out, out + 40, n - 40, 58), 0);
-	CHECK(memcmp(out + 48, pkt, 1232) == 0);
+	CHECK_INT(out[IPV6_HLEN + ICMP_TYPE_OFF], 2); /* packet too big */
+	CHECK_INT(out[IPV6_HLEN + ICMP_CODE_OFF], 0);
+	CHECK_INT(load_be32(out + IPV6_HLEN + ICMP6_MTU_OFF), 1476);
+	CHECK_INT(pkt_l4_csum(AF_INET6, out, out + IPV6_HLEN, n - IPV6_HLEN, IPPROTO_ICMPV6), 0);
+	CHECK(memcmp(out + IPV6_HLEN + ICMP_HLEN, pkt, 1280 - IPV6_HLEN - ICMP_HLEN) == 0);
 	c.has_addr6 = false;
 	CHECK_INT(icmp_too_big(&c, pkt, len, &ip, out, sizeof(out)), 0);
 }
 
 static uint16_t tcp_mss(const uint8_t *pkt, unsigned hlen, unsigned at)
 {
-	return load_be16(pkt + hlen + 20 + at);
+	return load_be16(pkt + hlen + TCP_HLEN + at);
 }
 
 static void test_mss(void)
@@ -240,15 +240,15 @@ static void test_mss(void)
 		bool changed;
 		uint16_t want;
 	} rows[] = {
-		{ "syn", AF_INET, 0x02, mss_first, 2, true, 1436 },
-		{ "syn-ack", AF_INET, 0x12, mss_first, 2, true, 1436 },
-		{ "odd offset", AF_INET, 0x02, mss_odd, 3, true, 1436 },
-		{ "v6 syn", AF_INET6, 0x02, mss_first, 2, true, 1416 },
-		{ "v6 odd offset", AF_INET6, 0x02, mss_odd, 3, true, 1416 },
-		{ "already small", AF_INET, 0x02, mss_small, 2, false, 1280 },
-		{ "not a syn", AF_INET, 0x10, mss_first, 2, false, 1460 },
-		{ "bad option length", AF_INET, 0x02, bad_len, 6, false, 1460 },
-		{ "zero option length", AF_INET, 0x02, zero_len, 4, false, 1460 },
+		{ "syn", AF_INET, TCP_F_SYN, mss_first, 2, true, 1436 },
+		{ "syn-ack", AF_INET, TCP_F_SYN | TCP_F_ACK, mss_first, 2, true, 1436 },
+		{ "odd offset", AF_INET, TCP_F_SYN, mss_odd, 3, true, 1436 },
+		{ "v6 syn", AF_INET6, TCP_F_SYN, mss_first, 2, true, 1416 },
+		{ "v6 odd offset", AF_INET6, TCP_F_SYN, mss_odd, 3, true, 1416 },
+		{ "already small", AF_INET, TCP_F_SYN, mss_small, 2, false, 1280 },
+		{ "not a syn", AF_INET, TCP_F_ACK, mss_first, 2, false, 1460 },
+		{ "bad option length", AF_INET, TCP_F_SYN, bad_len, 6, false, 1460 },
+		{ "zero option length", AF_INET, TCP_F_SYN, zero_len, 4, false, 1460 },
 	};
 
 	CHECK_INT(mss_for_mtu(AF_INET, 1476), 1436);
@@ -259,7 +259,7 @@ static void test_mss(void)
 			.family = rows[i].family,
 			.src = rows[i].family == AF_INET6 ? "2001:2:0:1::2" : "198.18.1.2",
 			.dst = rows[i].family == AF_INET6 ? "2001:2:0:3::2" : "198.18.3.2",
-			.proto = 6,
+			.proto = IPPROTO_TCP,
 			.sport = 40000,
 			.dport = 5201,
 			.tcp_flags = rows[i].flags,
@@ -270,14 +270,15 @@ static void test_mss(void)
 		uint8_t pkt[256];
 		size_t len = pkt_build(&s, pkt);
 		struct ip_info ip;
-		unsigned hlen = rows[i].family == AF_INET6 ? 40 : 20;
+		unsigned hlen = ip_fixed_hlen(rows[i].family);
 		unsigned max = mss_for_mtu(rows[i].family, 1476);
 
 		ip_parse(pkt, len, false, &ip);
 		CHECK_ROW(mss_clamp(pkt, len, &ip, max) == rows[i].changed, rows[i].name);
 		CHECK_ROW(tcp_mss(pkt, hlen, rows[i].mss_at) == rows[i].want, rows[i].name);
 		/* The incremental update leaves a checksum a receiver accepts. */
-		CHECK_ROW(pkt_l4_csum(rows[i].family, pkt, pkt + hlen, len - hlen, 6) == 0,
+		CHECK_ROW(pkt_l4_csum(rows[i].family, pkt, pkt + hlen, len - hlen, IPPROTO_TCP) ==
+				  0,
 			  rows[i].name);
 	}
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "byteorder.h"
 #include "check.h"
 #include "inet.h"
 
@@ -73,29 +74,26 @@ int main(void)
 				   0,	 0, 198, 18, 1,	   2,	 198,  18, 3,  2 };
 		uint16_t c = inet_csum(ip, sizeof(ip));
 
-		ip[10] = (uint8_t)(c >> 8);
-		ip[11] = (uint8_t)c;
+		store_be16(ip + IPV4_CSUM_OFF, c);
 		CHECK_INT(inet_csum(ip, sizeof(ip)), 0);
 
 		/* ECN (RFC 3168): Not-ECT stays as it is; ECT(0) and ECT(1) become CE, and the
 		 * header checksum stays right. */
 		CHECK(!ip_ecn_set_ce(ip, sizeof(ip)));
-		CHECK_INT(ip[1], 0);
+		CHECK_INT(ip[IPV4_TOS_OFF], 0);
 		CHECK_INT(inet_csum(ip, sizeof(ip)), 0);
 		for (uint8_t ect = 1; ect <= 3; ect++) {
 			uint8_t x[20];
 
 			memcpy(x, ip, sizeof(x));
-			x[1] = (uint8_t)(0xb8 | ect); /* DSCP EF */
-			x[10] = x[11] = 0;
-			c = inet_csum(x, sizeof(x));
-			x[10] = (uint8_t)(c >> 8);
-			x[11] = (uint8_t)c;
+			x[IPV4_TOS_OFF] = (uint8_t)(0xb8 | ect); /* DSCP EF */
+			store_be16(x + IPV4_CSUM_OFF, 0);
+			store_be16(x + IPV4_CSUM_OFF, inet_csum(x, sizeof(x)));
 			CHECK(ip_ecn_set_ce(x, sizeof(x)));
-			CHECK_INT(x[1], 0xbb);
+			CHECK_INT(x[IPV4_TOS_OFF], 0xbb);
 			CHECK_INT(inet_csum(x, sizeof(x)), 0);
 		}
-		CHECK(!ip_ecn_set_ce(ip, 19));
+		CHECK(!ip_ecn_set_ce(ip, IPV4_HLEN - 1));
 	}
 	{
 		/* IPv6: ECN sits in bits 4-5 of the second byte, beside the flow label. */
@@ -105,7 +103,7 @@ int main(void)
 		ip6[1] = 0x9f; /* traffic class 0xb9: ECT(1), flow label 0xf1234 */
 		CHECK(ip_ecn_set_ce(ip6, sizeof(ip6)));
 		CHECK(ip6[0] == 0x6b && ip6[1] == 0xbf && ip6[2] == 0x12 && ip6[3] == 0x34);
-		CHECK(!ip_ecn_set_ce(ip6, 39));
+		CHECK(!ip_ecn_set_ce(ip6, IPV6_HLEN - 1));
 	}
 	return check_done("test_inet");
 }

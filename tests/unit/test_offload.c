@@ -17,7 +17,8 @@
 #include "inet.h"
 #include "pkt.h"
 
-enum { TCP_FIN = 1, TCP_SYN = 2, TCP_PSH = 8, TCP_ACK = 0x10, TCP_CWR = 0x80 };
+/* An IPv4 TCP segment's headers, without options: where TCP starts, where its payload does. */
+enum { TCP4 = IPV4_HLEN, HDRS4 = IPV4_HLEN + TCP_HLEN };
 
 static uint8_t super[70000], seg[64][2048], hdr[GSO_HDR_MAX];
 static size_t seg_len[64];
@@ -31,7 +32,7 @@ static struct virtio_net_hdr tso_hdr(int family, unsigned l4_off, unsigned mss, 
 			family == AF_INET6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4,
 		.gso_size = htole16((uint16_t)mss),
 		.csum_start = htole16((uint16_t)l4_off),
-		.csum_offset = htole16(16),
+		.csum_offset = htole16(TCP_CSUM_OFF),
 	};
 
 	if (ecn)
@@ -72,29 +73,32 @@ static void test_tcp4(void)
 	struct pkt_spec s = { .family = AF_INET,
 			      .src = "198.18.1.2",
 			      .dst = "198.18.3.2",
-			      .proto = 6,
+			      .proto = IPPROTO_TCP,
 			      .sport = 40000,
 			      .dport = 9400,
-			      .tcp_flags = TCP_ACK | TCP_PSH | TCP_FIN,
+			      .tcp_flags = TCP_F_ACK | TCP_F_PSH | TCP_F_FIN,
 			      .opts = ts,
 			      .opts_len = sizeof(ts),
 			      .payload = 10000,
 			      .df = true };
 	size_t len = pkt_build(&s, super);
-	struct virtio_net_hdr h = tso_hdr(AF_INET, 20, 1400, false);
+	struct virtio_net_hdr h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
 	unsigned n = cut(&h, len, 1476), bad = 0;
+	size_t hl = HDRS4 + sizeof(ts); /* the headers, with the timestamps */
 
 	printf("case: IPv4 TCP, 10000 bytes at MSS 1400 with timestamps\n");
 	CHECK_INT(n, 8);
 	for (unsigned i = 0; i < n; i++) {
 		size_t plen = i < 7 ? 1400 : 200;
 
-		if (!valid(seg[i], seg_len[i]) || seg_len[i] != 52 + plen ||
-		    load_be16(seg[i] + 4) != 0x1234 + i || load_be16(seg[i] + 6) != IPV4_DF ||
-		    load_be32(seg[i] + 24) != 1000 + i * 1400 ||
-		    seg[i][33] != (i == 7 ? (TCP_ACK | TCP_PSH | TCP_FIN) : TCP_ACK) ||
-		    memcmp(seg[i] + 40, ts, sizeof(ts)) != 0 ||
-		    memcmp(seg[i] + 52, super + 52 + i * 1400, plen) != 0)
+		if (!valid(seg[i], seg_len[i]) || seg_len[i] != hl + plen ||
+		    load_be16(seg[i] + IPV4_ID_OFF) != 0x1234 + i ||
+		    load_be16(seg[i] + IPV4_FRAG_OFF) != IPV4_DF ||
+		    load_be32(seg[i] + TCP4 + TCP_SEQ_OFF) != 1000 + i * 1400 ||
+		    seg[i][TCP4 + TCP_FLAGS_OFF] !=
+			    (i == 7 ? (TCP_F_ACK | TCP_F_PSH | TCP_F_FIN) : TCP_F_ACK) ||
+		    memcmp(seg[i] + TCP4 + TCP_HLEN, ts, sizeof(ts)) != 0 ||
+		    memcmp(seg[i] + hl, super + hl + i * 1400, plen) != 0)
 			bad++;
 	}
 	CHECK_INT(bad, 0);
@@ -103,7 +107,7 @@ static void test_tcp4(void)
 	s.payload = 1401;
 	len = pkt_build(&s, super);
 	CHECK_INT(cut(&h, len, 1476), 2);
-	CHECK_INT(seg_len[1], 53);
+	CHECK_INT(seg_len[1], hl + 1);
 	CHECK(valid(seg[1], seg_len[1]));
 	s.payload = 2800;
 	len = pkt_build(&s, super);
@@ -114,20 +118,20 @@ static void test_tcp4(void)
 	printf("case: odd MSS and payload\n");
 	s.payload = 4999;
 	len = pkt_build(&s, super);
-	h = tso_hdr(AF_INET, 20, 999, false);
+	h = tso_hdr(AF_INET, IPV4_HLEN, 999, false);
 	CHECK_INT(cut(&h, len, 1476), 6);
-	CHECK_INT(seg_len[5], 52 + 4);
+	CHECK_INT(seg_len[5], hl + 4);
 	CHECK(valid(seg[0], seg_len[0]) && valid(seg[5], seg_len[5]));
 
 	printf("case: ECN, CWR on the first segment only\n");
 	s.payload = 3000;
-	s.tcp_flags = TCP_ACK | TCP_CWR;
+	s.tcp_flags = TCP_F_ACK | TCP_F_CWR;
 	len = pkt_build(&s, super);
-	h = tso_hdr(AF_INET, 20, 1400, true);
+	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, true);
 	CHECK_INT(cut(&h, len, 1476), 3);
-	CHECK_INT(seg[0][33], TCP_ACK | TCP_CWR);
-	CHECK_INT(seg[1][33], TCP_ACK);
-	CHECK_INT(seg[2][33], TCP_ACK);
+	CHECK_INT(seg[0][TCP4 + TCP_FLAGS_OFF], TCP_F_ACK | TCP_F_CWR);
+	CHECK_INT(seg[1][TCP4 + TCP_FLAGS_OFF], TCP_F_ACK);
+	CHECK_INT(seg[2][TCP4 + TCP_FLAGS_OFF], TCP_F_ACK);
 	CHECK(valid(seg[2], seg_len[2]));
 }
 
@@ -136,10 +140,10 @@ static void test_ip_options_and_ipv6(void)
 	struct pkt_spec s = { .family = AF_INET,
 			      .src = "198.18.1.2",
 			      .dst = "198.18.3.2",
-			      .proto = 6,
+			      .proto = IPPROTO_TCP,
 			      .sport = 1,
 			      .dport = 2,
-			      .tcp_flags = TCP_ACK,
+			      .tcp_flags = TCP_F_ACK,
 			      .payload = 3000,
 			      .df = true };
 	uint8_t plain[4000];
@@ -147,18 +151,18 @@ static void test_ip_options_and_ipv6(void)
 	struct virtio_net_hdr h;
 
 	printf("case: IPv4 with 4 bytes of options\n");
-	memcpy(super, plain, 20);
-	memset(super + 20, 1, 4); /* NOP options */
-	memcpy(super + 24, plain + 20, len - 20);
+	memcpy(super, plain, IPV4_HLEN);
+	memset(super + IPV4_HLEN, 1, 4); /* NOP options */
+	memcpy(super + IPV4_HLEN + 4, plain + IPV4_HLEN, len - IPV4_HLEN);
 	super[0] = 0x46;
-	store_be16(super + 2, (uint16_t)(len + 4));
-	store_be16(super + 10, 0);
-	store_be16(super + 10, inet_csum(super, 24));
-	h = tso_hdr(AF_INET, 24, 1400, false);
+	store_be16(super + IPV4_TOT_LEN_OFF, (uint16_t)(len + 4));
+	store_be16(super + IPV4_CSUM_OFF, 0);
+	store_be16(super + IPV4_CSUM_OFF, inet_csum(super, IPV4_HLEN + 4));
+	h = tso_hdr(AF_INET, IPV4_HLEN + 4, 1400, false);
 	CHECK_INT(cut(&h, len + 4, 1476), 3);
-	CHECK_INT(seg_len[0], 24 + 20 + 1400);
+	CHECK_INT(seg_len[0], IPV4_HLEN + 4 + TCP_HLEN + 1400);
 	CHECK(valid(seg[0], seg_len[0]) && valid(seg[2], seg_len[2]));
-	CHECK(memcmp(seg[1] + 20, super + 20, 4) == 0);
+	CHECK(memcmp(seg[1] + IPV4_HLEN, super + IPV4_HLEN, 4) == 0);
 
 	printf("case: IPv6\n");
 	s.family = AF_INET6;
@@ -166,12 +170,12 @@ static void test_ip_options_and_ipv6(void)
 	s.dst = "2001:2:0:3::2";
 	s.payload = 5000;
 	len = pkt_build(&s, super);
-	h = tso_hdr(AF_INET6, 40, 1380, false);
+	h = tso_hdr(AF_INET6, IPV6_HLEN, 1380, false);
 	CHECK_INT(cut(&h, len, 1456), 4);
-	CHECK_INT(load_be16(seg[0] + 4), 20 + 1380);
-	CHECK_INT(load_be16(seg[3] + 4), 20 + 5000 - 3 * 1380);
+	CHECK_INT(load_be16(seg[0] + IPV6_PLEN_OFF), TCP_HLEN + 1380);
+	CHECK_INT(load_be16(seg[3] + IPV6_PLEN_OFF), TCP_HLEN + 5000 - 3 * 1380);
 	CHECK(valid(seg[0], seg_len[0]) && valid(seg[3], seg_len[3]));
-	CHECK_INT(load_be32(seg[3] + 44), 1000 + 3 * 1380);
+	CHECK_INT(load_be32(seg[3] + IPV6_HLEN + TCP_SEQ_OFF), 1000 + 3 * 1380);
 }
 
 static void test_udp_and_refusals(void)
@@ -179,7 +183,7 @@ static void test_udp_and_refusals(void)
 	struct pkt_spec s = { .family = AF_INET,
 			      .src = "198.18.1.2",
 			      .dst = "198.18.3.2",
-			      .proto = 17,
+			      .proto = IPPROTO_UDP,
 			      .sport = 5,
 			      .dport = 6,
 			      .payload = 3000 };
@@ -187,41 +191,41 @@ static void test_udp_and_refusals(void)
 	struct virtio_net_hdr h = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
 				    .gso_type = VIRTIO_NET_HDR_GSO_UDP_L4,
 				    .gso_size = htole16(1000),
-				    .csum_start = htole16(20),
-				    .csum_offset = htole16(6) };
+				    .csum_start = htole16(IPV4_HLEN),
+				    .csum_offset = htole16(UDP_CSUM_OFF) };
 	struct gso_pkt g;
 
 	printf("case: UDP (USO), 3000 bytes in datagrams of 1000\n");
 	CHECK_INT(cut(&h, len, 1476), 3);
-	CHECK_INT(load_be16(seg[2] + 24), 1008);
-	CHECK_INT(load_be16(seg[2] + 4), 0x1234 + 2);
+	CHECK_INT(load_be16(seg[2] + IPV4_HLEN + UDP_LEN_OFF), UDP_HLEN + 1000);
+	CHECK_INT(load_be16(seg[2] + IPV4_ID_OFF), 0x1234 + 2);
 	CHECK(valid(seg[0], seg_len[0]) && valid(seg[2], seg_len[2]));
 
 	printf("case: refusals\n");
 	h.gso_type = VIRTIO_NET_HDR_GSO_UDP; /* UFO */
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
-	s.proto = 6;
+	s.proto = IPPROTO_TCP;
 	s.payload = 3000;
 	len = pkt_build(&s, super);
-	h = tso_hdr(AF_INET, 20, 1400, false);
+	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
 	h.flags = 0;
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
-	h = tso_hdr(AF_INET6, 20, 1400, false);
+	h = tso_hdr(AF_INET6, IPV4_HLEN, 1400, false);
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
-	h = tso_hdr(AF_INET, 20, 0, false);
+	h = tso_hdr(AF_INET, IPV4_HLEN, 0, false);
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 	h = tso_hdr(AF_INET, 60000, 1400, false);
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
-	h = tso_hdr(AF_INET, 24, 1400, false);
+	h = tso_hdr(AF_INET, IPV4_HLEN + 4, 1400, false);
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
-	h = tso_hdr(AF_INET, 20, 1400, false);
-	h.csum_offset = htole16(6);
+	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
+	h.csum_offset = htole16(UDP_CSUM_OFF);
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 	/* TCP segmentation of a packet whose IP header names UDP. */
-	super[9] = 17;
-	h = tso_hdr(AF_INET, 20, 1400, false);
+	super[IPV4_PROTO_OFF] = IPPROTO_UDP;
+	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
-	super[9] = 6;
+	super[IPV4_PROTO_OFF] = IPPROTO_TCP;
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
 	{
 		/* IPv6: TCP6 segmentation of a packet whose next header is UDP, and one whose
@@ -229,35 +233,37 @@ static void test_udp_and_refusals(void)
 		struct pkt_spec s6 = { .family = AF_INET6,
 				       .src = "2001:2::1",
 				       .dst = "2001:2:0:3::2",
-				       .proto = 6,
+				       .proto = IPPROTO_TCP,
 				       .sport = 1,
 				       .dport = 2,
-				       .tcp_flags = TCP_ACK,
+				       .tcp_flags = TCP_F_ACK,
 				       .payload = 3000 };
 		size_t len6 = pkt_build(&s6, super);
 
-		h = tso_hdr(AF_INET6, 40, 1400, false);
+		h = tso_hdr(AF_INET6, IPV6_HLEN, 1400, false);
 		CHECK_INT(gso_parse(&h, super, len6, 1476, &g), DROP_NONE);
-		super[6] = 17;
+		super[IPV6_NEXT_OFF] = IPPROTO_UDP;
 		CHECK_INT(gso_parse(&h, super, len6, 1476, &g), DROP_TX_BAD_INNER);
-		super[6] = 6;
-		h = tso_hdr(AF_INET6, 48, 1400, false);
+		super[IPV6_NEXT_OFF] = IPPROTO_TCP;
+		h = tso_hdr(AF_INET6, IPV6_HLEN + 8, 1400, false);
 		CHECK_INT(gso_parse(&h, super, len6, 1476, &g), DROP_TX_BAD_INNER);
 		len = pkt_build(&s, super);
 	}
-	h = tso_hdr(AF_INET, 20, 1460, false);
+	h = tso_hdr(AF_INET, IPV4_HLEN, 1460, false);
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_TOO_BIG);
 	CHECK_INT(gso_parse(&h, super, len, 1500, &g), DROP_NONE);
 
 	printf("case: a partial checksum completed\n");
 	s.payload = 333;
 	len = pkt_build(&s, super);
-	store_be16(super + 36, (uint16_t)~inet_csum_fold(inet_pseudo_sum(
-				       AF_INET, super + 12, super + 16, 6, (uint32_t)(len - 20))));
+	store_be16(super + TCP4 + TCP_CSUM_OFF,
+		   (uint16_t)~inet_csum_fold(inet_pseudo_sum(AF_INET, super + IPV4_SRC_OFF,
+							     super + IPV4_DST_OFF, IPPROTO_TCP,
+							     (uint32_t)(len - IPV4_HLEN))));
 	CHECK(!valid(super, len));
 	h = (struct virtio_net_hdr){ .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
-				     .csum_start = htole16(20),
-				     .csum_offset = htole16(16) };
+				     .csum_start = htole16(IPV4_HLEN),
+				     .csum_offset = htole16(TCP_CSUM_OFF) };
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
 	CHECK_INT(g.nseg, 0);
 	CHECK(valid(super, len));
@@ -309,15 +315,14 @@ static unsigned flow_segments(int family, uint16_t sport, size_t payload, unsign
 	struct pkt_spec s = { .family = family,
 			      .src = family == AF_INET6 ? "2001:2::1" : "198.18.1.2",
 			      .dst = family == AF_INET6 ? "2001:2:0:3::2" : "198.18.3.2",
-			      .proto = 6,
+			      .proto = IPPROTO_TCP,
 			      .sport = sport,
 			      .dport = 9400,
 			      .tcp_flags = flags,
 			      .payload = payload,
 			      .df = true };
 	size_t len = pkt_build(&s, super);
-	unsigned l4 = family == AF_INET6 ? 40 : 20;
-	struct virtio_net_hdr h = tso_hdr(family, l4, mss, false);
+	struct virtio_net_hdr h = tso_hdr(family, ip_fixed_hlen(family), mss, false);
 
 	return cut(&h, len, 1500);
 }
@@ -329,18 +334,19 @@ static void refresh(uint8_t *p, size_t len)
 	unsigned l4 = v6 ? IPV6_HLEN : (p[0] & 0x0fu) * 4u;
 
 	if (!v6) {
-		store_be16(p + 10, 0);
-		store_be16(p + 10, inet_csum(p, l4));
+		store_be16(p + IPV4_CSUM_OFF, 0);
+		store_be16(p + IPV4_CSUM_OFF, inet_csum(p, l4));
 	}
-	store_be16(p + l4 + 16, 0);
-	store_be16(p + l4 + 16, pkt_l4_csum(v6 ? AF_INET6 : AF_INET, p, p + l4, len - l4, 6));
+	store_be16(p + l4 + TCP_CSUM_OFF, 0);
+	store_be16(p + l4 + TCP_CSUM_OFF,
+		   pkt_l4_csum(v6 ? AF_INET6 : AF_INET, p, p + l4, len - l4, IPPROTO_TCP));
 }
 
 static void test_round_trip(int family)
 {
 	static uint8_t orig[64][2048];
 	static size_t orig_len[64];
-	unsigned n = flow_segments(family, 1, 9000, 1400, TCP_ACK | TCP_PSH), bad = 0;
+	unsigned n = flow_segments(family, 1, 9000, 1400, TCP_F_ACK | TCP_F_PSH), bad = 0;
 	struct out o;
 
 	printf("case: %s: 7 segments coalesced, then cut again byte for byte\n",
@@ -362,7 +368,7 @@ static void test_round_trip(int family)
 		  family == AF_INET6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4);
 	CHECK_INT(le16toh(o.h.gso_size), 1400);
 	CHECK_INT(o.h.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
-	CHECK_INT(o.len, (family == AF_INET6 ? 60 : 40) + 9000);
+	CHECK_INT(o.len, ip_fixed_hlen(family) + TCP_HLEN + 9000);
 	memcpy(super, o.pkt, o.len);
 	CHECK_INT(cut(&o.h, o.len, 1500), 7);
 	for (unsigned i = 0; i < n; i++)
@@ -377,13 +383,13 @@ static void test_rules(void)
 {
 	static uint8_t a[8][2048], b[8][2048];
 	static size_t alen[8], blen[8];
-	unsigned na = flow_segments(AF_INET, 1, 5600, 1400, TCP_ACK), nb;
+	unsigned na = flow_segments(AF_INET, 1, 5600, 1400, TCP_F_ACK), nb;
 
 	for (unsigned i = 0; i < na; i++) {
 		memcpy(a[i], seg[i], seg_len[i]);
 		alen[i] = seg_len[i];
 	}
-	nb = flow_segments(AF_INET, 2, 5600, 1400, TCP_ACK);
+	nb = flow_segments(AF_INET, 2, 5600, 1400, TCP_F_ACK);
 	for (unsigned i = 0; i < nb; i++) {
 		memcpy(b[i], seg[i], seg_len[i]);
 		blen[i] = seg_len[i];
@@ -401,7 +407,9 @@ static void test_rules(void)
 	CHECK_INT(nouts, 2);
 	CHECK_INT(outs[0].nseg, 4);
 	CHECK_INT(outs[1].nseg, 4);
-	CHECK_INT(load_be16(outs[0].pkt + 20) + load_be16(outs[1].pkt + 20), 3);
+	CHECK_INT(load_be16(outs[0].pkt + TCP4 + TCP_SPORT_OFF) +
+			  load_be16(outs[1].pkt + TCP4 + TCP_SPORT_OFF),
+		  3);
 	CHECK_INT(results[GRO_MERGED], 6);
 	CHECK_INT(results[GRO_HELD], 2);
 
@@ -442,10 +450,10 @@ static void test_rules(void)
 		struct pkt_spec s = { .family = AF_INET,
 				      .src = "198.18.1.2",
 				      .dst = "198.18.3.2",
-				      .proto = 6,
+				      .proto = IPPROTO_TCP,
 				      .sport = 7,
 				      .dport = 8,
-				      .tcp_flags = TCP_ACK,
+				      .tcp_flags = TCP_F_ACK,
 				      .opts = ts1,
 				      .opts_len = 12,
 				      .payload = 1000,
@@ -474,7 +482,7 @@ static void test_rules(void)
 		CHECK_INT(nouts, 2);
 
 		/* One up: merged. */
-		store_be16(p2 + 4, 0x1235);
+		store_be16(p2 + IPV4_ID_OFF, 0x1235);
 		refresh(p2, l2);
 		gro_reset();
 		nouts = 0;
@@ -484,7 +492,7 @@ static void test_rules(void)
 		CHECK_INT(nouts, 1);
 		CHECK_INT(outs[0].nseg, 2);
 
-		s.tcp_flags = TCP_SYN;
+		s.tcp_flags = TCP_F_SYN;
 		s.payload = 0;
 		l3 = pkt_build(&s, p3);
 		gro_reset();
@@ -495,13 +503,13 @@ static void test_rules(void)
 		CHECK_INT(outs[0].nseg, 1);
 		CHECK(memcmp(outs[1].pkt, p3, l3) == 0);
 
-		s.tcp_flags = TCP_ACK;
+		s.tcp_flags = TCP_F_ACK;
 		l3 = pkt_build(&s, p3);
 		nouts = 0;
 		add(p3, l3);
 		CHECK_INT(nouts, 1);
 
-		s.proto = 17;
+		s.proto = IPPROTO_UDP;
 		s.payload = 100;
 		l3 = pkt_build(&s, p3);
 		nouts = 0;
@@ -520,10 +528,10 @@ static void test_rules(void)
 		struct pkt_spec s = { .family = AF_INET,
 				      .src = "198.18.1.2",
 				      .dst = "198.18.3.2",
-				      .proto = 6,
+				      .proto = IPPROTO_TCP,
 				      .sport = 9,
 				      .dport = 8,
-				      .tcp_flags = TCP_ACK,
+				      .tcp_flags = TCP_F_ACK,
 				      .payload = 500,
 				      .df = true };
 		uint8_t p1[1600], p2[1600];
@@ -532,7 +540,7 @@ static void test_rules(void)
 		s.tcp_seq = 1500;
 		s.payload = 1000;
 		l2 = pkt_build(&s, p2);
-		store_be16(p2 + 4, 0x1235);
+		store_be16(p2 + IPV4_ID_OFF, 0x1235);
 		refresh(p2, l2);
 		add(p1, l1);
 		add(p2, l2);
@@ -545,28 +553,28 @@ static void test_rules(void)
 	nouts = 0;
 	for (unsigned half = 0; half < 2; half++) {
 		/* Two superpackets of 30 segments, one after the other in sequence. */
-		unsigned n = flow_segments(AF_INET, 3, 30 * 1400, 1400, TCP_ACK);
+		unsigned n = flow_segments(AF_INET, 3, 30 * 1400, 1400, TCP_F_ACK);
 
 		for (unsigned i = 0; i < n; i++) {
-			store_be32(seg[i] + 24, 1000 + (half * 30 + i) * 1400);
-			store_be16(seg[i] + 4, (uint16_t)(0x1234 + half * 30 + i));
+			store_be32(seg[i] + TCP4 + TCP_SEQ_OFF, 1000 + (half * 30 + i) * 1400);
+			store_be16(seg[i] + IPV4_ID_OFF, (uint16_t)(0x1234 + half * 30 + i));
 			refresh(seg[i], seg_len[i]);
 			add(seg[i], seg_len[i]);
 		}
 	}
 	gro_flush(&gro, collect, NULL);
 	CHECK_INT(nouts, 2);
-	CHECK_INT(outs[0].nseg, (65535 - 40) / 1400);
+	CHECK_INT(outs[0].nseg, (65535 - HDRS4) / 1400);
 	CHECK(outs[0].len <= 65535);
 	CHECK_INT(outs[0].nseg + outs[1].nseg, 60);
 	gro_reset();
 	nouts = 0;
 	for (uint16_t port = 10; port < 19; port++) {
-		flow_segments(AF_INET, port, 2000, 1400, TCP_ACK);
+		flow_segments(AF_INET, port, 2000, 1400, TCP_F_ACK);
 		add(seg[0], seg_len[0]);
 	}
 	CHECK_INT(nouts, 1);
-	CHECK_INT(load_be16(outs[0].pkt + 20), 10);
+	CHECK_INT(load_be16(outs[0].pkt + TCP4 + TCP_SPORT_OFF), 10);
 	gro_flush(&gro, collect, NULL);
 	CHECK_INT(nouts, 9);
 }
@@ -626,51 +634,50 @@ static const struct edit_case {
 /* Applies an edit to segment p (len bytes, room for 8 more); returns its new length. */
 static size_t apply_edit(uint8_t *p, size_t len, int family, enum edit e)
 {
-	unsigned l4 = family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN;
-	uint8_t *th = p + l4;
+	uint8_t *th = p + ip_fixed_hlen(family);
 
 	switch (e) {
 	case E_TOS:
-		p[1] ^= 0x10;
+		p[IPV4_TOS_OFF] ^= 0x10;
 		break;
 	case E_TTL:
-		p[8]--;
+		p[IPV4_TTL_OFF]--;
 		break;
 	case E_DF:
-		p[6] &= (uint8_t)~0x40;
+		store_be16(p + IPV4_FRAG_OFF, (uint16_t)(load_be16(p + IPV4_FRAG_OFF) & ~IPV4_DF));
 		break;
 	case E_ACK:
-		th[11]++;
+		th[TCP_ACK_OFF + 3]++;
 		break;
 	case E_WINDOW:
-		th[15]++;
+		th[TCP_WINDOW_OFF + 1]++;
 		break;
 	case E_URG:
-		th[13] |= 0x20;
-		store_be16(th + 18, 10);
+		th[TCP_FLAGS_OFF] |= TCP_F_URG;
+		store_be16(th + TCP_URG_OFF, 10);
 		break;
 	case E_RST:
-		th[13] |= 0x04;
+		th[TCP_FLAGS_OFF] |= TCP_F_RST;
 		break;
 	case E_CWR:
-		th[13] |= 0x80;
+		th[TCP_FLAGS_OFF] |= TCP_F_CWR;
 		break;
 	case E_FIN:
-		th[13] |= 0x01;
+		th[TCP_FLAGS_OFF] |= TCP_F_FIN;
 		break;
 	case E_PSH:
-		th[13] |= 0x08;
+		th[TCP_FLAGS_OFF] |= TCP_F_PSH;
 		break;
 	case E_IP_CSUM:
-		p[10] ^= 0x01;
+		p[IPV4_CSUM_OFF] ^= 0x01;
 		break;
 	case E_IP_OPTIONS:
 		/* Four option bytes (NOP NOP NOP EOL) between the header and TCP. */
-		memmove(p + 24, p + 20, len - 20);
-		memcpy(p + 20, "\x01\x01\x01\x00", 4);
+		memmove(p + IPV4_HLEN + 4, p + IPV4_HLEN, len - IPV4_HLEN);
+		memcpy(p + IPV4_HLEN, "\x01\x01\x01\x00", 4);
 		p[0] = 0x46;
 		len += 4;
-		store_be16(p + 2, (uint16_t)len);
+		store_be16(p + IPV4_TOT_LEN_OFF, (uint16_t)len);
 		break;
 	case E_TCP_CSUM:
 		p[len - 1] ^= 0x01;
@@ -679,19 +686,19 @@ static size_t apply_edit(uint8_t *p, size_t len, int family, enum edit e)
 		p[3] ^= 0x01;
 		break;
 	case E_HOP_LIMIT:
-		p[7]--;
+		p[IPV6_HOPS_OFF]--;
 		break;
 	case E_EXT_HEADER:
 		/* An empty destination options header (8 bytes) in front of TCP. */
-		memmove(p + 48, p + 40, len - 40);
-		memset(p + 40, 0, 8);
-		p[40] = 6;
-		p[41] = 0;
-		p[42] = 1; /* PadN filling the rest */
-		p[43] = 4;
-		p[6] = 60;
+		memmove(p + IPV6_HLEN + 8, p + IPV6_HLEN, len - IPV6_HLEN);
+		memset(p + IPV6_HLEN, 0, 8);
+		p[IPV6_HLEN] = IPPROTO_TCP; /* its next header */
+		p[IPV6_HLEN + 1] = 0;	    /* its length beyond the first 8 bytes */
+		p[IPV6_HLEN + 2] = 1;	    /* PadN filling the rest */
+		p[IPV6_HLEN + 3] = 4;
+		p[IPV6_NEXT_OFF] = IPPROTO_DSTOPTS;
 		len += 8;
-		store_be16(p + 4, (uint16_t)(len - IPV6_HLEN));
+		store_be16(p + IPV6_PLEN_OFF, (uint16_t)(len - IPV6_HLEN));
 		break;
 	default:
 		break;
@@ -705,7 +712,8 @@ static void test_header_edits(void)
 		const struct edit_case *k = &edit_cases[c];
 		static uint8_t p[3][2048];
 		size_t len[3];
-		unsigned n = flow_segments(k->family, (uint16_t)(20 + c), 3 * 1400, 1400, TCP_ACK);
+		unsigned n =
+			flow_segments(k->family, (uint16_t)(20 + c), 3 * 1400, 1400, TCP_F_ACK);
 
 		printf("case: %s\n", k->name);
 		CHECK_INT(n, 3);
@@ -731,10 +739,9 @@ static void test_header_edits(void)
 			CHECK_INT(outs[1].h.gso_type, VIRTIO_NET_HDR_GSO_NONE);
 		}
 		if (k->outs == 2) /* merged as the last one: its flag is the superpacket's */
-			CHECK_INT(
-				outs[0].pkt[(k->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + 13] &
-					(k->edit == E_FIN ? 0x01 : 0x08),
-				k->edit == E_FIN ? 0x01 : 0x08);
+			CHECK_INT(outs[0].pkt[ip_fixed_hlen(k->family) + TCP_FLAGS_OFF] &
+					  (k->edit == E_FIN ? TCP_F_FIN : TCP_F_PSH),
+				  k->edit == E_FIN ? TCP_F_FIN : TCP_F_PSH);
 	}
 }
 

@@ -23,6 +23,8 @@
 
 enum {
 	FRAME_MAX = 8192, /* room for a crafted frame, GSO super-frames included */
+	ETH = 14,	  /* an Ethernet header (link type 1), not IP: its length */
+	ETH_TYPE = 12,	  /* and where its EtherType lies */
 };
 
 static const char *wire_bin;
@@ -63,20 +65,22 @@ static const char *const A = "198.18.0.1", *const B = "198.18.0.2";
 
 static size_t build(const struct frame *f, int link, uint8_t *out)
 {
-	size_t l2 = link == 1 ? 14 : 0, ohl, off, ghl, inner_len, l4len;
+	size_t l2 = link == 1 ? ETH : 0, ohl, off, ghl, inner_len, l4len;
 	uint8_t *ip = out + l2, *l4, *g;
 	struct gre_info gi = { .flags = f->gre_flags, .key = f->key, .seq = f->seq };
 
 	memset(out, 0, FRAME_MAX);
 	if (link == 1) {
 		memcpy(out, "\x02\0\0\0\0\x02\x02\0\0\0\0\x01", 12);
-		store_be16(out + 12, f->not_ip ? 0x0806 : f->family == AF_INET6 ? 0x86dd : 0x0800);
+		store_be16(out + ETH_TYPE, f->not_ip		   ? 0x0806
+					   : f->family == AF_INET6 ? 0x86dd
+								   : 0x0800);
 		if (f->not_ip)
 			return 60;
 	}
-	ohl = f->family == AF_INET6 ? 40 + (f->v6_frag || f->v6_dstopts ? 8 : 0) : 20;
+	ohl = f->family == AF_INET6 ? IPV6_HLEN + (f->v6_frag || f->v6_dstopts ? 8 : 0) : IPV4_HLEN;
 	l4 = ip + ohl;
-	off = f->udp ? 8 : 0;
+	off = f->udp ? UDP_HLEN : 0;
 	g = l4 + off;
 	gi.proto = f->gre_proto ? f->gre_proto
 				: (f->inner.family == AF_INET6 ? GRE_PROTO_IPV6 : GRE_PROTO_IPV4);
@@ -85,11 +89,11 @@ static size_t build(const struct frame *f, int link, uint8_t *out)
 		g[1] |= (uint8_t)f->gre_version;
 	inner_len = pkt_build(&f->inner, g + ghl);
 	if (f->inner_wrong_family)
-		store_be16(g + 2, GRE_PROTO_IPV4);
+		store_be16(g + GRE_PROTO_OFF, GRE_PROTO_IPV4);
 	if (f->gre_flags & GRE_F_CSUM)
 		gre_csum_fill(g, ghl + inner_len);
 	if (f->bad_gre_csum)
-		g[4] ^= 0x55;
+		g[GRE_CSUM_OFF] ^= 0x55;
 	l4len = off + ghl + inner_len;
 	/* GSO: the next sequence numbers and TCP segments, as one UDP_SEGMENT send packs them. */
 	for (unsigned i = 1; i < f->segs; i++) {
@@ -114,44 +118,49 @@ static size_t build(const struct frame *f, int link, uint8_t *out)
 	if (f->cut)
 		l4len = off + f->cut;
 	if (f->family == AF_INET6) {
+		uint8_t l4proto = f->udp ? IPPROTO_UDP : IPPROTO_GRE_NUM;
+
 		ip[0] = 0x60;
-		store_be16(ip + 4, (uint16_t)(ohl - 40 + l4len));
-		ip[6] = f->v6_frag ? 44 : f->v6_dstopts ? 60 : f->udp ? 17 : 47;
-		ip[7] = 64;
-		inet_pton(AF_INET6, f->src, ip + 8);
-		inet_pton(AF_INET6, f->dst, ip + 24);
+		store_be16(ip + IPV6_PLEN_OFF, (uint16_t)(ohl - IPV6_HLEN + l4len));
+		ip[IPV6_NEXT_OFF] = f->v6_frag	    ? IPPROTO_FRAGMENT
+				    : f->v6_dstopts ? IPPROTO_DSTOPTS
+						    : l4proto;
+		ip[IPV6_HOPS_OFF] = 64;
+		inet_pton(AF_INET6, f->src, ip + IPV6_SRC_OFF);
+		inet_pton(AF_INET6, f->dst, ip + IPV6_DST_OFF);
+		/* The extension header's next header, and the fragment header's offset field. */
 		if (f->v6_frag || f->v6_dstopts)
-			ip[40] = f->udp ? 17 : 47;
+			ip[IPV6_HLEN] = l4proto;
 		if (f->v6_frag)
-			store_be16(ip + 42, 1); /* offset 0, more fragments */
+			store_be16(ip + IPV6_HLEN + 2, 1); /* offset 0, more fragments */
 	} else {
 		ip[0] = 0x45;
-		store_be16(ip + 2, (uint16_t)(ohl + l4len));
-		store_be16(ip + 6, f->frag ? f->frag : IPV4_DF);
-		ip[8] = 64;
-		ip[9] = f->udp ? 17 : 47;
-		inet_pton(AF_INET, f->src, ip + 12);
-		inet_pton(AF_INET, f->dst, ip + 16);
+		store_be16(ip + IPV4_TOT_LEN_OFF, (uint16_t)(ohl + l4len));
+		store_be16(ip + IPV4_FRAG_OFF, f->frag ? f->frag : IPV4_DF);
+		ip[IPV4_TTL_OFF] = 64;
+		ip[IPV4_PROTO_OFF] = f->udp ? IPPROTO_UDP : IPPROTO_GRE_NUM;
+		inet_pton(AF_INET, f->src, ip + IPV4_SRC_OFF);
+		inet_pton(AF_INET, f->dst, ip + IPV4_DST_OFF);
 		if (f->ihl)
 			ip[0] = 0x40 | f->ihl;
-		store_be16(ip + 10, inet_csum(ip, 20));
+		store_be16(ip + IPV4_CSUM_OFF, inet_csum(ip, IPV4_HLEN));
 		if (f->bad_ip_csum)
-			ip[10] ^= 0x55;
+			ip[IPV4_CSUM_OFF] ^= 0x55;
 	}
 	if (f->ip_version)
 		ip[0] = (uint8_t)(f->ip_version << 4 | (ip[0] & 0x0f));
 	if (f->udp) {
-		store_be16(l4, f->sport);
-		store_be16(l4 + 2, f->dport ? f->dport : 4754);
-		store_be16(l4 + 4, (uint16_t)l4len);
-		store_be16(l4 + 6, pkt_l4_csum(f->family, ip, l4, l4len, 17));
+		store_be16(l4 + UDP_SPORT_OFF, f->sport);
+		store_be16(l4 + UDP_DPORT_OFF, f->dport ? f->dport : 4754);
+		store_be16(l4 + UDP_LEN_OFF, (uint16_t)l4len);
+		store_be16(l4 + UDP_CSUM_OFF, pkt_l4_csum(f->family, ip, l4, l4len, IPPROTO_UDP));
 		if (f->udp_csum_partial)
-			store_be16(l4 + 6, (uint16_t)~inet_csum_fold(inet_pseudo_sum(
-						   f->family, ip + (f->family == AF_INET6 ? 8 : 12),
-						   ip + (f->family == AF_INET6 ? 24 : 16), 17,
-						   (uint32_t)l4len)));
+			store_be16(l4 + UDP_CSUM_OFF, (uint16_t)~inet_csum_fold(inet_pseudo_sum(
+							      f->family, ip + ip_src_off(f->family),
+							      ip + ip_dst_off(f->family),
+							      IPPROTO_UDP, (uint32_t)l4len)));
 		if (f->bad_udp_csum)
-			l4[6] ^= 0x01;
+			l4[UDP_CSUM_OFF] ^= 0x01;
 	}
 	return l2 + ohl + l4len;
 }
@@ -253,15 +262,16 @@ static void check_first(const json_t *doc, const char *kind, long long frame)
 	CHECK_AT(doc, path, frame);
 }
 
-#define TCP_A(s, n)                                                                              \
-	{                                                                                        \
-		.family = AF_INET, .src = "198.18.1.2", .dst = "198.18.3.2", .proto = 6,         \
-		.sport = 40000, .dport = 9400, .tcp_flags = 0x10, .tcp_seq = (s), .payload = (n) \
+#define TCP_A(s, n)                                                                                \
+	{                                                                                          \
+		.family = AF_INET, .src = "198.18.1.2", .dst = "198.18.3.2", .proto = IPPROTO_TCP, \
+		.sport = 40000, .dport = 9400, .tcp_flags = TCP_F_ACK, .tcp_seq = (s),             \
+		.payload = (n)                                                                     \
 	}
-#define ACK_B                                                                            \
-	{                                                                                \
-		.family = AF_INET, .src = "198.18.3.2", .dst = "198.18.1.2", .proto = 6, \
-		.sport = 9400, .dport = 40000, .tcp_flags = 0x10                         \
+#define ACK_B                                                                                      \
+	{                                                                                          \
+		.family = AF_INET, .src = "198.18.3.2", .dst = "198.18.1.2", .proto = IPPROTO_TCP, \
+		.sport = 9400, .dport = 40000, .tcp_flags = TCP_F_ACK                              \
 	}
 #define GOOD4(sq)                                                                               \
 	.family = AF_INET, .src = A, .dst = B, .gre_flags = GRE_F_CSUM | GRE_F_KEY | GRE_F_SEQ, \
@@ -288,7 +298,7 @@ static const struct frame gre4[] = {
 	  .inner = { .family = AF_INET6,
 		     .src = "2001:2::1",
 		     .dst = "2001:2::2",
-		     .proto = 17,
+		     .proto = IPPROTO_UDP,
 		     .sport = 1,
 		     .dport = 2,
 		     .payload = 100 },
@@ -387,10 +397,10 @@ static void test_gre4(void)
 	json_decref(doc);
 }
 
-#define FLOW6(sp)                                                                            \
-	{                                                                                    \
-		.family = AF_INET6, .src = "2001:2:1::2", .dst = "2001:2:3::2", .proto = 17, \
-		.sport = (sp), .dport = 9400, .payload = 500                                 \
+#define FLOW6(sp)                                                                  \
+	{                                                                          \
+		.family = AF_INET6, .src = "2001:2:1::2", .dst = "2001:2:3::2",    \
+		.proto = IPPROTO_UDP, .sport = (sp), .dport = 9400, .payload = 500 \
 	}
 #define GOOD6(port, flow)                                                                         \
 	.family = AF_INET6, .src = "2001:2::1", .dst = "2001:2::2", .udp = true, .sport = (port), \
@@ -535,8 +545,8 @@ static void test_untracked(void)
 			   .inner = { .family = AF_INET,
 				      .src = "198.18.1.2",
 				      .dst = "198.18.3.2",
-				      .proto = 6,
-				      .tcp_flags = 0x10,
+				      .proto = IPPROTO_TCP,
+				      .tcp_flags = TCP_F_ACK,
 				      .payload = 10 } };
 	char path[256], args[1024];
 	pcap_t *dead = pcap_open_dead(DLT_RAW, 65535);
@@ -573,10 +583,10 @@ static void test_untracked(void)
 	.inner = { .family = AF_INET6,                              \
 		   .src = "2001:2:1::2",                            \
 		   .dst = "2001:2:3::2",                            \
-		   .proto = 6,                                      \
+		   .proto = IPPROTO_TCP,                            \
 		   .sport = 40000,                                  \
 		   .dport = 9400,                                   \
-		   .tcp_flags = 0x10,                               \
+		   .tcp_flags = TCP_F_ACK,                          \
 		   .tcp_seq = (s),                                  \
 		   .payload = 100 }
 

@@ -13,13 +13,29 @@
 #include "pkt.h"
 #include "wire_decode.h"
 
+/* Link headers (not IP): their lengths and where each keeps the EtherType. */
+enum {
+	ETH = 14,
+	ETH_TYPE = 12,
+	VLAN = 4,
+	VLAN_TYPE = 2,
+	SLL = 16,
+	SLL_TYPE = 14,
+	SLL2 = 20,
+	SLL2_TYPE = 0,
+	NULL_LINK = 4,
+};
+
+/* With checksum and key, the key is the second option. */
+enum { KEY_OFF = GRE_HLEN_MIN + GRE_OPT_LEN };
+
 static const struct pkt_spec inner = { .family = AF_INET,
 				       .src = "198.18.1.2",
 				       .dst = "198.18.3.2",
-				       .proto = 6,
+				       .proto = IPPROTO_TCP,
 				       .sport = 40000,
 				       .dport = 9400,
-				       .tcp_flags = 0x10,
+				       .tcp_flags = TCP_F_ACK,
 				       .payload = 100 };
 
 /* Outer IPv4 + GRE (key 7, seq) + inner at ip; returns the IP packet's length. */
@@ -30,18 +46,26 @@ static size_t gre_ip4(uint8_t *ip, uint32_t seq)
 	};
 	size_t n;
 
-	memset(ip, 0, 20);
+	memset(ip, 0, IPV4_HLEN);
 	ip[0] = 0x45;
-	ip[8] = 64;
-	ip[9] = 47;
-	store_be16(ip + 6, IPV4_DF);
-	inet_pton(AF_INET, "198.18.0.1", ip + 12);
-	inet_pton(AF_INET, "198.18.0.2", ip + 16);
-	n = 20 + (size_t)gre_build(ip + 20, 16, &gi);
+	ip[IPV4_TTL_OFF] = 64;
+	ip[IPV4_PROTO_OFF] = IPPROTO_GRE_NUM;
+	store_be16(ip + IPV4_FRAG_OFF, IPV4_DF);
+	inet_pton(AF_INET, "198.18.0.1", ip + IPV4_SRC_OFF);
+	inet_pton(AF_INET, "198.18.0.2", ip + IPV4_DST_OFF);
+	n = IPV4_HLEN + (size_t)gre_build(ip + IPV4_HLEN, GRE_HLEN_MAX, &gi);
 	n += pkt_build(&inner, ip + n);
-	store_be16(ip + 2, (uint16_t)n);
-	store_be16(ip + 10, inet_csum(ip, 20));
+	store_be16(ip + IPV4_TOT_LEN_OFF, (uint16_t)n);
+	store_be16(ip + IPV4_CSUM_OFF, inet_csum(ip, IPV4_HLEN));
 	return n;
+}
+
+/* Fixes up an outer IPv4 header changed by a test: checksum right again, then off by flip. */
+static void ip4_csum(uint8_t *ip, size_t hlen, uint8_t flip)
+{
+	store_be16(ip + IPV4_CSUM_OFF, 0);
+	store_be16(ip + IPV4_CSUM_OFF, inet_csum(ip, hlen));
+	ip[IPV4_CSUM_OFF] ^= flip;
 }
 
 static struct wire_expect expect(void)
@@ -86,10 +110,10 @@ static void test_links(void)
 	check_good(&f, "ipv4");
 	CHECK_INT(wire_decode(&e, 147, buf, n, n, &f), -EPROTONOSUPPORT);
 
-	memset(buf, 0, 18);
-	store_be16(buf + 12, 0x8100);
-	store_be16(buf + 16, 0x0800);
-	n = 18 + gre_ip4(buf + 18, 5);
+	memset(buf, 0, ETH + VLAN);
+	store_be16(buf + ETH_TYPE, 0x8100);
+	store_be16(buf + ETH + VLAN_TYPE, 0x0800);
+	n = ETH + VLAN + gre_ip4(buf + ETH + VLAN, 5);
 	wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f);
 	check_good(&f, "ethernet, one VLAN tag");
 	/* Padding past the IP length is the link's (a short frame padded to 60 bytes). */
@@ -97,27 +121,27 @@ static void test_links(void)
 	check_good(&f, "ethernet, padded");
 	CHECK_INT(f.frame_len, n + 30);
 
-	memset(buf, 0, 16);
-	store_be16(buf + 14, 0x0800);
-	n = 16 + gre_ip4(buf + 16, 5);
+	memset(buf, 0, SLL);
+	store_be16(buf + SLL_TYPE, 0x0800);
+	n = SLL + gre_ip4(buf + SLL, 5);
 	wire_decode(&e, WIRE_LINK_LINUX_SLL, buf, n, n, &f);
 	check_good(&f, "sll");
 
-	memset(buf, 0, 20);
-	store_be16(buf, 0x0800);
-	n = 20 + gre_ip4(buf + 20, 5);
+	memset(buf, 0, SLL2);
+	store_be16(buf + SLL2_TYPE, 0x0800);
+	n = SLL2 + gre_ip4(buf + SLL2, 5);
 	wire_decode(&e, WIRE_LINK_LINUX_SLL2, buf, n, n, &f);
 	check_good(&f, "sll2");
 
-	memset(buf, 0, 4);
+	memset(buf, 0, NULL_LINK);
 	buf[0] = AF_INET;
-	n = 4 + gre_ip4(buf + 4, 5);
+	n = NULL_LINK + gre_ip4(buf + NULL_LINK, 5);
 	wire_decode(&e, WIRE_LINK_NULL, buf, n, n, &f);
 	check_good(&f, "null");
 
 	/* ARP on Ethernet is not the tunnel's, and not a violation. */
 	memset(buf, 0, 60);
-	store_be16(buf + 12, 0x0806);
+	store_be16(buf + ETH_TYPE, 0x0806);
 	wire_decode(&e, WIRE_LINK_ETHER, buf, 60, 60, &f);
 	CHECK_INT(f.encap, WIRE_ENCAP_NONE);
 	CHECK_INT(f.violations, 0);
@@ -148,15 +172,14 @@ static void test_short(void)
 	CHECK_INT(f.violations, 1u << WIRE_V_TRUNCATED);
 	CHECK_INT(f.encap, WIRE_ENCAP_GRE);
 	/* A truncated frame of another protocol is not the tunnel's business. */
-	buf[9] = 6;
-	store_be16(buf + 10, 0);
-	store_be16(buf + 10, inet_csum(buf, 20));
+	buf[IPV4_PROTO_OFF] = IPPROTO_TCP;
+	ip4_csum(buf, IPV4_HLEN, 0);
 	wire_decode(&e, WIRE_LINK_RAW, buf, n - 1, n - 1, &f);
 	CHECK_INT(f.violations, 0);
 	CHECK_INT(f.encap, WIRE_ENCAP_NONE);
 	/* An outer IPv4 header checksum that is wrong. */
 	n = gre_ip4(buf, 5);
-	buf[10] ^= 1;
+	buf[IPV4_CSUM_OFF] ^= 1;
 	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
 	CHECK_INT(f.violations, 1u << WIRE_V_BAD_OUTER);
 }
@@ -171,26 +194,26 @@ static void test_ipv6_ext(void)
 	size_t n;
 
 	wire_expect_init(&e);
-	memset(buf, 0, 48);
+	memset(buf, 0, IPV6_HLEN + 8);
 	buf[0] = 0x60;
-	buf[6] = 60; /* destination options */
-	buf[7] = 64;
-	inet_pton(AF_INET6, "2001:2::1", buf + 8);
-	inet_pton(AF_INET6, "2001:2::2", buf + 24);
-	buf[40] = 47;
-	buf[41] = 0; /* 8 bytes */
-	n = 48 + (size_t)gre_build(buf + 48, 16, &gi);
+	buf[IPV6_NEXT_OFF] = IPPROTO_DSTOPTS;
+	buf[IPV6_HOPS_OFF] = 64;
+	inet_pton(AF_INET6, "2001:2::1", buf + IPV6_SRC_OFF);
+	inet_pton(AF_INET6, "2001:2::2", buf + IPV6_DST_OFF);
+	buf[IPV6_HLEN] = IPPROTO_GRE_NUM; /* its next header */
+	buf[IPV6_HLEN + 1] = 0;		  /* its length: 8 bytes */
+	n = IPV6_HLEN + 8 + (size_t)gre_build(buf + IPV6_HLEN + 8, GRE_HLEN_MAX, &gi);
 	n += pkt_build(&inner, buf + n);
-	store_be16(buf + 4, (uint16_t)(n - 40));
+	store_be16(buf + IPV6_PLEN_OFF, (uint16_t)(n - IPV6_HLEN));
 	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
 	CHECK_INT(f.violations, 0);
 	CHECK_INT(f.encap, WIRE_ENCAP_GRE);
 	CHECK(f.has_inner);
 	CHECK_INT(f.outer_len, n);
 	/* Later fragment of UDP between the ends: the tunnel's (GRE-in-UDP), a violation. */
-	buf[6] = 44;
-	buf[40] = 17;
-	store_be16(buf + 42, 100 << 3);
+	buf[IPV6_NEXT_OFF] = IPPROTO_FRAGMENT;
+	buf[IPV6_HLEN] = IPPROTO_UDP;
+	store_be16(buf + IPV6_HLEN + 2, 100 << 3); /* fragment offset 100, M clear */
 	e.has_peers = true;
 	netaddr_parse("2001:2::1", &e.local);
 	netaddr_parse("2001:2::2", &e.remote);
@@ -203,14 +226,6 @@ static void test_ipv6_ext(void)
 	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
 	CHECK_INT(f.violations, 0);
 	CHECK_INT(f.encap, WIRE_ENCAP_NONE);
-}
-
-/* Fixes up an outer IPv4 header changed by a test: checksum right again, then off by flip. */
-static void ip4_csum(uint8_t *ip, size_t hlen, uint8_t flip)
-{
-	store_be16(ip + 10, 0);
-	store_be16(ip + 10, inet_csum(ip, hlen));
-	ip[10] ^= flip;
 }
 
 /*
@@ -227,17 +242,17 @@ static void test_not_tunnel(void)
 
 	/* DNS (UDP to port 53) with a wrong IPv4 header checksum. */
 	n = gre_ip4(buf, 5);
-	buf[9] = 17;
-	store_be16(buf + 20, 5353);
-	store_be16(buf + 22, 53);
-	ip4_csum(buf, 20, 1);
+	buf[IPV4_PROTO_OFF] = IPPROTO_UDP;
+	store_be16(buf + IPV4_HLEN + UDP_SPORT_OFF, 5353);
+	store_be16(buf + IPV4_HLEN + UDP_DPORT_OFF, 53);
+	ip4_csum(buf, IPV4_HLEN, 1);
 	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
 	CHECK_INT(f.encap, WIRE_ENCAP_NONE);
 	CHECK_INT(f.violations, 0);
 	CHECK_INT(f.dir, -1);
 	/* TCP with a header length below 20. */
 	n = gre_ip4(buf, 5);
-	buf[9] = 6;
+	buf[IPV4_PROTO_OFF] = IPPROTO_TCP;
 	buf[0] = 0x44;
 	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
 	CHECK_INT(f.encap, WIRE_ENCAP_NONE);
@@ -271,18 +286,18 @@ static void test_not_tunnel(void)
 	CHECK_INT(f.dir, -1);
 	/* GRE with a total length below its header: likewise. */
 	n = gre_ip4(buf, 5);
-	store_be16(buf + 2, 16);
-	ip4_csum(buf, 20, 0);
+	store_be16(buf + IPV4_TOT_LEN_OFF, 16);
+	ip4_csum(buf, IPV4_HLEN, 0);
 	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
 	CHECK_INT(f.encap, WIRE_ENCAP_GRE);
 	CHECK_INT(f.violations, 1u << WIRE_V_BAD_OUTER);
 	CHECK_INT(f.dir, -1);
 	/* GRE-in-UDP with a wrong IPv4 header checksum is still the tunnel's. */
 	n = gre_ip4(buf, 5);
-	buf[9] = 17;
-	store_be16(buf + 20, 5353);
-	store_be16(buf + 22, WIRE_GRE_UDP_PORT);
-	ip4_csum(buf, 20, 1);
+	buf[IPV4_PROTO_OFF] = IPPROTO_UDP;
+	store_be16(buf + IPV4_HLEN + UDP_SPORT_OFF, 5353);
+	store_be16(buf + IPV4_HLEN + UDP_DPORT_OFF, WIRE_GRE_UDP_PORT);
+	ip4_csum(buf, IPV4_HLEN, 1);
 	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
 	CHECK_INT(f.encap, WIRE_ENCAP_GRE_UDP);
 	CHECK(f.violations & (1u << WIRE_V_BAD_OUTER));
@@ -311,8 +326,8 @@ struct udp_spec {
 static size_t udp_build(const struct udp_spec *u, uint8_t *ip)
 {
 	bool v6 = u->family == AF_INET6;
-	size_t ohl = v6 ? IPV6_HLEN : IPV4_HLEN, l4 = ohl + (u->plain ? 0 : 8), n = l4;
-	uint8_t *src = ip + (v6 ? 8 : 12), *dst = ip + (v6 ? 24 : 16);
+	size_t ohl = ip_fixed_hlen(u->family), l4 = ohl + (u->plain ? 0 : UDP_HLEN), n = l4;
+	uint8_t *src = ip + ip_src_off(u->family), *dst = ip + ip_dst_off(u->family);
 
 	for (unsigned i = 0; i < u->segs; i++) {
 		struct gre_info gi = {
@@ -323,7 +338,7 @@ static size_t udp_build(const struct udp_spec *u, uint8_t *ip)
 
 		in.payload = i + 1 == u->segs && u->last ? u->last : u->payload;
 		in.tcp_seq = (uint32_t)(1000 + i * u->payload);
-		gl = (size_t)gre_build(ip + n, 16, &gi);
+		gl = (size_t)gre_build(ip + n, GRE_HLEN_MAX, &gi);
 		gl += pkt_build(&in, ip + n + gl);
 		if (u->flags & GRE_F_CSUM)
 			gre_csum_fill(ip + n, gl);
@@ -332,38 +347,38 @@ static size_t udp_build(const struct udp_spec *u, uint8_t *ip)
 	memset(ip + n, 0, u->trailing);
 	n += u->trailing;
 	memset(ip, 0, ohl);
+	ip[ip_proto_off(u->family)] = u->plain ? IPPROTO_GRE_NUM : IPPROTO_UDP;
 	if (v6) {
 		ip[0] = 0x60;
-		store_be16(ip + 4, (uint16_t)(n - ohl));
-		ip[6] = u->plain ? 47 : 17;
-		ip[7] = 64;
+		store_be16(ip + IPV6_PLEN_OFF, (uint16_t)(n - ohl));
+		ip[IPV6_HOPS_OFF] = 64;
 		inet_pton(AF_INET6, "2001:2::1", src);
 		inet_pton(AF_INET6, "2001:2::2", dst);
 	} else {
 		ip[0] = 0x45;
-		store_be16(ip + 2, (uint16_t)n);
-		store_be16(ip + 6, IPV4_DF);
-		ip[8] = 64;
-		ip[9] = u->plain ? 47 : 17;
+		store_be16(ip + IPV4_TOT_LEN_OFF, (uint16_t)n);
+		store_be16(ip + IPV4_FRAG_OFF, IPV4_DF);
+		ip[IPV4_TTL_OFF] = 64;
 		inet_pton(AF_INET, "198.18.0.1", src);
 		inet_pton(AF_INET, "198.18.0.2", dst);
-		store_be16(ip + 10, inet_csum(ip, 20));
+		store_be16(ip + IPV4_CSUM_OFF, inet_csum(ip, IPV4_HLEN));
 	}
 	if (u->plain)
 		return n;
-	store_be16(ip + ohl, 50000);
-	store_be16(ip + ohl + 2, WIRE_GRE_UDP_PORT);
-	store_be16(ip + ohl + 4, (uint16_t)(n - ohl));
-	store_be16(ip + ohl + 6, 0);
+	store_be16(ip + ohl + UDP_SPORT_OFF, 50000);
+	store_be16(ip + ohl + UDP_DPORT_OFF, WIRE_GRE_UDP_PORT);
+	store_be16(ip + ohl + UDP_LEN_OFF, (uint16_t)(n - ohl));
+	store_be16(ip + ohl + UDP_CSUM_OFF, 0);
 	if (u->csum == UDP_CSUM_PARTIAL || u->csum == UDP_CSUM_PARTIAL_LEN)
-		store_be16(ip + ohl + 6,
+		store_be16(ip + ohl + UDP_CSUM_OFF,
 			   (uint16_t)~inet_csum_fold(inet_pseudo_sum(
-				   u->family, src, dst, 17,
+				   u->family, src, dst, IPPROTO_UDP,
 				   (uint32_t)(n - ohl + (u->csum == UDP_CSUM_PARTIAL_LEN)))));
 	else
-		store_be16(ip + ohl + 6, pkt_l4_csum(u->family, ip, ip + ohl, n - ohl, 17));
+		store_be16(ip + ohl + UDP_CSUM_OFF,
+			   pkt_l4_csum(u->family, ip, ip + ohl, n - ohl, IPPROTO_UDP));
 	if (u->csum == UDP_CSUM_WRONG)
-		ip[ohl + 7] ^= 1;
+		ip[ohl + UDP_CSUM_OFF + 1] ^= 1;
 	return n;
 }
 
@@ -451,15 +466,15 @@ static void test_gso(void)
 			      .last = 60,
 			      .csum = UDP_CSUM_PARTIAL };
 	struct wire_frame f, g;
-	uint8_t buf[2048];
+	uint8_t buf[2048], *gre2 = buf + 42 + 156; /* the second GRE packet */
 	size_t n;
 
 	e.csum = WIRE_WANT_YES;
 	e.mtu = 140;
-	memset(buf, 0, 14);
-	store_be16(buf + 12, 0x0800);
+	memset(buf, 0, ETH);
+	store_be16(buf + ETH_TYPE, 0x0800);
 	/* GRE packets of 16 + 140 and 16 + 100 bytes behind 14 + 20 + 8. */
-	n = 14 + udp_build(&u, buf + 14);
+	n = ETH + udp_build(&u, buf + ETH);
 	CHECK_INT(n, 42 + 2 * 156 + 116);
 	CHECK_INT(wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f), 0);
 	CHECK_INT(f.violations, 0);
@@ -481,22 +496,22 @@ static void test_gso(void)
 	CHECK_INT(wire_decode_next(&e, buf, n, n, &g, &g), -EINVAL);
 
 	/* The second packet's key is wrong: it is a datagram of its own, and alone guilty. */
-	buf[42 + 156 + 8] ^= 1;
-	gre_csum_fill(buf + 42 + 156, 156);
+	gre2[KEY_OFF] ^= 1;
+	gre_csum_fill(gre2, 156);
 	wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f);
 	CHECK_INT(f.violations, 0);
 	CHECK_INT(wire_decode_next(&e, buf, n, n, &f, &g), 0);
 	CHECK_INT(g.violations, 1u << WIRE_V_BAD_KEY);
 	check_datagram(&g, 6, 140, 28 + 156, 42 + 2 * 156);
 	/* Its checksum is its own: the first packet's stays right. */
-	buf[42 + 156 + 4] ^= 1;
+	gre2[GRE_CSUM_OFF] ^= 1;
 	wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f);
 	CHECK_INT(f.violations, 0);
 	wire_decode_next(&e, buf, n, n, &f, &g);
 	CHECK_INT(g.violations, (1u << WIRE_V_BAD_KEY) | (1u << WIRE_V_BAD_CSUM));
-	buf[42 + 156 + 4] ^= 1;
-	buf[42 + 156 + 8] ^= 1;
-	gre_csum_fill(buf + 42 + 156, 156);
+	gre2[GRE_CSUM_OFF] ^= 1;
+	gre2[KEY_OFF] ^= 1;
+	gre_csum_fill(gre2, 156);
 
 	/* The capture ends inside the second packet's inner header: that datagram is snapped. */
 	wire_decode(&e, WIRE_LINK_ETHER, buf, 42 + 156 + 16 + 10, n, &f);
@@ -518,15 +533,15 @@ static void test_gso(void)
 	 * A later header of other flags or another protocol type: the rest is the first packet's
 	 * payload, as in any GRE packet, and its checksum covers it (so it is now wrong).
 	 */
-	buf[42 + 156] &= (uint8_t) ~(GRE_BIT_C >> 8);
+	gre2[0] &= (uint8_t) ~(GRE_BIT_C >> 8);
 	wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f);
 	CHECK_INT(f.next, 0);
 	CHECK_INT(f.violations, 1u << WIRE_V_BAD_CSUM);
 	CHECK_INT(f.outer_len, n - 14);
 	CHECK_INT(f.frame_len, n);
 	CHECK_INT(f.inner_len, 140);
-	buf[42 + 156] |= GRE_BIT_C >> 8;
-	store_be16(buf + 42 + 156 + 2, 0x6558);
+	gre2[0] |= GRE_BIT_C >> 8;
+	store_be16(gre2 + GRE_PROTO_OFF, 0x6558);
 	wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f);
 	CHECK_INT(f.next, 0);
 	CHECK_INT(f.violations, 1u << WIRE_V_BAD_CSUM);
