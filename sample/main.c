@@ -34,6 +34,7 @@ static void usage(void)
 	       "  --hz N      samples a second, 1 to %d (default %d)\n"
 	       "  --pid PID   watch a process from the start (repeatable)\n"
 	       "  -h, --help  this text\n"
+	       "  --version   the version\n"
 	       "\n"
 	       "stdin: \"watch PID\" adds a process; \"stop\", or the end of stdin, stops (so "
 	       "does\n"
@@ -48,6 +49,7 @@ static int parse_args(int argc, char **argv, unsigned *hz, struct sampler *s)
 		{ "hz", required_argument, NULL, 'z' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
@@ -72,6 +74,9 @@ static int parse_args(int argc, char **argv, unsigned *hz, struct sampler *s)
 			break;
 		case 'h':
 			usage();
+			return 1;
+		case 'V':
+			printf("tunbed-sample %s\n", TUNBED_VERSION);
 			return 1;
 		default:
 			return -EINVAL;
