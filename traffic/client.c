@@ -23,13 +23,6 @@
 #include "sigfd.h"
 #include "thread.h"
 
-enum {
-	CL_EVENTS = 256,
-	CL_TICK_MS = 5,		   /* while sessions are paced or near their deadline */
-	CL_GRACE_MS = 5000,	   /* after the deadline, a session gets this long to close */
-	CL_RESULTS_WAIT_MS = 3000, /* for the server to have seen every session end */
-};
-
 static bool stopping(const struct client *cl)
 {
 	return __atomic_load_n(&cl->stop, __ATOMIC_RELAXED);
@@ -246,7 +239,9 @@ static bool session_step(struct cl_thread *t, struct session *s)
 		want = pacer_allow(&s->pacer, now, want < c->buffer ? want : c->buffer);
 		if (!want) {
 			s->wake_ns = now + pacer_wait_ns(&s->pacer, now,
-							 c->buffer < 1500 ? c->buffer : 1500);
+							 c->buffer < TRAFFIC_PACE_QUANTUM
+								 ? c->buffer
+								 : TRAFFIC_PACE_QUANTUM);
 			break;
 		}
 		w = stream_send(s->fd, &s->tx, t->scratch, c->buffer, want, c->verify);
@@ -316,8 +311,9 @@ static int next_timeout(const struct cl_thread *t, uint64_t sweep_at)
 	}
 	if (wake <= now)
 		return 0;
-	return wake - now > 100 * (uint64_t)NSEC_PER_MSEC ? 100
-							  : (int)((wake - now) / NSEC_PER_MSEC) + 1;
+	return wake - now > CL_POLL_MAX_MS * (uint64_t)NSEC_PER_MSEC
+		       ? CL_POLL_MAX_MS
+		       : (int)((wake - now) / NSEC_PER_MSEC) + 1;
 }
 
 static void step_and_maybe_finish(struct cl_thread *t, struct session *s)
@@ -365,7 +361,7 @@ static void *thread_main(void *arg)
 				sweep_at = sweep_at == cl->deadline_ns
 						   ? cl->deadline_ns +
 							     (uint64_t)CL_GRACE_MS * NSEC_PER_MSEC
-						   : now + 100 * (uint64_t)NSEC_PER_MSEC;
+						   : now + CL_POLL_MAX_MS * (uint64_t)NSEC_PER_MSEC;
 		}
 		if (cl->cfg->iterations > 1)
 			pthread_barrier_wait(&cl->round);
@@ -404,7 +400,7 @@ static bool probe_congestion(const struct client_cfg *c, char *name, size_t size
 
 static int setup(struct client *cl, const struct client_cfg *c)
 {
-	int cpus[CL_MAX_THREADS], ncpus;
+	int cpus[TRAFFIC_MAX_THREADS], ncpus;
 	unsigned nsess = c->sessions;
 
 	cl->cfg = c;
@@ -412,7 +408,7 @@ static int setup(struct client *cl, const struct client_cfg *c)
 		cl->test_id = clock_real_ns() ^ ((uint64_t)getpid() << 32);
 	cl->peer_len = netaddr_sockaddr(c->addr.family, c->addr.bytes, c->port, &cl->peer);
 	/* One thread per CPU; pinned only when asked: client and server often share a machine. */
-	ncpus = thread_cpu_list(c->has_cpus ? &c->cpus : NULL, cpus, CL_MAX_THREADS);
+	ncpus = thread_cpu_list(c->has_cpus ? &c->cpus : NULL, cpus, TRAFFIC_MAX_THREADS);
 	cl->nthreads = c->threads ? c->threads : ncpus ? (unsigned)ncpus : 1;
 	if (cl->nthreads > nsess && nsess)
 		cl->nthreads = nsess;
@@ -627,7 +623,7 @@ int client_run(const struct client_cfg *c)
 		while (!stopping(cl) && clock_mono_ns() < cl->deadline_ns) {
 			struct pollfd pfd = { .fd = sig_fd, .events = POLLIN };
 
-			if (poll(&pfd, 1, 100) > 0) {
+			if (poll(&pfd, 1, CL_POLL_MAX_MS) > 0) {
 				cl->interrupted = true;
 				__atomic_store_n(&cl->stop, 1, __ATOMIC_RELAXED);
 			}

@@ -15,14 +15,9 @@
 #include "client.h"
 #include "conn.h"
 #include "hist.h"
+#include "limits.h"
 #include "pacer.h"
 #include "proto.h"
-
-enum {
-	CL_MAX_THREADS = 64,
-	CL_ERRORS_KEPT = 8, /* distinct error lines reported */
-	CL_UDP_BATCH = 32,  /* datagrams per sendmmsg */
-};
 
 enum sess_state {
 	SS_IDLE,
@@ -77,7 +72,7 @@ struct client {
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
 	unsigned nthreads;
-	struct cl_thread t[CL_MAX_THREADS];
+	struct cl_thread t[TRAFFIC_MAX_THREADS];
 	struct session *sess;
 	uint64_t t0_ns;	      /* start of the test */
 	uint64_t measure_ns;  /* start of the measured part (after warm-up) */

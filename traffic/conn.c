@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "limits.h"
 #include "pattern.h"
 
 void stream_init(struct stream *s, uint64_t seed)
@@ -87,7 +88,7 @@ long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool v
 
 int conn_connect_blocking(const struct sockaddr_storage *peer, socklen_t peer_len, int type)
 {
-	struct timeval tv = { .tv_sec = 5 };
+	struct timeval tv = { .tv_sec = TRAFFIC_CONNECT_TIMEOUT_S };
 	int fd = socket(peer->ss_family, type | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)

@@ -65,7 +65,7 @@ int ctlc_cpu(struct client *cl, uint64_t *cpu_ns)
 
 int ctlc_results(struct client *cl)
 {
-	uint64_t until = clock_mono_ns() + 10 * (uint64_t)NSEC_PER_SEC;
+	uint64_t until = clock_mono_ns() + CL_CTL_RESULTS_WAIT_S * (uint64_t)NSEC_PER_SEC;
 	unsigned want = 0;
 
 	/* The server records a session when it sees it end, a moment after the client does. */
@@ -94,7 +94,7 @@ int ctlc_results(struct client *cl)
 			have += cl->have_result[i] && cl->sess[i].connections > 0;
 		if (have >= want || clock_mono_ns() > until)
 			return 0;
-		clock_sleep_ns(20 * (uint64_t)NSEC_PER_MSEC);
+		clock_sleep_ns(CL_CTL_RESULTS_POLL_MS * (uint64_t)NSEC_PER_MSEC);
 	}
 }
 
@@ -105,7 +105,7 @@ int ctlc_udp_results(struct client *cl)
 	int rc;
 
 	/* Datagrams still in flight when the senders stop: give them a moment to land. */
-	clock_sleep_ns(200 * (uint64_t)NSEC_PER_MSEC);
+	clock_sleep_ns(CL_CTL_UDP_SETTLE_MS * (uint64_t)NSEC_PER_MSEC);
 	rc = request(cl, PROTO_CTL_UDP_RESULTS, &ans, &rec);
 	if (rc)
 		return rc;

@@ -8,10 +8,11 @@
 
 #include <stdint.h>
 
+#include "limits.h"
+
+/* HIST_SUB_BITS and HIST_OCTAVES are in limits.h. */
 enum {
-	HIST_SUB_BITS = 5, /* 32 sub-buckets per octave: under 3.2% error */
 	HIST_SUB = 1 << HIST_SUB_BITS,
-	HIST_OCTAVES = 40, /* up to 2^40 ns, about 18 minutes */
 	HIST_BUCKETS = HIST_OCTAVES * HIST_SUB,
 };
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limits.h"
 #include "log.h"
 #include "parse.h"
 
@@ -179,7 +180,7 @@ static int apply(struct options *o, int id, const char *name, const char *v)
 		return 0;
 	}
 	case O_THREADS:
-		if (parse_u64(v, 1, 64, &n))
+		if (parse_u64(v, 1, TRAFFIC_MAX_THREADS, &n))
 			return bad(name, v, "expected 1 to 64");
 		c->threads = s->threads = (unsigned)n;
 		return 0;
@@ -195,17 +196,19 @@ static int apply(struct options *o, int id, const char *name, const char *v)
 		c->sessions = (unsigned)n;
 		return 0;
 	case O_TIME:
-		return seconds(name, v, 0.1, 86400, &c->time_ms);
+		return seconds(name, v, TRAFFIC_TIME_MIN_MS / 1000.0, TRAFFIC_TIME_MAX_S,
+			       &c->time_ms);
 	case O_WARMUP:
-		return seconds(name, v, 0, 3600, &c->warmup_ms);
+		return seconds(name, v, 0, TRAFFIC_WARMUP_MAX_S, &c->warmup_ms);
 	case O_INTERVAL:
-		return seconds(name, v, 0.1, 3600, &c->interval_ms);
+		return seconds(name, v, TRAFFIC_TIME_MIN_MS / 1000.0, TRAFFIC_INTERVAL_MAX_S,
+			       &c->interval_ms);
 	case O_BYTES:
 		if (parse_size(v, &c->bytes) || c->bytes == 0)
 			return bad(name, v, "expected a size such as 100m");
 		return 0;
 	case O_ITERATIONS:
-		if (parse_u64(v, 1, 1000000, &n))
+		if (parse_u64(v, 1, TRAFFIC_ITERATIONS_MAX, &n))
 			return bad(name, v, "expected 1 to 1000000");
 		c->iterations = (unsigned)n;
 		return 0;
@@ -224,13 +227,13 @@ static int apply(struct options *o, int id, const char *name, const char *v)
 			return bad(name, v, "expected a bit rate such as 100mbit or 1g");
 		return 0;
 	case O_BUFFER:
-		if (parse_size(v, &n) || n < 1 || n > (16 << 20))
+		if (parse_size(v, &n) || n < 1 || n > TRAFFIC_BUFFER_MAX)
 			return bad(name, v, "expected 1 to 16m");
 		c->buffer = (uint32_t)n;
 		return 0;
 	case O_SNDBUF:
 	case O_RCVBUF:
-		if (parse_size(v, &n) || n < 4096 || n > (1 << 30))
+		if (parse_size(v, &n) || n < TRAFFIC_SOCKBUF_MIN || n > TRAFFIC_SOCKBUF_MAX)
 			return bad(name, v, "expected 4k to 1g");
 		*(id == O_SNDBUF ? &c->sndbuf : &c->rcvbuf) = (int)n;
 		return 0;
@@ -257,7 +260,7 @@ static int apply(struct options *o, int id, const char *name, const char *v)
 		c->udp = true;
 		return 0;
 	case O_SIZE:
-		if (parse_u64(v, PROTO_UDP_HLEN, 65507, &n))
+		if (parse_u64(v, PROTO_UDP_HLEN, TRAFFIC_UDP_SIZE_MAX, &n))
 			return bad(name, v, "expected 32 to 65507");
 		c->udp_size = (uint32_t)n;
 		return 0;
@@ -265,7 +268,7 @@ static int apply(struct options *o, int id, const char *name, const char *v)
 		c->rr = true;
 		return 0;
 	case O_RR_RATE:
-		if (parse_u64(v, 0, 1000000, &n))
+		if (parse_u64(v, 0, TRAFFIC_RR_RATE_MAX, &n))
 			return bad(name, v, "expected 0 to 1000000");
 		c->rr_rate = (uint32_t)n;
 		return 0;

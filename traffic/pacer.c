@@ -6,8 +6,9 @@
 
 #include <math.h>
 
+#include "limits.h"
+
 enum {
-	DEFAULT_BURST_MIN = 16 * 1024, /* bytes: one 16 KiB write may go at once at any rate */
 	NS_PER_SEC = 1000000000,
 };
 
@@ -31,9 +32,9 @@ static double tokens_at(const struct pacer *p, uint64_t now_ns)
 void pacer_init(struct pacer *p, uint64_t rate_bps, uint64_t burst_bytes, uint64_t now_ns)
 {
 	if (burst_bytes == 0) {
-		burst_bytes = rate_bps / 8 / 1000;
-		if (burst_bytes < DEFAULT_BURST_MIN)
-			burst_bytes = DEFAULT_BURST_MIN;
+		burst_bytes = rate_bps / 8 / 1000 * PACER_BURST_MS;
+		if (burst_bytes < PACER_BURST_MIN)
+			burst_bytes = PACER_BURST_MIN;
 	}
 	p->rate = rate_bps;
 	p->burst = burst_bytes;

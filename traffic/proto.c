@@ -15,7 +15,6 @@ enum {
 	MAGIC_CTL_REQ = 0x54424351, /* "TBCQ" */
 	MAGIC_CTL_ANS = 0x54424341, /* "TBCA" */
 	MAGIC_RESULT = 0x54425253,  /* "TBRS" */
-	BUFFER_MAX = 16 << 20,	    /* write size the server accepts */
 };
 
 int proto_hello_build(uint8_t *buf, size_t room, const struct proto_hello *h)
@@ -62,7 +61,7 @@ int proto_hello_parse(const uint8_t *buf, size_t len, struct proto_hello *h)
 	    h->session >= PROTO_MAX_SESSIONS || (h->flags & ~PROTO_F_VERIFY))
 		return -EINVAL;
 	if (h->kind == PROTO_KIND_DATA && (h->pattern < PROTO_PUSH || h->pattern > PROTO_DUPLEX ||
-					   h->buffer == 0 || h->buffer > BUFFER_MAX))
+					   h->buffer == 0 || h->buffer > TRAFFIC_BUFFER_MAX))
 		return -EINVAL;
 	if (h->kind == PROTO_KIND_RR && (h->rr_size < PROTO_RR_MIN || h->rr_size > PROTO_RR_MAX))
 		return -EINVAL;

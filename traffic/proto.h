@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "limits.h" /* PROTO_MAX_SESSIONS, PROTO_RR_MAX */
+
 enum {
 	PROTO_VERSION = 1,
 	PROTO_HELLO_LEN = 64,
@@ -22,8 +24,6 @@ enum {
 	PROTO_UDP_RESULT_LEN = 64,
 	PROTO_CPU_LEN = 16,
 	PROTO_RR_MIN = 16, /* a probe carries its number and send time */
-	PROTO_RR_MAX = 65536,
-	PROTO_MAX_SESSIONS = 10000,
 };
 
 enum proto_kind {

@@ -62,7 +62,7 @@ void report_interval(struct client *cl, unsigned index, uint64_t from_ns, uint64
 	unsigned n = cl->cfg->sessions, active = 0, rtt_n = 0;
 	double span = clock_secs(to_ns - from_ns), rtt_sum = 0;
 	uint64_t total = 0, retr_total = 0;
-	json_t *d = json_object(), *per = n <= 64 ? json_array() : NULL;
+	json_t *d = json_object(), *per = n <= CL_REPORT_SESSIONS_MAX ? json_array() : NULL;
 
 	for (unsigned i = 0; i < n; i++) {
 		struct session *s = &cl->sess[i];

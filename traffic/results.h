@@ -9,12 +9,8 @@
 
 #include <stdint.h>
 
+#include "limits.h" /* RESULTS_TESTS, RESULTS_KEEP_S */
 #include "proto.h"
-
-enum {
-	RESULTS_TESTS = 64,   /* tests remembered; the oldest is forgotten first */
-	RESULTS_KEEP_S = 600, /* and none longer than this */
-};
 
 /* Adds a finished (or failed) connection of a session to its test's record. Any thread. */
 void results_add(uint64_t test_id, const struct proto_result *r);

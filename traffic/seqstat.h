@@ -9,9 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum {
-	SEQ_WINDOW = 4096, /* numbers below highest - SEQ_WINDOW are "too old" to judge */
-};
+#include "limits.h" /* SEQ_WINDOW */
 
 struct seqstat {
 	uint64_t received;   /* datagrams accepted (duplicates not included) */

@@ -18,6 +18,7 @@
 
 #include "clock.h"
 #include "conn.h"
+#include "limits.h"
 #include "log.h"
 #include "netaddr.h"
 #include "pacer.h"
@@ -27,17 +28,6 @@
 #include "seqstat.h"
 #include "sigfd.h"
 #include "thread.h"
-
-enum {
-	SRV_MAX_THREADS = 64,
-	SRV_SCRATCH = 1 << 20, /* largest read or write a connection does at once */
-	SRV_UDP_SLOTS = 4096,  /* UDP sessions a thread tracks; more are not counted */
-	SRV_UDP_BATCH = 64,
-	SRV_UDP_MAX = 65536,
-	SRV_TICK_MS = 5, /* while a connection sends against a clock or a pacer */
-	SRV_IDLE_MS = 500,
-	SRV_EVENTS = 256,
-};
 
 enum conn_state {
 	ST_HELLO,
@@ -86,7 +76,7 @@ struct srv_thread {
 struct server {
 	const struct server_cfg *cfg;
 	unsigned nthreads;
-	struct srv_thread t[SRV_MAX_THREADS];
+	struct srv_thread t[TRAFFIC_MAX_THREADS];
 	int stop_fd;
 	int stop;
 };
@@ -114,8 +104,8 @@ static int open_sockets(struct srv_thread *t, const struct server_cfg *c)
 		if (bind(fd, (struct sockaddr *)&ss, len) < 0)
 			return -errno;
 	}
-	setsockopt(t->ufd, SOL_SOCKET, SO_RCVBUF, &(int){ 8 << 20 }, sizeof(int));
-	if (listen(t->lfd, 4096) < 0)
+	setsockopt(t->ufd, SOL_SOCKET, SO_RCVBUF, &(int){ SRV_UDP_RCVBUF }, sizeof(int));
+	if (listen(t->lfd, SRV_BACKLOG) < 0)
 		return -errno;
 	return 0;
 }
@@ -206,7 +196,7 @@ static int data_send(struct srv_thread *t, struct srv_conn *c, uint64_t now)
 		}
 		want = pacer_allow(&c->pacer, now, want < c->h.buffer ? want : c->h.buffer);
 		if (want == 0) {
-			c->wake_ns = now + pacer_wait_ns(&c->pacer, now, 1500);
+			c->wake_ns = now + pacer_wait_ns(&c->pacer, now, TRAFFIC_PACE_QUANTUM);
 			break;
 		}
 		w = stream_send(c->fd, &c->tx, t->scratch, SRV_SCRATCH, want, verify);
@@ -463,7 +453,7 @@ static struct udp_slot *udp_slot(struct srv_thread *t, uint64_t test_id, uint32_
 {
 	uint64_t h = (test_id * 0x9e3779b97f4a7c15ull) ^ session;
 
-	for (unsigned i = 0; i < 16; i++) {
+	for (unsigned i = 0; i < SRV_UDP_PROBES; i++) {
 		struct udp_slot *u = &t->udp[(h + i) % SRV_UDP_SLOTS];
 
 		if (u->used && u->test_id == test_id && u->session == session)
@@ -603,7 +593,7 @@ static void thread_fini(struct srv_thread *t)
 
 int server_run(const struct server_cfg *c)
 {
-	int cpus[SRV_MAX_THREADS], ncpus, sfd, rc, status = 1;
+	int cpus[TRAFFIC_MAX_THREADS], ncpus, sfd, rc, status = 1;
 	unsigned inited = 0, started = 0;
 
 	srv = calloc(1, sizeof(*srv));
@@ -611,10 +601,10 @@ int server_run(const struct server_cfg *c)
 		fatal("calloc");
 	srv->cfg = c;
 	/* One thread per CPU; pinned only when asked: client and server often share a machine. */
-	ncpus = thread_cpu_list(c->has_cpus ? &c->cpus : NULL, cpus, SRV_MAX_THREADS);
+	ncpus = thread_cpu_list(c->has_cpus ? &c->cpus : NULL, cpus, TRAFFIC_MAX_THREADS);
 	srv->nthreads = c->threads ? c->threads : ncpus ? (unsigned)ncpus : 1;
-	if (srv->nthreads > SRV_MAX_THREADS)
-		srv->nthreads = SRV_MAX_THREADS;
+	if (srv->nthreads > TRAFFIC_MAX_THREADS)
+		srv->nthreads = TRAFFIC_MAX_THREADS;
 	sfd = sigfd_open(SIGFD_PIPE);
 	srv->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (sfd < 0 || srv->stop_fd < 0)

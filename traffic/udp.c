@@ -86,7 +86,7 @@ void *udp_thread_main(void *arg)
 			s->state = SS_DONE;
 			continue;
 		}
-		pacer_init(&s->pacer, cl->cfg->rate_bps, (uint64_t)cl->cfg->udp_size * 4,
+		pacer_init(&s->pacer, cl->cfg->rate_bps, (uint64_t)cl->cfg->udp_size * CL_UDP_BURST,
 			   clock_mono_ns());
 		s->start_ns = clock_mono_ns();
 		s->state = SS_RUNNING;
@@ -117,9 +117,9 @@ void *udp_thread_main(void *arg)
 		/* One reading of the clock for the decision: two could straddle the wake time. */
 		now = clock_mono_ns();
 		if (live && wake > now)
-			clock_sleep_ns(wake - now < 50 * (uint64_t)NSEC_PER_MSEC
+			clock_sleep_ns(wake - now < CL_UDP_SLEEP_MAX_MS * (uint64_t)NSEC_PER_MSEC
 					       ? wake - now
-					       : 50 * (uint64_t)NSEC_PER_MSEC);
+					       : CL_UDP_SLEEP_MAX_MS * (uint64_t)NSEC_PER_MSEC);
 	}
 	t->cpu_ns = clock_thread_cpu_ns();
 	__atomic_add_fetch(&cl->threads_done, 1, __ATOMIC_RELEASE);

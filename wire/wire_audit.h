@@ -11,17 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "limits.h"
 #include "wire_decode.h"
 #include "wire_seq.h"
 #include "wire_tcp.h"
 
 enum {
-	WIRE_FIRST_FRAMES = 5,	   /* frame numbers kept for each kind of violation */
-	WIRE_FLOWS_MAX = 1u << 16, /* inner flows tracked; more are counted as untracked */
-	WIRE_FLOW_SLOTS = 2 * WIRE_FLOWS_MAX, /* hash slots: the table stays half empty */
-	WIRE_FLOW_PORTS = 4,		      /* outer UDP source ports counted per flow */
-	WIRE_HIST_BUCKETS = 7,		      /* frame sizes, see wire_hist_max */
-	WIRE_PORTS = 65536,
+	WIRE_HIST_BUCKETS = 7, /* frame sizes, see wire_hist_max */
+	WIRE_PORTS = 65536,    /* every UDP port: a bit each in udp_ports */
 };
 
 /* Upper bound (inclusive) of each frame size bucket, in bytes; the last one is UINT32_MAX. */

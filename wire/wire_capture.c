@@ -24,7 +24,7 @@ struct wire_capture {
 	pcap_dumper_t *dump;
 	int link;
 	bool nano;
-	char filter[256];
+	char filter[WIRE_FILTER_LEN];
 	struct wire_audit *audit;
 };
 

@@ -8,14 +8,9 @@
 
 #include <stdint.h>
 
+#include "limits.h"
 #include "wire_audit.h"
 #include "wire_report.h"
-
-enum {
-	WIRE_SNAPLEN = 262144, /* whole frames, GSO super-frames included */
-	WIRE_TIMEOUT_MS = 100, /* the kernel hands over a ring block at least this often */
-	WIRE_DRAIN_MS = 3 * WIRE_TIMEOUT_MS, /* after the stop, for the last block to arrive */
-};
 
 /*
  * The kernel filter, a pcap expression (%u: the GRE-in-UDP port): GRE and GRE-in-UDP; IPv4

@@ -13,12 +13,11 @@
 
 #include "flow.h"
 #include "gre.h"
+#include "limits.h"
 #include "netaddr.h"
 
 enum {
 	WIRE_GRE_UDP_PORT = 4754, /* RFC 8086, section 3 */
-	WIRE_VLAN_MAX = 2,	  /* 802.1Q tags skipped in front of IP (QinQ at most) */
-	WIRE_IPV6_EXT_MAX = 8,	  /* IPv6 extension headers walked before giving up */
 };
 
 /* Link types the decoder reads: the libpcap DLT_ values, kept here so it needs no pcap.h. */

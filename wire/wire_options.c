@@ -141,13 +141,15 @@ static int apply(struct wire_options *o, int id, const char *name, const char *v
 		o->cap.netns = v;
 		return 0;
 	case O_IFACE:
-		if (!*v || strlen(v) >= 16 || strchr(v, '/'))
+		if (!*v || strlen(v) >= WIRE_IFNAME_LEN || strchr(v, '/'))
 			return bad(name, v, "expected an interface name");
 		o->cap.iface = v;
 		return 0;
 	case O_TIME:
 		o->cap.time_s = strtod(v, &end);
-		if (end == v || *end || !(o->cap.time_s >= 0.1 && o->cap.time_s <= 86400))
+		if (end == v || *end ||
+		    !(o->cap.time_s >= WIRE_TIME_MIN_MS / 1000.0 &&
+		      o->cap.time_s <= WIRE_TIME_MAX_S))
 			return bad(name, v, "expected seconds from 0.1 to 86400");
 		return 0;
 	case O_READ:
@@ -175,7 +177,7 @@ static int apply(struct wire_options *o, int id, const char *name, const char *v
 	case O_NO_CSUM:
 		return set_want(&e->csum, id == O_CSUM ? WIRE_WANT_YES : WIRE_WANT_NO, name);
 	case O_MTU:
-		if (parse_u64(v, 68, 65535, &n))
+		if (parse_u64(v, WIRE_MTU_MIN, WIRE_MTU_MAX, &n))
 			return bad(name, v, "expected 68 to 65535");
 		e->mtu = (unsigned)n;
 		return 0;
@@ -197,7 +199,7 @@ static int apply(struct wire_options *o, int id, const char *name, const char *v
 		o->check = true;
 		return 0;
 	case O_BUFFER:
-		if (parse_size(v, &n) || n < (1 << 20) || n > (1u << 31) - 1)
+		if (parse_size(v, &n) || n < WIRE_BUFFER_MIN || n > WIRE_BUFFER_MAX)
 			return bad(name, v, "expected 1m to 2047m");
 		o->cap.buffer_bytes = n;
 		return 0;

@@ -6,13 +6,11 @@
 
 #include <stdbool.h>
 
+#include "limits.h"
 #include "wire_capture.h"
 #include "wire_decode.h"
 
 enum {
-	WIRE_TOP_DEFAULT = 10,
-	WIRE_TOP_MAX = 10000,
-	WIRE_BUFFER_DEFAULT = 64 << 20,
 	WIRE_EXIT_VIOLATIONS = 3, /* --check and a frame broke an expectation */
 };
 

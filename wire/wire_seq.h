@@ -10,14 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum {
-	/*
-	 * Numbers tracked below the highest: a late arrival or duplicate is recognised up to
-	 * this far back. gregw's reordering is a batch or two of each worker (64 packets each),
-	 * so 2^18 is far more than the wire will show; it costs 32 KiB a direction.
-	 */
-	WIRE_SEQ_WINDOW = 1u << 18,
-};
+#include "limits.h" /* WIRE_SEQ_WINDOW */
 
 struct wire_seq {
 	bool started;

@@ -13,15 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum {
-	/*
-	 * Holes remembered per flow. Four is what SACK can report (RFC 2018, section 3).
-	 * A fifth hole, whether a segment leaves a gap above the highest byte or lands inside
-	 * a hole and splits it in two, makes the lowest hole (the oldest) forgotten; its bytes,
-	 * when they come, count as retransmitted.
-	 */
-	WIRE_TCP_HOLES = 4,
-};
+#include "limits.h" /* WIRE_TCP_HOLES */
 
 struct wire_tcp {
 	bool seen;
