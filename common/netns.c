@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fd.h"
+
 bool netns_name_valid(const char *name)
 {
 	size_t n = name ? strlen(name) : 0;
@@ -140,12 +142,8 @@ int netns_enter(int nsfd, int *saved)
 
 	if (fd < 0)
 		return -errno;
-	if (setns(nsfd, CLONE_NEWNET) < 0) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
+	if (setns(nsfd, CLONE_NEWNET) < 0)
+		return fd_close_err(fd);
 	*saved = fd;
 	return 0;
 }

@@ -11,13 +11,16 @@
 #include <string.h>
 #include <strings.h>
 
-/* Reads leading decimal digits; refuses an empty run and anything that overflows 64 bits. */
+/*
+ * Reads leading decimal digits; refuses no string, an empty run and anything that overflows
+ * 64 bits.
+ */
 static int read_digits(const char **sp, uint64_t *out)
 {
 	const char *s = *sp;
 	uint64_t v = 0;
 
-	if (!isdigit((unsigned char)*s))
+	if (!s || !isdigit((unsigned char)*s))
 		return -EINVAL;
 	for (; isdigit((unsigned char)*s); s++) {
 		unsigned d = (unsigned)(*s - '0');
@@ -31,14 +34,22 @@ static int read_digits(const char **sp, uint64_t *out)
 	return 0;
 }
 
+/* The power of 1000 (or 1024) the suffix at s names: k 1, m 2, g 3, t 4 (up to max); else 0. */
+static unsigned magnitude(const char *s, unsigned max)
+{
+	static const char suffixes[] = "kmgt";
+
+	for (unsigned i = 0; i < max; i++)
+		if (tolower((unsigned char)*s) == suffixes[i])
+			return i + 1;
+	return 0;
+}
+
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	uint64_t v;
-	int rc;
+	int rc = read_digits(&s, &v);
 
-	if (!s)
-		return -EINVAL;
-	rc = read_digits(&s, &v);
 	if (rc)
 		return rc;
 	if (*s)
@@ -51,26 +62,13 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 
 int parse_size(const char *s, uint64_t *out)
 {
-	unsigned shift = 0;
+	unsigned shift;
 	uint64_t v;
-	int rc;
+	int rc = read_digits(&s, &v);
 
-	if (!s)
-		return -EINVAL;
-	rc = read_digits(&s, &v);
 	if (rc)
 		return rc;
-	switch (tolower((unsigned char)*s)) {
-	case 'k':
-		shift = 10;
-		break;
-	case 'm':
-		shift = 20;
-		break;
-	case 'g':
-		shift = 30;
-		break;
-	}
+	shift = 10 * magnitude(s, 3); /* k, m, g */
 	if (shift) {
 		s++;
 		if (strcasecmp(s, "ib") == 0)
@@ -88,7 +86,8 @@ int parse_size(const char *s, uint64_t *out)
 
 int parse_rate(const char *s, uint64_t *bps)
 {
-	double v, mult = 1;
+	static const double si[] = { 1, 1e3, 1e6, 1e9, 1e12 };
+	double v, mult;
 	char num[32], *end;
 	size_t n;
 
@@ -104,20 +103,7 @@ int parse_rate(const char *s, uint64_t *bps)
 	if (*end || end == num)
 		return -EINVAL;
 	s += n;
-	switch (tolower((unsigned char)*s)) {
-	case 'k':
-		mult = 1e3;
-		break;
-	case 'm':
-		mult = 1e6;
-		break;
-	case 'g':
-		mult = 1e9;
-		break;
-	case 't':
-		mult = 1e12;
-		break;
-	}
+	mult = si[magnitude(s, 4)]; /* k, m, g, t */
 	if (mult > 1)
 		s++;
 	if (*s && strcasecmp(s, "bit") != 0)

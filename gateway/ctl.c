@@ -12,6 +12,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "fd.h"
+
 static int make_addr(const char *path, struct sockaddr_un *sun)
 {
 	memset(sun, 0, sizeof(*sun));
@@ -72,9 +74,7 @@ int ctl_listen(const char *path)
 		goto err;
 	return fd;
 err:
-	rc = -errno;
-	close(fd);
-	return rc;
+	return fd_close_err(fd);
 }
 
 int ctl_accept(int fd, char *cmd, size_t size)
@@ -116,11 +116,8 @@ int ctl_request(const char *path, const char *cmd, FILE *out)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || dprintf(fd, "%s\n", cmd) < 0) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || dprintf(fd, "%s\n", cmd) < 0)
+		return fd_close_err(fd);
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
 		fwrite(buf, 1, (size_t)n, out);
 	rc = n < 0 ? -errno : 0;

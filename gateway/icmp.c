@@ -35,79 +35,86 @@ static bool v4_unicast_source(const uint8_t *a)
 	return a[0] != 0 && a[0] != 127 && a[0] < 224;
 }
 
-static size_t too_big4(const struct encap_cfg *c, const uint8_t *pkt, size_t len,
-		       const struct ip_info *ip, uint8_t *out, size_t room)
+/* Whether the packet may have an error (RFC 1122 3.2.2): from a TUN address to a host. */
+static bool may_answer4(const struct encap_cfg *c, const uint8_t *pkt, size_t len,
+			const struct ip_info *ip)
 {
-	size_t quote = len, total;
-	uint8_t *icmp;
 	uint16_t frag = load_be16(pkt + IPV4_FRAG_OFF);
 
-	if (!c->has_addr4 || !v4_unicast_source(ip->src) || (frag & IPV4_OFFMASK) ||
-	    is_icmp4_error(pkt, len, ip))
-		return 0;
-	if (quote > ICMP4_QUOTE_MAX - IPV4_HLEN - ICMP_HLEN)
-		quote = ICMP4_QUOTE_MAX - IPV4_HLEN - ICMP_HLEN;
-	total = IPV4_HLEN + ICMP_HLEN + quote;
-	if (room < total)
-		return 0;
-	memset(out, 0, IPV4_HLEN + ICMP_HLEN);
+	return c->has_addr4 && v4_unicast_source(ip->src) && !(frag & IPV4_OFFMASK) &&
+	       !is_icmp4_error(pkt, len, ip);
+}
+
+/* Errors go to unicast sources only; an ICMPv6 error (type < 128) gets none (RFC 4443 2.4). */
+static bool may_answer6(const struct encap_cfg *c, const uint8_t *pkt, size_t len,
+			const struct ip_info *ip)
+{
+	static const uint8_t unspecified[16];
+
+	if (!c->has_addr6 || ip->src[0] == 0xff || memcmp(ip->src, unspecified, 16) == 0)
+		return false;
+	return !(ip->proto == ICMP6_PROTO && len > IPV6_HLEN &&
+		 pkt[IPV6_HLEN + ICMP_TYPE_OFF] < 128);
+}
+
+/* The IPv4 header and the ICMP "fragmentation needed" around the quote already at out. */
+static void write4(const struct encap_cfg *c, const struct ip_info *ip, uint8_t *out, size_t total)
+{
+	uint8_t *icmp = out + IPV4_HLEN;
+
 	out[0] = 0x45;
-	out[1] = 0xc0; /* precedence "internetwork control", as Linux sends its errors */
+	out[IPV4_TOS_OFF] = 0xc0; /* precedence "internetwork control", as Linux sends its errors */
 	store_be16(out + IPV4_TOT_LEN_OFF, (uint16_t)total);
 	out[IPV4_TTL_OFF] = TUNNEL_TTL;
 	out[IPV4_PROTO_OFF] = ICMP4_PROTO;
 	memcpy(out + IPV4_SRC_OFF, c->addr4, 4);
 	memcpy(out + IPV4_DST_OFF, ip->src, 4);
 	store_be16(out + IPV4_CSUM_OFF, inet_csum(out, IPV4_HLEN));
-	icmp = out + IPV4_HLEN;
 	icmp[ICMP_TYPE_OFF] = ICMP4_DEST_UNREACH;
 	icmp[ICMP_CODE_OFF] = ICMP4_FRAG_NEEDED;
 	store_be16(icmp + ICMP4_MTU_OFF, (uint16_t)c->mtu);
-	memcpy(icmp + ICMP_HLEN, pkt, quote);
-	store_be16(icmp + ICMP_CSUM_OFF, inet_csum(icmp, ICMP_HLEN + quote));
-	return total;
+	store_be16(icmp + ICMP_CSUM_OFF, inet_csum(icmp, total - IPV4_HLEN));
 }
 
-static size_t too_big6(const struct encap_cfg *c, const uint8_t *pkt, size_t len,
-		       const struct ip_info *ip, uint8_t *out, size_t room)
+/* The IPv6 header and the ICMPv6 "packet too big" around the quote already at out. */
+static void write6(const struct encap_cfg *c, const struct ip_info *ip, uint8_t *out, size_t total)
 {
-	static const uint8_t unspecified[16];
-	size_t quote = len, total;
-	uint8_t *icmp;
+	uint8_t *icmp = out + IPV6_HLEN;
+	size_t icmp_len = total - IPV6_HLEN;
 	uint32_t sum;
 
-	/* Errors go to unicast sources only; an ICMPv6 error (type < 128) gets none. */
-	if (!c->has_addr6 || ip->src[0] == 0xff || memcmp(ip->src, unspecified, 16) == 0)
-		return 0;
-	if (ip->proto == ICMP6_PROTO && len > IPV6_HLEN && pkt[IPV6_HLEN + ICMP_TYPE_OFF] < 128)
-		return 0;
-	if (quote > ICMP6_QUOTE_MAX - IPV6_HLEN - ICMP_HLEN)
-		quote = ICMP6_QUOTE_MAX - IPV6_HLEN - ICMP_HLEN;
-	total = IPV6_HLEN + ICMP_HLEN + quote;
-	if (room < total)
-		return 0;
-	memset(out, 0, IPV6_HLEN + ICMP_HLEN);
 	out[0] = 0x60;
-	store_be16(out + IPV6_PLEN_OFF, (uint16_t)(ICMP_HLEN + quote));
+	store_be16(out + IPV6_PLEN_OFF, (uint16_t)icmp_len);
 	out[IPV6_NEXT_OFF] = ICMP6_PROTO;
 	out[IPV6_HOPS_OFF] = TUNNEL_TTL;
 	memcpy(out + IPV6_SRC_OFF, c->addr6, 16);
 	memcpy(out + IPV6_DST_OFF, ip->src, 16);
-	icmp = out + IPV6_HLEN;
 	icmp[ICMP_TYPE_OFF] = ICMP6_PACKET_TOO_BIG;
 	store_be32(icmp + ICMP6_MTU_OFF, c->mtu);
-	memcpy(icmp + ICMP_HLEN, pkt, quote);
 	sum = inet_pseudo_sum(AF_INET6, out + IPV6_SRC_OFF, out + IPV6_DST_OFF, ICMP6_PROTO,
-			      (uint32_t)(ICMP_HLEN + quote));
-	store_be16(icmp + ICMP_CSUM_OFF,
-		   inet_csum_fold(inet_csum_add(sum, icmp, ICMP_HLEN + quote)));
-	return total;
+			      (uint32_t)icmp_len);
+	store_be16(icmp + ICMP_CSUM_OFF, inet_csum_fold(inet_csum_add(sum, icmp, icmp_len)));
 }
 
 size_t icmp_too_big(const struct encap_cfg *c, const uint8_t *pkt, size_t len,
 		    const struct ip_info *ip, uint8_t *out, size_t room)
 {
-	if (ip->family == AF_INET6)
-		return too_big6(c, pkt, len, ip, out, room);
-	return too_big4(c, pkt, len, ip, out, room);
+	bool v6 = ip->family == AF_INET6;
+	size_t hlen = ip_fixed_hlen(ip->family) + ICMP_HLEN, quote = len, total;
+	size_t max = v6 ? ICMP6_QUOTE_MAX : ICMP4_QUOTE_MAX;
+
+	if (!(v6 ? may_answer6(c, pkt, len, ip) : may_answer4(c, pkt, len, ip)))
+		return 0;
+	if (quote > max - hlen)
+		quote = max - hlen;
+	total = hlen + quote;
+	if (room < total)
+		return 0;
+	memset(out, 0, hlen);
+	memcpy(out + hlen, pkt, quote);
+	if (v6)
+		write6(c, ip, out, total);
+	else
+		write4(c, ip, out, total);
+	return total;
 }

@@ -17,50 +17,56 @@
 
 #include "byteorder.h"
 #include "clock.h"
+#include "fd.h"
 #include "inet.h"
 #include "netaddr.h"
 #include "steer.h"
 #include "udp.h"
 
+/* A classic BPF program being written: its instructions so far, and how many it will have. */
+struct filter {
+	struct sock_filter *insn;
+	unsigned n, len;
+};
+
+static void stmt(struct filter *f, uint16_t code, uint32_t k)
+{
+	f->insn[f->n++] = (struct sock_filter){ .code = code, .k = k };
+}
+
+/* Compares A with k; when they differ, jumps to the last instruction. */
+static void or_drop(struct filter *f, uint32_t k)
+{
+	f->insn[f->n] = (struct sock_filter){ .code = BPF_JMP | BPF_JEQ | BPF_K,
+					      .jf = (uint8_t)(f->len - 2 - f->n),
+					      .k = k };
+	f->n++;
+}
+
 /*
  * Accepts IPv4 or IPv6 GRE addressed to local; everything else stays out of the ring. The
  * source is checked in userspace, so that GRE from an unknown peer is counted, not unseen.
+ * The version, the protocol, then the destination a word at a time (one for IPv4, four for
+ * IPv6); the last instruction drops.
  */
 static int attach_filter(int fd, int family, const uint8_t *local)
 {
-	struct sock_filter v4[] = {
-		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),
-		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, 5),
-		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, IPV4_PROTO_OFF),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_GRE_NUM, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IPV4_DST_OFF),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local), 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
-		BPF_STMT(BPF_RET | BPF_K, 0),
-	};
-	struct sock_filter v6[] = {
-		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0),
-		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x60, 0, 11),
-		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, IPV6_NEXT_OFF),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_GRE_NUM, 0, 9),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IPV6_DST_OFF),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local), 0, 7),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IPV6_DST_OFF + 4),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local + 4), 0, 5),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IPV6_DST_OFF + 8),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local + 8), 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, IPV6_DST_OFF + 12),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local + 12), 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
-		BPF_STMT(BPF_RET | BPF_K, 0),
-	};
-	struct sock_fprog prog = {
-		.len = family == AF_INET6 ? sizeof(v6) / sizeof(v6[0]) : sizeof(v4) / sizeof(v4[0]),
-		.filter = family == AF_INET6 ? v6 : v4,
-	};
+	unsigned words = ip_addr_len(family) / 4;
+	struct sock_filter insn[7 + 2 * 4];
+	struct filter f = { .insn = insn, .len = 7 + 2 * words };
+	struct sock_fprog prog = { .len = (unsigned short)f.len, .filter = insn };
 
+	stmt(&f, BPF_LD | BPF_B | BPF_ABS, 0);
+	stmt(&f, BPF_ALU | BPF_AND | BPF_K, 0xf0);
+	or_drop(&f, family == AF_INET6 ? 0x60 : 0x40);
+	stmt(&f, BPF_LD | BPF_B | BPF_ABS, ip_proto_off(family));
+	or_drop(&f, IPPROTO_GRE_NUM);
+	for (unsigned w = 0; w < words; w++) {
+		stmt(&f, BPF_LD | BPF_W | BPF_ABS, ip_dst_off(family) + 4 * w);
+		or_drop(&f, load_be32(local + 4 * w));
+	}
+	stmt(&f, BPF_RET | BPF_K, 0xffffffff);
+	stmt(&f, BPF_RET | BPF_K, 0);
 	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
 		return -errno;
 	return 0;
@@ -270,12 +276,8 @@ int rx_sink_open(int family)
 		return -errno;
 	/* Refuse everything; nothing may queue up in a socket nobody reads. */
 	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
+	    setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0)
+		return fd_close_err(fd);
 	return fd;
 }
 

@@ -12,13 +12,14 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "fd.h"
 #include "netaddr.h"
 
 int udp_rx_open(int family, const uint8_t *local, uint16_t port, bool gro)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = netaddr_sockaddr(family, local, port, &ss);
-	int fd, one = 1, rc, rcvbuf = UDP_RCVBUF;
+	int fd, one = 1, rcvbuf = UDP_RCVBUF;
 
 	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_UDP);
 	if (fd < 0)
@@ -28,11 +29,8 @@ int udp_rx_open(int family, const uint8_t *local, uint16_t port, bool gro)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
 	    (gro && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) < 0) ||
-	    bind(fd, (struct sockaddr *)&ss, len) < 0) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
+	    bind(fd, (struct sockaddr *)&ss, len) < 0)
+		return fd_close_err(fd);
 	return fd;
 }
 
@@ -45,7 +43,7 @@ int udp_tx_open(int family, const uint8_t *local, uint16_t *sport, const uint8_t
 	};
 	struct sockaddr_storage ss;
 	socklen_t len;
-	int fd, rc, one = 1;
+	int fd, one = 1;
 
 	fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
 	if (fd < 0)
@@ -63,9 +61,7 @@ int udp_tx_open(int family, const uint8_t *local, uint16_t *sport, const uint8_t
 		goto err;
 	return fd;
 err:
-	rc = -errno;
-	close(fd);
-	return rc;
+	return fd_close_err(fd);
 }
 
 uint64_t udp_drops(int fd)

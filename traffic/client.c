@@ -17,6 +17,7 @@
 
 #include "client_int.h"
 #include "clock.h"
+#include "fd.h"
 #include "log.h"
 #include "netaddr.h"
 #include "pattern.h"
@@ -97,24 +98,12 @@ static int session_connect(struct cl_thread *t, struct session *s)
 	if (c->rcvbuf)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &c->rcvbuf, sizeof(c->rcvbuf));
 	if (c->congestion[0] &&
-	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, c->congestion, strlen(c->congestion)) < 0) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
-	if (connect(fd, (struct sockaddr *)&cl->peer, cl->peer_len) < 0 && errno != EINPROGRESS) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
-	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
+	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, c->congestion, strlen(c->congestion)) < 0)
+		return fd_close_err(fd);
+	if (connect(fd, (struct sockaddr *)&cl->peer, cl->peer_len) < 0 && errno != EINPROGRESS)
+		return fd_close_err(fd);
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return fd_close_err(fd);
 	s->fd = fd;
 	s->state = SS_CONNECTING;
 	s->hello_sent = 0;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fd.h"
 #include "limits.h"
 #include "pattern.h"
 
@@ -95,12 +96,8 @@ int conn_connect_blocking(const struct sockaddr_storage *peer, socklen_t peer_le
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (const struct sockaddr *)peer, peer_len) < 0) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
+	if (connect(fd, (const struct sockaddr *)peer, peer_len) < 0)
+		return fd_close_err(fd);
 	return fd;
 }
 

@@ -4,13 +4,13 @@
 #include "options.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "limits.h"
 #include "log.h"
+#include "opt.h"
 #include "parse.h"
 
 enum {
@@ -72,10 +72,7 @@ static const struct option opts[] = {
 	{ "json-stream", no_argument, NULL, O_JSON_STREAM },
 	/* Test hook, deliberately not in --help: the server corrupts one byte it sends. */
 	{ "corrupt-offset", required_argument, NULL, O_CORRUPT },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
+	OPT_COMMON,
 };
 
 static void usage(void)
@@ -134,29 +131,20 @@ static void usage(void)
 	       TRAFFIC_DEFAULT_PORT, PROTO_MAX_SESSIONS);
 }
 
-static int bad(const char *opt, const char *val, const char *expect)
-{
-	log_warnx("bad value '%s' for --%s: %s", val, opt, expect);
-	return -EINVAL;
-}
-
 static int seconds(const char *opt, const char *v, double min, double max, uint64_t *ms)
 {
-	char *end;
-	double s = strtod(v, &end);
+	double s;
+	int rc = opt_seconds(opt, v, min, max, &s);
 
-	if (end == v || *end || !(s >= min && s <= max)) {
-		char expect[64];
-
-		snprintf(expect, sizeof(expect), "expected seconds from %g to %g", min, max);
-		return bad(opt, v, expect);
-	}
+	if (rc)
+		return rc;
 	*ms = (uint64_t)(s * 1000 + 0.5);
 	return 0;
 }
 
-static int apply(struct options *o, int id, const char *name, const char *v)
+static int apply(void *ctx, int id, const char *name, const char *v)
 {
+	struct options *o = ctx;
 	struct client_cfg *c = &o->client;
 	struct server_cfg *s = &o->server;
 	uint64_t n;
@@ -164,35 +152,35 @@ static int apply(struct options *o, int id, const char *name, const char *v)
 	switch (id) {
 	case O_PORT:
 		if (parse_u64(v, 1, 65535, &n))
-			return bad(name, v, "expected 1 to 65535");
+			return opt_bad(name, v, "expected 1 to 65535");
 		c->port = s->port = (uint16_t)n;
 		return 0;
 	case O_BIND: {
 		struct netprefix p;
 
 		if (netaddr_parse(v, &s->bind))
-			return bad(name, v, "expected an address");
+			return opt_bad(name, v, "expected an address");
 		p.addr = s->bind;
 		p.len = netaddr_len(p.addr.family) * 8;
 		if (!netaddr_prefix_is_bench(&p))
-			return bad(name, v, "must lie in " NETADDR_BENCH_RANGES);
+			return opt_bad(name, v, "must lie in " NETADDR_BENCH_RANGES);
 		s->has_bind = true;
 		return 0;
 	}
 	case O_THREADS:
 		if (parse_u64(v, 1, TRAFFIC_MAX_THREADS, &n))
-			return bad(name, v, "expected 1 to 64");
+			return opt_bad(name, v, "expected 1 to 64");
 		c->threads = s->threads = (unsigned)n;
 		return 0;
 	case O_CPUS:
 		if (parse_cpulist(v, &c->cpus) <= 0)
-			return bad(name, v, "expected a CPU list such as 0-3,6");
+			return opt_bad(name, v, "expected a CPU list such as 0-3,6");
 		s->cpus = c->cpus;
 		c->has_cpus = s->has_cpus = true;
 		return 0;
 	case O_SESSIONS:
 		if (parse_u64(v, 1, PROTO_MAX_SESSIONS, &n))
-			return bad(name, v, "expected 1 to 10000");
+			return opt_bad(name, v, "expected 1 to 10000");
 		c->sessions = (unsigned)n;
 		return 0;
 	case O_TIME:
@@ -205,11 +193,11 @@ static int apply(struct options *o, int id, const char *name, const char *v)
 			       &c->interval_ms);
 	case O_BYTES:
 		if (parse_size(v, &c->bytes) || c->bytes == 0)
-			return bad(name, v, "expected a size such as 100m");
+			return opt_bad(name, v, "expected a size such as 100m");
 		return 0;
 	case O_ITERATIONS:
 		if (parse_u64(v, 1, TRAFFIC_ITERATIONS_MAX, &n))
-			return bad(name, v, "expected 1 to 1000000");
+			return opt_bad(name, v, "expected 1 to 1000000");
 		c->iterations = (unsigned)n;
 		return 0;
 	case O_PATTERN:
@@ -220,26 +208,26 @@ static int apply(struct options *o, int id, const char *name, const char *v)
 		else if (strcmp(v, "duplex") == 0)
 			c->pattern = PROTO_DUPLEX;
 		else
-			return bad(name, v, "expected push, pull or duplex");
+			return opt_bad(name, v, "expected push, pull or duplex");
 		return 0;
 	case O_RATE:
 		if (parse_rate(v, &c->rate_bps))
-			return bad(name, v, "expected a bit rate such as 100mbit or 1g");
+			return opt_bad(name, v, "expected a bit rate such as 100mbit or 1g");
 		return 0;
 	case O_BUFFER:
 		if (parse_size(v, &n) || n < 1 || n > TRAFFIC_BUFFER_MAX)
-			return bad(name, v, "expected 1 to 16m");
+			return opt_bad(name, v, "expected 1 to 16m");
 		c->buffer = (uint32_t)n;
 		return 0;
 	case O_SNDBUF:
 	case O_RCVBUF:
 		if (parse_size(v, &n) || n < TRAFFIC_SOCKBUF_MIN || n > TRAFFIC_SOCKBUF_MAX)
-			return bad(name, v, "expected 4k to 1g");
+			return opt_bad(name, v, "expected 4k to 1g");
 		*(id == O_SNDBUF ? &c->sndbuf : &c->rcvbuf) = (int)n;
 		return 0;
 	case O_CONGESTION:
 		if (!*v || strlen(v) >= sizeof(c->congestion))
-			return bad(name, v, "expected an algorithm name such as cubic");
+			return opt_bad(name, v, "expected an algorithm name such as cubic");
 		snprintf(c->congestion, sizeof(c->congestion), "%s", v);
 		return 0;
 	case O_VERIFY:
@@ -251,7 +239,7 @@ static int apply(struct options *o, int id, const char *name, const char *v)
 		else if (strcmp(v, "rst") == 0)
 			c->rst = true;
 		else
-			return bad(name, v, "expected graceful or rst");
+			return opt_bad(name, v, "expected graceful or rst");
 		return 0;
 	case O_CHURN:
 		c->churn = true;
@@ -261,7 +249,7 @@ static int apply(struct options *o, int id, const char *name, const char *v)
 		return 0;
 	case O_SIZE:
 		if (parse_u64(v, PROTO_UDP_HLEN, TRAFFIC_UDP_SIZE_MAX, &n))
-			return bad(name, v, "expected 32 to 65507");
+			return opt_bad(name, v, "expected 32 to 65507");
 		c->udp_size = (uint32_t)n;
 		return 0;
 	case O_RR:
@@ -269,12 +257,12 @@ static int apply(struct options *o, int id, const char *name, const char *v)
 		return 0;
 	case O_RR_RATE:
 		if (parse_u64(v, 0, TRAFFIC_RR_RATE_MAX, &n))
-			return bad(name, v, "expected 0 to 1000000");
+			return opt_bad(name, v, "expected 0 to 1000000");
 		c->rr_rate = (uint32_t)n;
 		return 0;
 	case O_RR_SIZE:
 		if (parse_u64(v, PROTO_RR_MIN, PROTO_RR_MAX, &n))
-			return bad(name, v, "expected 16 to 65536");
+			return opt_bad(name, v, "expected 16 to 65536");
 		c->rr_size = (uint32_t)n;
 		return 0;
 	case O_JSON:
@@ -285,7 +273,7 @@ static int apply(struct options *o, int id, const char *name, const char *v)
 		return 0;
 	case O_CORRUPT:
 		if (parse_u64(v, 0, UINT64_MAX - 1, &s->corrupt_at))
-			return bad(name, v, "expected a byte offset");
+			return opt_bad(name, v, "expected a byte offset");
 		return 0;
 	}
 	return -EINVAL;
@@ -362,8 +350,17 @@ static int check(struct options *o, const bool *given)
 int options_parse(struct options *o, int argc, char **argv)
 {
 	bool given[O_CORRUPT - O_PORT + 1] = { false };
+	struct opt_cli cli = { .prog = "tunbed-traffic",
+			       .version = TUNBED_VERSION,
+			       .opts = opts,
+			       .base = O_PORT,
+			       .usage = usage,
+			       .apply = apply,
+			       .ctx = o,
+			       .given = given,
+			       .verbose = &o->verbose };
 	const char *host;
-	int opt, rc;
+	int rc;
 
 	defaults(o);
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
@@ -380,25 +377,9 @@ int options_parse(struct options *o, int argc, char **argv)
 	}
 	o->mode = strcmp(argv[1], "server") == 0 ? MODE_SERVER : MODE_CLIENT;
 	optind = 2;
-	while ((opt = getopt_long(argc, argv, "vhV", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'v':
-			o->verbose++;
-			continue;
-		case 'h':
-			usage();
-			return 1;
-		case 'V':
-			printf("tunbed-traffic %s\n", TUNBED_VERSION);
-			return 1;
-		case '?':
-			return -EINVAL;
-		}
-		given[opt - O_PORT] = true;
-		rc = apply(o, opt, opts[opt - O_PORT].name, optarg ? optarg : "");
-		if (rc)
-			return rc;
-	}
+	rc = opt_parse(&cli, argc, argv);
+	if (rc)
+		return rc;
 	if (o->mode == MODE_CLIENT) {
 		struct netprefix p;
 

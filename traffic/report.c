@@ -417,16 +417,19 @@ static void final_text(const json_t *d)
 		       json_integer_value(json_object_get(u, "duplicates")),
 		       json_integer_value(json_object_get(u, "reordered")),
 		       json_number_value(json_object_get(u, "jitter_ms_max")));
-	if (rr && json_integer_value(json_object_get(rr, "probes")))
-		printf("  latency  %lld probes: min %.3f p50 %.3f p90 %.3f p99 %.3f p99.9 %.3f max "
-		       "%.3f ms\n",
-		       json_integer_value(json_object_get(rr, "probes")),
-		       json_number_value(json_object_get(rr, "min_ms")),
-		       json_number_value(json_object_get(rr, "p50_ms")),
-		       json_number_value(json_object_get(rr, "p90_ms")),
-		       json_number_value(json_object_get(rr, "p99_ms")),
-		       json_number_value(json_object_get(rr, "p99_9_ms")),
-		       json_number_value(json_object_get(rr, "max_ms")));
+	if (rr && json_integer_value(json_object_get(rr, "probes"))) {
+		static const struct {
+			const char *label, *key;
+		} lat[] = { { "min", "min_ms" }, { "p50", "p50_ms" },	  { "p90", "p90_ms" },
+			    { "p99", "p99_ms" }, { "p99.9", "p99_9_ms" }, { "max", "max_ms" } };
+
+		printf("  latency  %lld probes:",
+		       json_integer_value(json_object_get(rr, "probes")));
+		for (i = 0; i < sizeof(lat) / sizeof(lat[0]); i++)
+			printf(" %s %.3f", lat[i].label,
+			       json_number_value(json_object_get(rr, lat[i].key)));
+		printf(" ms\n");
+	}
 	printf("  cpu      client %.2f s", json_number_value(json_object_get(cpu, "client_s")));
 	if (json_object_get(cpu, "client_s_per_gb"))
 		printf(" (%.2f s/GB)", json_number_value(json_object_get(cpu, "client_s_per_gb")));

@@ -59,7 +59,10 @@ struct udp_slot {
 	struct seqstat st;
 };
 
+struct server;
+
 struct srv_thread {
+	struct server *owner;
 	unsigned id;
 	int cpu;
 	int epfd, lfd, ufd;
@@ -80,8 +83,6 @@ struct server {
 	int stop_fd;
 	int stop;
 };
-
-static struct server *srv;
 
 static int open_sockets(struct srv_thread *t, const struct server_cfg *c)
 {
@@ -151,7 +152,6 @@ static void start_session(struct srv_thread *t, struct srv_conn *c)
 {
 	const struct proto_hello *h = &c->h;
 
-	(void)t;
 	if (h->kind == PROTO_KIND_CONTROL) {
 		c->state = ST_CONTROL;
 		return;
@@ -166,7 +166,7 @@ static void start_session(struct srv_thread *t, struct srv_conn *c)
 	stream_init(&c->rx, pattern_seed(h->test_id, h->session, 0));
 	stream_init(&c->tx, pattern_seed(h->test_id, h->session, 1));
 	if (h->session == 0)
-		c->tx.corrupt_at = srv->cfg->corrupt_at;
+		c->tx.corrupt_at = t->owner->cfg->corrupt_at;
 	c->sending = h->pattern != PROTO_PUSH;
 	if (h->duration_ms) {
 		uint64_t now = clock_mono_ns();
@@ -273,7 +273,7 @@ static int rr_step(struct srv_conn *c)
 	}
 }
 
-static uint64_t threads_cpu_ns(void)
+static uint64_t threads_cpu_ns(const struct server *srv)
 {
 	uint64_t sum = 0;
 
@@ -288,7 +288,8 @@ static uint64_t threads_cpu_ns(void)
 	return sum;
 }
 
-static size_t answer_udp(uint64_t test_id, uint8_t *out, size_t room, uint32_t *count)
+static size_t answer_udp(struct server *srv, uint64_t test_id, uint8_t *out, size_t room,
+			 uint32_t *count)
 {
 	size_t used = 0;
 
@@ -322,7 +323,7 @@ static size_t answer_udp(uint64_t test_id, uint8_t *out, size_t room, uint32_t *
 	return used;
 }
 
-static int control_step(struct srv_conn *c)
+static int control_step(struct server *srv, struct srv_conn *c)
 {
 	for (;;) {
 		struct proto_ctl_req req;
@@ -355,7 +356,7 @@ static int control_step(struct srv_conn *c)
 		used = PROTO_CTL_ANS_HLEN;
 		ans.type = req.type;
 		if (req.type == PROTO_CTL_CPU) {
-			struct proto_cpu cpu = { .cpu_ns = threads_cpu_ns(),
+			struct proto_cpu cpu = { .cpu_ns = threads_cpu_ns(srv),
 						 .threads = srv->nthreads };
 
 			used += (size_t)proto_cpu_build(c->buf + used, room - used, &cpu);
@@ -369,7 +370,8 @@ static int control_step(struct srv_conn *c)
 								   &res[i]);
 			ans.count = n;
 		} else {
-			used += answer_udp(req.test_id, c->buf + used, room - used, &ans.count);
+			used += answer_udp(srv, req.test_id, c->buf + used, room - used,
+					   &ans.count);
 		}
 		proto_ctl_ans_build(c->buf, room, &ans);
 		c->buf_len = used;
@@ -413,7 +415,7 @@ static void conn_step(struct srv_thread *t, struct srv_conn *c)
 			rc = rr_step(c);
 			break;
 		default:
-			rc = control_step(c);
+			rc = control_step(t->owner, c);
 			break;
 		}
 	} while (rc == 2);
@@ -526,6 +528,7 @@ static bool tick(struct srv_thread *t)
 static void *thread_main(void *arg)
 {
 	struct srv_thread *t = arg;
+	struct server *srv = t->owner;
 	struct epoll_event ev[SRV_EVENTS];
 	int timeout = SRV_IDLE_MS;
 
@@ -549,11 +552,12 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-static int thread_init(struct srv_thread *t, unsigned id, int cpu)
+static int thread_init(struct server *srv, struct srv_thread *t, unsigned id, int cpu)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
 	int rc;
 
+	t->owner = srv;
 	t->id = id;
 	t->cpu = cpu;
 	t->lfd = t->ufd = -1;
@@ -595,8 +599,10 @@ int server_run(const struct server_cfg *c)
 {
 	int cpus[TRAFFIC_MAX_THREADS], ncpus, sfd, rc, status = 1;
 	unsigned inited = 0, started = 0;
+	/* Passed to each thread (srv_thread.owner); the signals come by signalfd, so no handler
+	 * needs to reach it. */
+	struct server *srv = calloc(1, sizeof(*srv));
 
-	srv = calloc(1, sizeof(*srv));
 	if (!srv)
 		fatal("calloc");
 	srv->cfg = c;
@@ -610,7 +616,7 @@ int server_run(const struct server_cfg *c)
 	if (sfd < 0 || srv->stop_fd < 0)
 		fatal("signalfd/eventfd");
 	for (inited = 0; inited < srv->nthreads; inited++) {
-		rc = thread_init(&srv->t[inited], inited,
+		rc = thread_init(srv, &srv->t[inited], inited,
 				 c->has_cpus ? thread_cpu_pick(cpus, ncpus, inited) : -1);
 		if (rc) {
 			log_warnx("cannot listen on port %u: %s", c->port, strerror(-rc));

@@ -10,6 +10,7 @@
 
 #include "client_int.h"
 #include "clock.h"
+#include "fd.h"
 #include "log.h"
 
 static int open_udp(struct client *cl, struct session *s)
@@ -18,12 +19,8 @@ static int open_udp(struct client *cl, struct session *s)
 
 	if (fd < 0)
 		return -errno;
-	if (connect(fd, (struct sockaddr *)&cl->peer, cl->peer_len) < 0) {
-		int rc = -errno;
-
-		close(fd);
-		return rc;
-	}
+	if (connect(fd, (struct sockaddr *)&cl->peer, cl->peer_len) < 0)
+		return fd_close_err(fd);
 	s->fd = fd;
 	return 0;
 }

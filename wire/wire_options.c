@@ -4,13 +4,13 @@
 #include "wire_options.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
 #include "netns.h"
+#include "opt.h"
 #include "parse.h"
 
 #ifndef TUNBED_VERSION
@@ -61,10 +61,7 @@ static const struct option opts[] = {
 	{ "check", no_argument, NULL, O_CHECK },
 	{ "buffer", required_argument, NULL, O_BUFFER },
 	{ "ready-file", required_argument, NULL, O_READY_FILE },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
+	OPT_COMMON,
 };
 
 static void usage(void)
@@ -112,12 +109,6 @@ static void usage(void)
 	       WIRE_GRE_UDP_PORT, WIRE_TOP_DEFAULT, WIRE_EXIT_VIOLATIONS, WIRE_EXIT_VIOLATIONS);
 }
 
-static int bad(const char *opt, const char *val, const char *expect)
-{
-	log_warnx("bad value '%s' for --%s: %s", val, opt, expect);
-	return -EINVAL;
-}
-
 static int set_want(enum wire_want *w, enum wire_want v, const char *name)
 {
 	if (*w != WIRE_WANT_ANY && *w != v) {
@@ -128,30 +119,26 @@ static int set_want(enum wire_want *w, enum wire_want v, const char *name)
 	return 0;
 }
 
-static int apply(struct wire_options *o, int id, const char *name, const char *v)
+static int apply(void *ctx, int id, const char *name, const char *v)
 {
+	struct wire_options *o = ctx;
 	struct wire_expect *e = &o->expect;
 	uint64_t n;
-	char *end;
 
 	switch (id) {
 	case O_NETNS:
 		if (!netns_name_valid(v))
-			return bad(name, v, "expected a namespace name");
+			return opt_bad(name, v, "expected a namespace name");
 		o->cap.netns = v;
 		return 0;
 	case O_IFACE:
 		if (!*v || strlen(v) >= WIRE_IFNAME_LEN || strchr(v, '/'))
-			return bad(name, v, "expected an interface name");
+			return opt_bad(name, v, "expected an interface name");
 		o->cap.iface = v;
 		return 0;
 	case O_TIME:
-		o->cap.time_s = strtod(v, &end);
-		if (end == v || *end ||
-		    !(o->cap.time_s >= WIRE_TIME_MIN_MS / 1000.0 &&
-		      o->cap.time_s <= WIRE_TIME_MAX_S))
-			return bad(name, v, "expected seconds from 0.1 to 86400");
-		return 0;
+		return opt_seconds(name, v, WIRE_TIME_MIN_MS / 1000.0, WIRE_TIME_MAX_S,
+				   &o->cap.time_s);
 	case O_READ:
 		o->cap.read_path = v;
 		return 0;
@@ -161,11 +148,11 @@ static int apply(struct wire_options *o, int id, const char *name, const char *v
 	case O_LOCAL:
 	case O_REMOTE:
 		if (netaddr_parse(v, id == O_LOCAL ? &e->local : &e->remote))
-			return bad(name, v, "expected an IPv4 or IPv6 address");
+			return opt_bad(name, v, "expected an IPv4 or IPv6 address");
 		return 0;
 	case O_KEY:
 		if (parse_u64(v, 0, UINT32_MAX, &n))
-			return bad(name, v, "expected 0 to 4294967295");
+			return opt_bad(name, v, "expected 0 to 4294967295");
 		e->key_value = (uint32_t)n;
 		return set_want(&e->key, WIRE_WANT_YES, name);
 	case O_NO_KEY:
@@ -178,12 +165,12 @@ static int apply(struct wire_options *o, int id, const char *name, const char *v
 		return set_want(&e->csum, id == O_CSUM ? WIRE_WANT_YES : WIRE_WANT_NO, name);
 	case O_MTU:
 		if (parse_u64(v, WIRE_MTU_MIN, WIRE_MTU_MAX, &n))
-			return bad(name, v, "expected 68 to 65535");
+			return opt_bad(name, v, "expected 68 to 65535");
 		e->mtu = (unsigned)n;
 		return 0;
 	case O_UDP_PORT:
 		if (parse_u64(v, 1, 65535, &n))
-			return bad(name, v, "expected 1 to 65535");
+			return opt_bad(name, v, "expected 1 to 65535");
 		e->udp_port = (uint16_t)n;
 		o->cap.udp_port = (uint16_t)n;
 		return 0;
@@ -192,7 +179,7 @@ static int apply(struct wire_options *o, int id, const char *name, const char *v
 		return 0;
 	case O_TOP:
 		if (parse_u64(v, 0, WIRE_TOP_MAX, &n))
-			return bad(name, v, "expected 0 to 10000");
+			return opt_bad(name, v, "expected 0 to 10000");
 		o->top = (unsigned)n;
 		return 0;
 	case O_CHECK:
@@ -200,7 +187,7 @@ static int apply(struct wire_options *o, int id, const char *name, const char *v
 		return 0;
 	case O_BUFFER:
 		if (parse_size(v, &n) || n < WIRE_BUFFER_MIN || n > WIRE_BUFFER_MAX)
-			return bad(name, v, "expected 1m to 2047m");
+			return opt_bad(name, v, "expected 1m to 2047m");
 		o->cap.buffer_bytes = n;
 		return 0;
 	case O_READY_FILE:
@@ -252,7 +239,17 @@ static int check(struct wire_options *o, const bool *given)
 int wire_options_parse(struct wire_options *o, int argc, char **argv)
 {
 	bool given[O_READY_FILE - O_NETNS + 1] = { false };
-	int c, rc;
+	struct opt_cli cli = { .prog = "tunbed-wire",
+			       .version = TUNBED_VERSION,
+			       .opts = opts,
+			       .base = O_NETNS,
+			       .usage = usage,
+			       .apply = apply,
+			       .ctx = o,
+			       .given = given,
+			       .verbose = &o->verbose,
+			       .own_errors = true };
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	wire_expect_init(&o->expect);
@@ -260,31 +257,10 @@ int wire_options_parse(struct wire_options *o, int argc, char **argv)
 	o->cap.buffer_bytes = WIRE_BUFFER_DEFAULT;
 	o->cap.stop_fd = -1;
 	o->top = WIRE_TOP_DEFAULT;
-	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, ":vhV", opts, NULL)) != -1) {
-		switch (c) {
-		case 'v':
-			o->verbose++;
-			continue;
-		case 'h':
-			usage();
-			return 1;
-		case 'V':
-			printf("tunbed-wire %s\n", TUNBED_VERSION);
-			return 1;
-		case ':':
-			log_warnx("%s needs a value", argv[optind - 1]);
-			return -EINVAL;
-		case '?':
-			log_warnx("unknown option '%s' (see --help)", argv[optind - 1]);
-			return -EINVAL;
-		}
-		given[c - O_NETNS] = true;
-		rc = apply(o, c, opts[c - O_NETNS].name, optarg);
-		if (rc)
-			return rc;
-	}
+	rc = opt_parse(&cli, argc, argv);
+	if (rc)
+		return rc;
 	if (optind < argc) {
 		log_warnx("unexpected argument '%s' (see --help)", argv[optind]);
 		return -EINVAL;

@@ -5,6 +5,7 @@
 #include "wire_report.h"
 
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -100,10 +101,57 @@ static json_t *udp_ports_json(const struct wire_audit *a, int dir)
 	return o;
 }
 
+/* A uint64_t counter of a struct and its name in the document, in the document's order. */
+struct counter {
+	const char *name;
+	size_t off;
+};
+
+static const struct counter dir_counters[] = {
+	{ "frames", offsetof(struct wire_dir, frames) },
+	{ "bytes", offsetof(struct wire_dir, bytes) },
+	{ "ip_bytes", offsetof(struct wire_dir, ip_bytes) },
+	{ "gre_frames", offsetof(struct wire_dir, gre_frames) },
+	{ "gre_udp_frames", offsetof(struct wire_dir, gre_udp_frames) },
+	{ "gso_frames", offsetof(struct wire_dir, gso_frames) },
+	{ "gso_datagrams", offsetof(struct wire_dir, gso_datagrams) },
+	{ "udp_csum_offloaded", offsetof(struct wire_dir, udp_csum_offloaded) },
+	{ "inner_frames", offsetof(struct wire_dir, inner_frames) },
+	{ "inner_bytes", offsetof(struct wire_dir, inner_bytes) },
+	{ "overhead_bytes", offsetof(struct wire_dir, overhead_bytes) },
+};
+
+static const struct counter tcp_counters[] = {
+	{ "payload_bytes", offsetof(struct wire_dir, tcp_payload_bytes) },
+	{ "new_bytes", offsetof(struct wire_dir, tcp_new_bytes) },
+	{ "late_bytes", offsetof(struct wire_dir, tcp_late_bytes) },
+	{ "late_resent_bytes", offsetof(struct wire_dir, tcp_resent_bytes) },
+	{ "late_unresolved_bytes", offsetof(struct wire_dir, tcp_unresolved_bytes) },
+};
+
+static const struct counter seq_counters[] = {
+	{ "frames", offsetof(struct wire_seq, frames) },
+	{ "missing", offsetof(struct wire_seq, missing) },
+	{ "gaps", offsetof(struct wire_seq, gaps) },
+	{ "reordered", offsetof(struct wire_seq, reordered) },
+	{ "duplicates", offsetof(struct wire_seq, duplicates) },
+	{ "too_late", offsetof(struct wire_seq, too_late) },
+};
+
+/* Adds the n counters of c, read from the struct at base, to o. */
+static void put_counters(json_t *o, const void *base, const struct counter *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)base + c[i].off, sizeof(v));
+		jout_u64(o, c[i].name, v);
+	}
+}
+
 static json_t *dir_json(const struct wire_audit *a, int dir)
 {
 	const struct wire_dir *d = &a->dir[dir];
-	const struct wire_seq *s = &d->seq;
 	json_t *o = json_object(), *sizes = json_array(), *tcp = json_object(),
 	       *seq = json_object();
 	double span = d->frames > 1 ? clock_secs(d->last_ns - d->first_ns) : 0;
@@ -114,17 +162,7 @@ static json_t *dir_json(const struct wire_audit *a, int dir)
 		 addr_json(dir ? &a->expect.remote : &a->expect.local, a->expect.has_peers));
 	jout_set(o, "dst",
 		 addr_json(dir ? &a->expect.local : &a->expect.remote, a->expect.has_peers));
-	jout_u64(o, "frames", d->frames);
-	jout_u64(o, "bytes", d->bytes);
-	jout_u64(o, "ip_bytes", d->ip_bytes);
-	jout_u64(o, "gre_frames", d->gre_frames);
-	jout_u64(o, "gre_udp_frames", d->gre_udp_frames);
-	jout_u64(o, "gso_frames", d->gso_frames);
-	jout_u64(o, "gso_datagrams", d->gso_datagrams);
-	jout_u64(o, "udp_csum_offloaded", d->udp_csum_offloaded);
-	jout_u64(o, "inner_frames", d->inner_frames);
-	jout_u64(o, "inner_bytes", d->inner_bytes);
-	jout_u64(o, "overhead_bytes", d->overhead_bytes);
+	put_counters(o, d, dir_counters, sizeof(dir_counters) / sizeof(dir_counters[0]));
 	jout_real(o, "overhead_pct", counted ? 100.0 * (double)d->overhead_bytes / counted : 0);
 	jout_real(o, "duration_s", span);
 	jout_real(o, "inner_bps", span > 0 ? (double)d->inner_bytes * 8 / span : 0);
@@ -139,20 +177,11 @@ static json_t *dir_json(const struct wire_audit *a, int dir)
 		jout_append(sizes, h);
 	}
 	jout_set(o, "sizes", sizes);
-	jout_u64(tcp, "payload_bytes", d->tcp_payload_bytes);
-	jout_u64(tcp, "new_bytes", d->tcp_new_bytes);
-	jout_u64(tcp, "late_bytes", d->tcp_late_bytes);
-	jout_u64(tcp, "late_resent_bytes", d->tcp_resent_bytes);
-	jout_u64(tcp, "late_unresolved_bytes", d->tcp_unresolved_bytes);
+	put_counters(tcp, d, tcp_counters, sizeof(tcp_counters) / sizeof(tcp_counters[0]));
 	jout_u64(tcp, "retransmitted_bytes", d->tcp_payload_bytes - d->tcp_new_bytes);
 	jout_u64(tcp, "untracked_bytes", d->tcp_untracked_bytes);
 	jout_set(o, "tcp", tcp);
-	jout_u64(seq, "frames", s->frames);
-	jout_u64(seq, "missing", s->missing);
-	jout_u64(seq, "gaps", s->gaps);
-	jout_u64(seq, "reordered", s->reordered);
-	jout_u64(seq, "duplicates", s->duplicates);
-	jout_u64(seq, "too_late", s->too_late);
+	put_counters(seq, &d->seq, seq_counters, sizeof(seq_counters) / sizeof(seq_counters[0]));
 	jout_u64(seq, "flow_reordered", d->flow_reordered);
 	jout_set(o, "seq", seq);
 	jout_set(o, "udp_ports", udp_ports_json(a, dir));

@@ -23,6 +23,21 @@ enum { TCP4 = IPV4_HLEN, HDRS4 = IPV4_HLEN + TCP_HLEN };
 static uint8_t super[70000], seg[64][2048], hdr[GSO_HDR_MAX];
 static size_t seg_len[64];
 
+/* A packet from the client's LAN to the server's, DF set, as the tests' flows send. */
+static struct pkt_spec lan_pkt(int family, uint8_t proto, uint16_t sport, uint16_t dport,
+			       uint8_t tcp_flags, size_t payload)
+{
+	return (struct pkt_spec){ .family = family,
+				  .src = family == AF_INET6 ? "2001:2::1" : "198.18.1.2",
+				  .dst = family == AF_INET6 ? "2001:2:0:3::2" : "198.18.3.2",
+				  .proto = proto,
+				  .sport = sport,
+				  .dport = dport,
+				  .tcp_flags = tcp_flags,
+				  .payload = payload,
+				  .df = true };
+}
+
 /* The virtio header the kernel puts before a TCP superpacket. */
 static struct virtio_net_hdr tso_hdr(int family, unsigned l4_off, unsigned mss, bool ecn)
 {
@@ -70,21 +85,16 @@ static bool valid(const uint8_t *p, size_t len)
 static void test_tcp4(void)
 {
 	static const uint8_t ts[12] = { 1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 9 };
-	struct pkt_spec s = { .family = AF_INET,
-			      .src = "198.18.1.2",
-			      .dst = "198.18.3.2",
-			      .proto = IPPROTO_TCP,
-			      .sport = 40000,
-			      .dport = 9400,
-			      .tcp_flags = TCP_F_ACK | TCP_F_PSH | TCP_F_FIN,
-			      .opts = ts,
-			      .opts_len = sizeof(ts),
-			      .payload = 10000,
-			      .df = true };
-	size_t len = pkt_build(&s, super);
+	struct pkt_spec s = lan_pkt(AF_INET, IPPROTO_TCP, 40000, 9400,
+				    TCP_F_ACK | TCP_F_PSH | TCP_F_FIN, 10000);
 	struct virtio_net_hdr h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
-	unsigned n = cut(&h, len, 1476), bad = 0;
-	size_t hl = HDRS4 + sizeof(ts); /* the headers, with the timestamps */
+	size_t len, hl = HDRS4 + sizeof(ts); /* the headers, with the timestamps */
+	unsigned n, bad = 0;
+
+	s.opts = ts;
+	s.opts_len = sizeof(ts);
+	len = pkt_build(&s, super);
+	n = cut(&h, len, 1476);
 
 	printf("case: IPv4 TCP, 10000 bytes at MSS 1400 with timestamps\n");
 	CHECK_INT(n, 8);
@@ -137,15 +147,7 @@ static void test_tcp4(void)
 
 static void test_ip_options_and_ipv6(void)
 {
-	struct pkt_spec s = { .family = AF_INET,
-			      .src = "198.18.1.2",
-			      .dst = "198.18.3.2",
-			      .proto = IPPROTO_TCP,
-			      .sport = 1,
-			      .dport = 2,
-			      .tcp_flags = TCP_F_ACK,
-			      .payload = 3000,
-			      .df = true };
+	struct pkt_spec s = lan_pkt(AF_INET, IPPROTO_TCP, 1, 2, TCP_F_ACK, 3000);
 	uint8_t plain[4000];
 	size_t len = pkt_build(&s, plain);
 	struct virtio_net_hdr h;
@@ -165,10 +167,7 @@ static void test_ip_options_and_ipv6(void)
 	CHECK(memcmp(seg[1] + IPV4_HLEN, super + IPV4_HLEN, 4) == 0);
 
 	printf("case: IPv6\n");
-	s.family = AF_INET6;
-	s.src = "2001:2::1";
-	s.dst = "2001:2:0:3::2";
-	s.payload = 5000;
+	s = lan_pkt(AF_INET6, IPPROTO_TCP, 1, 2, TCP_F_ACK, 5000);
 	len = pkt_build(&s, super);
 	h = tso_hdr(AF_INET6, IPV6_HLEN, 1380, false);
 	CHECK_INT(cut(&h, len, 1456), 4);
@@ -180,14 +179,8 @@ static void test_ip_options_and_ipv6(void)
 
 static void test_udp_and_refusals(void)
 {
-	struct pkt_spec s = { .family = AF_INET,
-			      .src = "198.18.1.2",
-			      .dst = "198.18.3.2",
-			      .proto = IPPROTO_UDP,
-			      .sport = 5,
-			      .dport = 6,
-			      .payload = 3000 };
-	size_t len = pkt_build(&s, super);
+	struct pkt_spec s = lan_pkt(AF_INET, IPPROTO_UDP, 5, 6, 0, 3000);
+	size_t len;
 	struct virtio_net_hdr h = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
 				    .gso_type = VIRTIO_NET_HDR_GSO_UDP_L4,
 				    .gso_size = htole16(1000),
@@ -195,6 +188,8 @@ static void test_udp_and_refusals(void)
 				    .csum_offset = htole16(UDP_CSUM_OFF) };
 	struct gso_pkt g;
 
+	s.df = false;
+	len = pkt_build(&s, super);
 	printf("case: UDP (USO), 3000 bytes in datagrams of 1000\n");
 	CHECK_INT(cut(&h, len, 1476), 3);
 	CHECK_INT(load_be16(seg[2] + IPV4_HLEN + UDP_LEN_OFF), UDP_HLEN + 1000);
@@ -230,14 +225,7 @@ static void test_udp_and_refusals(void)
 	{
 		/* IPv6: TCP6 segmentation of a packet whose next header is UDP, and one whose
 		 * transport is said to start past the fixed header while TCP follows it. */
-		struct pkt_spec s6 = { .family = AF_INET6,
-				       .src = "2001:2::1",
-				       .dst = "2001:2:0:3::2",
-				       .proto = IPPROTO_TCP,
-				       .sport = 1,
-				       .dport = 2,
-				       .tcp_flags = TCP_F_ACK,
-				       .payload = 3000 };
+		struct pkt_spec s6 = lan_pkt(AF_INET6, IPPROTO_TCP, 1, 2, TCP_F_ACK, 3000);
 		size_t len6 = pkt_build(&s6, super);
 
 		h = tso_hdr(AF_INET6, IPV6_HLEN, 1400, false);
@@ -297,10 +285,12 @@ static uint8_t gro_mem[GRO_FLOWS * GRO_BUF];
 static struct gro gro;
 static unsigned results[GRO_BAD_CSUM + 1]; /* what gro_add said, since the last reset */
 
+/* A fresh coalescer: nothing held, nothing emitted, nothing counted. */
 static void gro_reset(void)
 {
 	gro_init(&gro, gro_mem);
 	memset(results, 0, sizeof(results));
+	nouts = 0;
 }
 
 static void add(const uint8_t *p, size_t len)
@@ -308,19 +298,21 @@ static void add(const uint8_t *p, size_t len)
 	results[gro_add(&gro, p, len, collect, NULL)]++;
 }
 
+/* From a fresh coalescer: p1, then p2, then the flush. Returns what came out. */
+static unsigned coalesce_pair(const uint8_t *p1, size_t l1, const uint8_t *p2, size_t l2)
+{
+	gro_reset();
+	add(p1, l1);
+	add(p2, l2);
+	gro_flush(&gro, collect, NULL);
+	return nouts;
+}
+
 /* Segments of a flow: count of payload bytes, mss, flags of the superpacket, and port. */
 static unsigned flow_segments(int family, uint16_t sport, size_t payload, unsigned mss,
 			      uint8_t flags)
 {
-	struct pkt_spec s = { .family = family,
-			      .src = family == AF_INET6 ? "2001:2::1" : "198.18.1.2",
-			      .dst = family == AF_INET6 ? "2001:2:0:3::2" : "198.18.3.2",
-			      .proto = IPPROTO_TCP,
-			      .sport = sport,
-			      .dport = 9400,
-			      .tcp_flags = flags,
-			      .payload = payload,
-			      .df = true };
+	struct pkt_spec s = lan_pkt(family, IPPROTO_TCP, sport, 9400, flags, payload);
 	size_t len = pkt_build(&s, super);
 	struct virtio_net_hdr h = tso_hdr(family, ip_fixed_hlen(family), mss, false);
 
@@ -357,7 +349,6 @@ static void test_round_trip(int family)
 		orig_len[i] = seg_len[i];
 	}
 	gro_reset();
-	nouts = 0;
 	for (unsigned i = 0; i < n; i++)
 		add(orig[i], orig_len[i]);
 	/* The short last segment with PSH closed it: out before any flush. */
@@ -397,7 +388,6 @@ static void test_rules(void)
 
 	printf("case: two flows interleaved\n");
 	gro_reset();
-	nouts = 0;
 	for (unsigned i = 0; i < 4; i++) {
 		add(a[i], alen[i]);
 		add(b[i], blen[i]);
@@ -415,7 +405,6 @@ static void test_rules(void)
 
 	printf("case: a gap ends the superpacket\n");
 	gro_reset();
-	nouts = 0;
 	add(a[0], alen[0]);
 	add(a[1], alen[1]);
 	add(a[3], alen[3]);
@@ -429,7 +418,6 @@ static void test_rules(void)
 
 	printf("case: a wrong checksum is passed on alone, unverified\n");
 	gro_reset();
-	nouts = 0;
 	add(a[0], alen[0]);
 	a[1][100] ^= 0x40;
 	add(a[1], alen[1]);
@@ -447,56 +435,33 @@ static void test_rules(void)
 	{
 		static const uint8_t ts1[12] = { 1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 9 };
 		static const uint8_t ts2[12] = { 1, 1, 8, 10, 0, 0, 0, 2, 0, 0, 0, 9 };
-		struct pkt_spec s = { .family = AF_INET,
-				      .src = "198.18.1.2",
-				      .dst = "198.18.3.2",
-				      .proto = IPPROTO_TCP,
-				      .sport = 7,
-				      .dport = 8,
-				      .tcp_flags = TCP_F_ACK,
-				      .opts = ts1,
-				      .opts_len = 12,
-				      .payload = 1000,
-				      .df = true };
+		struct pkt_spec s = lan_pkt(AF_INET, IPPROTO_TCP, 7, 8, TCP_F_ACK, 1000);
 		uint8_t p1[1200], p2[1200], p3[1200];
-		size_t l1 = pkt_build(&s, p1), l2, l3;
+		size_t l1, l2, l3;
 
+		s.opts = ts1;
+		s.opts_len = 12;
+		l1 = pkt_build(&s, p1);
 		s.opts = ts2;
 		s.tcp_seq = 2000;
 		l2 = pkt_build(&s, p2);
-		gro_reset();
-		nouts = 0;
-		add(p1, l1);
-		add(p2, l2);
-		gro_flush(&gro, collect, NULL);
-		CHECK_INT(nouts, 2);
+		CHECK_INT(coalesce_pair(p1, l1, p2, l2), 2);
 
 		/* Same options and sequence, identification not one up. */
 		s.opts = ts1;
 		l2 = pkt_build(&s, p2);
-		gro_reset();
-		nouts = 0;
-		add(p1, l1);
-		add(p2, l2);
-		gro_flush(&gro, collect, NULL);
-		CHECK_INT(nouts, 2);
+		CHECK_INT(coalesce_pair(p1, l1, p2, l2), 2);
 
 		/* One up: merged. */
 		store_be16(p2 + IPV4_ID_OFF, 0x1235);
 		refresh(p2, l2);
-		gro_reset();
-		nouts = 0;
-		add(p1, l1);
-		add(p2, l2);
-		gro_flush(&gro, collect, NULL);
-		CHECK_INT(nouts, 1);
+		CHECK_INT(coalesce_pair(p1, l1, p2, l2), 1);
 		CHECK_INT(outs[0].nseg, 2);
 
 		s.tcp_flags = TCP_F_SYN;
 		s.payload = 0;
 		l3 = pkt_build(&s, p3);
 		gro_reset();
-		nouts = 0;
 		add(p1, l1);
 		add(p3, l3);
 		CHECK_INT(nouts, 2); /* the flow first, then the SYN, at once */
@@ -522,18 +487,8 @@ static void test_rules(void)
 	}
 
 	printf("case: a segment larger than the first one starts anew\n");
-	gro_reset();
-	nouts = 0;
 	{
-		struct pkt_spec s = { .family = AF_INET,
-				      .src = "198.18.1.2",
-				      .dst = "198.18.3.2",
-				      .proto = IPPROTO_TCP,
-				      .sport = 9,
-				      .dport = 8,
-				      .tcp_flags = TCP_F_ACK,
-				      .payload = 500,
-				      .df = true };
+		struct pkt_spec s = lan_pkt(AF_INET, IPPROTO_TCP, 9, 8, TCP_F_ACK, 500);
 		uint8_t p1[1600], p2[1600];
 		size_t l1 = pkt_build(&s, p1), l2;
 
@@ -542,15 +497,11 @@ static void test_rules(void)
 		l2 = pkt_build(&s, p2);
 		store_be16(p2 + IPV4_ID_OFF, 0x1235);
 		refresh(p2, l2);
-		add(p1, l1);
-		add(p2, l2);
-		gro_flush(&gro, collect, NULL);
-		CHECK_INT(nouts, 2);
+		CHECK_INT(coalesce_pair(p1, l1, p2, l2), 2);
 	}
 
 	printf("case: no more than 64 KB, and the oldest of 9 flows goes first\n");
 	gro_reset();
-	nouts = 0;
 	for (unsigned half = 0; half < 2; half++) {
 		/* Two superpackets of 30 segments, one after the other in sequence. */
 		unsigned n = flow_segments(AF_INET, 3, 30 * 1400, 1400, TCP_F_ACK);
@@ -568,7 +519,6 @@ static void test_rules(void)
 	CHECK(outs[0].len <= 65535);
 	CHECK_INT(outs[0].nseg + outs[1].nseg, 60);
 	gro_reset();
-	nouts = 0;
 	for (uint16_t port = 10; port < 19; port++) {
 		flow_segments(AF_INET, port, 2000, 1400, TCP_F_ACK);
 		add(seg[0], seg_len[0]);
@@ -725,7 +675,6 @@ static void test_header_edits(void)
 		if (k->fix)
 			refresh(p[1], len[1]);
 		gro_reset();
-		nouts = 0;
 		for (unsigned i = 0; i < 3; i++)
 			add(p[i], len[i]);
 		gro_flush(&gro, collect, NULL);
