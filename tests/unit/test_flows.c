@@ -19,10 +19,10 @@ static void key_of(const char *src, const char *dst, uint16_t sport, uint16_t dp
 	struct pkt_spec s = { .family = AF_INET,
 			      .src = src,
 			      .dst = dst,
-			      .proto = 6,
+			      .proto = IPPROTO_TCP,
 			      .sport = sport,
 			      .dport = dport,
-			      .tcp_flags = 0x10 };
+			      .tcp_flags = TCP_F_ACK };
 	uint8_t pkt[128];
 	size_t len = pkt_build(&s, pkt);
 	struct ip_info ip;
