@@ -13,6 +13,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "jout.h"
 #include "log.h"
 #include "parse.h"
@@ -36,10 +37,10 @@ static void usage(void)
 	       "  -h, --help  this text\n"
 	       "  --version   the version\n"
 	       "\n"
-	       "stdin: \"watch PID\" adds a process; \"stop\", or the end of stdin, stops (so "
-	       "does\n"
-	       "SIGINT or SIGTERM). Exit status: 0 after a stop, 1 when stdout or /proc fails, 2\n"
-	       "for a bad option.\n",
+	       "stdin: \"watch PID\" adds a process; \"now\" writes {\"now\": CLOCK_MONOTONIC} at\n"
+	       "once (the runner aligns hosts' clocks by its round trip); \"stop\", or the end of\n"
+	       "stdin, stops (so do SIGINT and SIGTERM). Exit status: 0 after a stop, 1 when\n"
+	       "stdout or /proc fails, 2 for a bad option.\n",
 	       SAMPLER_HZ_MAX, DEFAULT_HZ);
 }
 
@@ -108,13 +109,19 @@ static int command(struct sampler *s, char *line)
 	line[strcspn(line, "\r\n")] = 0;
 	if (strcmp(line, "stop") == 0)
 		return 1;
+	if (strcmp(line, "now") == 0) {
+		/* At once, before anything else: the runner times the round trip around it. */
+		printf("{\"now\":%.9f}\n", (double)clock_mono_ns() / NSEC_PER_SEC);
+		fflush(stdout);
+		return 0;
+	}
 	if (strncmp(line, "watch ", 6) == 0 && parse_u64(line + 6, 1, INT32_MAX, &pid) == 0) {
 		if (sampler_watch(s, (pid_t)pid) < 0)
 			log_warnx("cannot watch pid %s: already %d processes", line + 6,
 				  SAMPLER_PIDS);
 		return 0;
 	}
-	log_warnx("ignored '%s' on stdin: expected \"watch PID\" or \"stop\"", line);
+	log_warnx("ignored '%s' on stdin: expected \"watch PID\", \"now\" or \"stop\"", line);
 	return 0;
 }
 

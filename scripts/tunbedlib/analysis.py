@@ -65,24 +65,48 @@ def thread_cpu(samples, hz):
     return out
 
 
-def label(tid, t, record):
+def label(tid, t, host):
     """A person's name for a thread: gregw's workers by id, else its process and comm."""
-    named = record.get("thread_labels", {}).get(str(tid))
+    named = host.get("thread_labels", {}).get(str(tid))
     if named:
         return named
-    proc = record.get("processes", {}).get(str(t["pid"]), f"pid {t['pid']}")
+    proc = host.get("processes", {}).get(str(t["pid"]), f"pid {t['pid']}")
     return proc if proc.split()[0] == t["comm"] or t["comm"] in proc else f"{proc} ({t['comm']})"
+
+
+def aligned(host):
+    """A machine's CPU samples with their times on the first client's clock."""
+    cpu = host.get("cpu") or {"samples": [], "ticks_per_second": 100}
+    off = (host.get("clock") or {}).get("offset_s", 0.0)
+    samples = [dict(s, t=s["t"] + off) for s in cpu["samples"]] if off else cpu["samples"]
+    return samples, cpu.get("ticks_per_second") or 100
+
+
+def host_cpu(host, start, end):
+    """One machine over the measured window: its cores' shares, its busy CPU-seconds, its
+    threads' CPU, the window's length, and the CPU of the gateway's and the generator's
+    processes on it."""
+    samples, hz = aligned(host)
+    win = window(samples, start, end) if start is not None and end is not None else samples
+    cores = core_shares(win[0]["cpus"], win[-1]["cpus"]) if len(win) > 1 else {}
+    span = (win[-1]["t"] - win[0]["t"]) if len(win) > 1 else 0
+    threads = thread_cpu(win, hz)
+    procs = host.get("processes", {})
+    # The gateway is every process the driver started; the testbed's own tools are not.
+    gw = {pid for pid, name in procs.items() if not name.startswith("tunbed-")}
+    gen = {pid for pid, name in procs.items() if name.startswith("tunbed-traffic")}
+    return {"cores": cores, "span": span, "threads": threads,
+            "busy_s": sum(c["busy"] for c in cores.values()) / 100 * span,
+            "gateway_s": sum(t["seconds"] for t in threads.values() if str(t["pid"]) in gw),
+            "generator_s": sum(t["seconds"] for t in threads.values() if str(t["pid"]) in gen),
+            "has_gateway": bool(gw)}
 
 
 def analyse(record):
     """The numbers of one run (a flat dict), from its raw record."""
     tr = record.get("traffic") or {}
     tcp = tr.get("tcp") or {}
-    cpu = record.get("cpu") or {"samples": [], "ticks_per_second": 100}
-    hz = cpu["ticks_per_second"]
-    samples = cpu["samples"]
     start, end = tr.get("measure_start_mono_s"), tr.get("measure_end_mono_s")
-    win = window(samples, start, end) if start is not None and end is not None else samples
     res = {
         "key": record["point"]["key"],
         "repeat": record["repeat"],
@@ -96,28 +120,32 @@ def analyse(record):
         "rr_load_p50_ms": (tr.get("rr") or {}).get("p50_ms"),
         "rr_load_p99_ms": (tr.get("rr") or {}).get("p99_ms"),
     }
-    cores = core_shares(win[0]["cpus"], win[-1]["cpus"]) if len(win) > 1 else {}
-    res["cores"] = cores
-    span = (win[-1]["t"] - win[0]["t"]) if len(win) > 1 else 0
-    box_s = sum(c["busy"] for c in cores.values()) / 100 * span
-    threads = thread_cpu(win, hz)
-    # The gateway is every process the driver started; the testbed's own tools are not.
-    gw_pids = {pid for pid, name in record.get("processes", {}).items()
-               if not name.startswith("tunbed-")}
-    gen_pids = {pid for pid, name in record.get("processes", {}).items()
-                if name.startswith("tunbed-traffic")}
-    gw_s = sum(t["seconds"] for t in threads.values() if str(t["pid"]) in gw_pids)
-    gen_s = sum(t["seconds"] for t in threads.values() if str(t["pid"]) in gen_pids)
+    machines = record.get("hosts") or []
+    several = len(machines) > 1
+    box_s = gw_s = gen_s = 0.0
+    has_gw = False
+    res["hosts"], res["saturated"] = [], []
+    for host in machines:
+        c = host_cpu(host, start, end)
+        # The CPU window and the traffic window differ by up to one sampling period: scale
+        # the CPU to the traffic's length so that seconds per GB compare like with like.
+        scale = (res["measured_s"] / c["span"]) if c["span"] and res["measured_s"] else 1.0
+        box_s += c["busy_s"] * scale
+        gw_s += c["gateway_s"] * scale
+        gen_s += c["generator_s"] * scale
+        has_gw = has_gw or c["has_gateway"]
+        res["hosts"].append({"name": host["name"], "roles": host.get("roles", []),
+                             "cores": c["cores"], "busy_cpu_s": c["busy_s"] * scale,
+                             "clock_error_s": (host.get("clock") or {}).get("error_s", 0.0)})
+        res["saturated"] += saturation(c["cores"], c["threads"], c["span"], host,
+                                       host["name"] if several else None)
+    res["cores"] = res["hosts"][0]["cores"] if res["hosts"] else {}
     gb = (res["bytes"] or 0) / 1e9
-    # The CPU window and the traffic window differ by up to one sampling period: scale the
-    # CPU to the traffic's length so that seconds per GB compare like with like.
-    scale = (res["measured_s"] / span) if span and res["measured_s"] else 1.0
-    res["box_cpu_s"] = box_s * scale
-    res["gateway_cpu_s"] = gw_s * scale if gw_pids else None
-    res["generator_cpu_s"] = gen_s * scale
+    res["box_cpu_s"] = box_s
+    res["gateway_cpu_s"] = gw_s if has_gw else None
+    res["generator_cpu_s"] = gen_s
     res["box_cpu_s_per_gb"] = res["box_cpu_s"] / gb if gb else None
-    res["gateway_cpu_s_per_gb"] = res["gateway_cpu_s"] / gb if gb and gw_pids else None
-    res["saturated"] = saturation(cores, threads, span, record)
+    res["gateway_cpu_s_per_gb"] = res["gateway_cpu_s"] / gb if gb and has_gw else None
     res["wire"] = wire_summary(record.get("wire"), record.get("wire_error"))
     return res
 
@@ -181,9 +209,10 @@ def wire_spread(ws):
     return out
 
 
-def saturation(cores, threads, span, record):
+def saturation(cores, threads, span, host, name=None):
     """[{cpu, busy, user, system, softirq, by: [(label, percent of the core)]}] for every core
-    at SATURATED% or more, the threads that ran on it first."""
+    at SATURATED% or more of a machine, the threads that ran on it first; with name (a run of
+    several machines), also "host"."""
     out = []
     for c, s in sorted(cores.items(), key=lambda kv: int(kv[0])):
         if s["busy"] < SATURATED:
@@ -193,13 +222,13 @@ def saturation(cores, threads, span, record):
         for tid, t in threads.items():
             on = t["cores"].get(str(c), 0.0)
             if span and on:
-                name = label(tid, t, record)
-                shares[name] = shares.get(name, 0.0) + on / span
+                who = label(tid, t, host)
+                shares[who] = shares.get(who, 0.0) + on / span
         by = [(name, round(100 * v)) for name, v in shares.items() if v >= 0.05]
         by.sort(key=lambda x: -x[1])
         out.append({"cpu": int(c), "busy": round(s["busy"], 1), "user": round(s["user"], 1),
                     "system": round(s["system"], 1), "softirq": round(s["softirq"], 1),
-                    "by": by[:4]})
+                    "by": by[:4]} | ({"host": name} if name else {}))
     return out
 
 
@@ -210,7 +239,8 @@ def saturation_words(sat):
     parts = []
     for s in sat:
         who = ", ".join(f"{name} ({pct}%)" for name, pct in s["by"]) or "the kernel"
-        parts.append(f"core {s['cpu']} saturated by {who} (softirq {s['softirq']:.0f}%, "
+        core = f"core {s['cpu']}" + (f" of {s['host']}" if s.get("host") else "")
+        parts.append(f"{core} saturated by {who} (softirq {s['softirq']:.0f}%, "
                      f"sys {s['system']:.0f}%, user {s['user']:.0f}%)")
     return "; ".join(parts)
 

@@ -1,4 +1,4 @@
-"""The tunbed command: ras, run, compare, report, down."""
+"""The tunbed command: ras, run, compare, report, down, provision."""
 
 import argparse
 import datetime
@@ -11,7 +11,8 @@ import subprocess
 import sys
 import time
 
-from . import records, report, scenario
+from . import bed as beds
+from . import inventory, provision, records, report, scenario
 from .common import ROOT, TOPO, Failure, log, run
 from .drivers import DRIVERS
 from .point import measure
@@ -94,11 +95,21 @@ def execute(sc, args, title):
         if sc.congestion not in available:
             raise Failure(f"congestion control '{sc.congestion}' is not available here "
                           f"(available: {', '.join(available)})")
+    hosts_file = getattr(args, "hosts", None)
+    inv = None
+    if hosts_file:
+        # The inventory is checked before anything is installed, built or connected to.
+        need = inventory.ROLES if any(DRIVERS[g].needs_gateways for g in sc.gateways) \
+            else ("client", "server")
+        inv = inventory.parse(hosts_file, need)
+        if any(p for p in sc.mtu if p):
+            raise scenario.ScenarioError("a transit MTU (mtu =) is the topology's: the hosts "
+                                         "mode uses the hosts' own")
     bootstrap()
     prefix = args.prefix
     notes, gateways = [], []
     for g in sc.gateways:
-        ok, why = DRIVERS[g].available()
+        ok, why = DRIVERS[g].available(hosts_mode=bool(inv))
         if ok:
             gateways.append(g)
         else:
@@ -115,25 +126,39 @@ def execute(sc, args, title):
             "topology": sc.topology, "time": sc.time,
             "warmup": sc.warmup, "repeats": sc.repeats, "started_utc": started.isoformat(),
             "gateways": sc.gateways, "notes": notes, "pins": pins, "prefix": prefix,
-            "wire_audit": sc.wire_audit, "congestion": sc.congestion or None}
+            "wire_audit": sc.wire_audit, "congestion": sc.congestion or None,
+            "hosts": hosts_file and os.path.abspath(hosts_file)}
     runs = [(p, r) for r in range(1, sc.repeats + 1) for p in pts]
     progress = Progress(len(runs))
     complete, status = False, 0
+    bed = beds.HostsBed(inv, prefix, pins) if inv else beds.NamespaceBed(sc, prefix, pins)
     try:
-        for i, (p, rep) in enumerate(runs):
-            progress.show(i, f"{p.config()}, {p.sessions} session{'s' if p.sessions > 1 else ''}, "
-                             f"repeat {rep}")
-            rec = measure(sc, p, rep, prefix, pins)
-            with open(os.path.join(outdir, "runs", f"{p.key()}-r{rep}.json"), "w") as f:
-                json.dump(rec, f)
+        try:
+            with beds.deferred_signals():
+                bed.open()
+            for i, (p, rep) in enumerate(runs):
+                progress.show(i, f"{p.config()}, {p.sessions} "
+                                 f"session{'s' if p.sessions > 1 else ''}, repeat {rep}")
+                rec = measure(sc, p, rep, bed)
+                with open(os.path.join(outdir, "runs", f"{p.key()}-r{rep}.json"), "w") as f:
+                    json.dump(rec, f)
+        finally:
+            with beds.deferred_signals():
+                bed.close()
         complete = True
     except KeyboardInterrupt:
         progress.done()
         log(f"interrupted; topology and processes removed; partial results in {outdir}")
         status = 130
+    except inventory.InventoryError:
+        progress.done()
+        shutil.rmtree(outdir, ignore_errors=True)
+        raise
     except Failure as e:
         progress.done()
-        log(f"{e}; topology and processes removed; partial results in {outdir}")
+        what = ("processes stopped and changes undone on every host reached" if inv
+                else "topology and processes removed")
+        log(f"{e}; {what}; partial results in {outdir}")
         status = 1
     else:
         progress.done()
@@ -193,6 +218,8 @@ def cmd_report(args):
 
 
 def cmd_down(args):
+    if getattr(args, "hosts", None):
+        return provision.down(inventory.parse(args.hosts, ()), args.prefix)
     if not os.path.exists(TOPO):
         bootstrap()
     print(run([TOPO, "down", "--prefix", args.prefix]).strip())
@@ -203,6 +230,12 @@ def cmd_down(args):
             subprocess.run([os.path.join(ROOT, "scripts", "drivers", "ovs-gre.sh"), "down",
                             "--netns", d], capture_output=True)
     return 0
+
+
+def cmd_provision(args):
+    inv = inventory.parse(args.hosts, ())
+    bootstrap()
+    return provision.provision(inv)
 
 
 def on_sigterm(signum, frame):
@@ -234,6 +267,9 @@ def add_matrix_options(p, defaults_note):
                    help=f"namespace prefix (default {DEFAULT_PREFIX})")
     p.add_argument("--results", default=os.path.join(ROOT, "results"), metavar="DIR",
                    help="where result directories go (default results/)")
+    p.add_argument("--hosts", metavar="INVENTORY",
+                   help="run on the hosts of an Ansible inventory over SSH instead of in "
+                        "namespaces (docs/hosts.md; provision them first)")
 
 
 def main():
@@ -266,7 +302,16 @@ def main():
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("down", help="remove everything a run left behind")
     p.add_argument("--prefix", default=DEFAULT_PREFIX)
+    p.add_argument("--hosts", metavar="INVENTORY",
+                   help="on the hosts of an inventory: stop what a run left, undo its changes")
     p.set_defaults(func=cmd_down)
+    p = sub.add_parser("provision", help="install the runtime packages and this build on the "
+                                         "hosts of an inventory (Ansible)",
+                       description="Installs, with Ansible, the runtime packages each role needs "
+                                   "and this build of tunbed (its Debian package) on every host "
+                                   "of INVENTORY; a second run changes nothing. docs/hosts.md.")
+    p.add_argument("--hosts", metavar="INVENTORY", required=True)
+    p.set_defaults(func=cmd_provision)
     args = ap.parse_args()
     if not args.command:
         ap.print_help(sys.stderr)
@@ -282,7 +327,7 @@ def main():
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
         return args.func(args)
-    except (scenario.ScenarioError, records.FormatError) as e:
+    except (scenario.ScenarioError, records.FormatError, inventory.InventoryError) as e:
         log(str(e))
         return 2
     except Failure as e:

@@ -4,8 +4,10 @@ at a fixed rate on CLOCK_MONOTONIC, the clock of tunbed-traffic's measured windo
 runs it and keeps its samples."""
 
 import json
+import queue
 import subprocess
 import threading
+import time
 
 from .common import SAMPLE, Failure
 
@@ -14,11 +16,13 @@ STOP_TIMEOUT_S = 10
 
 
 class Sampler:
-    """tunbed-sample at hz samples a second, watching the processes it is told to."""
+    """tunbed-sample at hz samples a second, watching the processes it is told to; on this
+    machine, or where argv (a Host's) runs binary."""
 
-    def __init__(self, hz=4, command=None):
+    def __init__(self, hz=4, argv=None, binary=None):
         self.hz = hz
-        self.command = command or [SAMPLE]
+        self.argv = argv or (lambda cmd: cmd)
+        self.binary = binary or SAMPLE
         self.pids = []
         self.header = None
         self.samples = []  # the sample documents, in order
@@ -26,6 +30,7 @@ class Sampler:
         self.reader = None
         self.first = threading.Event()
         self.errors = []
+        self.nows = queue.Queue()
 
     def watch(self, pid):
         """Watches pid from the next sample on (before start: from the first)."""
@@ -43,6 +48,8 @@ class Sampler:
                 continue
             if self.header is None:
                 self.header = doc
+            elif "now" in doc:
+                self.nows.put(doc["now"])
             else:
                 self.samples.append(doc)
                 self.first.set()
@@ -50,16 +57,34 @@ class Sampler:
 
     def start(self):
         """Starts the sampler and returns once its first sample is in."""
-        args = [*self.command, "--hz", str(self.hz)]
+        args = [self.binary, "--hz", str(self.hz)]
         for pid in self.pids:
             args += ["--pid", str(pid)]
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(self.argv(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
         if not self.first.wait(START_TIMEOUT_S) or not self.samples:
             err = self._finish()
             raise Failure(f"tunbed-sample did not start: {err or 'no sample'}")
+
+    def clock(self, tries=5):
+        """(offset, error) of the sampler's CLOCK_MONOTONIC against this machine's: its reading
+        lies inside the round trip of a "now" on the open channel; of a few tries, the one
+        with the shortest round trip, whose half bounds the error."""
+        best = None
+        for _ in range(tries):
+            t0 = time.monotonic()
+            self.proc.stdin.write("now\n")
+            self.proc.stdin.flush()
+            try:
+                now = self.nows.get(timeout=START_TIMEOUT_S)
+            except queue.Empty:
+                raise Failure("tunbed-sample did not answer \"now\"") from None
+            t1 = time.monotonic()
+            if best is None or t1 - t0 < best[1]:
+                best = (now - (t0 + t1) / 2, t1 - t0)
+        return best[0], best[1] / 2
 
     def _finish(self):
         """Ends the process (by its PID), waits for its last sample; returns its stderr."""
@@ -75,6 +100,11 @@ class Sampler:
             self.proc.wait()
         self.reader.join(STOP_TIMEOUT_S)
         return self.proc.stderr.read().strip()
+
+    def abort(self):
+        """Ends a sampler still running (a run that failed); nothing is raised."""
+        if self.proc and self.proc.returncode is None:
+            self._finish()
 
     def stop(self):
         """Takes the last sample and ends the sampler; a failure to sample is a run's failure."""

@@ -7,22 +7,14 @@ its note, never faked."""
 
 import json
 import os
+import signal
 import subprocess
-import tempfile
 import time
 
-from .common import GREGW, OVS_DRIVER, Failure, have, ns, run
+from .common import GREGW, OVS_DRIVER, Failure, have, run
 
-# The tunnel of a RAS-shaped topology, per outer family: gwa and gwb's transit addresses, the
-# tunnel addresses, and the LAN behind each gateway (routed into the tunnel).
-PAIRS = {
-    4: {"a": "198.18.0.1", "b": "198.18.0.2", "ta": "198.19.0.1/24", "tb": "198.19.0.2/24",
-        "net_a": "198.18.1.0/24", "net_b": "198.18.3.0/24", "server": "198.18.3.2",
-        "client": "198.18.1.2"},
-    6: {"a": "2001:2::1", "b": "2001:2::2", "ta": "2001:2:0:ff::1/64", "tb": "2001:2:0:ff::2/64",
-        "net_a": "2001:2:0:1::/64", "net_b": "2001:2:0:3::/64", "server": "2001:2:0:3::2",
-        "client": "2001:2:0:1::2"},
-}
+# How long a gateway has to answer its control socket after its start.
+START_TIMEOUT_S = 30
 
 
 class Driver:
@@ -30,19 +22,29 @@ class Driver:
     # Whether the scenario's modes and workers apply (scenario.points); if not, each point of
     # the gateway has mode "-" and workers 0.
     has_modes = False
+    # Whether it puts a tunnel between gwa and gwb, which replaces the gateways' routes to
+    # the far LAN while it runs (the bed puts back what was there); and whether it needs
+    # the gateways at all (an external gateway does not: tunbed starts nothing on them).
+    tunnel = True
+    needs_gateways = True
 
-    def __init__(self, prefix, pair, point, pins):
-        self.prefix, self.pair, self.point, self.pins = prefix, pair, point, pins
+    def __init__(self, bed, point):
+        self.bed, self.point = bed, point
+        self.pair, self.pins = bed.pair, bed.pins
 
     @classmethod
-    def available(cls):
+    def available(cls, hosts_mode=False):
         return True, ""
+
+    def host(self, role):
+        return self.bed.host(role)
 
     def setup(self):
         pass
 
     def pids(self):
-        """[(pid, label)] of the gateway's processes; empty for a kernel gateway."""
+        """[(role, pid on its host, label)] of the gateway's processes; empty for a kernel
+        gateway."""
         return []
 
     def telemetry(self):
@@ -51,8 +53,8 @@ class Driver:
         return None
 
     def thread_labels(self):
-        """{tid: label} for threads the gateway can name (gregw's workers), asked after
-        telemetry()."""
+        """{(role, tid): label} for threads the gateway can name (gregw's workers), asked
+        after telemetry()."""
         return {}
 
     def wire_expectations(self):
@@ -64,14 +66,38 @@ class Driver:
         pass
 
     def sides(self):
+        """(role, local, remote, tunnel addr, peer tunnel addr, far LAN prefixes) per gateway."""
         p = self.pair
         return (("gwa", p["a"], p["b"], p["ta"], p["tb"], p["net_b"]),
                 ("gwb", p["b"], p["a"], p["tb"], p["ta"], p["net_a"]))
 
 
 class Route(Driver):
-    """Plain kernel forwarding over the topology's routes: the upper bound, no tunnel."""
+    """Plain kernel forwarding: the upper bound, no tunnel. In namespaces over the topology's
+    routes; on hosts each gateway routes the far LAN via the other's transit address."""
     name = "route"
+    tunnel = False
+
+    def setup(self):
+        for role, local, remote, addr, _, nets in self.sides():
+            h = self.host(role)
+            for net in nets:
+                have_routes = json.loads(h.run(["ip", "-j", "route", "show", "to", "exact",
+                                                net]) or "[]")
+                if any(r.get("gateway") == remote for r in have_routes):
+                    continue
+                h.run(["ip", "route", "add", net, "via", remote])
+                h.undo(["ip", "route", "del", net, "via", remote])
+
+
+class External(Driver):
+    """A gateway tunbed does not start (a Windows RAS gateway, an appliance, one set up by
+    hand): nothing is done on the gateways; traffic goes between client and server over the
+    hosts' own routes, and the gateways' CPU is sampled where they are reachable Linux
+    hosts."""
+    name = "external"
+    tunnel = False
+    needs_gateways = False
 
 
 class Gregw(Driver):
@@ -81,21 +107,23 @@ class Gregw(Driver):
     def __init__(self, *a):
         super().__init__(*a)
         self.procs, self.socks, self.stats = {}, {}, {}
-        self.dir = tempfile.mkdtemp(prefix="tunbed-gregw-")
 
     @classmethod
-    def available(cls):
-        if not os.access(GREGW, os.X_OK):
+    def available(cls, hosts_mode=False):
+        if not hosts_mode and not os.access(GREGW, os.X_OK):
             return False, f"{GREGW} is not built"
         return True, ""
 
     def setup(self):
         encap, *opts = self.point.mode.split("+")
-        for host, local, remote, addr, _, net in self.sides():
-            sock = os.path.join(self.dir, f"{host}.sock")
-            cmd = [GREGW, "--remote", remote, "--local", local, "--route", net,
+        for role, local, remote, addr, _, nets in self.sides():
+            h = self.host(role)
+            sock = f"{h.state}/gregw.sock"
+            cmd = [h.bin("gregw"), "--remote", remote, "--local", local,
+                   *(x for net in nets for x in ("--route", net)),
                    "--addr" if ":" not in addr else "--addr6", addr,
-                   "--workers", str(self.point.workers), "--ctl", sock, "--encap", encap]
+                   "--workers", str(self.point.workers), "--ctl", sock, "--encap", encap,
+                   *self.bed.any_address(role)]
             if "nooffload" in opts:
                 cmd += ["--offload", "off"]
             if "key" in opts:
@@ -106,28 +134,28 @@ class Gregw(Driver):
                 cmd.append("--csum")
             if "aqm" in opts:
                 cmd += ["--aqm", "codel"]
-            if self.pins.get(host):
-                cmd += ["--cpus", self.pins[host]]
-            self.socks[host] = sock
-            self.procs[host] = subprocess.Popen(ns(self.prefix, host, *cmd),
-                                                stdout=subprocess.DEVNULL,
-                                                stderr=subprocess.PIPE, text=True)
-            deadline = time.monotonic() + 5
-            while subprocess.run([GREGW, "ctl", sock, "stats"], capture_output=True).returncode:
-                if self.procs[host].poll() is not None or time.monotonic() > deadline:
-                    err = (self.procs[host].stderr.read() or "").strip().splitlines()
-                    raise Failure(f"gregw on {self.prefix}-{host} did not start: "
+            if self.pins.get(role):
+                cmd += ["--cpus", self.pins[role]]
+            self.socks[role] = sock
+            self.procs[role] = h.spawn("gregw", cmd)
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while h.call([h.bin("gregw"), "ctl", sock, "stats"]).returncode:
+                if self.procs[role].poll() is not None or time.monotonic() > deadline:
+                    err = (self.procs[role].local.stderr.read() or "").strip().splitlines() \
+                        if self.procs[role].poll() is not None else ["no answer"]
+                    raise Failure(f"gregw on {h.label()} did not start: "
                                   f"{err[-1] if err else 'no message'}")
                 time.sleep(0.05)
 
     def pids(self):
-        return [(p.pid, f"gregw {h}") for h, p in self.procs.items()]
+        return [(r, p.pid, f"gregw {r}") for r, p in self.procs.items()]
 
     def telemetry(self):
         """Each gateway's `gregw ctl stats`, as it is now (the thread ids name the workers)."""
-        for host, sock in self.socks.items():
+        for role, sock in self.socks.items():
+            h = self.host(role)
             try:
-                self.stats[host] = json.loads(run([GREGW, "ctl", sock, "stats"]))
+                self.stats[role] = json.loads(h.run([h.bin("gregw"), "ctl", sock, "stats"]))
             except (Failure, ValueError):
                 pass
         return self.stats
@@ -141,25 +169,18 @@ class Gregw(Driver):
 
     def thread_labels(self):
         labels = {}
-        for host, st in self.stats.items():
+        for role, st in self.stats.items():
             for w in st.get("workers", []):
-                labels[w["tid"]] = f"gregw {host} worker {w['id']}"
+                labels[(role, w["tid"])] = f"gregw {role} worker {w['id']}"
         return labels
 
     def teardown(self):
         for p in self.procs.values():
             if p.poll() is None:
-                p.terminate()
-        for host, p in self.procs.items():
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+                p.send(signal.SIGTERM)
+        for p in self.procs.values():
+            p.stop()
         self.procs = {}
-        for f in os.listdir(self.dir):
-            os.unlink(os.path.join(self.dir, f))
-        os.rmdir(self.dir)
 
 
 class Vxlan(Driver):
@@ -167,13 +188,16 @@ class Vxlan(Driver):
     name = "vxlan"
 
     def setup(self):
-        for host, local, remote, addr, peer, net in self.sides():
-            x = lambda *c: run(ns(self.prefix, host, "ip", *c))
+        for role, local, remote, addr, peer, nets in self.sides():
+            h = self.host(role)
+            x = lambda *c: h.run(["ip", *c])
             x("link", "add", "vx0", "type", "vxlan", "id", "42", "local", local, "remote", remote,
-              "dstport", "4789", "dev", "transit")
+              "dstport", "4789", "dev", self.bed.transit_iface(role))
+            h.undo(["ip", "link", "del", "vx0"])
             x("addr", "add", addr, "dev", "vx0")
             x("link", "set", "vx0", "up")
-            x("route", "replace", net, "via", peer.split("/")[0], "dev", "vx0")
+            for net in nets:
+                x("route", "replace", net, "via", peer.split("/")[0], "dev", "vx0")
 
 
 class KernelGre(Driver):
@@ -181,7 +205,9 @@ class KernelGre(Driver):
     name = "gre"
 
     @classmethod
-    def available(cls):
+    def available(cls, hosts_mode=False):
+        if hosts_mode:
+            return True, ""  # the hosts' kernels are checked when the tunnel goes up
         p = subprocess.run(["unshare", "-n", "ip", "link", "add", "g", "type", "gre", "local",
                             "198.18.0.1", "remote", "198.18.0.2"], capture_output=True, text=True)
         if p.returncode:
@@ -190,17 +216,21 @@ class KernelGre(Driver):
         return True, ""
 
     def setup(self):
-        for host, local, remote, addr, peer, net in self.sides():
-            x = lambda *c: run(ns(self.prefix, host, "ip", *c))
+        for role, local, remote, addr, peer, nets in self.sides():
+            h = self.host(role)
+            x = lambda *c: h.run(["ip", *c])
             kind = "gre" if ":" not in local else "ip6gre"
             x("link", "add", "gre1", "type", kind, "local", local, "remote", remote)
+            h.undo(["ip", "link", "del", "gre1"])
             x("addr", "add", addr, "dev", "gre1")
             x("link", "set", "gre1", "up")
-            x("route", "replace", net, "dev", "gre1")
+            for net in nets:
+                x("route", "replace", net, "dev", "gre1")
 
 
 class OvsGre(Driver):
-    """Open vSwitch's userspace datapath as GRE endpoint (scripts/drivers/ovs-gre.sh)."""
+    """Open vSwitch's userspace datapath as GRE endpoint (scripts/drivers/ovs-gre.sh), in the
+    gateways' namespaces."""
     name = "ovs-gre"
 
     def __init__(self, *a):
@@ -208,39 +238,43 @@ class OvsGre(Driver):
         self.up = []
 
     @classmethod
-    def available(cls):
+    def available(cls, hosts_mode=False):
+        if hosts_mode:
+            return False, ("ovs-gre runs in the namespaces of a built-in topology only; on "
+                           "hosts it is not written yet")
         if not have("ovs-vswitchd"):
             return False, "Open vSwitch is not installed (Debian: openvswitch-switch)"
         return True, ""
 
     def setup(self):
-        for host, local, remote, addr, _, net in self.sides():
-            cmd = [OVS_DRIVER, "up", "--netns", f"{self.prefix}-{host}", "--local", local,
-                   "--remote", remote, "--addr", addr, "--key", "7", "--route", net]
-            if self.pins.get(host):
-                cmd += ["--cpus", self.pins[host]]
-            self.up.append(host)
+        for role, local, remote, addr, _, nets in self.sides():
+            h = self.host(role)
+            cmd = [OVS_DRIVER, "up", "--netns", h.ns, "--local", local, "--remote", remote,
+                   "--addr", addr, "--key", "7", *(x for n in nets for x in ("--route", n))]
+            if self.pins.get(role):
+                cmd += ["--cpus", self.pins[role]]
+            self.up.append(role)
             run(cmd)
         # OVS learns its neighbours from the first packets: have that done before measuring.
+        c = self.host("client")
         for _ in range(50):
-            if subprocess.run(ns(self.prefix, "client", "ping", "-c", "1", "-W", "1",
-                                 self.pair["server"]), capture_output=True).returncode == 0:
+            if c.call(["ping", "-c", "1", "-W", "1", self.pair["server"]]).returncode == 0:
                 return
         raise Failure("no ping through the Open vSwitch pair")
 
     def pids(self):
         out = []
-        for host in self.up:
+        for role in self.up:
             try:
-                pids = run([OVS_DRIVER, "pids", "--netns", f"{self.prefix}-{host}"]).split()
+                pids = run([OVS_DRIVER, "pids", "--netns", self.host(role).ns]).split()
             except Failure:
                 continue
-            out += [(int(p), f"ovs {host}") for p in pids]
+            out += [(role, int(p), f"ovs {role}") for p in pids]
         return out
 
     def teardown(self):
-        for host in self.up:
-            subprocess.run([OVS_DRIVER, "down", "--netns", f"{self.prefix}-{host}"],
+        for role in self.up:
+            subprocess.run([OVS_DRIVER, "down", "--netns", self.host(role).ns],
                            capture_output=True)
         self.up = []
 
@@ -250,7 +284,7 @@ class NotWritten(Driver):
     program = "?"
 
     @classmethod
-    def available(cls):
+    def available(cls, hosts_mode=False):
         if not have(cls.program):
             return False, f"{cls.program} is not installed"
         return False, f"{cls.program} is installed, but tunbed has no driver for it yet"
@@ -266,4 +300,5 @@ class OpenVpn(NotWritten):
     program = "openvpn"
 
 
-DRIVERS = {d.name: d for d in (Route, Gregw, Vxlan, KernelGre, OvsGre, WireguardGo, OpenVpn)}
+DRIVERS = {d.name: d for d in (Route, Gregw, Vxlan, KernelGre, OvsGre, External, WireguardGo,
+                                OpenVpn)}

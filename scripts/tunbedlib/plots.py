@@ -113,29 +113,47 @@ def latency(outdir, points, summary):
 
 
 def cores(outdir, name, record, title):
+    """Per-core CPU over time, a column per sampled machine (the RAS test's Task Manager
+    windows of its gateways, side by side), all on the first client's clock."""
     tr = record.get("traffic") or {}
-    samples = (record.get("cpu") or {}).get("samples", [])
-    tl = analysis.timeline(samples)
-    if not tl:
+    machines = []
+    for host in record.get("hosts") or []:
+        samples, _ = analysis.aligned(host)
+        tl = analysis.timeline(samples)
+        if tl:
+            machines.append((host, samples, tl))
+    if not machines:
         return None
-    t0 = tr.get("measure_start_mono_s", samples[0]["t"])
-    ncpu = max(len(s) for _, s in tl)
-    fig, axes = plt.subplots(ncpu, 1, figsize=(7, 1.7 * ncpu + 0.6), sharex=True, squeeze=False)
-    for c in range(ncpu):
-        ax = axes[c][0]
-        ts = [t - t0 for t, _ in tl]
-        parts = [[s.get(c, s.get(str(c), {})).get(f, 0) for _, s in tl] for f in
-                 ("user", "system", "softirq")]
-        other = [max(0.0, s.get(c, s.get(str(c), {})).get("busy", 0) - u - y - q)
-                 for (_, s), u, y, q in zip(tl, *parts)]
-        ax.stackplot(ts, *parts, other, labels=["user", "system", "softirq", "other"],
-                     step="post", alpha=0.85)
-        ax.axhline(analysis.SATURATED, color="red", linewidth=0.8, linestyle="--")
-        ax.axvspan(min(ts), 0, color="grey", alpha=0.15)
-        ax.set_ylim(0, 100)
-        ax.set_ylabel(f"cpu{c} %")
+    t0 = tr.get("measure_start_mono_s", machines[0][1][0]["t"])
+    ncpu = max(max(len(s) for _, s in tl) for _, _, tl in machines)
+    cols = len(machines)
+    fig, axes = plt.subplots(ncpu, cols, figsize=(7 if cols == 1 else 4 * cols,
+                                                  1.7 * ncpu + 0.9), sharex=True,
+                             squeeze=False)
+    for col, (host, _, tl) in enumerate(machines):
+        n = max(len(s) for _, s in tl)
+        for c in range(ncpu):
+            ax = axes[c][col]
+            if c >= n:
+                ax.set_visible(False)
+                continue
+            ts = [t - t0 for t, _ in tl]
+            parts = [[s.get(c, s.get(str(c), {})).get(f, 0) for _, s in tl] for f in
+                     ("user", "system", "softirq")]
+            other = [max(0.0, s.get(c, s.get(str(c), {})).get("busy", 0) - u - y - q)
+                     for (_, s), u, y, q in zip(tl, *parts)]
+            ax.stackplot(ts, *parts, other, labels=["user", "system", "softirq", "other"],
+                         step="post", alpha=0.85)
+            ax.axhline(analysis.SATURATED, color="red", linewidth=0.8, linestyle="--")
+            ax.axvspan(min(ts), 0, color="grey", alpha=0.15)
+            ax.set_ylim(0, 100)
+            ax.set_ylabel(f"cpu{c} %")
+        if cols > 1:
+            axes[0][col].set_title(f"{host['name']} ({', '.join(host.get('roles', []))})",
+                                   fontsize=9)
     axes[0][0].legend(loc="upper left", ncol=4, fontsize=7)
-    axes[-1][0].set_xlabel("seconds from the end of the warm-up (grey: warm-up)")
+    for col in range(cols):
+        axes[-1][col].set_xlabel("s from the end of the warm-up (grey: warm-up)")
     fig.suptitle(title)
     return save(fig, outdir, name)
 

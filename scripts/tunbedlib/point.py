@@ -1,64 +1,32 @@
-"""One run of one point: topology up, gateway up, the traffic server, idle latency, the wire
-audit if asked for, the load with latency probes while CPU is sampled, the gateway's own
-telemetry; then everything down again, also when anything fails or the user interrupts."""
+"""One run of one point on a bed (bed.py): the gateway up, the traffic servers, idle latency,
+the wire audit if asked for, the load with latency probes while every machine's CPU is
+sampled, the gateway's own telemetry; then everything down again, also when anything fails or
+the user interrupts. With several client hosts the sessions are spread over them, each
+against a server host in turn; their counts are summed, each host's share kept."""
 
-import contextlib
 import json
 import os
 import signal
-import subprocess
-import tempfile
 import time
 
 from . import cpu, records
-from .common import TOPO, TOPOLOGIES, TRAFFIC, WIRE, Failure, ns, run
-from .drivers import DRIVERS, PAIRS
+from .bed import deferred_signals
+from .common import Failure
+from .drivers import DRIVERS
 
 PORT = 9400
+WIRE_OK = (0, 3)  # done; done and a frame broke an expectation (docs/wire.md, exit status)
+READY_TIMEOUT_S = 30
 
 
-def topology_file(topology, mtu, tmpdir):
-    """The topology to build: a built-in name or a path, with the transit MTU replaced."""
-    path = topology if "/" in topology or topology.endswith(".topo") else \
-        os.path.join(TOPOLOGIES, f"{topology}.topo")
-    if not os.path.exists(path):
-        raise Failure(f"topology '{topology}': no such file {path}")
-    if not mtu:
-        return path
-    with open(path) as f:
-        text = f.read()
-    if "[link transit]" not in text:
-        raise Failure(f"{path}: no [link transit] to set an MTU on")
-    text = text.replace("[link transit]", f"[link transit]\nmtu = {mtu}", 1)
-    out = os.path.join(tmpdir, f"mtu{mtu}-{os.path.basename(path)}")
-    with open(out, "w") as f:
-        f.write(text)
-    return out
+def pinned(pins, role, cmd):
+    return ["taskset", "-c", pins[role], *cmd] if pins.get(role) else cmd
 
 
-def describe(topo_json):
-    """Outer family and per-host CPU pins of a RAS-shaped topology, from tunbed-topo show."""
-    hosts = {h["name"]: h for h in topo_json["hosts"]}
-    for need in ("client", "gwa", "gwb", "server"):
-        if need not in hosts:
-            raise Failure(f"the runner needs hosts client, gwa, gwb and server; "
-                          f"this topology has no '{need}'")
-    transit = [i for i in hosts["gwa"].get("interfaces", []) if i.get("link") == "transit"]
-    if not transit or not transit[0].get("addresses"):
-        raise Failure("the runner needs a link 'transit' between gwa and gwb, with addresses")
-    family = 6 if ":" in transit[0]["addresses"][0] else 4
-    pins = {h: hosts[h]["cpus"] for h in hosts if hosts[h].get("cpus")}
-    return family, pins, transit[0].get("name", "transit")
-
-
-def pinned(pins, host, cmd):
-    return ["taskset", "-c", pins[host], *cmd] if pins.get(host) else cmd
-
-
-def traffic_client(prefix, pins, args):
-    p = subprocess.run(ns(prefix, "client", *pinned(pins, "client", [TRAFFIC, "client", *args,
-                                                                      "--json"])),
-                       capture_output=True, text=True)
+def traffic_client(bed, args):
+    h = bed.clients[0]
+    p = h.call(pinned(bed.pins, "client", [h.bin("tunbed-traffic"), "client", *args, "--json",
+                                           *bed.any_address("client")]))
     try:
         doc = json.loads(p.stdout)
     except ValueError:
@@ -74,141 +42,193 @@ def wire_args(driver, pair, iface, ready):
             "--remote", pair["b"], *driver.wire_expectations()]
 
 
-def wire_start(prefix, args, ready):
-    proc = subprocess.Popen(ns(prefix, "gwa", WIRE, *args), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    for _ in range(100):
-        if os.path.exists(ready):
+def wire_start(bed, driver):
+    h = bed.host("gwa")
+    ready = f"{h.state}/wire.ready"
+    args = wire_args(driver, bed.pair, bed.transit_iface("gwa"), ready)
+    proc = h.spawn("wire", [h.bin("tunbed-wire"), *args, *bed.any_address("gwa")],
+                   stdout=-1)
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if h.call(["test", "-e", ready]).returncode == 0:
             return proc
         if proc.poll() is not None:
             break
         time.sleep(0.05)
-    proc.kill()
-    _, err = proc.communicate()
+    _, err = proc.stop(signal.SIGKILL)
     raise Failure("tunbed-wire: " + ((err or "").strip().splitlines() or ["did not start"])[-1])
-
-
-WIRE_OK = (0, 3)  # done; done and a frame broke an expectation (docs/wire.md, exit status)
 
 
 def wire_stop(proc):
     """SIGTERM ends the capture; tunbed-wire then prints its report. Returns (document, error):
     the error, what tunbed-wire said last, when it gave no document or exited other than 0 or
     3 (the capture failed; its document, if any, is of the frames read until then)."""
-    proc.send_signal(signal.SIGTERM)
-    try:
-        out, err = proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        return None, "tunbed-wire did not stop within 30 s of SIGTERM"
-    last = ((err or "").strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+    out, err = proc.stop(signal.SIGTERM)
+    status = proc.local.returncode
+    last = ((err or "").strip().splitlines() or [f"exit status {status}"])[-1]
     try:
         doc = json.loads(out)
     except ValueError:
         return None, last
-    return doc, None if proc.returncode in WIRE_OK else last
+    return doc, None if status in WIRE_OK else last
 
 
-def wait_listening(prefix):
-    for _ in range(100):
-        if run(ns(prefix, "server", "ss", "-Hltn", f"sport = :{PORT}"), check=False).strip():
+def wait_listening(h):
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if h.run(["ss", "-Hltn", f"sport = :{PORT}"], check=False).strip():
             return
         time.sleep(0.05)
-    raise Failure("tunbed-traffic server did not start listening")
+    raise Failure(f"tunbed-traffic server on {h.label()} did not start listening")
 
 
-@contextlib.contextmanager
-def deferred_signals():
-    """SIGINT and SIGTERM wait (blocked, then delivered) until the block is done."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+def shares(sessions, nclients):
+    """Sessions per client host: as even as can be, the first ones one more."""
+    return [sessions // nclients + (i < sessions % nclients) for i in range(nclients)]
 
 
-def measure(sc, point, repeat, prefix, pin_override):
-    """Runs point once; returns the raw record (JSON-ready)."""
+def merge_traffic(parts):
+    """One tunbed-traffic document of several clients' (the first's window and settings):
+    counts summed, per-session rows together, Jain's index over all of them."""
+    if len(parts) == 1:
+        return parts[0]["doc"]
+    first = parts[0]["doc"]
+    docs = [p["doc"] for p in parts]
+    tcps = [d.get("tcp") or {} for d in docs]
+    rows = [dict(r, host=p["host"]) for p, t in zip(parts, tcps) for r in t.get("per_session", [])]
+    bps = [r["bits_per_second"] for r in rows if r.get("bits_per_second") is not None]
+    jain = (sum(bps) ** 2 / (len(bps) * sum(b * b for b in bps))) if bps and any(bps) else None
+    tcp = {
+        "sessions": sum(t.get("sessions", 0) for t in tcps),
+        "bytes": sum(t.get("bytes", 0) for t in tcps),
+        "bits_per_second": sum(t.get("bits_per_second") or 0 for t in tcps),
+        "session_bps_min": min(bps) if bps else None,
+        "session_bps_max": max(bps) if bps else None,
+        "jain": jain,
+        "retransmits": sum(t.get("retransmits") or 0 for t in tcps),
+        "connections": sum(t.get("connections") or 0 for t in tcps),
+        "errors": [e for t in tcps for e in t.get("errors", [])],
+        "failed": sum(t.get("failed") or 0 for t in tcps),
+        "per_session": rows,
+    }
+    merged = dict(first, tcp=tcp, complete=all(d.get("complete") for d in docs),
+                  interrupted=any(d.get("interrupted") for d in docs))
+    merged["config"] = dict(first.get("config", {}), sessions=tcp["sessions"])
+    return merged
+
+
+def measure(sc, point, repeat, bed):
+    """Runs point once on bed; returns the raw record (JSON-ready)."""
     record = {"format": records.FORMAT,
               "point": point.__dict__ | {"key": point.key(), "config": point.config()},
               "repeat": repeat, "started": time.time()}
-    driver = server = proc = wire = None
-    with tempfile.TemporaryDirectory(prefix="tunbed-run-") as tmp:
-        topo = topology_file(sc.topology, point.mtu, tmp)
+    driver, servers, clients, wire, samplers = None, [], [], None, []
+    with bed.point(point):
         try:
-            # Ctrl-C waits until the topology is up: an interrupted `up` would leave
-            # namespaces. The waiting signal is delivered as the block ends, so the block
-            # sits inside the try whose finally takes the topology down again.
-            with deferred_signals():
-                run([TOPO, "up", topo, "--prefix", prefix])
-            shown = json.loads(run([TOPO, "show", topo, "--prefix", prefix, "--json"]))
-            family, pins, transit = describe(shown)
-            pins.update(pin_override)
-            pair = PAIRS[family]
-            record["pins"] = pins
-            driver = DRIVERS[point.gateway](prefix, pair, point, pins)
+            record["pins"] = bed.pins
+            driver = DRIVERS[point.gateway](bed, point)
+            if driver.tunnel:
+                bed_keep = getattr(bed, "keep_routes", None)
+                if bed_keep:
+                    bed_keep(("gwa", "gwb"), lambda r: bed.pair["net_b" if r == "gwa"
+                                                                 else "net_a"])
             driver.setup()
-            server = subprocess.Popen(ns(prefix, "server", *pinned(pins, "server",
-                                                                  [TRAFFIC, "server"])),
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wait_listening(prefix)
+            for i, h in enumerate(bed.servers):
+                servers.append(h.spawn(f"traffic-server-{i}", pinned(
+                    bed.pins, "server", [h.bin("tunbed-traffic"), "server", "--port",
+                                         str(PORT), *bed.any_address("server")])))
+            for h in bed.servers:
+                wait_listening(h)
             cc = ["--congestion", sc.congestion] if sc.congestion else []
             if sc.rr:
-                idle, _, _ = traffic_client(prefix, pins, [pair["server"], "--rr", "--time", "1",
-                                                           "--rr-rate", "200", *cc])
+                idle, _, _ = traffic_client(bed, [bed.pair["server"], "--rr", "--time", "1",
+                                                  "--rr-rate", "200", *cc])
                 record["rr_idle"] = idle.get("rr")
-            sampler = cpu.Sampler(hz=4)
-            for pid, _ in driver.pids():
-                sampler.watch(pid)
-            sampler.watch(server.pid)
+            by_name = {}
+            for name, h, roles in bed.samplers():
+                s = cpu.Sampler(hz=4, argv=h.argv if h else None,
+                                binary=h.bin("tunbed-sample") if h else None)
+                samplers.append((name, roles, s))
+                by_name[name] = s
+            processes = {name: {} for name in by_name}
+
+            def watch(role, pid, label):
+                name = bed.sampler_of(role)
+                if name in by_name:
+                    by_name[name].watch(pid)
+                    processes[name][str(pid)] = label
+            for role, pid, label in driver.pids():
+                watch(role, pid, label)
+            for i, p in enumerate(servers):
+                watch("server", p.pid, "tunbed-traffic server" +
+                      (f" {bed.servers[i].name}" if len(servers) > 1 else ""))
             if sc.wire_audit:
-                ready = os.path.join(tmp, "wire.ready")
-                wire = wire_start(prefix, wire_args(driver, pair, transit, ready), ready)
-                sampler.watch(wire.pid)
-            args = [pair["server"], "--sessions", str(point.sessions), "--time", str(sc.time),
-                    "--warmup", str(sc.warmup), "--pattern", point.pattern, *cc]
-            if sc.rr:
-                args.append("--rr")
-            sampler.start()
+                wire = wire_start(bed, driver)
+                watch("gwa", wire.pid, "tunbed-wire")
+            for _, _, s in samplers:
+                s.start()
+            clocks = bed.align(samplers)
             try:
-                proc = subprocess.Popen(
-                    ns(prefix, "client", *pinned(pins, "client", [TRAFFIC, "client", *args,
-                                                                   "--json"])),
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                sampler.watch(proc.pid)
-                out, err = proc.communicate()
+                n = shares(point.sessions, len(bed.clients))
+                for i, h in enumerate(bed.clients):
+                    if not n[i]:
+                        continue
+                    srv = bed.servers[i % len(bed.servers)]
+                    args = [srv.spec.addr if hasattr(srv, "spec") else bed.pair["server"],
+                            "--port", str(PORT), "--sessions", str(n[i]), "--time",
+                            str(sc.time), "--warmup", str(sc.warmup), "--pattern",
+                            point.pattern, *cc, "--json", *bed.any_address("client")]
+                    if sc.rr and i == 0:
+                        args.append("--rr")
+                    p = h.spawn(f"traffic-client-{i}", pinned(
+                        bed.pins, "client", [h.bin("tunbed-traffic"), "client", *args]),
+                        stdout=-1)
+                    clients.append((h, srv, n[i], p))
+                    watch("client", p.pid, "tunbed-traffic client" +
+                          (f" {h.name}" if len(bed.clients) > 1 else ""))
+                outputs = [(h, srv, k, *p.communicate()) for h, srv, k, p in clients]
             finally:
-                sampler.stop()
-            try:
-                record["traffic"] = json.loads(out)
-            except ValueError:
-                raise Failure("tunbed-traffic client: " + ((err or "").strip().splitlines()
-                                                           or ["no output"])[-1]) from None
-            record["traffic_status"] = proc.returncode
-            record["traffic_error"] = (err or "").strip() or None
+                for _, _, s in samplers:
+                    s.stop()
+            parts = []
+            for (h, srv, k, out, err), (_, _, _, p) in zip(outputs, clients):
+                try:
+                    doc = json.loads(out)
+                except ValueError:
+                    raise Failure(f"tunbed-traffic client on {h.label()}: " + (
+                        (err or "").strip().splitlines() or ["no output"])[-1]) from None
+                parts.append({"host": h.name, "server": srv.name, "sessions": k, "doc": doc,
+                              "status": p.local.returncode, "error": (err or "").strip() or None})
+            record["traffic"] = merge_traffic(parts)
+            record["traffic_status"] = max(p["status"] for p in parts)
+            record["traffic_error"] = "; ".join(p["error"] for p in parts if p["error"]) or None
+            if len(parts) > 1:
+                record["traffic_parts"] = [{k: v for k, v in p.items()} for p in parts]
             if wire:
                 record["wire"], record["wire_error"] = wire_stop(wire)
+                wire = None
             record["gateway"] = driver.telemetry()
-            labels = {str(k): v for k, v in driver.thread_labels().items()}
-            procs = {str(pid): label for pid, label in driver.pids()}
-            procs[str(server.pid)] = "tunbed-traffic server"
-            procs[str(proc.pid)] = "tunbed-traffic client"
-            if wire:
-                procs[str(wire.pid)] = "tunbed-wire"
-            record["processes"] = procs
-            record["thread_labels"] = labels
-            record["cpu"] = sampler.export()
+            labels = driver.thread_labels()
+            record["hosts"] = [{
+                "name": name, "roles": roles, "cpu": s.export(),
+                "processes": processes[name],
+                "thread_labels": {str(tid): label for (role, tid), label in labels.items()
+                                  if bed.sampler_of(role) == name},
+                "clock": clocks.get(name, {"offset_s": 0.0, "error_s": 0.0}),
+                "facts": bed.facts().get(name)} for name, roles, s in samplers]
         finally:
-            # Started here, so ended here, by PID, before their namespaces go; a second
+            # Started here, so ended here, by PID, before the bed is taken down; a second
             # Ctrl-C waits until all of it is done.
             with deferred_signals():
-                for p in (proc, server, wire):
+                for *_, p in clients:
+                    if p.poll() is None:
+                        p.stop()
+                for p in [wire, *servers]:
                     if p and p.poll() is None:
-                        p.terminate()
-                        p.wait(timeout=10)
+                        p.stop()
+                for _, _, s in samplers:
+                    s.abort()
                 if driver:
                     driver.teardown()
-                run([TOPO, "down", topo, "--prefix", prefix], check=False)
     record["finished"] = time.time()
     return record

@@ -9,7 +9,9 @@ import glob
 import json
 import os
 
-FORMAT = 2
+FORMAT = 3
+ONE_MACHINE = "this machine"  # the host of a run in namespaces
+ROLES = ["client", "server", "gwa", "gwb"]  # as inventory.ROLES
 OLDEST = 1
 
 
@@ -29,11 +31,21 @@ def _format_of(doc, path):
 
 
 def _upgrade(doc, path):
-    """doc in today's layout. Format 2 is format 1 with `format` added; a later format that
-    changes a field converts it here, one step per format, oldest first."""
+    """doc in today's layout. Format 2 is format 1 with `format` added. Format 3 keeps each
+    sampled machine's CPU, processes and named threads in `hosts` (one entry per machine,
+    with its roles, clock offset and facts); before, a run had one machine, and they were
+    `cpu`, `processes` and `thread_labels` of the record. A later format that changes a field
+    converts it here, one step per format, oldest first."""
     fmt = _format_of(doc, path)
     if fmt < 2:
         doc = dict(doc, format=2)
+    if fmt < 3:
+        doc = dict(doc, format=3)
+        if "point" in doc:  # a run record, not meta.json
+            doc["hosts"] = [{"name": ONE_MACHINE, "roles": ROLES, "cpu": doc.pop("cpu", None),
+                             "processes": doc.pop("processes", {}),
+                             "thread_labels": doc.pop("thread_labels", {}),
+                             "clock": {"offset_s": 0.0, "error_s": 0.0}, "facts": None}]
     return doc
 
 

@@ -35,7 +35,13 @@ s = json.load(open(os.path.join(d, "summary.json")))
 assert s["complete"] is True, "not complete"
 # Today's result files carry their format (docs/runner.md).
 for f in [os.path.join(d, "meta.json")] + glob.glob(os.path.join(d, "runs", "*.json")):
-    assert json.load(open(f)).get("format") == 2, f
+    assert json.load(open(f)).get("format") == 3, f
+# In namespaces one machine is sampled, for every role, on its own clock.
+for f in glob.glob(os.path.join(d, "runs", "*.json")):
+    hosts = json.load(open(f))["hosts"]
+    assert [(h["name"], h["roles"]) for h in hosts] == [("this machine", ["client", "server", "gwa", "gwb"])], f
+    assert len(hosts[0]["cpu"]["samples"]) >= 4 and hosts[0]["clock"] == {"offset_s": 0.0, "error_s": 0.0}, f
+    assert {"gregw gwa", "gregw gwb", "tunbed-traffic server", "tunbed-traffic client", "tunbed-wire"} <= set(hosts[0]["processes"].values()), f
 # report.html opens with the headline the command printed, every line of it.
 page = open(os.path.join(d, "report.html"), encoding="utf-8").read()
 lines = [x for x in sys.argv[2].splitlines() if not x.startswith("report: ")]

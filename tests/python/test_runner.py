@@ -11,17 +11,24 @@ import signal
 import subprocess
 import sys
 import tempfile
+import types
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 from tunbedlib import analysis, drivers, point, records, report, scenario  # noqa: E402
+from tunbedlib import bed as beds  # noqa: E402
 
 
 def record(name):
     with open(os.path.join(HERE, "data", name)) as f:
         return json.load(f)
+
+
+def upgraded(name):
+    """A recorded run as the runner reads it (records.py converts it to today's layout)."""
+    return records.upgrade_record(record(name))
 
 
 class Statistics(unittest.TestCase):
@@ -59,25 +66,25 @@ class Cores(unittest.TestCase):
 
     def test_recorded_shares_add_up(self):
         for name in ("run-gregw-s1.json", "run-gregw-s8.json"):
-            res = analysis.analyse(record(name))
+            res = analysis.analyse(upgraded(name))
             for c, s in res["cores"].items():
                 self.assertAlmostEqual(sum(v for k, v in s.items() if k != "busy"), 100.0,
                                        places=6, msg=f"{name} cpu{c}")
                 self.assertAlmostEqual(s["busy"], 100 - s["idle"] - s["iowait"], places=6)
 
     def test_window_follows_the_traffic(self):
-        r = record("run-gregw-s1.json")
+        r = upgraded("run-gregw-s1.json")
         tr = r["traffic"]
-        w = analysis.window(r["cpu"]["samples"], tr["measure_start_mono_s"],
-                            tr["measure_end_mono_s"])
+        samples = r["hosts"][0]["cpu"]["samples"]
+        w = analysis.window(samples, tr["measure_start_mono_s"], tr["measure_end_mono_s"])
         self.assertLessEqual(w[0]["t"], tr["measure_start_mono_s"])
         self.assertGreaterEqual(w[-1]["t"], tr["measure_end_mono_s"] - 0.25)
-        self.assertLess(len(w), len(r["cpu"]["samples"]))
+        self.assertLess(len(w), len(samples))
 
 
 class Saturation(unittest.TestCase):
     def test_one_session_one_core(self):
-        res = analysis.analyse(record("run-gregw-s1.json"))
+        res = analysis.analyse(upgraded("run-gregw-s1.json"))
         sat = res["saturated"]
         self.assertEqual([s["cpu"] for s in sat], [1])
         names = [n for n, _ in sat[0]["by"]]
@@ -87,7 +94,7 @@ class Saturation(unittest.TestCase):
         self.assertIn("softirq", words)
 
     def test_eight_sessions_every_core(self):
-        res = analysis.analyse(record("run-gregw-s8.json"))
+        res = analysis.analyse(upgraded("run-gregw-s8.json"))
         self.assertEqual([s["cpu"] for s in res["saturated"]], [0, 1])
 
     def test_threshold(self):
@@ -115,7 +122,7 @@ class Saturation(unittest.TestCase):
 
 class Cost(unittest.TestCase):
     def test_recorded_cost(self):
-        r = record("run-gregw-s1.json")
+        r = upgraded("run-gregw-s1.json")
         res = analysis.analyse(r)
         tr = r["traffic"]["tcp"]
         # Bytes over the measured time is the throughput the generator reported.
@@ -252,10 +259,9 @@ class Wire(unittest.TestCase):
             def __init__(self, out, err, status):
                 self.out, self.err, self.status, self.signals = out, err, status, []
 
-            def send_signal(self, sig):
+            def stop(self, sig):
                 self.signals.append(sig)
-
-            def communicate(self, timeout=None):
+                self.local = self
                 self.returncode = self.status
                 return self.out, self.err
 
@@ -304,21 +310,32 @@ def write_json(path, doc):
 
 
 class Formats(unittest.TestCase):
-    NEWER = "results written by a newer tunbed (format 3); this one reads 1-2"
+    NEWER = "results written by a newer tunbed (format 4); this one reads 1-3"
 
     def test_format_1_reads_as_today(self):
         old = record("run-gregw-s1.json")
         self.assertNotIn("format", old)
         new = records.upgrade_record(old)
-        self.assertEqual(new, dict(old, format=records.FORMAT))
-        self.assertEqual(records.FORMAT, 2)
+        self.assertEqual(records.FORMAT, 3)
+        self.assertEqual(new["format"], 3)
+        # Format 3: the one machine's CPU, processes and threads, under hosts.
+        moved = ("cpu", "processes", "thread_labels")
+        self.assertEqual({k: v for k, v in new.items() if k not in ("format", "hosts")},
+                         {k: v for k, v in old.items() if k not in moved})
+        self.assertEqual(new["hosts"], [{"name": "this machine",
+                                         "roles": ["client", "server", "gwa", "gwb"],
+                                         "cpu": old["cpu"], "processes": old["processes"],
+                                         "thread_labels": old["thread_labels"],
+                                         "clock": {"offset_s": 0.0, "error_s": 0.0},
+                                         "facts": None}])
+        self.assertEqual(records.upgrade_record(dict(old, format=2)), new)
         self.assertEqual(records.upgrade_record(new), new)
         self.assertEqual(records.upgrade_meta({"scenario": "ras"}), {"scenario": "ras",
-                                                                     "format": 2})
+                                                                     "format": 3})
 
     def test_refusals(self):
         r = record("run-gregw-s1.json")
-        for fmt, want in ((3, self.NEWER), (99, self.NEWER.replace("3", "99", 1)),
+        for fmt, want in ((4, self.NEWER), (99, self.NEWER.replace("4", "99", 1)),
                           (0, "bad format 0: expected a whole number from 1"),
                           ("2", 'bad format "2": expected a whole number from 1'),
                           (True, "bad format true: expected a whole number from 1")):
@@ -327,7 +344,7 @@ class Formats(unittest.TestCase):
                     records.upgrade_record(dict(r, format=fmt), "d/runs/x-r1.json")
                 self.assertEqual(str(e.exception), f"d/runs/x-r1.json: {want}")
         with self.assertRaises(records.FormatError) as e:
-            records.upgrade_meta({"format": 3}, "d/meta.json")
+            records.upgrade_meta({"format": 4}, "d/meta.json")
         self.assertEqual(str(e.exception), f"d/meta.json: {self.NEWER}")
         with self.assertRaises(records.FormatError) as e:
             records.upgrade_record({"format": 2}, "d/runs/x.json")
@@ -338,8 +355,8 @@ class Formats(unittest.TestCase):
             write_json(os.path.join(d, "runs", "a-r1.json"), record("run-gregw-s1.json"))
             write_json(os.path.join(d, "runs", "b-r1.json"),
                        dict(record("run-gregw-s8.json"), format=2))
-            self.assertEqual([r["format"] for r in records.load_runs(d)], [2, 2])
-            self.assertEqual(records.load_meta(d), {"format": 2})
+            self.assertEqual([r["format"] for r in records.load_runs(d)], [3, 3])
+            self.assertEqual(records.load_meta(d), {"format": 3})
             with open(os.path.join(d, "runs", "c-r1.json"), "w") as f:
                 f.write("{")
             with self.assertRaises(records.FormatError) as e:
@@ -353,7 +370,7 @@ class Formats(unittest.TestCase):
             with self.subTest(newer=newer), tempfile.TemporaryDirectory() as d:
                 write_json(os.path.join(d, "runs", "a-r1.json"), record("run-gregw-s1.json"))
                 write_json(os.path.join(d, "meta.json"), {"scenario": "ras", "format": 2})
-                write_json(os.path.join(d, newer), dict(record("run-gregw-s8.json"), format=3))
+                write_json(os.path.join(d, newer), dict(record("run-gregw-s8.json"), format=4))
                 p = subprocess.run([sys.executable, "-B", "-m", "tunbedlib", "report", d],
                                    capture_output=True, text=True, env=env, timeout=30)
                 self.assertEqual((p.returncode, p.stdout), (2, ""))
@@ -439,11 +456,11 @@ class Drivers(unittest.TestCase):
                 ("gregw", "gre+seq+nooffload", ["--no-key", "--seq", "--no-csum"]),
                 ("route", "-", []), ("vxlan", "-", []), ("ovs-gre", "-", [])):
             with self.subTest(gateway=gateway, mode=mode):
-                d = drivers.DRIVERS[gateway]("tbunit", drivers.PAIRS[4],
-                                             scenario.Point(gateway, mode, 2, 0, "push", 1), {})
+                bed = types.SimpleNamespace(pair=beds.PAIRS[4], pins={})
+                d = drivers.DRIVERS[gateway](bed, scenario.Point(gateway, mode, 2, 0, "push", 1))
                 try:
                     self.assertEqual(d.wire_expectations(), want)
-                    args = point.wire_args(d, drivers.PAIRS[4], "transit", "/r")
+                    args = point.wire_args(d, beds.PAIRS[4], "transit", "/r")
                     self.assertEqual(args[-len(want) - 4:], ["--local", "198.18.0.1", "--remote",
                                                              "198.18.0.2", *want])
                 finally:
@@ -548,16 +565,16 @@ class Interrupt(unittest.TestCase):
                 os.kill(os.getpid(), signal.SIGINT)  # blocked: delivered when up is done
             return ""
 
-        saved = point.run, signal.getsignal(signal.SIGINT)
-        point.run = fake_run
+        saved = beds.run, signal.getsignal(signal.SIGINT)
+        beds.run = fake_run
         signal.signal(signal.SIGINT, signal.default_int_handler)
         try:
             sc = scenario.Scenario()
             p = scenario.Point("route", "-", 2, 0, "push", 1)
             with self.assertRaises(KeyboardInterrupt):
-                point.measure(sc, p, 1, "tbunit", {})
+                point.measure(sc, p, 1, beds.NamespaceBed(sc, "tbunit", {}))
         finally:
-            point.run = saved[0]
+            beds.run = saved[0]
             signal.signal(signal.SIGINT, saved[1])
         self.assertEqual(calls, ["up", "down"])
 

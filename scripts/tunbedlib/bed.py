@@ -1,0 +1,422 @@
+"""The test bed a run measures on: the hosts of each role and how to reach them, the tunnel's
+addresses, the CPU pins, and what is set up around a point. Two kinds: the built-in topology in
+network namespaces of this machine (NamespaceBed: built for every point from scratch, one
+machine sampled), and the hosts of an inventory over SSH (HostsBed, docs/hosts.md: connected
+once for the whole run, every host sampled, its clock aligned to the client's, its facts
+recorded, and everything the run changed on it undone after)."""
+
+import contextlib
+import ipaddress
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from . import cpu, inventory
+from .common import ROOT, TOPO, TOPOLOGIES, Failure, run
+from .hosts import Netns, Ssh
+
+# The tunnel of a RAS-shaped topology, per outer family: gwa and gwb's transit addresses, the
+# tunnel addresses, and the LAN behind each gateway (routed into the tunnel).
+PAIRS = {
+    4: {"a": "198.18.0.1", "b": "198.18.0.2", "ta": "198.19.0.1/24", "tb": "198.19.0.2/24",
+        "net_a": ["198.18.1.0/24"], "net_b": ["198.18.3.0/24"], "server": "198.18.3.2",
+        "client": "198.18.1.2"},
+    6: {"a": "2001:2::1", "b": "2001:2::2", "ta": "2001:2:0:ff::1/64", "tb": "2001:2:0:ff::2/64",
+        "net_a": ["2001:2:0:1::/64"], "net_b": ["2001:2:0:3::/64"], "server": "2001:2:0:3::2",
+        "client": "2001:2:0:1::2"},
+}
+BUILD_ID = os.path.join(ROOT, "scripts", "build-id")
+# What the runner calls on a host besides the build: iproute2 (ip, ss), util-linux (taskset),
+# procps (sysctl), coreutils (sha256sum); the package declares them.
+HOST_COMMANDS = ("ip", "ss", "taskset", "sysctl", "sha256sum", "ethtool")
+
+
+@contextlib.contextmanager
+def deferred_signals():
+    """SIGINT and SIGTERM wait (blocked, then delivered) until the block is done."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def topology_file(topology, mtu, tmpdir):
+    """The topology to build: a built-in name or a path, with the transit MTU replaced."""
+    path = topology if "/" in topology or topology.endswith(".topo") else \
+        os.path.join(TOPOLOGIES, f"{topology}.topo")
+    if not os.path.exists(path):
+        raise Failure(f"topology '{topology}': no such file {path}")
+    if not mtu:
+        return path
+    with open(path) as f:
+        text = f.read()
+    if "[link transit]" not in text:
+        raise Failure(f"{path}: no [link transit] to set an MTU on")
+    text = text.replace("[link transit]", f"[link transit]\nmtu = {mtu}", 1)
+    out = os.path.join(tmpdir, f"mtu{mtu}-{os.path.basename(path)}")
+    with open(out, "w") as f:
+        f.write(text)
+    return out
+
+
+def describe(topo_json):
+    """Outer family and per-host CPU pins of a RAS-shaped topology, from tunbed-topo show."""
+    hosts = {h["name"]: h for h in topo_json["hosts"]}
+    for need in ("client", "gwa", "gwb", "server"):
+        if need not in hosts:
+            raise Failure(f"the runner needs hosts client, gwa, gwb and server; "
+                          f"this topology has no '{need}'")
+    transit = [i for i in hosts["gwa"].get("interfaces", []) if i.get("link") == "transit"]
+    if not transit or not transit[0].get("addresses"):
+        raise Failure("the runner needs a link 'transit' between gwa and gwb, with addresses")
+    family = 6 if ":" in transit[0]["addresses"][0] else 4
+    pins = {h: hosts[h]["cpus"] for h in hosts if hosts[h].get("cpus")}
+    return family, pins, transit[0].get("name", "transit")
+
+
+class Bed:
+    """What drivers and the runner ask of a bed."""
+    pair = None
+    pins = {}
+    clients = servers = ()
+
+    def host(self, role):
+        """The Host of a role (client and server: the first of them)."""
+        return self.roles[role][0]
+
+    def transit_iface(self, role):
+        return self.transit[role]
+
+    def any_address(self, role):
+        """["--any-address"] where the inventory allows addresses outside the benchmarking
+        ranges on the host of role; [] otherwise (and always in namespaces)."""
+        return []
+
+    def samplers(self):
+        """[(host name, Host or None, roles)] to sample CPU on, one a machine."""
+        raise NotImplementedError
+
+    def sampler_of(self, role):
+        """The name of the sampled machine role runs on, or None."""
+        raise NotImplementedError
+
+    def align(self, samplers):
+        """{host name: {"offset_s", "error_s"}}: what to add to a host's CLOCK_MONOTONIC to
+        be on the first client's, and how far off that may be. One machine: one clock."""
+        return {name: {"offset_s": 0.0, "error_s": 0.0} for name, _, _ in samplers}
+
+    def facts(self):
+        return {}
+
+
+class NamespaceBed(Bed):
+    """The built-in topology (or a topology file) in namespaces PREFIX-HOST of this machine."""
+
+    def __init__(self, sc, prefix, pin_override):
+        self.sc, self.prefix, self.pin_override = sc, prefix, pin_override
+        self.roles = {r: [Netns(prefix, r)] for r in inventory.ROLES}
+        self.clients, self.servers = self.roles["client"], self.roles["server"]
+
+    def open(self):
+        pass
+
+    def close(self):
+        pass
+
+    @contextlib.contextmanager
+    def point(self, point):
+        """The topology up for one point, and down again after, whatever happens."""
+        with tempfile.TemporaryDirectory(prefix="tunbed-run-") as tmp:
+            topo = topology_file(self.sc.topology, point.mtu, tmp)
+            try:
+                # Ctrl-C waits until the topology is up: an interrupted `up` would leave
+                # namespaces. The waiting signal is delivered as the block ends, so the block
+                # sits inside the try whose finally takes the topology down again.
+                with deferred_signals():
+                    run([TOPO, "up", topo, "--prefix", self.prefix])
+                shown = json.loads(run([TOPO, "show", topo, "--prefix", self.prefix, "--json"]))
+                family, pins, transit = describe(shown)
+                pins.update(self.pin_override)
+                self.pair, self.pins = PAIRS[family], pins
+                self.transit = {"gwa": transit, "gwb": transit}
+                for hs in self.roles.values():
+                    for h in hs:
+                        h.open()
+                yield self
+            finally:
+                with deferred_signals():
+                    for hs in self.roles.values():
+                        for h in hs:
+                            with contextlib.suppress(Failure):
+                                h.run_undo()
+                            h.close()
+                    run([TOPO, "down", topo, "--prefix", self.prefix], check=False)
+
+    def samplers(self):
+        return [("this machine", None, list(inventory.ROLES))]
+
+    def sampler_of(self, role):
+        return "this machine"
+
+
+def local_build_id():
+    return subprocess.run([BUILD_ID, os.path.join(ROOT, "build", "bin")], capture_output=True,
+                          text=True, check=True).stdout.strip()
+
+
+class HostsBed(Bed):
+    """The hosts of an inventory, each reached over SSH (docs/hosts.md)."""
+
+    def __init__(self, inv, prefix, pin_override, need_gateways=True):
+        self.inv, self.prefix = inv, prefix
+        self.ctl_dir = tempfile.mkdtemp(prefix="tunbed-ssh-")
+        self.roles = {r: [Ssh(s, prefix, self.ctl_dir) for s in inv.roles.get(r, [])]
+                      for r in inventory.ROLES}
+        self.by_name = {h.name: h for hs in self.roles.values() for h in hs}
+        self.clients, self.servers = self.roles["client"], self.roles["server"]
+        self.need_gateways = need_gateways
+        self.opened = []
+        self.pins = dict(pin_override)
+        self.transit = {}
+        self._facts = {}
+        gw = {r: inv.roles[r][0] for r in inventory.GATEWAY_ROLES if inv.roles.get(r)}
+        c, s = inv.roles["client"][0], inv.roles["server"][0]
+        family = ipaddress.ip_address(c.addr).version
+        self.pair = {"server": s.addr, "client": c.addr}
+        if len(gw) == 2:
+            self.pair.update({
+                "a": gw["gwa"].transit_addr, "b": gw["gwb"].transit_addr,
+                "ta": gw["gwa"].tunnel_addr, "tb": gw["gwb"].tunnel_addr,
+                "net_a": gw["gwa"].lan_prefix.split(","), "net_b": gw["gwb"].lan_prefix.split(",")})
+        self.family = family
+
+    def host(self, role):
+        if not self.roles.get(role):
+            raise Failure(f"{self.inv.path}: no host in group '{role}'")
+        return self.roles[role][0]
+
+    def reachable(self):
+        return [h for h in self.by_name.values() if h.spec.reach]
+
+    def any_address(self, role):
+        return ["--any-address"] if self.host(role).spec.any_address else []
+
+    # Opening: every host at once; the first failure is the run's, with the host's name.
+    def open(self):
+        hosts = self.reachable()
+        with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as ex:
+            results = list(ex.map(self._open_one, hosts))
+        errors = [e for e in results if e]
+        if errors:
+            self.close()
+            raise inventory.InventoryError(errors[0])
+        want = local_build_id()
+        with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as ex:
+            errors = [e for e in ex.map(lambda h: self._check(h, want), hosts) if e]
+        if errors:
+            self.close()
+            raise inventory.InventoryError(errors[0])
+        self.setup_routes()
+
+    def _open_one(self, h):
+        try:
+            h.open()
+            self.opened.append(h)
+        except Failure as e:
+            return str(e)
+        return None
+
+    def _check(self, h, want):
+        """What must hold on a host before anything starts: the commands the runner calls,
+        this build of the programs, the interfaces and addresses the inventory names."""
+        try:
+            missing = h.run(["sh", "-c", 'for c in "$@"; do command -v "$c" >/dev/null || '
+                             'echo "$c"; done', "sh", *HOST_COMMANDS]).split()
+            if missing:
+                return (f"{h.label()}: missing {', '.join(missing)} (install the runtime "
+                        f"packages: scripts/tunbed provision --hosts {self.inv.path})")
+            bindir = os.path.dirname(h.bin("gregw"))
+            with open(BUILD_ID) as f:
+                got = h.call(["sh", "-s", bindir], input=f.read())
+            if got.returncode != 0:
+                return (f"{h.label()}: no tunbed build in {bindir} (run scripts/tunbed provision "
+                        f"--hosts {self.inv.path})")
+            if got.stdout.strip() != want:
+                return (f"{h.label()}: its tunbed build {got.stdout.strip()} in {bindir} is not "
+                        f"this one ({want}): run scripts/tunbed provision --hosts {self.inv.path}")
+            spec = h.spec
+            addrs = json.loads(h.run(["ip", "-j", "addr", "show"]))
+            have = {a["local"] for i in addrs for a in i.get("addr_info", [])}
+            links = {i["ifname"] for i in addrs}
+            for var in ("addr", "transit_addr", "lan_addr"):
+                value = getattr(spec, var)
+                if value and value not in have:
+                    return f"{h.label()}: tunbed_{var} {value} is not an address of this host"
+            for var in ("iface", "transit_iface"):
+                value = getattr(spec, var)
+                if value and value not in links:
+                    return f"{h.label()}: tunbed_{var} {value}: no such interface on this host"
+            if spec.role in inventory.GATEWAY_ROLES:
+                peer = self.pair.get("b" if spec.role == "gwa" else "a")
+                iface = spec.transit_iface or self._route_dev(h, peer)
+                if not iface:
+                    return f"{h.label()}: no route to the other gateway's transit address {peer}"
+                self.transit[spec.role] = iface
+        except Failure as e:
+            return str(e)
+        return None
+
+    @staticmethod
+    def _route_dev(h, addr):
+        try:
+            routes = json.loads(h.run(["ip", "-j", "route", "get", addr]))
+        except (Failure, ValueError):
+            return ""
+        return routes[0].get("dev", "") if routes else ""
+
+    def setup_routes(self):
+        """The client's route to the server's side via gwa, and back, unless the host routes
+        it so already; forwarding on the gateways. Each recorded to be undone."""
+        if not self.roles.get("gwa") or not self.roles.get("gwb"):
+            return  # external gateways: the network is the user's
+        gwa, gwb = self.host("gwa").spec, self.host("gwb").spec
+        for hs, nets, via in ((self.clients, gwb.lan_prefix, gwa.lan_addr),
+                              (self.servers, gwa.lan_prefix, gwb.lan_addr)):
+            for h in hs:
+                for net in nets.split(","):
+                    probe = str(ipaddress.ip_network(net, strict=False).network_address)
+                    # (ip route get fails where nothing routes the address.)
+                    got = json.loads(h.run(["ip", "-j", "route", "get", probe], check=False)
+                                     or "[]")
+                    if got and got[0].get("gateway") == via:
+                        continue
+                    h.run(["ip", "route", "add", net, "via", via])
+                    h.undo(["ip", "route", "del", net, "via", via], whole_run=True)
+        key = "net.ipv6.conf.all.forwarding" if self.family == 6 else "net.ipv4.ip_forward"
+        for role in inventory.GATEWAY_ROLES:
+            h = self.host(role)
+            if h.run(["sysctl", "-n", key]).strip() != "1":
+                h.run(["sysctl", "-qw", f"{key}=1"])
+                h.undo(["sysctl", "-qw", f"{key}=0"], whole_run=True)
+
+    def keep_routes(self, roles, nets_of):
+        """Before a tunnel replaces them: the gateways' routes to the far LAN, recorded to be
+        put back after."""
+        for role in roles:
+            h = self.host(role)
+            for net in nets_of(role):
+                for r in json.loads(h.run(["ip", "-j", "route", "show", "to", "exact", net])
+                                    or "[]"):
+                    cmd = ["ip", "route", "replace", net]
+                    if r.get("gateway"):
+                        cmd += ["via", r["gateway"]]
+                    if r.get("dev"):
+                        cmd += ["dev", r["dev"]]
+                    h.undo(cmd)
+
+    def close(self):
+        for h in reversed(self.opened):
+            with contextlib.suppress(Failure):
+                h.run_undo(whole_run=False)
+                h.run_undo(whole_run=True)
+                h.run(["rm", "-rf", h.state], check=False)
+            h.close()
+        self.opened = []
+        shutil.rmtree(self.ctl_dir, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def point(self, point):
+        if point.mtu:
+            raise Failure("a transit MTU (mtu =) is the topology's: the hosts mode uses the "
+                          "hosts' own")
+        self._facts = self._facts or self.gather_facts()
+        try:
+            yield self
+        finally:
+            with deferred_signals():
+                for h in self.opened:
+                    with contextlib.suppress(Failure):
+                        h.run_point_undo()
+
+    def samplers(self):
+        return [(h.name, h, list(h.roles)) for h in self.reachable() if h.spec.sample]
+
+    def sampler_of(self, role):
+        h = self.host(role)
+        return h.name if h.spec.reach and h.spec.sample else None
+
+    def align(self, samplers):
+        """Each sampled host's CLOCK_MONOTONIC against the first client's, through the
+        samplers' open channels (cpu.Sampler.clock): the offset to add to a host's times, and
+        how far off it may be (the two round trips' halves)."""
+        raw = {name: s.clock() for name, _, s in samplers}
+        ref = raw.get(self.clients[0].name, (0.0, 0.0))
+        return {name: {"offset_s": ref[0] - off,
+                       "error_s": err + (ref[1] if name != self.clients[0].name else 0.0)}
+                for name, (off, err) in raw.items()}
+
+    def gather_facts(self):
+        with ThreadPoolExecutor(max_workers=max(1, len(self.reachable()))) as ex:
+            return dict(zip([h.name for h in self.reachable()],
+                            ex.map(host_facts, self.reachable())))
+
+    def facts(self):
+        return self._facts
+
+
+FACTS_SH = r'''
+echo "kernel=$(uname -r)"
+echo "cpus=$(nproc)"
+echo "cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+for k in net.ipv4.tcp_congestion_control net.core.rmem_max net.core.wmem_max net.ipv4.tcp_rmem net.ipv4.tcp_wmem; do
+	echo "$k=$(sysctl -n $k 2>/dev/null | tr '\t' ' ')"
+done
+'''
+
+
+def host_facts(h):
+    """What the cloud benchmarks tell their readers to check, per host: kernel, CPUs, the data
+    plane's NIC (driver, queues, offloads, MTU), congestion control and socket buffers."""
+    facts = {}
+    for line in h.run(["sh", "-c", FACTS_SH], check=False).splitlines():
+        k, _, v = line.partition("=")
+        facts[k] = v.strip()
+    spec = h.spec
+    iface = spec.iface or spec.transit_iface or \
+        HostsBed._route_dev(h, spec.addr or spec.transit_addr)
+    if not iface:
+        # The data address is local: its route is via lo; take the interface that holds it.
+        for i in json.loads(h.run(["ip", "-j", "addr", "show"], check=False) or "[]"):
+            if any(a.get("local") in (spec.addr, spec.transit_addr)
+                   for a in i.get("addr_info", [])):
+                iface = i["ifname"]
+    nic = {"name": iface}
+    if iface:
+        link = json.loads(h.run(["ip", "-j", "link", "show", "dev", iface], check=False)
+                          or "[{}]")[0]
+        nic["mtu"] = link.get("mtu")
+        drv = h.run(["ethtool", "-i", iface], check=False)
+        nic["driver"] = next((ln.split(":", 1)[1].strip() for ln in drv.splitlines()
+                              if ln.startswith("driver:")), "")
+        ch = h.run(["ethtool", "-l", iface], check=False)
+        cur = ch.split("Current hardware settings:")[-1] if "Current" in ch else ""
+        nic["queues"] = {k.strip().lower(): v.strip() for k, _, v in
+                         (ln.partition(":") for ln in cur.splitlines() if ":" in ln)
+                         if v.strip() and v.strip() != "n/a"}
+        off = h.run(["ethtool", "-k", iface], check=False)
+        nic["offloads"] = {k.strip(): v.split()[0] for k, _, v in
+                           (ln.partition(":") for ln in off.splitlines()[1:] if ":" in ln)
+                           if v.split() and k.strip() in OFFLOADS}
+    facts["nic"] = nic
+    return facts
+
+
+OFFLOADS = ("tcp-segmentation-offload", "generic-segmentation-offload",
+            "generic-receive-offload", "large-receive-offload", "rx-checksumming",
+            "tx-checksumming", "tx-udp-segmentation", "rx-udp-gro-forwarding")

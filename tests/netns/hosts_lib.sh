@@ -1,0 +1,112 @@
+#!/bin/bash
+# Helpers for the hosts mode's tests, on top of lib.sh: the hosts of ras-hosts.topo made into
+# machines that are reachable only over SSH. Each host namespace runs its own sshd, listening
+# on its management address alone, with a host key and an authorized key made for the test;
+# the runner runs in P-mgmt and knows the hosts only from an inventory. Namespaces share one
+# filesystem, so each host gets its own install directory (tunbed_root). Every sshd is
+# stopped by PID in the cleanup.
+#
+#  P-mgmt [runner, ssh] --mgmt-X (198.18.200.0/30 each)-- P-X [sshd 198.18.200.*]   X = client, gwa, gwb, server
+# shellcheck disable=SC2034 # variables are used by the scripts that source this file
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+HOST_ROLES=(client gwa gwb server)
+declare -A HOST_MGMT=([client]=198.18.200.2 [gwa]=198.18.200.6 [gwb]=198.18.200.10 [server]=198.18.200.14)
+declare -A SSHD_PID
+TUNBED="$TUNBED_SRC/scripts/tunbed"
+
+# hosts_up PREFIX: the topology, keys and one sshd per host; SSH_DIR holds the keys.
+hosts_up() {
+	local p=$1 role
+	"$TOPO" up "$TOPOLOGIES/ras-hosts.topo" --prefix "$p" >/dev/null
+	SSH_DIR="$TMP/ssh"
+	mkdir -p "$SSH_DIR" /run/sshd
+	chmod 700 "$SSH_DIR"
+	ssh-keygen -q -t ed25519 -N "" -C "tunbed test" -f "$SSH_DIR/id"
+	ssh-keygen -q -t ed25519 -N "" -C "tunbed test, other" -f "$SSH_DIR/other"
+	ssh-keygen -q -t ed25519 -N "" -C "tunbed test host" -f "$SSH_DIR/host_key"
+	cp "$SSH_DIR/id.pub" "$SSH_DIR/authorized_keys"
+	: >"$SSH_DIR/known_hosts"
+	for role in "${HOST_ROLES[@]}"; do
+		echo "${HOST_MGMT[$role]} $(cat "$SSH_DIR/host_key.pub")" >>"$SSH_DIR/known_hosts"
+		cat >"$SSH_DIR/sshd-$role.conf" <<-CONF
+			ListenAddress ${HOST_MGMT[$role]}
+			HostKey $SSH_DIR/host_key
+			PidFile none
+			AuthorizedKeysFile $SSH_DIR/authorized_keys
+			PermitRootLogin prohibit-password
+			PasswordAuthentication no
+			KbdInteractiveAuthentication no
+			UsePAM no
+			StrictModes no
+			Subsystem sftp internal-sftp
+			PrintMotd no
+			MaxSessions 64
+			MaxStartups 64
+		CONF
+		ip netns exec "$p-$role" /usr/sbin/sshd -D -e -f "$SSH_DIR/sshd-$role.conf" \
+			2>"$TMP/sshd-$role.log" &
+		SSHD_PID[$role]=$!
+	done
+	for role in "${HOST_ROLES[@]}"; do
+		poll 30 host_ssh "$p" "$role" true ||
+			die "sshd of $role did not answer on ${HOST_MGMT[$role]}: $(tail -3 "$TMP/sshd-$role.log")"
+	done
+}
+
+# host_ssh PREFIX ROLE CMD...: runs CMD on a host the way the runner reaches it.
+host_ssh() {
+	local p=$1 role=$2
+	shift 2
+	ip netns exec "$p-mgmt" ssh -o BatchMode=yes -o ConnectTimeout=5 -i "$SSH_DIR/id" \
+		-o IdentitiesOnly=yes -o UserKnownHostsFile="$SSH_DIR/known_hosts" \
+		-o StrictHostKeyChecking=yes -l root "${HOST_MGMT[$role]}" -- "$@"
+}
+
+# hosts_inventory FILE [extra all:vars lines...]: the inventory of the four hosts, each
+# with its own tunbed_root under $TMP.
+hosts_inventory() {
+	local file=$1
+	shift
+	cat >"$file" <<-INV
+		[client]
+		c1 ansible_host=${HOST_MGMT[client]} tunbed_addr=198.18.1.2 tunbed_root=$TMP/root-c1
+
+		[gwa]
+		gw1 ansible_host=${HOST_MGMT[gwa]} tunbed_transit_addr=198.18.0.1 tunbed_lan_addr=198.18.1.1 tunbed_lan_prefix=198.18.1.0/24 tunbed_root=$TMP/root-gw1
+
+		[gwb]
+		gw2 ansible_host=${HOST_MGMT[gwb]} tunbed_transit_addr=198.18.0.2 tunbed_lan_addr=198.18.3.1 tunbed_lan_prefix=198.18.3.0/24 tunbed_root=$TMP/root-gw2
+
+		[server]
+		s1 ansible_host=${HOST_MGMT[server]} tunbed_addr=198.18.3.2 tunbed_root=$TMP/root-s1
+
+		[all:vars]
+		ansible_user=root
+		ansible_ssh_private_key_file=$SSH_DIR/id
+		ansible_ssh_common_args='-o UserKnownHostsFile=$SSH_DIR/known_hosts -o StrictHostKeyChecking=yes'
+		ansible_python_interpreter=/usr/bin/python3
+		tunbed_install=dir
+	INV
+	printf '%s\n' "$@" >>"$file"
+}
+
+# in_mgmt CMD...: a command where the runner runs (P-mgmt): it reaches the hosts over SSH only.
+in_mgmt() {
+	ip netns exec "$MGMT_NS" "$@"
+}
+
+hosts_cleanup() {
+	local role
+	for role in "${!SSHD_PID[@]}"; do
+		kill "${SSHD_PID[$role]}" 2>/dev/null || true
+		wait "${SSHD_PID[$role]}" 2>/dev/null || true
+	done
+}
+
+hosts_test_init() {
+	netns_test_init
+	# shellcheck disable=SC2154 # rc is assigned inside the trap string
+	trap 'rc=$?; hosts_cleanup; cleanup "$rc"' EXIT
+}
