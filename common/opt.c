@@ -61,3 +61,18 @@ int opt_seconds(const char *opt, const char *val, double min, double max, double
 	}
 	return 0;
 }
+
+int opt_bench(const char *what, const char *val, const struct netprefix *p, bool any)
+{
+	if (any || netaddr_prefix_is_bench(p))
+		return 0;
+	log_warnx("%s %s " OPT_OUTSIDE_BENCH " (--any-address allows it)", what, val);
+	return -EINVAL;
+}
+
+int opt_bench_addr(const char *what, const char *val, const struct netaddr *a, bool any)
+{
+	struct netprefix p = { .addr = *a, .len = netaddr_len(a->family) * 8 };
+
+	return opt_bench(what, val, &p, any);
+}

@@ -1,12 +1,15 @@
 /*
  * What the tools' command lines share: the getopt_long loop over long options numbered from a
- * base id, with the options every tool has (-v, -h, -V), and the one line a bad value gets.
+ * base id, with the options every tool has (-v, -h, -V), the one line a bad value gets, and
+ * the refusal of an address outside the benchmarking ranges without --any-address.
  */
 #ifndef TUNBED_OPT_H
 #define TUNBED_OPT_H
 
 #include <getopt.h>
 #include <stdbool.h>
+
+#include "netaddr.h"
 
 /*
  * The options every tool ends its table with: -v counts verbosity, -h and -V print. (Left
@@ -56,5 +59,20 @@ int opt_bad(const char *opt, const char *val, const char *expect);
  * for --OPT: expected seconds from MIN to MAX" and returns -EINVAL.
  */
 int opt_seconds(const char *opt, const char *val, double min, double max, double *s);
+
+/* How a refusal of an address outside the benchmarking ranges reads after "WHAT VALUE ". */
+#define OPT_OUTSIDE_BENCH "is outside the benchmarking ranges " NETADDR_BENCH_RANGES
+
+/*
+ * Whether a tool may use the prefix p, given as val for what ("--remote", "server address"):
+ * 0 if p lies inside the benchmarking ranges, or anywhere when any (--any-address) is set.
+ * Otherwise logs "WHAT VAL is outside the benchmarking ranges 198.18.0.0/15 and 2001:2::/48
+ * (--any-address allows it)" and returns -EINVAL. Call it once every option is read, so that
+ * --any-address counts wherever it stands on the command line.
+ */
+int opt_bench(const char *what, const char *val, const struct netprefix *p, bool any);
+
+/* opt_bench for one address: the prefix of a's full length. */
+int opt_bench_addr(const char *what, const char *val, const struct netaddr *a, bool any);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include "log.h"
+#include "opt.h"
 #include "parse.h"
 
 enum opt_id {
@@ -39,6 +40,7 @@ enum opt_id {
 	OPT_AQM_TARGET,
 	OPT_AQM_INTERVAL,
 	OPT_ENCAP,
+	OPT_ANY_ADDRESS,
 	OPT_CONFIG,
 };
 
@@ -67,6 +69,7 @@ static const struct option options[] = {
 	{ "aqm-target", required_argument, NULL, OPT_AQM_TARGET },
 	{ "aqm-interval", required_argument, NULL, OPT_AQM_INTERVAL },
 	{ "encap", required_argument, NULL, OPT_ENCAP },
+	{ "any-address", no_argument, NULL, OPT_ANY_ADDRESS },
 	{ "config", required_argument, NULL, OPT_CONFIG },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -133,13 +136,17 @@ void config_usage(void)
 	       "                       /run/gregw/TUN.sock outside a named namespace); query it\n"
 	       "                       with: gregw ctl PATH stats\n"
 	       "other:\n"
+	       "  --any-address        allow --remote, --local, --addr, --addr6 and --route\n"
+	       "                       outside 198.18.0.0/15 and 2001:2::/48: a real network,\n"
+	       "                       chosen on purpose (shown as any_address in the stats)\n"
 	       "  --config FILE        read these keys from FILE first: 'remote = 198.18.0.2'\n"
 	       "                       (flags take yes/no; route may repeat)\n"
 	       "  -v, --verbose        say more on stderr\n"
 	       "  -h, --help           print this help\n"
 	       "  -V, --version        print the version\n"
 	       "\n"
-	       "Outer and inner addresses must lie in 198.18.0.0/15 or 2001:2::/48.\n"
+	       "Outer and inner addresses must lie in 198.18.0.0/15 or 2001:2::/48 unless\n"
+	       "--any-address is given.\n"
 	       "SIGINT or SIGTERM stops it within a second; a final JSON summary goes to stdout\n"
 	       "(or --stats-json). Exit status: 0 stopped by a signal, 1 failed, 2 bad usage.\n",
 	       CONFIG_MAX_WORKERS);
@@ -162,6 +169,32 @@ struct origin {
 	int line;
 };
 
+/*
+ * An address or prefix as given, kept for the range check once every option is read: an
+ * any-address in the file or on the command line may come after it.
+ */
+struct seen {
+	const char *key; /* NULL: not given */
+	struct origin o;
+	char value[128]; /* as given; an address or prefix is shorter */
+	struct netprefix p;
+};
+
+/* What a parse fills: the configuration, and the addresses it holds as they were given. */
+struct parse {
+	struct config *c;
+	struct seen remote, local, addr, addr6, routes[CONFIG_MAX_ROUTES];
+};
+
+static void see(struct seen *s, const struct origin *o, const char *key, const char *v,
+		const struct netprefix *p)
+{
+	s->key = key;
+	s->o = *o;
+	snprintf(s->value, sizeof(s->value), "%s", v);
+	s->p = *p;
+}
+
 static int bad(const struct origin *o, const char *key, const char *value, const char *expect)
 {
 	if (o->file)
@@ -171,7 +204,8 @@ static int bad(const struct origin *o, const char *key, const char *value, const
 	return -EINVAL;
 }
 
-static int set_addr(const struct origin *o, const char *key, const char *v, struct netaddr *a)
+static int set_addr(const struct origin *o, const char *key, const char *v, struct netaddr *a,
+		    struct seen *s)
 {
 	struct netprefix p;
 
@@ -179,13 +213,12 @@ static int set_addr(const struct origin *o, const char *key, const char *v, stru
 		return bad(o, key, v, "expected an IPv4 or IPv6 address");
 	p.addr = *a;
 	p.len = netaddr_len(a->family) * 8;
-	if (!netaddr_prefix_is_bench(&p))
-		return bad(o, key, v, "must lie in " NETADDR_BENCH_RANGES);
+	see(s, o, key, v, &p);
 	return 0;
 }
 
 static int set_prefix(const struct origin *o, const char *key, const char *v, int family, bool host,
-		      struct netprefix *p)
+		      struct netprefix *p, struct seen *s)
 {
 	if (netaddr_parse_prefix(v, p) || !strchr(v, '/'))
 		return bad(o, key, v, "expected ADDR/LEN");
@@ -193,12 +226,11 @@ static int set_prefix(const struct origin *o, const char *key, const char *v, in
 		return bad(o, key, v,
 			   family == AF_INET ? "expected an IPv4 prefix"
 					     : "expected an IPv6 prefix");
-	if (!netaddr_prefix_is_bench(p))
-		return bad(o, key, v, "must lie in " NETADDR_BENCH_RANGES);
 	if (host && !netaddr_prefix_has_host_bits(p) && p->len < netaddr_len(p->addr.family) * 8)
 		return bad(o, key, v, "is a network, not a host address");
 	if (!host && netaddr_prefix_has_host_bits(p))
 		return bad(o, key, v, "has host bits set");
+	see(s, o, key, v, p);
 	return 0;
 }
 
@@ -223,8 +255,9 @@ static int set_string(const struct origin *o, const char *key, const char *v, ch
 	return 0;
 }
 
-static int apply(struct config *c, int id, const char *v, const struct origin *o)
+static int apply(struct parse *ps, int id, const char *v, const struct origin *o)
 {
+	struct config *c = ps->c;
 	const char *key = "?";
 	uint64_t n;
 	int rc;
@@ -241,16 +274,16 @@ static int apply(struct config *c, int id, const char *v, const struct origin *o
 		return 0;
 	case OPT_LOCAL:
 		c->has_local = true;
-		return set_addr(o, key, v, &c->local);
+		return set_addr(o, key, v, &c->local, &ps->local);
 	case OPT_REMOTE:
 		c->has_remote = true;
-		return set_addr(o, key, v, &c->remote);
+		return set_addr(o, key, v, &c->remote, &ps->remote);
 	case OPT_ADDR:
 		c->has_addr = true;
-		return set_prefix(o, key, v, AF_INET, true, &c->addr);
+		return set_prefix(o, key, v, AF_INET, true, &c->addr, &ps->addr);
 	case OPT_ADDR6:
 		c->has_addr6 = true;
-		return set_prefix(o, key, v, AF_INET6, true, &c->addr6);
+		return set_prefix(o, key, v, AF_INET6, true, &c->addr6, &ps->addr6);
 	case OPT_KEY:
 		if (parse_u64(v, 0, UINT32_MAX, &n))
 			return bad(o, key, v, "expected 0 to 4294967295");
@@ -263,6 +296,8 @@ static int apply(struct config *c, int id, const char *v, const struct origin *o
 		return set_bool(o, key, v, &c->csum);
 	case OPT_MSS_CLAMP:
 		return set_bool(o, key, v, &c->mss_clamp);
+	case OPT_ANY_ADDRESS:
+		return set_bool(o, key, v, &c->any_address);
 	case OPT_WORKERS:
 		if (parse_u64(v, 1, CONFIG_MAX_WORKERS, &n))
 			return bad(o, key, v, "expected 1 to 64");
@@ -297,7 +332,8 @@ static int apply(struct config *c, int id, const char *v, const struct origin *o
 	case OPT_ROUTE:
 		if (c->nroutes >= CONFIG_MAX_ROUTES)
 			return bad(o, key, v, "too many routes (at most 32)");
-		rc = set_prefix(o, key, v, 0, false, &c->routes[c->nroutes]);
+		rc = set_prefix(o, key, v, 0, false, &c->routes[c->nroutes],
+				&ps->routes[c->nroutes]);
 		if (!rc)
 			c->nroutes++;
 		return rc;
@@ -352,7 +388,7 @@ static int apply(struct config *c, int id, const char *v, const struct origin *o
 }
 
 struct file_ctx {
-	struct config *c;
+	struct parse *ps;
 	const char *path;
 	FILE *fp;
 	int line, error;
@@ -384,7 +420,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	for (const struct option *opt = options; opt->name; opt++) {
 		if (strcmp(opt->name, name) != 0 || opt->val < OPT_TUN || opt->val == OPT_CONFIG)
 			continue;
-		f->error = apply(f->c, opt->val, value, &o);
+		f->error = apply(f->ps, opt->val, value, &o);
 		return !f->error;
 	}
 	log_warnx("%s:%d: unknown key '%s'", f->path, f->line, name);
@@ -392,9 +428,9 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	return 0;
 }
 
-static int load_file(struct config *c, const char *path)
+static int load_file(struct parse *ps, const char *path)
 {
-	struct file_ctx f = { .c = c, .path = path };
+	struct file_ctx f = { .ps = ps, .path = path };
 	int rc;
 
 	f.fp = fopen(path, "r");
@@ -413,9 +449,48 @@ static int load_file(struct config *c, const char *path)
 	return 0;
 }
 
+/* One address as given against the ranges: refused, naming how to allow it, unless inside. */
+static int in_range(const struct seen *s, bool any)
+{
+	char what[32];
+
+	if (!s->key || any || netaddr_prefix_is_bench(&s->p))
+		return 0;
+	if (s->o.file) {
+		log_warnx("%s:%d: %s %s " OPT_OUTSIDE_BENCH
+			  " (any-address = yes or --any-address allows it)",
+			  s->o.file, s->o.line, s->key, s->value);
+		return -EINVAL;
+	}
+	snprintf(what, sizeof(what), "--%s", s->key);
+	return opt_bench(what, s->value, &s->p, any);
+}
+
+/*
+ * Every address gregw will send from, send to or route with lies in the benchmarking ranges,
+ * unless any-address says a real network was chosen on purpose: a testbed must not send into
+ * a network nobody chose.
+ */
+static int check_ranges(const struct parse *ps)
+{
+	const struct seen *fixed[] = { &ps->remote, &ps->local, &ps->addr, &ps->addr6 };
+	bool any = ps->c->any_address;
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		if (in_range(fixed[i], any))
+			return -EINVAL;
+	}
+	for (int i = 0; i < ps->c->nroutes; i++) {
+		if (in_range(&ps->routes[i], any))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int config_parse(struct config *c, int argc, char **argv)
 {
 	struct origin cli = { 0 };
+	struct parse ps = { .c = c };
 	int opt, rc;
 
 	/* First pass: only --config, so that the command line overrides the file. */
@@ -423,7 +498,7 @@ int config_parse(struct config *c, int argc, char **argv)
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "vhV", options, NULL)) != -1) {
 		if (opt == OPT_CONFIG) {
-			rc = load_file(c, optarg);
+			rc = load_file(&ps, optarg);
 			if (rc)
 				return rc;
 		}
@@ -446,7 +521,7 @@ int config_parse(struct config *c, int argc, char **argv)
 		case '?':
 			return -EINVAL;
 		default:
-			rc = apply(c, opt, optarg ? optarg : "", &cli);
+			rc = apply(&ps, opt, optarg ? optarg : "", &cli);
 			if (rc)
 				return rc;
 		}
@@ -463,5 +538,5 @@ int config_parse(struct config *c, int argc, char **argv)
 		log_warnx("--local and --remote are of different families");
 		return -EINVAL;
 	}
-	return 0;
+	return check_ranges(&ps);
 }

@@ -40,6 +40,7 @@ struct config {
 	unsigned aqm_target_us, aqm_interval_us;
 	bool gre_udp;	  /* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */
 	bool sched_batch; /* --sched batch (default): workers under SCHED_BATCH */
+	bool any_address; /* addresses and routes may lie outside the benchmarking ranges */
 	int nroutes;
 	struct netprefix routes[CONFIG_MAX_ROUTES];
 	int verbose;
@@ -53,8 +54,10 @@ void config_defaults(struct config *c);
 
 /*
  * Parses argv (after the program name) into *c, reading --config FILE first. On a bad value
- * prints one line naming the option (or FILE:LINE) and the value and returns -EINVAL; for
- * --help or --version prints and returns 1. Returns 0 when gregw should run.
+ * prints one line naming the option (or FILE:LINE) and the value and returns -EINVAL; so too
+ * for an address or route outside the benchmarking ranges without any-address, once every
+ * option is read. For --help or --version prints and returns 1. Returns 0 when gregw should
+ * run.
  */
 int config_parse(struct config *c, int argc, char **argv);
 

@@ -47,6 +47,7 @@ struct client_cfg {
 	uint32_t rr_size;
 	uint64_t interval_ms; /* 0: no interval reports */
 	enum client_output output;
+	bool any_address; /* --any-address: HOST may lie outside the benchmarking ranges */
 };
 
 /*

@@ -41,6 +41,7 @@ enum {
 	O_JSON,
 	O_JSON_STREAM,
 	O_CORRUPT,
+	O_ANY_ADDRESS,
 };
 
 static const struct option opts[] = {
@@ -72,6 +73,7 @@ static const struct option opts[] = {
 	{ "json-stream", no_argument, NULL, O_JSON_STREAM },
 	/* Test hook, deliberately not in --help: the server corrupts one byte it sends. */
 	{ "corrupt-offset", required_argument, NULL, O_CORRUPT },
+	{ "any-address", no_argument, NULL, O_ANY_ADDRESS },
 	OPT_COMMON,
 };
 
@@ -82,12 +84,16 @@ static void usage(void)
 	       "\n"
 	       "Traffic for gateway tests: many TCP sessions (push, pull, duplex; verified or\n"
 	       "not), paced UDP with loss and jitter, and request/response latency probes, also\n"
-	       "under load. HOST is an address in 198.18.0.0/15 or 2001:2::/48.\n"
+	       "under load. HOST is an address in 198.18.0.0/15 or 2001:2::/48 (anywhere with\n"
+	       "--any-address).\n"
 	       "\n"
 	       "both:\n"
 	       "  --port P             TCP and UDP port (default %d)\n"
 	       "  --threads T          worker threads (default: one per CPU)\n"
 	       "  --cpus LIST          pin the threads to these CPUs, in order\n"
+	       "  --any-address        allow HOST and --bind outside 198.18.0.0/15 and\n"
+	       "                       2001:2::/48: a real network, chosen on purpose (the\n"
+	       "                       client's JSON config says any_address)\n"
 	       "server:\n"
 	       "  --bind ADDR          listen on ADDR only (default: every address)\n"
 	       "client, sessions:\n"
@@ -155,18 +161,12 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 			return opt_bad(name, v, "expected 1 to 65535");
 		c->port = s->port = (uint16_t)n;
 		return 0;
-	case O_BIND: {
-		struct netprefix p;
-
+	case O_BIND:
 		if (netaddr_parse(v, &s->bind))
 			return opt_bad(name, v, "expected an address");
-		p.addr = s->bind;
-		p.len = netaddr_len(p.addr.family) * 8;
-		if (!netaddr_prefix_is_bench(&p))
-			return opt_bad(name, v, "must lie in " NETADDR_BENCH_RANGES);
+		o->bind_arg = v;
 		s->has_bind = true;
 		return 0;
-	}
 	case O_THREADS:
 		if (parse_u64(v, 1, TRAFFIC_MAX_THREADS, &n))
 			return opt_bad(name, v, "expected 1 to 64");
@@ -275,6 +275,9 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 		if (parse_u64(v, 0, UINT64_MAX - 1, &s->corrupt_at))
 			return opt_bad(name, v, "expected a byte offset");
 		return 0;
+	case O_ANY_ADDRESS:
+		o->any_address = c->any_address = true; /* the client's for its JSON */
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -293,7 +296,10 @@ static void defaults(struct options *o)
 	o->client.rr_size = 64;
 }
 
-/* Options that do not make sense together, or for the chosen role. */
+/*
+ * Options that do not make sense together, or for the chosen role. The addresses are checked
+ * here, after every option, so that --any-address counts wherever it stands.
+ */
 static int check(struct options *o, const bool *given)
 {
 	struct client_cfg *c = &o->client;
@@ -305,6 +311,9 @@ static int check(struct options *o, const bool *given)
 				return -EINVAL;
 			}
 		}
+		if (o->server.has_bind)
+			return opt_bench_addr("--bind", o->bind_arg, &o->server.bind,
+					      o->any_address);
 		return 0;
 	}
 	if (given[O_BIND - O_PORT] || given[O_CORRUPT - O_PORT]) {
@@ -349,7 +358,7 @@ static int check(struct options *o, const bool *given)
 
 int options_parse(struct options *o, int argc, char **argv)
 {
-	bool given[O_CORRUPT - O_PORT + 1] = { false };
+	bool given[O_ANY_ADDRESS - O_PORT + 1] = { false };
 	struct opt_cli cli = { .prog = "tunbed-traffic",
 			       .version = TUNBED_VERSION,
 			       .opts = opts,
@@ -381,8 +390,6 @@ int options_parse(struct options *o, int argc, char **argv)
 	if (rc)
 		return rc;
 	if (o->mode == MODE_CLIENT) {
-		struct netprefix p;
-
 		if (optind >= argc) {
 			log_warnx("client needs the server's address: tunbed-traffic client HOST");
 			return -EINVAL;
@@ -393,12 +400,9 @@ int options_parse(struct options *o, int argc, char **argv)
 				  host);
 			return -EINVAL;
 		}
-		p.addr = o->client.addr;
-		p.len = netaddr_len(p.addr.family) * 8;
-		if (!netaddr_prefix_is_bench(&p)) {
-			log_warnx("server address '%s' is outside " NETADDR_BENCH_RANGES, host);
-			return -EINVAL;
-		}
+		rc = opt_bench_addr("server address", host, &o->client.addr, o->any_address);
+		if (rc)
+			return rc;
 		o->client.host = host;
 	}
 	if (optind < argc) {

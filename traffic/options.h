@@ -19,6 +19,8 @@ struct options {
 	enum options_mode mode;
 	struct server_cfg server;
 	struct client_cfg client;
+	bool any_address;     /* --any-address: HOST or --bind may lie outside the ranges */
+	const char *bind_arg; /* --bind as given, for the range check after every option */
 	int verbose;
 };
 

@@ -478,6 +478,7 @@ int report_final(struct client *cl)
 	jout_str(d, "tunbed_traffic", TUNBED_VERSION);
 	jout_str(d, "test_id", test);
 	jout_str(cfg, "server", c->host);
+	jout_bool(cfg, "any_address", c->any_address);
 	jout_int(cfg, "port", c->port);
 	jout_str(cfg, "protocol", c->udp ? "udp" : "tcp");
 	if (!c->udp)

@@ -38,6 +38,7 @@ enum {
 	O_CHECK,
 	O_BUFFER,
 	O_READY_FILE,
+	O_ANY_ADDRESS,
 };
 
 static const struct option opts[] = {
@@ -61,6 +62,7 @@ static const struct option opts[] = {
 	{ "check", no_argument, NULL, O_CHECK },
 	{ "buffer", required_argument, NULL, O_BUFFER },
 	{ "ready-file", required_argument, NULL, O_READY_FILE },
+	{ "any-address", no_argument, NULL, O_ANY_ADDRESS },
 	OPT_COMMON,
 };
 
@@ -86,7 +88,10 @@ static void usage(void)
 	       "  --ready-file FILE    live: create FILE once the capture runs\n"
 	       "expected (each check is off unless asked for):\n"
 	       "  --local ADDR --remote ADDR  the tunnel's ends; without them the first tunnel\n"
-	       "                       frame names them (its source is local)\n"
+	       "                       frame names them (its source is local); in\n"
+	       "                       198.18.0.0/15 or 2001:2::/48 unless --any-address\n"
+	       "  --any-address        allow --local and --remote outside those ranges: the\n"
+	       "                       tunnel runs on a real network, chosen on purpose\n"
 	       "  --key N | --no-key   every frame carries key N | carries no key\n"
 	       "  --seq | --no-seq     every frame has a sequence number | has none\n"
 	       "  --csum | --no-csum   every frame has a GRE checksum | has none\n"
@@ -149,6 +154,7 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 	case O_REMOTE:
 		if (netaddr_parse(v, id == O_LOCAL ? &e->local : &e->remote))
 			return opt_bad(name, v, "expected an IPv4 or IPv6 address");
+		*(id == O_LOCAL ? &o->local_arg : &o->remote_arg) = v;
 		return 0;
 	case O_KEY:
 		if (parse_u64(v, 0, UINT32_MAX, &n))
@@ -193,11 +199,14 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 	case O_READY_FILE:
 		o->cap.ready_file = v;
 		return 0;
+	case O_ANY_ADDRESS:
+		o->any_address = true;
+		return 0;
 	}
 	return -EINVAL;
 }
 
-/* Options that do not make sense together. */
+/* Options that do not make sense together, and the tunnel's ends against the ranges. */
 static int check(struct wire_options *o, const bool *given)
 {
 	const struct wire_capture_cfg *c = &o->cap;
@@ -231,6 +240,14 @@ static int check(struct wire_options *o, const bool *given)
 			log_warnx("--local and --remote must differ");
 			return -EINVAL;
 		}
+		/*
+		 * tunbed-wire only captures and sends nothing, but the rule is the same for every
+		 * tool the hosts mode runs: ends outside the benchmarking ranges mean a real
+		 * network, and only --any-address says that one was chosen on purpose.
+		 */
+		if (opt_bench_addr("--local", o->local_arg, &o->expect.local, o->any_address) ||
+		    opt_bench_addr("--remote", o->remote_arg, &o->expect.remote, o->any_address))
+			return -EINVAL;
 		o->expect.has_peers = true;
 	}
 	return 0;
@@ -238,7 +255,7 @@ static int check(struct wire_options *o, const bool *given)
 
 int wire_options_parse(struct wire_options *o, int argc, char **argv)
 {
-	bool given[O_READY_FILE - O_NETNS + 1] = { false };
+	bool given[O_ANY_ADDRESS - O_NETNS + 1] = { false };
 	struct opt_cli cli = { .prog = "tunbed-wire",
 			       .version = TUNBED_VERSION,
 			       .opts = opts,

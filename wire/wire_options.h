@@ -20,12 +20,15 @@ struct wire_options {
 	bool json;
 	bool check;
 	unsigned top;
+	bool any_address;		    /* --any-address: the ends may lie outside the ranges */
+	const char *local_arg, *remote_arg; /* --local, --remote as given, for the range check */
 	int verbose;
 };
 
 /*
  * Parses argv into o. Returns 0, 1 if --help or --version was printed, or -EINVAL after
- * logging one line about the bad option.
+ * logging one line about the bad option (also --local or --remote outside the benchmarking
+ * ranges without --any-address).
  */
 int wire_options_parse(struct wire_options *o, int argc, char **argv);
 

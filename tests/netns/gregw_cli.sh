@@ -1,10 +1,13 @@
 #!/bin/bash
 # gregw's command line and config file: every bad value is one line naming the option (or
-# FILE:LINE) and the value, with exit status 2; what cannot work in the namespace (a device
-# or control socket already taken, an MTU above the path's) is one line and exit status 1;
-# a config file gives the same gateway as the options it holds.
+# FILE:LINE) and the value, with exit status 2; an address outside the benchmarking ranges is
+# refused so, naming --any-address, and with it is taken (tried only where nothing routes to
+# it: nothing is sent); what cannot work in the namespace (a device or control socket already
+# taken, an MTU above the path's, no route) is one line and exit status 1; a config file gives
+# the same gateway as the options it holds.
 #
 #  P-a 198.18.0.1 ---l--- 198.18.0.2 P-b      (mtu 1400)
+#  P-bare: lo only, no route anywhere
 # shellcheck source=gregw_lib.sh
 source "$(dirname "$0")/gregw_lib.sh"
 gregw_test_init
@@ -17,7 +20,15 @@ run() { ip netns exec "$P-a" "$GREGW" --ctl "$TMP/cli.sock" "${GW_MODE_ARGS[@]}"
 
 expect_refusal "no remote" 2 "^gregw: missing --remote ADDR" run
 expect_refusal "bad remote" 2 "^gregw: bad value '198.18.0.300' for --remote: expected an IPv4 or IPv6 address$" run --remote 198.18.0.300
-expect_refusal "remote outside the ranges" 2 "^gregw: bad value '10.0.0.2' for --remote: must lie in 198.18.0.0/15 and 2001:2::/48$" run --remote 10.0.0.2
+OUTSIDE="is outside the benchmarking ranges 198.18.0.0/15 and 2001:2::/48"
+expect_refusal "remote outside the ranges" 2 "^gregw: --remote 10.1.2.3 $OUTSIDE \\(--any-address allows it\\)$" run --remote 10.1.2.3
+expect_refusal "IPv6 remote outside the ranges" 2 "^gregw: --remote 2001:db8::2 $OUTSIDE \\(--any-address allows it\\)$" run --remote 2001:db8::2
+expect_refusal "local outside the ranges" 2 "^gregw: --local 10.0.0.1 $OUTSIDE \\(--any-address allows it\\)$" run --remote 198.18.0.2 --local 10.0.0.1
+expect_refusal "addr outside the ranges" 2 "^gregw: --addr 10.9.0.1/24 $OUTSIDE \\(--any-address allows it\\)$" run --remote 198.18.0.2 --addr 10.9.0.1/24
+expect_refusal "addr6 outside the ranges" 2 "^gregw: --addr6 2001:db8::1/64 $OUTSIDE \\(--any-address allows it\\)$" run --remote 198.18.0.2 --addr6 2001:db8::1/64
+expect_refusal "addr wider than the ranges" 2 "^gregw: --addr 198.18.0.1/14 $OUTSIDE \\(--any-address allows it\\)$" run --remote 198.18.0.2 --addr 198.18.0.1/14
+expect_refusal "route outside the ranges" 2 "^gregw: --route 10.3.0.0/16 $OUTSIDE \\(--any-address allows it\\)$" run --remote 198.18.0.2 --route 198.18.3.0/24 --route 10.3.0.0/16
+expect_refusal "default route" 2 "^gregw: --route 0.0.0.0/0 $OUTSIDE \\(--any-address allows it\\)$" run --remote 198.18.0.2 --route 0.0.0.0/0
 expect_refusal "bad key" 2 "^gregw: bad value '4294967296' for --key: expected 0 to 4294967295$" run --remote 198.18.0.2 --key 4294967296
 expect_refusal "bad workers" 2 "^gregw: bad value '0' for --workers: expected 1 to 64$" run --remote 198.18.0.2 --workers 0
 expect_refusal "bad cpus" 2 "^gregw: bad value '2-1' for --cpus" run --remote 198.18.0.2 --cpus 2-1
@@ -36,23 +47,42 @@ expect_refusal "unknown option" 2 "unrecognized option '--bogus'" run --remote 1
 expect_refusal "stray argument" 2 "^gregw: unexpected argument 'extra'" run --remote 198.18.0.2 extra
 expect_refusal "mixed families" 2 "^gregw: --local and --remote are of different families$" run --remote 198.18.0.2 --local 2001:2::1
 "$GREGW" --help | grep -q -- "--mss-clamp" || fail "--help lacks --mss-clamp"
+"$GREGW" --help | grep -q -- "--any-address" || fail "--help lacks --any-address"
 
 printf '%s\n' "remote = 198.18.0.2" "key = 12" "seq = yes" "colour = red" >"$TMP/bad.conf"
 expect_refusal "unknown key in a file" 2 "^gregw: $TMP/bad.conf:4: unknown key 'colour'$" run --config "$TMP/bad.conf"
 printf '%s\n' "remote = 198.18.0.2" "seq = maybe" >"$TMP/bad2.conf"
 expect_refusal "bad value in a file" 2 "^gregw: $TMP/bad2.conf:2: bad value 'maybe' for seq: expected yes or no$" run --config "$TMP/bad2.conf"
 expect_refusal "missing file" 2 "^gregw: $TMP/none.conf: cannot open: No such file or directory$" run --config "$TMP/none.conf"
+printf '%s\n' "key = 12" "remote = 10.1.2.3" >"$TMP/real.conf"
+expect_refusal "remote outside the ranges in a file" 2 "^gregw: $TMP/real.conf:2: remote 10.1.2.3 $OUTSIDE \\(any-address = yes or --any-address allows it\\)$" run --config "$TMP/real.conf"
+printf '%s\n' "remote = 198.18.0.2" "any-address = perhaps" >"$TMP/bad3.conf"
+expect_refusal "bad any-address in a file" 2 "^gregw: $TMP/bad3.conf:2: bad value 'perhaps' for any-address: expected yes or no$" run --config "$TMP/bad3.conf"
+
+# With --any-address (after the address, before it, or as the file's key, after the address)
+# the option parsing lets 10.1.2.3 through, and setup then fails: P-bare has no route to it,
+# and a route lookup is all gregw does before it stops (exit 1): nothing is sent.
+ip netns add "$P-bare"
+ip -n "$P-bare" link set lo up
+bare() { ip netns exec "$P-bare" "$GREGW" --ctl "$TMP/bare.sock" "${GW_MODE_ARGS[@]}" "$@"; }
+expect_refusal "--any-address after --remote: past the options, no route" 1 "^gregw: no route to --remote 10.1.2.3: Network is unreachable$" bare --remote 10.1.2.3 --any-address
+expect_refusal "--any-address before the addresses" 1 "^gregw: no route to --remote 10.1.2.3: Network is unreachable$" bare --any-address --remote 10.1.2.3 --local 10.1.2.4 --addr 10.9.0.1/24 --route 10.3.0.0/16
+printf '%s\n' "remote = 10.1.2.3" "route = 10.3.0.0/16" "any-address = yes" >"$TMP/any.conf"
+expect_refusal "any-address = yes in a file" 1 "^gregw: no route to --remote 10.1.2.3: Network is unreachable$" bare --config "$TMP/any.conf"
+expect_refusal "a file's address, --any-address on the command line" 1 "^gregw: no route to --remote 10.1.2.3: Network is unreachable$" bare --config "$TMP/real.conf" --any-address
+ip netns del "$P-bare"
 
 # In the namespace: the path MTU is 1400, so the tunnel gets 1376 and no more.
 expect_refusal "mtu above the path" 1 "^gregw: --mtu 1390 does not fit: the path MTU 1400 towards the peer leaves $((1376 - GW_UDP)) for the tunnel \\($((24 + GW_UDP)) bytes of encapsulation\\)$" run --remote 198.18.0.2 --mtu 1390
 expect_refusal "no route to the peer" 1 "^gregw: no route to --remote 198.19.9.9" run --remote 198.19.9.9
 
 # A config file: the same gateway as its options, command line overriding.
+# (any-address = yes with the benchmarking ranges: allowed, recorded, and nothing leaves P-a.)
 printf '%s\n' "; gregw on P-a" "remote = 198.18.0.2" "addr = 198.19.0.1/24" "key = 12" "seq = yes" \
-	"workers = 1" "route = 198.18.5.0/24" "route = 198.18.6.0/24" >"$TMP/a.conf"
+	"workers = 1" "route = 198.18.5.0/24" "route = 198.18.6.0/24" "any-address = yes" >"$TMP/a.conf"
 gw_start conf "$P-a" --config "$TMP/a.conf" --key 13
 s=$(gw_stats conf)
-expect_eq "config file and override" "$(json_get "$s" '(d["config"]["key"], d["config"]["seq"], d["config"]["workers"], d["config"]["mtu"], d["config"]["addr"])')" "(13, True, 1, $((1368 - GW_UDP)), '198.19.0.1/24')"
+expect_eq "config file and override" "$(json_get "$s" '(d["config"]["key"], d["config"]["seq"], d["config"]["workers"], d["config"]["mtu"], d["config"]["addr"], d["config"]["any_address"])')" "(13, True, 1, $((1368 - GW_UDP)), '198.19.0.1/24', True)"
 expect_eq "routes from the file" "$(ip -n "$P-a" route show dev gre0 proto static | awk '{print $1}' | tr '\n' ' ')" "198.18.5.0/24 198.18.6.0/24 "
 
 # What is taken cannot be taken twice.
@@ -78,6 +108,7 @@ expect_eq "gregw --netns exit status" "$BG_STATUS" "0"
 # (more than 2 documents, how many final, the last final, every other one not)
 expect_eq "--stats-json: interval lines, then exactly one final summary, the last line" "$(gw_finals "$TMP/stats.jsonl")" "True 1 True True"
 expect_eq "nothing on stdout with --stats-json" "$(cat "$TMP/ns.out")" ""
+expect_eq "no --any-address: any_address false in the summary" "$(json_get "$(tail -n 1 "$TMP/stats.jsonl")" 'd["config"]["any_address"]')" "False"
 expect_refusal "--netns that does not exist" 1 "cannot open namespace 'nope$$'" "$GREGW" --netns "nope$$" --remote 198.18.0.2
 
 "$TOPO" down "$TMP/pair.topo" --prefix "$P" >/dev/null

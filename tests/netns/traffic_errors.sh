@@ -1,7 +1,8 @@
 #!/bin/bash
 # tunbed-traffic when things go wrong: no server, an unreachable one, a server killed in the
 # middle (partial results still printed, non-zero exit), garbage sent to the server (it
-# serves on), and every bad option (one line, exit status 2).
+# serves on), and every bad option (one line, exit status 2), an address outside the
+# benchmarking ranges without --any-address among them.
 #
 #  P-client 198.18.1.1 ---wire--- 198.18.1.2 P-server [tunbed-traffic server]
 # shellcheck source=traffic_lib.sh
@@ -48,12 +49,20 @@ expect_eq "server serves on after garbage" "$TR_STATUS $(json_get "$TR_JSON" 'd[
 # refused before any session starts.
 tr_client "$P-client" 198.18.1.2 --time 0.5 --congestion reno --json
 expect_eq "--congestion reno: reported" "$TR_STATUS $(json_get "$TR_JSON" 'd["config"]["congestion"]')" "0 reno"
+expect_eq "no --any-address: any_address false" "$(json_get "$TR_JSON" 'd["config"]["any_address"]')" "False"
+# --any-address is recorded; here with the benchmarking ranges, so nothing leaves the namespaces.
+tr_client "$P-client" 198.18.1.2 --time 0.5 --any-address --json
+expect_eq "--any-address: recorded in the config" "$TR_STATUS $(json_get "$TR_JSON" 'd["config"]["any_address"]')" "0 True"
 expect_refusal "--congestion unknown" 1 "^tunbed-traffic: --congestion vegas1: not available here" ip netns exec "$P-client" "$TRAFFIC" client 198.18.1.2 --time 1 --congestion vegas1
 kill -0 "$TR_SERVER" || fail "the server died"
 
 expect_refusal "no role" 2 "expected 'server' or 'client HOST'" "$TRAFFIC"
 expect_refusal "no host" 2 "client needs the server's address" "$TRAFFIC" client
-expect_refusal "host outside the ranges" 2 "server address '10.1.1.1' is outside 198.18.0.0/15 and 2001:2::/48$" "$TRAFFIC" client 10.1.1.1
+# Refused while the options are read, before anything is sent.
+OUTSIDE="is outside the benchmarking ranges 198.18.0.0/15 and 2001:2::/48 \\(--any-address allows it\\)"
+expect_refusal "host outside the ranges" 2 "^tunbed-traffic: server address 10.1.2.3 $OUTSIDE$" "$TRAFFIC" client 10.1.2.3
+expect_refusal "IPv6 host outside the ranges" 2 "^tunbed-traffic: server address 2001:db8::2 $OUTSIDE$" "$TRAFFIC" client 2001:db8::2 --time 1
+expect_refusal "--bind outside the ranges" 2 "^tunbed-traffic: --bind 10.0.0.1 $OUTSIDE$" "$TRAFFIC" server --bind 10.0.0.1
 expect_refusal "host name" 2 "bad server address 'localhost'" "$TRAFFIC" client localhost
 expect_refusal "sessions 0" 2 "bad value '0' for --sessions: expected 1 to 10000$" "$TRAFFIC" client 198.18.1.2 --sessions 0
 expect_refusal "sessions 10001" 2 "bad value '10001' for --sessions" "$TRAFFIC" client 198.18.1.2 --sessions 10001
@@ -67,6 +76,7 @@ expect_refusal "churn without bytes" 2 "--churn needs --bytes" "$TRAFFIC" client
 expect_refusal "client option on the server" 2 "--sessions is a client option" "$TRAFFIC" server --sessions 2
 expect_refusal "unknown option" 2 "unrecognized option '--frobnicate'" "$TRAFFIC" client 198.18.1.2 --frobnicate
 "$TRAFFIC" --help | grep -q -- "--rr-rate" || fail "--help lacks --rr-rate"
+"$TRAFFIC" --help | grep -q -- "--any-address" || fail "--help lacks --any-address"
 if "$TRAFFIC" --help | grep -q corrupt; then fail "the test hook shows in --help"; fi
 
 tr_stop

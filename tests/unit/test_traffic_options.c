@@ -9,22 +9,29 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "log.h"
 #include "options.h"
 
 static struct options o;
+static char err_line[512]; /* what the last run wrote on stderr */
 
-/* Parses a NULL-terminated argument list, with what it prints (a refusal, --help) hidden. */
+/*
+ * Parses a NULL-terminated argument list, with what it prints hidden: --help thrown away, a
+ * refusal kept in err_line.
+ */
 static int run(const char *const *args)
 {
 	char *argv[32];
+	FILE *err_file = tmpfile();
 	int argc = 0, rc, out = dup(1), err = dup(2), null = open("/dev/null", O_WRONLY);
+	size_t n;
 
 	for (; args[argc]; argc++)
 		argv[argc] = (char *)args[argc];
 	argv[argc] = NULL;
 	fflush(stdout);
 	dup2(null, 1);
-	dup2(null, 2);
+	dup2(fileno(err_file), 2);
 	rc = options_parse(&o, argc, argv);
 	fflush(stdout);
 	fflush(stderr);
@@ -33,6 +40,10 @@ static int run(const char *const *args)
 	close(out);
 	close(err);
 	close(null);
+	rewind(err_file);
+	n = fread(err_line, 1, sizeof(err_line) - 1, err_file);
+	err_line[n] = '\0';
+	fclose(err_file);
 	return rc;
 }
 
@@ -136,9 +147,54 @@ static void test_bad(void)
 		CHECK_ROW(run(rows[i].args) == -EINVAL, rows[i].name);
 }
 
+/*
+ * Addresses outside the benchmarking ranges: refused with one line naming --any-address, taken
+ * with it wherever it stands. Parsing only: nothing here connects anywhere.
+ */
+static void test_any_address(void)
+{
+	static const char outside[] = " is outside the benchmarking ranges 198.18.0.0/15 and "
+				      "2001:2::/48 (--any-address allows it)\n";
+	char want[256];
+
+	CHECK_INT(run(ARGS("client", "198.18.1.2")), 0);
+	CHECK(!o.any_address && !o.client.any_address);
+
+	CHECK_INT(run(ARGS("client", "10.1.2.3")), -EINVAL);
+	snprintf(want, sizeof(want), "tunbed-traffic: server address 10.1.2.3%s", outside);
+	CHECK_STR(err_line, want);
+	CHECK_INT(run(ARGS("client", "2001:db8::1", "--time", "1")), -EINVAL);
+	snprintf(want, sizeof(want), "tunbed-traffic: server address 2001:db8::1%s", outside);
+	CHECK_STR(err_line, want);
+	CHECK_INT(run(ARGS("server", "--bind", "10.0.0.1")), -EINVAL);
+	snprintf(want, sizeof(want), "tunbed-traffic: --bind 10.0.0.1%s", outside);
+	CHECK_STR(err_line, want);
+
+	/* Before the host, after it, after other options: the same. */
+	CHECK_INT(run(ARGS("client", "--any-address", "10.1.2.3")), 0);
+	CHECK_STR(err_line, "");
+	CHECK(o.any_address && o.client.any_address);
+	CHECK_STR(o.client.host, "10.1.2.3");
+	CHECK_INT(run(ARGS("client", "10.1.2.3", "--time", "1", "--any-address", "--json")), 0);
+	CHECK(o.client.any_address);
+	CHECK_INT(o.client.output, OUT_JSON);
+	CHECK_INT(run(ARGS("client", "2001:db8::1", "--any-address")), 0);
+	CHECK_INT(o.client.addr.family, AF_INET6);
+	CHECK_INT(run(ARGS("server", "--bind", "10.0.0.1", "--any-address")), 0);
+	CHECK(o.server.has_bind && o.any_address);
+	/* A server without --bind takes it too: the runner gives it to every tool alike. */
+	CHECK_INT(run(ARGS("server", "--port", "9401", "--any-address")), 0);
+	CHECK(o.any_address);
+	/* It allows addresses, nothing else: a bad one is still bad. */
+	CHECK_INT(run(ARGS("client", "localhost", "--any-address")), -EINVAL);
+	CHECK_INT(run(ARGS("client", "--any-address", "10.1.2.3", "--bind", "10.0.0.1")), -EINVAL);
+}
+
 int main(void)
 {
+	log_init("tunbed-traffic", LOG_LEVEL_WARN); /* the name main gives the lines */
 	test_good();
 	test_bad();
+	test_any_address();
 	return check_done("test_traffic_options");
 }

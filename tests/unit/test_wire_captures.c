@@ -3,7 +3,8 @@
  * dump API, tunbed-wire --read --json audits them, and every count must be exact. Also: the
  * pcap it writes with --write audits the same, bad input gives one line and exit 1, -v says
  * what it did, the live capture's kernel filter lets the tunnel's frames through, and GSO
- * super-frames with checksums left to offload count as the datagrams they carry.
+ * super-frames with checksums left to offload count as the datagrams they carry. Ends
+ * outside the benchmarking ranges are refused without --any-address and audited with it.
  * Usage: test_wire_captures PATH-TO-tunbed-wire
  */
 #include <errno.h>
@@ -829,6 +830,59 @@ static void test_bad_input(void)
 	free(out);
 }
 
+/* A tunnel between real addresses, as a hosts-mode run on a real network would capture it. */
+static const struct frame real[] = {
+	{ GOOD4(1), .src = "10.0.0.1", .dst = "10.0.0.2" },
+	{ GOOD4(2), .src = "10.0.0.1", .dst = "10.0.0.2" },
+	{ GOOD4(1), .src = "10.0.0.2", .dst = "10.0.0.1", .inner = ACK_B },
+};
+
+/*
+ * --local and --remote outside the benchmarking ranges: refused before the file is opened
+ * (exit 2, one line naming --any-address), audited with --any-address. --read sends nothing.
+ */
+static void test_any_address(void)
+{
+	char path[256], args[1024], errpath[256], *out;
+	json_t *doc;
+
+	snprintf(path, sizeof(path), "%s/real.pcap", dir);
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	write_pcap(path, DLT_EN10MB, real, sizeof(real) / sizeof(real[0]));
+	snprintf(args, sizeof(args), "--read %s --json --local 10.0.0.1 --remote 10.0.0.2", path);
+	CHECK_INT(run_wire(args, &out), 2);
+	CHECK_STR(out, "");
+	free(out);
+	CHECK_STR(slurp(errpath),
+		  "tunbed-wire: --local 10.0.0.1 is outside the benchmarking "
+		  "ranges 198.18.0.0/15 and 2001:2::/48 (--any-address allows it)\n");
+	snprintf(args, sizeof(args), "--read %s --local 2001:2::1 --remote 2001:db8::2", path);
+	CHECK_INT(run_wire(args, &out), 2);
+	free(out);
+	CHECK_STR(slurp(errpath),
+		  "tunbed-wire: --remote 2001:db8::2 is outside the benchmarking "
+		  "ranges 198.18.0.0/15 and 2001:2::/48 (--any-address allows it)\n");
+
+	snprintf(args, sizeof(args),
+		 "--read %s --json --local 10.0.0.1 --remote 10.0.0.2 --any-address --key 7 --seq "
+		 "--csum --check",
+		 path);
+	doc = audit(args, 0);
+	CHECK_STR(slurp(errpath), "");
+	CHECK_AT(doc, "tunnel_frames", 3);
+	CHECK_AT(doc, "violation_frames", 0);
+	CHECK_AT(doc, "directions.0.frames", 2);
+	CHECK_AT(doc, "directions.1.frames", 1);
+	CHECK(!strcmp(json_string_value(at(doc, "expect.local")), "10.0.0.1"));
+	CHECK(!strcmp(json_string_value(at(doc, "expect.remote")), "10.0.0.2"));
+	json_decref(doc);
+	/* Without --local and --remote the ends are learned from the file, whatever they are. */
+	snprintf(args, sizeof(args), "--read %s --json", path);
+	doc = audit(args, 0);
+	CHECK(!strcmp(json_string_value(at(doc, "expect.local")), "10.0.0.1"));
+	json_decref(doc);
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[256];
@@ -852,6 +906,7 @@ int main(int argc, char **argv)
 	test_verbose();
 	test_filter();
 	test_bad_input();
+	test_any_address();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (getenv("KEEP") == NULL && system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
