@@ -119,6 +119,9 @@ def analyse(record):
         "rr_idle_p50_ms": (record.get("rr_idle") or {}).get("p50_ms"),
         "rr_load_p50_ms": (tr.get("rr") or {}).get("p50_ms"),
         "rr_load_p99_ms": (tr.get("rr") or {}).get("p99_ms"),
+        # Bytes that arrived other than sent, where every byte was checked; None unchecked.
+        "wrong_bytes": (tcp.get("verify") or {}).get("mismatches")
+        if (tcp.get("verify") or {}).get("on") else None,
     }
     machines = record.get("hosts") or []
     several = len(machines) > 1
@@ -269,5 +272,8 @@ def summarise(runs):
             "saturated": median_run["saturated"],
             "median_repeat": median_run["repeat"],
             "wire": wire_spread([r["wire"] for r in rs if r.get("wire")]),
+            # The worst repeat: one wrong byte is a failure of the gateway.
+            "wrong_bytes": max((r["wrong_bytes"] for r in rs if r.get("wrong_bytes") is not None),
+                               default=None),
         }
     return out

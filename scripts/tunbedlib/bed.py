@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from . import cpu, inventory
 from .common import ROOT, TOPO, TOPOLOGIES, Failure, run
-from .hosts import Netns, Ssh
+from .hosts import HostLost, Netns, Ssh
 
 # The tunnel of a RAS-shaped topology, per outer family: gwa and gwb's transit addresses, the
 # tunnel addresses, and the LAN behind each gateway (routed into the tunnel).
@@ -101,6 +101,9 @@ class Bed:
     def samplers(self):
         """[(host name, Host or None, roles)] to sample CPU on, one a machine."""
         raise NotImplementedError
+
+    def check(self):
+        """Raises HostLost for a host whose connection has ended; while a load runs."""
 
     def sampler_of(self, role):
         """The name of the sampled machine role runs on, or None."""
@@ -204,12 +207,21 @@ class HostsBed(Bed):
     def reachable(self):
         return [h for h in self.by_name.values() if h.spec.reach]
 
+    def check(self):
+        for h in self.opened:
+            if h.master is not None and h.master.poll() is not None:
+                h.lost = True
+                err = h.master.stderr.read().strip().splitlines()
+                raise HostLost(f"{h.label()}: lost: {h.why(err) if err else 'connection closed'}")
+
     def any_address(self, role):
         return ["--any-address"] if self.host(role).spec.any_address else []
 
     # Opening: every host at once; the first failure is the run's, with the host's name.
     def open(self):
         hosts = self.reachable()
+        for h in hosts:
+            h.start()
         with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as ex:
             results = list(ex.map(self._open_one, hosts))
         errors = [e for e in results if e]
@@ -289,18 +301,21 @@ class HostsBed(Bed):
         for hs, nets, via in ((self.clients, gwb.lan_prefix, gwa.lan_addr),
                               (self.servers, gwa.lan_prefix, gwb.lan_addr)):
             for h in hs:
+                hop = h.spec.gateway or via
                 for net in nets.split(","):
                     probe = str(ipaddress.ip_network(net, strict=False).network_address)
                     # (ip route get fails where nothing routes the address.)
                     got = json.loads(h.run(["ip", "-j", "route", "get", probe], check=False)
                                      or "[]")
-                    if got and got[0].get("gateway") == via:
+                    if got and got[0].get("gateway") == hop:
                         continue
-                    h.run(["ip", "route", "add", net, "via", via])
-                    h.undo(["ip", "route", "del", net, "via", via], whole_run=True)
+                    h.run(["ip", "route", "add", net, "via", hop])
+                    h.undo(["ip", "route", "del", net, "via", hop], whole_run=True)
         key = "net.ipv6.conf.all.forwarding" if self.family == 6 else "net.ipv4.ip_forward"
         for role in inventory.GATEWAY_ROLES:
             h = self.host(role)
+            if not h.spec.reach:
+                continue  # a gateway tunbed does not touch forwards as it is set up to
             if h.run(["sysctl", "-n", key]).strip() != "1":
                 h.run(["sysctl", "-qw", f"{key}=1"])
                 h.undo(["sysctl", "-qw", f"{key}=0"], whole_run=True)
@@ -310,6 +325,9 @@ class HostsBed(Bed):
         put back after."""
         for role in roles:
             h = self.host(role)
+            if not h.spec.reach:
+                raise Failure(f"{h.label()}: tunbed_reach=false: only an external gateway runs "
+                              "on a host tunbed does not reach")
             for net in nets_of(role):
                 for r in json.loads(h.run(["ip", "-j", "route", "show", "to", "exact", net])
                                     or "[]"):
@@ -361,10 +379,24 @@ class HostsBed(Bed):
                        "error_s": err + (ref[1] if name != self.clients[0].name else 0.0)}
                 for name, (off, err) in raw.items()}
 
+    def data_iface(self, h):
+        """The interface a host's measured traffic uses: a gateway's towards the other
+        gateway, else the one that holds its data address."""
+        spec = h.spec
+        if spec.role in inventory.GATEWAY_ROLES:
+            return spec.transit_iface or self.transit.get(spec.role, "")
+        if spec.iface:
+            return spec.iface
+        for i in json.loads(h.run(["ip", "-j", "addr", "show"], check=False) or "[]"):
+            if any(a.get("local") == spec.addr for a in i.get("addr_info", [])):
+                return i["ifname"]
+        return ""
+
     def gather_facts(self):
-        with ThreadPoolExecutor(max_workers=max(1, len(self.reachable()))) as ex:
-            return dict(zip([h.name for h in self.reachable()],
-                            ex.map(host_facts, self.reachable())))
+        hosts = self.reachable()
+        with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as ex:
+            return dict(zip([h.name for h in hosts],
+                            ex.map(lambda h: host_facts(h, self.data_iface(h)), hosts)))
 
     def facts(self):
         return self._facts
@@ -380,22 +412,14 @@ done
 '''
 
 
-def host_facts(h):
+def host_facts(h, iface):
     """What the cloud benchmarks tell their readers to check, per host: kernel, CPUs, the data
-    plane's NIC (driver, queues, offloads, MTU), congestion control and socket buffers."""
+    plane's NIC (iface: driver, queues, offloads, MTU), congestion control and socket
+    buffers."""
     facts = {}
     for line in h.run(["sh", "-c", FACTS_SH], check=False).splitlines():
         k, _, v = line.partition("=")
         facts[k] = v.strip()
-    spec = h.spec
-    iface = spec.iface or spec.transit_iface or \
-        HostsBed._route_dev(h, spec.addr or spec.transit_addr)
-    if not iface:
-        # The data address is local: its route is via lo; take the interface that holds it.
-        for i in json.loads(h.run(["ip", "-j", "addr", "show"], check=False) or "[]"):
-            if any(a.get("local") in (spec.addr, spec.transit_addr)
-                   for a in i.get("addr_info", [])):
-                iface = i["ifname"]
     nic = {"name": iface}
     if iface:
         link = json.loads(h.run(["ip", "-j", "link", "show", "dev", iface], check=False)

@@ -50,6 +50,8 @@ def apply_overrides(sc, args):
         sc.rr = False
     if getattr(args, "wire_audit", False):
         sc.wire_audit = True
+    if getattr(args, "verify", False):
+        sc.verify = True
     return sc
 
 
@@ -127,6 +129,7 @@ def execute(sc, args, title):
             "warmup": sc.warmup, "repeats": sc.repeats, "started_utc": started.isoformat(),
             "gateways": sc.gateways, "notes": notes, "pins": pins, "prefix": prefix,
             "wire_audit": sc.wire_audit, "congestion": sc.congestion or None,
+            "verify": sc.verify,
             "hosts": hosts_file and os.path.abspath(hosts_file)}
     runs = [(p, r) for r in range(1, sc.repeats + 1) for p in pts]
     progress = Progress(len(runs))
@@ -259,6 +262,9 @@ def add_matrix_options(p, defaults_note):
     p.add_argument("--wire-audit", action="store_true",
                    help="run tunbed-wire on the transit link during each run and report what "
                         "crossed it (it costs CPU, which the report attributes to it)")
+    p.add_argument("--verify", action="store_true",
+                   help="check every byte of every session against its pattern (tunbed-traffic "
+                        "--verify); the report says how many were wrong")
     p.add_argument("--topology", default="ras", help="built-in name or file (default ras)")
     p.add_argument("--pin", metavar="HOST=CPUS,...",
                    help="pin a host's processes (client, gwa, gwb, server) to CPUs, over the "

@@ -29,11 +29,16 @@ STATE_ROOT = "/run/tunbed"  # on a host: STATE_ROOT/PREFIX-NAME holds pids and u
 
 # A process on a host: its PID into the pid file (the first argument), then it runs, its
 # standard input closed; when this shell's standard input ends (the connection is gone),
-# the process is stopped. The exit status is the process's.
-# (A shell gives an asynchronous command /dev/null for its standard input unless it is
-# redirected: the watchdog reads the connection's through fd 3.)
+# the process is stopped: SIGTERM, and SIGKILL WATCHDOG_GRACE_S later if it is still there (a
+# tool that winds down over a network that went with the runner may wait long). The exit
+# status is the process's. (A shell gives an asynchronous command /dev/null for its standard
+# input unless it is redirected: the watchdog reads the connection's through fd 3; and it
+# holds none of the connection's output, which would keep the session open after the
+# process.)
+WATCHDOG_GRACE_S = 10
 WATCHDOG = ('exec 3<&0; "$@" <&- & pid=$!; echo $pid >"$0"; '
-            '( cat <&3 >/dev/null 2>&1; kill -TERM $pid 2>/dev/null ) & '
+            '( cat <&3; kill -TERM $pid 2>/dev/null || exit 0; '
+            f'sleep {WATCHDOG_GRACE_S}; kill -KILL $pid 2>/dev/null ) >/dev/null 2>&1 & '
             'exec 3<&-; wait $pid; st=$?; rm -f "$0"; exit $st')
 
 
@@ -47,6 +52,18 @@ class Proc:
 
     def __init__(self, host, tag, local, pid):
         self.host, self.tag, self.local, self.pid = host, tag, local, pid
+        self.readers = None
+        self.out, self.err = [], []
+
+    def reading(self):
+        """Starts taking its stdout and stderr as they come (so that a pipe never fills)."""
+        if self.readers is None:
+            self.readers = [threading.Thread(target=lambda f=f, b=b: b.append(f.read()),
+                                             daemon=True)
+                            for f, b in ((self.local.stdout, self.out),
+                                         (self.local.stderr, self.err)) if f]
+            for t in self.readers:
+                t.start()
 
     def poll(self):
         return self.local.poll()
@@ -56,20 +73,16 @@ class Proc:
         self.host.kill(self.pid, sig)
 
     def communicate(self, timeout=None):
-        """Its stdout and stderr once it has exited. Its standard input stays open (over SSH
-        the watchdog would stop the process at its end)."""
-        out, err = [], []
-        readers = [threading.Thread(target=lambda f=f, b=b: b.append(f.read()), daemon=True)
-                   for f, b in ((self.local.stdout, out), (self.local.stderr, err)) if f]
-        for t in readers:
-            t.start()
+        """Its stdout and stderr once it has exited. Its standard input stays open until
+        then (over SSH the watchdog would stop the process at its end)."""
+        self.reading()
         self.local.wait(timeout)
-        for t in readers:
+        for t in self.readers:
             t.join()
         if self.local.stdin:
             with contextlib.suppress(OSError):
                 self.local.stdin.close()
-        return (out[0] if out else None), (err[0] if err else None)
+        return (self.out[0] if self.out else None), (self.err[0] if self.err else None)
 
     def stop(self, sig=signal.SIGTERM, timeout=STOP_TIMEOUT_S):
         """Signals it by its PID and waits for it; returns (stdout, stderr) of what remained.
@@ -116,8 +129,10 @@ class Host:
     def call(self, cmd, timeout=COMMAND_TIMEOUT_S, input=None):
         """cmd on the host: the completed process (returncode, stdout, stderr)."""
         try:
+            # Never the runner's own stdin (a terminal): ssh would read it.
             p = subprocess.run(self.argv(cmd), capture_output=True, text=True, timeout=timeout,
-                               input=input)
+                               input=input,
+                               stdin=subprocess.DEVNULL if input is None else None)
         except subprocess.TimeoutExpired:
             raise Failure(f"{self.label()}: {os.path.basename(cmd[0])} did not finish within "
                           f"{timeout} s") from None
@@ -221,6 +236,7 @@ class Ssh(Host):
         self.prefix = prefix
         self.ctl = os.path.join(ctl_dir, f"{spec.name}.ctl")
         self.master = None
+        self.lost = False
         self.state = f"{STATE_ROOT}/{prefix}-{spec.name}"
 
     def ssh_base(self):
@@ -234,12 +250,20 @@ class Ssh(Host):
             args += ["-i", s.key, "-o", "IdentitiesOnly=yes"]
         return args + s.ssh_args
 
+    def start(self):
+        """Starts the master connection. It runs a command that reads its standard input, a
+        pipe from the runner: when the runner ends, however it ends, the pipe ends, so does
+        the command, and the master with it once its sessions are done (each of which ends the
+        same way: the watchdog's input, the sampler's, are pipes from the runner too)."""
+        self.master = subprocess.Popen(
+            [*self.ssh_base(), "-o", "ControlMaster=yes", "-o", "ControlPersist=no",
+             self.spec.address, "--", "exec cat >/dev/null"], stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
     def open(self):
         """Connects (the master connection), checks sudo, makes the state directory."""
-        self.master = subprocess.Popen(
-            [*self.ssh_base(), "-o", "ControlMaster=yes", "-o", "ControlPersist=no", "-N",
-             self.spec.address], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE, text=True)
+        if self.master is None:
+            self.start()
         deadline = time.monotonic() + CONNECT_TIMEOUT_S + 5
         while True:
             if self.master.poll() is not None:
@@ -285,12 +309,17 @@ class Ssh(Host):
 
     def close(self):
         if self.master and self.master.poll() is None:
-            self.master.terminate()
+            with contextlib.suppress(OSError):
+                self.master.stdin.close()
             try:
                 self.master.wait(10)
             except subprocess.TimeoutExpired:
-                self.master.kill()
-                self.master.wait()
+                self.master.terminate()
+                try:
+                    self.master.wait(10)
+                except subprocess.TimeoutExpired:
+                    self.master.kill()
+                    self.master.wait()
         self.master = None
         if os.path.exists(self.ctl):
             os.unlink(self.ctl)
@@ -307,11 +336,17 @@ class Ssh(Host):
     def bin(self, tool):
         return self.spec.bin(tool)
 
+    def call(self, cmd, timeout=COMMAND_TIMEOUT_S, input=None):
+        if self.lost:
+            raise HostLost(f"{self.label()}: lost earlier in the run")
+        return super().call(cmd, timeout, input)
+
     def check_transport(self, status, stderr):
         # ssh exits 255 when the connection failed (and a remote command rarely does).
         if status == 255 and (self.master is None or self.master.poll() is not None or
                               "mux_client" in stderr or "Connection" in stderr or
                               "closed by remote host" in stderr):
+            self.lost = True
             raise HostLost(f"{self.label()}: lost: {self.why(stderr.strip().splitlines())}")
 
     def spawn(self, tag, cmd, stdin=None, stdout=subprocess.DEVNULL, watchdog=True):
@@ -345,8 +380,14 @@ class Ssh(Host):
         for f in self.run(["sh", "-c", 'ls "$0"/*.pid 2>/dev/null || true', self.state],
                           check=False).split():
             pid = self.run(["cat", f], check=False).strip()
-            if pid.isdigit():
-                self.kill(int(pid), signal.SIGTERM)
+            if pid.isdigit() and self.call(["kill", "-TERM", pid]).returncode == 0:
+                # Gone within STOP_TIMEOUT_S, or killed.
+                deadline = time.monotonic() + STOP_TIMEOUT_S
+                while self.call(["kill", "-0", pid]).returncode == 0:
+                    if time.monotonic() > deadline:
+                        self.kill(int(pid), signal.SIGKILL)
+                        break
+                    time.sleep(0.1)
                 done.append(f"stopped pid {pid} ({os.path.basename(f)[:-4]})")
             self.run(["rm", "-f", f], check=False)
         for whole_run in (False, True):

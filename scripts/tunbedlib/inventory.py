@@ -37,6 +37,8 @@ class HostSpec:
     sample: bool = True  # whether its CPU is sampled (a Linux host that SSH reaches)
     reach: bool = True  # whether tunbed connects to it at all (an external gateway may not)
     addr: str = ""  # client, server: the address its traffic uses
+    gateway: str = ""  # client, server: its next hop to the far side (default: its gateway's
+    #                    tunbed_lan_addr)
     iface: str = ""
     transit_addr: str = ""  # gateways: the tunnel's outer address
     transit_iface: str = ""
@@ -143,13 +145,18 @@ def spec_of(name, role, v):
         s.addr = need("tunbed_addr")
         address(s.addr, name, "tunbed_addr", s)
         s.iface = str(v.get("tunbed_iface", ""))
+        s.gateway = str(v.get("tunbed_gateway", ""))
+        if s.gateway:
+            address(s.gateway, name, "tunbed_gateway", s)
     else:
         s.transit_addr = need("tunbed_transit_addr")
         address(s.transit_addr, name, "tunbed_transit_addr", s)
         s.lan_addr = need("tunbed_lan_addr")
         address(s.lan_addr, name, "tunbed_lan_addr", s)
-        s.lan_prefix = need("tunbed_lan_prefix")
-        address(s.lan_prefix, name, "tunbed_lan_prefix", s, prefix=True)
+        s.lan_prefix = ",".join(x.strip() for x in need("tunbed_lan_prefix").split(",")
+                                if x.strip())
+        for net in s.lan_prefix.split(","):
+            address(net, name, "tunbed_lan_prefix", s, prefix=True)
         s.transit_iface = str(v.get("tunbed_transit_iface", ""))
         s.iface = str(v.get("tunbed_iface", ""))
         family = ipaddress.ip_address(s.transit_addr).version
@@ -184,9 +191,12 @@ def parse(path, need_roles=ROLES):
     for role in ROLES:
         for name in groups.get(role, []):
             if name in seen:
-                raise InventoryError(f"host {name}: in groups {seen[name]} and {role}: a host "
+                first, second = sorted((seen[name], role), key=ROLES.index)
+                raise InventoryError(f"host {name}: in groups {first} and {second}: a host "
                                      "has one role")
             seen[name] = role
+    for role in ROLES:
+        for name in groups.get(role, []):
             roles.setdefault(role, []).append(spec_of(name, role, hostvars.get(name, {})))
     for role in need_roles:
         if not roles.get(role):

@@ -109,6 +109,8 @@ def merge_traffic(parts):
         "connections": sum(t.get("connections") or 0 for t in tcps),
         "errors": [e for t in tcps for e in t.get("errors", [])],
         "failed": sum(t.get("failed") or 0 for t in tcps),
+        "verify": {"on": all((t.get("verify") or {}).get("on") for t in tcps),
+                   "mismatches": sum((t.get("verify") or {}).get("mismatches", 0) for t in tcps)},
         "per_session": rows,
     }
     merged = dict(first, tcp=tcp, complete=all(d.get("complete") for d in docs),
@@ -180,16 +182,28 @@ def measure(sc, point, repeat, bed):
                             point.pattern, *cc, "--json", *bed.any_address("client")]
                     if sc.rr and i == 0:
                         args.append("--rr")
+                    if sc.verify:
+                        args.append("--verify")
                     p = h.spawn(f"traffic-client-{i}", pinned(
                         bed.pins, "client", [h.bin("tunbed-traffic"), "client", *args]),
                         stdout=-1)
                     clients.append((h, srv, n[i], p))
                     watch("client", p.pid, "tunbed-traffic client" +
                           (f" {h.name}" if len(bed.clients) > 1 else ""))
+                # While the load runs, a host whose connection ends ends the run at once.
+                for *_, p in clients:
+                    p.reading()
+                while any(p.poll() is None for *_, p in clients):
+                    bed.check()
+                    time.sleep(0.2)
                 outputs = [(h, srv, k, *p.communicate()) for h, srv, k, p in clients]
             finally:
                 for _, _, s in samplers:
-                    s.stop()
+                    try:
+                        s.stop()
+                    except Failure:
+                        bed.check()  # a sampler that failed with its host: the host's loss
+                        raise
             parts = []
             for (h, srv, k, out, err), (_, _, _, p) in zip(outputs, clients):
                 try:

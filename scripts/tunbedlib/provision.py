@@ -30,7 +30,9 @@ def ansible_env():
         "ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_RETRY_FILES_ENABLED": "False",
         "ANSIBLE_DEPRECATION_WARNINGS": "False", "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
         "ANSIBLE_PYTHON_INTERPRETER": "auto_silent", "ANSIBLE_TIMEOUT": "15",
-        "ANSIBLE_DISPLAY_SKIPPED_HOSTS": "False"}
+        "ANSIBLE_DISPLAY_SKIPPED_HOSTS": "False",
+        # No connection outlives the playbook (Ansible's default keeps them 60 s).
+        "ANSIBLE_SSH_ARGS": "-o ControlMaster=auto -o ControlPersist=no"}
 
 
 TASK = re.compile(r"^TASK \[(.*)\] \*+$")

@@ -153,9 +153,23 @@ def wire_headline(points, summary):
     return [line]
 
 
+def verify_headline(points, summary):
+    """With --verify: that every byte was right, or where it was not."""
+    checked = [p for p in points if summary.get(p["key"], {}).get("wrong_bytes") is not None]
+    if not checked:
+        return []
+    bad = [p for p in checked if summary[p["key"]]["wrong_bytes"]]
+    if not bad:
+        return [f"verify: every byte of every session checked at {plural(len(checked), 'point')}"
+                ": 0 wrong"]
+    return ["verify: WRONG BYTES at " + "; ".join(
+        f"{where(p)}: {summary[p['key']]['wrong_bytes']}" for p in bad)]
+
+
 def headlines(res):
-    """Every headline line of a run: the points', then the wire audit's."""
-    return headline(res.points, res.summary) + wire_headline(res.points, res.summary)
+    """Every headline line of a run: the points', then the wire audit's and the check's."""
+    return (headline(res.points, res.summary) + wire_headline(res.points, res.summary)
+            + verify_headline(res.points, res.summary))
 
 
 def title(meta):
@@ -301,6 +315,43 @@ def md_table(f, header, rows):
     f.write("\n")
 
 
+HOSTS_INTRO = ("Each host's facts as the run read them (the first run's), and how far its "
+               "clock may be from the first client's, to which its CPU samples are aligned (the "
+               "largest bound of any run).")
+
+
+def host_table(records):
+    """The machines of a run of several hosts, (header, rows); None for one machine."""
+    machines = {}
+    for r in records:
+        for h in r.get("hosts") or []:
+            m = machines.setdefault(h["name"], {"roles": h.get("roles", []), "facts": None,
+                                                "error": 0.0})
+            m["facts"] = m["facts"] or h.get("facts")
+            m["error"] = max(m["error"], (h.get("clock") or {}).get("error_s", 0.0))
+    if len(machines) < 2:
+        return None
+    header = ["host", "roles", "kernel", "CPUs", "NIC (driver, MTU, queues)", "offloads on",
+              "congestion control", "rmem_max / wmem_max", "tcp_rmem / tcp_wmem",
+              "clock error ms"]
+    rows = []
+    for name, m in machines.items():
+        f = m["facts"] or {}
+        nic = f.get("nic") or {}
+        queues = ", ".join(f"{k} {v}" for k, v in (nic.get("queues") or {}).items()) or "-"
+        offs = ", ".join(k.replace("-offload", "").replace("generic-", "g")
+                         for k, v in (nic.get("offloads") or {}).items() if v == "on") or "-"
+        rows.append([name, ", ".join(m["roles"]), f.get("kernel", "-"),
+                     f"{f.get('cpus', '-')} ({f.get('cpu_model', '?')})",
+                     f"{nic.get('name') or '-'} ({nic.get('driver') or '-'}, "
+                     f"{nic.get('mtu') or '-'}, {queues})", offs,
+                     f.get("net.ipv4.tcp_congestion_control", "-"),
+                     f"{f.get('net.core.rmem_max', '-')} / {f.get('net.core.wmem_max', '-')}",
+                     f"{f.get('net.ipv4.tcp_rmem', '-')} / {f.get('net.ipv4.tcp_wmem', '-')}",
+                     f"{m['error'] * 1e3:.3f}"])
+    return header, rows
+
+
 def wire_section(f, points, summary):
     """report.md's "Wire audit" section, if the audit ran."""
     wire = wire_table(points, summary)
@@ -331,6 +382,10 @@ def write_markdown(outdir, res, plots):
             f.write("\n")
         f.write(f"{congestion_line(res)}\n\n{method(meta)}\n\n")
         md_table(f, *point_table(res.points, res.summary))
+        hosts = host_table(res.records)
+        if hosts:
+            f.write(f"## Hosts\n\n{HOSTS_INTRO}\n\n")
+            md_table(f, *hosts)
         wire_section(f, res.points, res.summary)
         for p in plots:
             f.write(f"## {p.title}\n\n![{p.title}](plots/{p.name}.svg)\n\n"
@@ -396,6 +451,10 @@ def write_html(outdir, res, plots):
                                               for n in meta["notes"]) + "</blockquote>\n")
     out.append(f"<p>{words(congestion_line(res))}</p>\n<p>{words(method(meta))}</p>\n")
     out.append(html_table(*point_table(res.points, res.summary), "points"))
+    hosts = host_table(res.records)
+    if hosts:
+        out.append(f'<h2 id="hosts">Hosts</h2>\n<p>{words(HOSTS_INTRO)}</p>\n')
+        out.append(html_table(*hosts, "hosts"))
     wire = wire_table(res.points, res.summary)
     if wire:
         header, rows, failed = wire

@@ -15,6 +15,7 @@
     rr = yes                    ; latency probes, idle and under load
     congestion = cubic          ; TCP congestion control of the sessions (default: the system's)
     wire_audit = no             ; tunbed-wire on the transit link during each run
+    verify = no                 ; every byte of every session checked (tunbed-traffic --verify)
 
 Every error names file:line and the value, as the C tools do.
 """
@@ -24,7 +25,7 @@ import os
 
 from .drivers import DRIVERS
 
-GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "wireguard-go", "openvpn")
+GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "external", "wireguard-go", "openvpn")
 GREGW_ENCAPS = ("gre", "gre-udp")
 GREGW_OPTIONS = ("key", "seq", "csum", "nooffload", "aqm")
 PATTERNS = ("push", "pull", "duplex")
@@ -50,6 +51,7 @@ class Scenario:
     rr: bool = True
     congestion: str = ""  # the system's default
     wire_audit: bool = False
+    verify: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,6 +166,7 @@ SETTERS = {
     "rr": lambda s, v: setattr(s, "rr", _bool(v, "rr")),
     "congestion": _set_congestion,
     "wire_audit": lambda s, v: setattr(s, "wire_audit", _bool(v, "wire_audit")),
+    "verify": lambda s, v: setattr(s, "verify", _bool(v, "verify")),
 }
 
 

@@ -6,13 +6,13 @@
 # filesystem, so each host gets its own install directory (tunbed_root). Every sshd is
 # stopped by PID in the cleanup.
 #
-#  P-mgmt [runner, ssh] --mgmt-X (198.18.200.0/30 each)-- P-X [sshd 198.18.200.*]   X = client, gwa, gwb, server
+#  P-mgmt [runner, ssh] --mgmt-X (198.18.200.0/30 each)-- P-X [sshd 198.18.200.*]   X = client, gwa, gwb, server, client2
 # shellcheck disable=SC2034 # variables are used by the scripts that source this file
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-HOST_ROLES=(client gwa gwb server)
-declare -A HOST_MGMT=([client]=198.18.200.2 [gwa]=198.18.200.6 [gwb]=198.18.200.10 [server]=198.18.200.14)
+HOST_ROLES=(client gwa gwb server client2)
+declare -A HOST_MGMT=([client]=198.18.200.2 [gwa]=198.18.200.6 [gwb]=198.18.200.10 [server]=198.18.200.14 [client2]=198.18.200.18)
 declare -A SSHD_PID
 TUNBED="$TUNBED_SRC/scripts/tunbed"
 
@@ -22,11 +22,15 @@ hosts_up() {
 	"$TOPO" up "$TOPOLOGIES/ras-hosts.topo" --prefix "$p" >/dev/null
 	SSH_DIR="$TMP/ssh"
 	mkdir -p "$SSH_DIR" /run/sshd
-	chmod 700 "$SSH_DIR"
+	# sshd reads a user's authorized keys as that user (the fault test logs in as one that is
+	# not root): the directory and that file readable, the private keys 0600 as ssh-keygen
+	# makes them.
+	chmod 755 "$SSH_DIR" "$TMP"
 	ssh-keygen -q -t ed25519 -N "" -C "tunbed test" -f "$SSH_DIR/id"
 	ssh-keygen -q -t ed25519 -N "" -C "tunbed test, other" -f "$SSH_DIR/other"
 	ssh-keygen -q -t ed25519 -N "" -C "tunbed test host" -f "$SSH_DIR/host_key"
 	cp "$SSH_DIR/id.pub" "$SSH_DIR/authorized_keys"
+	chmod 644 "$SSH_DIR/authorized_keys"
 	: >"$SSH_DIR/known_hosts"
 	for role in "${HOST_ROLES[@]}"; do
 		echo "${HOST_MGMT[$role]} $(cat "$SSH_DIR/host_key.pub")" >>"$SSH_DIR/known_hosts"
@@ -45,14 +49,43 @@ hosts_up() {
 			MaxSessions 64
 			MaxStartups 64
 		CONF
-		ip netns exec "$p-$role" /usr/sbin/sshd -D -e -f "$SSH_DIR/sshd-$role.conf" \
-			2>"$TMP/sshd-$role.log" &
-		SSHD_PID[$role]=$!
+		sshd_start "$p" "$role"
 	done
 	for role in "${HOST_ROLES[@]}"; do
 		poll 30 host_ssh "$p" "$role" true ||
 			die "sshd of $role did not answer on ${HOST_MGMT[$role]}: $(tail -3 "$TMP/sshd-$role.log")"
 	done
+}
+
+# sshd_start PREFIX ROLE [HIDE]: the host's sshd; with HIDE (a path), in a mount namespace of
+# its own where HIDE is not there (/dev/null over it): a host without that program.
+sshd_start() {
+	local p=$1 role=$2 hide=${3:-}
+	if [ -n "$hide" ]; then
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		ip netns exec "$p-$role" unshare --mount --propagation private sh -c \
+			'mount --bind /dev/null "$1" && exec /usr/sbin/sshd -D -e -f "$2"' sh "$hide" \
+			"$SSH_DIR/sshd-$role.conf" 2>>"$TMP/sshd-$role.log" &
+	else
+		ip netns exec "$p-$role" /usr/sbin/sshd -D -e -f "$SSH_DIR/sshd-$role.conf" \
+			2>>"$TMP/sshd-$role.log" &
+	fi
+	SSHD_PID[$role]=$!
+}
+
+# sshd_stop ROLE: the host's sshd and every session it has, by PID.
+sshd_stop() {
+	local role=$1 pid
+	for pid in $(pid_tree "${SSHD_PID[$role]}"); do kill -KILL "$pid" 2>/dev/null || true; done
+	wait "${SSHD_PID[$role]}" 2>/dev/null || true
+	unset "SSHD_PID[$role]"
+}
+
+# pid_tree PID: it and its descendants.
+pid_tree() {
+	local c
+	echo "$1"
+	for c in $(ps -o pid= --ppid "$1"); do pid_tree "$c"; done
 }
 
 # host_ssh PREFIX ROLE CMD...: runs CMD on a host the way the runner reaches it.
@@ -100,8 +133,7 @@ in_mgmt() {
 hosts_cleanup() {
 	local role
 	for role in "${!SSHD_PID[@]}"; do
-		kill "${SSHD_PID[$role]}" 2>/dev/null || true
-		wait "${SSHD_PID[$role]}" 2>/dev/null || true
+		sshd_stop "$role"
 	done
 }
 

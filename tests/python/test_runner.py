@@ -17,7 +17,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import analysis, drivers, point, records, report, scenario  # noqa: E402
+from tunbedlib import analysis, drivers, inventory, point, records, report, scenario  # noqa: E402
 from tunbedlib import bed as beds  # noqa: E402
 
 
@@ -519,7 +519,7 @@ class Scenarios(unittest.TestCase):
         rows = [
             ("gateways = gregw", "f:1: 'gateways = gregw' outside [scenario]"),
             ("[scenario]\ngateways = ipsec", "f:2: unknown gateway 'ipsec': expected one of "
-             "gregw, route, vxlan, gre, ovs-gre, wireguard-go, openvpn"),
+             "gregw, route, vxlan, gre, ovs-gre, external, wireguard-go, openvpn"),
             ("[scenario]\nsessions = 0", "f:2: bad value '0' for sessions: expected 1 to 10000"),
             ("[scenario]\nsessions = 1, x", "f:2: bad value 'x' for sessions: expected whole numbers"),
             ("[scenario]\nworkers = 65", "f:2: bad value '65' for workers: expected 1 to 64"),
@@ -577,6 +577,116 @@ class Interrupt(unittest.TestCase):
             beds.run = saved[0]
             signal.signal(signal.SIGINT, saved[1])
         self.assertEqual(calls, ["up", "down"])
+
+
+INI = """
+[client]
+c1 ansible_host=198.18.200.2 tunbed_addr=198.18.1.2
+[gwa]
+gw1 ansible_host=198.18.200.6 tunbed_transit_addr=198.18.0.1 tunbed_lan_addr=198.18.1.1 tunbed_lan_prefix=198.18.1.0/24
+[gwb]
+gw2 ansible_host=198.18.200.10 tunbed_transit_addr=198.18.0.2 tunbed_lan_addr=198.18.3.1 tunbed_lan_prefix=198.18.3.0/24,198.18.4.0/24
+[server]
+s1 tunbed_addr=198.18.3.2 ansible_port=2222
+[all:vars]
+ansible_user=bench
+ansible_become=true
+tunbed_root=/opt/tb
+"""
+
+YAML = """
+all:
+  vars: {ansible_user: bench, ansible_become: true, tunbed_root: /opt/tb}
+  children:
+    client: {hosts: {c1: {ansible_host: 198.18.200.2, tunbed_addr: 198.18.1.2}}}
+    gwa:
+      hosts:
+        gw1: {ansible_host: 198.18.200.6, tunbed_transit_addr: 198.18.0.1,
+              tunbed_lan_addr: 198.18.1.1, tunbed_lan_prefix: 198.18.1.0/24}
+    gwb:
+      hosts:
+        gw2: {ansible_host: 198.18.200.10, tunbed_transit_addr: 198.18.0.2,
+              tunbed_lan_addr: 198.18.3.1, tunbed_lan_prefix: "198.18.3.0/24,198.18.4.0/24"}
+    server: {hosts: {s1: {tunbed_addr: 198.18.3.2, ansible_port: 2222}}}
+"""
+
+
+class Inventory(unittest.TestCase):
+    """An inventory read as Ansible reads it (ansible-inventory), INI and YAML alike, and every
+    mistake in it refused in one line naming the host (docs/hosts.md)."""
+
+    def parse(self, text, suffix=".ini", roles=inventory.ROLES):
+        with tempfile.NamedTemporaryFile("w", suffix=suffix, delete=False) as f:
+            f.write(text)
+        try:
+            return inventory.parse(f.name, roles)
+        finally:
+            os.unlink(f.name)
+
+    def test_ini_and_yaml_alike(self):
+        a, b = self.parse(INI), self.parse(YAML, ".yml")
+        for inv in (a, b):
+            gw2 = inv.one("gwb")
+            self.assertEqual((gw2.name, gw2.address, gw2.user, gw2.become, gw2.root),
+                             ("gw2", "198.18.200.10", "bench", True, "/opt/tb"))
+            self.assertEqual(gw2.lan_prefix, "198.18.3.0/24,198.18.4.0/24")
+            self.assertEqual(gw2.tunnel_addr, "198.19.0.2/24")
+            self.assertEqual(gw2.bin("gregw"), "/opt/tb/usr/bin/gregw")
+            s1 = inv.one("server")
+            self.assertEqual((s1.address, s1.port, s1.addr), ("s1", 2222, "198.18.3.2"))
+            self.assertEqual([h.name for h in inv.all()], ["c1", "s1", "gw1", "gw2"])
+        self.assertEqual([vars(h) for h in a.all()], [vars(h) for h in b.all()])
+
+    def test_mistakes(self):
+        rows = [
+            (INI.replace(" tunbed_addr=198.18.1.2", ""),
+             "host c1: client needs tunbed_addr (docs/hosts.md)"),
+            (INI.replace("tunbed_addr=198.18.1.2", "tunbed_addr=10.0.1.4"),
+             "host c1: tunbed_addr 10.0.1.4 is outside the benchmarking ranges 198.18.0.0/15 "
+             "and 2001:2::/48: set tunbed_any_address=true for this host to use it "
+             "(--any-address)"),
+            (INI.replace("tunbed_addr=198.18.1.2", "tunbed_addr=1.2.3"),
+             "host c1: bad value '1.2.3' for tunbed_addr: expected an IPv4 or IPv6 address"),
+            (INI.replace("tunbed_lan_prefix=198.18.1.0/24", "tunbed_lan_prefix=198.18.1.1"),
+             "host gw1: bad value '198.18.1.1' for tunbed_lan_prefix: expected a prefix such "
+             "as 198.18.3.0/24"),
+            (INI.replace("ansible_become=true", "ansible_become=maybe"),
+             "host c1: bad value 'maybe' for ansible_become: expected true or false"),
+            (INI.replace("ansible_port=2222", "ansible_port=ssh"),
+             "host s1: bad value 'ssh' for ansible_port: expected a port number"),
+            (INI + "ansible_become_method=su\n",
+             "host c1: ansible_become_method 'su': tunbed uses sudo only (passwordless: sudo -n)"),
+            (INI.replace("[server]\n", "[server]\ngw1\n"),
+             "host gw1: in groups server and gwa: a host has one role"),
+            (INI.replace("[gwb]\n", "[gwb]\ngw3 tunbed_transit_addr=198.18.0.3 "
+                         "tunbed_lan_addr=198.18.5.1 tunbed_lan_prefix=198.18.5.0/24\n"),
+             "group 'gwb' has 2 hosts: one gateway a side"),
+            (INI.replace("tunbed_addr=198.18.1.2", "tunbed_addr=2001:2::9"),
+             "IPv4 and IPv6 data-plane addresses mixed: one family a run"),
+        ]
+        for text, want in rows:
+            with self.subTest(want=want):
+                with self.assertRaises(inventory.InventoryError) as e:
+                    self.parse(text)
+                self.assertTrue(str(e.exception).endswith(want), str(e.exception))
+        with self.assertRaises(inventory.InventoryError) as e:
+            gwb = INI.index("[gwb]")
+            self.parse(INI[:gwb] + INI[INI.index("[server]"):], roles=inventory.ROLES)
+        self.assertRegex(str(e.exception), r"no host in group 'gwb' \(the scenario needs ")
+        self.assertEqual(len(self.parse(INI.split("[gwa]")[0] + "[server]\ns1 tunbed_addr="
+                                        "198.18.3.2\n", roles=("client", "server")).all()), 2)
+        with self.assertRaises(inventory.InventoryError) as e:
+            inventory.parse("/nonexistent.ini")
+        self.assertEqual(str(e.exception), "/nonexistent.ini: no such inventory file")
+        with self.assertRaises(inventory.InventoryError) as e:
+            self.parse("[client\nc1 x=\n")
+        self.assertIn("not an inventory Ansible can read", str(e.exception))
+
+    def test_allowed_outside_the_ranges(self):
+        inv = self.parse(INI.replace("tunbed_addr=198.18.1.2",
+                                     "tunbed_addr=10.0.1.4 tunbed_any_address=true"))
+        self.assertTrue(inv.one("client").any_address)
+        self.assertFalse(inv.one("server").any_address)
 
 
 # Run in a child: imports outside Python's standard library fail (as on a fresh machine, where
