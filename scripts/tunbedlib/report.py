@@ -203,8 +203,13 @@ POINT_HEADER = ("gateway", "sessions", "Gbit/s", "retransmits", "Jain", "box CPU
                 "saturated cores")
 
 
+def core_name(sat):
+    """A saturated core: its number, and on a run of several machines its host's name."""
+    return f"{sat['host']}:{sat['cpu']}" if sat.get("host") else str(sat["cpu"])
+
+
 def point_cells(p, s):
-    sat = ", ".join(str(x["cpu"]) for x in s["saturated"]) or "-"
+    sat = ", ".join(core_name(x) for x in s["saturated"]) or "-"
     idle = f"{s['rr_idle_p50_ms']['median']:.3f}" if s["rr_idle_p50_ms"] else "-"
     loaded = "-"
     if s["rr_load_p50_ms"] and s["rr_load_p99_ms"]:
@@ -294,7 +299,7 @@ def write_summary_csv(outdir, res):
                    p["sessions"], s["repeats"]]
             for c in COLUMNS:
                 row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
-            row.append(" ".join(str(x["cpu"]) for x in s["saturated"]))
+            row.append(" ".join(core_name(x) for x in s["saturated"]))
             w.writerow(row)
 
 
