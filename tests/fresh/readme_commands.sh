@@ -117,8 +117,11 @@ print(f"[readme_commands] ok: summary with {len(rates)} point(s), {len(plots)} p
 PY
 
 log "scripts/test -L unit|browser"
-in_root "scripts/test -L 'unit|browser'" >"$WORK/test.out" 2>&1 ||
+if ! in_root "scripts/test -L 'unit|browser'" >"$WORK/test.out" 2>&1; then
+	# What the failing tests said, for the log: ctest prints their output after their line.
+	grep -A30 '\*\*\*Failed\|\*\*\*Timeout' "$WORK/test.out" | head -80 >&2 || tail -30 "$WORK/test.out" >&2
 	die "scripts/test failed: $(tail -8 "$WORK/test.out" | tr '\n' ' ')"
+fi
 summary=$(grep -E "tests passed" "$WORK/test.out" || true)
 [[ "$summary" =~ ^100%\ tests\ passed ]] || die "ctest summary: '$summary'"
 log "ok: $summary"
