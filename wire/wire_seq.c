@@ -1,7 +1,8 @@
 /*
  * Sequence accounting (see wire_seq.h). The window holds one bit per number in
  * (top - WIRE_SEQ_WINDOW, top]; a number is judged missing when it leaves the window unseen,
- * and numbers leave in rising order, so runs of missing numbers are counted exactly.
+ * and numbers leave in rising order, so runs of missing numbers are counted exactly. Numbers
+ * leave and slots are cleared a word of 64 at a time, so a step costs the words it spans.
  */
 #include "wire_seq.h"
 
@@ -10,43 +11,102 @@
 /* Extended numbers start here, so that a step back from the first never wraps below 0. */
 #define SEQ_BASE (1ull << 40)
 
+enum { SEQ_WORDS = WIRE_SEQ_WINDOW / 64 };
+
 void wire_seq_init(struct wire_seq *s)
 {
 	memset(s, 0, sizeof(*s));
 }
 
-static bool bit_get(const struct wire_seq *s, uint64_t n)
+/* The word that holds number n's bit (bit n % 64: the window is a whole number of words). */
+static uint64_t *word(struct wire_seq *s, uint64_t n)
 {
-	uint64_t i = n % WIRE_SEQ_WINDOW;
+	return &s->bits[n % WIRE_SEQ_WINDOW / 64];
+}
 
-	return s->bits[i / 64] >> (i % 64) & 1;
+static bool bit_get(struct wire_seq *s, uint64_t n)
+{
+	s->words++;
+	return *word(s, n) >> (n % 64) & 1;
 }
 
 static void bit_set(struct wire_seq *s, uint64_t n)
 {
-	uint64_t i = n % WIRE_SEQ_WINDOW;
-
-	s->bits[i / 64] |= 1ull << (i % 64);
+	s->words++;
+	*word(s, n) |= 1ull << (n % 64);
 }
 
-static void bit_clear(struct wire_seq *s, uint64_t n)
+/* The numbers from lo (at most hi) that share lo's word: how many, and their mask from bit 0. */
+static unsigned chunk(uint64_t lo, uint64_t hi, uint64_t *mask)
 {
-	uint64_t i = n % WIRE_SEQ_WINDOW;
+	unsigned off = lo % 64;
+	unsigned len = hi - lo >= 63u - off ? 64u - off : (unsigned)(hi - lo + 1);
 
-	s->bits[i / 64] &= ~(1ull << (i % 64));
+	*mask = len == 64 ? ~0ull : (1ull << len) - 1;
+	return len;
 }
 
-/* count numbers leave the window (or are passed over): count them if they never came. */
-static void leave(struct wire_seq *s, uint64_t count, bool present)
+/* count numbers that were never in the window leave it (they were passed over): missing. */
+static void leave_unseen(struct wire_seq *s, uint64_t count)
 {
-	if (present) {
-		s->prev_missing = false;
-		return;
-	}
 	s->missing += count;
 	if (!s->prev_missing)
 		s->gaps++;
 	s->prev_missing = true;
+}
+
+/* The numbers lo to hi leave the window, in rising order: count those that never came. */
+static void leave(struct wire_seq *s, uint64_t lo, uint64_t hi)
+{
+	uint64_t missing = 0, gaps = 0, words = 0;
+	bool prev = s->prev_missing;
+
+	/* Summed in locals: stores to s in the loop would stall on the next word's loads. */
+	for (; lo <= hi; words++) {
+		uint64_t mask;
+		unsigned len = chunk(lo, hi, &mask);
+		uint64_t absent = ~(*word(s, lo) >> (lo % 64)) & mask, starts;
+
+		lo += len;
+		/* All came, or none (a jump leaves such words): no bits to count. */
+		if (absent == 0) {
+			prev = false;
+			continue;
+		}
+		if (absent == mask) {
+			missing += len;
+			gaps += !prev;
+			prev = true;
+			continue;
+		}
+		/* A run starts at an absent number whose predecessor came. */
+		starts = absent & ~(absent << 1 | (uint64_t)prev);
+		missing += (uint64_t)__builtin_popcountll(absent);
+		gaps += (uint64_t)__builtin_popcountll(starts);
+		prev = absent >> (len - 1) & 1;
+	}
+	s->missing += missing;
+	s->gaps += gaps;
+	s->prev_missing = prev;
+	s->words += words;
+}
+
+/* The slots of the numbers lo to hi, about to enter the window, start empty. */
+static void clear(struct wire_seq *s, uint64_t lo, uint64_t hi)
+{
+	if (hi - lo >= WIRE_SEQ_WINDOW - 1) {
+		memset(s->bits, 0, sizeof(s->bits));
+		s->words += SEQ_WORDS;
+		return;
+	}
+	while (lo <= hi) {
+		uint64_t mask;
+		unsigned len = chunk(lo, hi, &mask);
+
+		*word(s, lo) &= ~(mask << (lo % 64));
+		s->words++;
+		lo += len;
+	}
 }
 
 static uint64_t window_low(const struct wire_seq *s)
@@ -56,25 +116,20 @@ static uint64_t window_low(const struct wire_seq *s)
 	return low > s->first ? low : s->first;
 }
 
+/*
+ * The top moves up to n: the numbers up to n - WIRE_SEQ_WINDOW leave (those in the window,
+ * then any passed over by a jump past it), and the slots of top + 1 to n, which the numbers
+ * that left held, are cleared after they were read.
+ */
 static void advance(struct wire_seq *s, uint64_t n)
 {
-	if (n - s->top >= WIRE_SEQ_WINDOW) {
-		/* A jump past the whole window: everything in it leaves, then the numbers passed. */
-		for (uint64_t m = window_low(s); m <= s->top; m++)
-			leave(s, 1, bit_get(s, m));
-		if (n - WIRE_SEQ_WINDOW > s->top)
-			leave(s, n - WIRE_SEQ_WINDOW - s->top, false);
-		memset(s->bits, 0, sizeof(s->bits));
-		s->top = n;
-		return;
-	}
-	for (uint64_t m = s->top + 1; m <= n; m++) {
-		uint64_t out = m - WIRE_SEQ_WINDOW;
+	uint64_t out = n - WIRE_SEQ_WINDOW, low = window_low(s);
 
-		if (out >= s->first)
-			leave(s, 1, bit_get(s, out));
-		bit_clear(s, m);
-	}
+	if (out >= low)
+		leave(s, low, out < s->top ? out : s->top);
+	if (out > s->top)
+		leave_unseen(s, out - s->top);
+	clear(s, s->top + 1, n);
 	s->top = n;
 }
 
@@ -112,7 +167,6 @@ void wire_seq_finish(struct wire_seq *s)
 {
 	if (!s->started || s->flushed)
 		return;
-	for (uint64_t m = window_low(s); m <= s->top; m++)
-		leave(s, 1, bit_get(s, m));
+	leave(s, window_low(s), s->top);
 	s->flushed = true;
 }

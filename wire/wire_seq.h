@@ -24,6 +24,7 @@ struct wire_seq {
 	uint64_t reordered;  /* came below top, and not seen before */
 	uint64_t duplicates; /* seen before (within the window) */
 	uint64_t too_late;   /* came below the window: counted reordered, and missing too */
+	uint64_t words;	     /* words of bits read or written: the work (test_wire_seq bounds it) */
 	uint64_t bits[WIRE_SEQ_WINDOW / 64];
 };
 
