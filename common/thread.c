@@ -3,7 +3,13 @@
  */
 #include "thread.h"
 
+#include <errno.h>
 #include <sched.h>
+#include <stdio.h>
+#include <sys/sysinfo.h>
+
+#include "log.h"
+#include "parse.h"
 
 int thread_start(pthread_t *t, int cpu, void *(*fn)(void *), void *arg)
 {
@@ -43,4 +49,37 @@ int thread_cpu_list(const cpu_set_t *set, int *cpus, int max)
 int thread_cpu_pick(const int *cpus, int n, unsigned i)
 {
 	return n > 0 ? cpus[i % (unsigned)n] : -1;
+}
+
+int thread_cpu_unusable(const cpu_set_t *set, cpu_set_t *usable)
+{
+	cpu_set_t own;
+
+	if (sched_getaffinity(0, sizeof(own), &own) < 0)
+		return -1;
+	if (usable)
+		*usable = own;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (CPU_ISSET(cpu, set) && !CPU_ISSET(cpu, &own))
+			return cpu;
+	}
+	return -1;
+}
+
+int thread_cpus_check(const char *what, const char *val, const cpu_set_t *set)
+{
+	char list[256];
+	cpu_set_t own;
+	int cpu = thread_cpu_unusable(set, &own);
+
+	if (cpu < 0)
+		return 0;
+	if (format_cpulist(&own, list, sizeof(list)) < 0)
+		snprintf(list, sizeof(list), "%d of them", CPU_COUNT(&own));
+	if (cpu >= get_nprocs_conf())
+		log_warnx("%s %s: no CPU %d on this machine (CPUs %s)", what, val, cpu, list);
+	else
+		log_warnx("%s %s: CPU %d is not one this process may use (CPUs %s)", what, val, cpu,
+			  list);
+	return -EINVAL;
 }

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "opt.h"
 #include "parse.h"
+#include "thread.h"
 
 enum {
 	O_PORT = 256,
@@ -175,6 +176,9 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 	case O_CPUS:
 		if (parse_cpulist(v, &c->cpus) <= 0)
 			return opt_bad(name, v, "expected a CPU list such as 0-3,6");
+		/* The threads are pinned to them: a CPU there is not would fail only then. */
+		if (thread_cpus_check("--cpus", v, &c->cpus))
+			return -EINVAL;
 		s->cpus = c->cpus;
 		c->has_cpus = s->has_cpus = true;
 		return 0;

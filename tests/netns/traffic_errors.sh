@@ -75,6 +75,12 @@ expect_refusal "warmup with bytes" 2 "--warmup needs --time" "$TRAFFIC" client 1
 expect_refusal "churn without bytes" 2 "--churn needs --bytes" "$TRAFFIC" client 198.18.1.2 --churn
 expect_refusal "client option on the server" 2 "--sessions is a client option" "$TRAFFIC" server --sessions 2
 expect_refusal "unknown option" 2 "unrecognized option '--frobnicate'" "$TRAFFIC" client 198.18.1.2 --frobnicate
+# A CPU the machine lacks: refused while the options are read, client and server alike,
+# naming the CPUs there are (both started, then failed with "cannot start thread 0: Invalid
+# argument", exit 1). Run inside the namespaces and bounded, as before the check they did start.
+CPUS_RE="^tunbed-traffic: --cpus 1023: no CPU 1023 on this machine \\(CPUs [0-9,-]+\\)$"
+expect_refusal "client --cpus 1023" 2 "$CPUS_RE" timeout 20 ip netns exec "$P-client" "$TRAFFIC" client 198.18.1.2 --time 1 --cpus 1023
+expect_refusal "server --cpus 1023" 2 "$CPUS_RE" timeout 20 ip netns exec "$P-server" "$TRAFFIC" server --port 9401 --cpus 1023
 "$TRAFFIC" --help | grep -q -- "--rr-rate" || fail "--help lacks --rr-rate"
 "$TRAFFIC" --help | grep -q -- "--any-address" || fail "--help lacks --any-address"
 if "$TRAFFIC" --help | grep -q corrupt; then fail "the test hook shows in --help"; fi

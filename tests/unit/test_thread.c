@@ -1,10 +1,18 @@
 /*
  * Unit tests for common/thread.c's CPU planning: the CPUs of a set in order, those this
- * process may run on, and the CPU each thread gets when threads take them in turn.
+ * process may run on, the CPU each thread gets when threads take them in turn, and the check
+ * of a CPU list against the CPUs this process may use.
  */
 #include <sched.h>
+#include <stdio.h>
+#include <sys/sysinfo.h>
+#include <unistd.h>
+
+#include <errno.h>
 
 #include "check.h"
+#include "log.h"
+#include "parse.h"
 #include "thread.h"
 
 enum { ROW_CPUS = 8 };
@@ -83,10 +91,86 @@ static void test_pick(void)
 			  rows[r].name);
 }
 
+/* thread_cpus_check on set, with stderr into a file: its return value, and the line in *line. */
+static int cpus_check(const cpu_set_t *set, const char *val, char *line, size_t size)
+{
+	FILE *f = tmpfile();
+	int saved = dup(2), rc;
+	size_t n;
+
+	fflush(stderr);
+	dup2(fileno(f), 2);
+	rc = thread_cpus_check("--cpus", val, set);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	n = fread(line, 1, size - 1, f);
+	line[n] = '\0';
+	fclose(f);
+	return rc;
+}
+
+/*
+ * Every CPU of the list must be one this process may run on: one the machine lacks, or one
+ * outside the process's affinity, is named with the CPUs it may use, before any thread is
+ * started on it (pthread_create said only "Invalid argument").
+ */
+static void test_check(void)
+{
+	char own_list[256], want[512], line[512];
+	cpu_set_t own, set, narrowed;
+	int cpus[CPU_SETSIZE], n;
+
+	CHECK(sched_getaffinity(0, sizeof(own), &own) == 0);
+	CHECK(format_cpulist(&own, own_list, sizeof(own_list)) > 0);
+
+	/* The process's own CPUs pass, silently; so does one of them. */
+	CHECK_INT(cpus_check(&own, own_list, line, sizeof(line)), 0);
+	CHECK_STR(line, "");
+	CHECK_INT(thread_cpu_unusable(&own, NULL), -1);
+	n = thread_cpu_list(&own, cpus, CPU_SETSIZE);
+	CPU_ZERO(&set);
+	CPU_SET(cpus[n - 1], &set);
+	CHECK_INT(thread_cpu_unusable(&set, NULL), -1);
+
+	/* A CPU beyond the machine's: the last a cpu_set_t holds, and with one of ours. */
+	CPU_ZERO(&set);
+	CPU_SET(CPU_SETSIZE - 1, &set);
+	CHECK(CPU_SETSIZE - 1 >= get_nprocs_conf());
+	CHECK_INT(cpus_check(&set, "1023", line, sizeof(line)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "test_thread: --cpus 1023: no CPU 1023 on this machine (CPUs %s)\n", own_list);
+	CHECK_STR(line, want);
+	CPU_SET(cpus[0], &set);
+	CHECK_INT(thread_cpu_unusable(&set, &narrowed), CPU_SETSIZE - 1);
+	CHECK(CPU_EQUAL(&narrowed, &own));
+
+	/* One the machine has but this process may not use: with the affinity cut to its first
+	 * CPU, the second (a machine of one CPU has no such CPU to name). */
+	if (n >= 2) {
+		CPU_ZERO(&narrowed);
+		CPU_SET(cpus[0], &narrowed);
+		CHECK(sched_setaffinity(0, sizeof(narrowed), &narrowed) == 0);
+		CPU_ZERO(&set);
+		CPU_SET(cpus[0], &set);
+		CPU_SET(cpus[1], &set);
+		CHECK_INT(cpus_check(&set, "0-1", line, sizeof(line)), -EINVAL);
+		snprintf(want, sizeof(want),
+			 "test_thread: --cpus 0-1: CPU %d is not one this process may use (CPUs "
+			 "%d)\n",
+			 cpus[1], cpus[0]);
+		CHECK_STR(line, want);
+		CHECK(sched_setaffinity(0, sizeof(own), &own) == 0);
+	}
+}
+
 int main(void)
 {
+	log_init("test_thread", LOG_LEVEL_WARN);
 	test_list();
 	test_list_own();
 	test_pick();
+	test_check();
 	return check_done("test_thread");
 }
