@@ -5,8 +5,6 @@
 
 #include <errno.h>
 #include <netinet/in.h>
-#include <linux/tcp.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,40 +15,15 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "conn.h"
 #include "limits.h"
 #include "log.h"
 #include "netaddr.h"
-#include "pacer.h"
 #include "pattern.h"
 #include "proto.h"
-#include "results.h"
 #include "seqstat.h"
 #include "sigfd.h"
+#include "srvconn.h"
 #include "thread.h"
-
-enum conn_state {
-	ST_HELLO,
-	ST_DATA,
-	ST_RR,
-	ST_CONTROL,
-};
-
-struct srv_conn {
-	int fd;
-	enum conn_state state;
-	uint8_t hello_buf[PROTO_HELLO_LEN];
-	size_t hello_len;
-	struct proto_hello h;
-	struct stream rx, tx;
-	bool sending, wr_shut, eof;
-	uint64_t deadline_ns; /* stop sending then (0: by bytes only) */
-	struct pacer pacer;
-	uint64_t wake_ns; /* paced: try again then */
-	uint8_t *buf;	  /* rr request/response, or control answer */
-	size_t buf_len, buf_done, buf_size;
-	struct srv_conn *prev, *next;
-};
 
 struct udp_slot {
 	uint64_t test_id;
@@ -68,7 +41,8 @@ struct srv_thread {
 	int epfd, lfd, ufd;
 	pthread_t thread;
 	uint8_t *scratch;
-	struct srv_conn *conns;
+	struct srvconn_env env;
+	struct srvconn *conns;
 	pthread_mutex_t
 		udp_lock; /* the owner takes it per batch; control answers read through it */
 	struct udp_slot *udp;
@@ -111,7 +85,7 @@ static int open_sockets(struct srv_thread *t, const struct server_cfg *c)
 	return 0;
 }
 
-static void conn_link(struct srv_thread *t, struct srv_conn *c)
+static void conn_link(struct srv_thread *t, struct srvconn *c)
 {
 	c->next = t->conns;
 	if (t->conns)
@@ -119,7 +93,7 @@ static void conn_link(struct srv_thread *t, struct srv_conn *c)
 	t->conns = c;
 }
 
-static void conn_close(struct srv_thread *t, struct srv_conn *c)
+static void conn_close(struct srv_thread *t, struct srvconn *c)
 {
 	if (c->prev)
 		c->prev->next = c->next;
@@ -127,154 +101,18 @@ static void conn_close(struct srv_thread *t, struct srv_conn *c)
 		t->conns = c->next;
 	if (c->next)
 		c->next->prev = c->prev;
-	close(c->fd);
-	free(c->buf);
-	free(c);
+	srvconn_free(c);
 }
 
-static void record(struct srv_conn *c, bool failed)
+static void conn_step(struct srv_thread *t, struct srvconn *c)
 {
-	struct proto_result r = {
-		.session = c->h.session,
-		.done = true,
-		.failed = failed,
-		.rx_bytes = c->rx.bytes,
-		.rx_window = c->rx.window_bytes,
-		.tx_bytes = c->tx.bytes,
-		.mismatches = c->rx.mismatches,
-		.first_bad = c->rx.first_bad,
-	};
-
-	results_add(c->h.test_id, &r);
+	if (srvconn_step(c, &t->env) != SC_OPEN)
+		conn_close(t, c);
 }
 
-static void start_session(struct srv_thread *t, struct srv_conn *c)
+static uint64_t threads_cpu_ns(void *arg)
 {
-	const struct proto_hello *h = &c->h;
-
-	if (h->kind == PROTO_KIND_CONTROL) {
-		c->state = ST_CONTROL;
-		return;
-	}
-	if (h->kind == PROTO_KIND_RR) {
-		c->state = ST_RR;
-		c->buf_size = h->rr_size;
-		c->buf = malloc(c->buf_size);
-		return;
-	}
-	c->state = ST_DATA;
-	stream_init(&c->rx, pattern_seed(h->test_id, h->session, 0));
-	stream_init(&c->tx, pattern_seed(h->test_id, h->session, 1));
-	if (h->session == 0)
-		c->tx.corrupt_at = t->owner->cfg->corrupt_at;
-	c->sending = h->pattern != PROTO_PUSH;
-	if (h->duration_ms) {
-		uint64_t now = clock_mono_ns();
-
-		c->deadline_ns = now + (uint64_t)h->duration_ms * NSEC_PER_MSEC;
-		c->rx.window_from = now + (uint64_t)h->measure_ms * NSEC_PER_MSEC;
-		c->rx.window_to = c->deadline_ns;
-	}
-	pacer_init(&c->pacer, h->rate_bps, 0, clock_mono_ns());
-}
-
-/* Sends what the session may send now; shuts the direction down when it is complete. */
-static int data_send(struct srv_thread *t, struct srv_conn *c, uint64_t now)
-{
-	bool verify = c->h.flags & PROTO_F_VERIFY;
-
-	while (c->sending && !c->wr_shut) {
-		uint64_t want = c->h.bytes ? c->h.bytes - c->tx.bytes : UINT64_MAX;
-		long w;
-
-		if ((c->h.bytes && c->tx.bytes >= c->h.bytes) ||
-		    (c->deadline_ns && now >= c->deadline_ns) ||
-		    (!c->h.bytes && !c->deadline_ns && c->eof)) {
-			shutdown(c->fd, SHUT_WR);
-			c->wr_shut = true;
-			break;
-		}
-		want = pacer_allow(&c->pacer, now, want < c->h.buffer ? want : c->h.buffer);
-		if (want == 0) {
-			c->wake_ns = now + pacer_wait_ns(&c->pacer, now, TRAFFIC_PACE_QUANTUM);
-			break;
-		}
-		w = stream_send(c->fd, &c->tx, t->scratch, SRV_SCRATCH, want, verify);
-		if (w < 0)
-			return (int)w;
-		if (w == 0)
-			break;
-		pacer_take(&c->pacer, (uint64_t)w);
-		now = clock_mono_ns();
-	}
-	return 0;
-}
-
-static int data_step(struct srv_thread *t, struct srv_conn *c)
-{
-	bool verify = c->h.flags & PROTO_F_VERIFY;
-	long r;
-	int rc;
-
-	while (!c->eof) {
-		r = stream_recv(c->fd, &c->rx, t->scratch, c->h.buffer, verify);
-		if (r == -EAGAIN)
-			break;
-		if (r < 0)
-			return (int)r;
-		/* By bytes, the client sends exactly that much and waits for us to close. */
-		if (r == 0 ||
-		    (c->h.bytes && c->h.pattern != PROTO_PULL && c->rx.bytes >= c->h.bytes))
-			c->eof = true;
-	}
-	rc = data_send(t, c, clock_mono_ns());
-	if (rc)
-		return rc;
-	/* Done when the client has finished and so have we: record, then close. */
-	if (c->eof && (!c->sending || c->wr_shut)) {
-		record(c, false);
-		return 1;
-	}
-	return 0;
-}
-
-static int flush_buf(struct srv_conn *c)
-{
-	while (c->buf_done < c->buf_len) {
-		ssize_t w = send(c->fd, c->buf + c->buf_done, c->buf_len - c->buf_done,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
-
-		if (w < 0)
-			return (errno == EAGAIN) ? 0 : -errno;
-		c->buf_done += (size_t)w;
-	}
-	return 0;
-}
-
-/* Echoes each probe of rr_size bytes as soon as it is whole. */
-static int rr_step(struct srv_conn *c)
-{
-	for (;;) {
-		ssize_t r;
-
-		if (c->buf_len == c->buf_size) {
-			int rc = flush_buf(c);
-
-			if (rc || c->buf_done < c->buf_len)
-				return rc;
-			c->buf_len = c->buf_done = 0;
-		}
-		r = recv(c->fd, c->buf + c->buf_len, c->buf_size - c->buf_len, MSG_DONTWAIT);
-		if (r < 0)
-			return errno == EAGAIN ? 0 : -errno;
-		if (r == 0)
-			return 1;
-		c->buf_len += (size_t)r;
-	}
-}
-
-static uint64_t threads_cpu_ns(const struct server *srv)
-{
+	const struct server *srv = arg;
 	uint64_t sum = 0;
 
 	for (unsigned i = 0; i < srv->nthreads; i++) {
@@ -288,9 +126,9 @@ static uint64_t threads_cpu_ns(const struct server *srv)
 	return sum;
 }
 
-static size_t answer_udp(struct server *srv, uint64_t test_id, uint8_t *out, size_t room,
-			 uint32_t *count)
+static size_t answer_udp(void *arg, uint64_t test_id, uint8_t *out, size_t room, uint32_t *count)
 {
+	struct server *srv = arg;
 	size_t used = 0;
 
 	*count = 0;
@@ -323,128 +161,23 @@ static size_t answer_udp(struct server *srv, uint64_t test_id, uint8_t *out, siz
 	return used;
 }
 
-static int control_step(struct server *srv, struct srv_conn *c)
-{
-	for (;;) {
-		struct proto_ctl_req req;
-		struct proto_ctl_ans ans = { 0 };
-		uint8_t in[PROTO_CTL_REQ_LEN];
-		size_t room, used;
-		int rc = flush_buf(c);
-		ssize_t r;
-
-		if (rc || c->buf_done < c->buf_len)
-			return rc;
-		r = recv(c->fd, in, sizeof(in), MSG_DONTWAIT | MSG_PEEK);
-		if (r < 0)
-			return errno == EAGAIN ? 0 : -errno;
-		if (r == 0)
-			return 1;
-		if (r < (ssize_t)sizeof(in))
-			return 0;
-		if (recv(c->fd, in, sizeof(in), MSG_DONTWAIT) != (ssize_t)sizeof(in) ||
-		    proto_ctl_req_parse(in, sizeof(in), &req) < 0)
-			return -EPROTO;
-		room = PROTO_CTL_ANS_HLEN + (size_t)PROTO_MAX_SESSIONS * PROTO_UDP_RESULT_LEN;
-		if (c->buf_size < room) {
-			free(c->buf);
-			c->buf = malloc(room);
-			if (!c->buf)
-				return -ENOMEM;
-			c->buf_size = room;
-		}
-		used = PROTO_CTL_ANS_HLEN;
-		ans.type = req.type;
-		if (req.type == PROTO_CTL_CPU) {
-			struct proto_cpu cpu = { .cpu_ns = threads_cpu_ns(srv),
-						 .threads = srv->nthreads };
-
-			used += (size_t)proto_cpu_build(c->buf + used, room - used, &cpu);
-			ans.count = 1;
-		} else if (req.type == PROTO_CTL_RESULTS) {
-			static __thread struct proto_result res[PROTO_MAX_SESSIONS];
-			unsigned n = results_get(req.test_id, res, PROTO_MAX_SESSIONS);
-
-			for (unsigned i = 0; i < n; i++)
-				used += (size_t)proto_result_build(c->buf + used, room - used,
-								   &res[i]);
-			ans.count = n;
-		} else {
-			used += answer_udp(srv, req.test_id, c->buf + used, room - used,
-					   &ans.count);
-		}
-		proto_ctl_ans_build(c->buf, room, &ans);
-		c->buf_len = used;
-		c->buf_done = 0;
-	}
-}
-
-static int hello_step(struct srv_thread *t, struct srv_conn *c)
-{
-	ssize_t r = recv(c->fd, c->hello_buf + c->hello_len, PROTO_HELLO_LEN - c->hello_len,
-			 MSG_DONTWAIT);
-	int rc;
-
-	if (r < 0)
-		return errno == EAGAIN ? 0 : -errno;
-	if (r == 0)
-		return 1;
-	c->hello_len += (size_t)r;
-	rc = proto_hello_parse(c->hello_buf, c->hello_len, &c->h);
-	if (rc == -ENODATA)
-		return 0;
-	if (rc < 0)
-		return rc; /* not ours, or nonsense: this connection ends, nothing else does */
-	start_session(t, c);
-	return 2;
-}
-
-static void conn_step(struct srv_thread *t, struct srv_conn *c)
-{
-	int rc;
-
-	do {
-		switch (c->state) {
-		case ST_HELLO:
-			rc = hello_step(t, c);
-			break;
-		case ST_DATA:
-			rc = data_step(t, c);
-			break;
-		case ST_RR:
-			rc = rr_step(c);
-			break;
-		default:
-			rc = control_step(t->owner, c);
-			break;
-		}
-	} while (rc == 2);
-	if (rc == 0)
-		return;
-	if (rc < 0 && c->state == ST_DATA)
-		record(c, true);
-	conn_close(t, c);
-}
-
 static void accept_all(struct srv_thread *t)
 {
 	for (;;) {
 		int fd = accept4(t->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET | EPOLLRDHUP };
-		struct srv_conn *c;
+		struct srvconn *c;
 
 		if (fd < 0)
 			return;
-		c = calloc(1, sizeof(*c));
+		c = srvconn_new(fd);
 		if (!c) {
 			close(fd);
 			continue;
 		}
-		c->fd = fd;
 		ev.data.ptr = c;
 		if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			close(fd);
-			free(c);
+			srvconn_free(c);
 			continue;
 		}
 		conn_link(t, c);
@@ -511,16 +244,13 @@ static bool tick(struct srv_thread *t)
 	uint64_t now = clock_mono_ns();
 	bool busy = false;
 
-	for (struct srv_conn *c = t->conns, *next; c; c = next) {
+	for (struct srvconn *c = t->conns, *next; c; c = next) {
 		next = c->next;
-		if (c->state != ST_DATA || !c->sending || c->wr_shut)
+		if (!srvconn_clocked(c))
 			continue;
 		busy = true;
-		if ((c->wake_ns && now >= c->wake_ns) ||
-		    (c->deadline_ns && now >= c->deadline_ns)) {
-			c->wake_ns = 0;
+		if (srvconn_due(c, now))
 			conn_step(t, c);
-		}
 	}
 	return busy;
 }
@@ -569,6 +299,13 @@ static int thread_init(struct server *srv, struct srv_thread *t, unsigned id, in
 	if (!t->scratch || !t->udp || !t->udp_bufs || t->epfd < 0)
 		return -ENOMEM;
 	pattern_fill(1, 0, t->scratch, SRV_SCRATCH);
+	t->env = (struct srvconn_env){ .scratch = t->scratch,
+				       .scratch_size = SRV_SCRATCH,
+				       .corrupt_at = srv->cfg->corrupt_at,
+				       .cpu_ns = threads_cpu_ns,
+				       .threads = srv->nthreads,
+				       .udp_results = answer_udp,
+				       .arg = srv };
 	rc = open_sockets(t, srv->cfg);
 	if (rc)
 		return rc;
