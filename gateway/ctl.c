@@ -1,17 +1,18 @@
 /*
- * Control socket of gregw (see ctl.h).
+ * Control socket of gregw (see ctl.h): a listener and a small table of non-blocking client
+ * connections that the main loop polls with its other fds.
  */
 #include "ctl.h"
 
 #include <errno.h>
-#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fd.h"
 
 static int make_addr(const char *path, struct sockaddr_un *sun)
@@ -39,68 +40,244 @@ static int make_dirs(const char *path)
 	return 0;
 }
 
-int ctl_listen(const char *path)
+/*
+ * Someone's file at the socket's path: 0 once a stale socket is gone, -EADDRINUSE if it
+ * answers (or its queue is full: alive too), -EEXIST if it is not a socket at all.
+ */
+static int clear_stale(const char *path, const struct sockaddr_un *sun)
+{
+	struct stat st;
+	int probe, rc;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (probe < 0)
+		return -errno;
+	rc = connect(probe, (const struct sockaddr *)sun, sizeof(*sun)) == 0 ? 0 : -errno;
+	close(probe);
+	if (rc == 0 || rc == -EAGAIN)
+		return -EADDRINUSE;
+	if (rc != -ECONNREFUSED)
+		return rc;
+	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+int ctl_listen(struct ctl_server *s, const char *path)
 {
 	struct sockaddr_un sun;
+	mode_t old;
 	int fd, rc;
 
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	for (unsigned i = 0; i < CTL_CONNS; i++)
+		s->conns[i].fd = -1;
 	rc = make_addr(path, &sun);
 	if (!rc)
 		rc = make_dirs(path);
+	if (!rc)
+		rc = clear_stale(path, &sun);
 	if (rc)
 		return rc;
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		int probe;
-
-		if (errno != EADDRINUSE)
-			goto err;
-		/* Someone's socket file: refuse if it answers, replace it if it is stale. */
-		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (probe >= 0 && connect(probe, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
-			close(probe);
-			close(fd);
-			return -EADDRINUSE;
-		}
-		if (probe >= 0)
-			close(probe);
+	/* bind creates the file with 0777 less the umask: the stats hold the whole
+	 * configuration, so only the owner may connect, whatever the umask was. No other
+	 * thread creates files now. */
+	old = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
+	umask(old);
+	if (rc < 0)
+		return fd_close_err(fd);
+	if (chmod(path, 0600) < 0 || listen(fd, CTL_BACKLOG) < 0) {
+		rc = fd_close_err(fd);
 		unlink(path);
-		if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
-			goto err;
+		return rc;
 	}
-	if (listen(fd, 8) < 0)
-		goto err;
-	return fd;
-err:
-	return fd_close_err(fd);
+	s->fd = fd;
+	return 0;
 }
 
-int ctl_accept(int fd, char *cmd, size_t size)
+static void drop(struct ctl_conn *c)
 {
-	struct timeval tv = { .tv_sec = 1 };
-	size_t used = 0;
-	int c;
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->out);
+	c->fd = -1;
+	c->out = NULL;
+	c->in_len = c->out_len = c->out_off = 0;
+}
 
-	c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-	if (c < 0)
-		return -errno;
-	setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	/* One short line; a client that sends nothing gets nothing after a second. */
-	while (used + 1 < size) {
-		ssize_t n = read(c, cmd + used, size - 1 - used);
+void ctl_close(struct ctl_server *s)
+{
+	for (unsigned i = 0; i < CTL_CONNS; i++)
+		drop(&s->conns[i]);
+	if (s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
 
+void ctl_pollfds(const struct ctl_server *s, struct pollfd *pfd, uint64_t now_ns, int *timeout_ms)
+{
+	pfd[0] = (struct pollfd){ .fd = s->fd, .events = POLLIN };
+	for (unsigned i = 0; i < CTL_CONNS; i++) {
+		const struct ctl_conn *c = &s->conns[i];
+		uint64_t left;
+		int ms;
+
+		pfd[1 + i] = (struct pollfd){ .fd = c->fd, .events = c->out ? POLLOUT : POLLIN };
+		if (c->fd < 0)
+			continue;
+		left = c->deadline_ns > now_ns ? c->deadline_ns - now_ns : 0;
+		ms = (int)((left + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
+		if (*timeout_ms < 0 || ms < *timeout_ms)
+			*timeout_ms = ms;
+	}
+}
+
+/* Sends what the socket takes of the reply; closes the connection once all of it is out. */
+static void flush_out(struct ctl_conn *c)
+{
+	while (c->out_off < c->out_len) {
+		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return; /* the rest when poll says POLLOUT, or never: the deadline */
 		if (n <= 0)
 			break;
-		used += (size_t)n;
-		if (memchr(cmd, '\n', used))
-			break;
+		c->out_off += (size_t)n;
 	}
-	cmd[used] = '\0';
-	cmd[strcspn(cmd, "\r\n")] = '\0';
-	return c;
+	drop(c);
+}
+
+static void answer(struct ctl_conn *c, size_t len, uint64_t now_ns, ctl_reply_fn *fn, void *arg)
+{
+	while (len && c->in[len - 1] == '\r')
+		len--;
+	c->out = fn(arg, c->in, len, &c->out_len);
+	if (!c->out) {
+		drop(c);
+		return;
+	}
+	c->out_off = 0;
+	c->deadline_ns = now_ns + (uint64_t)CTL_REPLY_MS * NSEC_PER_MSEC;
+	flush_out(c);
+}
+
+/* Reads what has come of the command line; answers at its newline, its end, or when the
+ * line is too long (the reply then names what was read). */
+static void take_in(struct ctl_conn *c, uint64_t now_ns, ctl_reply_fn *fn, void *arg)
+{
+	for (;;) {
+		ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
+		char *nl;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n < 0) {
+			drop(c);
+			return;
+		}
+		if (n == 0) { /* the client's end of writing: what it sent is the command */
+			answer(c, c->in_len, now_ns, fn, arg);
+			return;
+		}
+		nl = memchr(c->in + c->in_len, '\n', (size_t)n);
+		c->in_len += (size_t)n;
+		if (nl) {
+			answer(c, (size_t)(nl - c->in), now_ns, fn, arg);
+			return;
+		}
+		if (c->in_len == sizeof(c->in)) {
+			answer(c, c->in_len, now_ns, fn, arg);
+			return;
+		}
+	}
+}
+
+/* A slot for a new connection: a free one, else the oldest connection's, which is closed. */
+static struct ctl_conn *slot(struct ctl_server *s)
+{
+	struct ctl_conn *oldest = NULL;
+
+	for (unsigned i = 0; i < CTL_CONNS; i++) {
+		struct ctl_conn *c = &s->conns[i];
+
+		if (c->fd < 0)
+			return c;
+		if (!oldest || c->seq < oldest->seq)
+			oldest = c;
+	}
+	drop(oldest);
+	return oldest;
+}
+
+void ctl_handle(struct ctl_server *s, const struct pollfd *pfd, uint64_t now_ns, ctl_reply_fn *fn,
+		void *arg)
+{
+	for (unsigned i = 0; i < CTL_CONNS; i++) {
+		struct ctl_conn *c = &s->conns[i];
+		short ev = pfd[1 + i].revents;
+
+		if (c->fd < 0 || pfd[1 + i].fd != c->fd)
+			continue;
+		if (ev & (POLLIN | POLLOUT | POLLHUP | POLLERR)) {
+			if (c->out)
+				flush_out(c);
+			else
+				take_in(c, now_ns, fn, arg);
+		}
+		if (c->fd >= 0 && now_ns >= c->deadline_ns)
+			drop(c); /* slow, idle, or not reading its reply */
+	}
+	if (!(pfd[0].revents & POLLIN))
+		return;
+	for (unsigned k = 0; k < CTL_ACCEPT_BATCH; k++) {
+		int fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct ctl_conn *c;
+
+		if (fd < 0)
+			return; /* EAGAIN: nobody else waits; anything else: next time */
+		c = slot(s);
+		c->fd = fd;
+		c->seq = ++s->accepted;
+		c->deadline_ns = now_ns + (uint64_t)CTL_CMD_MS * NSEC_PER_MSEC;
+		/* A client usually sends its line with its connect: answer it now. */
+		take_in(c, now_ns, fn, arg);
+	}
+}
+
+char *ctl_quote(const char *cmd, size_t len, char *buf, size_t size)
+{
+	size_t used = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char b = (unsigned char)cmd[i];
+		char one[5];
+		size_t n;
+
+		if (b == '\\')
+			n = (size_t)snprintf(one, sizeof(one), "\\\\");
+		else if (b >= 0x20 && b <= 0x7e)
+			n = (size_t)snprintf(one, sizeof(one), "%c", b);
+		else
+			n = (size_t)snprintf(one, sizeof(one), "\\x%02x", b);
+		if (used + n >= size)
+			break;
+		memcpy(buf + used, one, n);
+		used += n;
+	}
+	buf[used] = '\0';
+	return buf;
 }
 
 int ctl_request(const char *path, const char *cmd, FILE *out)

@@ -1,21 +1,77 @@
 /*
  * gregw's control socket: a Unix stream socket; a client sends one command line ("stats" or
- * "flows") and reads one JSON document back, then the server closes the connection.
+ * "flows") and reads one JSON document back, then the server closes the connection. The
+ * server side never blocks: its connections are non-blocking, polled by the main loop with
+ * the rest of its fds, bounded in number, and each has a deadline.
  */
 #ifndef TUNBED_GW_CTL_H
 #define TUNBED_GW_CTL_H
 
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
-/*
- * Listens on path, creating its directory. A live socket there (another gregw answers) is
- * refused with -EADDRINUSE; a stale one is replaced. Returns a non-blocking fd or -errno.
- */
-int ctl_listen(const char *path);
+#include "limits.h"
 
-/* Accepts one connection on fd and reads its command line (one second at most) into cmd.
- * Returns the connection fd, or -errno (-EAGAIN when no client is waiting). */
-int ctl_accept(int fd, char *cmd, size_t size);
+/* One client connection: reading its command line, then writing its reply. */
+struct ctl_conn {
+	int fd;		      /* -1: a free slot */
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC: closed then, whatever its state */
+	uint64_t seq;	      /* accept order: the oldest is evicted for a new one */
+	size_t in_len;
+	char in[CTL_CMD_MAX];
+	char *out; /* the reply (malloc'd): NULL while the command is read */
+	size_t out_len, out_off;
+};
+
+struct ctl_server {
+	int fd; /* the listening socket; -1: none */
+	uint64_t accepted;
+	struct ctl_conn conns[CTL_CONNS];
+};
+
+/*
+ * The reply to a command line of len bytes (without its newline; it may hold any byte): a
+ * malloc'd buffer of *out_len bytes that the server frees, or NULL to close without one.
+ */
+typedef char *ctl_reply_fn(void *arg, const char *cmd, size_t len, size_t *out_len);
+
+/* Pollfds the server needs: the listener and one per connection slot, at fixed places. */
+enum { CTL_POLLFDS = 1 + CTL_CONNS };
+
+/*
+ * Listens on path, creating its directory (0755). The socket file is made mode 0600 whatever
+ * the umask: only its owner (root) may connect. A live socket there (someone answers) is
+ * refused with -EADDRINUSE; a stale one (a socket file nobody answers) is replaced; anything
+ * else at path (not a socket) is refused with -EEXIST. Fills *s. Returns 0 or -errno. Main
+ * thread.
+ */
+int ctl_listen(struct ctl_server *s, const char *path);
+
+/* Closes the listener and every connection (their replies unsent). */
+void ctl_close(struct ctl_server *s);
+
+/*
+ * Fills pfd[0..CTL_POLLFDS) for poll (a free slot's fd is -1, which poll skips) and lowers
+ * *timeout_ms (poll's: -1 is none) to the nearest deadline. now_ns is CLOCK_MONOTONIC.
+ */
+void ctl_pollfds(const struct ctl_server *s, struct pollfd *pfd, uint64_t now_ns, int *timeout_ms);
+
+/*
+ * After poll: reads, answers (fn builds each reply) and writes what the connections are
+ * ready for, closes those past their deadline, and accepts new ones (when every slot is
+ * taken, the oldest connection is closed for the new one). Never blocks.
+ */
+void ctl_handle(struct ctl_server *s, const struct pollfd *pfd, uint64_t now_ns, ctl_reply_fn *fn,
+		void *arg);
+
+/*
+ * Writes a command line of len bytes into buf as printable ASCII for a message: bytes
+ * outside 0x20-0x7e and the backslash as \xNN and \\. Truncates to fit size (at least 1).
+ * Returns buf.
+ */
+char *ctl_quote(const char *cmd, size_t len, char *buf, size_t size);
 
 /* Connects to path, sends cmd, copies the answer to out. Returns 0 or -errno. */
 int ctl_request(const char *path, const char *cmd, FILE *out);

@@ -243,31 +243,50 @@ static void emit(struct gregw *g, bool final)
 	json_decref(doc);
 }
 
-static void serve_ctl(struct gregw *g)
+/* A document as the control socket sends it: indented, with a newline. NULL if out of memory. */
+static char *dump_doc(json_t *doc, size_t *len)
 {
-	char cmd[64];
-	json_t *doc = NULL;
-	int c = ctl_accept(g->ctl_fd, cmd, sizeof(cmd));
+	char *buf = NULL;
 	FILE *f;
+	int rc;
 
-	if (c < 0)
-		return;
-	if (strcmp(cmd, "stats") == 0 || cmd[0] == '\0')
-		doc = telemetry_stats(g, false);
-	else if (strcmp(cmd, "flows") == 0)
-		doc = telemetry_flows(g);
-	f = fdopen(c, "w");
+	if (!doc)
+		return NULL;
+	f = open_memstream(&buf, len);
 	if (!f) {
-		close(c);
 		json_decref(doc);
-		return;
+		return NULL;
 	}
-	if (doc)
-		jout_dump(f, doc, JOUT_PRETTY);
-	else
-		fprintf(f, "{\"error\": \"unknown command '%s': expected stats or flows\"}\n", cmd);
-	fclose(f);
+	rc = jout_dump(f, doc, JOUT_PRETTY);
 	json_decref(doc);
+	if (fclose(f) != 0 || rc) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* The control socket's commands (ctl_reply_fn): stats (also an empty line) and flows. The
+ * reply to anything else names it, quoted, in a JSON error. */
+static char *ctl_reply(void *arg, const char *cmd, size_t len, size_t *out_len)
+{
+	struct gregw *g = arg;
+	char quoted[4 * CTL_CMD_MAX + 1], msg[sizeof(quoted) + 64];
+	json_t *err;
+
+	if (len == 0 || (len == 5 && memcmp(cmd, "stats", 5) == 0))
+		return dump_doc(telemetry_stats(g, false), out_len);
+	if (len == 5 && memcmp(cmd, "flows", 5) == 0)
+		return dump_doc(telemetry_flows(g), out_len);
+	snprintf(msg, sizeof(msg), "unknown command '%s'%s: expected stats or flows",
+		 ctl_quote(cmd, len, quoted, sizeof(quoted)),
+		 len == CTL_CMD_MAX ? " (too long)" : "");
+	err = json_object();
+	if (err && jout_str(err, "error", msg)) {
+		json_decref(err);
+		err = NULL;
+	}
+	return dump_doc(err, out_len);
 }
 
 /*
@@ -299,18 +318,25 @@ static void set_sched(struct gregw *g)
 	g->sched_batch = true;
 }
 
-/* The main thread's loop: signals, the stats timer and control requests. */
+/*
+ * The main thread's loop: signals, the stats timer and control clients. Nothing here waits
+ * on a client: its connections are polled with the rest (ctl.h).
+ */
 static void main_loop(struct gregw *g, int sig_fd, int timer_fd)
 {
-	struct pollfd pfd[3] = {
-		{ .fd = sig_fd, .events = POLLIN },
-		{ .fd = timer_fd, .events = POLLIN },
-		{ .fd = g->ctl_fd, .events = POLLIN },
-	};
+	struct pollfd pfd[2 + CTL_POLLFDS];
 
+	pfd[0] = (struct pollfd){ .fd = sig_fd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = timer_fd, .events = POLLIN };
 	for (;;) {
-		if (poll(pfd, 3, -1) < 0 && errno != EINTR)
-			break;
+		int timeout = -1;
+
+		ctl_pollfds(&g->ctl, pfd + 2, clock_mono_ns(), &timeout);
+		if (poll(pfd, 2 + CTL_POLLFDS, timeout) < 0) {
+			if (errno != EINTR)
+				break;
+			continue;
+		}
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -324,8 +350,7 @@ static void main_loop(struct gregw *g, int sig_fd, int timer_fd)
 			if (read(timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks))
 				emit(g, false);
 		}
-		if (pfd[2].revents & POLLIN)
-			serve_ctl(g);
+		ctl_handle(&g->ctl, pfd + 2, clock_mono_ns(), ctl_reply, g);
 	}
 }
 
@@ -367,7 +392,7 @@ int gregw_run(const struct config *cfg)
 	g->cfg = cfg;
 	g->start_ns = clock_mono_ns();
 	g->stats_out = stdout;
-	g->ctl_fd = -1;
+	g->ctl.fd = -1;
 	g->sink_fd = -1;
 	for (unsigned i = 0; i < CONFIG_MAX_WORKERS; i++)
 		g->tun_fds[i] = -1;
@@ -470,11 +495,12 @@ int gregw_run(const struct config *cfg)
 		}
 	}
 	default_ctl_path(g);
-	g->ctl_fd = ctl_listen(g->ctl_path);
-	if (g->ctl_fd < 0) {
-		log_warnx("cannot listen on %s: %s%s", g->ctl_path, strerror(-g->ctl_fd),
-			  g->ctl_fd == -EADDRINUSE ? " (another gregw answers there: give --ctl)"
-						   : "");
+	rc = ctl_listen(&g->ctl, g->ctl_path);
+	if (rc) {
+		log_warnx("cannot listen on %s: %s%s", g->ctl_path, strerror(-rc),
+			  rc == -EADDRINUSE ? " (another gregw answers there: give --ctl)"
+			  : rc == -EEXIST   ? " (not a socket: give --ctl)"
+					    : "");
 		goto out_workers;
 	}
 	timer_fd = open_timer(cfg->stats_interval_ms);
@@ -509,7 +535,7 @@ out_started:
 		emit(g, true);
 	close(timer_fd);
 out_ctl:
-	close(g->ctl_fd);
+	ctl_close(&g->ctl);
 	unlink(g->ctl_path);
 out_workers:
 	while (inited > 0)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "config.h"
+#include "ctl.h"
 #include "encap.h"
 #include "worker.h"
 
@@ -27,7 +28,7 @@ struct gregw {
 	int outer_ifindex;
 	unsigned path_mtu;
 	int sink_fd;
-	int ctl_fd;
+	struct ctl_server ctl;
 	char ctl_path[CONFIG_PATH_MAX];
 	FILE *stats_out;
 	uint64_t start_ns;

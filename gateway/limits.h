@@ -17,6 +17,17 @@ enum gw_limits {
 	CONFIG_MAX_ROUTES = 32,	 /* --route prefixes into the tunnel */
 	CONFIG_PATH_MAX = 256,	 /* --ctl and --stats-json paths (a Unix socket's is 108) */
 
+	/* The control socket (ctl.c): the main thread never waits on a client. A client
+	 * accepted in one pass is read in the next, before 16 newer ones could evict it; a
+	 * stats reply is written in microseconds, the flow tables (64 x 1024 flows at most)
+	 * in milliseconds. */
+	CTL_CONNS = 16,	      /* clients served at once; a 17th evicts the oldest */
+	CTL_ACCEPT_BATCH = 8, /* connections accepted per pass of the main loop */
+	CTL_CMD_MAX = 64,     /* a command line: "stats" or "flows" and room to spare */
+	CTL_CMD_MS = 1000,    /* from connect to the end of the command line, at most */
+	CTL_REPLY_MS = 5000,  /* to read the whole reply, at most */
+	CTL_BACKLOG = 64,     /* connections the kernel queues before gregw accepts them */
+
 	/* The send queue (tx.c). */
 	TX_MSGS = 1024,		  /* messages per sendmmsg: UIO_MAXIOV */
 	TX_SEND_TIMEOUT_MS = 200, /* a full socket buffer blocks a send at most this long */

@@ -29,7 +29,7 @@ static json_t *config_json(const struct gregw *g)
 	jout_str(o, "addr", c->has_addr ? netaddr_format_prefix(&c->addr, p) : NULL);
 	jout_str(o, "addr6", c->has_addr6 ? netaddr_format_prefix(&c->addr6, p) : NULL);
 	jout_bool(o, "any_address", c->any_address);
-	jout_set(o, "key", c->has_key ? json_integer(c->key) : json_null());
+	jout_bool(o, "key", c->has_key); /* whether, never which: the socket is no secret store */
 	jout_bool(o, "seq", c->seq);
 	jout_bool(o, "csum", c->csum);
 	jout_int(o, "mtu", g->ecfg.mtu);

@@ -3,9 +3,14 @@
  */
 #include "topo_run.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "kernel.h"
 #include "log.h"
@@ -179,6 +184,51 @@ static int remove_one(const char *ns, struct topo_removed *out)
 	return 0;
 }
 
+/* Where gregw puts a namespace's control socket by default: NETNS.TUN.sock (docs/gregw.md). */
+#define GREGW_CTL_DIR "/run/gregw"
+
+/* A socket file at path that nobody answers: what a killed gregw left. */
+static bool stale_socket(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, rc;
+
+	if (lstat(path, &st) < 0 || !S_ISSOCK(st.st_mode) || strlen(path) >= sizeof(sun.sun_path))
+		return false;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return false;
+	rc = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 ? 0 : errno;
+	close(fd);
+	return rc == ECONNREFUSED;
+}
+
+/* Removes the stale control sockets of gregws that ran in namespaces named stem*: a live
+ * one (its gregw still inside, as down warns) stays. */
+static void remove_ctl_sockets(const char *stem)
+{
+	DIR *d = opendir(GREGW_CTL_DIR);
+	struct dirent *e;
+	size_t n = strlen(stem);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		char path[sizeof(GREGW_CTL_DIR) + 256];
+
+		if (strncmp(e->d_name, stem, n) != 0 || len < 5 ||
+		    strcmp(e->d_name + len - 5, ".sock") != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", GREGW_CTL_DIR, e->d_name);
+		if (stale_socket(path) && unlink(path) == 0)
+			log_info("removed %s", path);
+	}
+	closedir(d);
+}
+
 int topo_down(const struct topo *t, const char *prefix, struct topo_removed *out)
 {
 	char ns[NETNS_NAME_MAX];
@@ -189,6 +239,12 @@ int topo_down(const struct topo *t, const char *prefix, struct topo_removed *out
 	for (int i = 0; i < t->nhosts; i++) {
 		topo_netns_name(prefix, &t->hosts[i], ns);
 		rc = remove_one(ns, out);
+		{
+			char stem[NETNS_NAME_MAX + 1];
+
+			snprintf(stem, sizeof(stem), "%s.", ns);
+			remove_ctl_sockets(stem);
+		}
 		if (rc == -ENOENT)
 			continue;
 		if (rc) {
@@ -246,5 +302,11 @@ int topo_down_prefix(const char *prefix, struct topo_removed *out)
 	/* More than fit in one pass: go again for the rest. */
 	if (rc == -ENOSPC && !first)
 		return topo_down_prefix(prefix, NULL);
+	{
+		char stem[NETNS_NAME_MAX + 1];
+
+		snprintf(stem, sizeof(stem), "%s-", prefix);
+		remove_ctl_sockets(stem);
+	}
 	return first;
 }

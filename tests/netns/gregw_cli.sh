@@ -80,9 +80,10 @@ expect_refusal "no route to the peer" 1 "^gregw: no route to --remote 198.19.9.9
 # (any-address = yes with the benchmarking ranges: allowed, recorded, and nothing leaves P-a.)
 printf '%s\n' "; gregw on P-a" "remote = 198.18.0.2" "addr = 198.19.0.1/24" "key = 12" "seq = yes" \
 	"workers = 1" "route = 198.18.5.0/24" "route = 198.18.6.0/24" "any-address = yes" >"$TMP/a.conf"
-gw_start conf "$P-a" --config "$TMP/a.conf" --key 13
+# (The stats say whether a key is set, not which: the override is seen in workers.)
+gw_start conf "$P-a" --config "$TMP/a.conf" --key 13 --workers 2
 s=$(gw_stats conf)
-expect_eq "config file and override" "$(json_get "$s" '(d["config"]["key"], d["config"]["seq"], d["config"]["workers"], d["config"]["mtu"], d["config"]["addr"], d["config"]["any_address"])')" "(13, True, 1, $((1368 - GW_UDP)), '198.19.0.1/24', True)"
+expect_eq "config file and override" "$(json_get "$s" '(d["config"]["key"], d["config"]["seq"], d["config"]["workers"], d["config"]["mtu"], d["config"]["addr"], d["config"]["any_address"])')" "(True, True, 2, $((1368 - GW_UDP)), '198.19.0.1/24', True)"
 expect_eq "routes from the file" "$(ip -n "$P-a" route show dev gre0 proto static | awk '{print $1}' | tr '\n' ' ')" "198.18.5.0/24 198.18.6.0/24 "
 
 # What is taken cannot be taken twice.
