@@ -22,6 +22,7 @@ struct wire_capture {
 	const struct wire_capture_cfg *cfg;
 	pcap_t *pcap;
 	pcap_dumper_t *dump;
+	FILE *ready; /* the ready file, open until the capture runs */
 	int link;
 	bool nano;
 	char filter[WIRE_FILTER_LEN];
@@ -100,14 +101,29 @@ static int set_filter(const struct wire_capture_cfg *c, pcap_t *p, char *expr, s
 	return 0;
 }
 
-static int write_ready(const char *path)
+/*
+ * The ready file is created with the capture open and written when it runs: after
+ * wire_priv_drop, which leaves no way to create a file.
+ */
+static int open_ready(struct wire_capture *cap, const char *path)
 {
-	FILE *f = fopen(path, "w");
-
-	if (!f || fputs("ready\n", f) == EOF || fclose(f) == EOF) {
+	cap->ready = fopen(path, "w");
+	if (!cap->ready) {
 		log_warn("%s", path);
-		if (f)
-			fclose(f);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int write_ready(struct wire_capture *cap)
+{
+	const char *path = cap->cfg->ready_file;
+	bool ok = fputs("ready\n", cap->ready) != EOF;
+
+	ok = fclose(cap->ready) != EOF && ok;
+	cap->ready = NULL;
+	if (!ok) {
+		log_warn("%s", path);
 		return -EIO;
 	}
 	log_debug("%s: written, the capture is running", path);
@@ -162,7 +178,7 @@ int wire_capture_open(const struct wire_capture_cfg *c, struct wire_capture **ou
 		}
 	}
 	if (rc == 0 && c->iface && c->ready_file)
-		rc = write_ready(c->ready_file);
+		rc = open_ready(cap, c->ready_file);
 	if (rc < 0) {
 		wire_capture_close(cap);
 		return rc;
@@ -280,6 +296,11 @@ int wire_capture_run(struct wire_capture *cap, struct wire_audit *a)
 	int rc;
 
 	cap->audit = a;
+	if (cap->ready) {
+		rc = write_ready(cap);
+		if (rc < 0)
+			return rc;
+	}
 	rc = cap->cfg->iface ? run_live(cap) : run_file(cap);
 	if (cap->dump && pcap_dump_flush(cap->dump) < 0) {
 		log_warnx("%s: write failed", cap->cfg->write_path);
@@ -309,6 +330,8 @@ void wire_capture_close(struct wire_capture *cap)
 {
 	if (!cap)
 		return;
+	if (cap->ready)
+		fclose(cap->ready);
 	if (cap->dump)
 		pcap_dump_close(cap->dump);
 	if (cap->pcap)

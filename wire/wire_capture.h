@@ -27,7 +27,7 @@ struct wire_capture_cfg {
 	const char *iface;	/* live capture on this interface, or NULL */
 	const char *read_path;	/* or read this capture file (pcap or pcapng) */
 	const char *write_path; /* also write every frame read to this pcap file; or NULL */
-	const char *ready_file; /* live: created once the capture is running; or NULL */
+	const char *ready_file; /* live: created when open, "ready" once running; or NULL */
 	double time_s;		/* live: stop after this long; 0: when stop_fd is readable */
 	uint64_t buffer_bytes;	/* live: the kernel ring */
 	uint16_t udp_port;	/* GRE-in-UDP port, for the kernel filter */
@@ -48,9 +48,10 @@ int wire_capture_open(const struct wire_capture_cfg *c, struct wire_capture **ou
 int wire_capture_link(const struct wire_capture *cap);
 
 /*
- * Feeds every frame to a until the file ends, the time is up or stop_fd fires (then drains
- * what the kernel still holds). Returns 0, or -EIO after logging (a truncated file, the
- * interface gone): the frames read so far are in a.
+ * Writes "ready" into the ready file (live), then feeds every frame to a until the file ends,
+ * the time is up or stop_fd fires (then drains what the kernel still holds). Opens nothing:
+ * it may run after wire_priv_drop. Returns 0, or -EIO after logging (the ready file, a
+ * truncated file, the interface gone): the frames read so far are in a.
  */
 int wire_capture_run(struct wire_capture *cap, struct wire_audit *a);
 

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "sigfd.h"
 #include "wire_options.h"
+#include "wire_priv.h"
 
 int main(int argc, char **argv)
 {
@@ -32,6 +33,16 @@ int main(int argc, char **argv)
 		return 1;
 	if (wire_audit_init(&a, &o.expect, wire_capture_link(cap)) < 0)
 		fatalx("out of memory");
+	/*
+	 * Everything the run needs is open: from here on frames are hostile input. jansson
+	 * draws its hash seed from /dev/urandom at the first object; draw it while files open.
+	 */
+	json_object_seed(0);
+	if (wire_priv_drop() < 0) {
+		wire_capture_close(cap);
+		wire_audit_fini(&a);
+		return 1;
+	}
 	if (wire_capture_run(cap, &a) < 0)
 		status = 1;
 	wire_audit_finish(&a);

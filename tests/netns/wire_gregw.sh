@@ -2,8 +2,10 @@
 # tunbed-wire on the transit link of a gregw pair: what it counts crossing the wire agrees
 # with both gateways' own counters (frames and outer bytes each way, inner bytes read from
 # TUN) and with the generator's bytes; a clean run flags nothing; tshark, decoding the
-# capture tunbed-wire wrote, finds the same frames. Then a peer that lies: frames injected
-# on transit with one defect each are counted under their kind.
+# capture tunbed-wire wrote, finds the same frames. While it captures, tunbed-wire holds no
+# capability, has NoNewPrivs and, in builds without sanitizers, its seccomp allow-list. Then
+# a peer that lies: frames injected on transit with one defect each are counted under their
+# kind.
 #
 #  P-client [tunbed-traffic] --lan-a-- P-gwa [gregw] ==transit (GRE, key 7, seq, csum)== [gregw] P-gwb --lan-b-- [server] P-server
 #                                           [tunbed-wire on transit]
@@ -25,7 +27,8 @@ gw_pair4 "$P" --key 7 --seq --csum
 MTU=$(json_get "$(gw_stats gwa)" 'd["config"]["mtu"]')
 tr_server "$P-server" 9400
 
-# wire_start NAME args...: tunbed-wire on gwa's transit, JSON in $TMP/NAME.json.
+# wire_start NAME args...: tunbed-wire on gwa's transit, JSON in $TMP/NAME.json. The ready
+# file says "ready" once the capture runs with its privileges dropped.
 wire_start() {
 	local name=$1
 	shift
@@ -33,7 +36,22 @@ wire_start() {
 	ip netns exec "$P-gwa" "$WIRE" --iface transit --json --ready-file "$TMP/$name.ready" "$@" \
 		>"$TMP/$name.json" 2>"$TMP/$name.err" &
 	WIRE_PID=$!
-	poll 30 test -e "$TMP/$name.ready" || die "tunbed-wire did not start: $(cat "$TMP/$name.err")"
+	poll 30 grep -qx ready "$TMP/$name.ready" || die "tunbed-wire did not start: $(cat "$TMP/$name.err")"
+}
+
+# wire_privileges: what the running tunbed-wire holds (docs/wire.md, "Privileges"): no
+# capability in any set, NoNewPrivs, and seccomp filtering (2) where the build loads its
+# allow-list: TUNBED_WIRE_SECCOMP, which CMake sets (1 without sanitizers, 0 with).
+wire_privileges() {
+	local st=/proc/$WIRE_PID/status zero=0000000000000000
+	[ -n "${TUNBED_WIRE_SECCOMP:-}" ] || die "TUNBED_WIRE_SECCOMP is not set (ctest sets it)"
+	expect_eq "the process started is tunbed-wire" "$(cat "/proc/$WIRE_PID/comm")" "tunbed-wire"
+	expect_eq "tunbed-wire capturing: CapInh CapPrm CapEff CapBnd CapAmb" \
+		"$(awk '/^Cap(Inh|Prm|Eff|Bnd|Amb):/ { printf "%s%s", sep, $2; sep = " " }' "$st")" \
+		"$zero $zero $zero $zero $zero"
+	expect_eq "tunbed-wire capturing: NoNewPrivs" "$(awk '/^NoNewPrivs:/ { print $2 }' "$st")" "1"
+	expect_eq "tunbed-wire capturing: Seccomp (2 with the allow-list)" \
+		"$(awk '/^Seccomp:/ { print $2 }' "$st")" "$((TUNBED_WIRE_SECCOMP ? 2 : 0))"
 }
 
 # wire_stop: SIGTERM ends the capture; the report follows, exit status 0. (tunbed-wire reads
@@ -61,6 +79,7 @@ settled() {
 a0=$(gw_stats gwa)
 b0=$(gw_stats gwb)
 wire_start clean --local $A --remote $B --key 7 --seq --csum --mtu "$MTU" --write "$TMP/clean.pcap"
+wire_privileges
 tr_client "$P-client" 198.18.3.2 --sessions 4 --bytes 8m --rate 200m --json
 expect_eq "traffic: exit status" "$TR_STATUS" "0"
 poll 30 settled || fail "traffic did not settle within 30 s: connections still open, or a gateway has not received all the other sent"

@@ -27,7 +27,7 @@ done
 expect "the build id of what it holds" [ "$("$SRC/scripts/build-id" "$TMP/root/usr/bin")" = "$id" ]
 expect "the Open vSwitch driver" [ -x "$TMP/root/usr/lib/tunbed/ovs-gre.sh" ]
 depends=$(dpkg-deb -f "$deb" Depends)
-for lib in libmnl0 libnl-3-200 libnl-route-3-200 libpcap0.8 libjansson4 libinih1 iproute2 ethtool; do
+for lib in libmnl0 libnl-3-200 libnl-route-3-200 libpcap0.8 libseccomp2 libjansson4 libinih1 iproute2 ethtool; do
 	expect "depends on $lib" grep -q "\b$lib\b" <<<"$depends"
 done
 [ "$failures" = 0 ] || { echo "[package] FAILED ($failures)" >&2; exit 1; }
