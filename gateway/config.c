@@ -4,16 +4,20 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "opt.h"
 #include "parse.h"
+#include "thread.h"
 
 enum opt_id {
 	OPT_TUN = 256,
@@ -268,8 +272,13 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 	}
 	switch (id) {
 	case OPT_TUN:
-		if (!*v || strlen(v) >= sizeof(c->tun) || strchr(v, '/') || strchr(v, ' '))
-			return bad(o, key, v, "expected an interface name of 1 to 15 characters");
+		/* The kernel takes '%' in a TUNSETIFF name as a template ("x%d" becomes x0), and
+		 * refuses '/', ':', blanks, "." and "..": a name is used as given or refused. */
+		if (!*v || strlen(v) >= sizeof(c->tun) || strpbrk(v, "/:% \t\n\r\v\f") ||
+		    strcmp(v, ".") == 0 || strcmp(v, "..") == 0)
+			return bad(o, key, v,
+				   "expected an interface name of 1 to 15 characters, without '/', "
+				   "':', '%' or blanks");
 		snprintf(c->tun, sizeof(c->tun), "%s", v);
 		return 0;
 	case OPT_LOCAL:
@@ -307,6 +316,17 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 		if (parse_cpulist_ordered(v, &c->cpus, c->cpu_order, CONFIG_MAX_WORKERS,
 					  &c->ncpu_order) <= 0)
 			return bad(o, key, v, "expected a CPU list such as 0-3,6");
+		{
+			/* Here, not when worker 0 fails to start after the device is up. */
+			char what[CONFIG_PATH_MAX + 32];
+
+			if (o->file)
+				snprintf(what, sizeof(what), "%s:%d: cpus", o->file, o->line);
+			else
+				snprintf(what, sizeof(what), "--cpus");
+			if (thread_cpus_check(what, v, &c->cpus))
+				return -EINVAL;
+		}
 		c->has_cpus = true;
 		return 0;
 	case OPT_MTU:
@@ -392,16 +412,39 @@ struct file_ctx {
 	const char *path;
 	FILE *fp;
 	int line, error;
+	int key_line[sizeof(options) / sizeof(options[0])]; /* where each key was, or 0 */
 };
 
-/* libinih's reader: counts lines, so that a bad value is reported at its line. */
+/*
+ * libinih's reader: one whole line at a time, counted, so that a bad value is reported at its
+ * line. libinih would cut a line longer than its buffer (num) into pieces and parse each as
+ * a line of its own: a long line is refused instead, and so is a NUL byte, which would end
+ * the line early without a word. Either stops the parse (NULL).
+ */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct file_ctx *f = stream;
+	int len = 0, ch = EOF;
 
-	if (!fgets(str, num, f->fp))
+	while (len < num - 1 && (ch = getc(f->fp)) != EOF) {
+		if (ch == '\0') {
+			log_warnx("%s:%d: a NUL byte", f->path, f->line + 1);
+			f->error = -EINVAL;
+			return NULL;
+		}
+		str[len++] = (char)ch;
+		if (ch == '\n')
+			break;
+	}
+	if (len == 0)
 		return NULL;
 	f->line++;
+	if (ch != '\n' && ch != EOF && len == num - 1) {
+		log_warnx("%s:%d: line longer than %d bytes", f->path, f->line, num - 2);
+		f->error = -EINVAL;
+		return NULL;
+	}
+	str[len] = '\0';
 	return str;
 }
 
@@ -418,8 +461,18 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		return 0;
 	}
 	for (const struct option *opt = options; opt->name; opt++) {
+		int *seen = &f->key_line[opt - options];
+
 		if (strcmp(opt->name, name) != 0 || opt->val < OPT_TUN || opt->val == OPT_CONFIG)
 			continue;
+		/* Last-wins would hide a mistake; only route accumulates, by design. */
+		if (*seen && opt->val != OPT_ROUTE) {
+			log_warnx("%s:%d: duplicate key '%s' (first at line %d)", f->path, f->line,
+				  name, *seen);
+			f->error = -EINVAL;
+			return 0;
+		}
+		*seen = f->line;
 		f->error = apply(f->ps, opt->val, value, &o);
 		return !f->error;
 	}
@@ -431,11 +484,25 @@ static int on_key(void *user, const char *section, const char *name, const char 
 static int load_file(struct parse *ps, const char *path)
 {
 	struct file_ctx f = { .ps = ps, .path = path };
-	int rc;
+	struct stat st;
+	int fd, rc;
 
-	f.fp = fopen(path, "r");
+	/* Non-blocking, so that a FIFO cannot hold the open; only a regular file is read: a
+	 * device such as /dev/zero would never end. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		log_warnx("%s: cannot open: %s", path, strerror(errno));
+		return -EINVAL;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		log_warnx("%s: not a regular file", path);
+		close(fd);
+		return -EINVAL;
+	}
+	f.fp = fdopen(fd, "r");
 	if (!f.fp) {
 		log_warnx("%s: cannot open: %s", path, strerror(errno));
+		close(fd);
 		return -EINVAL;
 	}
 	rc = ini_parse_stream(read_line, &f, on_key, &f);

@@ -32,6 +32,14 @@ expect_refusal "default route" 2 "^gregw: --route 0.0.0.0/0 $OUTSIDE \\(--any-ad
 expect_refusal "bad key" 2 "^gregw: bad value '4294967296' for --key: expected 0 to 4294967295$" run --remote 198.18.0.2 --key 4294967296
 expect_refusal "bad workers" 2 "^gregw: bad value '0' for --workers: expected 1 to 64$" run --remote 198.18.0.2 --workers 0
 expect_refusal "bad cpus" 2 "^gregw: bad value '2-1' for --cpus" run --remote 198.18.0.2 --cpus 2-1
+# A CPU that does not exist: named while the options are read, before anything is set up.
+expect_refusal "a CPU that does not exist" 2 "^gregw: --cpus 99: no CPU 99 on this machine \\(CPUs [0-9,-]+\\)$" run --remote 198.18.0.2 --cpus 99
+# '%' would be the kernel's template (x%d becomes x0): refused, as are ':' and blanks.
+TUN_EXPECT="expected an interface name of 1 to 15 characters, without '/', ':', '%' or blanks"
+expect_refusal "a TUN name with %" 2 "^gregw: bad value 'x%d' for --tun: $TUN_EXPECT$" run --remote 198.18.0.2 --tun 'x%d'
+expect_refusal "a TUN name with :" 2 "^gregw: bad value 'gre:0' for --tun: $TUN_EXPECT$" run --remote 198.18.0.2 --tun 'gre:0'
+expect_refusal "a TUN name with a tab" 2 "^gregw: bad value 'gre.0' for --tun: $TUN_EXPECT$" run --remote 198.18.0.2 --tun "gre$(printf '\t')0"
+if ip -n "$P-a" link show gre0 >/dev/null 2>&1 || ip -n "$P-a" link show x0 >/dev/null 2>&1; then fail "a refused option left a device"; fi
 expect_refusal "bad encap" 2 "^gregw: bad value 'udp' for --encap: expected gre or gre-udp$" run --remote 198.18.0.2 --encap udp
 expect_refusal "bad offload" 2 "^gregw: bad value 'yes' for --offload: expected on or off$" run --remote 198.18.0.2 --offload yes
 expect_refusal "bad aqm" 2 "^gregw: bad value 'red' for --aqm: expected off or codel$" run --remote 198.18.0.2 --aqm red
@@ -54,6 +62,24 @@ expect_refusal "unknown key in a file" 2 "^gregw: $TMP/bad.conf:4: unknown key '
 printf '%s\n' "remote = 198.18.0.2" "seq = maybe" >"$TMP/bad2.conf"
 expect_refusal "bad value in a file" 2 "^gregw: $TMP/bad2.conf:2: bad value 'maybe' for seq: expected yes or no$" run --config "$TMP/bad2.conf"
 expect_refusal "missing file" 2 "^gregw: $TMP/none.conf: cannot open: No such file or directory$" run --config "$TMP/none.conf"
+# What a file may hold: whole lines of at most 198 bytes (libinih cut a longer one into pieces
+# and parsed each: a long comment's tail became a setting), no NUL byte, each key once but
+# route; and only a regular file is read (/dev/zero would never end, a FIFO never open).
+long=$(printf 'x%.0s' $(seq 200))
+printf '%s\n' "remote = 198.18.0.2" "; $long mtu = 1000" >"$TMP/longc.conf"
+expect_refusal "a comment too long" 2 "^gregw: $TMP/longc.conf:2: line longer than 198 bytes$" run --config "$TMP/longc.conf"
+printf '%s\n' "remote = 198.18.0.2" "key = 7" "addr = 198.19.0.1/24 ; $long mtu = 1000" >"$TMP/longv.conf"
+expect_refusal "a line too long" 2 "^gregw: $TMP/longv.conf:3: line longer than 198 bytes$" run --config "$TMP/longv.conf"
+printf 'remote = 198.18.0.2\nkey = 1\0002\n' >"$TMP/nul.conf"
+expect_refusal "a NUL byte" 2 "^gregw: $TMP/nul.conf:2: a NUL byte$" run --config "$TMP/nul.conf"
+printf '%s\n' "remote = 198.18.0.2" "mtu = 1300" "route = 198.18.5.0/24" "route = 198.18.6.0/24" "mtu = 1200" >"$TMP/dup.conf"
+expect_refusal "a key twice" 2 "^gregw: $TMP/dup.conf:5: duplicate key 'mtu' \\(first at line 2\\)$" run --config "$TMP/dup.conf"
+mkfifo "$TMP/fifo.conf"
+for f in /dev/zero /dev/urandom "$TMP/fifo.conf" "$TMP"; do
+	expect_refusal "$f as the file" 2 "^gregw: $f: not a regular file$" timeout 30 ip netns exec "$P-a" "$GREGW" --ctl "$TMP/cli.sock" --config "$f"
+done
+printf '%s\n' "remote = 198.18.0.2" "cpus = 99" >"$TMP/cpus.conf"
+expect_refusal "a file's CPU that does not exist" 2 "^gregw: $TMP/cpus.conf:2: cpus 99: no CPU 99 on this machine \\(CPUs [0-9,-]+\\)$" run --config "$TMP/cpus.conf"
 printf '%s\n' "key = 12" "remote = 10.1.2.3" >"$TMP/real.conf"
 expect_refusal "remote outside the ranges in a file" 2 "^gregw: $TMP/real.conf:2: remote 10.1.2.3 $OUTSIDE \\(any-address = yes or --any-address allows it\\)$" run --config "$TMP/real.conf"
 printf '%s\n' "remote = 198.18.0.2" "any-address = perhaps" >"$TMP/bad3.conf"
