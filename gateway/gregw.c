@@ -25,6 +25,7 @@
 #include "log.h"
 #include "mss.h"
 #include "netns.h"
+#include "priv.h"
 #include "sigfd.h"
 #include "telemetry.h"
 #include "steer.h"
@@ -508,6 +509,9 @@ int gregw_run(const struct config *cfg)
 		log_warn("timerfd");
 		goto out_ctl;
 	}
+	/* Everything is set up: the workers start with what remains (priv.h). */
+	if (priv_drop())
+		goto out_started;
 	for (started = 0; started < g->nworkers; started++) {
 		rc = worker_start(&g->workers[started]);
 		if (rc) {
