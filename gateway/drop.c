@@ -6,6 +6,7 @@
 static const char *const names[DROP_MAX] = {
 	[DROP_NONE] = "none",
 	[DROP_TRUNCATED] = "truncated",
+	[DROP_ZERO_LENGTH] = "zero_length",
 	[DROP_BAD_OUTER] = "bad_outer",
 	[DROP_OUTER_FRAGMENT] = "outer_fragment",
 	[DROP_UNKNOWN_PEER] = "unknown_peer",

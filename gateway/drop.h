@@ -8,6 +8,7 @@ enum drop_reason {
 	DROP_NONE = 0,
 	/* From the wire, before decapsulation. */
 	DROP_TRUNCATED,	     /* capture shorter than the packet, or headers cut short */
+	DROP_ZERO_LENGTH,    /* nothing after the outer header: no GRE header at all */
 	DROP_BAD_OUTER,	     /* outer IP header malformed or its checksum wrong */
 	DROP_OUTER_FRAGMENT, /* outer IP fragment: GRE is never reassembled here */
 	DROP_UNKNOWN_PEER,   /* outer source is not --remote, or destination not --local */

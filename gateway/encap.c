@@ -141,6 +141,10 @@ enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t
 	struct gre_info g;
 	int rc;
 
+	/* An empty GRE-in-UDP datagram, or an outer packet that ends with its header: not a GRE
+	 * packet cut short, but none at all. */
+	if (gre_len == 0)
+		return DROP_ZERO_LENGTH;
 	rc = gre_parse(gre, gre_len, &g);
 	if (rc < 0)
 		return gre_drop(rc);

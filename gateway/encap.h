@@ -73,7 +73,8 @@ uint8_t *encap_build2(const struct encap_cfg *c, uint8_t *inner, size_t len, con
 
 /*
  * The GRE part of decap, for GRE-in-UDP, where the socket has checked the outer headers and
- * the peer is checked by the caller: gre_len bytes of GRE header and payload.
+ * the peer is checked by the caller: gre_len bytes of GRE header and payload (0 for an empty
+ * datagram: DROP_ZERO_LENGTH).
  */
 struct decap_result;
 enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t gre_len,
@@ -92,7 +93,8 @@ struct decap_result {
  * Checks and decapsulates a packet from the wire: pkt starts at the outer IP header, caplen
  * bytes of it were captured of wirelen on the wire. Returns DROP_NONE with *r pointing into
  * pkt, or the reason to drop it. Checks in order: truncation, outer header, fragment, peer,
- * GRE version, flags, key, sequence, checksum, payload protocol, inner header.
+ * a GRE payload at all, GRE version, flags, key, sequence, checksum, payload protocol, inner
+ * header.
  */
 enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen, size_t wirelen,
 		       struct decap_result *r);

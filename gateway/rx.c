@@ -360,6 +360,7 @@ static void udp_message(struct rxq *q)
 	else if (q->seg < len)
 		stat_add(&q->stats->ctr[STAT_UDP_GRO_READS], 1);
 	q->off = 0;
+	q->cut = false;
 }
 
 static bool udp_next(struct rxq *q, struct rx_dgram *d)
@@ -368,10 +369,11 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 	unsigned outer_wire = ip_fixed_hlen(c->family) + UDP_HLEN;
 	size_t len;
 
-	/* Past the messages done (an empty one holds no datagram); a new batch when the last
-	 * one is done, unless it emptied the socket or the pass has had its budget: the budget
-	 * is checked between batches, a batch is never split. */
-	while (q->cur >= q->got || q->off >= q->msgs[q->cur].msg_len) {
+	/* Past the messages done (an empty one is one empty datagram, counted and dropped like
+	 * any other); a new batch when the last one is done, unless it emptied the socket or the
+	 * pass has had its budget: the budget is checked between batches, a batch is never
+	 * split. */
+	while (q->cur >= q->got || q->cut) {
 		if (q->cur < q->got) {
 			if (++q->cur < q->got)
 				udp_message(q);
@@ -394,6 +396,7 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 	else if (!netaddr_sockaddr_is(&q->from[q->cur], c->family, c->remote))
 		d->drop = DROP_UNKNOWN_PEER;
 	q->off += d->len;
+	q->cut = q->off >= len;
 	return true;
 }
 

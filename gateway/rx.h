@@ -113,6 +113,7 @@ struct rxq {
 	} cmsg[RX_UDP_BATCH];
 	unsigned got, cur; /* messages in the batch; the one being cut */
 	size_t off, seg;   /* the next datagram's offset in it; its UDP_GRO segment size */
+	bool cut;	   /* every datagram of message cur handed out (an empty one is one) */
 	bool full;	   /* the batch was full: the socket may hold more */
 	/* The pass. */
 	unsigned taken; /* datagrams handed out */

@@ -210,6 +210,7 @@ enum mutation {
 	M_CAPLEN_SHORT,	 /* the ring holds less than the wire had */
 	M_CUT_GRE,	 /* outer length ends inside the GRE header */
 	M_CUT_OPTIONS,	 /* outer length ends inside the GRE options */
+	M_EMPTY,	 /* outer length ends with the outer header: no GRE at all */
 	M_IP_CSUM,	 /* outer IPv4 header checksum wrong */
 	M_IP_PROTO,	 /* outer protocol is not GRE */
 	M_IP_VERSION,	 /* outer version nibble 5 */
@@ -252,8 +253,9 @@ static void mutate(uint8_t *o, size_t *len, size_t *cap, int family, const struc
 		*cap = *len - 1;
 		break;
 	case M_CUT_GRE:
-	case M_CUT_OPTIONS: {
-		size_t keep = ihl + (m == M_CUT_GRE ? 3 : GRE_HLEN_MIN + 2);
+	case M_CUT_OPTIONS:
+	case M_EMPTY: {
+		size_t keep = ihl + (m == M_EMPTY ? 0 : m == M_CUT_GRE ? 3 : GRE_HLEN_MIN + 2);
 
 		if (family == AF_INET6)
 			store_be16(o + IPV6_PLEN_OFF, (uint16_t)(keep - IPV6_HLEN));
@@ -343,6 +345,8 @@ static const struct drop_row drop_rows[] = {
 	{ "cut in GRE header", AF_INET, 0, SAME, M_CUT_GRE, DROP_TRUNCATED },
 	{ "cut in GRE options", AF_INET, ALL, SAME, M_CUT_OPTIONS, DROP_TRUNCATED },
 	{ "cut in GRE options v6", AF_INET6, ALL, SAME, M_CUT_OPTIONS, DROP_TRUNCATED },
+	{ "no GRE at all", AF_INET, ALL, SAME, M_EMPTY, DROP_ZERO_LENGTH },
+	{ "no GRE at all v6", AF_INET6, 0, SAME, M_EMPTY, DROP_ZERO_LENGTH },
 	{ "outer checksum", AF_INET, 0, SAME, M_IP_CSUM, DROP_BAD_OUTER },
 	{ "outer protocol", AF_INET, 0, SAME, M_IP_PROTO, DROP_BAD_OUTER },
 	{ "outer protocol v6", AF_INET6, 0, SAME, M_IP_PROTO, DROP_BAD_OUTER },
@@ -510,6 +514,9 @@ static void test_udp(void)
 	CHECK_INT(inet_csum(out, 16 + len), 0);
 	CHECK_INT(decap_gre(&c, out, 16 + len, &r), DROP_NONE);
 	CHECK(r.inner == inner && r.inner_len == len && r.has_seq && r.seq == 99);
+	/* An empty datagram is a datagram: counted as one, with no GRE header at all. */
+	CHECK_INT(decap_gre(&c, out, 0, &r), DROP_ZERO_LENGTH);
+	CHECK_INT(decap_gre(&c, out, 3, &r), DROP_TRUNCATED);
 	out[KEY_OFF + 1] ^= 1;
 	CHECK_INT(decap_gre(&c, out, 16 + len, &r), DROP_BAD_KEY);
 }
