@@ -54,6 +54,13 @@ enum traffic_limits {
 	RESULTS_TESTS = 64,	  /* tests remembered; the oldest is forgotten first */
 	RESULTS_KEEP_S = 600,	  /* and none longer than this */
 
+	/* What a client may hold of the server (srvconn.c, server.c). */
+	SRV_HELLO_TIMEOUT_MS = 10000, /* a connection's time for its hello, and a control
+				       * connection's for each request and for taking each
+				       * answer: twice the client's own send and receive timeout
+				       * (TRAFFIC_CONNECT_TIMEOUT_S), so that a client the server
+				       * gives up on has given up itself */
+
 	/* Measurement (seqstat.c, pacer.c, hist.c). */
 	SEQ_WINDOW = 4096,	     /* numbers below highest - SEQ_WINDOW are "too old" to judge */
 	PACER_BURST_MIN = 16 * 1024, /* bytes: one 16 KiB write may go at once at any rate */

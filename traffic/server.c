@@ -4,6 +4,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -24,6 +25,10 @@
 #include "sigfd.h"
 #include "srvconn.h"
 #include "thread.h"
+
+/* SRV_HELLO_TIMEOUT_MS as the logs say it. */
+#define HELLO_TIMEOUT_TEXT "10 s"
+_Static_assert(SRV_HELLO_TIMEOUT_MS == 10000, "HELLO_TIMEOUT_TEXT says 10 s");
 
 struct udp_slot {
 	uint64_t test_id;
@@ -48,6 +53,11 @@ struct srv_thread {
 	struct udp_slot *udp;
 	uint8_t *udp_bufs; /* SRV_UDP_BATCH datagrams of SRV_UDP_MAX */
 	uint64_t udp_untracked;
+	/* Connections that owe a hello, a request or the taking of an answer, in the order of
+	 * their time (SRV_HELLO_TIMEOUT_MS after they were filed: the oldest first). */
+	struct srvconn *await_head, *await_tail;
+	uint64_t timed_out; /* closed when their time ran out */
+	uint64_t cut;	    /* the client's end came inside a hello or request */
 };
 
 struct server {
@@ -93,8 +103,43 @@ static void conn_link(struct srv_thread *t, struct srvconn *c)
 	t->conns = c;
 }
 
+static void await_unlink(struct srv_thread *t, struct srvconn *c)
+{
+	if (!c->filed_ns)
+		return;
+	if (c->aprev)
+		c->aprev->anext = c->anext;
+	else
+		t->await_head = c->anext;
+	if (c->anext)
+		c->anext->aprev = c->aprev;
+	else
+		t->await_tail = c->aprev;
+	c->aprev = c->anext = NULL;
+	c->filed_ns = 0;
+}
+
+/* Files the connection under its await_ns: every time is now plus the same bound, so the
+ * newest goes last and the list stays in order. */
+static void await_file(struct srv_thread *t, struct srvconn *c)
+{
+	if (c->await_ns == c->filed_ns)
+		return;
+	await_unlink(t, c);
+	if (!c->await_ns)
+		return;
+	c->aprev = t->await_tail;
+	if (t->await_tail)
+		t->await_tail->anext = c;
+	else
+		t->await_head = c;
+	t->await_tail = c;
+	c->filed_ns = c->await_ns;
+}
+
 static void conn_close(struct srv_thread *t, struct srvconn *c)
 {
+	await_unlink(t, c);
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -104,10 +149,65 @@ static void conn_close(struct srv_thread *t, struct srvconn *c)
 	srvconn_free(c);
 }
 
+/* The first connection the server gives up on for each reason is named, once per server;
+ * later ones are only counted (server_run logs the counts when it stops). */
+static void say_once(int *said, struct srvconn *c, const char *why)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	char addr[NETADDR_STRLEN] = "?";
+	unsigned port = 0;
+
+	if (__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))
+		return;
+	if (getpeername(c->fd, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+
+		/* The listener takes IPv4 too: its clients come as ::ffff:a.b.c.d. */
+		if (IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr))
+			inet_ntop(AF_INET, &s6->sin6_addr.s6_addr[12], addr, sizeof(addr));
+		else
+			inet_ntop(AF_INET6, &s6->sin6_addr, addr, sizeof(addr));
+		port = ntohs(s6->sin6_port);
+	} else if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &s4->sin_addr, addr, sizeof(addr));
+		port = ntohs(s4->sin_port);
+	}
+	log_warnx("closed the connection from %s port %u: %s (further ones are counted)", addr,
+		  port, why);
+}
+
 static void conn_step(struct srv_thread *t, struct srvconn *c)
 {
-	if (srvconn_step(c, &t->env) != SC_OPEN)
+	enum srvconn_end end = srvconn_step(c, &t->env, clock_mono_ns());
+
+	if (end == SC_OPEN) {
+		await_file(t, c);
+		return;
+	}
+	if (end == SC_CUT) {
+		t->cut++;
+		static int said;
+
+		say_once(&said, c, "it ended inside a hello or request");
+	}
+	conn_close(t, c);
+}
+
+/* Closes the connections whose hello, request or answer is overdue. */
+static void expire(struct srv_thread *t, uint64_t now)
+{
+	static int said;
+
+	while (t->await_head && srvconn_expired(t->await_head, now)) {
+		struct srvconn *c = t->await_head;
+
+		t->timed_out++;
+		say_once(&said, c, "no complete hello or request within " HELLO_TIMEOUT_TEXT);
 		conn_close(t, c);
+	}
 }
 
 static uint64_t threads_cpu_ns(void *arg)
@@ -170,7 +270,7 @@ static void accept_all(struct srv_thread *t)
 
 		if (fd < 0)
 			return;
-		c = srvconn_new(fd);
+		c = srvconn_new(fd, clock_mono_ns());
 		if (!c) {
 			close(fd);
 			continue;
@@ -181,6 +281,7 @@ static void accept_all(struct srv_thread *t)
 			continue;
 		}
 		conn_link(t, c);
+		await_file(t, c);
 	}
 }
 
@@ -276,6 +377,7 @@ static void *thread_main(void *arg)
 				conn_step(t, p);
 		}
 		timeout = tick(t) ? SRV_TICK_MS : SRV_IDLE_MS;
+		expire(t, clock_mono_ns());
 	}
 	while (t->conns)
 		conn_close(t, t->conns);
@@ -336,6 +438,7 @@ int server_run(const struct server_cfg *c)
 {
 	int cpus[TRAFFIC_MAX_THREADS], ncpus, sfd, rc, status = 1;
 	unsigned inited = 0, started = 0;
+	uint64_t timed_out = 0, cut = 0;
 	/* Passed to each thread (srv_thread.owner); the signals come by signalfd, so no handler
 	 * needs to reach it. */
 	struct server *srv = calloc(1, sizeof(*srv));
@@ -384,8 +487,16 @@ out:
 	__atomic_store_n(&srv->stop, 1, __ATOMIC_RELEASE);
 	if (write(srv->stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
 		log_warn("cannot wake the threads");
-	for (unsigned i = 0; i < started; i++)
+	for (unsigned i = 0; i < started; i++) {
 		pthread_join(srv->t[i].thread, NULL);
+		timed_out += srv->t[i].timed_out;
+		cut += srv->t[i].cut;
+	}
+	if (timed_out || cut)
+		log_warnx("closed %llu connections that did not complete a hello or request within "
+			  "%s, and %llu that ended inside one",
+			  (unsigned long long)timed_out, HELLO_TIMEOUT_TEXT,
+			  (unsigned long long)cut);
 	for (unsigned i = 0; i < inited; i++)
 		thread_fini(&srv->t[i]);
 	close(srv->stop_fd);

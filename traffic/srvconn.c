@@ -13,7 +13,12 @@
 #include "pattern.h"
 #include "results.h"
 
-struct srvconn *srvconn_new(int fd)
+static uint64_t await_from(uint64_t now)
+{
+	return now + (uint64_t)SRV_HELLO_TIMEOUT_MS * NSEC_PER_MSEC;
+}
+
+struct srvconn *srvconn_new(int fd, uint64_t now)
 {
 	struct srvconn *c = calloc(1, sizeof(*c));
 
@@ -21,7 +26,13 @@ struct srvconn *srvconn_new(int fd)
 		return NULL;
 	c->fd = fd;
 	c->state = SC_HELLO;
+	c->await_ns = await_from(now);
 	return c;
+}
+
+bool srvconn_expired(const struct srvconn *c, uint64_t now)
+{
+	return c->await_ns && now >= c->await_ns;
 }
 
 void srvconn_free(struct srvconn *c)
@@ -47,12 +58,17 @@ static void record(struct srvconn *c, bool failed)
 	results_add(c->h.test_id, &r);
 }
 
-static enum srvconn_end start_session(struct srvconn *c, const struct srvconn_env *env)
+static enum srvconn_end start_session(struct srvconn *c, const struct srvconn_env *env,
+				      uint64_t now)
 {
 	const struct proto_hello *h = &c->h;
 
+	/* A data session or probes run as long as the client says; a control connection owes
+	 * its first request. */
+	c->await_ns = 0;
 	if (h->kind == PROTO_KIND_CONTROL) {
 		c->state = SC_CONTROL;
+		c->await_ns = await_from(now);
 		return SC_OPEN;
 	}
 	if (h->kind == PROTO_KIND_RR) {
@@ -67,11 +83,12 @@ static enum srvconn_end start_session(struct srvconn *c, const struct srvconn_en
 	if (h->session == 0)
 		c->tx.corrupt_at = env->corrupt_at;
 	c->sending = h->pattern != PROTO_PUSH;
+	/* The session's own times are the clock's, which its sends and receives read too. */
 	if (h->duration_ms) {
-		uint64_t now = clock_mono_ns();
+		uint64_t t0 = clock_mono_ns();
 
-		c->deadline_ns = now + (uint64_t)h->duration_ms * NSEC_PER_MSEC;
-		c->rx.window_from = now + (uint64_t)h->measure_ms * NSEC_PER_MSEC;
+		c->deadline_ns = t0 + (uint64_t)h->duration_ms * NSEC_PER_MSEC;
+		c->rx.window_from = t0 + (uint64_t)h->measure_ms * NSEC_PER_MSEC;
 		c->rx.window_to = c->deadline_ns;
 	}
 	pacer_init(&c->pacer, h->rate_bps, 0, clock_mono_ns());
@@ -177,83 +194,109 @@ static enum srvconn_end rr_step(struct srvconn *c)
 	}
 }
 
-static enum srvconn_end control_step(struct srvconn *c, const struct srvconn_env *env)
+/* Builds the answer to req into c->buf. */
+static enum srvconn_end answer(struct srvconn *c, const struct srvconn_env *env,
+			       const struct proto_ctl_req *req)
+{
+	struct proto_ctl_ans ans = { .type = req->type };
+	size_t room = PROTO_CTL_ANS_HLEN + (size_t)PROTO_MAX_SESSIONS * PROTO_UDP_RESULT_LEN;
+	size_t used = PROTO_CTL_ANS_HLEN;
+
+	if (c->buf_size < room) {
+		free(c->buf);
+		c->buf = malloc(room);
+		c->buf_size = c->buf ? room : 0;
+		if (!c->buf)
+			return SC_NO_MEMORY;
+	}
+	if (req->type == PROTO_CTL_CPU) {
+		struct proto_cpu cpu = { .cpu_ns = env->cpu_ns(env->arg), .threads = env->threads };
+
+		used += (size_t)proto_cpu_build(c->buf + used, room - used, &cpu);
+		ans.count = 1;
+	} else if (req->type == PROTO_CTL_RESULTS) {
+		static __thread struct proto_result res[PROTO_MAX_SESSIONS];
+		unsigned n = results_get(req->test_id, res, PROTO_MAX_SESSIONS);
+
+		for (unsigned i = 0; i < n; i++)
+			used += (size_t)proto_result_build(c->buf + used, room - used, &res[i]);
+		ans.count = n;
+	} else {
+		used += env->udp_results(env->arg, req->test_id, c->buf + used, room - used,
+					 &ans.count);
+	}
+	proto_ctl_ans_build(c->buf, room, &ans);
+	c->buf_len = used;
+	c->buf_done = 0;
+	return SC_OPEN;
+}
+
+/*
+ * Requests one after the other, each answered before the next is read. The request is
+ * gathered in req_buf, not peeked at: a peek at half a request sees the same bytes forever,
+ * and never the end of the stream behind them.
+ */
+static enum srvconn_end control_step(struct srvconn *c, const struct srvconn_env *env, uint64_t now)
 {
 	for (;;) {
 		struct proto_ctl_req req;
-		struct proto_ctl_ans ans = { 0 };
-		uint8_t in[PROTO_CTL_REQ_LEN];
-		size_t room, used;
+		enum srvconn_end end;
 		ssize_t r;
+		int rc;
 
-		if (flush_buf(c))
-			return SC_FAILED;
-		if (c->buf_done < c->buf_len)
-			return SC_OPEN;
-		r = recv(c->fd, in, sizeof(in), MSG_DONTWAIT | MSG_PEEK);
+		if (c->buf_len) {
+			if (flush_buf(c))
+				return SC_FAILED;
+			if (c->buf_done < c->buf_len)
+				return SC_OPEN;
+			/* Taken: the next request has its own time. */
+			c->buf_len = c->buf_done = 0;
+			c->await_ns = await_from(now);
+		}
+		r = recv(c->fd, c->req_buf + c->req_len, PROTO_CTL_REQ_LEN - c->req_len,
+			 MSG_DONTWAIT);
 		if (r < 0)
 			return errno == EAGAIN ? SC_OPEN : SC_FAILED;
 		if (r == 0)
-			return SC_DONE;
-		if (r < (ssize_t)sizeof(in))
-			return SC_OPEN;
-		if (recv(c->fd, in, sizeof(in), MSG_DONTWAIT) != (ssize_t)sizeof(in) ||
-		    proto_ctl_req_parse(in, sizeof(in), &req) < 0)
+			return c->req_len ? SC_CUT : SC_DONE;
+		c->req_len += (size_t)r;
+		rc = proto_ctl_req_parse(c->req_buf, c->req_len, &req);
+		if (rc == -ENODATA)
+			continue;
+		if (rc < 0)
 			return SC_REFUSED;
-		room = PROTO_CTL_ANS_HLEN + (size_t)PROTO_MAX_SESSIONS * PROTO_UDP_RESULT_LEN;
-		if (c->buf_size < room) {
-			free(c->buf);
-			c->buf = malloc(room);
-			c->buf_size = c->buf ? room : 0;
-			if (!c->buf)
-				return SC_NO_MEMORY;
-		}
-		used = PROTO_CTL_ANS_HLEN;
-		ans.type = req.type;
-		if (req.type == PROTO_CTL_CPU) {
-			struct proto_cpu cpu = { .cpu_ns = env->cpu_ns(env->arg),
-						 .threads = env->threads };
-
-			used += (size_t)proto_cpu_build(c->buf + used, room - used, &cpu);
-			ans.count = 1;
-		} else if (req.type == PROTO_CTL_RESULTS) {
-			static __thread struct proto_result res[PROTO_MAX_SESSIONS];
-			unsigned n = results_get(req.test_id, res, PROTO_MAX_SESSIONS);
-
-			for (unsigned i = 0; i < n; i++)
-				used += (size_t)proto_result_build(c->buf + used, room - used,
-								   &res[i]);
-			ans.count = n;
-		} else {
-			used += env->udp_results(env->arg, req.test_id, c->buf + used, room - used,
-						 &ans.count);
-		}
-		proto_ctl_ans_build(c->buf, room, &ans);
-		c->buf_len = used;
-		c->buf_done = 0;
+		c->req_len = 0;
+		end = answer(c, env, &req);
+		if (end != SC_OPEN)
+			return end;
+		/* The client has this long to take the answer. */
+		c->await_ns = await_from(now);
 	}
 }
 
-static enum srvconn_end hello_step(struct srvconn *c, const struct srvconn_env *env)
+static enum srvconn_end hello_step(struct srvconn *c, const struct srvconn_env *env, uint64_t now)
 {
-	ssize_t r = recv(c->fd, c->hello_buf + c->hello_len, PROTO_HELLO_LEN - c->hello_len,
-			 MSG_DONTWAIT);
-	int rc;
+	for (;;) {
+		ssize_t r = recv(c->fd, c->hello_buf + c->hello_len, PROTO_HELLO_LEN - c->hello_len,
+				 MSG_DONTWAIT);
+		int rc;
 
-	if (r < 0)
-		return errno == EAGAIN ? SC_OPEN : SC_FAILED;
-	if (r == 0)
-		return SC_DONE;
-	c->hello_len += (size_t)r;
-	rc = proto_hello_parse(c->hello_buf, c->hello_len, &c->h);
-	if (rc == -ENODATA)
-		return SC_OPEN;
-	if (rc < 0)
-		return SC_REFUSED; /* not ours, or nonsense: this connection ends, nothing else */
-	return start_session(c, env);
+		if (r < 0)
+			return errno == EAGAIN ? SC_OPEN : SC_FAILED;
+		/* A close before a byte is a probe of the port; one inside the hello is cut. */
+		if (r == 0)
+			return c->hello_len ? SC_CUT : SC_DONE;
+		c->hello_len += (size_t)r;
+		rc = proto_hello_parse(c->hello_buf, c->hello_len, &c->h);
+		if (rc == -ENODATA)
+			continue;
+		if (rc < 0)
+			return SC_REFUSED; /* not ours, or nonsense: this connection ends, no other */
+		return start_session(c, env, now);
+	}
 }
 
-enum srvconn_end srvconn_step(struct srvconn *c, const struct srvconn_env *env)
+enum srvconn_end srvconn_step(struct srvconn *c, const struct srvconn_env *env, uint64_t now)
 {
 	enum srvconn_state was;
 	enum srvconn_end end;
@@ -263,7 +306,7 @@ enum srvconn_end srvconn_step(struct srvconn *c, const struct srvconn_env *env)
 		was = c->state;
 		switch (c->state) {
 		case SC_HELLO:
-			end = hello_step(c, env);
+			end = hello_step(c, env, now);
 			break;
 		case SC_DATA:
 			end = data_step(c, env);
@@ -272,7 +315,7 @@ enum srvconn_end srvconn_step(struct srvconn *c, const struct srvconn_env *env)
 			end = rr_step(c);
 			break;
 		default:
-			end = control_step(c, env);
+			end = control_step(c, env, now);
 			break;
 		}
 		/* A hello just completed: what came behind it is the session's. */

@@ -2,8 +2,9 @@
  * One connection to the tunbed-traffic server, as a state machine driven by readiness: its
  * hello (proto.h), then a data session, latency probes or control requests. Everything a
  * client sends is read into bounds the server chose (a hello's buffer size bounds only the
- * server's writes, never a read), and nothing a client sends ends more than its own
- * connection. The server's threads drive it from epoll, the fuzz harness from a socketpair.
+ * server's writes, never a read), a hello and each control request have a bounded time to
+ * arrive (SRV_HELLO_TIMEOUT_MS), one cut short by the client's end closes the connection, and
+ * nothing a client sends ends more than its own connection. The server's threads drive it from epoll, the fuzz harness from a socketpair.
  * One thread per connection.
  */
 #ifndef TUNBED_TR_SRVCONN_H
@@ -46,6 +47,7 @@ enum srvconn_end {
 	SC_FAILED,    /* a socket error (a data session is recorded as failed) */
 	SC_REFUSED,   /* not a tunbed-traffic hello or request, or a field out of range */
 	SC_NO_MEMORY, /* the buffer of an rr session or a control answer */
+	SC_CUT,	      /* the client's end came inside a hello or a control request */
 };
 
 struct srvconn {
@@ -61,18 +63,31 @@ struct srvconn {
 	uint64_t wake_ns; /* paced: try again then */
 	uint8_t *buf;	  /* rr request/response, or control answer */
 	size_t buf_len, buf_done, buf_size;
-	struct srvconn *prev, *next; /* the owner's list; srvconn_* never touch them */
+	uint8_t req_buf[PROTO_CTL_REQ_LEN]; /* a control request, as far as it came */
+	size_t req_len;
+	uint64_t await_ns; /* the hello, request or answer's taking must be complete by then
+			    * (0: nothing owed) */
+	/* The owner's: its lists, and the await_ns it filed the connection under. */
+	struct srvconn *prev, *next, *aprev, *anext;
+	uint64_t filed_ns;
 };
 
-/* A connection on fd (non-blocking), waiting for its hello. NULL when out of memory. */
-struct srvconn *srvconn_new(int fd);
+/*
+ * A connection on fd (non-blocking), accepted at now (CLOCK_MONOTONIC ns), waiting for its
+ * hello until now + SRV_HELLO_TIMEOUT_MS. NULL when out of memory.
+ */
+struct srvconn *srvconn_new(int fd, uint64_t now);
 
 /*
- * Moves the connection as far as its socket allows now. Returns SC_OPEN, or why it is over
+ * Moves the connection as far as its socket allows at now. Returns SC_OPEN, or why it is over
  * (enum srvconn_end); a data session is recorded in results.h before it returns SC_DONE or
- * SC_FAILED.
+ * SC_FAILED. await_ns afterwards says until when the client has to send (or take) what it
+ * owes: the owner closes the connection then (srvconn_expired).
  */
-enum srvconn_end srvconn_step(struct srvconn *c, const struct srvconn_env *env);
+enum srvconn_end srvconn_step(struct srvconn *c, const struct srvconn_env *env, uint64_t now);
+
+/* Whether the connection owes a hello, a request or the taking of an answer past its time. */
+bool srvconn_expired(const struct srvconn *c, uint64_t now);
 
 /*
  * Whether the connection sends against a clock (a deadline or a pacer): the owner then calls

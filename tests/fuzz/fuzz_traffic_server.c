@@ -8,12 +8,16 @@
  * Input: byte 0, low 5 bits: n, the number of chunks; then n headers of two bytes each:
  *   first:  bits 0-1 the connection (0-3); bit 2: after the chunk the client half-closes
  *           (SHUT_WR); bit 3: after it the client closes its end (a later chunk of that
- *           connection opens a new one); bit 5: the client reads what the server sent;
- *           bits 6-7: the unit of the length, 1, 16, 256 or 4096 bytes
+ *           connection opens a new one); bit 4: before it the clock jumps past the time a
+ *           connection has for its hello or request (SRV_HELLO_TIMEOUT_MS), and the overdue
+ *           ones are closed, as the server does; bit 5: the client reads what the server
+ *           sent; bits 6-7: the unit of the length, 1, 16, 256 or 4096 bytes
  *   second: the length in those units
- * then the payload, which the chunks take in order; a chunk beyond its end is zeros. At the
- * end every client closes, and then every server connection that does not wait for its clock
- * (a pacer, a deadline) must be over within a few steps.
+ * then the payload, which the chunks take in order; a chunk beyond its end is zeros. After
+ * every step, a connection that waits for a hello or a request must have a time for it, within
+ * SRV_HELLO_TIMEOUT_MS of the clock, and a data session or probes none. At the end every
+ * client closes, and then every server connection that does not wait for its clock (a pacer,
+ * a deadline) must be over within a few steps: one cut inside a hello or request too.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -23,6 +27,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "limits.h"
 #include "srvconn.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -38,8 +44,11 @@ enum {
 enum {
 	F_HALF_CLOSE = 1u << 2,
 	F_CLOSE = 1u << 3,
+	F_LATER = 1u << 4,
 	F_DRAIN = 1u << 5,
 };
+
+static const uint64_t timeout_ns = (uint64_t)SRV_HELLO_TIMEOUT_MS * NSEC_PER_MSEC;
 
 struct fconn {
 	struct srvconn *srv; /* NULL: none open */
@@ -48,6 +57,7 @@ struct fconn {
 };
 
 static uint8_t *scratch;
+static uint64_t now; /* the clock the connections' hello and request times are on */
 static const uint8_t zeros[FUZZ_ZEROS];
 
 static uint64_t cpu_ns(void *arg)
@@ -74,8 +84,20 @@ static void end_server(struct fconn *f)
 
 static void step(struct fconn *f, const struct srvconn_env *env)
 {
-	if (f->srv && srvconn_step(f->srv, env) != SC_OPEN)
+	const struct srvconn *c = f->srv;
+
+	if (!c)
+		return;
+	if (srvconn_step(f->srv, env, now) != SC_OPEN) {
 		end_server(f);
+		return;
+	}
+	/* Owed: a hello, a request or the taking of an answer, each with a time. */
+	if ((c->state == SC_HELLO || c->state == SC_CONTROL) &&
+	    (!c->await_ns || c->await_ns > now + timeout_ns))
+		abort();
+	if ((c->state == SC_DATA || c->state == SC_RR) && c->await_ns)
+		abort();
 }
 
 /* The client reads and drops what the server sent, so that the server can send on. */
@@ -102,7 +124,7 @@ static bool open_conn(struct fconn *f)
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0)
 		return false;
-	f->srv = srvconn_new(sv[0]);
+	f->srv = srvconn_new(sv[0], now);
 	if (!f->srv) {
 		close(sv[0]);
 		close(sv[1]);
@@ -150,6 +172,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!scratch || size < 1)
 		return 0;
 	env.scratch = scratch;
+	now = NSEC_PER_SEC;
 	n = data[0] & 31;
 	if (size < 1 + 2 * n)
 		return 0;
@@ -161,6 +184,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct fconn *f = &conns[h0 & 3];
 		size_t len = (size_t)h1 << (4 * (h0 >> 6)), have = size - pos;
 
+		if (h0 & F_LATER) {
+			now += timeout_ns;
+			for (int k = 0; k < FUZZ_CONNS; k++) {
+				if (conns[k].srv && srvconn_expired(conns[k].srv, now))
+					end_server(&conns[k]);
+			}
+		}
 		if (!f->srv) {
 			close_client(f);
 			if (!open_conn(f))
