@@ -54,6 +54,12 @@ enum {
 	IPV6_DST_OFF = 24,
 };
 
+/* The IPv6 fragment header (RFC 8200, 4.5): its offsets from its own start. */
+enum {
+	IPV6_FRAG_NEXT_OFF = 0, /* the next header of the packet that was fragmented */
+	IPV6_FRAG_HLEN = 8,
+};
+
 /* Field offsets of the UDP header (RFC 768). */
 enum {
 	UDP_SPORT_OFF = 0,

@@ -5,6 +5,7 @@
 #include "encap.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -124,7 +125,18 @@ enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t cap
 	hlen = ip_parse(pkt, caplen, true, &outer);
 	if (hlen == -ENODATA)
 		return DROP_TRUNCATED;
-	if (hlen < 0 || outer.family != c->family || outer.proto != IPPROTO_GRE_NUM)
+	if (hlen < 0 || outer.family != c->family)
+		return DROP_BAD_OUTER;
+	/* The tunnel sets DF and never fragments: a fragment on the wire is an attack or a
+	 * misconfigured path, never reassembled here. An IPv6 one carries a fragment header that
+	 * names GRE. */
+	if (outer.family == AF_INET6 && outer.proto == IPPROTO_FRAGMENT) {
+		if (outer.tot_len < IPV6_HLEN + IPV6_FRAG_HLEN)
+			return DROP_TRUNCATED;
+		if (pkt[IPV6_HLEN + IPV6_FRAG_NEXT_OFF] == IPPROTO_GRE_NUM)
+			return DROP_OUTER_FRAGMENT;
+	}
+	if (outer.proto != IPPROTO_GRE_NUM)
 		return DROP_BAD_OUTER;
 	if (outer.fragment)
 		return DROP_OUTER_FRAGMENT;

@@ -43,23 +43,36 @@ static void or_drop(struct filter *f, uint32_t k)
 	f->n++;
 }
 
+/* Compares A with k; when they are equal, skips the next skip instructions. */
+static void if_skip(struct filter *f, uint32_t k, uint8_t skip)
+{
+	f->insn[f->n++] = (struct sock_filter){ .code = BPF_JMP | BPF_JEQ | BPF_K, .jt = skip, .k = k };
+}
+
 /*
- * Accepts IPv4 or IPv6 GRE addressed to local; everything else stays out of the ring. The
- * source is checked in userspace, so that GRE from an unknown peer is counted, not unseen.
- * The version, the protocol, then the destination a word at a time (one for IPv4, four for
- * IPv6); the last instruction drops.
+ * Accepts IPv4 or IPv6 GRE addressed to local, and its fragments; everything else stays out
+ * of the ring. The source is checked in userspace, so that GRE from an unknown peer is
+ * counted, not unseen; so are fragments (outer_fragment): an IPv4 fragment names GRE in its
+ * header, an IPv6 one in the fragment header that follows the fixed header. The version, the
+ * protocol, then the destination a word at a time (one for IPv4, four for IPv6); the last
+ * instruction drops.
  */
 static int attach_filter(int fd, int family, const uint8_t *local)
 {
 	unsigned words = ip_addr_len(family) / 4;
-	struct sock_filter insn[7 + 2 * 4];
-	struct filter f = { .insn = insn, .len = 7 + 2 * words };
+	struct sock_filter insn[10 + 2 * 4];
+	struct filter f = { .insn = insn, .len = 7 + 2 * words + (family == AF_INET6 ? 3 : 0) };
 	struct sock_fprog prog = { .len = (unsigned short)f.len, .filter = insn };
 
 	stmt(&f, BPF_LD | BPF_B | BPF_ABS, 0);
 	stmt(&f, BPF_ALU | BPF_AND | BPF_K, 0xf0);
 	or_drop(&f, family == AF_INET6 ? 0x60 : 0x40);
 	stmt(&f, BPF_LD | BPF_B | BPF_ABS, ip_proto_off(family));
+	if (family == AF_INET6) {
+		if_skip(&f, IPPROTO_GRE_NUM, 3);
+		or_drop(&f, IPPROTO_FRAGMENT);
+		stmt(&f, BPF_LD | BPF_B | BPF_ABS, IPV6_HLEN + IPV6_FRAG_NEXT_OFF);
+	}
 	or_drop(&f, IPPROTO_GRE_NUM);
 	for (unsigned w = 0; w < words; w++) {
 		stmt(&f, BPF_LD | BPF_W | BPF_ABS, ip_dst_off(family) + 4 * w);
@@ -156,9 +169,11 @@ int rx_open(struct rx_ring *r, const struct rx_cfg *cfg)
 		rc = -errno;
 		goto err;
 	}
-	/* Outer fragments are reassembled before the hash, so both halves meet one worker. */
-	fanout = (int)((cfg->fanout_group & 0xffffu) |
-		       ((unsigned)(PACKET_FANOUT_HASH | PACKET_FANOUT_FLAG_DEFRAG) << 16));
+	/* Without PACKET_FANOUT_FLAG_DEFRAG: the tunnel sets DF and never fragments, so a
+	 * fragment on the wire is an attack or a misconfigured path, and each one is counted
+	 * (outer_fragment). Reassembled, a pair would pass as one good packet, and a lone
+	 * fragment would wait in the kernel's queue until its timer dropped it, unseen. */
+	fanout = (int)((cfg->fanout_group & 0xffffu) | ((unsigned)PACKET_FANOUT_HASH << 16));
 	if (setsockopt(r->fd, SOL_PACKET, PACKET_FANOUT, &fanout, sizeof(fanout)) < 0) {
 		rc = -errno;
 		goto err;
@@ -297,14 +312,19 @@ bool rxq_aqm_signal(struct rxq *q, size_t wirelen)
 }
 
 /* What the kernel says of a received message: its GRO segment size (returned; 0 when it is
- * one datagram) and when it queued it (*queued, ns, CLOCK_REALTIME; 0 without a stamp). */
-static size_t msg_meta(const struct msghdr *m, uint64_t *queued)
+ * one datagram), when it queued it (*queued, ns, CLOCK_REALTIME; 0 without a stamp) and
+ * whether it reassembled it from fragments (*frag: IP_RECVFRAGSIZE names the largest). */
+static size_t msg_meta(const struct msghdr *m, uint64_t *queued, bool *frag)
 {
 	size_t seg = 0;
 
 	*queued = 0;
+	*frag = false;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR((struct msghdr *)m, cm)) {
-		if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO) {
+		if ((cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_RECVFRAGSIZE) ||
+		    (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_RECVFRAGSIZE)) {
+			*frag = true;
+		} else if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO) {
 			int v;
 
 			memcpy(&v, CMSG_DATA(cm), sizeof(v));
@@ -351,7 +371,7 @@ static void udp_message(struct rxq *q)
 	size_t len = q->msgs[q->cur].msg_len;
 	uint64_t queued;
 
-	q->seg = msg_meta(m, &queued);
+	q->seg = msg_meta(m, &queued, &q->frag);
 	/* A batch that emptied the socket ends on an empty queue: as RFC 8289 never drops from a
 	 * queue of at most one packet, its last message counts as no wait. */
 	aqm_take(q, q->cur == q->got - 1 && !q->full ? q->now : queued);
@@ -393,6 +413,8 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 	d->drop = DROP_NONE;
 	if (q->msgs[q->cur].msg_hdr.msg_flags & MSG_TRUNC)
 		d->drop = DROP_TRUNCATED;
+	else if (q->frag)
+		d->drop = DROP_OUTER_FRAGMENT;
 	else if (!netaddr_sockaddr_is(&q->from[q->cur], c->family, c->remote))
 		d->drop = DROP_UNKNOWN_PEER;
 	q->off += d->len;

@@ -92,6 +92,7 @@ struct rx_dgram {
 	size_t wirelen;	       /* the packet's bytes on the wire, outer headers included */
 	bool outer;	       /* data starts at the outer IP header */
 	enum drop_reason drop; /* the source's verdict: DROP_TRUNCATED (a UDP message cut short),
+				* DROP_OUTER_FRAGMENT (reassembled by the kernel),
 				* DROP_UNKNOWN_PEER (a UDP source other than --remote), or
 				* DROP_NONE */
 };
@@ -108,12 +109,13 @@ struct rxq {
 	struct iovec iov[RX_UDP_BATCH];
 	struct sockaddr_storage from[RX_UDP_BATCH];
 	union rx_cmsg {
-		char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
+		char buf[2 * CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
 		struct cmsghdr align;
 	} cmsg[RX_UDP_BATCH];
 	unsigned got, cur; /* messages in the batch; the one being cut */
 	size_t off, seg;   /* the next datagram's offset in it; its UDP_GRO segment size */
 	bool cut;	   /* every datagram of message cur handed out (an empty one is one) */
+	bool frag;	   /* message cur was reassembled from outer fragments by the kernel */
 	bool full;	   /* the batch was full: the socket may hold more */
 	/* The pass. */
 	unsigned taken; /* datagrams handed out */

@@ -27,7 +27,13 @@ int udp_rx_open(int family, const uint8_t *local, uint16_t port, bool gro)
 	/* A bounded queue, larger than rmem_max allows: root may force it. */
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
+	/* The kernel reassembles outer fragments before the socket; it says so by the size of
+	 * the largest fragment, and gregw drops what the tunnel (DF, never fragmenting) would
+	 * never have sent. */
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0 ||
+	    (family == AF_INET6
+		     ? setsockopt(fd, IPPROTO_IPV6, IPV6_RECVFRAGSIZE, &one, sizeof(one))
+		     : setsockopt(fd, IPPROTO_IP, IP_RECVFRAGSIZE, &one, sizeof(one))) < 0 ||
 	    (gro && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof(one)) < 0) ||
 	    bind(fd, (struct sockaddr *)&ss, len) < 0)
 		return fd_close_err(fd);

@@ -23,11 +23,17 @@
 #ifndef UDP_GRO
 #define UDP_GRO 104
 #endif
+#ifndef IP_RECVFRAGSIZE
+#define IP_RECVFRAGSIZE 25 /* Linux 4.10 */
+#endif
+#ifndef IPV6_RECVFRAGSIZE
+#define IPV6_RECVFRAGSIZE 77
+#endif
 
 /*
  * Opens the receiving socket of family on local (4 or 16 bytes) and port, in the reuseport
- * group of the other workers' sockets, non-blocking, with UDP_GRO when gro. Returns an fd or
- * -errno.
+ * group of the other workers' sockets, non-blocking, with UDP_GRO when gro, telling of every
+ * datagram the kernel reassembled from fragments (IP_RECVFRAGSIZE). Returns an fd or -errno.
  */
 int udp_rx_open(int family, const uint8_t *local, uint16_t port, bool gro);
 

@@ -216,6 +216,9 @@ enum mutation {
 	M_IP_VERSION,	 /* outer version nibble 5 */
 	M_MF,		 /* outer more-fragments */
 	M_FRAG_OFFSET,	 /* outer fragment offset */
+	M_V6_FRAG,	 /* an IPv6 fragment header naming GRE after the fixed header */
+	M_V6_FRAG_UDP,	 /* an IPv6 fragment header naming UDP */
+	M_V6_FRAG_CUT,	 /* next header 44, but the packet ends before the fragment header does */
 	M_SRC,		 /* outer source is not the peer */
 	M_DST,		 /* outer destination is not us */
 	M_GRE_VERSION,	 /* GRE version 1 */
@@ -278,6 +281,18 @@ static void mutate(uint8_t *o, size_t *len, size_t *cap, int family, const struc
 		break;
 	case M_FRAG_OFFSET:
 		store_be16(o + IPV4_FRAG_OFF, 100);
+		break;
+	case M_V6_FRAG:
+	case M_V6_FRAG_UDP:
+	case M_V6_FRAG_CUT:
+		/* The first fragment of all there is: offset 0, M clear, identification 7. */
+		memmove(o + IPV6_HLEN + IPV6_FRAG_HLEN, o + IPV6_HLEN, *len - IPV6_HLEN);
+		memset(o + IPV6_HLEN, 0, IPV6_FRAG_HLEN);
+		o[IPV6_HLEN + IPV6_FRAG_NEXT_OFF] = m == M_V6_FRAG_UDP ? IPPROTO_UDP : IPPROTO_GRE_NUM;
+		o[IPV6_HLEN + 7] = 7;
+		o[IPV6_NEXT_OFF] = IPPROTO_FRAGMENT;
+		*len = *cap = m == M_V6_FRAG_CUT ? IPV6_HLEN + 4 : *len + IPV6_FRAG_HLEN;
+		store_be16(o + IPV6_PLEN_OFF, (uint16_t)(*len - IPV6_HLEN));
 		break;
 	case M_SRC: /* the address's last byte */
 		o[ip_src_off(family) + alen - 1] ^= 0x40;
@@ -353,6 +368,9 @@ static const struct drop_row drop_rows[] = {
 	{ "outer version", AF_INET, 0, SAME, M_IP_VERSION, DROP_BAD_OUTER },
 	{ "outer MF", AF_INET, 0, SAME, M_MF, DROP_OUTER_FRAGMENT },
 	{ "outer offset", AF_INET, 0, SAME, M_FRAG_OFFSET, DROP_OUTER_FRAGMENT },
+	{ "outer v6 fragment header", AF_INET6, ALL, SAME, M_V6_FRAG, DROP_OUTER_FRAGMENT },
+	{ "outer v6 fragment of UDP", AF_INET6, 0, SAME, M_V6_FRAG_UDP, DROP_BAD_OUTER },
+	{ "outer v6 fragment header cut", AF_INET6, 0, SAME, M_V6_FRAG_CUT, DROP_TRUNCATED },
 	{ "unknown source", AF_INET, 0, SAME, M_SRC, DROP_UNKNOWN_PEER },
 	{ "unknown source v6", AF_INET6, 0, SAME, M_SRC, DROP_UNKNOWN_PEER },
 	{ "not our address", AF_INET, 0, SAME, M_DST, DROP_UNKNOWN_PEER },
