@@ -60,6 +60,10 @@ enum traffic_limits {
 				       * answer: twice the client's own send and receive timeout
 				       * (TRAFFIC_CONNECT_TIMEOUT_S), so that a client the server
 				       * gives up on has given up itself */
+	SRV_ACCEPT_PAUSE_MS = 100,    /* at the descriptor limit, the listener is tried again
+				       * this often (or when a connection closes): a queued
+				       * client waits at most this long once descriptors free,
+				       * for one failed accept per pause instead of a spin */
 
 	/* Measurement (seqstat.c, pacer.c, hist.c). */
 	SEQ_WINDOW = 4096,	     /* numbers below highest - SEQ_WINDOW are "too old" to judge */

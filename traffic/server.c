@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -56,8 +57,10 @@ struct srv_thread {
 	/* Connections that owe a hello, a request or the taking of an answer, in the order of
 	 * their time (SRV_HELLO_TIMEOUT_MS after they were filed: the oldest first). */
 	struct srvconn *await_head, *await_tail;
-	uint64_t timed_out; /* closed when their time ran out */
-	uint64_t cut;	    /* the client's end came inside a hello or request */
+	bool accept_paused;	   /* at the descriptor limit: the listener is out of epoll */
+	uint64_t accept_resume_ns; /* until then, or until a connection of ours closes */
+	uint64_t timed_out;	   /* closed when their time ran out */
+	uint64_t cut;		   /* the client's end came inside a hello or request */
 };
 
 struct server {
@@ -139,6 +142,8 @@ static void await_file(struct srv_thread *t, struct srvconn *c)
 
 static void conn_close(struct srv_thread *t, struct srvconn *c)
 {
+	/* A descriptor is free again: try the listener at once. */
+	t->accept_resume_ns = 0;
 	await_unlink(t, c);
 	if (c->prev)
 		c->prev->next = c->next;
@@ -261,6 +266,41 @@ static size_t answer_udp(void *arg, uint64_t test_id, uint8_t *out, size_t room,
 	return used;
 }
 
+/*
+ * Out of descriptors (or memory), accept fails and leaves the connection in the queue: the
+ * listener, level-triggered, would wake the thread again at once, for as long as it stays
+ * so. Instead the thread stops polling it for SRV_ACCEPT_PAUSE_MS, or until one of its own
+ * connections closes; the queued connections wait in the kernel meanwhile.
+ */
+static void pause_accept(struct srv_thread *t, int err)
+{
+	static int said;
+	struct rlimit rl;
+
+	epoll_ctl(t->epfd, EPOLL_CTL_DEL, t->lfd, NULL);
+	t->accept_paused = true;
+	t->accept_resume_ns = clock_mono_ns() + (uint64_t)SRV_ACCEPT_PAUSE_MS * NSEC_PER_MSEC;
+	if (__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		return;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		rl.rlim_cur = 0;
+	log_warnx("cannot accept on port %u: %s (at most %llu descriptors): new connections wait "
+		  "until some close",
+		  t->owner->cfg->port, strerror(err), (unsigned long long)rl.rlim_cur);
+}
+
+static void resume_accept(struct srv_thread *t, uint64_t now)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &t->lfd };
+
+	if (!t->accept_paused || now < t->accept_resume_ns)
+		return;
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->lfd, &ev) == 0)
+		t->accept_paused = false;
+	else
+		t->accept_resume_ns = now + (uint64_t)SRV_ACCEPT_PAUSE_MS * NSEC_PER_MSEC;
+}
+
 static void accept_all(struct srv_thread *t)
 {
 	for (;;) {
@@ -268,12 +308,17 @@ static void accept_all(struct srv_thread *t)
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET | EPOLLRDHUP };
 		struct srvconn *c;
 
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
+				pause_accept(t, errno);
 			return;
+		}
 		c = srvconn_new(fd, clock_mono_ns());
 		if (!c) {
 			close(fd);
-			continue;
+			pause_accept(t, ENOMEM);
+			return;
 		}
 		ev.data.ptr = c;
 		if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -365,6 +410,7 @@ static void *thread_main(void *arg)
 
 	while (!__atomic_load_n(&srv->stop, __ATOMIC_ACQUIRE)) {
 		int n = epoll_wait(t->epfd, ev, SRV_EVENTS, timeout);
+		uint64_t now;
 
 		for (int i = 0; i < n; i++) {
 			void *p = ev[i].data.ptr;
@@ -377,7 +423,11 @@ static void *thread_main(void *arg)
 				conn_step(t, p);
 		}
 		timeout = tick(t) ? SRV_TICK_MS : SRV_IDLE_MS;
-		expire(t, clock_mono_ns());
+		now = clock_mono_ns();
+		expire(t, now);
+		resume_accept(t, now);
+		if (t->accept_paused && timeout > SRV_ACCEPT_PAUSE_MS)
+			timeout = SRV_ACCEPT_PAUSE_MS;
 	}
 	while (t->conns)
 		conn_close(t, t->conns);

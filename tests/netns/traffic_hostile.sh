@@ -2,7 +2,8 @@
 # tunbed-traffic's server against what a client may do to it: a hello asking for a 16 MiB
 # buffer while the server lags (its reads must stay inside its 1 MiB scratch buffer); clients
 # that send half a hello or half a request and go away, or stay and send nothing more (each
-# connection gets a bounded time to complete them, SRV_HELLO_TIMEOUT_MS).
+# connection gets a bounded time to complete them, SRV_HELLO_TIMEOUT_MS); a server held at
+# its descriptor limit (no spinning on accept, and a client is served once descriptors free).
 #
 #  P-client 198.18.1.1 ---wire--- 198.18.1.2 P-server [tunbed-traffic server --threads 1]
 # shellcheck source=traffic_lib.sh
@@ -40,6 +41,21 @@ stall() {
 	STALL_PID=$!
 	poll 30 stall_status "$TMP/$name.status" "open $n" || die "$name: $n connections did not open: $(cat "$TMP/$name.err")"
 }
+
+# cpu_ticks PID: the user and system CPU time of the process, all its threads, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# accept_queue NS PORT: connections waiting in PORT's accept queue in NS (one listener).
+accept_queue() { ip netns exec "$1" ss -Hltn "sport = :$2" | awk '{ print $2 }'; }
+
+# queue_over NS PORT N: more than N wait in the accept queue.
+queue_over() { [ "$(accept_queue "$1" "$2")" -gt "$3" ]; }
+
+# connected NS PID: the process PID in NS has a TCP connection to port 9400.
+connected() { ip netns exec "$1" ss -Htnp state established "( dport = :9400 )" | grep -q "pid=$2,"; }
+
+# stall_closed FILE: the server closed at least one of the stalling clients' connections.
+stall_closed() { grep -qE "closed [1-9]" "$1" 2>/dev/null; }
 
 "$TOPO" up direct --prefix "$P" >/dev/null
 
@@ -95,6 +111,37 @@ tr_stop
 expect_eq "one line for the first connection cut short" "$(grep -c "from 198.18.1.1 port [0-9]*: it ended inside a hello or request (further ones are counted)" "$TMP/server-9400.out")" "1"
 expect_eq "one line for the first stalled connection" "$(grep -c "from 198.18.1.1 port [0-9]*: no complete hello or request within 10 s (further ones are counted)" "$TMP/server-9400.out")" "1"
 expect_match "the count at the end" "$(cat "$TMP/server-9400.out")" "closed 200 connections that did not complete a hello or request within 10 s, and 300 that ended inside one"
+
+# 3. At its descriptor limit, accept fails with EMFILE while the connection stays in the
+# queue: the level-triggered listener woke the thread again at once, and it spun one CPU at
+# 100% for as long as it stayed there. Now the thread stops polling the listener for a
+# moment (SRV_ACCEPT_PAUSE_MS), or until one of its connections closes. The server gets 64
+# descriptors; 200 clients connect and send nothing (a batch times out, the next fills it). Over the 10 s until their first
+# connections time out, the server's CPU time must stay under 2 s (spinning, it was about 10).
+ip netns exec "$P-server" prlimit --nofile=64:64 "$TRAFFIC" server --port 9400 --threads 1 \
+	>"$TMP/limited.out" 2>&1 &
+TR_SERVER=$!
+poll 30 listening "$P-server" 9400 || die "the server with 64 descriptors did not start: $(cat "$TMP/limited.out")"
+stall full 200 nothing
+full_pid=$STALL_PID
+poll 30 queue_over "$P-server" 9400 0 || fail "the server took every connection with 64 descriptors: it holds $(fds_of "$TR_SERVER")"
+ticks0=$(cpu_ticks "$TR_SERVER")
+poll 30 stall_closed "$TMP/full.status" || fail "the server closed none of the silent connections at its limit: $(cat "$TMP/full.status")"
+ticks=$(( $(cpu_ticks "$TR_SERVER") - ticks0 ))
+log "server CPU at its descriptor limit, until the first timeouts: $ticks ticks"
+expect_eq "at the descriptor limit: no spinning (under 2 s of CPU in 10 s)" "$([ "$ticks" -lt 200 ] && echo yes || echo "no: $ticks ticks")" "yes"
+# A client that comes while the server is full waits in the queue, and is served as soon as
+# the clients that hold the descriptors go.
+queue_over "$P-server" 9400 0 || fail "the server is no longer full"
+ip netns exec "$P-client" "$TRAFFIC" client $S --time 0.5 --json >"$TMP/late.json" 2>"$TMP/late.err" &
+late_pid=$!
+poll 30 connected "$P-client" "$late_pid" || fail "the late client did not connect"
+stop_bg "$full_pid" TERM "the clients that hold the descriptors"
+wait_bg "$late_pid" 30 "the client that came while the server was full"
+expect_eq "at the descriptor limit: the late client is served once descriptors free" "$BG_STATUS $(json_get "$(cat "$TMP/late.json")" 'd["complete"]')" "0 True"
+stop_bg "$TR_SERVER" TERM "the server with 64 descriptors"
+expect_eq "the server with 64 descriptors: exit status" "$BG_STATUS" "0"
+expect_eq "the descriptor limit said once" "$(grep -c "Too many open files" "$TMP/limited.out")" "1"
 
 "$TOPO" down direct --prefix "$P" >/dev/null
 expect_nothing_left "$P" "after down"
