@@ -46,7 +46,8 @@ static void or_drop(struct filter *f, uint32_t k)
 /* Compares A with k; when they are equal, skips the next skip instructions. */
 static void if_skip(struct filter *f, uint32_t k, uint8_t skip)
 {
-	f->insn[f->n++] = (struct sock_filter){ .code = BPF_JMP | BPF_JEQ | BPF_K, .jt = skip, .k = k };
+	f->insn[f->n++] =
+		(struct sock_filter){ .code = BPF_JMP | BPF_JEQ | BPF_K, .jt = skip, .k = k };
 }
 
 /*
@@ -475,11 +476,26 @@ uint64_t rxq_drops(struct rxq *q)
 	return d;
 }
 
+int rxq_udp_mib(const struct rxq *q, struct udp_mib *out)
+{
+	struct udp_mib now;
+
+	if (!q->has_mib || udp_mib_read(q->sh->cfg->family, &now))
+		return -ENODATA;
+	out->rcvbuf_errors = now.rcvbuf_errors - q->mib_base.rcvbuf_errors;
+	out->csum_errors = now.csum_errors - q->mib_base.csum_errors;
+	return 0;
+}
+
 /* GRE-in-UDP: the receiving socket with its buffers, in the reuseport group. */
 static int open_udp(struct rxq *q, unsigned id)
 {
 	const struct encap_cfg *c = q->sh->cfg;
 
+	/* What the namespace's UDP counters held before gregw's sockets existed: the kernel's
+	 * drops of datagrams gregw never sees are told against it (one worker keeps it). */
+	if (id == 0)
+		q->has_mib = udp_mib_read(c->family, &q->mib_base) == 0;
 	q->udp_bufs = aligned_alloc(64, (size_t)RX_UDP_BATCH * RX_UDP_BUF);
 	if (!q->udp_bufs)
 		return -ENOMEM;

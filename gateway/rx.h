@@ -24,6 +24,7 @@
 #include "drop.h"
 #include "shared.h"
 #include "stats.h"
+#include "udp.h"
 
 enum rx_ring_kind {
 	RX_RING_V3,
@@ -104,7 +105,9 @@ struct rxq {
 	/* GRE-in-UDP: the socket, its last recvmmsg, and where in it the next datagram is. */
 	int udp_fd;
 	uint64_t udp_drops; /* the socket's drops already reported */
-	uint8_t *udp_bufs;  /* RX_UDP_BATCH of RX_UDP_BUF */
+	bool has_mib;	    /* worker 0: the namespace's UDP counters when it started */
+	struct udp_mib mib_base;
+	uint8_t *udp_bufs; /* RX_UDP_BATCH of RX_UDP_BUF */
 	struct mmsghdr msgs[RX_UDP_BATCH];
 	struct iovec iov[RX_UDP_BATCH];
 	struct sockaddr_storage from[RX_UDP_BATCH];
@@ -154,8 +157,13 @@ bool rxq_next(struct rxq *q, struct rx_dgram *d);
  */
 bool rxq_aqm_signal(struct rxq *q, size_t wirelen);
 
-/* Datagrams or frames the kernel dropped before the worker took them, since the last call.
- * Any one thread may call it (the control thread does). */
+/* Frames the kernel dropped because the ring was full (plain GRE), or buffers the socket
+ * dropped (GRE-in-UDP: udp_drops), since the last call. Any one thread may call it (the
+ * control thread does). */
 uint64_t rxq_drops(struct rxq *q);
+
+/* GRE-in-UDP, worker 0: the namespace's UDP counters since the worker was set up, in *out.
+ * Returns 0, or -ENODATA (another worker, plain GRE, or unreadable). Any thread. */
+int rxq_udp_mib(const struct rxq *q, struct udp_mib *out);
 
 #endif

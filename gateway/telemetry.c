@@ -148,7 +148,8 @@ static json_t *worker_json(struct gregw *g, unsigned i, uint64_t *tot, uint64_t 
 		tot[c] += v;
 	}
 	g->ring_drops[i] += worker_rx_drops(w);
-	jout_u64(o, "ring_drops", g->ring_drops[i]);
+	/* The ring's frames, or the socket's buffers (a GRO burst counts once): named so. */
+	jout_u64(o, g->cfg->gre_udp ? "socket_drops" : "ring_drops", g->ring_drops[i]);
 	for (int r = 0; r < DROP_MAX; r++)
 		drops[r] += stat_read(&w->stats.drops[r]);
 	{
@@ -181,7 +182,16 @@ json_t *telemetry_stats(struct gregw *g, bool final)
 	}
 	for (int c = 0; c < STAT_MAX; c++)
 		jout_u64(total, stat_name((enum stat_counter)c), tot[c]);
-	jout_u64(total, "ring_drops", ring);
+	jout_u64(total, g->cfg->gre_udp ? "socket_drops" : "ring_drops", ring);
+	if (g->cfg->gre_udp) {
+		struct udp_mib mib;
+
+		/* The namespace's, not gregw's alone: datagrams it never saw. */
+		if (g->nworkers && worker_udp_mib(&g->workers[0], &mib) == 0) {
+			jout_u64(total, "netns_udp_rcvbuf_errors", mib.rcvbuf_errors);
+			jout_u64(total, "netns_udp_csum_errors", mib.csum_errors);
+		}
+	}
 	for (int r = 0; r < DROP_MAX; r++)
 		all += drops[r];
 	jout_u64(total, "dropped", all);

@@ -13,6 +13,7 @@
 #define TUNBED_GW_UDP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "limits.h"
@@ -45,8 +46,32 @@ int udp_rx_open(int family, const uint8_t *local, uint16_t port, bool gro);
 int udp_tx_open(int family, const uint8_t *local, uint16_t *sport, const uint8_t *remote,
 		uint16_t port, unsigned timeout_ms);
 
-/* Datagrams the kernel dropped on fd since it was opened (SO_MEMINFO), or 0. */
+/*
+ * Buffers the kernel dropped on fd since it was opened (SO_MEMINFO's SK_MEMINFO_DROPS), or
+ * 0: a buffer (an skb) is one datagram, or with UDP_GRO a whole burst of up to 64 (or a
+ * UDP_SEGMENT message that veth carried whole), whose datagrams the kernel does not count. It
+ * drops one when the receive buffer is full, and when the socket finds a datagram's UDP
+ * checksum wrong (one over 76 bytes: shorter ones are checked on arrival, before any socket).
+ */
 uint64_t udp_drops(int fd);
+
+/* The UDP counters of the network namespace (RFC 4113's udpInErrors family, as Linux keeps
+ * them), for the datagrams gregw never sees: every UDP socket's and port's, not gregw's. */
+struct udp_mib {
+	uint64_t rcvbuf_errors; /* buffers dropped because a socket's receive buffer was full */
+	uint64_t csum_errors;	/* datagrams with a wrong UDP checksum, wherever found */
+};
+
+/*
+ * Parses /proc/net/snmp (AF_INET: the "Udp:" header and value lines, RcvbufErrors and
+ * InCsumErrors) or /proc/net/snmp6 (AF_INET6: "Udp6RcvbufErrors N" and "Udp6InCsumErrors N"
+ * lines) from text (len bytes). Pure. Returns 0, or -ENODATA when a counter is missing.
+ */
+int udp_mib_parse(int family, const char *text, size_t len, struct udp_mib *out);
+
+/* Reads the namespace's counters of family (the calling thread's namespace). Returns 0 or
+ * -errno. Any thread; it opens, reads and closes the file. */
+int udp_mib_read(int family, struct udp_mib *out);
 
 /* What this kernel offers a UDP socket of family: sending with UDP_SEGMENT (Linux 4.18) and
  * receiving with UDP_GRO (Linux 5.0). */

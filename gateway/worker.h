@@ -71,9 +71,17 @@ int worker_start(struct worker *w);
 /* Waits for a started worker to return (after the stop flag and eventfd are set). */
 void worker_join(struct worker *w);
 
-/* Datagrams or frames the kernel dropped before this worker could take them, since the last
- * call. Any one thread may call it (the control thread does). */
+/* Frames the ring dropped (plain GRE), or buffers the socket dropped (GRE-in-UDP, a burst of
+ * up to 64 datagrams counting once: udp.h), before this worker could take them, since the
+ * last call. Any one thread may call it (the control thread does). */
 uint64_t worker_rx_drops(struct worker *w);
+
+/* GRE-in-UDP: the namespace's UDP counters since start (rxq_udp_mib); worker 0 keeps them.
+ * Returns 0 or -ENODATA. Any thread. */
+static inline int worker_udp_mib(const struct worker *w, struct udp_mib *out)
+{
+	return rxq_udp_mib(&w->rx, out);
+}
 
 /* Releases what worker_init acquired, in reverse order. */
 void worker_fini(struct worker *w);

@@ -61,6 +61,6 @@ print(f"{encap} txqueuelen={q} sessions={s}: {t['bits_per_second'] / 1e9:.2f} Gb
 for g in ("a", "b"):
     x = load(g + ".json")["total"]
     print(f"  gw{g}: " + ", ".join(f"{k} {x[k]}" for k in (
-        "tun_reads", "gso_superpackets", "tun_writes", "gro_superpackets", "ring_drops",
-        "dropped")))
+        "tun_reads", "gso_superpackets", "tun_writes", "gro_superpackets",
+        "ring_drops" if "ring_drops" in x else "socket_drops", "dropped")))
 PY

@@ -288,7 +288,8 @@ static void mutate(uint8_t *o, size_t *len, size_t *cap, int family, const struc
 		/* The first fragment of all there is: offset 0, M clear, identification 7. */
 		memmove(o + IPV6_HLEN + IPV6_FRAG_HLEN, o + IPV6_HLEN, *len - IPV6_HLEN);
 		memset(o + IPV6_HLEN, 0, IPV6_FRAG_HLEN);
-		o[IPV6_HLEN + IPV6_FRAG_NEXT_OFF] = m == M_V6_FRAG_UDP ? IPPROTO_UDP : IPPROTO_GRE_NUM;
+		o[IPV6_HLEN + IPV6_FRAG_NEXT_OFF] =
+			m == M_V6_FRAG_UDP ? IPPROTO_UDP : IPPROTO_GRE_NUM;
 		o[IPV6_HLEN + 7] = 7;
 		o[IPV6_NEXT_OFF] = IPPROTO_FRAGMENT;
 		*len = *cap = m == M_V6_FRAG_CUT ? IPV6_HLEN + 4 : *len + IPV6_FRAG_HLEN;
