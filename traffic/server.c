@@ -22,21 +22,14 @@
 #include "netaddr.h"
 #include "pattern.h"
 #include "proto.h"
-#include "seqstat.h"
 #include "sigfd.h"
 #include "srvconn.h"
 #include "thread.h"
+#include "udptab.h"
 
 /* SRV_HELLO_TIMEOUT_MS as the logs say it. */
 #define HELLO_TIMEOUT_TEXT "10 s"
 _Static_assert(SRV_HELLO_TIMEOUT_MS == 10000, "HELLO_TIMEOUT_TEXT says 10 s");
-
-struct udp_slot {
-	uint64_t test_id;
-	uint32_t session;
-	bool used;
-	struct seqstat st;
-};
 
 struct server;
 
@@ -51,9 +44,8 @@ struct srv_thread {
 	struct srvconn *conns;
 	pthread_mutex_t
 		udp_lock; /* the owner takes it per batch; control answers read through it */
-	struct udp_slot *udp;
+	struct udptab udp;
 	uint8_t *udp_bufs; /* SRV_UDP_BATCH datagrams of SRV_UDP_MAX */
-	uint64_t udp_untracked;
 	/* Connections that owe a hello, a request or the taking of an answer, in the order of
 	 * their time (SRV_HELLO_TIMEOUT_MS after they were filed: the oldest first). */
 	struct srvconn *await_head, *await_tail;
@@ -231,6 +223,7 @@ static uint64_t threads_cpu_ns(void *arg)
 	return sum;
 }
 
+/* A test's UDP results, from every thread; the test is over for them (udptab_take). */
 static size_t answer_udp(void *arg, uint64_t test_id, uint8_t *out, size_t room, uint32_t *count)
 {
 	struct server *srv = arg;
@@ -241,26 +234,7 @@ static size_t answer_udp(void *arg, uint64_t test_id, uint8_t *out, size_t room,
 		struct srv_thread *t = &srv->t[i];
 
 		pthread_mutex_lock(&t->udp_lock);
-		for (unsigned k = 0; k < SRV_UDP_SLOTS && used + PROTO_UDP_RESULT_LEN <= room;
-		     k++) {
-			struct udp_slot *u = &t->udp[k];
-			struct proto_udp_result r;
-
-			if (!u->used || u->test_id != test_id)
-				continue;
-			r = (struct proto_udp_result){
-				.session = u->session,
-				.received = u->st.received,
-				.duplicates = u->st.duplicates,
-				.reordered = u->st.reordered,
-				.too_old = u->st.too_old,
-				.lowest = u->st.lowest,
-				.highest = u->st.highest,
-				.jitter_ns = (uint64_t)u->st.jitter_ns,
-			};
-			used += (size_t)proto_udp_result_build(out + used, room - used, &r);
-			(*count)++;
-		}
+		used += udptab_take(&t->udp, test_id, out + used, room - used, count);
 		pthread_mutex_unlock(&t->udp_lock);
 	}
 	return used;
@@ -330,27 +304,6 @@ static void accept_all(struct srv_thread *t)
 	}
 }
 
-static struct udp_slot *udp_slot(struct srv_thread *t, uint64_t test_id, uint32_t session)
-{
-	uint64_t h = (test_id * 0x9e3779b97f4a7c15ull) ^ session;
-
-	for (unsigned i = 0; i < SRV_UDP_PROBES; i++) {
-		struct udp_slot *u = &t->udp[(h + i) % SRV_UDP_SLOTS];
-
-		if (u->used && u->test_id == test_id && u->session == session)
-			return u;
-		if (!u->used) {
-			u->used = true;
-			u->test_id = test_id;
-			u->session = session;
-			seqstat_init(&u->st);
-			return u;
-		}
-	}
-	t->udp_untracked++;
-	return NULL;
-}
-
 static void udp_receive(struct srv_thread *t)
 {
 	struct mmsghdr msgs[SRV_UDP_BATCH];
@@ -372,13 +325,13 @@ static void udp_receive(struct srv_thread *t)
 		pthread_mutex_lock(&t->udp_lock);
 		for (int i = 0; i < n; i++) {
 			struct proto_udp u;
-			struct udp_slot *s;
+			struct seqstat *st;
 
 			if (proto_udp_parse(iov[i].iov_base, msgs[i].msg_len, &u) < 0)
 				continue;
-			s = udp_slot(t, u.test_id, u.session);
-			if (s)
-				seqstat_add(&s->st, u.seq, u.send_ns, now);
+			st = udptab_get(&t->udp, u.test_id, u.session, now);
+			if (st)
+				seqstat_add(st, u.seq, u.send_ns, now);
 		}
 		pthread_mutex_unlock(&t->udp_lock);
 	} while (n == SRV_UDP_BATCH);
@@ -445,10 +398,9 @@ static int thread_init(struct server *srv, struct srv_thread *t, unsigned id, in
 	t->lfd = t->ufd = -1;
 	pthread_mutex_init(&t->udp_lock, NULL);
 	t->scratch = malloc(SRV_SCRATCH);
-	t->udp = calloc(SRV_UDP_SLOTS, sizeof(*t->udp));
 	t->udp_bufs = malloc((size_t)SRV_UDP_BATCH * SRV_UDP_MAX);
 	t->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!t->scratch || !t->udp || !t->udp_bufs || t->epfd < 0)
+	if (!t->scratch || udptab_init(&t->udp) || !t->udp_bufs || t->epfd < 0)
 		return -ENOMEM;
 	pattern_fill(1, 0, t->scratch, SRV_SCRATCH);
 	t->env = (struct srvconn_env){ .scratch = t->scratch,
@@ -479,7 +431,7 @@ static void thread_fini(struct srv_thread *t)
 	if (t->epfd >= 0)
 		close(t->epfd);
 	free(t->scratch);
-	free(t->udp);
+	udptab_fini(&t->udp);
 	free(t->udp_bufs);
 	pthread_mutex_destroy(&t->udp_lock);
 }
@@ -488,7 +440,7 @@ int server_run(const struct server_cfg *c)
 {
 	int cpus[TRAFFIC_MAX_THREADS], ncpus, sfd, rc, status = 1;
 	unsigned inited = 0, started = 0;
-	uint64_t timed_out = 0, cut = 0;
+	uint64_t timed_out = 0, cut = 0, untracked = 0, late = 0;
 	/* Passed to each thread (srv_thread.owner); the signals come by signalfd, so no handler
 	 * needs to reach it. */
 	struct server *srv = calloc(1, sizeof(*srv));
@@ -541,7 +493,17 @@ out:
 		pthread_join(srv->t[i].thread, NULL);
 		timed_out += srv->t[i].timed_out;
 		cut += srv->t[i].cut;
+		untracked += srv->t[i].udp.untracked;
+		late += srv->t[i].udp.late;
 	}
+	/* Uncounted datagrams look lost to the client: say so. */
+	if (untracked)
+		log_warnx("%llu UDP datagrams went uncounted: their sessions found no slot (%d a "
+			  "thread)",
+			  (unsigned long long)untracked, SRV_UDP_SLOTS);
+	if (late)
+		log_info("%llu UDP datagrams came after their test's results were taken",
+			 (unsigned long long)late);
 	if (timed_out || cut)
 		log_warnx("closed %llu connections that did not complete a hello or request within "
 			  "%s, and %llu that ended inside one",
