@@ -29,6 +29,15 @@ static bool stopping(const struct client *cl)
 	return __atomic_load_n(&cl->stop, __ATOMIC_RELAXED);
 }
 
+/* A stop signal: everything ends now, and the wind-down is bounded from here. */
+static void interrupt(struct client *cl)
+{
+	cl->interrupted = true;
+	cl->stop_ns = clock_mono_ns();
+	__atomic_store_n(&cl->stop, 1, __ATOMIC_RELAXED);
+	rr_wake(cl);
+}
+
 static void set_error(struct session *s, int err)
 {
 	/* A write into a connection the server has dropped says EPIPE, a read ECONNRESET: the
@@ -340,6 +349,12 @@ static void *thread_main(void *arg)
 			for (unsigned i = 0; i < t->nsess; i++) {
 				struct session *s = t->sess[i];
 
+				/* A stop ends the sessions still connecting too: to a server
+				 * that is gone, their connect would wait for TCP's retries. */
+				if (stopping(cl) && s->state != SS_DONE && s->state != SS_IDLE) {
+					step_and_maybe_finish(t, s);
+					continue;
+				}
 				if (s->state != SS_RUNNING ||
 				    !(sweep || (s->wake_ns && now >= s->wake_ns)))
 					continue;
@@ -393,6 +408,8 @@ static int setup(struct client *cl, const struct client_cfg *c)
 	unsigned nsess = c->sessions;
 
 	cl->cfg = c;
+	cl->rr_fd = -1;
+	pthread_mutex_init(&cl->rr_lock, NULL);
 	if (getrandom(&cl->test_id, sizeof(cl->test_id), 0) != sizeof(cl->test_id))
 		cl->test_id = clock_real_ns() ^ ((uint64_t)getpid() << 32);
 	cl->peer_len = netaddr_sockaddr(c->addr.family, c->addr.bytes, c->port, &cl->peer);
@@ -469,6 +486,7 @@ static void teardown(struct client *cl)
 	free(cl->have_result);
 	free(cl->udp_results);
 	free(cl->have_udp_result);
+	pthread_mutex_destroy(&cl->rr_lock);
 	free(cl);
 }
 
@@ -526,8 +544,7 @@ static void supervise(struct client *cl, int sig_fd)
 				if (read(sig_fd, &si, sizeof(si)) > 0)
 					log_warnx("signal %u: finishing the test now",
 						  si.ssi_signo);
-				cl->interrupted = true;
-				__atomic_store_n(&cl->stop, 1, __ATOMIC_RELAXED);
+				interrupt(cl);
 			}
 			if (pfd[0].revents & POLLIN) {
 				uint64_t v;
@@ -563,7 +580,7 @@ static void supervise(struct client *cl, int sig_fd)
 int client_run(const struct client_cfg *c)
 {
 	struct client *cl = calloc(1, sizeof(*cl));
-	uint64_t cpu0 = 0;
+	uint64_t cpu0 = 0, until;
 	int sig_fd, rc, status;
 
 	rc = cl ? setup(cl, c) : -ENOMEM;
@@ -580,7 +597,7 @@ int client_run(const struct client_cfg *c)
 	sig_fd = sigfd_open(SIGFD_PIPE | SIGFD_NONBLOCK);
 
 	/* The server's CPU before the test; a server we cannot ask is found out right here. */
-	rc = ctlc_cpu(cl, &cl->server_cpu_start);
+	rc = ctlc_cpu(cl, &cl->server_cpu_start, 0);
 	if (rc) {
 		log_warnx("%s port %u: %s", c->host, c->port, strerror(-rc));
 		close(sig_fd);
@@ -612,22 +629,29 @@ int client_run(const struct client_cfg *c)
 		while (!stopping(cl) && clock_mono_ns() < cl->deadline_ns) {
 			struct pollfd pfd = { .fd = sig_fd, .events = POLLIN };
 
-			if (poll(&pfd, 1, CL_POLL_MAX_MS) > 0) {
-				cl->interrupted = true;
-				__atomic_store_n(&cl->stop, 1, __ATOMIC_RELAXED);
-			}
+			if (poll(&pfd, 1, CL_POLL_MAX_MS) > 0)
+				interrupt(cl);
 		}
 		cl->end_ns = clock_mono_ns();
 	}
 	__atomic_store_n(&cl->stop, 1, __ATOMIC_RELAXED);
 	rr_join(cl);
 	cl->client_cpu_ns = threads_cpu_ns(cl) - cpu0;
-	if (ctlc_cpu(cl, &cl->server_cpu_end))
+	/* After a stop signal the server's side gets what is left of CL_STOP_WAIT_MS: a server
+	 * whose path is gone would otherwise hold the stop for the connect and receive
+	 * timeouts of every request. */
+	until = cl->interrupted ? cl->stop_ns + (uint64_t)CL_STOP_WAIT_MS * NSEC_PER_MSEC : 0;
+	rc = ctlc_cpu(cl, &cl->server_cpu_end, until);
+	if (rc)
 		cl->have_server_cpu = false;
-	if (c->sessions && !c->udp)
-		ctlc_results(cl);
-	if (c->sessions && c->udp)
-		ctlc_udp_results(cl);
+	if (rc != -ETIME && c->sessions && !c->udp)
+		rc = ctlc_results(cl, until);
+	if (rc != -ETIME && c->sessions && c->udp)
+		rc = ctlc_udp_results(cl, until);
+	if (rc == -ETIME)
+		log_warnx("%s port %u: no answer within %d s of the stop: the server's side of the "
+			  "test is missing",
+			  c->host, c->port, CL_STOP_WAIT_MS / 1000);
 	status = report_final(cl);
 	close(sig_fd);
 	teardown(cl);

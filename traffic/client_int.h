@@ -80,6 +80,7 @@ struct client {
 	uint64_t end_ns;      /* when the last session finished */
 	int stop;	      /* finish now: a signal, or the end of the test for the probes */
 	bool interrupted;     /* a signal ended the test early */
+	uint64_t stop_ns;     /* when the signal came: the wind-down is bounded from then */
 	char congestion[16];  /* TCP: the congestion control the sessions get */
 	int threads_done;
 	int done_fd;		 /* eventfd: a thread finished */
@@ -87,6 +88,8 @@ struct client {
 	/* rr */
 	pthread_t rr_thread;
 	bool rr_started;
+	pthread_mutex_t rr_lock; /* rr_fd, as the probe thread opens and closes it */
+	int rr_fd;		 /* the probes' connection, -1 when there is none */
 	struct hist rr_hist;
 	uint64_t rr_cpu_ns;
 	int rr_error;
@@ -107,11 +110,17 @@ void *udp_thread_main(void *arg);
 /* Request/response probes (rr.c), on a thread of their own. */
 int rr_start(struct client *cl);
 void rr_join(struct client *cl);
+/* After a stop signal (cl->stop set): wakes the probe thread from its blocking calls. */
+void rr_wake(struct client *cl);
 
-/* Control connection (ctlc.c): server CPU and results. Return 0 or -errno. */
-int ctlc_cpu(struct client *cl, uint64_t *cpu_ns);
-int ctlc_results(struct client *cl);
-int ctlc_udp_results(struct client *cl);
+/*
+ * Control connection (ctlc.c): server CPU and results, each asked before until_ns
+ * (CLOCK_MONOTONIC; 0: within the sockets' own timeouts). Return 0, -ETIME when until_ns
+ * passed, or -errno.
+ */
+int ctlc_cpu(struct client *cl, uint64_t *cpu_ns, uint64_t until_ns);
+int ctlc_results(struct client *cl, uint64_t until_ns);
+int ctlc_udp_results(struct client *cl, uint64_t until_ns);
 
 /* Reports (report.c). */
 void report_interval(struct client *cl, unsigned index, uint64_t from_ns, uint64_t to_ns,

@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "fd.h"
 #include "limits.h"
 #include "pattern.h"
 
@@ -87,17 +86,71 @@ long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool v
 	return r;
 }
 
-int conn_connect_blocking(const struct sockaddr_storage *peer, socklen_t peer_len, int type)
+int conn_socket_blocking(int family, int type)
 {
 	struct timeval tv = { .tv_sec = TRAFFIC_CONNECT_TIMEOUT_S };
-	int fd = socket(peer->ss_family, type | SOCK_CLOEXEC, 0);
+	int fd = socket(family, type | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/*
+ * Before a blocking call on fd with a deadline: its timeout (opt) cut to the time left, at
+ * most TRAFFIC_CONNECT_TIMEOUT_S. Returns 0, or -ETIME when none is left.
+ */
+static int bound(int fd, int opt, uint64_t until_ns)
+{
+	uint64_t now, left;
+	struct timeval tv;
+
+	if (!until_ns)
+		return 0;
+	now = clock_mono_ns();
+	if (now >= until_ns)
+		return -ETIME;
+	left = until_ns - now;
+	if (left > (uint64_t)TRAFFIC_CONNECT_TIMEOUT_S * NSEC_PER_SEC)
+		left = (uint64_t)TRAFFIC_CONNECT_TIMEOUT_S * NSEC_PER_SEC;
+	/* At least a microsecond: a zero timeout means none at all. */
+	tv.tv_sec = (time_t)(left / NSEC_PER_SEC);
+	tv.tv_usec = (suseconds_t)((left % NSEC_PER_SEC) / 1000) + (left < 1000);
+	return setsockopt(fd, SOL_SOCKET, opt, &tv, sizeof(tv)) < 0 ? -errno : 0;
+}
+
+/* After a blocking call on fd failed with err: -ETIME if the deadline is what ended it. */
+static int failed(int err, uint64_t until_ns)
+{
+	return until_ns && clock_mono_ns() >= until_ns ? -ETIME : -err;
+}
+
+int conn_connect_until(int fd, const struct sockaddr_storage *peer, socklen_t peer_len,
+		       uint64_t until_ns)
+{
+	int rc = bound(fd, SO_SNDTIMEO, until_ns);
+
+	if (rc)
+		return rc;
 	if (connect(fd, (const struct sockaddr *)peer, peer_len) < 0)
-		return fd_close_err(fd);
+		return failed(errno, until_ns);
+	return 0;
+}
+
+int conn_connect_blocking(const struct sockaddr_storage *peer, socklen_t peer_len, int type,
+			  uint64_t until_ns)
+{
+	int fd = conn_socket_blocking(peer->ss_family, type), rc;
+
+	if (fd < 0)
+		return fd;
+	rc = conn_connect_until(fd, peer, peer_len, until_ns);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
 	return fd;
 }
 
@@ -110,18 +163,22 @@ int set_nonblock(int fd)
 	return 0;
 }
 
-int io_full(int fd, uint8_t *buf, size_t len, bool out)
+int io_full(int fd, uint8_t *buf, size_t len, bool out, uint64_t until_ns)
 {
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = out ? send(fd, buf + done, len - done, MSG_NOSIGNAL)
-				: recv(fd, buf + done, len - done, 0);
+		int rc = bound(fd, out ? SO_SNDTIMEO : SO_RCVTIMEO, until_ns);
+		ssize_t n;
 
+		if (rc)
+			return rc;
+		n = out ? send(fd, buf + done, len - done, MSG_NOSIGNAL)
+			: recv(fd, buf + done, len - done, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return -errno;
+			return failed(errno, until_ns);
 		if (n == 0)
 			return -ECONNRESET;
 		done += (size_t)n;

@@ -41,17 +41,31 @@ long stream_send(int fd, struct stream *s, uint8_t *scratch, size_t size, uint64
 long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool verify);
 
 /*
- * Sends (out) or receives exactly len bytes on a blocking socket, resuming after signals.
- * Returns 0, -ECONNRESET when the peer closed first, or -errno.
+ * Sends (out) or receives exactly len bytes on a blocking socket, resuming after signals,
+ * until until_ns (CLOCK_MONOTONIC; 0: as long as the socket's own timeouts let it). Returns 0,
+ * -ECONNRESET when the peer closed first, -ETIME when until_ns passed, or -errno.
  */
-int io_full(int fd, uint8_t *buf, size_t len, bool out);
+int io_full(int fd, uint8_t *buf, size_t len, bool out, uint64_t until_ns);
 
 /*
- * Connects a socket of type (SOCK_STREAM, ...) and of peer's family to peer, blocking, with 5 s
- * send and receive timeouts. Returns the fd or -errno. For the client's control connections
- * and latency probes; any thread.
+ * A blocking socket of type (SOCK_STREAM, ...) for family, with TRAFFIC_CONNECT_TIMEOUT_S send
+ * and receive timeouts. Returns the fd or -errno. Any thread.
  */
-int conn_connect_blocking(const struct sockaddr_storage *peer, socklen_t peer_len, int type);
+int conn_socket_blocking(int family, int type);
+
+/*
+ * Connects fd (from conn_socket_blocking) to peer, blocking, until until_ns (0: the socket's
+ * send timeout). Returns 0, -ETIME when until_ns passed, or -errno. Any thread.
+ */
+int conn_connect_until(int fd, const struct sockaddr_storage *peer, socklen_t peer_len,
+		       uint64_t until_ns);
+
+/*
+ * conn_socket_blocking and conn_connect_until in one: the fd or -errno (closed on failure).
+ * For the client's control connections; any thread.
+ */
+int conn_connect_blocking(const struct sockaddr_storage *peer, socklen_t peer_len, int type,
+			  uint64_t until_ns);
 
 /* Sets O_NONBLOCK. Returns 0 or -errno. */
 int set_nonblock(int fd);

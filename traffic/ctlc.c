@@ -12,7 +12,8 @@
 #include "clock.h"
 
 /* One request on a fresh control connection; the records land in *out (freed by caller). */
-static int request(struct client *cl, uint8_t type, struct proto_ctl_ans *ans, uint8_t **out)
+static int request(struct client *cl, uint8_t type, struct proto_ctl_ans *ans, uint8_t **out,
+		   uint64_t until)
 {
 	struct proto_hello h = { .kind = PROTO_KIND_CONTROL, .test_id = cl->test_id };
 	struct proto_ctl_req req = { .type = type, .test_id = cl->test_id };
@@ -21,22 +22,22 @@ static int request(struct client *cl, uint8_t type, struct proto_ctl_ans *ans, u
 	int fd, rc;
 
 	*out = NULL;
-	fd = conn_connect_blocking(&cl->peer, cl->peer_len, SOCK_STREAM);
+	fd = conn_connect_blocking(&cl->peer, cl->peer_len, SOCK_STREAM, until);
 	if (fd < 0)
 		return fd;
 	proto_hello_build(hello, sizeof(hello), &h);
 	proto_ctl_req_build(r, sizeof(r), &req);
-	rc = io_full(fd, hello, sizeof(hello), true);
+	rc = io_full(fd, hello, sizeof(hello), true, until);
 	if (!rc)
-		rc = io_full(fd, r, sizeof(r), true);
+		rc = io_full(fd, r, sizeof(r), true, until);
 	if (!rc)
-		rc = io_full(fd, hdr, sizeof(hdr), false);
+		rc = io_full(fd, hdr, sizeof(hdr), false, until);
 	if (!rc && (proto_ctl_ans_parse(hdr, sizeof(hdr), ans) < 0 || ans->type != type))
 		rc = -EPROTO;
 	if (!rc) {
 		len = (size_t)ans->count * proto_ctl_record_len(type);
 		*out = malloc(len ? len : 1);
-		rc = *out ? io_full(fd, *out, len, false) : -ENOMEM;
+		rc = *out ? io_full(fd, *out, len, false, until) : -ENOMEM;
 	}
 	close(fd);
 	if (rc) {
@@ -46,12 +47,22 @@ static int request(struct client *cl, uint8_t type, struct proto_ctl_ans *ans, u
 	return rc;
 }
 
-int ctlc_cpu(struct client *cl, uint64_t *cpu_ns)
+/* Sleeps ns, but not past until (0: no bound). */
+static void sleep_until(uint64_t ns, uint64_t until)
+{
+	uint64_t now = clock_mono_ns();
+
+	if (until && now + ns > until)
+		ns = until > now ? until - now : 0;
+	clock_sleep_ns(ns);
+}
+
+int ctlc_cpu(struct client *cl, uint64_t *cpu_ns, uint64_t until)
 {
 	struct proto_ctl_ans ans;
 	struct proto_cpu cpu;
 	uint8_t *rec;
-	int rc = request(cl, PROTO_CTL_CPU, &ans, &rec);
+	int rc = request(cl, PROTO_CTL_CPU, &ans, &rec, until);
 
 	if (rc)
 		return rc;
@@ -63,10 +74,13 @@ int ctlc_cpu(struct client *cl, uint64_t *cpu_ns)
 	return rc;
 }
 
-int ctlc_results(struct client *cl)
+int ctlc_results(struct client *cl, uint64_t until)
 {
-	uint64_t until = clock_mono_ns() + CL_CTL_RESULTS_WAIT_S * (uint64_t)NSEC_PER_SEC;
+	uint64_t wait_until = clock_mono_ns() + CL_CTL_RESULTS_WAIT_S * (uint64_t)NSEC_PER_SEC;
 	unsigned want = 0;
+
+	if (until && until < wait_until)
+		wait_until = until;
 
 	/* The server records a session when it sees it end, a moment after the client does. */
 	for (unsigned i = 0; i < cl->cfg->sessions; i++)
@@ -75,7 +89,7 @@ int ctlc_results(struct client *cl)
 		struct proto_ctl_ans ans;
 		unsigned have = 0;
 		uint8_t *rec;
-		int rc = request(cl, PROTO_CTL_RESULTS, &ans, &rec);
+		int rc = request(cl, PROTO_CTL_RESULTS, &ans, &rec, until);
 
 		if (rc)
 			return rc;
@@ -92,21 +106,21 @@ int ctlc_results(struct client *cl)
 		free(rec);
 		for (unsigned i = 0; i < cl->cfg->sessions; i++)
 			have += cl->have_result[i] && cl->sess[i].connections > 0;
-		if (have >= want || clock_mono_ns() > until)
+		if (have >= want || clock_mono_ns() > wait_until)
 			return 0;
-		clock_sleep_ns(CL_CTL_RESULTS_POLL_MS * (uint64_t)NSEC_PER_MSEC);
+		sleep_until(CL_CTL_RESULTS_POLL_MS * (uint64_t)NSEC_PER_MSEC, until);
 	}
 }
 
-int ctlc_udp_results(struct client *cl)
+int ctlc_udp_results(struct client *cl, uint64_t until)
 {
 	struct proto_ctl_ans ans;
 	uint8_t *rec;
 	int rc;
 
 	/* Datagrams still in flight when the senders stop: give them a moment to land. */
-	clock_sleep_ns(CL_CTL_UDP_SETTLE_MS * (uint64_t)NSEC_PER_MSEC);
-	rc = request(cl, PROTO_CTL_UDP_RESULTS, &ans, &rec);
+	sleep_until(CL_CTL_UDP_SETTLE_MS * (uint64_t)NSEC_PER_MSEC, until);
+	rc = request(cl, PROTO_CTL_UDP_RESULTS, &ans, &rec, until);
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < ans.count; i++) {

@@ -38,6 +38,10 @@ enum traffic_limits {
 	CL_CTL_RESULTS_WAIT_S = 10,  /* for the server's records of every session */
 	CL_CTL_RESULTS_POLL_MS = 20, /* between two requests for them */
 	CL_CTL_UDP_SETTLE_MS = 200,  /* for datagrams in flight when the senders stop */
+	CL_STOP_WAIT_MS = 3000,	     /* after a stop signal, the wind-down in all (threads,
+				      * probes, the server's side): a reachable server answers in
+				      * milliseconds, one whose path is gone never, and a stop
+				      * must not wait out the 5 s timeouts of every request */
 	CL_REPORT_SESSIONS_MAX = 64, /* an interval report lists each session up to this many */
 
 	/* The server (server.c, results.c). */

@@ -26,15 +26,25 @@ static void *rr_main(void *arg)
 	uint64_t gap = c->rr_rate ? NSEC_PER_SEC / c->rr_rate : 0, next = clock_mono_ns();
 	int fd, one = 1, rc;
 
-	fd = conn_connect_blocking(&cl->peer, cl->peer_len, SOCK_STREAM);
+	fd = conn_socket_blocking(cl->peer.ss_family, SOCK_STREAM);
 	if (fd < 0 || !buf) {
 		cl->rr_error = fd < 0 ? -fd : ENOMEM;
+		if (fd >= 0)
+			close(fd);
 		free(buf);
 		return NULL;
 	}
+	/* Published before the connect, so that a stop can cut any blocking call short. */
+	pthread_mutex_lock(&cl->rr_lock);
+	cl->rr_fd = fd;
+	rc = __atomic_load_n(&cl->stop, __ATOMIC_RELAXED) ? -ECANCELED : 0;
+	pthread_mutex_unlock(&cl->rr_lock);
+	if (!rc)
+		rc = conn_connect_until(fd, &cl->peer, cl->peer_len, 0);
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	proto_hello_build(hello, sizeof(hello), &h);
-	rc = io_full(fd, hello, sizeof(hello), true);
+	if (!rc)
+		rc = io_full(fd, hello, sizeof(hello), true, 0);
 	for (uint64_t seq = 0; !rc && !__atomic_load_n(&cl->stop, __ATOMIC_RELAXED); seq++) {
 		uint64_t sent, now;
 
@@ -47,9 +57,9 @@ static void *rr_main(void *arg)
 		sent = clock_mono_ns();
 		store_be64(buf, seq);
 		store_be64(buf + 8, sent);
-		rc = io_full(fd, buf, c->rr_size, true);
+		rc = io_full(fd, buf, c->rr_size, true, 0);
 		if (!rc)
-			rc = io_full(fd, buf, c->rr_size, false);
+			rc = io_full(fd, buf, c->rr_size, false, 0);
 		now = clock_mono_ns();
 		/* An echo of another probe would mean a broken server: not a latency. */
 		if (!rc && load_be64(buf) != seq)
@@ -60,6 +70,9 @@ static void *rr_main(void *arg)
 	}
 	if (rc && !__atomic_load_n(&cl->stop, __ATOMIC_RELAXED))
 		cl->rr_error = -rc;
+	pthread_mutex_lock(&cl->rr_lock);
+	cl->rr_fd = -1;
+	pthread_mutex_unlock(&cl->rr_lock);
 	close(fd);
 	free(buf);
 	cl->rr_cpu_ns = clock_thread_cpu_ns();
@@ -74,6 +87,16 @@ int rr_start(struct client *cl)
 		return -rc;
 	cl->rr_started = true;
 	return 0;
+}
+
+void rr_wake(struct client *cl)
+{
+	/* A probe in flight to a server that no longer answers would hold the stop for the
+	 * socket's 5 s timeouts: the shutdown ends its connect, send or receive now. */
+	pthread_mutex_lock(&cl->rr_lock);
+	if (cl->rr_fd >= 0)
+		shutdown(cl->rr_fd, SHUT_RDWR);
+	pthread_mutex_unlock(&cl->rr_lock);
 }
 
 void rr_join(struct client *cl)
