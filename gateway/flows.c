@@ -65,12 +65,12 @@ struct flow_entry *flow_get(struct flow_table *t, const struct flow_key *k)
 	return NULL;
 }
 
-int flow_seq(struct flow_entry *e, uint32_t seq)
+int flow_seq(struct flow_entry *e, uint32_t seq, uint32_t era)
 {
 	int32_t d;
 
-	if (!e->has_seq) {
-		e->has_seq = 1;
+	if (e->seq_era != era) {
+		e->seq_era = era;
 		__atomic_store_n(&e->last_seq, seq, __ATOMIC_RELAXED);
 		return 0;
 	}

@@ -21,7 +21,7 @@ struct flow_entry {
 	uint64_t encap_packets; /* TUN -> wire through this worker */
 	uint64_t decap_packets; /* wire -> TUN through this worker */
 	uint32_t last_seq;	/* highest GRE sequence number seen on this flow */
-	uint32_t has_seq;
+	uint32_t seq_era;	/* the worker's window (era id) last_seq belongs to; 0: none */
 };
 
 struct flow_table {
@@ -40,10 +40,11 @@ void flow_key_from(const uint8_t *pkt, size_t len, const struct ip_info *ip, str
 struct flow_entry *flow_get(struct flow_table *t, const struct flow_key *k);
 
 /*
- * Records GRE sequence number seq on flow e (RFC 2890 serial arithmetic). Returns 0 for a
- * number above every one seen on the flow, 1 for one below (a reorder) and 2 for a repeat
- * of the highest (a duplicate).
+ * Records GRE sequence number seq, taken in the window of era era (stats.h), on flow e (RFC
+ * 2890 serial arithmetic). Returns 0 for a number above every one seen on the flow in that
+ * era (the first of a new era too: a restarted peer's numbers start again), 1 for one below
+ * (a reorder) and 2 for a repeat of the highest (a duplicate).
  */
-int flow_seq(struct flow_entry *e, uint32_t seq);
+int flow_seq(struct flow_entry *e, uint32_t seq, uint32_t era);
 
 #endif

@@ -63,6 +63,14 @@ enum gw_limits {
 	GRO_MAX = 65535,   /* largest superpacket: the IP total length */
 	GRO_BUF = 65536,   /* one superpacket's buffer */
 
+	/* Sequence accounting (stats.c, RFC 2890). A sending gregw numbers blocks of up to
+	 * TX_MSGS per batch on each of up to CONFIG_MAX_WORKERS workers, so its numbers reach a
+	 * receiving worker at most 64 x 1024 out of order: the window's reach either way. */
+	SEQ_WINDOW = 65536,
+	SEQ_RESYNC_RUN = 4, /* numbers in a row out of the window, each within SEQ_WINDOW of the
+			     * one before, that restart it; a random spoofed number lands so near
+			     * the one before once in 32768 */
+
 	/* The flow table (flows.c). */
 	FLOW_TABLE_SIZE = 1024, /* per worker, a power of two; later flows are counted, not kept */
 	FLOW_PROBES = 8,	/* linear probing limit before a flow is "untracked" */

@@ -1,6 +1,7 @@
 /*
  * What all of gregw's workers share: written by the main thread before they start, then only
- * read, but for the stop flag and the tunnel's GRE sequence counter.
+ * read, but for the stop flag and the tunnel's GRE sequence counter. Through seq_peers a
+ * worker also reads (never writes) the others' sequence windows.
  */
 #ifndef TUNBED_GW_SHARED_H
 #define TUNBED_GW_SHARED_H
@@ -10,6 +11,8 @@
 
 #include "encap.h"
 #include "limits.h"
+
+struct worker_stats;
 
 struct gw_shared {
 	const struct encap_cfg *cfg;
@@ -21,6 +24,10 @@ struct gw_shared {
 	bool aqm;	       /* --aqm codel on each worker's receive queue */
 	uint64_t aqm_target_ns, aqm_interval_ns;
 	uint16_t udp_sports[UDP_TX_PORTS]; /* its source ports: the first worker picks them */
+	/* Every worker's counters, set by worker_init: a worker reads the others' sequence
+	 * windows (relaxed loads) for a number outside its own. */
+	struct worker_stats *seq_peers[CONFIG_MAX_WORKERS];
+	unsigned nworkers;
 	/* RFC 2890 numbers the tunnel, not a worker: each batch takes a block of numbers with
 	 * one atomic add, so the counter is touched once per sendmmsg, not per packet. */
 	_Alignas(64) uint32_t tx_seq;

@@ -1,7 +1,12 @@
 /*
- * Counter names and sequence number extension (see stats.h).
+ * Counter names, and the receive window of sequence numbers (see stats.h; RFC 2890, 2.2;
+ * serial arithmetic, RFC 1982).
  */
 #include "stats.h"
+
+#include <string.h>
+
+#include "limits.h"
 
 static const char *const names[STAT_MAX] = {
 	[STAT_TUN_RX_PACKETS] = "tun_rx_packets",
@@ -20,6 +25,8 @@ static const char *const names[STAT_MAX] = {
 	[STAT_SEQ_PACKETS] = "seq_packets",
 	[STAT_SEQ_REORDERED] = "seq_reordered",
 	[STAT_SEQ_DUPLICATE] = "seq_duplicate",
+	[STAT_SEQ_OUTSIDE] = "seq_out_of_window",
+	[STAT_SEQ_RESYNCS] = "seq_resyncs",
 	[STAT_TUN_READS] = "tun_reads",
 	[STAT_TUN_WRITES] = "tun_writes",
 	[STAT_GSO_SUPERPACKETS] = "gso_superpackets",
@@ -35,24 +42,226 @@ const char *stat_name(enum stat_counter c)
 	return c < STAT_MAX ? names[c] : "?";
 }
 
-void stats_seq(struct worker_stats *s, uint32_t seq)
+/* The window's fields other threads read: relaxed stores, the id last (see publish). */
+static void set64(int64_t *p, int64_t v)
 {
-	int64_t cur;
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
 
-	if (stat_read(&s->ctr[STAT_SEQ_PACKETS]) == 0) {
-		__atomic_store_n(&s->seq_first, seq, __ATOMIC_RELAXED);
-		s->seq_last = seq;
-		s->seq_cur = 0;
-		stat_add(&s->ctr[STAT_SEQ_PACKETS], 1);
-		return;
+static void setu64(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+/* The highest number of a window, as a 32-bit sequence number. */
+static uint32_t top(uint32_t first, int64_t hi)
+{
+	return first + (uint32_t)hi;
+}
+
+/* Serial distance (RFC 1982) within the window's reach, either way. */
+static bool near(uint32_t a, uint32_t b)
+{
+	int32_t d = (int32_t)(a - b);
+
+	return d > -SEQ_WINDOW && d < SEQ_WINDOW;
+}
+
+/*
+ * Replaces the published window e with *n. A reader takes the id before and after the
+ * other fields and keeps them only when both are the same and not 0 (seq_read); an id never
+ * comes back to a window right after it left, so a reader cannot mistake a mix for either.
+ */
+static void publish(struct seq_era *e, const struct seq_era *n)
+{
+	__atomic_store_n(&e->id, 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&e->first, n->first, __ATOMIC_RELAXED);
+	set64(&e->lo, n->lo);
+	set64(&e->hi, n->hi);
+	setu64(&e->packets, n->packets);
+	setu64(&e->dups, n->dups);
+	__atomic_store_n(&e->id, n->id, __ATOMIC_RELEASE);
+}
+
+bool stats_seq_read(const struct seq_era *e, struct seq_era *out)
+{
+	uint32_t id = __atomic_load_n(&e->id, __ATOMIC_ACQUIRE);
+
+	if (!id)
+		return false;
+	out->first = __atomic_load_n(&e->first, __ATOMIC_RELAXED);
+	out->lo = __atomic_load_n(&e->lo, __ATOMIC_RELAXED);
+	out->hi = __atomic_load_n(&e->hi, __ATOMIC_RELAXED);
+	out->packets = __atomic_load_n(&e->packets, __ATOMIC_RELAXED);
+	out->dups = __atomic_load_n(&e->dups, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	out->id = __atomic_load_n(&e->id, __ATOMIC_RELAXED);
+	return out->id == id;
+}
+
+/* Takes extended number x into window e. */
+static void take(struct seq_era *e, int64_t x)
+{
+	if (x < e->lo)
+		set64(&e->lo, x);
+	if (x > e->hi)
+		set64(&e->hi, x);
+	setu64(&e->packets, e->packets + 1);
+}
+
+/* Makes *n s's window, keeping the one it replaces for a way back (none before the first). */
+static void replace(struct worker_stats *s, const struct seq_era *n)
+{
+	struct seq_era old = s->seq;
+
+	publish(&s->seq, n);
+	if (old.id)
+		s->seq_saved = old;
+}
+
+/* An era id no worker's window has, nor s's saved one: above all of them. Two workers that
+ * restart at once may pick the same one; the control thread then puts them on one base. */
+static uint32_t new_id(const struct worker_stats *s, struct worker_stats *const *peers,
+		       unsigned npeers)
+{
+	uint32_t id = s->seq_saved.id > s->seq.id ? s->seq_saved.id : s->seq.id;
+
+	for (unsigned i = 0; i < npeers; i++) {
+		uint32_t v = __atomic_load_n(&peers[i]->seq.id, __ATOMIC_RELAXED);
+
+		id = v > id ? v : id;
 	}
-	/* Serial arithmetic (RFC 1982): a step of less than 2^31 either way is a real one. */
-	cur = s->seq_cur + (int32_t)(seq - s->seq_last);
-	s->seq_last = seq;
-	s->seq_cur = cur;
-	if (cur < s->seq_lo)
-		__atomic_store_n(&s->seq_lo, cur, __ATOMIC_RELAXED);
-	if (cur > s->seq_hi)
-		__atomic_store_n(&s->seq_hi, cur, __ATOMIC_RELAXED);
+	return id + 1;
+}
+
+/*
+ * A number far from s's window but within reach of another worker's: the tunnel's numbers
+ * went on while this worker saw none (its flows were idle). s's window joins that worker's
+ * era, back to its saved window if that is the one, and takes the number. False when no
+ * other worker's window is near it.
+ */
+static bool join(struct worker_stats *s, struct worker_stats *const *peers, unsigned npeers,
+		 uint32_t seq)
+{
+	for (unsigned i = 0; i < npeers; i++) {
+		struct seq_era p;
+		int64_t x;
+
+		if (peers[i] == s || !stats_seq_read(&peers[i]->seq, &p) ||
+		    !near(seq, top(p.first, p.hi)))
+			continue;
+		x = p.hi + (int32_t)(seq - top(p.first, p.hi));
+		if (p.id != s->seq.id) {
+			struct seq_era n = { .id = p.id, .first = p.first, .lo = x, .hi = x };
+
+			replace(s, s->seq_saved.id == p.id ? &s->seq_saved : &n);
+		}
+		/* On s's own base, which may differ from the other worker's. */
+		take(&s->seq, x + (int32_t)(p.first - s->seq.first));
+		return true;
+	}
+	return false;
+}
+
+/* SEQ_RESYNC_RUN numbers in a row out of the window: it restarts on them, back on the
+ * window before if they follow that one (a spoofed run the peer's numbers now undo), or as
+ * a new one (a peer that restarted), and takes them. */
+static void resync(struct worker_stats *s, struct worker_stats *const *peers, unsigned npeers)
+{
+	struct seq_era *e = &s->seq, n = { .first = s->run_first };
+	int64_t last;
+
+	stat_add(&s->ctr[STAT_SEQ_RESYNCS], 1);
+	if (s->seq_saved.id && near(s->run_last, top(s->seq_saved.first, s->seq_saved.hi))) {
+		n = s->seq_saved;
+	} else {
+		n.id = new_id(s, peers, npeers);
+	}
+	replace(s, &n);
+	last = e->hi + (int32_t)(s->run_last - top(e->first, e->hi));
+	take(e, last - (int32_t)(s->run_last - s->run_first));
+	take(e, last);
+	setu64(&e->packets, e->packets + s->run - 2);
+	s->run = 0;
+}
+
+bool stats_seq(struct worker_stats *s, struct worker_stats *const *peers, unsigned npeers,
+	       uint32_t seq)
+{
+	struct seq_era *e = &s->seq;
+
 	stat_add(&s->ctr[STAT_SEQ_PACKETS], 1);
+	if (e->id && near(seq, top(e->first, e->hi))) {
+		take(e, e->hi + (int32_t)(seq - top(e->first, e->hi)));
+		return true;
+	}
+	/* Numbers taken in between (in the window, or joined) do not break a run. */
+	if (join(s, peers, npeers, seq))
+		return true;
+	if (!e->id) {
+		struct seq_era n = { .id = new_id(s, peers, npeers), .first = seq, .packets = 1 };
+
+		replace(s, &n);
+		return true;
+	}
+	stat_add(&s->ctr[STAT_SEQ_OUTSIDE], 1);
+	if (s->run && near(seq, s->run_last)) {
+		s->run++;
+	} else {
+		s->run = 1;
+		s->run_first = seq;
+	}
+	s->run_last = seq;
+	if (s->run >= SEQ_RESYNC_RUN)
+		resync(s, peers, npeers);
+	return false;
+}
+
+void stats_seq_duplicate(struct worker_stats *s)
+{
+	stat_add(&s->ctr[STAT_SEQ_DUPLICATE], 1);
+	setu64(&s->seq.dups, s->seq.dups + 1);
+}
+
+void stats_seq_merge(const struct seq_era *eras, unsigned n, struct seq_summary *out)
+{
+	uint64_t best = 0, distinct = 0;
+	uint32_t id = 0, base = 0;
+	int64_t lo = 0, hi = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t sum = 0;
+
+		if (!eras[i].id)
+			continue;
+		for (unsigned k = 0; k < n; k++)
+			sum += eras[k].id == eras[i].id ? eras[k].packets : 0;
+		if (!id || sum > best || (sum == best && eras[i].id > id)) {
+			best = sum;
+			id = eras[i].id;
+		}
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct seq_era *e = &eras[i];
+		int64_t shift;
+
+		if (!id || e->id != id)
+			continue;
+		if (!out->any)
+			base = e->first;
+		shift = (int32_t)(e->first - base);
+		if (!out->any || shift + e->lo < lo)
+			lo = shift + e->lo;
+		if (!out->any || shift + e->hi > hi)
+			hi = shift + e->hi;
+		distinct += e->packets - e->dups;
+		out->any = true;
+	}
+	if (!out->any)
+		return;
+	out->lowest = base + (uint32_t)lo;
+	out->highest = base + (uint32_t)hi;
+	out->lost = (uint64_t)(hi - lo + 1) > distinct ? (uint64_t)(hi - lo + 1) - distinct : 0;
 }

@@ -6,6 +6,7 @@
 #ifndef TUNBED_GW_STATS_H
 #define TUNBED_GW_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "drop.h"
@@ -27,6 +28,8 @@ enum stat_counter {
 	STAT_SEQ_PACKETS,      /* packets received with a sequence number */
 	STAT_SEQ_REORDERED,    /* ... numbered below the highest seen on their flow */
 	STAT_SEQ_DUPLICATE,    /* ... numbered the same as the highest seen on their flow */
+	STAT_SEQ_OUTSIDE,      /* ... numbered far from the window (SEQ_WINDOW) */
+	STAT_SEQ_RESYNCS,      /* windows restarted by a run of such numbers (SEQ_RESYNC_RUN) */
 	STAT_TUN_READS,	       /* reads from TUN that returned a packet or superpacket */
 	STAT_TUN_WRITES,       /* writes into TUN that took a packet or superpacket */
 	STAT_GSO_SUPERPACKETS, /* superpackets read from TUN and segmented (--offload) */
@@ -38,14 +41,32 @@ enum stat_counter {
 	STAT_MAX,
 };
 
+/*
+ * A receive window of sequence numbers (RFC 2890, 2.2): the numbers a worker took since it
+ * last restarted, extended to 64 bits relative to first (serial arithmetic, RFC 1982), for
+ * the tunnel-wide count of numbers never seen. Its top is the highest, first + hi; a number
+ * within SEQ_WINDOW of it either way lies in the window. Windows that follow one peer's
+ * numbering share an era id, so the control thread can put them on one base.
+ */
+struct seq_era {
+	uint32_t id;	  /* 0: no number yet */
+	uint32_t first;	  /* the number extended to 0 */
+	int64_t lo, hi;	  /* lowest and highest taken, extended */
+	uint64_t packets; /* numbers taken in this window */
+	uint64_t dups;	  /* ... of which duplicates on their flow */
+};
+
 struct worker_stats {
 	uint64_t ctr[STAT_MAX];
 	uint64_t drops[DROP_MAX];
-	/* Sequence numbers received, extended to 64 bits relative to the first one this worker
-	 * saw, for the tunnel-wide count of numbers never seen (see docs/gregw.md). */
-	uint32_t seq_first;
-	uint32_t seq_last;
-	int64_t seq_cur, seq_lo, seq_hi;
+	/* The worker's window, written by it with relaxed stores and read by the control thread
+	 * and, for a number outside it, by the other workers (see docs/gregw.md). */
+	struct seq_era seq;
+	/* The worker's own: the window before the last restart, and a run of numbers out of
+	 * the window, each within SEQ_WINDOW of the one before (run of them so far). */
+	struct seq_era seq_saved;
+	uint32_t run_first, run_last;
+	unsigned run;
 } __attribute__((aligned(64)));
 
 /* Adds v to a counter of the calling worker's own block. Worker thread only. */
@@ -59,8 +80,39 @@ static inline uint64_t stat_read(const uint64_t *c)
 	return __atomic_load_n(c, __ATOMIC_RELAXED);
 }
 
-/* Counts a received sequence number and extends it. Worker thread only. */
-void stats_seq(struct worker_stats *s, uint32_t seq);
+/*
+ * Accounts sequence number seq received by worker s. A number within SEQ_WINDOW of the top
+ * of s's window, or of another worker's (peers: every worker's stats, s among them, npeers
+ * of them; the window then joins that worker's era), is taken: true. Any other is out of the
+ * window: counted, false, and it moves nothing but a run; SEQ_RESYNC_RUN of them in a row,
+ * each within SEQ_WINDOW of the one before, restart the window there (counted as a resync),
+ * or back on the window before, if they follow it. The first number starts the window.
+ * Worker thread only (it reads the peers' windows with relaxed loads).
+ */
+bool stats_seq(struct worker_stats *s, struct worker_stats *const *peers, unsigned npeers,
+	       uint32_t seq);
+
+/* A number stats_seq took was the same as the highest on its flow. Worker thread only. */
+void stats_seq_duplicate(struct worker_stats *s);
+
+/* Copies window e as its worker last published it into *out, for another thread; false
+ * while it is being replaced, or before its first number. */
+bool stats_seq_read(const struct seq_era *e, struct seq_era *out);
+
+/* The tunnel's sequence accounting, from the workers' windows. */
+struct seq_summary {
+	bool any;		  /* some window holds a number */
+	uint32_t lowest, highest; /* of the era reported, as sequence numbers */
+	uint64_t lost;		  /* numbers between them that never arrived */
+};
+
+/*
+ * Merges the workers' windows (n of them; id 0 for a worker without one): the era the most
+ * numbers were taken in (of two alike, the higher id), its windows put on one base (valid
+ * while their first numbers lie within 2^31 of each other), and the numbers of its span that
+ * no window took, duplicates not counting. Pure.
+ */
+void stats_seq_merge(const struct seq_era *eras, unsigned n, struct seq_summary *out);
 
 /* Stable JSON name of a counter ("tun_rx_packets"). */
 const char *stat_name(enum stat_counter c);

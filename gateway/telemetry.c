@@ -76,44 +76,33 @@ static unsigned flows_tracked(const struct flow_table *t)
 	return n;
 }
 
-/* Numbers the tunnel never delivered: the span of numbers seen minus packets seen with one. */
+/* Numbers the tunnel never delivered: the span of the workers' windows of the era most
+ * numbers were taken in, minus the numbers taken (stats_seq_merge). */
 static json_t *seq_json(const struct gregw *g, const uint64_t *tot)
 {
 	json_t *o = json_object();
-	int64_t lo = 0, hi = 0;
-	uint32_t base = 0;
-	bool any = false;
+	struct seq_era eras[CONFIG_MAX_WORKERS];
+	struct seq_summary sum;
 
 	for (unsigned i = 0; i < g->nworkers; i++) {
-		const struct worker_stats *s = &g->workers[i].stats;
-		int64_t shift;
+		unsigned tries = 0;
 
-		if (!stat_read(&s->ctr[STAT_SEQ_PACKETS]))
-			continue;
-		/* Workers extend from their own first number; bring them onto worker 0's base.
-		 * Valid while their first numbers lie within 2^31 of each other. */
-		if (!any) {
-			base = __atomic_load_n(&s->seq_first, __ATOMIC_RELAXED);
-			shift = 0;
-		} else {
-			shift = (int32_t)(__atomic_load_n(&s->seq_first, __ATOMIC_RELAXED) - base);
-		}
-		if (!any || shift + __atomic_load_n(&s->seq_lo, __ATOMIC_RELAXED) < lo)
-			lo = shift + __atomic_load_n(&s->seq_lo, __ATOMIC_RELAXED);
-		if (!any || shift + __atomic_load_n(&s->seq_hi, __ATOMIC_RELAXED) > hi)
-			hi = shift + __atomic_load_n(&s->seq_hi, __ATOMIC_RELAXED);
-		any = true;
+		/* A window being replaced (a resync) is read again, a few times. */
+		while (!stats_seq_read(&g->workers[i].stats.seq, &eras[i]) && tries++ < 3)
+			;
+		if (tries > 3)
+			eras[i].id = 0;
 	}
+	stats_seq_merge(eras, g->nworkers, &sum);
 	jout_u64(o, "received", tot[STAT_SEQ_PACKETS]);
 	jout_u64(o, "reordered", tot[STAT_SEQ_REORDERED]);
 	jout_u64(o, "duplicate", tot[STAT_SEQ_DUPLICATE]);
-	if (any) {
-		int64_t distinct = (int64_t)(tot[STAT_SEQ_PACKETS] - tot[STAT_SEQ_DUPLICATE]);
-		int64_t lost = (hi - lo + 1) - distinct;
-
-		jout_int(o, "lowest", (int64_t)(uint32_t)(base + (uint32_t)lo));
-		jout_int(o, "highest", (int64_t)(uint32_t)(base + (uint32_t)hi));
-		jout_int(o, "lost", lost > 0 ? lost : 0);
+	jout_u64(o, "out_of_window", tot[STAT_SEQ_OUTSIDE]);
+	jout_u64(o, "resyncs", tot[STAT_SEQ_RESYNCS]);
+	if (sum.any) {
+		jout_int(o, "lowest", sum.lowest);
+		jout_int(o, "highest", sum.highest);
+		jout_u64(o, "lost", sum.lost);
 	}
 	return o;
 }

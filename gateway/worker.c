@@ -123,14 +123,15 @@ static void deliver_inner(struct worker *w, const struct decap_result *r)
 	e = flow_of(w, inner, r->inner_len, &r->ip, &hash);
 	if (e)
 		stat_add(&e->decap_packets, 1);
-	if (r->has_seq) {
-		stats_seq(&w->stats, r->seq);
-		switch (e ? flow_seq(e, r->seq) : 0) {
+	/* A number out of the window is counted and judged no further: one spoofed packet
+	 * moves neither the window nor its flow's last number. */
+	if (r->has_seq && stats_seq(&w->stats, w->sh->seq_peers, w->sh->nworkers, r->seq) && e) {
+		switch (flow_seq(e, r->seq, w->stats.seq.id)) {
 		case 1:
 			stat_add(&w->stats.ctr[STAT_SEQ_REORDERED], 1);
 			break;
 		case 2:
-			stat_add(&w->stats.ctr[STAT_SEQ_DUPLICATE], 1);
+			stats_seq_duplicate(&w->stats);
 			break;
 		}
 	}
@@ -213,6 +214,10 @@ int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct
 
 	memset(w, 0, sizeof(*w));
 	w->id = id;
+	/* Before any worker starts: each judges a number outside its window by the others'. */
+	sh->seq_peers[id] = &w->stats;
+	if (sh->nworkers <= id)
+		sh->nworkers = id + 1;
 	w->cpu = cpu;
 	w->sh = sh;
 	w->flows = calloc(1, sizeof(*w->flows));

@@ -1,8 +1,9 @@
 /*
  * Unit tests for the per-worker flow table and sequence accounting (gateway/flows.c,
  * gateway/stats.c): both directions of a flow share an entry, a full table counts instead
- * of growing, a client's flows spread over slots and source ports, and RFC 2890 numbers are
- * compared in serial arithmetic across the wrap.
+ * of growing, a client's flows spread over slots and source ports, RFC 2890 numbers are
+ * compared in serial arithmetic across the wrap, and the receive window: spoofed numbers
+ * counted out of it, a restarted peer, a spoofed run undone, several workers' windows.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "check.h"
 #include "flows.h"
+#include "limits.h"
 #include "pkt.h"
 #include "stats.h"
 
@@ -106,27 +108,199 @@ static void test_seq(void)
 {
 	struct flow_entry e = { 0 };
 
-	CHECK_INT(flow_seq(&e, 0xfffffffe), 0);
-	CHECK_INT(flow_seq(&e, 0xffffffff), 0);
-	CHECK_INT(flow_seq(&e, 1), 0);		/* across the wrap: still forward */
-	CHECK_INT(flow_seq(&e, 0xffffffff), 1); /* below the highest: reordered */
-	CHECK_INT(flow_seq(&e, 1), 2);		/* the highest again: duplicate */
-	CHECK_INT(flow_seq(&e, 5), 0);
+	CHECK_INT(flow_seq(&e, 0xfffffffe, 1), 0);
+	CHECK_INT(flow_seq(&e, 0xffffffff, 1), 0);
+	CHECK_INT(flow_seq(&e, 1, 1), 0);	   /* across the wrap: still forward */
+	CHECK_INT(flow_seq(&e, 0xffffffff, 1), 1); /* below the highest: reordered */
+	CHECK_INT(flow_seq(&e, 1, 1), 2);	   /* the highest again: duplicate */
+	CHECK_INT(flow_seq(&e, 5, 1), 0);
 	CHECK_INT(e.last_seq, 5);
+	/* A window that restarted (a new era) judges the flow afresh: its numbers start again. */
+	CHECK_INT(flow_seq(&e, 2, 2), 0);
+	CHECK_INT(flow_seq(&e, 3, 2), 0);
+	CHECK_INT(e.last_seq, 3);
+}
+
+/* Workers' stats for the sequence tests: n of them, and the peer list stats_seq takes. */
+struct seq_bed {
+	struct worker_stats w[3];
+	struct worker_stats *peers[3];
+	unsigned n;
+};
+
+static struct seq_bed *bed_new(unsigned n)
+{
+	struct seq_bed *b = calloc(1, sizeof(*b));
+
+	for (unsigned i = 0; i < n; i++)
+		b->peers[i] = &b->w[i];
+	b->n = n;
+	return b;
+}
+
+static unsigned add(struct seq_bed *b, unsigned worker, uint32_t seq)
+{
+	return stats_seq(&b->w[worker], b->peers, b->n, seq);
+}
+
+static void summary(const struct seq_bed *b, struct seq_summary *sum)
+{
+	struct seq_era eras[3];
+
+	for (unsigned i = 0; i < b->n; i++) {
+		if (!stats_seq_read(&b->w[i].seq, &eras[i]))
+			eras[i].id = 0;
+	}
+	stats_seq_merge(eras, b->n, sum);
 }
 
 static void test_seq_extension(void)
 {
-	struct worker_stats s = { 0 };
+	struct seq_bed *b = bed_new(1);
 	static const uint32_t seen[] = { 0xfffffff0, 0xfffffff1, 0xfffffff5, 0xfffffff3, 2, 3 };
+	struct seq_summary sum;
 
+	printf("case: extension across the wrap\n");
 	for (size_t i = 0; i < sizeof(seen) / sizeof(seen[0]); i++)
-		stats_seq(&s, seen[i]);
-	CHECK_U64(s.ctr[STAT_SEQ_PACKETS], 6);
-	CHECK_INT(s.seq_first, 0xfffffff0);
-	CHECK_INT(s.seq_lo, 0);
+		CHECK(add(b, 0, seen[i]));
+	CHECK_U64(b->w[0].ctr[STAT_SEQ_PACKETS], 6);
+	CHECK_INT(b->w[0].seq.first, 0xfffffff0);
+	CHECK_INT(b->w[0].seq.lo, 0);
 	/* 3 is 19 numbers after 0xfffffff0: the span is 20 numbers of which 6 arrived. */
-	CHECK_INT(s.seq_hi, 19);
+	CHECK_INT(b->w[0].seq.hi, 19);
+	summary(b, &sum);
+	CHECK(sum.any);
+	CHECK_INT(sum.lowest, 0xfffffff0);
+	CHECK_INT(sum.highest, 3);
+	CHECK_U64(sum.lost, 14);
+	free(b);
+}
+
+/*
+ * Spoofed numbers, far from the window and from each other, among the peer's: counted out
+ * of the window and nothing else. Without the window they moved the extension by up to 2^31
+ * each way every time: lowest above highest, lost in the billions.
+ */
+static void test_seq_spoofed(void)
+{
+	struct seq_bed *b = bed_new(1);
+	struct seq_summary sum;
+	uint32_t x = 12345;
+
+	printf("case: spoofed numbers\n");
+	for (uint32_t i = 0; i < 10000; i++) {
+		CHECK(add(b, 0, i));
+		if (i % 10 == 0)
+			CHECK(!add(b, 0, 0x40000000u + i / 10 * 0x20000u));
+	}
+	CHECK_U64(b->w[0].ctr[STAT_SEQ_OUTSIDE], 1000);
+	summary(b, &sum);
+	CHECK_INT(sum.lowest, 0);
+	CHECK_INT(sum.highest, 9999);
+	CHECK_U64(sum.lost, 0);
+	/* Random numbers: the few that land within the window move it at most SEQ_WINDOW each;
+	 * none restarts it (a run needs 4 in a row, each near the one before). */
+	for (uint32_t i = 10000; i < 20000; i++) {
+		CHECK(add(b, 0, i));
+		x = x * 1664525u + 1013904223u;
+		add(b, 0, x);
+	}
+	CHECK(b->w[0].ctr[STAT_SEQ_OUTSIDE] >= 1000 + 9990);
+	CHECK_U64(b->w[0].ctr[STAT_SEQ_RESYNCS], 0);
+	summary(b, &sum);
+	CHECK((int32_t)(sum.highest - sum.lowest) >= 19999);
+	CHECK(sum.lost <= 10 * (uint64_t)SEQ_WINDOW);
+	free(b);
+}
+
+/* A peer that restarted: its numbers start at 0 again, far below the window's top. After 4
+ * of them the window restarts on them; the flow judges them afresh. */
+static void test_seq_restart(void)
+{
+	struct seq_bed *b = bed_new(1);
+	struct seq_summary sum;
+
+	printf("case: a restarted peer\n");
+	for (uint32_t i = 0; i < 100000; i++)
+		add(b, 0, i);
+	CHECK_INT(b->w[0].seq.id, 1);
+	for (uint32_t i = 0; i < 10; i++)
+		CHECK_INT(add(b, 0, i), i >= SEQ_RESYNC_RUN);
+	CHECK_U64(b->w[0].ctr[STAT_SEQ_OUTSIDE], SEQ_RESYNC_RUN);
+	CHECK_U64(b->w[0].ctr[STAT_SEQ_RESYNCS], 1);
+	CHECK_INT(b->w[0].seq.id, 2);
+	summary(b, &sum);
+	CHECK_INT(sum.lowest, 0);
+	CHECK_INT(sum.highest, 9);
+	CHECK_U64(sum.lost, 0);
+	free(b);
+}
+
+/* A spoofer's run of 4 moves the window; the peer's next 4 bring it back to the window it
+ * had, with everything it had counted, and the run's numbers in it. */
+static void test_seq_spoofed_run(void)
+{
+	struct seq_bed *b = bed_new(1);
+	struct seq_summary sum;
+
+	printf("case: a spoofed run, and the way back\n");
+	for (uint32_t i = 0; i < 1000; i++)
+		add(b, 0, i);
+	for (uint32_t i = 0; i < SEQ_RESYNC_RUN; i++)
+		CHECK(!add(b, 0, 0x40000000u + i));
+	CHECK_INT(b->w[0].seq.id, 2);
+	for (uint32_t i = 1000; i < 1010; i++)
+		CHECK_INT(add(b, 0, i), i >= 1000 + SEQ_RESYNC_RUN);
+	CHECK_INT(b->w[0].seq.id, 1);
+	CHECK_U64(b->w[0].ctr[STAT_SEQ_OUTSIDE], 2 * SEQ_RESYNC_RUN);
+	CHECK_U64(b->w[0].ctr[STAT_SEQ_RESYNCS], 2);
+	summary(b, &sum);
+	CHECK_INT(sum.lowest, 0);
+	CHECK_INT(sum.highest, 1009);
+	CHECK_U64(sum.lost, 0);
+	free(b);
+}
+
+/*
+ * Several workers each see their flows' numbers. One idle while the tunnel went on far beyond
+ * its window takes the next number by the others' windows: no number out of the window. When
+ * the peer restarts, the first worker to see 4 of its numbers restarts its window, and the
+ * others join it.
+ */
+static void test_seq_workers(void)
+{
+	struct seq_bed *b = bed_new(3);
+	struct seq_summary sum;
+
+	printf("case: several workers\n");
+	CHECK(add(b, 1, 1));
+	for (uint32_t i = 0; i < 200000; i += 2)
+		CHECK(add(b, 0, i));
+	CHECK(add(b, 1, 200001));
+	CHECK(add(b, 2, 200003)); /* its first number joins the others' era */
+	CHECK_U64(b->w[1].ctr[STAT_SEQ_OUTSIDE], 0);
+	CHECK_INT(b->w[1].seq.id, b->w[0].seq.id);
+	CHECK_INT(b->w[2].seq.id, b->w[0].seq.id);
+	summary(b, &sum);
+	CHECK_INT(sum.lowest, 0);
+	CHECK_INT(sum.highest, 200003);
+	/* 200004 numbers, 100003 taken: the odd ones but three never came. */
+	CHECK_U64(sum.lost, 200004 - 100003);
+	/* The restart. */
+	for (uint32_t i = 0; i < 8; i += 2)
+		CHECK(!add(b, 0, i));
+	CHECK_U64(b->w[0].ctr[STAT_SEQ_RESYNCS], 1);
+	CHECK(add(b, 1, 9));
+	CHECK(add(b, 1, 11));
+	CHECK(add(b, 0, 10));
+	CHECK_INT(b->w[1].seq.id, b->w[0].seq.id);
+	CHECK_U64(b->w[1].ctr[STAT_SEQ_OUTSIDE], 0);
+	/* Worker 2, idle since, keeps one number of the old era; the new one has more. */
+	summary(b, &sum);
+	CHECK_INT(sum.lowest, 0);
+	CHECK_INT(sum.highest, 11);
+	CHECK_U64(sum.lost, 12 - 7);
+	free(b);
 }
 
 int main(void)
@@ -135,5 +309,9 @@ int main(void)
 	test_hash_spread();
 	test_seq();
 	test_seq_extension();
+	test_seq_spoofed();
+	test_seq_restart();
+	test_seq_spoofed_run();
+	test_seq_workers();
 	return check_done("test_flows");
 }
