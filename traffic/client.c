@@ -386,19 +386,30 @@ static bool probe_congestion(const struct client_cfg *c, char *name, size_t size
 	bool ok = false;
 
 	memset(name, 0, size);
-	if (fd < 0)
+	if (fd < 0) {
 		log_warn("socket");
-	else if (c->congestion[0] && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, c->congestion,
-						strlen(c->congestion)) < 0)
-		log_warnx("--congestion %s: %s (available: "
-			  "/proc/sys/net/ipv4/tcp_available_congestion_control)",
-			  c->congestion, errno == ENOENT ? "not available here" : strerror(errno));
-	else if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) < 0)
+		return false;
+	}
+	if (c->congestion[0] &&
+	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, c->congestion, strlen(c->congestion)) < 0) {
+		if (errno == EPERM)
+			/* Loaded but restricted: choosing it takes CAP_NET_ADMIN, which the
+			 * client has given up (privs.h). */
+			log_warnx("--congestion %s: only privileged processes may choose it here, "
+				  "and tunbed-traffic keeps no privilege (allowed to all: "
+				  "/proc/sys/net/ipv4/tcp_allowed_congestion_control)",
+				  c->congestion);
+		else
+			log_warnx("--congestion %s: %s (available: "
+				  "/proc/sys/net/ipv4/tcp_available_congestion_control)",
+				  c->congestion,
+				  errno == ENOENT ? "not available here" : strerror(errno));
+	} else if (getsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, &len) < 0) {
 		log_warn("TCP_CONGESTION");
-	else
+	} else {
 		ok = true;
-	if (fd >= 0)
-		close(fd);
+	}
+	close(fd);
 	return ok;
 }
 

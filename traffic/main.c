@@ -5,8 +5,13 @@
 
 #include "log.h"
 #include "options.h"
+#include "privs.h"
 
-/* Thousands of sessions need thousands of descriptors: take what the hard limit allows. */
+/*
+ * Thousands of sessions need thousands of descriptors: take what the hard limit allows (a soft
+ * limit up to the hard one needs no privilege; this comes first all the same, before any is
+ * given up).
+ */
 static void raise_fd_limit(void)
 {
 	struct rlimit rl;
@@ -29,6 +34,9 @@ int main(int argc, char **argv)
 	log_init(argv[0], o.verbose);
 	raise_fd_limit();
 	if (o.mode == MODE_SERVER)
-		return server_run(&o.server);
+		return server_run(&o.server); /* it binds its port, then drops */
+	/* The client needs no privilege at all. */
+	if (privs_drop())
+		return 1;
 	return client_run(&o.client);
 }

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "netaddr.h"
 #include "pattern.h"
+#include "privs.h"
 #include "proto.h"
 #include "sigfd.h"
 #include "srvconn.h"
@@ -466,6 +467,10 @@ int server_run(const struct server_cfg *c)
 			goto out;
 		}
 	}
+	/* Every socket that may need privilege (a port below 1024) is bound: none is needed
+	 * from here on, and the threads inherit the empty set. */
+	if (privs_drop())
+		goto out;
 	for (started = 0; started < srv->nthreads; started++) {
 		struct srv_thread *t = &srv->t[started];
 
