@@ -394,11 +394,12 @@ static bool probe_congestion(const struct client_cfg *c, char *name, size_t size
 	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, c->congestion, strlen(c->congestion)) < 0) {
 		if (errno == EPERM)
 			/* Loaded but restricted: choosing it takes CAP_NET_ADMIN, which the
-			 * client has given up (privs.h). */
-			log_warnx("--congestion %s: only privileged processes may choose it here, "
-				  "and tunbed-traffic keeps no privilege (allowed to all: "
-				  "/proc/sys/net/ipv4/tcp_allowed_congestion_control)",
-				  c->congestion);
+			 * client keeps for it only when started with it (privs.h). */
+			log_warnx(
+				"--congestion %s: only processes with CAP_NET_ADMIN may choose it "
+				"here (allowed to all: "
+				"/proc/sys/net/ipv4/tcp_allowed_congestion_control)",
+				c->congestion);
 		else
 			log_warnx("--congestion %s: %s (available: "
 				  "/proc/sys/net/ipv4/tcp_available_congestion_control)",

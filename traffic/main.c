@@ -35,8 +35,8 @@ int main(int argc, char **argv)
 	raise_fd_limit();
 	if (o.mode == MODE_SERVER)
 		return server_run(&o.server); /* it binds its port, then drops */
-	/* The client needs no privilege at all. */
-	if (privs_drop())
+	/* The client needs no privilege, but for a congestion control the kernel restricts. */
+	if (privs_drop(privs_for_congestion(o.client.congestion)))
 		return 1;
 	return client_run(&o.client);
 }
