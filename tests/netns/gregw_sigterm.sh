@@ -27,6 +27,11 @@ loaded() {
 	return 1
 }
 poll 20 loaded || fail "no load reached gwb"
+# And each has written interval lines already (a release build reaches the load above within
+# one or two of its 0.2 s intervals).
+intervals() { [ "$(wc -l <"$TMP/gwa.out")" -ge 3 ] && [ "$(wc -l <"$TMP/gwb.out")" -ge 3 ]; }
+poll 20 intervals || fail "fewer than 3 interval lines from a gateway"
+poll 20 loaded || fail "the load stopped before the stop"
 gw_stop gwb
 gw_stop gwa
 for gw in gwb gwa; do
