@@ -36,6 +36,7 @@ enum opt_id {
 	OPT_STATS_JSON,
 	OPT_CTL,
 	OPT_ROUTE,
+	OPT_ALLOW_FROM,
 	OPT_NETNS,
 	OPT_RX_RING,
 	OPT_SCHED,
@@ -65,6 +66,7 @@ static const struct option options[] = {
 	{ "stats-json", required_argument, NULL, OPT_STATS_JSON },
 	{ "ctl", required_argument, NULL, OPT_CTL },
 	{ "route", required_argument, NULL, OPT_ROUTE },
+	{ "allow-from", required_argument, NULL, OPT_ALLOW_FROM },
 	{ "netns", required_argument, NULL, OPT_NETNS },
 	{ "rx-ring", required_argument, NULL, OPT_RX_RING },
 	{ "sched", required_argument, NULL, OPT_SCHED },
@@ -110,6 +112,9 @@ void config_usage(void)
 	       "  --addr6 PREFIX       IPv6 address of the TUN device, e.g. 2001:2:0:ff::1/64\n"
 	       "  --route PREFIX       route PREFIX into the tunnel, replacing any route to it\n"
 	       "                       (repeatable)\n"
+	       "  --allow-from PREFIX  inner sources accepted from the peer (repeatable; default:\n"
+	       "                       the --route prefixes and the tunnel subnets); never our\n"
+	       "                       own addresses or the namespace's other prefixes\n"
 	       "  --mss-clamp          lower the MSS of TCP SYNs to fit the tunnel MTU\n"
 	       "  --netns NAME         enter namespace NAME (as ip netns exec does) first\n"
 	       "workers:\n"
@@ -349,6 +354,16 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 		return set_string(o, key, v, c->ctl, sizeof(c->ctl));
 	case OPT_NETNS:
 		return set_string(o, key, v, c->netns, sizeof(c->netns));
+	case OPT_ALLOW_FROM: {
+		struct seen unchecked; /* a filter: nothing is sent to it or routed with it */
+
+		if (c->nallow >= CONFIG_MAX_ALLOW)
+			return bad(o, key, v, "too many prefixes (at most 32)");
+		rc = set_prefix(o, key, v, 0, false, &c->allow[c->nallow], &unchecked);
+		if (!rc)
+			c->nallow++;
+		return rc;
+	}
 	case OPT_ROUTE:
 		if (c->nroutes >= CONFIG_MAX_ROUTES)
 			return bad(o, key, v, "too many routes (at most 32)");
@@ -465,8 +480,8 @@ static int on_key(void *user, const char *section, const char *name, const char 
 
 		if (strcmp(opt->name, name) != 0 || opt->val < OPT_TUN || opt->val == OPT_CONFIG)
 			continue;
-		/* Last-wins would hide a mistake; only route accumulates, by design. */
-		if (*seen && opt->val != OPT_ROUTE) {
+		/* Last-wins would hide a mistake; only route and allow-from accumulate. */
+		if (*seen && opt->val != OPT_ROUTE && opt->val != OPT_ALLOW_FROM) {
 			log_warnx("%s:%d: duplicate key '%s' (first at line %d)", f->path, f->line,
 				  name, *seen);
 			f->error = -EINVAL;

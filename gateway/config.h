@@ -1,7 +1,7 @@
 /*
  * gregw's configuration: command-line options and the same keys in an optional config file
  * (INI, read with libinih: "key = value", no sections). The file is read first; options on
- * the command line override it, except `route`, which accumulates.
+ * the command line override it, except `route` and `allow-from`, which accumulate.
  */
 #ifndef TUNBED_GW_CONFIG_H
 #define TUNBED_GW_CONFIG_H
@@ -43,6 +43,8 @@ struct config {
 	bool any_address; /* addresses and routes may lie outside the benchmarking ranges */
 	int nroutes;
 	struct netprefix routes[CONFIG_MAX_ROUTES];
+	unsigned nallow; /* --allow-from; 0: the routes and the tunnel subnets */
+	struct netprefix allow[CONFIG_MAX_ALLOW];
 	int verbose;
 };
 

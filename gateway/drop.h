@@ -20,6 +20,8 @@ enum drop_reason {
 	DROP_BAD_CSUM,	     /* GRE checksum wrong */
 	DROP_BAD_PROTO,	     /* payload is neither IPv4 nor IPv6 */
 	DROP_BAD_INNER,	     /* inner IP header malformed or longer than the payload */
+	DROP_SPOOFED_SOURCE, /* inner source not allowed from the peer, or our own */
+	DROP_TUNNEL_LOOP,    /* inner destination in the tunnel subnet, not our address */
 	DROP_TUN_WRITE,	     /* the TUN refused the write (queue full, device down) */
 	DROP_AQM,	     /* --aqm: CoDel dropped it from a standing queue */
 	/* From TUN, before encapsulation. */

@@ -46,6 +46,119 @@ void encap_cfg_finish(struct encap_cfg *c)
 	gre_build(t + ip_hlen, sizeof(c->outer_tmpl) - ip_hlen, &g);
 }
 
+bool encap_prefix_has(const struct encap_prefix *p, int family, const uint8_t *addr)
+{
+	unsigned whole = p->len / 8u, rest = p->len % 8u;
+
+	if (p->family != family)
+		return false;
+	if (memcmp(p->addr, addr, whole) != 0)
+		return false;
+	return !rest || ((p->addr[whole] ^ addr[whole]) & (0xffu << (8 - rest)) & 0xffu) == 0;
+}
+
+/* Whether two prefixes share an address: the shorter holds the longer's start. */
+static bool overlap(const struct encap_prefix *a, const struct encap_prefix *b)
+{
+	const struct encap_prefix *outer = a->len <= b->len ? a : b, *inner = outer == a ? b : a;
+
+	return encap_prefix_has(outer, inner->family, inner->addr);
+}
+
+int encap_sources(struct encap_cfg *c, const struct encap_prefix *allow, unsigned nallow,
+		  const struct encap_prefix *own, unsigned nown)
+{
+	unsigned far = 0;
+
+	if (nallow > ENCAP_ALLOW_MAX || nown > ENCAP_OWN_MAX)
+		return -ENOSPC;
+	memcpy(c->allow, allow, nallow * sizeof(*allow));
+	c->nallow = nallow;
+	c->nown = nown;
+	c->nown_near = 0;
+	/* Near ones from the front, the others from the back. */
+	for (unsigned i = 0; i < nown; i++) {
+		bool reach = false;
+
+		for (unsigned k = 0; k < nallow && !reach; k++)
+			reach = overlap(&own[i], &allow[k]);
+		if (reach)
+			c->own[c->nown_near++] = own[i];
+		else
+			c->own[nown - ++far] = own[i];
+	}
+	return 0;
+}
+
+static bool in_any(const struct encap_prefix *list, unsigned n, int family, const uint8_t *addr)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (encap_prefix_has(&list[i], family, addr))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * An ICMP error about a packet that went into the tunnel: from a router on the way to a
+ * host behind the peer, whose own address may lie outside the prefixes routed to the peer
+ * (without these, path MTU discovery through the tunnel would fail). Its quote must be of a
+ * packet to an allowed address, from the host the error goes to. Only its first fragment
+ * holds the ICMP header.
+ */
+static bool icmp_error_about_ours(const struct encap_cfg *c, const uint8_t *p,
+				  const struct ip_info *ip)
+{
+	bool v6 = ip->family == AF_INET6;
+	const uint8_t *q = p + ip->hlen + ICMP_HLEN;
+	uint8_t type;
+
+	if (ip->proto != (v6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP) ||
+	    ip->tot_len < ip->hlen + ICMP_HLEN + ip_fixed_hlen(ip->family))
+		return false;
+	if (!v6 && (load_be16(p + IPV4_FRAG_OFF) & IPV4_OFFMASK))
+		return false;
+	type = p[ip->hlen + ICMP_TYPE_OFF];
+	/* Destination unreachable (fragmentation needed among them), time exceeded, parameter
+	 * problem; ICMPv6's packet too big too. Never a redirect: no router beyond the peer may
+	 * redirect us. */
+	if (v6 ? !(type >= 1 && type <= 4) : !(type == 3 || type == 11 || type == 12))
+		return false;
+	if (q[0] >> 4 != (v6 ? 6 : 4))
+		return false;
+	return memcmp(q + ip_src_off(ip->family), ip->dst, ip_addr_len(ip->family)) == 0 &&
+	       in_any(c->allow, c->nallow, ip->family, q + ip_dst_off(ip->family));
+}
+
+/* The inner packet's addresses, once its header is known good: a source the peer may send
+ * from, and a destination that does not lead back into the tunnel. */
+static enum drop_reason check_inner(const struct encap_cfg *c, const uint8_t *p,
+				    const struct ip_info *ip)
+{
+	bool v6 = ip->family == AF_INET6;
+	const uint8_t *own = v6 ? c->addr6 : c->addr4;
+	unsigned alen = ip_addr_len(ip->family);
+
+	if (in_any(c->allow, c->nallow, ip->family, ip->src)) {
+		if (in_any(c->own, c->nown_near, ip->family, ip->src))
+			return DROP_SPOOFED_SOURCE;
+	} else if (in_any(c->own, c->nown, ip->family, ip->src) ||
+		   !icmp_error_about_ours(c, p, ip)) {
+		return DROP_SPOOFED_SOURCE;
+	}
+	/* The TUN holds the subnet: anything for it but our own address would go back in, and
+	 * between two gateways on and on until its TTL ran out. */
+	if ((v6 ? c->has_addr6 : c->has_addr4) && memcmp(ip->dst, own, alen) != 0) {
+		struct encap_prefix net = { .family = (uint8_t)ip->family,
+					    .len = v6 ? c->addr6_len : c->addr4_len };
+
+		memcpy(net.addr, own, alen);
+		if (encap_prefix_has(&net, ip->family, ip->dst))
+			return DROP_TUNNEL_LOOP;
+	}
+	return DROP_NONE;
+}
+
 enum drop_reason encap_check(const struct encap_cfg *c, const uint8_t *inner, size_t len,
 			     struct ip_info *ip)
 {
@@ -151,6 +264,7 @@ enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t
 			   struct decap_result *r)
 {
 	struct gre_info g;
+	enum drop_reason why;
 	int rc;
 
 	/* An empty GRE-in-UDP datagram, or an outer packet that ends with its header: not a GRE
@@ -179,6 +293,9 @@ enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t
 	    (r->ip.family == AF_INET6) != (g.proto == GRE_PROTO_IPV6))
 		return DROP_BAD_INNER;
 	r->inner_len = r->ip.tot_len;
+	why = check_inner(c, r->inner, &r->ip);
+	if (why != DROP_NONE)
+		return why;
 	r->proto = g.proto;
 	r->has_seq = g.flags & GRE_F_SEQ;
 	r->seq = g.seq;

@@ -13,11 +13,19 @@
 #include "drop.h"
 #include "gre.h"
 #include "inet.h"
+#include "limits.h"
 
 enum {
 	/* Room before an inner packet for the largest outer header: IPv6 plus full GRE. */
 	ENCAP_HEADROOM = 64,
 	ENCAP_OUTER_MAX = IPV6_HLEN + GRE_HLEN_MAX,
+};
+
+/* A prefix as the packet path matches it: 4 or 16 address bytes of family, len bits. */
+struct encap_prefix {
+	uint8_t family; /* AF_INET or AF_INET6 */
+	uint8_t len;	/* 0 to 32, or 0 to 128 */
+	uint8_t addr[16];
 };
 
 /* What the workers share: built once before they start, then only read. */
@@ -34,6 +42,12 @@ struct encap_cfg {
 	bool mss_clamp;
 	bool has_addr4, has_addr6; /* the TUN's own addresses, sources of ICMP errors */
 	uint8_t addr4[4], addr6[16];
+	uint8_t addr4_len, addr6_len; /* their prefixes: the tunnel subnets */
+	/* Inner sources (encap_sources): what the peer may send from, and what it never may
+	 * (our own addresses and LANs), those within reach of an allowed prefix first. */
+	unsigned nallow, nown, nown_near;
+	struct encap_prefix allow[ENCAP_ALLOW_MAX];
+	struct encap_prefix own[ENCAP_OWN_MAX];
 	/* Derived by encap_cfg_finish. */
 	unsigned outer_hlen; /* what encap_build writes: outer IP + GRE, or GRE over UDP */
 	uint8_t outer_tmpl[ENCAP_OUTER_MAX];
@@ -47,6 +61,19 @@ unsigned encap_overhead(int family, unsigned gre_flags, bool udp);
 
 /* Computes the derived fields (outer header template) once the others are set. */
 void encap_cfg_finish(struct encap_cfg *c);
+
+/* Whether addr (4 or 16 bytes of family) lies in p. Pure. */
+bool encap_prefix_has(const struct encap_prefix *p, int family, const uint8_t *addr);
+
+/*
+ * Sets the inner sources c accepts from the peer: the nallow prefixes of allow, and never
+ * those of own (nown), the ones that reach into an allowed prefix first (nown_near): only
+ * they can match a source that is allowed; the others matter for the ICMP errors taken from
+ * any router. Returns 0, or -ENOSPC when allow has more than ENCAP_ALLOW_MAX or own more than
+ * ENCAP_OWN_MAX. Pure.
+ */
+int encap_sources(struct encap_cfg *c, const struct encap_prefix *allow, unsigned nallow,
+		  const struct encap_prefix *own, unsigned nown);
 
 /*
  * Checks an inner packet read from TUN. Returns DROP_NONE with *ip filled, DROP_TX_BAD_INNER
@@ -94,7 +121,8 @@ struct decap_result {
  * bytes of it were captured of wirelen on the wire. Returns DROP_NONE with *r pointing into
  * pkt, or the reason to drop it. Checks in order: truncation, outer header, fragment, peer,
  * a GRE payload at all, GRE version, flags, key, sequence, checksum, payload protocol, inner
- * header.
+ * header, inner source (allowed, and not our own: DROP_SPOOFED_SOURCE), inner destination
+ * (not the tunnel subnet but for our own address: DROP_TUNNEL_LOOP).
  */
 enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen, size_t wirelen,
 		       struct decap_result *r);

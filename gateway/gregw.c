@@ -18,6 +18,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "allow.h"
 #include "clock.h"
 #include "ctl.h"
 #include "ifconf.h"
@@ -135,6 +136,10 @@ static int plan_tunnel(struct gregw *g)
 	e->has_addr6 = c->has_addr6;
 	memcpy(e->addr4, c->addr.addr.bytes, 4);
 	memcpy(e->addr6, c->addr6.addr.bytes, 16);
+	/* Inner sources from the peer (--allow-from): before the TUN device exists. */
+	rc = allow_plan(e, c);
+	if (rc)
+		return rc;
 	encap_cfg_finish(e);
 	g->sh.cfg = e;
 	if (c->mss_clamp) {

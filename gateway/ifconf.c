@@ -217,3 +217,62 @@ int ifconf_route_get(const struct netaddr *dst, struct ifconf_route *out)
 	out->mtu = link_mtu;
 	return rc ? rc : (link_mtu ? 0 : -ENODATA);
 }
+
+struct addr_answer {
+	struct netprefix *out;
+	unsigned max, n;
+	bool full;
+};
+
+static int addr_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct addr_answer *ans = data;
+	const struct ifaddrmsg *ifa = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *a, *local = NULL, *address = NULL;
+	unsigned alen = netaddr_len(ifa->ifa_family);
+	struct netprefix p = { .addr.family = ifa->ifa_family, .len = ifa->ifa_prefixlen };
+
+	if (nlh->nlmsg_type != RTM_NEWADDR || !alen)
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh, sizeof(*ifa))
+	{
+		if (mnl_attr_get_type(a) == IFA_LOCAL && mnl_attr_get_payload_len(a) == alen)
+			local = a;
+		else if (mnl_attr_get_type(a) == IFA_ADDRESS && mnl_attr_get_payload_len(a) == alen)
+			address = a;
+	}
+	/* IFA_LOCAL is the address itself (IFA_ADDRESS the peer's on point-to-point links). */
+	a = local ? local : address;
+	if (!a)
+		return MNL_CB_OK;
+	memcpy(p.addr.bytes, mnl_attr_get_payload(a), alen);
+	/* fe80::/10 is every link's, never a LAN this gateway serves. */
+	if (p.addr.family == AF_INET6 && p.addr.bytes[0] == 0xfe &&
+	    (p.addr.bytes[1] & 0xc0) == 0x80)
+		return MNL_CB_OK;
+	if (ans->n == ans->max) {
+		ans->full = true;
+		return MNL_CB_OK;
+	}
+	ans->out[ans->n++] = p;
+	return MNL_CB_OK;
+}
+
+int ifconf_addresses(struct netprefix *out, unsigned max, unsigned *n)
+{
+	char buf[NL_MSG];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct addr_answer ans = { .out = out, .max = max };
+	struct ifaddrmsg *ifa;
+	int rc;
+
+	nlh->nlmsg_type = RTM_GETADDR;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
+	ifa->ifa_family = AF_UNSPEC;
+	rc = talk(nlh, addr_cb, &ans);
+	*n = ans.n;
+	if (rc)
+		return rc;
+	return ans.full ? -ENOSPC : 0;
+}

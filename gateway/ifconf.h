@@ -31,4 +31,11 @@ struct ifconf_route {
 
 int ifconf_route_get(const struct netaddr *dst, struct ifconf_route *out);
 
+/*
+ * The addresses of every interface of the namespace, IPv4 and IPv6, each with its prefix
+ * length as configured (198.18.3.1/24), IPv6 link-local ones left out, into out (at most
+ * max; *n of them). Returns 0, or -ENOSPC when there are more than max.
+ */
+int ifconf_addresses(struct netprefix *out, unsigned max, unsigned *n);
+
 #endif

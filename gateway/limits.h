@@ -15,6 +15,7 @@ enum gw_limits {
 	/* The configuration (config.c). */
 	CONFIG_MAX_WORKERS = 64, /* one per CPU; TUN allows up to 256 queues */
 	CONFIG_MAX_ROUTES = 32,	 /* --route prefixes into the tunnel */
+	CONFIG_MAX_ALLOW = 32,	 /* --allow-from prefixes, as many as routes */
 	CONFIG_PATH_MAX = 256,	 /* --ctl and --stats-json paths (a Unix socket's is 108) */
 
 	/* The control socket (ctl.c): the main thread never waits on a client. A client
@@ -79,6 +80,13 @@ enum gw_limits {
 	TUNNEL_TTL = 64,	  /* outer TTL / hop limit, and of ICMP errors: Linux's default */
 	TUNNEL_MTU_MIN = 68,	  /* smallest inner MTU: IPv4's minimum (RFC 791) */
 	TUNNEL_TXQUEUELEN = 1000, /* the TUN device's queue: what Linux gives an Ethernet device */
+
+	/* Inner sources (allow.c, encap.c), matched by a scan per packet received. */
+	ENCAP_ALLOW_MAX = CONFIG_MAX_ROUTES + 3, /* the routes, the two tunnel subnets and
+						  * fe80::/10, or --allow-from's prefixes */
+	ALLOW_LOCAL_MAX = 256, /* the namespace's interface addresses read at start; a gateway
+				* namespace holds a few, a busy host dozens */
+	ENCAP_OWN_MAX = ALLOW_LOCAL_MAX + 2, /* those and the TUN's own two */
 };
 
 #endif

@@ -14,6 +14,21 @@
 #include "jout.h"
 #include "tun.h"
 
+/* Prefixes as text: ["198.18.1.0/24", ...]. */
+static json_t *prefixes_json(const struct encap_prefix *list, unsigned n)
+{
+	json_t *arr = json_array();
+	char s[NETPREFIX_STRLEN];
+
+	for (unsigned i = 0; i < n; i++) {
+		struct netprefix x = { .addr.family = list[i].family, .len = list[i].len };
+
+		memcpy(x.addr.bytes, list[i].addr, sizeof(x.addr.bytes));
+		jout_append(arr, json_string(netaddr_format_prefix(&x, s)));
+	}
+	return arr;
+}
+
 static json_t *config_json(const struct gregw *g)
 {
 	const struct config *c = g->cfg;
@@ -29,6 +44,9 @@ static json_t *config_json(const struct gregw *g)
 	jout_str(o, "addr", c->has_addr ? netaddr_format_prefix(&c->addr, p) : NULL);
 	jout_str(o, "addr6", c->has_addr6 ? netaddr_format_prefix(&c->addr6, p) : NULL);
 	jout_bool(o, "any_address", c->any_address);
+	/* Inner sources taken from the peer, and never (docs/gregw.md, allowed sources). */
+	jout_set(o, "allow_from", prefixes_json(g->ecfg.allow, g->ecfg.nallow));
+	jout_set(o, "never_from", prefixes_json(g->ecfg.own, g->ecfg.nown));
 	jout_bool(o, "key", c->has_key); /* whether, never which: the socket is no secret store */
 	jout_bool(o, "seq", c->seq);
 	jout_bool(o, "csum", c->csum);

@@ -17,6 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct encap_cfg cfgs[2][8];
+	static const struct encap_prefix all[] = { { .family = AF_INET }, { .family = AF_INET6 } };
 	static int ready;
 	struct decap_result r;
 	struct ip_info ip;
@@ -32,6 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				c->gre_flags = flags;
 				c->key = 7;
 				c->mtu = 1400;
+				/* Any inner source: what decap accepts must still be well formed. */
+				encap_sources(c, all, 2, NULL, 0);
 				encap_cfg_finish(c);
 			}
 		}

@@ -48,14 +48,19 @@ expect_refusal "bad mtu" 2 "^gregw: bad value '67' for --mtu: expected 68 to 655
 expect_refusal "addr without length" 2 "^gregw: bad value '198.19.0.1' for --addr: expected ADDR/LEN$" run --remote 198.18.0.2 --addr 198.19.0.1
 expect_refusal "addr6 of the wrong family" 2 "^gregw: bad value '198.19.0.1/24' for --addr6: expected an IPv6 prefix$" run --remote 198.18.0.2 --addr6 198.19.0.1/24
 expect_refusal "route with host bits" 2 "^gregw: bad value '198.18.3.1/24' for --route: has host bits set$" run --remote 198.18.0.2 --route 198.18.3.1/24
+expect_refusal "allow-from with host bits" 2 "^gregw: bad value '198.18.1.1/24' for --allow-from: has host bits set$" run --remote 198.18.0.2 --allow-from 198.18.1.1/24
+expect_refusal "allow-from that is no prefix" 2 "^gregw: bad value 'lan' for --allow-from: expected ADDR/LEN$" run --remote 198.18.0.2 --allow-from lan
 expect_refusal "bad interval" 2 "^gregw: bad value '0' for --stats-interval" run --remote 198.18.0.2 --stats-interval 0
 expect_refusal "bad ring" 2 "^gregw: bad value 'v4' for --rx-ring: expected v3 or v2$" run --remote 198.18.0.2 --rx-ring v4
 expect_refusal "bad scheduling policy" 2 "^gregw: bad value 'fifo' for --sched: expected batch or normal$" run --remote 198.18.0.2 --sched fifo
 expect_refusal "unknown option" 2 "unrecognized option '--bogus'" run --remote 198.18.0.2 --bogus
 expect_refusal "stray argument" 2 "^gregw: unexpected argument 'extra'" run --remote 198.18.0.2 extra
 expect_refusal "mixed families" 2 "^gregw: --local and --remote are of different families$" run --remote 198.18.0.2 --local 2001:2::1
-"$GREGW" --help | grep -q -- "--mss-clamp" || fail "--help lacks --mss-clamp"
-"$GREGW" --help | grep -q -- "--any-address" || fail "--help lacks --any-address"
+# (Into a file first: grep -q stops at its match, and the help is longer than one write.)
+"$GREGW" --help >"$TMP/help.txt" || fail "--help failed"
+grep -q -- "--mss-clamp" "$TMP/help.txt" || fail "--help lacks --mss-clamp"
+grep -q -- "--any-address" "$TMP/help.txt" || fail "--help lacks --any-address"
+grep -q -- "--allow-from" "$TMP/help.txt" || fail "--help lacks --allow-from"
 
 printf '%s\n' "remote = 198.18.0.2" "key = 12" "seq = yes" "colour = red" >"$TMP/bad.conf"
 expect_refusal "unknown key in a file" 2 "^gregw: $TMP/bad.conf:4: unknown key 'colour'$" run --config "$TMP/bad.conf"
@@ -111,6 +116,10 @@ gw_start conf "$P-a" --config "$TMP/a.conf" --key 13 --workers 2
 s=$(gw_stats conf)
 expect_eq "config file and override" "$(json_get "$s" '(d["config"]["key"], d["config"]["seq"], d["config"]["workers"], d["config"]["mtu"], d["config"]["addr"], d["config"]["any_address"])')" "(True, True, 2, $((1368 - GW_UDP)), '198.19.0.1/24', True)"
 expect_eq "routes from the file" "$(ip -n "$P-a" route show dev gre0 proto static | awk '{print $1}' | tr '\n' ' ')" "198.18.5.0/24 198.18.6.0/24 "
+# Inner sources by default: the routes and the tunnel subnet; never the TUN's own address
+# (first: it lies in the subnet), nor the namespace's other prefixes.
+expect_eq "allow_from by default" "$(json_get "$s" 'd["config"]["allow_from"]')" "['198.18.5.0/24', '198.18.6.0/24', '198.19.0.1/24']"
+expect_eq "never_from: the TUN's address first, the namespace's prefixes" "$(json_get "$s" '(d["config"]["never_from"][0], sorted(d["config"]["never_from"][1:]))')" "('198.19.0.1/32', ['127.0.0.1/8', '198.18.0.1/24', '::1/128'])"
 
 # What is taken cannot be taken twice.
 expect_refusal "control socket in use" 1 "cannot listen on $TMP/conf.sock: Address already in use \\(another gregw answers there: give --ctl\\)$" \
@@ -121,8 +130,11 @@ expect_refusal "ctl on a dead socket" 1 "^gregw: $TMP/none.sock: No such file or
 expect_refusal "ctl with a bad command" 2 "unknown control command 'reboot'" "$GREGW" ctl "$TMP/conf.sock" reboot
 gw_stop conf
 
-# --netns instead of ip netns exec; telemetry lines and the summary into --stats-json.
+# --netns instead of ip netns exec; telemetry lines and the summary into --stats-json;
+# allow-from twice in a file and once on the command line: they accumulate.
+printf '%s\n' "allow-from = 198.18.7.0/24" "allow-from = 2001:2:7::/48" >"$TMP/allow.conf"
 "$GREGW" --netns "$P-a" --remote 198.18.0.2 --ctl "$TMP/ns.sock" --stats-interval 0.1 \
+	--config "$TMP/allow.conf" --allow-from 198.18.8.0/24 \
 	--stats-json "$TMP/stats.jsonl" >"$TMP/ns.out" 2>&1 &
 nspid=$!
 poll 30 "$GREGW" ctl "$TMP/ns.sock" stats || fail "gregw --netns did not come up: $(cat "$TMP/ns.out")"
@@ -136,6 +148,7 @@ expect_eq "gregw --netns exit status" "$BG_STATUS" "0"
 expect_eq "--stats-json: interval lines, then exactly one final summary, the last line" "$(gw_finals "$TMP/stats.jsonl")" "True 1 True True"
 expect_eq "nothing on stdout with --stats-json" "$(cat "$TMP/ns.out")" ""
 expect_eq "no --any-address: any_address false in the summary" "$(json_get "$(tail -n 1 "$TMP/stats.jsonl")" 'd["config"]["any_address"]')" "False"
+expect_eq "allow-from from the file and the command line" "$(json_get "$(tail -n 1 "$TMP/stats.jsonl")" 'd["config"]["allow_from"]')" "['198.18.7.0/24', '2001:2:7::/48', '198.18.8.0/24']"
 expect_refusal "--netns that does not exist" 1 "cannot open namespace 'nope$$'" "$GREGW" --netns "nope$$" --remote 198.18.0.2
 
 "$TOPO" down "$TMP/pair.topo" --prefix "$P" >/dev/null

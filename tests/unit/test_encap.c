@@ -1,7 +1,8 @@
 /*
  * Unit tests for GRE (common/gre.c), checksums (common/inet.c) and the gateway's
  * encapsulation and decapsulation (gateway/encap.c): every flag combination over both outer
- * families, and every drop reason, each made from a good packet by one change.
+ * families, and every drop reason, each made from a good packet by one change; the inner
+ * sources a gateway takes from its peer and the tunnel loop, from a table of inner packets.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "check.h"
 #include "encap.h"
+#include "netaddr.h"
 #include "pkt.h"
 
 /* With all three GRE options, the key follows the checksum and the sequence number the key. */
@@ -17,9 +19,32 @@ enum {
 	SEQ_OFF = KEY_OFF + GRE_OPT_LEN,
 };
 
+/* "198.18.1.0/24" as the packet path matches it. */
+static struct encap_prefix prefix(const char *s)
+{
+	struct netprefix p;
+	struct encap_prefix e = { 0 };
+
+	if (netaddr_parse_prefix(s, &p) == 0) {
+		e.family = (uint8_t)p.addr.family;
+		e.len = (uint8_t)p.len;
+		memcpy(e.addr, p.addr.bytes, sizeof(e.addr));
+	}
+	return e;
+}
+
+/* Sources from anywhere: the drop rows are about the outer and GRE headers. */
+static void allow_all(struct encap_cfg *c)
+{
+	struct encap_prefix all[] = { prefix("0.0.0.0/0"), prefix("::/0") };
+
+	encap_sources(c, all, 2, NULL, 0);
+}
+
 static void cfg_init(struct encap_cfg *c, int family, unsigned flags)
 {
 	memset(c, 0, sizeof(*c));
+	allow_all(c);
 	c->family = family;
 	if (family == AF_INET6) {
 		inet_pton(AF_INET6, "2001:2::1", c->local);
@@ -445,6 +470,166 @@ static void test_check(void)
 	CHECK_INT(encap_check(&c, buf, 0, &ip), DROP_TX_BAD_INNER);
 }
 
+/* An inner packet and what gwb of ras.topo (its own LAN 198.18.3.0/24, tunnel address
+ * 198.19.0.2/24, routes to 198.18.1.0/24) does with it from the tunnel. */
+struct src_row {
+	const char *name;
+	int family;
+	const char *src, *dst;
+	uint8_t proto;	   /* IPPROTO_UDP, IPPROTO_ICMP or IPPROTO_ICMPV6 */
+	uint8_t icmp_type; /* ICMP: the type; an error quotes a packet from qsrc to qdst */
+	const char *qsrc, *qdst;
+	bool allow_any; /* --allow-from 0.0.0.0/0 --allow-from ::/0 */
+	enum drop_reason want;
+};
+
+#define V4    AF_INET
+#define V6    AF_INET6
+#define UDP   IPPROTO_UDP
+#define ICMP  IPPROTO_ICMP
+#define ICMP6 IPPROTO_ICMPV6
+
+static const struct src_row src_rows[] = {
+	{ "from behind the peer", V4, "198.18.1.2", "198.18.3.2", UDP, 0, 0, 0, false, DROP_NONE },
+	{ "from the peer's tunnel address", V4, "198.19.0.1", "198.19.0.2", UDP, 0, 0, 0, false,
+	  DROP_NONE },
+	{ "from our own LAN", V4, "198.18.3.66", "198.18.3.2", UDP, 0, 0, 0, false,
+	  DROP_SPOOFED_SOURCE },
+	{ "from our own tunnel address", V4, "198.19.0.2", "198.18.3.2", UDP, 0, 0, 0, false,
+	  DROP_SPOOFED_SOURCE },
+	{ "from our own transit", V4, "198.18.0.7", "198.18.3.2", UDP, 0, 0, 0, false,
+	  DROP_SPOOFED_SOURCE },
+	{ "from an address routed nowhere", V4, "198.18.99.1", "198.18.3.2", UDP, 0, 0, 0, false,
+	  DROP_SPOOFED_SOURCE },
+	{ "v6 from behind the peer", V6, "2001:2:0:1::2", "2001:2:0:3::2", UDP, 0, 0, 0, false,
+	  DROP_NONE },
+	{ "v6 from our own LAN", V6, "2001:2:0:3::66", "2001:2:0:3::2", UDP, 0, 0, 0, false,
+	  DROP_SPOOFED_SOURCE },
+	{ "v6 from our own tunnel address", V6, "2001:2:0:ff::2", "2001:2:0:3::2", UDP, 0, 0, 0,
+	  false, DROP_SPOOFED_SOURCE },
+	{ "v6 from the peer's tunnel address", V6, "2001:2:0:ff::1", "2001:2:0:ff::2", UDP, 0, 0, 0,
+	  false, DROP_NONE },
+	{ "v6 from the peer's link-local address", V6, "fe80::1", "ff02::16", ICMP6, 143, 0, 0,
+	  false, DROP_NONE },
+	/* ICMP errors from routers beyond the peer, about our packets sent to behind it. */
+	{ "time exceeded from beyond the peer", V4, "198.18.99.1", "198.18.3.2", ICMP, 11,
+	  "198.18.3.2", "198.18.1.2", false, DROP_NONE },
+	{ "unreachable (frag needed) from beyond", V4, "198.18.99.1", "198.18.3.2", ICMP, 3,
+	  "198.18.3.2", "198.18.1.2", false, DROP_NONE },
+	{ "parameter problem from beyond", V4, "198.18.99.1", "198.18.3.2", ICMP, 12, "198.18.3.2",
+	  "198.18.1.2", false, DROP_NONE },
+	{ "a redirect from beyond", V4, "198.18.99.1", "198.18.3.2", ICMP, 5, "198.18.3.2",
+	  "198.18.1.2", false, DROP_SPOOFED_SOURCE },
+	{ "an echo request from beyond", V4, "198.18.99.1", "198.18.3.2", ICMP, 8, "198.18.3.2",
+	  "198.18.1.2", false, DROP_SPOOFED_SOURCE },
+	{ "an error about a packet to nowhere routed", V4, "198.18.99.1", "198.18.3.2", ICMP, 11,
+	  "198.18.3.2", "198.18.99.9", false, DROP_SPOOFED_SOURCE },
+	{ "an error to another host than the quote's", V4, "198.18.99.1", "198.18.3.2", ICMP, 11,
+	  "198.18.3.7", "198.18.1.2", false, DROP_SPOOFED_SOURCE },
+	{ "an error from our own LAN", V4, "198.18.3.66", "198.18.3.2", ICMP, 11, "198.18.3.2",
+	  "198.18.1.2", false, DROP_SPOOFED_SOURCE },
+	{ "v6 packet too big from beyond", V6, "2001:2:0:99::1", "2001:2:0:3::2", ICMP6, 2,
+	  "2001:2:0:3::2", "2001:2:0:1::2", false, DROP_NONE },
+	{ "v6 echo request from beyond", V6, "2001:2:0:99::1", "2001:2:0:3::2", ICMP6, 128,
+	  "2001:2:0:3::2", "2001:2:0:1::2", false, DROP_SPOOFED_SOURCE },
+	/* Everything allowed: still never our own. */
+	{ "allowed from anywhere: an address routed nowhere", V4, "198.18.99.1", "198.18.3.2", UDP,
+	  0, 0, 0, true, DROP_NONE },
+	{ "allowed from anywhere: never our own LAN", V4, "198.18.3.66", "198.18.3.2", UDP, 0, 0, 0,
+	  true, DROP_SPOOFED_SOURCE },
+	{ "allowed from anywhere: never our tunnel address", V6, "2001:2:0:ff::2", "2001:2:0:3::2",
+	  UDP, 0, 0, 0, true, DROP_SPOOFED_SOURCE },
+	/* The tunnel subnet holds only us and the peer; anything else there would loop. */
+	{ "to an unused address of the tunnel subnet", V4, "198.18.1.2", "198.19.0.77", UDP, 0, 0,
+	  0, false, DROP_TUNNEL_LOOP },
+	{ "to our own tunnel address", V4, "198.18.1.2", "198.19.0.2", UDP, 0, 0, 0, false,
+	  DROP_NONE },
+	{ "v6 to an unused address of the tunnel subnet", V6, "2001:2:0:1::2", "2001:2:0:ff::77",
+	  UDP, 0, 0, 0, false, DROP_TUNNEL_LOOP },
+	{ "the loop is judged after the source", V4, "198.18.3.66", "198.19.0.77", UDP, 0, 0, 0,
+	  false, DROP_SPOOFED_SOURCE },
+};
+
+/* gwb's sources: by default the route and the tunnel subnets; its own addresses, as
+ * allow_plan would read them from the namespace (lo, transit, lan-b and the TUN's). */
+static void gwb_sources(struct encap_cfg *c, bool allow_any)
+{
+	struct encap_prefix dflt[] = { prefix("198.18.1.0/24"), prefix("2001:2:0:1::/64"),
+				       prefix("198.19.0.2/24"), prefix("2001:2:0:ff::2/64"),
+				       prefix("fe80::/10") };
+	struct encap_prefix any[] = { prefix("0.0.0.0/0"), prefix("::/0") };
+	struct encap_prefix own[] = { prefix("198.19.0.2/32"),	 prefix("2001:2:0:ff::2/128"),
+				      prefix("127.0.0.1/8"),	 prefix("::1/128"),
+				      prefix("198.18.0.2/24"),	 prefix("198.18.3.1/24"),
+				      prefix("2001:2:0:3::1/64") };
+
+	CHECK_INT(allow_any ? encap_sources(c, any, 2, own, 7) : encap_sources(c, dflt, 5, own, 7),
+		  0);
+	c->has_addr4 = c->has_addr6 = true;
+	inet_pton(AF_INET, "198.19.0.2", c->addr4);
+	inet_pton(AF_INET6, "2001:2:0:ff::2", c->addr6);
+	c->addr4_len = 24;
+	c->addr6_len = 64;
+}
+
+static void test_sources(void)
+{
+	struct encap_cfg c, p;
+	struct encap_prefix two[ENCAP_ALLOW_MAX + 1];
+
+	printf("case: inner sources and the tunnel loop\n");
+	for (size_t i = 0; i < sizeof(src_rows) / sizeof(src_rows[0]); i++) {
+		const struct src_row *r = &src_rows[i];
+		struct pkt_spec s = { .family = r->family,
+				      .src = r->src,
+				      .dst = r->dst,
+				      .proto = r->proto,
+				      .sport = 9,
+				      .dport = 9,
+				      .payload = 64,
+				      .icmp_type = r->icmp_type };
+		uint8_t buf[ENCAP_HEADROOM + 512] = { 0 }, *inner = buf + ENCAP_HEADROOM, *o;
+		struct decap_result res;
+		enum drop_reason got;
+		size_t len = pkt_build(&s, inner);
+
+		if (r->qsrc) {
+			/* The quote: the start of the packet the error is about, after the ICMP
+			 * header. */
+			struct pkt_spec q = { .family = r->family,
+					      .src = r->qsrc,
+					      .dst = r->qdst,
+					      .proto = IPPROTO_UDP,
+					      .payload = 8 };
+
+			pkt_build(&q, inner + ip_fixed_hlen(r->family) + ICMP_HLEN);
+		}
+		cfg_init(&c, AF_INET, GRE_F_KEY);
+		cfg_peer(&c, &p);
+		gwb_sources(&p, r->allow_any);
+		o = encap_build(&c, inner, len, 0);
+		got = decap(&p, o, c.outer_hlen + len, c.outer_hlen + len, &res);
+		CHECK_ROW(got == r->want, r->name);
+		if (got != r->want)
+			fprintf(stderr, "  got %s, want %s\n", drop_name(got), drop_name(r->want));
+	}
+	/* Our own prefixes that reach into an allowed one come first: only they can match an
+	 * allowed source; the others are for ICMP errors from any router. */
+	memset(&p, 0, sizeof(p));
+	gwb_sources(&p, false);
+	CHECK_INT(p.nown, 7);
+	CHECK_INT(p.nown_near, 2); /* the TUN's own addresses, in the tunnel subnets */
+	CHECK_INT(p.own[0].len, 32);
+	CHECK_INT(p.own[1].len, 128);
+	memset(&p, 0, sizeof(p));
+	gwb_sources(&p, true);
+	CHECK_INT(p.nown_near, 7);
+	for (unsigned i = 0; i <= ENCAP_ALLOW_MAX; i++)
+		two[i] = prefix("198.18.1.0/24");
+	CHECK_INT(encap_sources(&p, two, ENCAP_ALLOW_MAX + 1, NULL, 0), -ENOSPC);
+	CHECK_INT(encap_sources(&p, two, ENCAP_ALLOW_MAX, NULL, 0), 0);
+}
+
 /* With TUNBED_DUMP_VECTORS set, prints a built packet as hex, for re-checking with tshark. */
 static void dump_vector(const uint8_t *p, size_t len)
 {
@@ -514,6 +699,7 @@ static void test_udp(void)
 
 	printf("case: GRE-in-UDP\n");
 	memset(&c, 0, sizeof(c));
+	allow_all(&c);
 	c.family = AF_INET;
 	c.udp = true;
 	c.udp_port = ENCAP_UDP_PORT;
@@ -549,5 +735,6 @@ int main(void)
 	test_check();
 	test_vectors();
 	test_udp();
+	test_sources();
 	return check_done("test_encap");
 }
