@@ -30,15 +30,17 @@ STATE_ROOT = "/run/tunbed"  # on a host: STATE_ROOT/PREFIX-NAME holds pids and u
 # A process on a host: its PID into the pid file (the first argument), then it runs, its
 # standard input closed; when this shell's standard input ends (the connection is gone),
 # the process is stopped: SIGTERM, and SIGKILL WATCHDOG_GRACE_S later if it is still there (a
-# tool that winds down over a network that went with the runner may wait long). The exit
+# tool that winds down over a network that went with the runner may wait long); the watchdog
+# ends with the process (it looks every 0.1 s), so nothing of the run outlives it. The exit
 # status is the process's. (A shell gives an asynchronous command /dev/null for its standard
 # input unless it is redirected: the watchdog reads the connection's through fd 3; and it
 # holds none of the connection's output, which would keep the session open after the
 # process.)
 WATCHDOG_GRACE_S = 10
 WATCHDOG = ('exec 3<&0; "$@" <&- & pid=$!; echo $pid >"$0"; '
-            '( cat <&3; kill -TERM $pid 2>/dev/null || exit 0; '
-            f'sleep {WATCHDOG_GRACE_S}; kill -KILL $pid 2>/dev/null ) >/dev/null 2>&1 & '
+            '( cat <&3; kill -TERM $pid 2>/dev/null || exit 0; i=0; '
+            f'while [ $i -lt {WATCHDOG_GRACE_S * 10} ] && kill -0 $pid 2>/dev/null; do '
+            'sleep 0.1; i=$((i + 1)); done; kill -KILL $pid 2>/dev/null ) >/dev/null 2>&1 & '
             'exec 3<&-; wait $pid; st=$?; rm -f "$0"; exit $st')
 
 

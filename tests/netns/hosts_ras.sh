@@ -193,6 +193,10 @@ poll 30 bash -c "[ -z \"\$(for r in gwa gwb; do ip netns pids $P-\$r | xargs -r 
 expect_match "killed runner: the client's route is still there" "$(ip -n "$P-client" route show 198.18.3.0/24)" "via 198.18.1.1"
 out=$(in_mgmt "$TUNBED" down --hosts "$INV" --prefix "$RUN_PREFIX" 2>&1) || fail "down --hosts failed: $out"
 expect_match "down --hosts: the client's changes undone" "$(grep '^host c1 ' <<<"$out")" "undid the run's changes"
+# The watchdogs stop what the runner left asynchronously (SIGTERM, then each ends with its
+# process): wait for the hosts to be as before, then compare (a process left for good fails).
+same_state() { snapshot "$TMP/after" && diff -q "$TMP/before" "$TMP/after" >/dev/null; }
+poll 30 same_state || true
 expect_same_state "after the killed runner and down --hosts"
 
 # 6. Mistakes in the inventory: one line naming the host, exit 2, nothing started.
