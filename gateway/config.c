@@ -45,6 +45,7 @@ enum opt_id {
 	OPT_AQM_TARGET,
 	OPT_AQM_INTERVAL,
 	OPT_ENCAP,
+	OPT_USER,
 	OPT_ANY_ADDRESS,
 	OPT_CONFIG,
 };
@@ -68,6 +69,7 @@ static const struct option options[] = {
 	{ "route", required_argument, NULL, OPT_ROUTE },
 	{ "allow-from", required_argument, NULL, OPT_ALLOW_FROM },
 	{ "netns", required_argument, NULL, OPT_NETNS },
+	{ "user", required_argument, NULL, OPT_USER },
 	{ "rx-ring", required_argument, NULL, OPT_RX_RING },
 	{ "sched", required_argument, NULL, OPT_SCHED },
 	{ "offload", required_argument, NULL, OPT_OFFLOAD },
@@ -145,6 +147,9 @@ void config_usage(void)
 	       "                       /run/gregw/TUN.sock outside a named namespace); query it\n"
 	       "                       with: gregw ctl PATH stats\n"
 	       "other:\n"
+	       "  --user USER          once set up, run as USER (no capability either way); the\n"
+	       "                       control socket is then USER's, by default in\n"
+	       "                       /run/gregw/USER/\n"
 	       "  --any-address        allow --remote, --local, --addr, --addr6 and --route\n"
 	       "                       outside 198.18.0.0/15 and 2001:2::/48: a real network,\n"
 	       "                       chosen on purpose (shown as any_address in the stats)\n"
@@ -354,6 +359,11 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 		return set_string(o, key, v, c->ctl, sizeof(c->ctl));
 	case OPT_NETNS:
 		return set_string(o, key, v, c->netns, sizeof(c->netns));
+	case OPT_USER:
+		rc = privs_user_lookup(v, &c->user);
+		if (rc)
+			return bad(o, key, v, rc == -ENOENT ? "no such user" : strerror(-rc));
+		return 0;
 	case OPT_ALLOW_FROM: {
 		struct seen unchecked; /* a filter: nothing is sent to it or routed with it */
 

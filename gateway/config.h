@@ -12,6 +12,7 @@
 
 #include "limits.h"
 #include "netaddr.h"
+#include "privs.h"
 #include "rx.h"
 
 struct config {
@@ -38,9 +39,10 @@ struct config {
 	bool offload; /* TUN superpackets: segment towards the wire, coalesce from it */
 	bool aqm;     /* --aqm codel: CoDel on each worker's receive queue (ring or socket) */
 	unsigned aqm_target_us, aqm_interval_us;
-	bool gre_udp;	  /* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */
-	bool sched_batch; /* --sched batch (default): workers under SCHED_BATCH */
-	bool any_address; /* addresses and routes may lie outside the benchmarking ranges */
+	bool gre_udp;		/* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */
+	bool sched_batch;	/* --sched batch (default): workers under SCHED_BATCH */
+	bool any_address;	/* addresses and routes may lie outside the benchmarking ranges */
+	struct privs_user user; /* --user: who gregw is once set up */
 	int nroutes;
 	struct netprefix routes[CONFIG_MAX_ROUTES];
 	unsigned nallow; /* --allow-from; 0: the routes and the tunnel subnets */

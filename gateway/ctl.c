@@ -25,19 +25,60 @@ static int make_addr(const char *path, struct sockaddr_un *sun)
 	return 0;
 }
 
-static int make_dirs(const char *path)
+/*
+ * Whether user may do what need asks (search, or write and search) in the directory of st,
+ * by its mode, as the kernel checks it for a process without capabilities or supplementary
+ * groups (privs_drop leaves neither; ACLs are not looked at).
+ */
+static bool allowed_to(const struct stat *st, const struct privs_user *u, bool write)
+{
+	mode_t need;
+
+	if (st->st_uid == u->uid)
+		need = write ? S_IWUSR | S_IXUSR : S_IXUSR;
+	else if (st->st_gid == u->gid)
+		need = write ? S_IWGRP | S_IXGRP : S_IXGRP;
+	else
+		need = write ? S_IWOTH | S_IXOTH : S_IXOTH;
+	return (st->st_mode & need) == need;
+}
+
+/*
+ * The socket's directories, as mkdir -p makes them (0755), the last one, when it is made
+ * here for an owner, 0700 and the owner's. With an owner, -EACCES unless the owner can
+ * reach the last one and remove the socket from it at exit.
+ */
+static int make_dirs(const char *path, const struct privs_user *owner)
 {
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	struct stat st;
 	char *slash;
 
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
-	if (!slash || slash == dir)
-		return 0;
-	*slash = '\0';
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	for (char *p = strchr(dir + 1, '/');; p = strchr(p + 1, '/')) {
+		bool last = !p;
+		int rc;
+
+		if (p)
+			*p = '\0';
+		rc = mkdir(dir, last && owner->set ? 0700 : 0755);
+		if (rc < 0 && errno != EEXIST)
+			return -errno;
+		if (rc == 0 && last && owner->set && lchown(dir, owner->uid, owner->gid) < 0)
+			return -errno;
+		if (owner->set && (stat(dir, &st) < 0 || !allowed_to(&st, owner, last)))
+			return -EACCES;
+		if (last)
+			return 0;
+		*p = '/';
+	}
 }
 
 /*
@@ -65,7 +106,7 @@ static int clear_stale(const char *path, const struct sockaddr_un *sun)
 	return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
 }
 
-int ctl_listen(struct ctl_server *s, const char *path)
+int ctl_listen(struct ctl_server *s, const char *path, const struct privs_user *owner)
 {
 	struct sockaddr_un sun;
 	mode_t old;
@@ -77,7 +118,7 @@ int ctl_listen(struct ctl_server *s, const char *path)
 		s->conns[i].fd = -1;
 	rc = make_addr(path, &sun);
 	if (!rc)
-		rc = make_dirs(path);
+		rc = make_dirs(path, owner);
 	if (!rc)
 		rc = clear_stale(path, &sun);
 	if (rc)
@@ -87,13 +128,15 @@ int ctl_listen(struct ctl_server *s, const char *path)
 		return -errno;
 	/* bind creates the file with 0777 less the umask: the stats hold the whole
 	 * configuration, so only the owner may connect, whatever the umask was. No other
-	 * thread creates files now. */
+	 * thread creates files now. (No chmod after: in a directory the owner may write, the
+	 * file could be a symbolic link by then, which chmod would follow.) */
 	old = umask(0177);
 	rc = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
 	if (rc < 0)
 		return fd_close_err(fd);
-	if (chmod(path, 0600) < 0 || listen(fd, CTL_BACKLOG) < 0) {
+	if ((owner->set && lchown(path, owner->uid, owner->gid) < 0) ||
+	    listen(fd, CTL_BACKLOG) < 0) {
 		rc = fd_close_err(fd);
 		unlink(path);
 		return rc;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "limits.h"
+#include "privs.h"
 
 /* One client connection: reading its command line, then writing its reply. */
 struct ctl_conn {
@@ -41,13 +42,16 @@ typedef char *ctl_reply_fn(void *arg, const char *cmd, size_t len, size_t *out_l
 enum { CTL_POLLFDS = 1 + CTL_CONNS };
 
 /*
- * Listens on path, creating its directory (0755). The socket file is made mode 0600 whatever
- * the umask: only its owner (root) may connect. A live socket there (someone answers) is
+ * Listens on path, creating its directories (0755). The socket file is made mode 0600
+ * whatever the umask: only its owner (root, or owner when owner->set: --user) may connect.
+ * With an owner, a directory made for the socket is 0700 and the owner's, and -EACCES is
+ * returned unless the owner may reach the directory and remove the socket from it (at exit,
+ * as that user). A live socket there (someone answers) is
  * refused with -EADDRINUSE; a stale one (a socket file nobody answers) is replaced; anything
  * else at path (not a socket) is refused with -EEXIST. Fills *s. Returns 0 or -errno. Main
  * thread.
  */
-int ctl_listen(struct ctl_server *s, const char *path);
+int ctl_listen(struct ctl_server *s, const char *path, const struct privs_user *owner);
 
 /* Closes the listener and every connection (their replies unsent). */
 void ctl_close(struct ctl_server *s);

@@ -226,17 +226,20 @@ static int setup_device(struct gregw *g)
 	return 0;
 }
 
+/* /run/gregw/[USER/][NETNS.]TUN.sock unless --ctl: a directory of its own for a --user,
+ * who must be able to remove the socket at exit. */
 static void default_ctl_path(struct gregw *g)
 {
-	char ns[NETNS_NAME_MAX];
+	const struct privs_user *u = &g->cfg->user;
+	char ns[NETNS_NAME_MAX], dir[sizeof("/run/gregw/") + PRIVS_NAME_MAX];
 
+	snprintf(dir, sizeof(dir), "/run/gregw/%s%s", u->set ? u->name : "", u->set ? "/" : "");
 	if (g->cfg->ctl[0])
 		snprintf(g->ctl_path, sizeof(g->ctl_path), "%s", g->cfg->ctl);
 	else if (netns_identify(ns, sizeof(ns)) == 0)
-		snprintf(g->ctl_path, sizeof(g->ctl_path), "/run/gregw/%s.%s.sock", ns,
-			 g->cfg->tun);
+		snprintf(g->ctl_path, sizeof(g->ctl_path), "%s%s.%s.sock", dir, ns, g->cfg->tun);
 	else
-		snprintf(g->ctl_path, sizeof(g->ctl_path), "/run/gregw/%s.sock", g->cfg->tun);
+		snprintf(g->ctl_path, sizeof(g->ctl_path), "%s%s.sock", dir, g->cfg->tun);
 }
 
 static void emit(struct gregw *g, bool final)
@@ -501,8 +504,13 @@ int gregw_run(const struct config *cfg)
 		}
 	}
 	default_ctl_path(g);
-	rc = ctl_listen(&g->ctl, g->ctl_path);
-	if (rc) {
+	rc = ctl_listen(&g->ctl, g->ctl_path, &cfg->user);
+	if (rc == -EACCES && cfg->user.set) {
+		log_warnx("cannot listen on %s: user %s may not remove it at exit (give --ctl in a "
+			  "directory %s may write)",
+			  g->ctl_path, cfg->user.name, cfg->user.name);
+		goto out_workers;
+	} else if (rc) {
 		log_warnx("cannot listen on %s: %s%s", g->ctl_path, strerror(-rc),
 			  rc == -EADDRINUSE ? " (another gregw answers there: give --ctl)"
 			  : rc == -EEXIST   ? " (not a socket: give --ctl)"
@@ -515,7 +523,7 @@ int gregw_run(const struct config *cfg)
 		goto out_ctl;
 	}
 	/* Everything is set up: the workers start with what remains (priv.h). */
-	if (priv_drop())
+	if (priv_drop(&cfg->user))
 		goto out_started;
 	for (started = 0; started < g->nworkers; started++) {
 		rc = worker_start(&g->workers[started]);

@@ -1,6 +1,6 @@
 /*
- * gregw's privileges after setup (see priv.h). Capabilities go with capget/capset and prctl;
- * the allow-list is built with libseccomp. After setup the workers move packets on
+ * gregw's privileges after setup (see priv.h): common/privs.c gives them up; this file holds
+ * gregw's own seccomp allow-list. After setup the workers move packets on
  * descriptors they hold (TUN queues, raw, packet and UDP sockets, rings) and the main thread
  * answers on its own (signalfd, timerfd, the control socket): none of it needs a capability.
  * The TUN device, and its routes with it, go when the last queue is closed: no capability
@@ -8,13 +8,7 @@
  */
 #include "priv.h"
 
-#include <errno.h>
 #include <jansson.h>
-#include <linux/capability.h>
-#include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #ifdef TUNBED_SECCOMP
 #include <fcntl.h>
@@ -24,40 +18,7 @@
 #endif
 
 #include "log.h"
-
-enum { PRIV_CAP_MAX = 64 }; /* capability numbers there can be: capset's two 32-bit words */
-
-static int fail(const char *what)
-{
-	int err = errno;
-
-	log_warn("cannot drop privileges: %s", what);
-	return -err;
-}
-
-static int drop_caps(void)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-
-	memset(data, 0, sizeof(data));
-	if (syscall(SYS_capget, &hdr, data) < 0)
-		return fail("capget");
-	/* The bounding set limits what an exec could gain; dropping from it takes CAP_SETPCAP.
-	 * Without it it stays, and NoNewPrivs stops the gain. */
-	if (data[CAP_TO_INDEX(CAP_SETPCAP)].effective & CAP_TO_MASK(CAP_SETPCAP)) {
-		/* PR_CAPBSET_READ fails past the kernel's last capability. */
-		for (int c = 0; c < PRIV_CAP_MAX && prctl(PR_CAPBSET_READ, c, 0, 0, 0) >= 0; c++)
-			if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
-				return fail("PR_CAPBSET_DROP");
-	}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-		return fail("PR_CAP_AMBIENT_CLEAR_ALL");
-	memset(data, 0, sizeof(data));
-	if (syscall(SYS_capset, &hdr, data) < 0)
-		return fail("capset");
-	return 0;
-}
+#include "privs.h"
 
 #ifdef TUNBED_SECCOMP
 /*
@@ -133,7 +94,7 @@ static const int allowed[] = {
 	SCMP_SYS(exit_group),
 };
 
-static int add_rules(scmp_filter_ctx ctx)
+static int add_rules(void *ctx)
 {
 	int rc = 0;
 
@@ -156,43 +117,25 @@ static int add_rules(scmp_filter_ctx ctx)
 	return rc;
 }
 
-/* Any call not allowed kills the process: a gateway stopped is better than one run by code
- * that went astray. */
-static int load_allow_list(void)
-{
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int rc;
-
-	if (!ctx) {
-		log_warnx("cannot drop privileges: seccomp_init failed");
-		return -ENOMEM;
-	}
-	rc = add_rules(ctx);
-	if (rc == 0)
-		rc = seccomp_load(ctx);
-	seccomp_release(ctx);
-	if (rc < 0)
-		log_warnx("cannot drop privileges: seccomp: %s", strerror(-rc));
-	return rc;
-}
 #endif
 
-int priv_drop(void)
+int priv_drop(const struct privs_user *user)
 {
 	int rc;
 
 	/* jansson draws its hash seed from /dev/urandom at its first object: now, while the
 	 * file may still be opened. */
 	json_object_seed(0);
-	rc = drop_caps();
-	if (rc == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		rc = fail("PR_SET_NO_NEW_PRIVS");
+	rc = privs_drop(user, 0);
 #ifdef TUNBED_SECCOMP
+	/* Any call not allowed kills the process: a gateway stopped is better than one run by
+	 * code that went astray. */
 	if (rc == 0)
-		rc = load_allow_list();
+		rc = privs_seccomp_load(add_rules);
 #endif
 	if (rc == 0)
-		log_info("privileges dropped: no capability, NoNewPrivs%s",
+		log_info("privileges dropped: %s%s, no capability, NoNewPrivs%s",
+			 user->set ? "user " : "uid 0", user->set ? user->name : "",
 			 priv_seccomp() ? ", seccomp allow-list" : "");
 	return rc;
 }

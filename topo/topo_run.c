@@ -205,11 +205,12 @@ static bool stale_socket(const char *path)
 	return rc == ECONNREFUSED;
 }
 
-/* Removes the stale control sockets of gregws that ran in namespaces named stem*: a live
- * one (its gregw still inside, as down warns) stays. */
-static void remove_ctl_sockets(const char *stem)
+/* Removes the stale control sockets of gregws that ran in namespaces named stem* from dir,
+ * and (depth 1) from the directories in it, a --user's own (docs/gregw.md): a live one (its
+ * gregw still inside, as down warns) stays. */
+static void remove_ctl_sockets_in(const char *dir, const char *stem, int depth)
 {
-	DIR *d = opendir(GREGW_CTL_DIR);
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	size_t n = strlen(stem);
 
@@ -217,16 +218,27 @@ static void remove_ctl_sockets(const char *stem)
 		return;
 	while ((e = readdir(d))) {
 		size_t len = strlen(e->d_name);
-		char path[sizeof(GREGW_CTL_DIR) + 256];
+		char path[sizeof(GREGW_CTL_DIR) + 2 * 256];
 
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path))
+			continue;
+		if (e->d_type == DT_DIR && depth > 0 && strcmp(e->d_name, ".") != 0 &&
+		    strcmp(e->d_name, "..") != 0) {
+			remove_ctl_sockets_in(path, stem, depth - 1);
+			continue;
+		}
 		if (strncmp(e->d_name, stem, n) != 0 || len < 5 ||
 		    strcmp(e->d_name + len - 5, ".sock") != 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", GREGW_CTL_DIR, e->d_name);
 		if (stale_socket(path) && unlink(path) == 0)
 			log_info("removed %s", path);
 	}
 	closedir(d);
+}
+
+static void remove_ctl_sockets(const char *stem)
+{
+	remove_ctl_sockets_in(GREGW_CTL_DIR, stem, 1);
 }
 
 int topo_down(const struct topo *t, const char *prefix, struct topo_removed *out)

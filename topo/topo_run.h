@@ -36,14 +36,15 @@ struct topo_removed {
 
 /*
  * Removes the namespaces of t's hosts under prefix that exist, and the control sockets that
- * gregws killed in them left in /run/gregw (NETNS.*.sock that nobody answers). Warns (log)
+ * gregws killed in them left in /run/gregw (NETNS.*.sock that nobody answers, also in the
+ * directories of --users there). Warns (log)
  * about processes still inside one: the namespace lives on until they exit. Returns 0 or the
  * first -errno.
  */
 int topo_down(const struct topo *t, const char *prefix, struct topo_removed *out);
 
 /* Removes every namespace named "<prefix>-*", also those of a crashed or unknown run, and
- * the stale gregw control sockets /run/gregw/<prefix>-*.sock. */
+ * the stale gregw control sockets /run/gregw/[USER/]<prefix>-*.sock. */
 int topo_down_prefix(const char *prefix, struct topo_removed *out);
 
 #endif

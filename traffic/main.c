@@ -5,7 +5,7 @@
 
 #include "log.h"
 #include "options.h"
-#include "privs.h"
+#include "traffic_privs.h"
 
 /*
  * Thousands of sessions need thousands of descriptors: take what the hard limit allows (a soft
@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 	if (o.mode == MODE_SERVER)
 		return server_run(&o.server); /* it binds its port, then drops */
 	/* The client needs no privilege, but for a congestion control the kernel restricts. */
-	if (privs_drop(privs_for_congestion(o.client.congestion)))
+	if (traffic_privs_drop(traffic_privs_for_congestion(o.client.congestion)))
 		return 1;
 	return client_run(&o.client);
 }

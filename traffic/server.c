@@ -21,7 +21,7 @@
 #include "log.h"
 #include "netaddr.h"
 #include "pattern.h"
-#include "privs.h"
+#include "traffic_privs.h"
 #include "proto.h"
 #include "sigfd.h"
 #include "srvconn.h"
@@ -469,7 +469,7 @@ int server_run(const struct server_cfg *c)
 	}
 	/* Every socket that may need privilege (a port below 1024) is bound: none is needed
 	 * from here on, and the threads inherit the empty set. */
-	if (privs_drop(0))
+	if (traffic_privs_drop(0))
 		goto out;
 	for (started = 0; started < srv->nthreads; started++) {
 		struct srv_thread *t = &srv->t[started];

@@ -25,9 +25,6 @@ enum wire_limits {
 	WIRE_DRAIN_MS = 3 * WIRE_TIMEOUT_MS, /* after the stop, for the last block to arrive */
 	WIRE_FILTER_LEN = 256,		     /* the filter expression, port filled in */
 
-	/* Privileges after setup (wire_priv.c). */
-	WIRE_CAP_MAX = 64, /* capability numbers there can be: capset's two 32-bit words */
-
 	/* Decoding (wire_decode.c). */
 	WIRE_VLAN_MAX = 2,     /* 802.1Q tags skipped in front of IP (QinQ at most) */
 	WIRE_IPV6_EXT_MAX = 8, /* IPv6 extension headers walked before giving up */

@@ -38,7 +38,7 @@ int main(int argc, char **argv)
 	 * draws its hash seed from /dev/urandom at the first object; draw it while files open.
 	 */
 	json_object_seed(0);
-	if (wire_priv_drop() < 0) {
+	if (wire_priv_drop(&o.user) < 0) {
 		wire_capture_close(cap);
 		wire_audit_fini(&a);
 		return 1;

@@ -38,6 +38,7 @@ enum {
 	O_CHECK,
 	O_BUFFER,
 	O_READY_FILE,
+	O_USER,
 	O_ANY_ADDRESS,
 };
 
@@ -62,6 +63,7 @@ static const struct option opts[] = {
 	{ "check", no_argument, NULL, O_CHECK },
 	{ "buffer", required_argument, NULL, O_BUFFER },
 	{ "ready-file", required_argument, NULL, O_READY_FILE },
+	{ "user", required_argument, NULL, O_USER },
 	{ "any-address", no_argument, NULL, O_ANY_ADDRESS },
 	OPT_COMMON,
 };
@@ -86,6 +88,8 @@ static void usage(void)
 	       "  --write FILE         also write every frame read to FILE (pcap)\n"
 	       "  --buffer B           live: kernel capture buffer (default 64m)\n"
 	       "  --ready-file FILE    live: create FILE once the capture runs\n"
+	       "  --user USER          once the capture and the files are open, run as USER\n"
+	       "                       (default: stay who started it, without capabilities)\n"
 	       "expected (each check is off unless asked for):\n"
 	       "  --local ADDR --remote ADDR  the tunnel's ends; without them the first tunnel\n"
 	       "                       frame names them (its source is local); in\n"
@@ -199,6 +203,13 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 	case O_READY_FILE:
 		o->cap.ready_file = v;
 		return 0;
+	case O_USER: {
+		int rc = privs_user_lookup(v, &o->user);
+
+		if (rc)
+			return opt_bad(name, v, rc == -ENOENT ? "no such user" : strerror(-rc));
+		return 0;
+	}
 	case O_ANY_ADDRESS:
 		o->any_address = true;
 		return 0;

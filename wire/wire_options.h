@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "limits.h"
+#include "privs.h"
 #include "wire_capture.h"
 #include "wire_decode.h"
 
@@ -21,6 +22,7 @@ struct wire_options {
 	bool check;
 	unsigned top;
 	bool any_address;		    /* --any-address: the ends may lie outside the ranges */
+	struct privs_user user;		    /* --user: who reads frames once the capture is open */
 	const char *local_arg, *remote_arg; /* --local, --remote as given, for the range check */
 	int verbose;
 };

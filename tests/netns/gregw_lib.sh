@@ -8,7 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 GREGW="$TUNBED_BIN/gregw"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-declare -A GW_PID GW_OUT
+declare -A GW_PID GW_OUT GW_SOCK
 GW_STARTED=()
 
 # The data path mode every gregw of a test runs in, from GREGW_MODE (ctest runs each test in
@@ -47,22 +47,24 @@ gw_transit_datagrams() { # prefix
 	fi
 }
 
-# gw_start NAME NETNS args...: gregw in NETNS, stdout (its JSON) to $TMP/NAME.out.
+# gw_start NAME NETNS args...: gregw in NETNS, stdout (its JSON) to $TMP/NAME.out, its control
+# socket $TMP/NAME.sock (in GW_CTL_DIR instead when that is set).
 gw_start() {
 	local name=$1 ns=$2
 	shift 2
 	[ -x "$GREGW" ] || die "$GREGW not built"
 	GW_OUT[$name]="$TMP/$name.out"
-	ip netns exec "$ns" "$GREGW" --ctl "$TMP/$name.sock" "${GW_MODE_ARGS[@]}" "$@" >"${GW_OUT[$name]}" 2>"$TMP/$name.err" &
+	GW_SOCK[$name]="${GW_CTL_DIR:-$TMP}/$name.sock"
+	ip netns exec "$ns" "$GREGW" --ctl "${GW_SOCK[$name]}" "${GW_MODE_ARGS[@]}" "$@" >"${GW_OUT[$name]}" 2>"$TMP/$name.err" &
 	GW_PID[$name]=$!
 	GW_STARTED+=("$name")
-	if ! poll 30 "$GREGW" ctl "$TMP/$name.sock" stats; then
+	if ! poll 30 "$GREGW" ctl "${GW_SOCK[$name]}" stats; then
 		cat "$TMP/$name.err" >&2
 		die "gregw $name did not come up"
 	fi
 }
 
-gw_stats() { "$GREGW" ctl "$TMP/$1.sock" "${2:-stats}"; }
+gw_stats() { "$GREGW" ctl "${GW_SOCK[$1]}" "${2:-stats}"; }
 
 # gw_true NAME EXPR: the Python expression EXPR on NAME's stats document (d) is true now. For
 # polls on counters: a worker counts a packet after it has passed it on (the ICMP error it
@@ -90,7 +92,7 @@ gw_stop() {
 	else
 		log "ok: gregw $name stopped in $ms ms"
 	fi
-	if [ -e "$TMP/$name.sock" ]; then fail "gregw $name left its control socket"; fi
+	if [ -e "${GW_SOCK[$name]}" ]; then fail "gregw $name left its control socket"; fi
 }
 
 gw_cleanup() {

@@ -5,9 +5,12 @@
 # the allow-list (TUNBED_GREGW_SECCOMP=1: builds without sanitizers; 0 otherwise). With that,
 # verified transfers both ways, too-big pings (ICMP from gregw), stats, flows, an unknown
 # command and the interval lines still work, and SIGTERM still exits 0 promptly, the TUN
-# device and its routes gone.
+# device and its routes gone. gwb runs as nobody (--user): every thread's uids and gids are
+# nobody's, with no supplementary group, its control socket is nobody's, and nobody removes it
+# at exit. --user refuses a user that does not exist (exit 2) and a control socket nobody
+# could not remove (exit 1), and makes the default socket /run/gregw/USER/NETNS.TUN.sock.
 #
-#  P-client --lan-a-- P-gwa [gregw, 2 workers] ==transit== [gregw, 2 workers] P-gwb --lan-b-- P-server
+#  P-client --lan-a-- P-gwa [gregw, 2 workers] ==transit== [gregw --user nobody, 2 workers] P-gwb --lan-b-- P-server
 # shellcheck source=gregw_lib.sh
 source "$(dirname "$0")/gregw_lib.sh"
 gregw_test_init
@@ -16,7 +19,12 @@ MB=$((1 << 20))
 SECCOMP=${TUNBED_GREGW_SECCOMP:?ctest sets TUNBED_GREGW_SECCOMP (1 where the build loads the allow-list)}
 
 "$TOPO" up ras --prefix "$P" >/dev/null
-gw_pair4 "$P" --seq --workers 2 --stats-interval 0.5 --mss-clamp
+# nobody's directory for gwb's control socket: nobody must reach it through $TMP.
+chmod 711 "$TMP"
+install -d -o nobody -m 700 "$TMP/nobody"
+NOBODY="$(id -u nobody) $(id -g nobody)"
+gw_a4 "$P" --seq --workers 2 --stats-interval 0.5 --mss-clamp
+GW_CTL_DIR="$TMP/nobody" gw_b4 "$P" --seq --workers 2 --stats-interval 0.5 --mss-clamp --user nobody
 
 # One line per thread: "CapInh CapPrm CapEff CapBnd CapAmb NoNewPrivs Seccomp".
 threads_privs() { # pid
@@ -33,6 +41,17 @@ for gw in gwa gwb; do
 	expect_eq "$gw: every thread without capabilities, NoNewPrivs, Seccomp $((SECCOMP * 2))" \
 		"$(echo "$privs" | sort -u)" "$Z $Z $Z $Z $Z 1 $((SECCOMP * 2)) "
 done
+# Real, effective, saved and filesystem ids, and the supplementary groups, of every thread.
+ids() { # pid
+	for st in /proc/"$1"/task/*/status; do
+		awk '/^Uid:/ {u = $2 " " $3 " " $4 " " $5} /^Gid:/ {g = $2 " " $3 " " $4 " " $5} /^Groups:/ {n = NF - 1} END {print u " | " g " | groups " n}' "$st"
+	done | sort -u
+}
+read -r nuid ngid <<<"$NOBODY"
+expect_eq "gwa: every thread root's" "$(ids "${GW_PID[gwa]}")" "0 0 0 0 | 0 0 0 0 | groups 0"
+expect_eq "gwb --user nobody: every thread nobody's, no supplementary group" "$(ids "${GW_PID[gwb]}")" \
+	"$nuid $nuid $nuid $nuid | $ngid $ngid $ngid $ngid | groups 0"
+expect_eq "gwb's control socket: nobody's, 0600" "$(stat -c '%u %g %a' "$TMP/nobody/gwb.sock")" "$nuid $ngid 600"
 
 bulk_transfer "$P" 198.18.3.2 16 $((50 * MB))
 bulk_transfer "$P" 198.18.1.2 4 $((20 * MB)) server client
@@ -60,5 +79,33 @@ for gw in gwa gwb; do
 	if ip -n "$P-$gw" link show gre0 >/dev/null 2>&1; then fail "$gw: gre0 outlived gregw"; fi
 	if [ -n "$(ip -n "$P-$gw" route show dev gre0 2>/dev/null)" ]; then fail "$gw: routes into gre0 outlived gregw"; fi
 done
+expect_eq "gwb (nobody) removed its control socket at exit" "$(ls -A "$TMP/nobody")" ""
+
+# --user refusals, before anything is set up; and the default socket of a --user.
+expect_refusal "no such user" 2 "^gregw: bad value 'tbnouser$$' for --user: no such user$" \
+	ip netns exec "$P-gwb" "$GREGW" --remote 198.18.0.1 --user "tbnouser$$"
+expect_refusal "a socket nobody could not remove" 1 \
+	"^gregw: cannot listen on $TMP/x.sock: user nobody may not remove it at exit \\(give --ctl in a directory nobody may write\\)$" \
+	ip netns exec "$P-gwb" "$GREGW" --remote 198.18.0.1 --addr 198.19.0.2/24 --user nobody --ctl "$TMP/x.sock"
+had_dir=$([ -d /run/gregw/nobody ] && echo 1)
+ip netns exec "$P-gwb" "$GREGW" --remote 198.18.0.1 --addr 198.19.0.2/24 --user nobody "${GW_MODE_ARGS[@]}" >"$TMP/dflt.out" 2>&1 &
+dpid=$!
+sock=/run/gregw/nobody/$P-gwb.gre0.sock
+poll 30 "$GREGW" ctl "$sock" stats || fail "gregw --user nobody: no control socket at $sock: $(cat "$TMP/dflt.out")"
+expect_eq "the default socket of --user nobody: nobody's, in nobody's 0700 directory" \
+	"$(stat -c '%u %a' "$sock" /run/gregw/nobody | tr '\n' ' ')" "$nuid 600 $nuid 700 "
+stop_bg "$dpid" TERM "gregw --user nobody"
+expect_eq "gregw --user nobody (default socket) exit status" "$BG_STATUS" "0"
+[ ! -e "$sock" ] || fail "gregw --user nobody left $sock"
+# Killed, it leaves the socket; tunbed-topo down removes it from nobody's directory too.
+ip netns exec "$P-gwb" "$GREGW" --remote 198.18.0.1 --addr 198.19.0.2/24 --user nobody "${GW_MODE_ARGS[@]}" >"$TMP/dflt.out" 2>&1 &
+dpid=$!
+poll 30 "$GREGW" ctl "$sock" stats || fail "gregw --user nobody (again): no control socket at $sock: $(cat "$TMP/dflt.out")"
+stop_bg "$dpid" KILL "gregw --user nobody (kill -9)"
+[ -S "$sock" ] || fail "kill -9: the socket is gone already (nothing for down to remove)"
+
 "$TOPO" down ras --prefix "$P" >/dev/null
 expect_nothing_left "$P" "after down"
+[ ! -e "$sock" ] || fail "tunbed-topo down left the stale $sock"
+# The directory stays for nobody's next gregw; this test made it, and takes it away.
+[ -n "$had_dir" ] || rmdir /run/gregw/nobody

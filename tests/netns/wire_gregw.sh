@@ -39,11 +39,17 @@ wire_start() {
 	poll 30 grep -qx ready "$TMP/$name.ready" || die "tunbed-wire did not start: $(cat "$TMP/$name.err")"
 }
 
-# wire_privileges: what the running tunbed-wire holds (docs/wire.md, "Privileges"): no
+# wire_privileges USER: what the running tunbed-wire holds (docs/wire.md, "Privileges"): no
 # capability in any set, NoNewPrivs, and seccomp filtering (2) where the build loads its
-# allow-list: TUNBED_WIRE_SECCOMP, which CMake sets (1 without sanitizers, 0 with).
+# allow-list: TUNBED_WIRE_SECCOMP, which CMake sets (1 without sanitizers, 0 with); USER's
+# uids and gids (--user), no supplementary group.
 wire_privileges() {
-	local st=/proc/$WIRE_PID/status zero=0000000000000000
+	local st=/proc/$WIRE_PID/status zero=0000000000000000 u g
+	u=$(id -u "$1")
+	g=$(id -g "$1")
+	expect_eq "tunbed-wire capturing: Uid, Gid, supplementary groups" \
+		"$(awk '/^(Uid|Gid):/ { printf "%s %s %s %s | ", $2, $3, $4, $5 } /^Groups:/ { print NF - 1 }' "$st")" \
+		"$u $u $u $u | $g $g $g $g | 0"
 	[ -n "${TUNBED_WIRE_SECCOMP:-}" ] || die "TUNBED_WIRE_SECCOMP is not set (ctest sets it)"
 	expect_eq "the process started is tunbed-wire" "$(cat "/proc/$WIRE_PID/comm")" "tunbed-wire"
 	expect_eq "tunbed-wire capturing: CapInh CapPrm CapEff CapBnd CapAmb" \
@@ -78,8 +84,8 @@ settled() {
 
 a0=$(gw_stats gwa)
 b0=$(gw_stats gwb)
-wire_start clean --local $A --remote $B --key 7 --seq --csum --mtu "$MTU" --write "$TMP/clean.pcap"
-wire_privileges
+wire_start clean --local $A --remote $B --key 7 --seq --csum --mtu "$MTU" --write "$TMP/clean.pcap" --user nobody
+wire_privileges nobody
 tr_client "$P-client" 198.18.3.2 --sessions 4 --bytes 8m --rate 200m --json
 expect_eq "traffic: exit status" "$TR_STATUS" "0"
 poll 30 settled || fail "traffic did not settle within 30 s: connections still open, or a gateway has not received all the other sent"
