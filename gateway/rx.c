@@ -356,6 +356,7 @@ static bool udp_batch(struct rxq *q)
 		m->msg_controllen = sizeof(q->cmsg[i].buf);
 		m->msg_flags = 0;
 	}
+	stat_add(&q->stats->ctr[STAT_RECV_CALLS], 1);
 	got = recvmmsg(q->udp_fd, q->msgs, RX_UDP_BATCH, MSG_DONTWAIT, NULL);
 	q->got = got > 0 ? (unsigned)got : 0;
 	q->full = q->got == RX_UDP_BATCH;

@@ -35,11 +35,24 @@ static const char *const names[STAT_MAX] = {
 	[STAT_AQM_MARKED] = "aqm_marked",
 	[STAT_UDP_GSO_SENDS] = "udp_gso_sends",
 	[STAT_UDP_GRO_READS] = "udp_gro_reads",
+	[STAT_TUN_READ_CALLS] = "tun_read_calls",
+	[STAT_TUN_WRITE_CALLS] = "tun_write_calls",
+	[STAT_SEND_CALLS] = "send_calls",
+	[STAT_RECV_CALLS] = "recv_calls",
+	[STAT_POLLS] = "polls",
 };
 
 const char *stat_name(enum stat_counter c)
 {
 	return c < STAT_MAX ? names[c] : "?";
+}
+
+const char *stat_seg_bucket_name(unsigned b)
+{
+	static const char *const buckets[STAT_SEG_BUCKETS] = { "1",    "2",	"3-4",	 "5-8",
+							       "9-16", "17-32", "33-64", "65+" };
+
+	return b < STAT_SEG_BUCKETS ? buckets[b] : "?";
 }
 
 /* The window's fields other threads read: relaxed stores, the id last (see publish). */

@@ -38,8 +38,31 @@ enum stat_counter {
 	STAT_AQM_MARKED,       /* --aqm: packets CoDel marked CE instead of dropping them */
 	STAT_UDP_GSO_SENDS,    /* GRE-in-UDP messages sent with UDP_SEGMENT (several datagrams) */
 	STAT_UDP_GRO_READS,    /* GRE-in-UDP messages received holding several datagrams */
+	/* System calls of the packet path, each one made (those that found nothing or failed
+	 * too): what a packet costs beyond the copy. */
+	STAT_TUN_READ_CALLS,  /* read/readv on the TUN queue, the ones that found it empty too */
+	STAT_TUN_WRITE_CALLS, /* write/writev on the TUN queue, refused ones too */
+	STAT_SEND_CALLS,      /* sendmmsg, and sendmsg where UDP_SEGMENT was refused */
+	STAT_RECV_CALLS,      /* recvmmsg on the GRE-in-UDP socket (the ring is read in memory) */
+	STAT_POLLS,	      /* poll with nothing to do: the worker's sleeps, and wake-ups */
 	STAT_MAX,
 };
+
+/*
+ * Superpacket sizes, in segments, of what crosses the TUN device each way: how much one
+ * read or write carries (1 for a plain packet). Buckets by powers of two: 1, 2, 3-4, 5-8,
+ * 9-16, 17-32, 33-64, 65 and more.
+ */
+enum stat_tun_dir { STAT_TUN_READ, STAT_TUN_WRITE, STAT_TUN_DIRS };
+enum { STAT_SEG_BUCKETS = 8 };
+
+/* The bucket of a read or write of nseg segments (nseg >= 1). Pure. */
+static inline unsigned stat_seg_bucket(unsigned nseg)
+{
+	unsigned b = nseg <= 1 ? 0 : 32u - (unsigned)__builtin_clz(nseg - 1);
+
+	return b < STAT_SEG_BUCKETS ? b : STAT_SEG_BUCKETS - 1;
+}
 
 /*
  * A receive window of sequence numbers (RFC 2890, 2.2): the numbers a worker took since it
@@ -59,6 +82,7 @@ struct seq_era {
 struct worker_stats {
 	uint64_t ctr[STAT_MAX];
 	uint64_t drops[DROP_MAX];
+	uint64_t segs[STAT_TUN_DIRS][STAT_SEG_BUCKETS]; /* reads and writes by segments carried */
 	/* The worker's window, written by it with relaxed stores and read by the control thread
 	 * and, for a number outside it, by the other workers (see docs/gregw.md). */
 	struct seq_era seq;
@@ -116,5 +140,8 @@ void stats_seq_merge(const struct seq_era *eras, unsigned n, struct seq_summary 
 
 /* Stable JSON name of a counter ("tun_rx_packets"). */
 const char *stat_name(enum stat_counter c);
+
+/* Stable JSON name of a superpacket bucket ("1", "3-4", "65+"). */
+const char *stat_seg_bucket_name(unsigned b);
 
 #endif

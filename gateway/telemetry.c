@@ -125,7 +125,51 @@ static json_t *seq_json(const struct gregw *g, const uint64_t *tot)
 	return o;
 }
 
-static json_t *worker_json(struct gregw *g, unsigned i, uint64_t *tot, uint64_t *drops)
+/* Per GB of inner bytes, or null before the first byte. */
+static json_t *per_gb(uint64_t n, uint64_t bytes)
+{
+	return bytes ? json_real((double)n * 1e9 / (double)bytes) : json_null();
+}
+
+/* What one direction through gregw costs: the system calls and their load, and how many
+ * segments a TUN read or write carried (docs/gregw.md, "What a packet costs"). */
+static json_t *direction_cost(uint64_t segments, uint64_t bytes, uint64_t calls,
+			      const uint64_t *buckets)
+{
+	json_t *o = json_object(), *h = json_object();
+
+	jout_u64(o, "segments", segments);
+	jout_u64(o, "syscalls", calls);
+	jout_set(o, "segments_per_syscall",
+		 calls ? json_real((double)segments / (double)calls) : json_null());
+	jout_set(o, "syscalls_per_gb", per_gb(calls, bytes));
+	for (unsigned b = 0; b < STAT_SEG_BUCKETS; b++)
+		jout_u64(h, stat_seg_bucket_name(b), buckets[b]);
+	jout_set(o, "superpacket_segments", h);
+	return o;
+}
+
+static json_t *cost_json(const uint64_t *tot, uint64_t segs[STAT_TUN_DIRS][STAT_SEG_BUCKETS])
+{
+	json_t *o = json_object();
+
+	jout_set(o, "tun_to_wire",
+		 direction_cost(tot[STAT_TUN_RX_PACKETS], tot[STAT_TUN_RX_BYTES],
+				tot[STAT_TUN_READ_CALLS] + tot[STAT_SEND_CALLS],
+				segs[STAT_TUN_READ]));
+	jout_set(o, "wire_to_tun",
+		 direction_cost(tot[STAT_TUN_TX_PACKETS], tot[STAT_TUN_TX_BYTES],
+				tot[STAT_RECV_CALLS] + tot[STAT_TUN_WRITE_CALLS],
+				segs[STAT_TUN_WRITE]));
+	/* A worker serves both directions: its sleeps count against all it carried. */
+	jout_u64(o, "wakeups", tot[STAT_POLLS]);
+	jout_set(o, "wakeups_per_gb",
+		 per_gb(tot[STAT_POLLS], tot[STAT_TUN_RX_BYTES] + tot[STAT_TUN_TX_BYTES]));
+	return o;
+}
+
+static json_t *worker_json(struct gregw *g, unsigned i, uint64_t *tot, uint64_t *drops,
+			   uint64_t segs[STAT_TUN_DIRS][STAT_SEG_BUCKETS])
 {
 	struct worker *w = &g->workers[i];
 	json_t *o = json_object();
@@ -159,6 +203,9 @@ static json_t *worker_json(struct gregw *g, unsigned i, uint64_t *tot, uint64_t 
 	jout_u64(o, g->cfg->gre_udp ? "socket_drops" : "ring_drops", g->ring_drops[i]);
 	for (int r = 0; r < DROP_MAX; r++)
 		drops[r] += stat_read(&w->stats.drops[r]);
+	for (unsigned d = 0; d < STAT_TUN_DIRS; d++)
+		for (unsigned b = 0; b < STAT_SEG_BUCKETS; b++)
+			segs[d][b] += stat_read(&w->stats.segs[d][b]);
 	{
 		uint64_t mine[DROP_MAX];
 
@@ -175,6 +222,7 @@ json_t *telemetry_stats(struct gregw *g, bool final)
 {
 	json_t *doc = json_object(), *workers = json_array(), *total = json_object();
 	uint64_t tot[STAT_MAX] = { 0 }, drops[DROP_MAX] = { 0 }, ring = 0, all = 0;
+	uint64_t segs[STAT_TUN_DIRS][STAT_SEG_BUCKETS] = { { 0 } };
 
 	if (!doc || !workers || !total)
 		return NULL;
@@ -184,7 +232,7 @@ json_t *telemetry_stats(struct gregw *g, bool final)
 	jout_bool(doc, "final", final);
 	jout_set(doc, "config", config_json(g));
 	for (unsigned i = 0; i < g->nworkers; i++) {
-		jout_append(workers, worker_json(g, i, tot, drops));
+		jout_append(workers, worker_json(g, i, tot, drops, segs));
 		ring += g->ring_drops[i];
 	}
 	for (int c = 0; c < STAT_MAX; c++)
@@ -203,6 +251,7 @@ json_t *telemetry_stats(struct gregw *g, bool final)
 		all += drops[r];
 	jout_u64(total, "dropped", all);
 	jout_set(total, "drops", drops_json(drops));
+	jout_set(total, "cost", cost_json(tot, segs));
 	jout_set(doc, "total", total);
 	if (g->cfg->seq)
 		jout_set(doc, "seq", seq_json(g, tot));

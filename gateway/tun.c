@@ -198,9 +198,10 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 	if (q->nread == WORKER_BATCH)
 		return false;
 	inner = slot(q, q->nread);
-	do
+	do {
+		stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
 		len = read_one(q, inner, &h);
-	while (len < 0 && errno == EINTR);
+	} while (len < 0 && errno == EINTR);
 	memset(p, 0, sizeof(*p));
 	if (len < 0) {
 		if (errno != EPROTO)
@@ -220,6 +221,7 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 		goto bad_inner; /* the ICMP error quotes the header: it must be one */
 	if (p->drop != DROP_NONE)
 		return true;
+	stat_add(&q->stats->segs[STAT_TUN_READ][stat_seg_bucket(q->gso.nseg ? q->gso.nseg : 1)], 1);
 	if (!q->gso.nseg) {
 		p->drop = encap_check(q->sh->cfg, inner, p->len, &p->ip);
 		return true;
@@ -249,6 +251,7 @@ static bool write_one(struct tunq *q, const struct virtio_net_hdr *h, const uint
 		{ .iov_base = (void *)pkt, .iov_len = len },
 	};
 
+	stat_add(&q->stats->ctr[STAT_TUN_WRITE_CALLS], 1);
 	if (!q->sh->vnet_hdr)
 		return write(q->fd, pkt, len) == (ssize_t)len;
 	return writev(q->fd, iov, 2) == (ssize_t)(sizeof(*h) + len);
@@ -267,6 +270,7 @@ static void emit(void *ctx, const struct virtio_net_hdr *h, const uint8_t *pkt, 
 		return;
 	}
 	stat_add(&q->stats->ctr[STAT_TUN_WRITES], 1);
+	stat_add(&q->stats->segs[STAT_TUN_WRITE][stat_seg_bucket(nseg)], 1);
 	stat_add(&q->stats->ctr[STAT_TUN_TX_PACKETS], nseg);
 	stat_add(&q->stats->ctr[STAT_TUN_TX_BYTES], seg_bytes);
 	if (nseg > 1)

@@ -60,7 +60,10 @@ static void send_raw(struct txq *q, unsigned n)
 
 	stat_add(&q->stats->ctr[STAT_TX_BATCHES], 1);
 	while (off < n) {
-		int sent = sendmmsg(q->raw_fd, q->msgs + off, n - off, 0);
+		int sent;
+
+		stat_add(&q->stats->ctr[STAT_SEND_CALLS], 1);
+		sent = sendmmsg(q->raw_fd, q->msgs + off, n - off, 0);
 
 		if (sent < 0) {
 			if (errno == EINTR)
@@ -101,9 +104,10 @@ static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned se
 		struct msghdr one = { .msg_iov = m->msg_iov + 2 * k, .msg_iovlen = 2 };
 		ssize_t sent;
 
-		do
+		do {
+			stat_add(&q->stats->ctr[STAT_SEND_CALLS], 1);
 			sent = sendmsg(fd, &one, 0);
-		while (sent < 0 && errno == EINTR);
+		} while (sent < 0 && errno == EINTR);
 		if (sent < 0) {
 			stat_add(&q->stats->drops[DROP_TX_SEND], 1);
 			continue;
@@ -180,6 +184,7 @@ static void send_udp(struct txq *q, unsigned n)
 
 		while (off + run < nmsg && socks[off + run] == socks[off])
 			run++;
+		stat_add(&q->stats->ctr[STAT_SEND_CALLS], 1);
 		sent = sendmmsg(q->udp_fd[socks[off]], q->msgs + off, run, 0);
 		if (sent < 0) {
 			if (errno == EINTR)

@@ -201,8 +201,10 @@ static void *worker_main(void *arg)
 		unsigned work = from_tun(w);
 
 		work += from_wire(w);
-		if (!work)
+		if (!work) {
+			stat_add(&w->stats.ctr[STAT_POLLS], 1);
 			poll(pfd, 3, WORKER_POLL_MS);
+		}
 	}
 	return NULL;
 }

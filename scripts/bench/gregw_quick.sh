@@ -63,4 +63,12 @@ for g in ("a", "b"):
     print(f"  gw{g}: " + ", ".join(f"{k} {x[k]}" for k in (
         "tun_reads", "gso_superpackets", "tun_writes", "gro_superpackets",
         "ring_drops" if "ring_drops" in x else "socket_drops", "dropped")))
+    for way in ("tun_to_wire", "wire_to_tun"):
+        c = x["cost"][way]
+        if c["segments"]:
+            hist = " ".join(f"{k}:{v}" for k, v in c["superpacket_segments"].items() if v)
+            print(f"    {way}: {c['segments_per_syscall']:.2f} segments/syscall, "
+                  f"{c['syscalls_per_gb']:.0f} syscalls/GB, superpackets by segments {hist}")
+    if x["cost"]["wakeups_per_gb"] is not None:
+        print(f"    wake-ups {x['cost']['wakeups_per_gb']:.0f}/GB")
 PY

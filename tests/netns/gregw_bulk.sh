@@ -64,6 +64,19 @@ expect_eq "gwa: no reordering (the ACKs)" "$(json_get "$a" 'd["seq"]["reordered"
 expect_eq "gwb carried at least 400 MB into TUN" "$(json_get "$b" 'd["total"]["tun_tx_bytes"] >= 400 * 2**20')" "True"
 expect_eq "both workers of gwb worked" "$(json_get "$b" 'all(w["tun_tx_packets"] > 0 for w in d["workers"])')" "True"
 expect_eq "gwb: nothing dropped" "$(json_get "$b" 'd["total"]["dropped"]')" "0"
+# What the packets cost (total.cost): every TUN read and write counted once in its
+# superpacket histogram, at least one system call per read or write, the segments of each
+# direction those the TUN device saw, and the figures per GB present.
+cost_consistent() { # stats
+	json_get "$1" 'all(((c := d["total"]["cost"][w])["superpacket_segments"] and sum(c["superpacket_segments"].values()) == d["total"][n]) and c["segments"] == d["total"][s] and c["syscalls"] >= d["total"][n] and c["syscalls_per_gb"] > 0 for w, n, s in (("tun_to_wire", "tun_reads", "tun_rx_packets"), ("wire_to_tun", "tun_writes", "tun_tx_packets"))) and d["total"]["cost"]["wakeups"] == d["total"]["polls"]'
+}
+expect_eq "gwa: the cost of each direction, consistent with the counters" "$(cost_consistent "$a")" "True"
+expect_eq "gwb: the cost of each direction, consistent with the counters" "$(cost_consistent "$b")" "True"
+case $GW_MODE in
+*-nooffload) want="1 segment a TUN read and write" ;;
+*) want="superpackets of 33-64 segments read from TUN" ;;
+esac
+expect_eq "gwa: $want" "$(json_get "$a" 'd["total"]["cost"]["tun_to_wire"]["superpacket_segments"]["33-64"] > 0 if d["config"]["offload"] else all(v == 0 for c in d["total"]["cost"].values() if isinstance(c, dict) for k, v in c["superpacket_segments"].items() if k != "1")')" "True"
 # The mode did what it says: superpackets cut on gwa and made on gwb with offloads, none
 # without; over GRE-in-UDP the kernel's UDP segmentation and coalescing in use.
 case $GW_MODE in

@@ -303,8 +303,33 @@ static void test_seq_workers(void)
 	free(b);
 }
 
+/* Superpacket sizes into their buckets, and the buckets' names. */
+static void test_seg_buckets(void)
+{
+	static const struct {
+		unsigned nseg, bucket;
+		const char *name;
+	} rows[] = {
+		{ 0, 0, "1" },	    { 1, 0, "1" },
+		{ 2, 1, "2" },	    { 3, 2, "3-4" },
+		{ 4, 2, "3-4" },    { 5, 3, "5-8" },
+		{ 8, 3, "5-8" },    { 9, 4, "9-16" },
+		{ 16, 4, "9-16" },  { 17, 5, "17-32" },
+		{ 32, 5, "17-32" }, { 33, 6, "33-64" },
+		{ 64, 6, "33-64" }, { 65, 7, "65+" },
+		{ 1000, 7, "65+" }, { UINT32_MAX, 7, "65+" },
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		CHECK_INT(stat_seg_bucket(rows[i].nseg), rows[i].bucket);
+		CHECK_STR(stat_seg_bucket_name(stat_seg_bucket(rows[i].nseg)), rows[i].name);
+	}
+	CHECK_STR(stat_seg_bucket_name(STAT_SEG_BUCKETS), "?");
+}
+
 int main(void)
 {
+	test_seg_buckets();
 	test_table();
 	test_hash_spread();
 	test_seq();
