@@ -41,6 +41,7 @@ enum opt_id {
 	OPT_RX_RING,
 	OPT_SCHED,
 	OPT_OFFLOAD,
+	OPT_GRO_HOLD,
 	OPT_AQM,
 	OPT_AQM_TARGET,
 	OPT_AQM_INTERVAL,
@@ -73,6 +74,7 @@ static const struct option options[] = {
 	{ "rx-ring", required_argument, NULL, OPT_RX_RING },
 	{ "sched", required_argument, NULL, OPT_SCHED },
 	{ "offload", required_argument, NULL, OPT_OFFLOAD },
+	{ "gro-hold", required_argument, NULL, OPT_GRO_HOLD },
 	{ "aqm", required_argument, NULL, OPT_AQM },
 	{ "aqm-target", required_argument, NULL, OPT_AQM_TARGET },
 	{ "aqm-interval", required_argument, NULL, OPT_AQM_INTERVAL },
@@ -133,6 +135,10 @@ void config_usage(void)
 	       "                       the wire, and takes TCP superpackets it coalesces\n"
 	       "                       from the wire; what the kernel lacks is reported once\n"
 	       "                       and done without\n"
+	       "  --gro-hold US        with offloads, a superpacket merged from the wire waits\n"
+	       "                       up to US microseconds (0 to 1000) for the rest of its\n"
+	       "                       burst when the receive queue runs dry (default 0: it\n"
+	       "                       goes into TUN at the end of each pass)\n"
 	       "  --aqm off|codel      codel: CoDel on the receive queue (ring or socket), from\n"
 	       "                       the kernel's arrival stamps: a standing queue is told to\n"
 	       "                       shrink by a drop, or a CE mark when ECN-capable\n"
@@ -421,6 +427,11 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 			c->aqm = false;
 		else
 			return bad(o, key, v, "expected off or codel");
+		return 0;
+	case OPT_GRO_HOLD:
+		if (parse_u64(v, 0, 1000, &n))
+			return bad(o, key, v, "expected 0 to 1000 microseconds");
+		c->gro_hold_us = (unsigned)n;
 		return 0;
 	case OPT_AQM_TARGET:
 	case OPT_AQM_INTERVAL:

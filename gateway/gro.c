@@ -263,6 +263,7 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_
 	f->next_id = (uint16_t)(s.family == AF_INET ? load_be16(pkt + IPV4_ID_OFF) + 1 : 0);
 	f->family = s.family;
 	f->age = g->clock;
+	f->opened_ns = g->now_ns;
 	g->open |= 1u << slot;
 	return GRO_HELD;
 }
@@ -271,5 +272,12 @@ void gro_flush(struct gro *g, gro_emit_fn *emit, void *ctx)
 {
 	for (unsigned i = 0; i < GRO_FLOWS; i++)
 		if (g->open & (1u << i))
+			emit_flow(g, i, emit, ctx);
+}
+
+void gro_flush_older(struct gro *g, uint64_t before_ns, gro_emit_fn *emit, void *ctx)
+{
+	for (unsigned i = 0; i < GRO_FLOWS; i++)
+		if ((g->open & (1u << i)) && g->flow[i].opened_ns < before_ns)
 			emit_flow(g, i, emit, ctx);
 }

@@ -45,14 +45,16 @@ struct gro_flow {
 	unsigned mss; /* the first segment's payload */
 	uint32_t next_seq;
 	uint16_t next_id;
-	uint64_t age; /* when it was opened, for eviction */
+	uint64_t age;	    /* when it was opened, for eviction */
+	uint64_t opened_ns; /* gro.now_ns when it was opened, for the hold */
 	int family;
 };
 
 struct gro {
 	struct gro_flow flow[GRO_FLOWS];
-	unsigned open;	/* bitmap of open flows */
-	uint64_t clock; /* counts packets, orders opens */
+	unsigned open;	 /* bitmap of open flows */
+	uint64_t clock;	 /* counts packets, orders opens */
+	uint64_t now_ns; /* the caller's clock (gro_clock), stamped on what opens */
 };
 
 /* What gro_add did with a packet. */
@@ -74,7 +76,22 @@ void gro_init(struct gro *g, uint8_t *mem);
 enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit,
 			void *ctx);
 
-/* Emits every open superpacket: at the end of each pass over the receive ring. */
+/* Emits every open superpacket. */
 void gro_flush(struct gro *g, gro_emit_fn *emit, void *ctx);
+
+/* Sets the time (CLOCK_MONOTONIC ns) that superpackets opened from now on are stamped with. */
+static inline void gro_clock(struct gro *g, uint64_t now_ns)
+{
+	g->now_ns = now_ns;
+}
+
+/* Emits the open superpackets opened before before_ns: those held long enough. */
+void gro_flush_older(struct gro *g, uint64_t before_ns, gro_emit_fn *emit, void *ctx);
+
+/* Whether a superpacket is open: segments wait for the rest of their burst. */
+static inline bool gro_holding(const struct gro *g)
+{
+	return g->open != 0;
+}
 
 #endif

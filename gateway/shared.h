@@ -22,6 +22,7 @@ struct gw_shared {
 	bool vnet_hdr;	       /* TUN reads and writes carry a virtio_net_hdr (--offload on) */
 	bool udp_gso, udp_gro; /* GRE-in-UDP sends with UDP_SEGMENT, receives with UDP_GRO */
 	bool aqm;	       /* --aqm codel on each worker's receive queue */
+	uint64_t gro_hold_ns;  /* --gro-hold: how long a superpacket waits for its burst */
 	uint64_t aqm_target_ns, aqm_interval_ns;
 	uint16_t udp_sports[UDP_TX_PORTS]; /* its source ports: the first worker picks them */
 	/* Every worker's counters, set by worker_init: a worker reads the others' sequence

@@ -58,6 +58,7 @@ static json_t *config_json(const struct gregw *g)
 	jout_str(o, "sched", g->sched_batch ? "batch" : "normal"); /* what is in force */
 	jout_str(o, "encap", c->gre_udp ? "gre-udp" : "gre");
 	jout_bool(o, "offload", c->offload);
+	jout_int(o, "gro_hold_us", c->gro_hold_us);
 	jout_str(o, "aqm", c->aqm ? "codel" : "off");
 	if (c->aqm) {
 		jout_int(o, "aqm_target_us", c->aqm_target_us);

@@ -292,7 +292,23 @@ bool tunq_put(struct tunq *q, const uint8_t *pkt, size_t len)
 	return write_one(q, NULL, pkt, len);
 }
 
-void tunq_flush(struct tunq *q)
+void tunq_clock(struct tunq *q, uint64_t now_ns)
+{
+	gro_clock(&q->gro, now_ns);
+}
+
+void tunq_flush(struct tunq *q, uint64_t now_ns)
+{
+	if (q->sh->vnet_hdr)
+		gro_flush_older(&q->gro, now_ns + 1 - q->sh->gro_hold_ns, emit, q);
+}
+
+bool tunq_holding(const struct tunq *q)
+{
+	return q->sh->vnet_hdr && gro_holding(&q->gro);
+}
+
+void tunq_flush_all(struct tunq *q)
 {
 	if (q->sh->vnet_hdr)
 		gro_flush(&q->gro, emit, q);

@@ -95,8 +95,21 @@ void tunq_write(struct tunq *q, const uint8_t *pkt, size_t len);
  * it. Worker thread. */
 bool tunq_put(struct tunq *q, const uint8_t *pkt, size_t len);
 
-/* Ends a pass: what the coalescer holds goes into TUN, as the kernel's GRO flushes at the end
- * of a NAPI poll, never held while the worker sleeps. Worker thread. */
-void tunq_flush(struct tunq *q);
+/* Starts a pass from the wire at now_ns (CLOCK_MONOTONIC): superpackets opened in it are
+ * stamped with it. Worker thread. */
+void tunq_clock(struct tunq *q, uint64_t now_ns);
+
+/*
+ * Ends a pass from the wire: superpackets open for --gro-hold or longer (every one with no
+ * hold, as the kernel's GRO flushes at the end of a NAPI poll) go into TUN; younger ones wait
+ * for the rest of their burst. Worker thread.
+ */
+void tunq_flush(struct tunq *q, uint64_t now_ns);
+
+/* Whether the coalescer holds segments (tunq_flush left some). Worker thread. */
+bool tunq_holding(const struct tunq *q);
+
+/* Everything the coalescer holds into TUN: before the worker sleeps. Worker thread. */
+void tunq_flush_all(struct tunq *q);
 
 #endif

@@ -176,12 +176,15 @@ static unsigned from_wire(struct worker *w)
 	struct rx_dgram d;
 	unsigned n = 0;
 
+	uint64_t now = clock_mono_ns();
+
 	rxq_begin(&w->rx);
+	tunq_clock(&w->tun, now);
 	while (rxq_next(&w->rx, &d)) {
 		deliver(w, &d);
 		n++;
 	}
-	tunq_flush(&w->tun);
+	tunq_flush(&w->tun, now);
 	if (n)
 		stat_add(&w->stats.ctr[STAT_RX_BATCHES], 1);
 	return n;
@@ -196,12 +199,20 @@ static void *worker_main(void *arg)
 		{ .fd = w->sh->stop_fd, .events = POLLIN },
 	};
 
+	const struct timespec hold = { .tv_nsec = (long)w->sh->gro_hold_ns };
+
 	__atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	while (!stopping(w)) {
 		unsigned work = from_tun(w);
 
 		work += from_wire(w);
-		if (!work) {
+		if (!work && tunq_holding(&w->tun)) {
+			/* Nothing more yet: the rest of a burst gets the hold to arrive, and then
+			 * what is held goes into TUN before the worker sleeps for longer. */
+			stat_add(&w->stats.ctr[STAT_POLLS], 1);
+			if (ppoll(pfd, 3, &hold, NULL) == 0)
+				tunq_flush_all(&w->tun);
+		} else if (!work) {
 			stat_add(&w->stats.ctr[STAT_POLLS], 1);
 			poll(pfd, 3, WORKER_POLL_MS);
 		}
