@@ -42,6 +42,7 @@ enum opt_id {
 	OPT_SCHED,
 	OPT_OFFLOAD,
 	OPT_GRO_HOLD,
+	OPT_INGRESS_DROP,
 	OPT_AQM,
 	OPT_AQM_TARGET,
 	OPT_AQM_INTERVAL,
@@ -75,6 +76,7 @@ static const struct option options[] = {
 	{ "sched", required_argument, NULL, OPT_SCHED },
 	{ "offload", required_argument, NULL, OPT_OFFLOAD },
 	{ "gro-hold", required_argument, NULL, OPT_GRO_HOLD },
+	{ "ingress-drop", required_argument, NULL, OPT_INGRESS_DROP },
 	{ "aqm", required_argument, NULL, OPT_AQM },
 	{ "aqm-target", required_argument, NULL, OPT_AQM_TARGET },
 	{ "aqm-interval", required_argument, NULL, OPT_AQM_INTERVAL },
@@ -135,6 +137,9 @@ void config_usage(void)
 	       "                       the wire, and takes TCP superpackets it coalesces\n"
 	       "                       from the wire; what the kernel lacks is reported once\n"
 	       "                       and done without\n"
+	       "  --ingress-drop tcx|off  plain GRE: tcx (default) drops the peer's GRE at tc\n"
+	       "                       ingress once the receive rings have their copy, so the\n"
+	       "                       IP stack never takes it; off leaves it to the stack\n"
 	       "  --gro-hold US        with offloads, a superpacket merged from the wire waits\n"
 	       "                       up to US microseconds (0 to 1000) for the rest of its\n"
 	       "                       burst when the receive queue runs dry (default 0: it\n"
@@ -181,6 +186,7 @@ void config_defaults(struct config *c)
 	c->offload = true;
 	c->aqm_target_us = 500;
 	c->aqm_interval_us = 10000;
+	c->ingress_drop = true;
 }
 
 /* Where a value came from, for the one line that names a bad one. */
@@ -427,6 +433,14 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 			c->aqm = false;
 		else
 			return bad(o, key, v, "expected off or codel");
+		return 0;
+	case OPT_INGRESS_DROP:
+		if (strcmp(v, "tcx") == 0)
+			c->ingress_drop = true;
+		else if (strcmp(v, "off") == 0)
+			c->ingress_drop = false;
+		else
+			return bad(o, key, v, "expected tcx or off");
 		return 0;
 	case OPT_GRO_HOLD:
 		if (parse_u64(v, 0, 1000, &n))

@@ -22,6 +22,7 @@
 #include "clock.h"
 #include "ctl.h"
 #include "ifconf.h"
+#include "tcx.h"
 #include "jout.h"
 #include "log.h"
 #include "mss.h"
@@ -403,6 +404,7 @@ int gregw_run(const struct config *cfg)
 	g->stats_out = stdout;
 	g->ctl.fd = -1;
 	g->sink_fd = -1;
+	g->tcx_fd = -1;
 	for (unsigned i = 0; i < CONFIG_MAX_WORKERS; i++)
 		g->tun_fds[i] = -1;
 
@@ -504,6 +506,15 @@ int gregw_run(const struct config *cfg)
 			goto out_workers;
 		}
 	}
+	if (!g->ecfg.udp && cfg->ingress_drop) {
+		/* The rings take their copies first; the IP stack then never sees the GRE. */
+		g->tcx_fd = tcx_gre_drop_attach(g->outer_ifindex, g->ecfg.family, g->ecfg.local,
+						g->ecfg.remote);
+		if (g->tcx_fd < 0)
+			log_warnx("no GRE drop at tc ingress (%s): the IP stack takes each GRE "
+				  "packet too, to the sink socket",
+				  strerror(-g->tcx_fd));
+	}
 	default_ctl_path(g);
 	rc = ctl_listen(&g->ctl, g->ctl_path, &cfg->user);
 	if (rc == -EACCES && cfg->user.set) {
@@ -556,6 +567,8 @@ out_ctl:
 	ctl_close(&g->ctl);
 	unlink(g->ctl_path);
 out_workers:
+	if (g->tcx_fd >= 0)
+		close(g->tcx_fd);
 	while (inited > 0)
 		worker_fini(&g->workers[--inited]);
 	free(g->workers);

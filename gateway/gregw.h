@@ -28,6 +28,7 @@ struct gregw {
 	int outer_ifindex;
 	unsigned path_mtu;
 	int sink_fd;
+	int tcx_fd; /* plain GRE: the BPF link of the drop at tc ingress (tcx.h), or -1 */
 	struct ctl_server ctl;
 	char ctl_path[CONFIG_PATH_MAX];
 	FILE *stats_out;

@@ -54,17 +54,19 @@ static void if_skip(struct filter *f, uint32_t k, uint8_t skip)
  * Accepts IPv4 or IPv6 GRE addressed to local, and its fragments; everything else stays out
  * of the ring. The source is checked in userspace, so that GRE from an unknown peer is
  * counted, not unseen; so are fragments (outer_fragment): an IPv4 fragment names GRE in its
- * header, an IPv6 one in the fragment header that follows the fixed header. The version, the
- * protocol, then the destination a word at a time (one for IPv4, four for IPv6); the last
- * instruction drops.
+ * header, an IPv6 one in the fragment header that follows the fixed header. The EtherType
+ * (the socket takes every protocol: rx_open), the version, the protocol, then the destination
+ * a word at a time (one for IPv4, four for IPv6); the last instruction drops.
  */
 static int attach_filter(int fd, int family, const uint8_t *local)
 {
 	unsigned words = ip_addr_len(family) / 4;
-	struct sock_filter insn[10 + 2 * 4];
-	struct filter f = { .insn = insn, .len = 7 + 2 * words + (family == AF_INET6 ? 3 : 0) };
+	struct sock_filter insn[12 + 2 * 4];
+	struct filter f = { .insn = insn, .len = 9 + 2 * words + (family == AF_INET6 ? 3 : 0) };
 	struct sock_fprog prog = { .len = (unsigned short)f.len, .filter = insn };
 
+	stmt(&f, BPF_LD | BPF_H | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_PROTOCOL));
+	or_drop(&f, family == AF_INET6 ? ETH_P_IPV6 : ETH_P_IP);
 	stmt(&f, BPF_LD | BPF_B | BPF_ABS, 0);
 	stmt(&f, BPF_ALU | BPF_AND | BPF_K, 0xf0);
 	or_drop(&f, family == AF_INET6 ? 0x60 : 0x40);
@@ -144,21 +146,25 @@ static int setup_ring(struct rx_ring *r, const struct rx_cfg *cfg)
 
 int rx_open(struct rx_ring *r, const struct rx_cfg *cfg)
 {
-	uint16_t proto = cfg->family == AF_INET6 ? ETH_P_IPV6 : ETH_P_IP;
 	struct sockaddr_ll sll = {
 		.sll_family = AF_PACKET,
-		.sll_protocol = htons(proto),
+		.sll_protocol = htons(ETH_P_ALL),
 		.sll_ifindex = cfg->ifindex,
 	};
-	int fanout, rc;
+	int fanout, rc, one = 1;
 
 	memset(r, 0, sizeof(*r));
 	r->kind = cfg->kind;
-	/* SOCK_DGRAM: data starts at the network header. Bound to one protocol, the socket sits
-	 * in ptype_base and sees received packets only, never our own transmissions. */
+	/* SOCK_DGRAM: data starts at the network header. Bound to every protocol, the socket is
+	 * a tap: it takes its copy before tc ingress, where the GRE drop (tcx.h) can keep the
+	 * IP stack from the packet; PACKET_IGNORE_OUTGOING keeps our own transmissions out. */
 	r->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (r->fd < 0)
 		return -errno;
+	if (setsockopt(r->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0) {
+		rc = -errno;
+		goto err;
+	}
 	/* The filter goes on before the bind, so no unfiltered packet slips in between. */
 	rc = attach_filter(r->fd, cfg->family, cfg->local);
 	if (rc)

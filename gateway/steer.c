@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "ebpf.h"
 #include "inet.h"
 
 enum { MIX = 0x9e3779b1u /* Fibonacci hashing: 2^32 / the golden ratio */ };
@@ -98,90 +99,68 @@ int steer_reuseport_attach(int fd, unsigned gre_hlen, unsigned n)
 	return 0;
 }
 
-/* eBPF instructions, written out (uapi/linux/bpf.h: struct bpf_insn). */
-#define INSN(c, d, s, o, i) \
-	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
-#define LD_ABS(size, off)      INSN(BPF_LD | BPF_ABS | (size), 0, 0, 0, (off))
-#define LD_IND(size, reg, off) INSN(BPF_LD | BPF_IND | (size), 0, (reg), 0, (off))
-#define ALU64_IMM(op, d, i)    INSN(BPF_ALU64 | (op) | BPF_K, (d), 0, 0, (i))
-#define ALU64_REG(op, d, s)    INSN(BPF_ALU64 | (op) | BPF_X, (d), (s), 0, 0)
-#define ALU32_IMM(op, d, i)    INSN(BPF_ALU | (op) | BPF_K, (d), 0, 0, (i))
-#define JMP_IMM(op, d, i, o)   INSN(BPF_JMP | (op) | BPF_K, (d), 0, (o), (i))
-#define JA(o)		       INSN(BPF_JMP | BPF_JA, 0, 0, (o), 0)
-#define EXIT()		       INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
-
 int steer_tun_load(void)
 {
 	/* r6: the packet (legacy loads need it there); r7: the hash; r8: IPv4 header length.
 	 * Offsets as the classic program's with the inner packet at 0. Jumps count the
 	 * instructions between. */
 	const struct bpf_insn prog[] = {
-		/* 0 */ ALU64_REG(BPF_MOV, BPF_REG_6, BPF_REG_1),
-		/* 1 */ ALU64_IMM(BPF_MOV, BPF_REG_7, 0),
-		/* 2 */ LD_ABS(BPF_B, 0),
-		/* 3 */ ALU64_IMM(BPF_RSH, BPF_REG_0, 4),
-		/* 4 */ JMP_IMM(BPF_JEQ, BPF_REG_0, 6, 18), /* IPv6: to 23 */
+		/* 0 */ EBPF_ALU64_REG(BPF_MOV, BPF_REG_6, BPF_REG_1),
+		/* 1 */ EBPF_ALU64_IMM(BPF_MOV, BPF_REG_7, 0),
+		/* 2 */ EBPF_LD_ABS(BPF_B, 0),
+		/* 3 */ EBPF_ALU64_IMM(BPF_RSH, BPF_REG_0, 4),
+		/* 4 */ EBPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 6, 18), /* IPv6: to 23 */
 		/* IPv4: r7 = src ^ dst; ports when TCP or UDP and not a later fragment */
-		/* 5 */ LD_ABS(BPF_W, IPV4_SRC_OFF),
-		/* 6 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 7 */ LD_ABS(BPF_W, IPV4_DST_OFF),
-		/* 8 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 9 */ LD_ABS(BPF_H, IPV4_FRAG_OFF),
-		/* 10 */ JMP_IMM(BPF_JSET, BPF_REG_0, IPV4_MF | IPV4_OFFMASK, 35), /* to 46 */
-		/* 11 */ LD_ABS(BPF_B, IPV4_PROTO_OFF),
-		/* 12 */ JMP_IMM(BPF_JEQ, BPF_REG_0, IPPROTO_TCP, 1),  /* to 14 */
-		/* 13 */ JMP_IMM(BPF_JNE, BPF_REG_0, IPPROTO_UDP, 32), /* to 46 */
-		/* 14 */ LD_ABS(BPF_B, 0),
-		/* 15 */ ALU64_IMM(BPF_AND, BPF_REG_0, 0x0f),
-		/* 16 */ ALU64_IMM(BPF_LSH, BPF_REG_0, 2),
-		/* 17 */ ALU64_REG(BPF_MOV, BPF_REG_8, BPF_REG_0),
-		/* 18 */ LD_IND(BPF_H, BPF_REG_8, L4_SPORT_OFF),
-		/* 19 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 20 */ LD_IND(BPF_H, BPF_REG_8, L4_DPORT_OFF),
-		/* 21 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 22 */ JA(23), /* to 46 */
+		/* 5 */ EBPF_LD_ABS(BPF_W, IPV4_SRC_OFF),
+		/* 6 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 7 */ EBPF_LD_ABS(BPF_W, IPV4_DST_OFF),
+		/* 8 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 9 */ EBPF_LD_ABS(BPF_H, IPV4_FRAG_OFF),
+		/* 10 */ EBPF_JMP_IMM(BPF_JSET, BPF_REG_0, IPV4_MF | IPV4_OFFMASK, 35), /* to 46 */
+		/* 11 */ EBPF_LD_ABS(BPF_B, IPV4_PROTO_OFF),
+		/* 12 */ EBPF_JMP_IMM(BPF_JEQ, BPF_REG_0, IPPROTO_TCP, 1),  /* to 14 */
+		/* 13 */ EBPF_JMP_IMM(BPF_JNE, BPF_REG_0, IPPROTO_UDP, 32), /* to 46 */
+		/* 14 */ EBPF_LD_ABS(BPF_B, 0),
+		/* 15 */ EBPF_ALU64_IMM(BPF_AND, BPF_REG_0, 0x0f),
+		/* 16 */ EBPF_ALU64_IMM(BPF_LSH, BPF_REG_0, 2),
+		/* 17 */ EBPF_ALU64_REG(BPF_MOV, BPF_REG_8, BPF_REG_0),
+		/* 18 */ EBPF_LD_IND(BPF_H, BPF_REG_8, L4_SPORT_OFF),
+		/* 19 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 20 */ EBPF_LD_IND(BPF_H, BPF_REG_8, L4_DPORT_OFF),
+		/* 21 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 22 */ EBPF_JA(23), /* to 46 */
 		/* IPv6: r7 = the XOR of the eight address words; ports when TCP or UDP follow
 		 * the fixed header */
-		/* 23 */ LD_ABS(BPF_W, IPV6_SRC_OFF),
-		/* 24 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 25 */ LD_ABS(BPF_W, IPV6_SRC_OFF + 4),
-		/* 26 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 27 */ LD_ABS(BPF_W, IPV6_SRC_OFF + 8),
-		/* 28 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 29 */ LD_ABS(BPF_W, IPV6_SRC_OFF + 12),
-		/* 30 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 31 */ LD_ABS(BPF_W, IPV6_DST_OFF),
-		/* 32 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 33 */ LD_ABS(BPF_W, IPV6_DST_OFF + 4),
-		/* 34 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 35 */ LD_ABS(BPF_W, IPV6_DST_OFF + 8),
-		/* 36 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 37 */ LD_ABS(BPF_W, IPV6_DST_OFF + 12),
-		/* 38 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 39 */ LD_ABS(BPF_B, IPV6_NEXT_OFF),
-		/* 40 */ JMP_IMM(BPF_JEQ, BPF_REG_0, IPPROTO_TCP, 1), /* to 42 */
-		/* 41 */ JMP_IMM(BPF_JNE, BPF_REG_0, IPPROTO_UDP, 4), /* to 46 */
-		/* 42 */ LD_ABS(BPF_H, IPV6_HLEN + L4_SPORT_OFF),
-		/* 43 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
-		/* 44 */ LD_ABS(BPF_H, IPV6_HLEN + L4_DPORT_OFF),
-		/* 45 */ ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 23 */ EBPF_LD_ABS(BPF_W, IPV6_SRC_OFF),
+		/* 24 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 25 */ EBPF_LD_ABS(BPF_W, IPV6_SRC_OFF + 4),
+		/* 26 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 27 */ EBPF_LD_ABS(BPF_W, IPV6_SRC_OFF + 8),
+		/* 28 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 29 */ EBPF_LD_ABS(BPF_W, IPV6_SRC_OFF + 12),
+		/* 30 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 31 */ EBPF_LD_ABS(BPF_W, IPV6_DST_OFF),
+		/* 32 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 33 */ EBPF_LD_ABS(BPF_W, IPV6_DST_OFF + 4),
+		/* 34 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 35 */ EBPF_LD_ABS(BPF_W, IPV6_DST_OFF + 8),
+		/* 36 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 37 */ EBPF_LD_ABS(BPF_W, IPV6_DST_OFF + 12),
+		/* 38 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 39 */ EBPF_LD_ABS(BPF_B, IPV6_NEXT_OFF),
+		/* 40 */ EBPF_JMP_IMM(BPF_JEQ, BPF_REG_0, IPPROTO_TCP, 1), /* to 42 */
+		/* 41 */ EBPF_JMP_IMM(BPF_JNE, BPF_REG_0, IPPROTO_UDP, 4), /* to 46 */
+		/* 42 */ EBPF_LD_ABS(BPF_H, IPV6_HLEN + L4_SPORT_OFF),
+		/* 43 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
+		/* 44 */ EBPF_LD_ABS(BPF_H, IPV6_HLEN + L4_DPORT_OFF),
+		/* 45 */ EBPF_ALU64_REG(BPF_XOR, BPF_REG_7, BPF_REG_0),
 		/* Both: r0 = (u32)(r7 * MIX) >> 16; TUN takes it modulo its queues */
-		/* 46 */ ALU64_REG(BPF_MOV, BPF_REG_0, BPF_REG_7),
-		/* 47 */ ALU32_IMM(BPF_MUL, BPF_REG_0, (int32_t)MIX),
-		/* 48 */ ALU32_IMM(BPF_RSH, BPF_REG_0, 16),
-		/* 49 */ EXIT(),
+		/* 46 */ EBPF_ALU64_REG(BPF_MOV, BPF_REG_0, BPF_REG_7),
+		/* 47 */ EBPF_ALU32_IMM(BPF_MUL, BPF_REG_0, (int32_t)MIX),
+		/* 48 */ EBPF_ALU32_IMM(BPF_RSH, BPF_REG_0, 16),
+		/* 49 */ EBPF_EXIT(),
 	};
-	static const char license[] = "GPL";
-	union bpf_attr attr;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
-	attr.insns = (uint64_t)(uintptr_t)prog;
-	attr.insn_cnt = sizeof(prog) / sizeof(prog[0]);
-	attr.license = (uint64_t)(uintptr_t)license;
-	fd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &attr, sizeof(attr));
-	return fd < 0 ? -errno : fd;
+	return ebpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, prog, sizeof(prog) / sizeof(prog[0]));
 }
 
 int steer_tun_attach(int tun_fd, int prog_fd)

@@ -58,6 +58,8 @@ static json_t *config_json(const struct gregw *g)
 	jout_str(o, "sched", g->sched_batch ? "batch" : "normal"); /* what is in force */
 	jout_str(o, "encap", c->gre_udp ? "gre-udp" : "gre");
 	jout_bool(o, "offload", c->offload);
+	if (!c->gre_udp) /* the GRE drop at tc ingress (tcx), or the IP stack's sink */
+		jout_str(o, "ingress_drop", g->tcx_fd >= 0 ? "tcx" : "off");
 	jout_int(o, "gro_hold_us", c->gro_hold_us);
 	jout_str(o, "aqm", c->aqm ? "codel" : "off");
 	if (c->aqm) {

@@ -1,0 +1,28 @@
+/*
+ * eBPF programs written out as instructions (uapi/linux/bpf.h: struct bpf_insn), as gregw
+ * loads them without a compiler or libbpf: the TUN steering program (steer.c) and the GRE
+ * drop at tc ingress (tcx.c).
+ */
+#ifndef TUNBED_GW_EBPF_H
+#define TUNBED_GW_EBPF_H
+
+#include <linux/bpf.h>
+
+#define EBPF_INSN(c, d, s, o, i) \
+	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+/* r0 = the packet's bytes at off, big-endian, as a host number (legacy load: r6 the ctx). */
+#define EBPF_LD_ABS(size, off)	    EBPF_INSN(BPF_LD | BPF_ABS | (size), 0, 0, 0, (off))
+#define EBPF_LD_IND(size, reg, off) EBPF_INSN(BPF_LD | BPF_IND | (size), 0, (reg), 0, (off))
+#define EBPF_ALU64_IMM(op, d, i)    EBPF_INSN(BPF_ALU64 | (op) | BPF_K, (d), 0, 0, (i))
+#define EBPF_ALU64_REG(op, d, s)    EBPF_INSN(BPF_ALU64 | (op) | BPF_X, (d), (s), 0, 0)
+#define EBPF_ALU32_IMM(op, d, i)    EBPF_INSN(BPF_ALU | (op) | BPF_K, (d), 0, 0, (i))
+#define EBPF_JMP_IMM(op, d, i, o)   EBPF_INSN(BPF_JMP | (op) | BPF_K, (d), 0, (o), (i))
+/* Compares the low 32 bits (an address word), where a 64-bit compare would sign-extend imm. */
+#define EBPF_JMP32_IMM(op, d, i, o) EBPF_INSN(BPF_JMP32 | (op) | BPF_K, (d), 0, (o), (i))
+#define EBPF_JA(o)		    EBPF_INSN(BPF_JMP | BPF_JA, 0, 0, (o), 0)
+#define EBPF_EXIT()		    EBPF_INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+
+/* Loads n instructions as a program of type. Returns its fd or -errno. Setup only. */
+int ebpf_prog_load(enum bpf_prog_type type, const struct bpf_insn *insns, unsigned n);
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * The GRE drop at tc ingress (see tcx.h): a BPF_PROG_TYPE_SCHED_CLS program of legacy loads
+ * from the Ethernet header on, attached with BPF_LINK_CREATE.
+ */
+#include "tcx.h"
+
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "byteorder.h"
+#include "ebpf.h"
+#include "inet.h"
+
+enum {
+	/* Not in the uapi headers this builds with (Linux 6.1's): enum bpf_attach_type and the
+	 * tcx verdicts of Linux 6.6. */
+	TCX_ATTACH_INGRESS = 46, /* BPF_TCX_INGRESS */
+	TCX_VERDICT_NEXT = -1,	 /* TCX_NEXT: on to other programs, then the stack */
+	TCX_VERDICT_DROP = 2,	 /* TCX_DROP */
+	ETH_TYPE_OFF = 2 * ETH_ALEN,
+	TCX_INSNS_MAX = 24,
+};
+
+/* r0 = the word at off; unless it is want, to the "next" tail at index next. */
+static unsigned word_is(struct bpf_insn *p, unsigned i, unsigned off, uint32_t want, unsigned next)
+{
+	p[i] = EBPF_LD_ABS(BPF_W, (int)off);
+	p[i + 1] = EBPF_JMP32_IMM(BPF_JNE, BPF_REG_0, (int32_t)want, (int16_t)(next - i - 2));
+	return i + 2;
+}
+
+int tcx_gre_drop_attach(int ifindex, int family, const uint8_t *local, const uint8_t *remote)
+{
+	bool v6 = family == AF_INET6;
+	unsigned words = v6 ? 4 : 1, n = 0;
+	/* Checks: the EtherType, the protocol, the source's words, the destination's; then
+	 * the two tails, drop and next. */
+	unsigned next = 1 + 2 + 2 + 2 * 2 * words + 2;
+	struct bpf_insn p[TCX_INSNS_MAX];
+	union bpf_attr attr;
+	int prog, link;
+
+	p[n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_6, BPF_REG_1);
+	p[n++] = EBPF_LD_ABS(BPF_H, ETH_TYPE_OFF);
+	p[n] = EBPF_JMP_IMM(BPF_JNE, BPF_REG_0, v6 ? ETH_P_IPV6 : ETH_P_IP,
+			    (int16_t)(next - n - 1));
+	n++;
+	p[n++] = EBPF_LD_ABS(BPF_B, ETH_HLEN + ip_proto_off(family));
+	p[n] = EBPF_JMP_IMM(BPF_JNE, BPF_REG_0, IPPROTO_GRE_NUM, (int16_t)(next - n - 1));
+	n++;
+	for (unsigned w = 0; w < words; w++)
+		n = word_is(p, n, ETH_HLEN + ip_src_off(family) + 4 * w, load_be32(remote + 4 * w),
+			    next);
+	for (unsigned w = 0; w < words; w++)
+		n = word_is(p, n, ETH_HLEN + ip_dst_off(family) + 4 * w, load_be32(local + 4 * w),
+			    next);
+	p[n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, TCX_VERDICT_DROP);
+	p[n++] = EBPF_EXIT();
+	p[n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, TCX_VERDICT_NEXT);
+	p[n++] = EBPF_EXIT();
+	prog = ebpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, p, n);
+	if (prog < 0)
+		return prog;
+	memset(&attr, 0, sizeof(attr));
+	attr.link_create.prog_fd = (uint32_t)prog;
+	attr.link_create.target_ifindex = (uint32_t)ifindex;
+	attr.link_create.attach_type = TCX_ATTACH_INGRESS;
+	link = (int)syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	if (link < 0)
+		link = -errno;
+	close(prog); /* the link holds the program */
+	return link;
+}
