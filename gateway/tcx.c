@@ -23,7 +23,8 @@ enum {
 	TCX_VERDICT_NEXT = -1,	 /* TCX_NEXT: on to other programs, then the stack */
 	TCX_VERDICT_DROP = 2,	 /* TCX_DROP */
 	ETH_TYPE_OFF = 2 * ETH_ALEN,
-	TCX_INSNS_MAX = 24,
+	TCX_INSNS_MAX = 5 + 2 * 2 * 4 + 4, /* the checks up to the protocol, two words a compare
+					       * of IPv6's addresses, the two tails */
 };
 
 /* r0 = the word at off; unless it is want, to the "next" tail at index next. */

@@ -32,8 +32,21 @@ expect_match "client learned the tunnel MTU" "$(ip -n "$P-client" -6 route get 2
 ip netns exec "$P-client" ping -6 -c 2 -i 0.1 -W 2 -s $((MTU - 48)) 2001:2:0:3::2 >/dev/null || fail "ping6 within the learned MTU"
 ip -n "$P-gwa" link set gre0 mtu "$MTU"
 
+# What gwb's IPv6 stack takes up locally (Ip6InDelivers + Ip6InUnknownProtos).
+# shellcheck disable=SC2016 # awk's fields, not the shell's
+ip6_local() { ip netns exec "$P-gwb" awk '$1 == "Ip6InDelivers" || $1 == "Ip6InUnknownProtos" { n += $2 } END { print n }' /proc/net/snmp6; }
+l0=$(ip6_local)
+w0=$(json_get "$(gw_stats gwb)" 'd["total"]["wire_rx_packets"]')
 bulk_transfer "$P" 2001:2:0:3::2 4 $((40 << 20))
 b=$(gw_stats gwb)
+# The drop at tc ingress over IPv6: the GRE packets reach gwb's rings, not its IP stack
+# (which still sees its neighbour discovery).
+w=$(($(json_get "$b" 'd["total"]["wire_rx_packets"]') - w0))
+l=$(($(ip6_local) - l0))
+expect_eq "gwb: the drop at tc ingress, over IPv6 ($GW_ENCAP)" "$(json_get "$b" 'd["config"].get("ingress_drop", "n/a")')" "$([ "$GW_ENCAP" = gre ] && echo tcx || echo n/a)"
+if [ "$GW_ENCAP" = gre ]; then
+	expect_eq "gwb's IPv6 stack delivered under a tenth of the $w GRE packets (+$l)" "$((l * 10 < w))" "1"
+fi
 expect_eq "gwb decapsulated IPv6 GRE" "$(json_get "$b" 'd["total"]["tun_tx_bytes"] > 40 * 2**20')" "True"
 expect_eq "gwb: outer family" "$(json_get "$b" 'd["config"]["local"]')" "2001:2::2"
 expect_eq "gwb dropped nothing" "$(json_get "$b" 'd["total"]["dropped"]')" "0"
