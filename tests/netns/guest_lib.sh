@@ -1,0 +1,314 @@
+#!/bin/bash
+# Helpers for the interop tests against the Linux kernel's own GRE, on top of gregw_lib.sh,
+# traffic_lib.sh and tests/guest/guest.sh: a guest with Debian's kernel takes gwb's place in
+# the RAS topology, so that gregw in gwa meets the kernel's tunnel (ip_gre, ip6_gre, fou) in
+# the guest, and the client and the server stay in namespaces of this machine:
+#
+#  P-client --lan-a (veth)-- P-gwa [gregw gre0] ==transit (TAP)== guest [kernel g0] --lan-b (TAP)-- P-server
+#  198.18.1.2                198.18.1.1  198.18.0.1            198.18.0.2   198.18.3.1       198.18.3.2
+#  2001:2:0:1::2             2001:2:0:1::1  2001:2::1          2001:2::2    2001:2:0:3::1    2001:2:0:3::2
+#                            tunnel 198.19.0.1, 2001:2:0:ff::1 tunnel 198.19.0.2, 2001:2:0:ff::2
+#
+# qemu runs in P-vm, which holds nothing else. Source it, then call guest_test_init.
+# shellcheck disable=SC2034 # variables are used by the scripts that source this file
+# shellcheck source=gregw_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/gregw_lib.sh"
+# shellcheck source=traffic_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/traffic_lib.sh"
+# shellcheck source=../guest/guest.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../guest/guest.sh"
+
+WIRE="$TUNBED_BIN/tunbed-wire"
+MAC_TRANSIT=52:54:00:7b:00:01
+MAC_LANB=52:54:00:7b:00:02
+# gregw's offloads follow GREGW_MODE (gregw_lib.sh); each case names its encapsulation.
+GT_OFFLOAD=()
+case $GW_MODE in
+*-nooffload) GT_OFFLOAD=(--offload off) ;;
+esac
+
+guest_test_init() {
+	gregw_test_init
+	# shellcheck disable=SC2154 # rc is assigned inside the trap string
+	trap 'rc=$?; gw_cleanup; guest_cleanup; cleanup "$rc"' EXIT
+	[ -x "$WIRE" ] || die "$WIRE not built"
+	command -v tcpdump >/dev/null || die "tcpdump is not installed"
+}
+
+# gt_up PREFIX: the namespaces, the veth, the guest (its TAPs moved into gwa and server) and
+# the addresses and routes of both sides; the guest's side is its setup at boot.
+gt_up() {
+	local p=$1 ns
+	for ns in vm client gwa server; do ip netns add "$p-$ns"; done
+	for ns in client gwa server; do
+		ip -n "$p-$ns" link set lo up
+		ip netns exec "$p-$ns" sysctl -qw net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+	done
+	ip netns exec "$p-gwa" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+	ip link add lan-a netns "$p-client" type veth peer name lan-a netns "$p-gwa"
+	cat >"$TMP/guest-setup.sh" <<EOF
+guest_nic $MAC_TRANSIT transit
+guest_nic $MAC_LANB lan-b
+sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 net.ipv4.conf.all.rp_filter=0 \
+	net.ipv4.conf.default.rp_filter=0 net.ipv6.conf.all.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+ip addr add 198.18.0.2/24 dev transit
+ip addr add 2001:2::2/64 dev transit nodad
+ip addr add 198.18.3.1/24 dev lan-b
+ip addr add 2001:2:0:3::1/64 dev lan-b nodad
+EOF
+	guest_start "$p-vm" "$TMP/guest-setup.sh" "$p-gwa:transit:$MAC_TRANSIT" "$p-server:lan-b:$MAC_LANB"
+	ip -n "$p-client" addr add 198.18.1.2/24 dev lan-a
+	ip -n "$p-client" addr add 2001:2:0:1::2/64 dev lan-a nodad
+	ip -n "$p-client" link set lan-a up
+	ip -n "$p-gwa" addr add 198.18.1.1/24 dev lan-a
+	ip -n "$p-gwa" addr add 2001:2:0:1::1/64 dev lan-a nodad
+	ip -n "$p-gwa" link set lan-a up
+	ip -n "$p-gwa" addr add 198.18.0.1/24 dev transit
+	ip -n "$p-gwa" addr add 2001:2::1/64 dev transit nodad
+	ip -n "$p-server" addr add 198.18.3.2/24 dev lan-b
+	ip -n "$p-server" addr add 2001:2:0:3::2/64 dev lan-b nodad
+	local net
+	for net in 198.18.3.0/24 198.19.0.0/24 198.18.0.0/24; do
+		ip -n "$p-client" route add "$net" via 198.18.1.1
+	done
+	for net in 2001:2:0:3::/64 2001:2:0:ff::/64 2001:2::/64; do
+		ip -n "$p-client" route add "$net" via 2001:2:0:1::1
+	done
+	for net in 198.18.1.0/24 198.19.0.0/24 198.18.0.0/24; do
+		ip -n "$p-server" route add "$net" via 198.18.3.1
+	done
+	for net in 2001:2:0:1::/64 2001:2:0:ff::/64 2001:2::/64; do
+		ip -n "$p-server" route add "$net" via 2001:2:0:3::1
+	done
+	poll 30 ip netns exec "$p-gwa" ping -c 1 -W 1 198.18.0.2 || guest_die "gwa does not reach the guest on transit"
+	poll 30 ip netns exec "$p-gwa" ping -c 1 -W 1 2001:2::2 || guest_die "gwa does not reach the guest on transit over IPv6"
+}
+
+# gt_tunnel TYPE ARGS...: the guest's tunnel g0 made anew: TYPE gre (outer IPv4) or ip6gre
+# (outer IPv6), ARGS the rest of ip link add's (key, iseq, ocsum, encap ...); its addresses
+# and the routes to the client's LAN through it.
+gt_tunnel() {
+	local type=$1 ends
+	shift
+	case $type in
+	gre) ends="local 198.18.0.2 remote 198.18.0.1" ;;
+	ip6gre) ends="local 2001:2::2 remote 2001:2::1" ;;
+	esac
+	guest_do "ip link del g0 2>/dev/null; ip link add g0 type $type $ends ttl 64 $* &&
+		ip addr add 198.19.0.2/24 dev g0 && ip addr add 2001:2:0:ff::2/64 dev g0 nodad &&
+		ip link set g0 up && ip route replace 198.18.1.0/24 dev g0 &&
+		ip -6 route replace 2001:2:0:1::/64 dev g0 && ip -d link show g0"
+	log "guest: $(echo "$GUEST_OUT" | tr -s ' \n' ' ')"
+	gt_forget_pmtu
+}
+
+# gt_forget_pmtu: the client's and the server's path MTUs learned so far are forgotten, so
+# that a case starts from the links' MTUs whatever the case before taught them.
+gt_forget_pmtu() {
+	local ns
+	for ns in client server; do
+		ip -n "$P-$ns" route flush cache
+		ip -n "$P-$ns" -6 route flush cache
+	done
+}
+
+# gt_gregw ENCAP REMOTE ARGS...: gregw in gwa (name gwa) towards the guest.
+gt_gregw() {
+	local encap=$1 remote=$2
+	shift 2
+	GW_MODE_ARGS=(--encap "$encap" "${GT_OFFLOAD[@]}")
+	gw_start gwa "$P-gwa" --remote "$remote" --addr 198.19.0.1/24 --addr6 2001:2:0:ff::1/64 \
+		--route 198.18.3.0/24 --route 2001:2:0:3::/64 "$@"
+}
+
+# gt_link_stats: the guest's g0 counters as ip -j -s -s gives them (a JSON list).
+gt_link_stats() {
+	guest_do "ip -j -s -s link show g0"
+	echo "$GUEST_OUT"
+}
+# gt_rx FIELD: one receive counter of g0 (packets, errors, crc_errors, fifo_errors, ...).
+gt_rx() { json_get "$(gt_link_stats)" "d[0]['stats64']['rx']['$1']"; }
+# gt_snmp PROTO FIELD: a counter of the guest's /proc/net/snmp (Icmp OutDestUnreachs, ...).
+gt_snmp() {
+	guest_do "cat /proc/net/snmp"
+	echo "$GUEST_OUT" | awk -v p="$1:" -v f="$2" '$1 == p && !h { for (i = 2; i <= NF; i++) c[$i] = i; h = 1; next } $1 == p && h { print $c[f] }'
+}
+
+# gt_drop NAME REASON: one of gregw's drop counters.
+gt_drop() { json_get "$(gw_stats "$1")" "d['total']['drops']['$2']"; }
+
+# gt_ping FROM DEST SIZE WHAT: DF pings of SIZE payload bytes that must all come back.
+gt_ping() {
+	local from=$1 dest=$2 size=$3 what=$4 out
+	if out=$(ip netns exec "$P-$from" ping -c 3 -i 0.2 -W 5 -Mdo -s "$size" "$dest" 2>&1); then
+		log "ok: $what: $from -> $dest, $size bytes, DF"
+	else
+		fail "$what: $from -> $dest, $size bytes, DF: $(echo "$out" | tail -n 3 | tr '\n' ' ')"
+	fi
+}
+
+# gt_traffic DEST PATTERN WHAT [options]: tunbed-traffic client -> server, 2 sessions of
+# 1 MiB verified, which must complete with every byte on both sides.
+gt_traffic() {
+	local dest=$1 pattern=$2 what=$3 ok
+	shift 3
+	tr_client "$P-client" "$dest" --sessions 2 --bytes 1m --pattern "$pattern" --verify --json "$@"
+	if [ "$TR_STATUS" != 0 ]; then
+		fail "$what: tunbed-traffic $pattern to $dest exited $TR_STATUS: $(tail -n 3 "$TMP/client.err")"
+		return
+	fi
+	case $pattern in
+	push) ok=$(json_get "$TR_JSON" 'd["complete"] and d["tcp"]["verify"]["mismatches"] == 0 and all(s["sent"] == s["server_received"] == 1048576 for s in d["tcp"]["per_session"])') ;;
+	pull) ok=$(json_get "$TR_JSON" 'd["complete"] and d["tcp"]["verify"]["mismatches"] == 0 and all(s["received"] == s["server_sent"] == 1048576 for s in d["tcp"]["per_session"])') ;;
+	esac
+	expect_eq "$what: $pattern to $dest, 2 x 1 MiB verified, equal on both sides" "$ok" "True"
+}
+
+# wire_start NAME args...: tunbed-wire on gwa's transit (the TAP), JSON in $TMP/NAME.json.
+wire_start() {
+	local name=$1
+	shift
+	rm -f "$TMP/$name.ready"
+	ip netns exec "$P-gwa" "$WIRE" --iface transit --json --ready-file "$TMP/$name.ready" "$@" \
+		>"$TMP/$name.json" 2>"$TMP/$name.err" &
+	WIRE_PID=$!
+	poll 30 grep -qx ready "$TMP/$name.ready" || die "tunbed-wire did not start: $(cat "$TMP/$name.err")"
+}
+
+# wire_stop NAME WHAT: SIGTERM; its report must be clean with frames both ways.
+wire_stop() {
+	local name=$1 what=$2 w
+	stop_bg "$WIRE_PID" TERM tunbed-wire
+	expect_eq "$what: tunbed-wire exit status" "$BG_STATUS" "0"
+	w=$(cat "$TMP/$name.json")
+	WIRE_JSON=$w
+	expect_eq "$what: wire audit clean, frames both ways (gregw's and the kernel's)" \
+		"$(json_get "$w" 'd["clean"] and d["directions"][0]["frames"] > 0 and d["directions"][1]["frames"] > 0')" "True"
+	if [ "$(json_get "$w" 'd["clean"]')" != True ]; then
+		json_get "$w" '{k: v for k, v in d["violations"].items() if v["count"]}' >&2
+	fi
+	log "$what: wire: $(json_get "$w" '[(x["name"], x["frames"], x["inner_bytes"]) for x in d["directions"]]')"
+}
+
+# gt_capture NS IFACE FILTER NAME: tcpdump -v in the background into $TMP/NAME.pcap.
+gt_capture() {
+	local ns=$1 iface=$2 filter=$3 name=$4
+	rm -f "$TMP/$name.pcap"
+	ip netns exec "$P-$ns" tcpdump -i "$iface" -n -U --immediate-mode -s 200 -w "$TMP/$name.pcap" "$filter" \
+		2>"$TMP/$name.tcpdump.err" &
+	CAP_PID=$!
+	poll 30 grep -q "listening on" "$TMP/$name.tcpdump.err" || die "tcpdump on $iface in $ns did not start"
+}
+
+# The outer family of a test's tunnel: the guest's tunnel type (gre or ip6gre) and the two
+# ends, gwa's (GT_LOCAL) and the guest's (GT_REMOTE). guest_gre6.sh sets them for IPv6.
+GT_TYPE=gre
+GT_LOCAL=198.18.0.1
+GT_REMOTE=198.18.0.2
+ENCAP=gre
+
+# interop_case WHAT GREGW-ARGS -- KERNEL-ARGS -- WIRE-ARGS: the guest's tunnel with the
+# kernel's options, gregw with its own (over $ENCAP), then everything that must work: the
+# same MTU on both, DF pings of the tunnel MTU both ways with IPv4 and IPv6 inside, verified
+# transfers both ways, the wire audit clean both ways, no drop or error on either side.
+interop_case() {
+	local what=$1 mtu
+	shift
+	local gargs=() kargs=() wargs=()
+	while [ "$1" != -- ]; do gargs+=("$1"); shift; done
+	shift
+	while [ "$1" != -- ]; do kargs+=("$1"); shift; done
+	shift
+	wargs=("$@")
+	log "--- $what: gregw --encap $ENCAP ${gargs[*]}; kernel $GT_TYPE ${kargs[*]:-(no options)}"
+	gt_tunnel "$GT_TYPE" "${kargs[@]}"
+	gt_gregw "$ENCAP" "$GT_REMOTE" "${gargs[@]}"
+	mtu=$(json_get "$(gw_stats gwa)" 'd["config"]["mtu"]')
+	expect_eq "$what: the kernel's g0 has gregw's MTU" "$(json_get "$(gt_link_stats)" 'd[0]["mtu"]')" "$mtu"
+	wire_start "$what" --local "$GT_LOCAL" --remote "$GT_REMOTE" --mtu "$mtu" --write "$TMP/$what.pcap" "${wargs[@]}"
+	gt_ping client 198.18.3.2 $((mtu - 28)) "$what: tunnel MTU"
+	gt_ping server 198.18.1.2 $((mtu - 28)) "$what: tunnel MTU"
+	gt_ping client 2001:2:0:3::2 $((mtu - 48)) "$what: tunnel MTU, IPv6 inside"
+	gt_ping server 2001:2:0:1::2 $((mtu - 48)) "$what: tunnel MTU, IPv6 inside"
+	gt_traffic 198.18.3.2 push "$what"
+	gt_traffic 198.18.3.2 pull "$what"
+	gt_traffic 2001:2:0:3::2 push "$what, IPv6 inside"
+	wire_stop "$what" "$what"
+	expect_eq "$what: gregw dropped nothing" "$(json_get "$(gw_stats gwa)" 'd["total"]["dropped"]')" "0"
+	expect_eq "$what: g0 rx errors (crc, fifo, all)" \
+		"$(json_get "$(gt_link_stats)" '"%d %d %d" % (d[0]["stats64"]["rx"]["crc_errors"], d[0]["stats64"]["rx"]["fifo_errors"], d[0]["stats64"]["rx"]["errors"])')" "0 0 0"
+}
+
+# --- What each side refuses. refused_ping FROM DEST WHAT: pings that must not come back.
+refused_ping() {
+	if ip netns exec "$P-$1" ping -c 3 -i 0.2 -W 1 "$2" >/dev/null 2>&1; then
+		fail "$3: $1 -> $2 answered"
+	else
+		log "ok: $3: $1 -> $2 gets no answer"
+	fi
+}
+# g0_rx: "packets crc_errors fifo_errors errors" of the guest's g0.
+g0_rx() {
+	json_get "$(gt_link_stats)" '"%d %d %d %d" % tuple(d[0]["stats64"]["rx"][k] for k in ("packets", "crc_errors", "fifo_errors", "errors"))'
+}
+# refusal_start: the counters now. refusal_expect EXPR WHAT: EXPR (Python, over drops =
+# gregw's drops by reason, gw = gregw's totals, g = g0's rx counters since refusal_start as
+# a dict, u = the guest's ICMP destination unreachables sent since then) becomes true
+# within 30 s.
+refusal_start() {
+	R_G0=$(g0_rx)
+	R_UNREACH=$(gt_snmp Icmp OutDestUnreachs)
+}
+refusal_true() {
+	local now unreach
+	now=$(g0_rx)
+	unreach=$(gt_snmp Icmp OutDestUnreachs)
+	[ "$(python3 - "$1" "$R_G0" "$now" "$R_UNREACH" "$unreach" "$(gw_stats gwa)" <<'PY'
+import json, sys
+expr, g0, now, u0, u1, gw = sys.argv[1:]
+keys = ("packets", "crc_errors", "fifo_errors", "errors")
+g = {k: int(b) - int(a) for k, a, b in zip(keys, g0.split(), now.split())}
+t = json.loads(gw)["total"]
+print(eval(expr, {"g": g, "u": int(u1) - int(u0), "drops": t["drops"], "gw": t}))
+PY
+)" = True ]
+}
+refusal_expect() { # expr what
+	if poll 30 refusal_true "$1"; then
+		log "ok: $2 ($1)"
+	else
+		fail "$2: not within 30 s: $1 (g0 rx now $(g0_rx), was $R_G0; gregw drops $(json_get "$(gw_stats gwa)" '{k: v for k, v in d["total"]["drops"].items() if v}'))"
+	fi
+}
+
+# --- PMTU. tcp_sizes NAME: the largest IP packet (IPv4 total length, or IPv6 payload length
+# plus its 40-byte header) and the largest TCP payload of the capture's data segments, "IP
+# PAYLOAD".
+tcp_sizes() {
+	tcpdump -r "$TMP/$1.pcap" -n -v 'tcp port 9400' 2>/dev/null | awk '
+		/proto TCP/ { match($0, /length [0-9]+\)/); l = substr($0, RSTART + 7, RLENGTH - 8) + 0; if (l > ip) ip = l }
+		/next-header TCP/ { match($0, /payload length: [0-9]+\)/); l = substr($0, RSTART + 16, RLENGTH - 17) + 40; if (l > ip) ip = l }
+		/ > / && /length [0-9]+$/ { n = $NF + 0; if (n > pl) pl = n }
+		END { print ip + 0, pl + 0 }'
+}
+# pmtu_tcp SENDER DEST PATTERN CAP-NS CAP-IFACE WANT WHAT: a 1 MiB verified session (client to
+# DEST, PATTERN push or pull) after the path MTUs learned so far are forgotten; the
+# receiver's capture must hold data segments of exactly WANT bytes and none larger, whose
+# TCP payload is WANT less the IP header, 20 bytes of TCP and 12 of timestamps: the MSS the
+# sender's TCP took from the ICMP error.
+pmtu_tcp() {
+	local sender=$1 dest=$2 pattern=$3 cns=$4 cif=$5 want=$6 what=$7 sizes hdr=52
+	[[ $dest == *:* ]] && hdr=72
+	gt_forget_pmtu
+	# gregw writes the segments it merged into TUN as superpackets, and gwa's kernel would
+	# hand them to the client's veth whole: with segmentation off there, it cuts them first.
+	ip netns exec "$P-gwa" ethtool -K lan-a tso off gso off >/dev/null
+	gt_capture "$cns" "$cif" "tcp port 9400" "$what"
+	tr_client "$P-client" "$dest" --sessions 1 --bytes 1m --pattern "$pattern" --verify --json
+	expect_eq "$what: 1 MiB $pattern verified" "$TR_STATUS $(json_get "$TR_JSON" 'd["complete"] and d["tcp"]["verify"]["mismatches"] == 0')" "0 True"
+	poll 30 pcap_has "$TMP/$what.pcap" "tcp port 9400 and greater $want" 1 || fail "$what: no full-sized segment in the capture"
+	stop_bg "$CAP_PID" TERM tcpdump
+	ip netns exec "$P-gwa" ethtool -K lan-a tso on gso on >/dev/null
+	sizes=$(tcp_sizes "$what")
+	expect_eq "$what: largest IP packet and TCP payload $sender's TCP sends" "$sizes" "$want $((want - hdr))"
+}
