@@ -54,6 +54,28 @@ enum {
 	IPV6_DST_OFF = 24,
 };
 
+/*
+ * IPv6 extension headers (RFC 8200, 4): those with options (hop-by-hop, destination), the
+ * routing and the fragment header share their first two bytes; offsets from their own start.
+ */
+enum {
+	IPV6_EXT_NEXT_OFF = 0, /* next header */
+	IPV6_EXT_LEN_OFF = 1,  /* length in 8-byte units, not counting the first 8 */
+	IPV6_EXT_UNIT = 8,     /* and the fragment header's whole length */
+};
+
+/*
+ * Options of a hop-by-hop or destination options header (RFC 8200, 4.2): type, length,
+ * data; Pad1 is a type byte alone. The type's two high bits say what a node that does not
+ * know it does: 00 skip it, anything else discard the packet.
+ */
+enum {
+	IPV6_OPT_PAD1 = 0,
+	IPV6_OPT_PADN = 1,
+	IPV6_OPT_TUNNEL_LIMIT = 4, /* RFC 2473: one byte, the encapsulations left */
+	IPV6_OPT_ACTION_SHIFT = 6,
+};
+
 /* The IPv6 fragment header (RFC 8200, 4.5): its offsets from its own start. */
 enum {
 	IPV6_FRAG_NEXT_OFF = 0, /* the next header of the packet that was fragmented */

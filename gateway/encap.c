@@ -224,6 +224,35 @@ static enum drop_reason gre_drop(int rc)
 	return DROP_BAD_FLAGS;
 }
 
+/*
+ * The length of an IPv6 destination options header (RFC 8200, 4.6) at p, within len bytes:
+ * the kernel's ip6gre puts one before GRE by default, holding RFC 2473's tunnel
+ * encapsulation limit, which only a tunnel entry point acts on. Options a node that does not
+ * know them may skip (Pad1, PadN and the limit among them) are passed over; one whose type
+ * says to discard the packet is not ours to ignore. Returns -ENODATA when the packet ends
+ * inside the header, -EINVAL when an option runs past it or says to discard.
+ */
+static int dstopts_len(const uint8_t *p, size_t len)
+{
+	size_t hlen, i = 2;
+
+	if (len < IPV6_EXT_UNIT)
+		return -ENODATA;
+	hlen = ((size_t)p[IPV6_EXT_LEN_OFF] + 1) * IPV6_EXT_UNIT;
+	if (len < hlen)
+		return -ENODATA;
+	while (i < hlen) {
+		if (p[i] == IPV6_OPT_PAD1) {
+			i++;
+			continue;
+		}
+		if (hlen - i < 2 || hlen - i - 2 < p[i + 1] || p[i] >> IPV6_OPT_ACTION_SHIFT)
+			return -EINVAL;
+		i += 2 + (size_t)p[i + 1];
+	}
+	return (int)hlen;
+}
+
 enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen, size_t wirelen,
 		       struct decap_result *r)
 {
@@ -248,6 +277,16 @@ enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t cap
 			return DROP_TRUNCATED;
 		if (pkt[IPV6_HLEN + IPV6_FRAG_NEXT_OFF] == IPPROTO_GRE_NUM)
 			return DROP_OUTER_FRAGMENT;
+	}
+	if (outer.family == AF_INET6 && outer.proto == IPPROTO_DSTOPTS) {
+		int olen = dstopts_len(pkt + hlen, outer.tot_len - (size_t)hlen);
+
+		if (olen == -ENODATA)
+			return DROP_TRUNCATED;
+		if (olen < 0)
+			return DROP_BAD_OUTER;
+		outer.proto = pkt[hlen + IPV6_EXT_NEXT_OFF];
+		hlen += olen;
 	}
 	if (outer.proto != IPPROTO_GRE_NUM)
 		return DROP_BAD_OUTER;

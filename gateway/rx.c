@@ -54,15 +54,17 @@ static void if_skip(struct filter *f, uint32_t k, uint8_t skip)
  * Accepts IPv4 or IPv6 GRE addressed to local, and its fragments; everything else stays out
  * of the ring. The source is checked in userspace, so that GRE from an unknown peer is
  * counted, not unseen; so are fragments (outer_fragment): an IPv4 fragment names GRE in its
- * header, an IPv6 one in the fragment header that follows the fixed header. The EtherType
- * (the socket takes every protocol: rx_open), the version, the protocol, then the destination
- * a word at a time (one for IPv4, four for IPv6); the last instruction drops.
+ * header, an IPv6 one in the fragment header that follows the fixed header. IPv6 GRE may
+ * also follow a destination options header (the kernel's ip6gre sends one by default),
+ * whose next header is at the same offset as the fragment header's. The EtherType (the
+ * socket takes every protocol: rx_open), the version, the protocol, then the destination a
+ * word at a time (one for IPv4, four for IPv6); the last instruction drops.
  */
 static int attach_filter(int fd, int family, const uint8_t *local)
 {
 	unsigned words = ip_addr_len(family) / 4;
-	struct sock_filter insn[12 + 2 * 4];
-	struct filter f = { .insn = insn, .len = 9 + 2 * words + (family == AF_INET6 ? 3 : 0) };
+	struct sock_filter insn[9 + 2 * 4 + 4];
+	struct filter f = { .insn = insn, .len = 9 + 2 * words + (family == AF_INET6 ? 4 : 0) };
 	struct sock_fprog prog = { .len = (unsigned short)f.len, .filter = insn };
 
 	stmt(&f, BPF_LD | BPF_H | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_PROTOCOL));
@@ -72,9 +74,10 @@ static int attach_filter(int fd, int family, const uint8_t *local)
 	or_drop(&f, family == AF_INET6 ? 0x60 : 0x40);
 	stmt(&f, BPF_LD | BPF_B | BPF_ABS, ip_proto_off(family));
 	if (family == AF_INET6) {
-		if_skip(&f, IPPROTO_GRE_NUM, 3);
-		or_drop(&f, IPPROTO_FRAGMENT);
-		stmt(&f, BPF_LD | BPF_B | BPF_ABS, IPV6_HLEN + IPV6_FRAG_NEXT_OFF);
+		if_skip(&f, IPPROTO_GRE_NUM, 4);
+		if_skip(&f, IPPROTO_FRAGMENT, 1);
+		or_drop(&f, IPPROTO_DSTOPTS);
+		stmt(&f, BPF_LD | BPF_B | BPF_ABS, IPV6_HLEN + IPV6_EXT_NEXT_OFF);
 	}
 	or_drop(&f, IPPROTO_GRE_NUM);
 	for (unsigned w = 0; w < words; w++) {

@@ -32,12 +32,9 @@ enum {
 	ETHERTYPE_QINQ_ = 0x88a8,
 };
 
-/* IPv6 extension headers (RFC 8200, 4): the ones the decoder walks share their first bytes. */
+/* The IPv6 fragment header beyond what common/inet.h names (RFC 8200, 4.5). */
 enum {
-	IPV6_EXT_NEXT_OFF = 0,	  /* next header */
-	IPV6_EXT_LEN_OFF = 1,	  /* length in 8-byte units, not counting the first 8 */
-	IPV6_EXT_UNIT = 8,	  /* and the fragment header's whole length */
-	IPV6_FRAG_OFFSET_OFF = 2, /* fragment header: offset (high 13 bits), M flag (bit 0) */
+	IPV6_FRAG_OFFSET_OFF = 2, /* offset (high 13 bits), M flag (bit 0) */
 	IPV6_FRAG_OFFMASK = 0xfff8,
 };
 

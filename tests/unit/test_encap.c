@@ -232,31 +232,37 @@ static void fix_ipv4(uint8_t *o)
 /* Each row changes one thing of a good packet and names the reason it must be dropped for. */
 enum mutation {
 	M_NONE,
-	M_CAPLEN_SHORT,	 /* the ring holds less than the wire had */
-	M_CUT_GRE,	 /* outer length ends inside the GRE header */
-	M_CUT_OPTIONS,	 /* outer length ends inside the GRE options */
-	M_EMPTY,	 /* outer length ends with the outer header: no GRE at all */
-	M_IP_CSUM,	 /* outer IPv4 header checksum wrong */
-	M_IP_PROTO,	 /* outer protocol is not GRE */
-	M_IP_VERSION,	 /* outer version nibble 5 */
-	M_MF,		 /* outer more-fragments */
-	M_FRAG_OFFSET,	 /* outer fragment offset */
-	M_V6_FRAG,	 /* an IPv6 fragment header naming GRE after the fixed header */
-	M_V6_FRAG_UDP,	 /* an IPv6 fragment header naming UDP */
-	M_V6_FRAG_CUT,	 /* next header 44, but the packet ends before the fragment header does */
-	M_SRC,		 /* outer source is not the peer */
-	M_DST,		 /* outer destination is not us */
-	M_GRE_VERSION,	 /* GRE version 1 */
-	M_GRE_ROUTING,	 /* GRE R bit */
-	M_GRE_RESERVED,	 /* GRE reserved bit 12 */
-	M_KEY_VALUE,	 /* key differs */
-	M_PROTO_ARP,	 /* payload EtherType 0x0806 */
-	M_PAYLOAD,	 /* one payload byte flipped (breaks the GRE checksum) */
-	M_INNER_GARBAGE, /* inner version nibble 0 */
-	M_INNER_LONGER,	 /* inner total length beyond the payload */
-	M_INNER_FAMILY,	 /* GRE says IPv6, the payload is IPv4 */
-	M_PAD,		 /* bytes after the outer packet (Ethernet padding): ignored */
-	M_INNER_PAD,	 /* GRE payload longer than the inner packet: trimmed to it */
+	M_CAPLEN_SHORT, /* the ring holds less than the wire had */
+	M_CUT_GRE,	/* outer length ends inside the GRE header */
+	M_CUT_OPTIONS,	/* outer length ends inside the GRE options */
+	M_EMPTY,	/* outer length ends with the outer header: no GRE at all */
+	M_IP_CSUM,	/* outer IPv4 header checksum wrong */
+	M_IP_PROTO,	/* outer protocol is not GRE */
+	M_IP_VERSION,	/* outer version nibble 5 */
+	M_MF,		/* outer more-fragments */
+	M_FRAG_OFFSET,	/* outer fragment offset */
+	M_V6_FRAG,	/* an IPv6 fragment header naming GRE after the fixed header */
+	M_V6_FRAG_UDP,	/* an IPv6 fragment header naming UDP */
+	M_V6_FRAG_CUT,	/* next header 44, but the packet ends before the fragment header does */
+	M_V6_DSTOPT,	/* the kernel's ip6gre: a destination options header with the limit */
+	M_V6_DSTOPT_16, /* 16 bytes of options: one unknown that may be skipped, PadN */
+	M_V6_DSTOPT_DISCARD, /* an unknown option whose type says to discard the packet */
+	M_V6_DSTOPT_OVERRUN, /* an option longer than the header */
+	M_V6_DSTOPT_CUT,     /* the packet ends inside the options header */
+	M_V6_DSTOPT_UDP,     /* the options header names UDP */
+	M_SRC,		     /* outer source is not the peer */
+	M_DST,		     /* outer destination is not us */
+	M_GRE_VERSION,	     /* GRE version 1 */
+	M_GRE_ROUTING,	     /* GRE R bit */
+	M_GRE_RESERVED,	     /* GRE reserved bit 12 */
+	M_KEY_VALUE,	     /* key differs */
+	M_PROTO_ARP,	     /* payload EtherType 0x0806 */
+	M_PAYLOAD,	     /* one payload byte flipped (breaks the GRE checksum) */
+	M_INNER_GARBAGE,     /* inner version nibble 0 */
+	M_INNER_LONGER,	     /* inner total length beyond the payload */
+	M_INNER_FAMILY,	     /* GRE says IPv6, the payload is IPv4 */
+	M_PAD,		     /* bytes after the outer packet (Ethernet padding): ignored */
+	M_INNER_PAD,	     /* GRE payload longer than the inner packet: trimmed to it */
 };
 
 struct drop_row {
@@ -320,6 +326,37 @@ static void mutate(uint8_t *o, size_t *len, size_t *cap, int family, const struc
 		*len = *cap = m == M_V6_FRAG_CUT ? IPV6_HLEN + 4 : *len + IPV6_FRAG_HLEN;
 		store_be16(o + IPV6_PLEN_OFF, (uint16_t)(*len - IPV6_HLEN));
 		break;
+	case M_V6_DSTOPT:
+	case M_V6_DSTOPT_16:
+	case M_V6_DSTOPT_DISCARD:
+	case M_V6_DSTOPT_OVERRUN:
+	case M_V6_DSTOPT_CUT:
+	case M_V6_DSTOPT_UDP: {
+		/* As the kernel sends it: the limit (4 left), then PadN of one byte. */
+		uint8_t opt[16] = {
+			IPPROTO_GRE_NUM, 0, IPV6_OPT_TUNNEL_LIMIT, 1, 4, IPV6_OPT_PADN, 1, 0
+		};
+		size_t olen = m == M_V6_DSTOPT_16 ? 16 : 8;
+
+		if (m == M_V6_DSTOPT_16) {
+			static const uint8_t more[14] = { 0x1e, 4, 1, 2, 3, 4, IPV6_OPT_PADN, 6 };
+
+			opt[IPV6_EXT_LEN_OFF] = 1;
+			memcpy(opt + 2, more, sizeof(more));
+		}
+		if (m == M_V6_DSTOPT_DISCARD)
+			opt[2] = 0x44;
+		if (m == M_V6_DSTOPT_OVERRUN)
+			opt[3] = 5;
+		if (m == M_V6_DSTOPT_UDP)
+			opt[IPV6_EXT_NEXT_OFF] = IPPROTO_UDP;
+		memmove(o + IPV6_HLEN + olen, o + IPV6_HLEN, *len - IPV6_HLEN);
+		memcpy(o + IPV6_HLEN, opt, olen);
+		o[IPV6_NEXT_OFF] = IPPROTO_DSTOPTS;
+		*len = *cap = m == M_V6_DSTOPT_CUT ? IPV6_HLEN + 4 : *len + olen;
+		store_be16(o + IPV6_PLEN_OFF, (uint16_t)(*len - IPV6_HLEN));
+		break;
+	}
 	case M_SRC: /* the address's last byte */
 		o[ip_src_off(family) + alen - 1] ^= 0x40;
 		break;
@@ -397,6 +434,14 @@ static const struct drop_row drop_rows[] = {
 	{ "outer v6 fragment header", AF_INET6, ALL, SAME, M_V6_FRAG, DROP_OUTER_FRAGMENT },
 	{ "outer v6 fragment of UDP", AF_INET6, 0, SAME, M_V6_FRAG_UDP, DROP_BAD_OUTER },
 	{ "outer v6 fragment header cut", AF_INET6, 0, SAME, M_V6_FRAG_CUT, DROP_TRUNCATED },
+	{ "v6 destination options: the limit", AF_INET6, ALL, SAME, M_V6_DSTOPT, DROP_NONE },
+	{ "v6 destination options: 16 bytes", AF_INET6, 0, SAME, M_V6_DSTOPT_16, DROP_NONE },
+	{ "v6 destination option to discard", AF_INET6, 0, SAME, M_V6_DSTOPT_DISCARD,
+	  DROP_BAD_OUTER },
+	{ "v6 destination option overruns", AF_INET6, 0, SAME, M_V6_DSTOPT_OVERRUN,
+	  DROP_BAD_OUTER },
+	{ "v6 destination options cut", AF_INET6, 0, SAME, M_V6_DSTOPT_CUT, DROP_TRUNCATED },
+	{ "v6 destination options of UDP", AF_INET6, 0, SAME, M_V6_DSTOPT_UDP, DROP_BAD_OUTER },
 	{ "unknown source", AF_INET, 0, SAME, M_SRC, DROP_UNKNOWN_PEER },
 	{ "unknown source v6", AF_INET6, 0, SAME, M_SRC, DROP_UNKNOWN_PEER },
 	{ "not our address", AF_INET, 0, SAME, M_DST, DROP_UNKNOWN_PEER },
@@ -441,8 +486,10 @@ static void test_drops(void)
 		CHECK_ROW(got == d->want, d->name);
 		if (got != d->want)
 			fprintf(stderr, "  got %s, want %s\n", drop_name(got), drop_name(d->want));
-		if ((d->m == M_PAD || d->m == M_INNER_PAD) && got == DROP_NONE)
-			CHECK_ROW(r.inner_len == 92, d->name);
+		if ((d->m == M_PAD || d->m == M_INNER_PAD || d->m == M_V6_DSTOPT ||
+		     d->m == M_V6_DSTOPT_16) &&
+		    got == DROP_NONE)
+			CHECK_ROW(r.inner_len == 92 && r.inner[0] >> 4 == 4, d->name);
 	}
 }
 
