@@ -7,7 +7,7 @@
 #   guest_sh 'CMD'                            run CMD in the guest: its output, its status
 #   guest_stop                                poweroff, wait for qemu's exit, remove the TAPs
 #
-# The guest runs SETUP (a file, busybox sh) at boot, after naming its NICs: guest_nic MAC
+# The guest runs SETUP (a file, sourced by bash) at boot, after naming its NICs: guest_nic MAC
 # NAME in SETUP renames the NIC with that MAC. qemu runs in VMNS (a namespace of the test's
 # prefix) with one TAP device per NIC, made there and moved, once qemu holds it, to NS as
 # IFNAME. Its console (ttyS0) goes to $GUEST_DIR/console.log, kept as build/guest/logs/TEST.log
