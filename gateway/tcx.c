@@ -23,8 +23,8 @@ enum {
 	TCX_VERDICT_NEXT = -1,	 /* TCX_NEXT: on to other programs, then the stack */
 	TCX_VERDICT_DROP = 2,	 /* TCX_DROP */
 	ETH_TYPE_OFF = 2 * ETH_ALEN,
-	TCX_INSNS_MAX = 5 + 2 * 2 * 4 + 4, /* the checks up to the protocol, two words a compare
-					       * of IPv6's addresses, the two tails */
+	/* The longest program, IPv6's: 1 + 2 + 2 + 3 + 2 * 2 * 4 + 2 + 2 (tcx_gre_drop_attach). */
+	TCX_INSNS_MAX = 28,
 };
 
 /* r0 = the word at off; unless it is want, to the "next" tail at index next. */
@@ -39,9 +39,10 @@ int tcx_gre_drop_attach(int ifindex, int family, const uint8_t *local, const uin
 {
 	bool v6 = family == AF_INET6;
 	unsigned words = v6 ? 4 : 1, n = 0;
-	/* Checks: the EtherType, the protocol, the source's words, the destination's; then
+	/* Checks: the EtherType, the protocol (over IPv6 also 47 behind a destination options
+	 * header, as decap takes it: three more), the source's words, the destination's; then
 	 * the two tails, drop and next. */
-	unsigned next = 1 + 2 + 2 + 2 * 2 * words + 2;
+	unsigned next = 1 + 2 + 2 + (v6 ? 3 : 0) + 2 * 2 * words + 2;
 	struct bpf_insn p[TCX_INSNS_MAX];
 	union bpf_attr attr;
 	int prog, link;
@@ -52,6 +53,12 @@ int tcx_gre_drop_attach(int ifindex, int family, const uint8_t *local, const uin
 			    (int16_t)(next - n - 1));
 	n++;
 	p[n++] = EBPF_LD_ABS(BPF_B, ETH_HLEN + ip_proto_off(family));
+	if (v6) {
+		p[n++] = EBPF_JMP_IMM(BPF_JEQ, BPF_REG_0, IPPROTO_GRE_NUM, 3);
+		p[n] = EBPF_JMP_IMM(BPF_JNE, BPF_REG_0, IPPROTO_DSTOPTS, (int16_t)(next - n - 1));
+		n++;
+		p[n++] = EBPF_LD_ABS(BPF_B, ETH_HLEN + IPV6_HLEN + IPV6_EXT_NEXT_OFF);
+	}
 	p[n] = EBPF_JMP_IMM(BPF_JNE, BPF_REG_0, IPPROTO_GRE_NUM, (int16_t)(next - n - 1));
 	n++;
 	for (unsigned w = 0; w < words; w++)

@@ -10,10 +10,10 @@
 #include <stdint.h>
 
 /*
- * Loads the drop of GRE (IP protocol 47, fragments too) from remote to local (4 or 16 bytes
- * each of family, network order) and attaches it at ingress of ifindex. Returns the link's
- * fd, to keep open while the gateway runs, or -errno (EINVAL or ENOTSUPP from a kernel
- * without tcx). Setup only, main thread.
+ * Loads the drop of GRE (IP protocol 47, fragments too; over IPv6 also behind a destination
+ * options header) from remote to local (4 or 16 bytes each of family, network order) and
+ * attaches it at ingress of ifindex. Returns the link's fd, to keep open while the gateway
+ * runs, or -errno (EINVAL or ENOTSUPP from a kernel without tcx). Setup only, main thread.
  */
 int tcx_gre_drop_attach(int ifindex, int family, const uint8_t *local, const uint8_t *remote);
 

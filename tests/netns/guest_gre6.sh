@@ -30,10 +30,20 @@ NOLIMIT=(encaplimit none)
 interop_case ip6gre -- "${NOLIMIT[@]}" -- --no-key --no-seq --no-csum
 gw_stop gwa
 # The kernel's default encapsulation limit (4): a destination options header before GRE, 8
-# bytes that its g0's MTU leaves room for; gregw is given the same MTU.
+# bytes that its g0's MTU leaves room for; gregw is given the same MTU. gwa's IP stack must
+# take none of the kernel's GRE up: gregw's drop at tc ingress knows the header too. What
+# it delivers locally then is ICMPv6 alone (neighbour discovery): Ip6InDelivers less
+# Icmp6InMsgs stays put.
+# shellcheck disable=SC2016 # awk's fields, not the shell's
+stack_gre() {
+	ip netns exec "$P-gwa" awk '$1 == "Ip6InDelivers" { d = $2 } $1 == "Icmp6InMsgs" { i = $2 } END { print d - i }' /proc/net/snmp6
+}
+s0=$(stack_gre)
 interop_case ip6gre-key-seq-csum-limit --key 7 --seq --csum --workers 1 --mtu 1436 -- key 7 iseq oseq icsum ocsum -- \
 	--key 7 --seq --csum
 a=$(gw_stats gwa)
+expect_eq "ip6gre-key-seq-csum-limit: gregw's drop at tc ingress in force; gwa's stack delivered none of the kernel's GRE" \
+	"$(json_get "$a" 'd["config"]["ingress_drop"]') $(($(stack_gre) - s0))" "tcx 0"
 expect_eq "ip6gre-key-seq-csum-limit: gregw received numbered packets, none lost, reordered or duplicated" \
 	"$(json_get "$a" 'd["total"]["seq_packets"] > 0 and d["seq"]["lost"] == 0 and d["total"]["seq_reordered"] == 0 and d["total"]["seq_duplicate"] == 0')" "True"
 # Next header 60 (destination options) in the fixed header, 47 (GRE) in the options header,
