@@ -212,7 +212,7 @@ ENCAP=gre
 # same MTU on both, DF pings of the tunnel MTU both ways with IPv4 and IPv6 inside, verified
 # transfers both ways, the wire audit clean both ways, no drop or error on either side.
 interop_case() {
-	local what=$1 mtu
+	local what=$1 mtu t0=$SECONDS
 	shift
 	local gargs=() kargs=() wargs=()
 	while [ "$1" != -- ]; do gargs+=("$1"); shift; done
@@ -237,6 +237,7 @@ interop_case() {
 	expect_eq "$what: gregw dropped nothing" "$(json_get "$(gw_stats gwa)" 'd["total"]["dropped"]')" "0"
 	expect_eq "$what: g0 rx errors (crc, fifo, all)" \
 		"$(json_get "$(gt_link_stats)" '"%d %d %d" % (d[0]["stats64"]["rx"]["crc_errors"], d[0]["stats64"]["rx"]["fifo_errors"], d[0]["stats64"]["rx"]["errors"])')" "0 0 0"
+	log "$what: $((SECONDS - t0)) s"
 }
 
 # --- What each side refuses. refused_ping FROM DEST WHAT: pings that must not come back.
