@@ -21,6 +21,7 @@
 #include "log.h"
 #include "netaddr.h"
 #include "pattern.h"
+#include "ping.h"
 #include "sigfd.h"
 #include "thread.h"
 
@@ -414,6 +415,12 @@ static bool probe_congestion(const struct client_cfg *c, char *name, size_t size
 	return ok;
 }
 
+/* Only ping probes: nothing for the server to do or count. */
+static bool ping_only(const struct client_cfg *c)
+{
+	return c->icmp && !c->sessions && !c->rr;
+}
+
 static int setup(struct client *cl, const struct client_cfg *c)
 {
 	int cpus[TRAFFIC_MAX_THREADS], ncpus;
@@ -498,6 +505,7 @@ static void teardown(struct client *cl)
 	free(cl->have_result);
 	free(cl->udp_results);
 	free(cl->have_udp_result);
+	ping_close(cl);
 	pthread_mutex_destroy(&cl->rr_lock);
 	free(cl);
 }
@@ -520,7 +528,7 @@ static int start_threads(struct client *cl)
 /* CPU of the client's own threads: each worker's as it ended, the probes', and ours. */
 static uint64_t threads_cpu_ns(const struct client *cl)
 {
-	uint64_t sum = clock_thread_cpu_ns() + cl->rr_cpu_ns;
+	uint64_t sum = clock_thread_cpu_ns() + cl->rr_cpu_ns + ping_cpu_ns(cl);
 
 	for (unsigned i = 0; i < cl->nthreads; i++)
 		sum += cl->t[i].cpu_ns;
@@ -606,17 +614,23 @@ int client_run(const struct client_cfg *c)
 		teardown(cl);
 		return 1;
 	}
+	/* A host that refuses ping sockets is found out before the test; ping_open says why. */
+	if (c->icmp && ping_open(cl)) {
+		teardown(cl);
+		return 1;
+	}
 	sig_fd = sigfd_open(SIGFD_PIPE | SIGFD_NONBLOCK);
 
-	/* The server's CPU before the test; a server we cannot ask is found out right here. */
-	rc = ctlc_cpu(cl, &cl->server_cpu_start, 0);
+	/* The server's CPU before the test; a server we cannot ask is found out right here.
+	 * Ping probes alone need no server: the host's kernel answers them. */
+	rc = ping_only(c) ? 0 : ctlc_cpu(cl, &cl->server_cpu_start, 0);
 	if (rc) {
 		log_warnx("%s port %u: %s", c->host, c->port, strerror(-rc));
 		close(sig_fd);
 		teardown(cl);
 		return 1;
 	}
-	cl->have_server_cpu = true;
+	cl->have_server_cpu = !ping_only(c);
 	cl->t0_ns = clock_mono_ns();
 	cl->measure_ns = cl->t0_ns + c->warmup_ms * NSEC_PER_MSEC;
 	/* By bytes there is no deadline, unless churn repeats connections for --time. */
@@ -627,6 +641,8 @@ int client_run(const struct client_cfg *c)
 	cpu0 = threads_cpu_ns(cl);
 	if (c->rr && rr_start(cl))
 		log_warnx("cannot start the latency probes");
+	if (c->icmp && ping_start(cl))
+		log_warnx("cannot start the ping probes");
 	rc = start_threads(cl);
 	if (rc)
 		log_warnx("cannot start threads: %s", strerror(-rc));
@@ -636,24 +652,29 @@ int client_run(const struct client_cfg *c)
 			pthread_join(cl->t[i].thread, NULL);
 	}
 	cl->end_ns = clock_mono_ns();
-	if (!c->sessions && c->rr) {
-		/* Probes alone run for the test's time; the main thread waits it out. */
-		while (!stopping(cl) && clock_mono_ns() < cl->deadline_ns) {
-			struct pollfd pfd = { .fd = sig_fd, .events = POLLIN };
+	if (c->sessions)
+		ping_load_over(cl);
+	/* Probes alone run for the test's time, ping probes for their count (beside a load,
+	 * until their last replies are in, CL_ICMP_WAIT_MS at most): the main thread waits them
+	 * out, and a signal ends them. */
+	while (!stopping(cl) &&
+	       ((!c->sessions && c->rr && clock_mono_ns() < cl->deadline_ns) || !ping_done(cl))) {
+		struct pollfd pfd = { .fd = sig_fd, .events = POLLIN };
 
-			if (poll(&pfd, 1, CL_POLL_MAX_MS) > 0)
-				interrupt(cl);
-		}
-		cl->end_ns = clock_mono_ns();
+		if (poll(&pfd, 1, CL_TICK_MS) > 0)
+			interrupt(cl);
 	}
+	if (!c->sessions && (c->rr || c->icmp))
+		cl->end_ns = clock_mono_ns();
 	__atomic_store_n(&cl->stop, 1, __ATOMIC_RELAXED);
 	rr_join(cl);
+	ping_join(cl);
 	cl->client_cpu_ns = threads_cpu_ns(cl) - cpu0;
 	/* After a stop signal the server's side gets what is left of CL_STOP_WAIT_MS: a server
 	 * whose path is gone would otherwise hold the stop for the connect and receive
 	 * timeouts of every request. */
 	until = cl->interrupted ? cl->stop_ns + (uint64_t)CL_STOP_WAIT_MS * NSEC_PER_MSEC : 0;
-	rc = ctlc_cpu(cl, &cl->server_cpu_end, until);
+	rc = ping_only(c) ? -ENOTCONN : ctlc_cpu(cl, &cl->server_cpu_end, until);
 	if (rc)
 		cl->have_server_cpu = false;
 	if (rc != -ETIME && c->sessions && !c->udp)

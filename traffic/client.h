@@ -1,7 +1,8 @@
 /*
  * tunbed-traffic client: N TCP sessions over T epoll threads (push, pull or duplex, by time
  * or by bytes, paced or not, verified or not), UDP sessions at a paced rate, and
- * request/response latency probes on their own connection, alone or under load; per-interval
+ * request/response latency probes on their own connection and ICMP echo probes (ping.h),
+ * alone or under load; per-interval
  * and final reports through one emitter (report.h).
  */
 #ifndef TUNBED_TR_CLIENT_H
@@ -45,7 +46,11 @@ struct client_cfg {
 	bool rr;
 	uint32_t rr_rate; /* probes per second; 0: back to back */
 	uint32_t rr_size;
-	uint64_t interval_ms; /* 0: no interval reports */
+	bool icmp;		   /* ping probes (ping.h) */
+	uint32_t icmp_count;	   /* alone: how many; beside a load: at most */
+	uint64_t icmp_interval_ms; /* between two */
+	uint32_t icmp_size;	   /* payload bytes after the ICMP header, as ping -s */
+	uint64_t interval_ms;	   /* 0: no interval reports */
 	enum client_output output;
 	bool any_address; /* --any-address: HOST may lie outside the benchmarking ranges */
 };

@@ -1,5 +1,5 @@
 /*
- * The client's state, shared by its modules (client.c, udp.c, rr.c, ctlc.c, report.c). Each
+ * The client's state, shared by its modules (client.c, udp.c, rr.c, ping.c, ctlc.c, report.c). Each
  * session and thread is written by its own thread; the main thread reads counters with
  * relaxed loads for interval reports and everything once the threads are done.
  */
@@ -94,6 +94,7 @@ struct client {
 	uint64_t rr_cpu_ns;
 	int rr_error;
 	uint64_t rr_sent;
+	struct ping *ping; /* ICMP echo probes (ping.c); NULL without --icmp */
 	/* server side, from the control connection */
 	bool have_server_cpu;
 	uint64_t server_cpu_start, server_cpu_end;

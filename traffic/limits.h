@@ -21,6 +21,8 @@ enum traffic_limits {
 	TRAFFIC_SOCKBUF_MAX = 1 << 30,	  /* and 1 GiB: far above any tcp_wmem/tcp_rmem */
 	TRAFFIC_UDP_SIZE_MAX = 65507,	  /* --size: the largest UDP payload over IPv4 */
 	TRAFFIC_RR_RATE_MAX = 1000000,	  /* --rr-rate: probes per second */
+	TRAFFIC_ICMP_COUNT_MAX = 100000,  /* --icmp-count: 5.5 hours at ping's 0.2 s */
+	TRAFFIC_ICMP_INTERVAL_MAX_S = 60, /* --icmp-interval, from 1 ms (a probe thread's tick) */
 	PROTO_RR_MAX = 65536,		  /* --rr-size: a probe of 64 KiB at most */
 	TRAFFIC_PACE_QUANTUM = 1500,	  /* a paced sender waits until an Ethernet MTU may go */
 	TRAFFIC_CONNECT_TIMEOUT_S = 5,	  /* blocking control and probe connections (conn.c) */
@@ -43,6 +45,8 @@ enum traffic_limits {
 				      * milliseconds, one whose path is gone never, and a stop
 				      * must not wait out the 5 s timeouts of every request */
 	CL_REPORT_SESSIONS_MAX = 64, /* an interval report lists each session up to this many */
+	CL_ICMP_WAIT_MS = 1000,	     /* after the last ping probe, for the replies still out:
+				      * ping(8)'s -W 1; a reply later than this is lost */
 
 	/* The server (server.c, results.c). */
 	SRV_SCRATCH = 1 << 20,	  /* largest read or write a connection does at once */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "icmp.h"
 #include "limits.h"
 #include "log.h"
 #include "opt.h"
@@ -38,6 +39,10 @@ enum {
 	O_RR,
 	O_RR_RATE,
 	O_RR_SIZE,
+	O_ICMP,
+	O_ICMP_COUNT,
+	O_ICMP_INTERVAL,
+	O_ICMP_SIZE,
 	O_INTERVAL,
 	O_JSON,
 	O_JSON_STREAM,
@@ -69,6 +74,10 @@ static const struct option opts[] = {
 	{ "rr", no_argument, NULL, O_RR },
 	{ "rr-rate", required_argument, NULL, O_RR_RATE },
 	{ "rr-size", required_argument, NULL, O_RR_SIZE },
+	{ "icmp", no_argument, NULL, O_ICMP },
+	{ "icmp-count", required_argument, NULL, O_ICMP_COUNT },
+	{ "icmp-interval", required_argument, NULL, O_ICMP_INTERVAL },
+	{ "icmp-size", required_argument, NULL, O_ICMP_SIZE },
 	{ "interval", required_argument, NULL, O_INTERVAL },
 	{ "json", no_argument, NULL, O_JSON },
 	{ "json-stream", no_argument, NULL, O_JSON_STREAM },
@@ -124,6 +133,13 @@ static void usage(void)
 	       "                       --sessions: latency under load; alone: idle latency\n"
 	       "  --rr-rate N          probes per second (default 100; 0: back to back)\n"
 	       "  --rr-size S          probe size in bytes, 16 to 65536 (default 64)\n"
+	       "  --icmp               ICMP echo probes (ping), answered by HOST's kernel: alone,\n"
+	       "                       --icmp-count of them; with --sessions, beside the load\n"
+	       "                       from the end of the warm-up until it ends (unprivileged\n"
+	       "                       ping sockets: net.ipv4.ping_group_range)\n"
+	       "  --icmp-count N       probes, 1 to %d (default 100)\n"
+	       "  --icmp-interval S    seconds between probes, 0.001 to 60 (default 0.2)\n"
+	       "  --icmp-size S        payload bytes, as ping -s: 16 to %d (default 56)\n"
 	       "client, output:\n"
 	       "  --interval S         a report every S seconds (0.1 to 3600)\n"
 	       "  --json               one JSON document at the end (docs/traffic.md)\n"
@@ -135,7 +151,7 @@ static void usage(void)
 	       "\n"
 	       "Exit status: 0 done; 1 a session failed, data did not verify, or the test was\n"
 	       "interrupted (partial results are still printed); 2 bad usage.\n",
-	       TRAFFIC_DEFAULT_PORT, PROTO_MAX_SESSIONS);
+	       TRAFFIC_DEFAULT_PORT, PROTO_MAX_SESSIONS, TRAFFIC_ICMP_COUNT_MAX, ICMP_PAYLOAD_MAX);
 }
 
 static int seconds(const char *opt, const char *v, double min, double max, uint64_t *ms)
@@ -269,6 +285,21 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 			return opt_bad(name, v, "expected 16 to 65536");
 		c->rr_size = (uint32_t)n;
 		return 0;
+	case O_ICMP:
+		c->icmp = true;
+		return 0;
+	case O_ICMP_COUNT:
+		if (parse_u64(v, 1, TRAFFIC_ICMP_COUNT_MAX, &n))
+			return opt_bad(name, v, "expected 1 to 100000");
+		c->icmp_count = (uint32_t)n;
+		return 0;
+	case O_ICMP_INTERVAL:
+		return seconds(name, v, 0.001, TRAFFIC_ICMP_INTERVAL_MAX_S, &c->icmp_interval_ms);
+	case O_ICMP_SIZE:
+		if (parse_u64(v, ICMP_PROBE_HLEN, ICMP_PAYLOAD_MAX, &n))
+			return opt_bad(name, v, "expected 16 to 65499");
+		c->icmp_size = (uint32_t)n;
+		return 0;
 	case O_JSON:
 		c->output = OUT_JSON;
 		return 0;
@@ -298,6 +329,9 @@ static void defaults(struct options *o)
 	o->client.udp_size = 1400;
 	o->client.rr_rate = 100;
 	o->client.rr_size = 64;
+	o->client.icmp_count = 100;
+	o->client.icmp_interval_ms = 200;
+	o->client.icmp_size = ICMP_PAYLOAD_DEFAULT;
 }
 
 /*
@@ -349,10 +383,20 @@ static int check(struct options *o, const bool *given)
 			  "or --shutdown");
 		return -EINVAL;
 	}
-	if (!given[O_SESSIONS - O_PORT] && c->rr)
+	for (int id = O_ICMP_COUNT; id <= O_ICMP_SIZE; id++) {
+		if (given[id - O_PORT] && !c->icmp) {
+			log_warnx("--%s needs --icmp", opts[id - O_PORT].name);
+			return -EINVAL;
+		}
+	}
+	if (!given[O_SESSIONS - O_PORT] && (c->rr || c->icmp))
 		c->sessions = 0;
 	else if (!c->sessions)
 		c->sessions = 1;
+	if (c->icmp && !c->rr && c->bytes && !c->sessions) {
+		log_warnx("--icmp alone sends --icmp-count probes: no --bytes");
+		return -EINVAL;
+	}
 	if (c->rr && c->bytes && !c->sessions) {
 		log_warnx("--rr alone runs for --time, not --bytes");
 		return -EINVAL;

@@ -18,6 +18,7 @@
 #include "jout.h"
 #include "log.h"
 #include "parse.h"
+#include "ping.h"
 
 static json_t *intervals; /* --json: kept for the final document */
 
@@ -430,6 +431,8 @@ static void final_text(const json_t *d)
 			       json_number_value(json_object_get(rr, lat[i].key)));
 		printf(" ms\n");
 	}
+	if (json_object_get(d, "icmp"))
+		ping_text(json_object_get(d, "icmp"));
 	printf("  cpu      client %.2f s", json_number_value(json_object_get(cpu, "client_s")));
 	if (json_object_get(cpu, "client_s_per_gb"))
 		printf(" (%.2f s/GB)", json_number_value(json_object_get(cpu, "client_s_per_gb")));
@@ -496,6 +499,7 @@ int report_final(struct client *cl)
 	jout_str(cfg, "shutdown", c->rst ? "rst" : "graceful");
 	jout_bool(cfg, "churn", c->churn);
 	jout_bool(cfg, "rr", c->rr);
+	jout_bool(cfg, "icmp", c->icmp);
 	jout_set(d, "config", cfg);
 	jout_real(d, "measured_s", span);
 	/* CLOCK_MONOTONIC is one clock for every namespace of the machine: a runner sampling
@@ -522,6 +526,10 @@ int report_final(struct client *cl)
 			errs = errors_json(cl, &failed);
 			json_object_set_new(d, "errors", errs);
 		}
+	}
+	if (c->icmp) {
+		jout_set(d, "icmp", ping_json(cl));
+		ok = ok && !ping_error(cl);
 	}
 	jout_real(cpu, "client_s", clock_secs(cl->client_cpu_ns));
 	if (total)
@@ -552,8 +560,10 @@ int report_final(struct client *cl)
 		final_text(d);
 	else
 		jout_dump(stdout, d, c->output == OUT_JSON ? JOUT_PRETTY : 0);
-	if (!ok)
+	if (!ok && json_array_size(errs))
 		error_line(cl, errs);
+	else if (!ok && ping_error(cl))
+		log_warnx("%s: ping probes: %s", c->host, strerror(ping_error(cl)));
 	json_decref(d);
 	return ok && !interrupted ? 0 : 1;
 }

@@ -242,6 +242,57 @@ static void test_cpus(void)
 	CHECK_STR(err_line, "");
 }
 
+/* The ping probes: their defaults, their values, and the one line each mistake gets. */
+static void test_icmp(void)
+{
+	/* Automatic, not static: the argument lists are compound literals. */
+	const struct {
+		const char *name;
+		const char *const *args;
+		const char *line;
+	} bad[] = {
+		{ "count 0", ARGS("client", "198.18.1.2", "--icmp", "--icmp-count", "0"),
+		  "tunbed-traffic: bad value '0' for --icmp-count: expected 1 to 100000\n" },
+		{ "count 100001", ARGS("client", "198.18.1.2", "--icmp", "--icmp-count", "100001"),
+		  "tunbed-traffic: bad value '100001' for --icmp-count: expected 1 to 100000\n" },
+		{ "interval 0", ARGS("client", "198.18.1.2", "--icmp", "--icmp-interval", "0"),
+		  "tunbed-traffic: bad value '0' for --icmp-interval: expected seconds from 0.001 "
+		  "to "
+		  "60\n" },
+		{ "size 15", ARGS("client", "198.18.1.2", "--icmp", "--icmp-size", "15"),
+		  "tunbed-traffic: bad value '15' for --icmp-size: expected 16 to 65499\n" },
+		{ "size 65500", ARGS("client", "198.18.1.2", "--icmp", "--icmp-size", "65500"),
+		  "tunbed-traffic: bad value '65500' for --icmp-size: expected 16 to 65499\n" },
+		{ "count without --icmp", ARGS("client", "198.18.1.2", "--icmp-count", "5"),
+		  "tunbed-traffic: --icmp-count needs --icmp\n" },
+		{ "alone by bytes", ARGS("client", "198.18.1.2", "--icmp", "--bytes", "1m"),
+		  "tunbed-traffic: --icmp alone sends --icmp-count probes: no --bytes\n" },
+		{ "on a server", ARGS("server", "--icmp"),
+		  "tunbed-traffic: --icmp is a client option\n" },
+	};
+
+	CHECK_INT(run(ARGS("client", "198.18.1.2", "--icmp")), 0);
+	CHECK(o.client.icmp);
+	CHECK_INT(o.client.sessions, 0);
+	CHECK_INT(o.client.icmp_count, 100);
+	CHECK_U64(o.client.icmp_interval_ms, 200);
+	CHECK_INT(o.client.icmp_size, 56);
+	CHECK_INT(run(ARGS("client", "198.18.1.2", "--sessions", "4", "--icmp", "--icmp-count",
+			   "20", "--icmp-interval", "0.05", "--icmp-size", "1400", "--rr")),
+		  0);
+	CHECK(o.client.icmp && o.client.rr);
+	CHECK_INT(o.client.sessions, 4);
+	CHECK_INT(o.client.icmp_count, 20);
+	CHECK_U64(o.client.icmp_interval_ms, 50);
+	CHECK_INT(o.client.icmp_size, 1400);
+	CHECK_INT(run(ARGS("client", "198.18.1.2", "--icmp", "--bytes", "1m", "--sessions", "2")),
+		  0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_ROW(run(bad[i].args) == -EINVAL, bad[i].name);
+		CHECK_STR(err_line, bad[i].line);
+	}
+}
+
 int main(void)
 {
 	log_init("tunbed-traffic", LOG_LEVEL_WARN); /* the name main gives the lines */
@@ -250,5 +301,6 @@ int main(void)
 	test_bad();
 	test_any_address();
 	test_cpus();
+	test_icmp();
 	return check_done("test_traffic_options");
 }
