@@ -140,11 +140,16 @@ static void build_hello(const struct client *cl, struct session *s)
 		.buffer = c->buffer,
 	};
 
-	/* Time mode: the server sends until the same deadline as the client. */
-	if (!c->bytes)
+	/* Time mode: the server sends until the same deadline as the client, and counts what
+	 * it receives from the end of the warm-up on, as the client does. */
+	if (!c->bytes) {
 		h.duration_ms = cl->deadline_ns > now
 					? (uint32_t)((cl->deadline_ns - now) / NSEC_PER_MSEC) + 1
 					: 1;
+		h.measure_ms = cl->measure_ns > now
+				       ? (uint32_t)((cl->measure_ns - now) / NSEC_PER_MSEC)
+				       : 0;
+	}
 	proto_hello_build(s->hello, sizeof(s->hello), &h);
 }
 
