@@ -1,4 +1,4 @@
-"""The tunbed command: ras, run, compare, report, down, provision."""
+"""The tunbed command: ras, run, compare, intranet, report, down, provision."""
 
 import argparse
 import datetime
@@ -12,7 +12,7 @@ import sys
 import time
 
 from . import bed as beds
-from . import inventory, provision, records, report, scenario
+from . import intranet, inventory, provision, records, report, scenario
 from .common import ROOT, TOPO, Failure, log, run
 from .drivers import DRIVERS
 from .point import measure
@@ -214,7 +214,9 @@ def cmd_report(args):
             raise Failure("the plots need python3-matplotlib: run scripts/bootstrap as root "
                           "(or this command with sudo) to install it")
         bootstrap()
-    for line in report.write(args.dir, meta, meta.get("complete", False), runs):
+    # An intranet run (intranet.py) has its own analysis and report.
+    write = intranet.report_writer() if meta.get("kind") == "intranet" else report.write
+    for line in write(args.dir, meta, meta.get("complete", False), runs):
         print(line)
     print_reports(args.dir)
     return 0
@@ -303,6 +305,7 @@ def main():
                         "with a note where this machine cannot run them)")
     add_matrix_options(p, "default 1,8,64")
     p.set_defaults(func=cmd_compare)
+    intranet.add_parser(sub, os.path.join(ROOT, "results"), DEFAULT_PREFIX)
     p = sub.add_parser("report", help="rebuild a results directory's report from its raw runs")
     p.add_argument("dir")
     p.set_defaults(func=cmd_report)

@@ -1,0 +1,593 @@
+"""tunbed intranet: the cloud same-zone benchmark (docs/intranet.md). Two hosts, a client and a
+server on one link, measured the way published VM-to-VM benchmarks measure two VMs of one
+zone: ping idle and during a full-rate transfer, 1 to 16 TCP streams, UDP at a rate with loss
+and jitter. In namespaces each run builds the pair under an instance profile: the link's tbf
+cap with its burst, the CPUs each endpoint's processes may use, socket buffers and the
+congestion control. With --hosts the pair is two machines of an inventory, with no cap of
+ours, measured against the nominal bandwidth the inventory states.
+
+This module holds the profiles, the scenario file, the checks made before anything starts
+and the command; intranet_run.py measures, intranet_report.py reports.
+
+    [intranet]
+    name = zone-a               ; results/<UTC time>-NAME/ (default intranet)
+    profiles = c1-1g, c2-2g     ; which profiles run (default: the file's, else the shipped)
+    streams = 1, 4, 8, 16       ; TCP streams, 1-10000
+    time = 10                   ; measured seconds per run, 1-3600
+    warmup = 2                  ; 0-600
+    repeats = 3                 ; 1-100
+    udp_rate = 1gbit, 50%       ; UDP rates: bit/s, or a share of the profile's cap
+    ping_count = 100            ; ICMP echo probes idle (and at most under load), 1-100000
+    ping_interval = 0.2         ; seconds between probes, 0.001-60
+
+    [profile c1-1g]
+    label = 1 vCPU, 1 Gbit/s cap    ; the profile's name in the report (default: made up)
+    vcpus = 1                   ; CPUs each endpoint's processes may use (default: all)
+    rate = 1gbit                ; tbf cap on both ends' egress (default: none)
+    burst = 125k                ; tbf bucket in bytes (default: 1 ms at the rate)
+    limit = 1375k               ; tbf queue in bytes (default: burst + 10 ms at the rate)
+    congestion = cubic          ; the streams' TCP congestion control (default: the system's)
+    sockbuf = 1m                ; the client's SO_SNDBUF and SO_RCVBUF, as iperf3 -w
+    tcp_rmem = 4096 131072 16777216   ; net.ipv4.tcp_rmem of both ends
+    tcp_wmem = 4096 16384 16777216    ; net.ipv4.tcp_wmem of both ends
+    mtu = 9000                  ; both links' MTU, 1280-65535 (default 1500); UDP fills it
+
+Every error is one line (FILE:LINE: what, for the file) and exit status 2, before anything is
+installed, built or started."""
+
+import dataclasses
+import datetime
+import json
+import os
+import re
+import shutil
+
+from . import inventory, records
+
+STREAMS_MAX = 10000  # tunbed-traffic --sessions
+RATE_MIN, RATE_MAX = 8000, 32 * 10**9  # a tbf cap, as tunbed-topo takes it (docs/topology.md)
+UDP_RATE_MAX = 100 * 10**9
+BURST_MS, LIMIT_MS = 1, 10  # tunbed-topo's defaults: the bucket holds 1 ms, the queue 10 ms more
+PING_COUNT_MAX = 100000  # tunbed-traffic --icmp-count
+IP_UDP = {4: 28, 6: 48}  # IP and UDP headers: a datagram fills the MTU with its payload
+# A group outside the client's net.ipv4.ping_group_range cannot open a ping socket.
+PING_GROUPS = "0 2147483647"
+
+
+def udp_size(mtu, addr):
+    """The UDP payload that fills an MTU, as iperf3's UDP default does: no fragments."""
+    return mtu - IP_UDP[6 if ":" in addr else 4]
+
+
+class IntranetError(Exception):
+    """A bad value or file: one line, exit status 2."""
+
+
+def parse_rate(text, what):
+    """A bit rate as tunbed's tools read it: '1gbit', '2.5g', '100mbit', '1000000'."""
+    m = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([kmgt]?)(bit)?", text.strip().lower())
+    if not m:
+        raise IntranetError(f"bad value '{text}' for {what}: expected a bit rate such as "
+                            f"1gbit, 2.5g or 100mbit")
+    bps = round(float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2)])
+    if bps < 1:
+        raise IntranetError(f"bad value '{text}' for {what}: expected a bit rate above 0")
+    return bps
+
+
+def parse_size(text, what):
+    """Bytes as tunbed's tools read them: '64k', '1m' (1024-based), '125000'."""
+    m = re.fullmatch(r"([0-9]+)(?:([kmg])(?:ib)?)?b?", text.strip().lower())
+    if not m:
+        raise IntranetError(f"bad value '{text}' for {what}: expected bytes such as 125k or 1m")
+    return int(m.group(1)) << {None: 0, "k": 10, "m": 20, "g": 30}[m.group(2)]
+
+
+def rate_text(bps):
+    """'1.5 Gbit/s', '500 Mbit/s', '64 kbit/s': a rate for people."""
+    for unit, scale in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if bps >= scale:
+            return f"{bps / scale:.3g} {unit}"
+    return f"{bps:.0f} bit/s"
+
+
+def number(text, lo, hi, what, whole=False):
+    try:
+        x = int(text) if whole else float(text)
+    except ValueError:
+        raise IntranetError(f"bad value '{text}' for {what}: expected "
+                            f"{'a whole number' if whole else 'a number'}") from None
+    if not lo <= x <= hi:
+        raise IntranetError(f"bad value '{text}' for {what}: expected {lo:g} to {hi:g}")
+    return x
+
+
+def words(text):
+    return [w for w in text.replace(",", " ").split() if w]
+
+
+@dataclasses.dataclass
+class Profile:
+    """What makes two cloud instances differ, as a profile of the namespace pair."""
+    name: str
+    label: str = ""
+    vcpus: int = 0  # CPUs each endpoint's processes may use; 0: all of this machine's
+    rate: int = 0  # tbf cap in bit/s on both ends' egress; 0: none
+    burst: int = 0  # bytes; 0: BURST_MS at the rate
+    limit: int = 0  # bytes; 0: the burst and LIMIT_MS at the rate
+    congestion: str = ""  # "": the system's
+    sockbuf: int = 0  # the client's SO_SNDBUF and SO_RCVBUF; 0: autotuning
+    tcp_rmem: str = ""
+    tcp_wmem: str = ""
+    mtu: int = 0  # both links'; 0: the topology's (1500)
+    nominal: int = 0  # hosts mode: the inventory's nominal bandwidth, bit/s
+
+    def title(self):
+        """'2 vCPU, 2 Gbit/s cap': the label, or one made of the profile."""
+        if self.label:
+            return self.label
+        cpus = f"{self.vcpus} vCPU" if self.vcpus else "all CPUs"
+        return f"{cpus}, {rate_text(self.rate) + ' cap' if self.rate else 'uncapped'}"
+
+    def bucket(self):
+        """(burst, limit) in bytes of the cap, the defaults filled in; (0, 0) uncapped."""
+        if not self.rate:
+            return 0, 0
+        burst = self.burst or self.rate * BURST_MS // 8000
+        return burst, self.limit or burst + self.rate * LIMIT_MS // 8000
+
+    def reference(self):
+        """The rate results are compared with: the cap, else the nominal bandwidth; 0 none."""
+        return self.rate or self.nominal
+
+    def as_dict(self):
+        burst, limit = self.bucket()
+        return dataclasses.asdict(self) | {"title": self.title(), "burst": burst, "limit": limit}
+
+
+# Three instances that fit a 2-CPU machine, after the seeds' small cloud VMs.
+SHIPPED = {p.name: p for p in (
+    Profile("c1-1.5g", vcpus=1, rate=1500 * 10**6),
+    Profile("c2-2g", vcpus=2, rate=2 * 10**9),
+    Profile("c2-nocap", vcpus=2),
+)}
+
+
+@dataclasses.dataclass
+class UdpRate:
+    """A UDP rate as given: bit/s, or a share of the profile's cap (or nominal bandwidth)."""
+    text: str
+    bps: int = 0
+    percent: float = 0.0
+
+    def of(self, profile):
+        return self.bps or round(profile.reference() * self.percent / 100)
+
+
+def parse_udp_rates(text, what="udp_rate"):
+    out = []
+    for w in words(text):
+        if w.endswith("%"):
+            pct = number(w[:-1], 1, 1000, what)
+            out.append(UdpRate(w, percent=pct))
+        else:
+            bps = parse_rate(w, what)
+            if bps > UDP_RATE_MAX:
+                raise IntranetError(f"bad value '{w}' for {what}: expected at most 100gbit")
+            out.append(UdpRate(w, bps=bps))
+    if not out:
+        raise IntranetError(f"{what} needs at least one rate")
+    return out
+
+
+def parse_streams(text, what="streams"):
+    out = [int(number(w, 1, STREAMS_MAX, what, whole=True)) for w in words(text)]
+    if not out:
+        raise IntranetError(f"{what} needs at least one stream count")
+    return sorted(set(out))
+
+
+@dataclasses.dataclass
+class Scenario:
+    name: str = "intranet"
+    profiles: list = dataclasses.field(default_factory=list)  # names; []: the default
+    streams: list = dataclasses.field(default_factory=lambda: [1, 4, 8, 16])
+    time: float = 10.0
+    warmup: float = 2.0
+    repeats: int = 3
+    udp_rates: list = dataclasses.field(default_factory=lambda: [UdpRate("1gbit", 10**9)])
+    ping_count: int = 100
+    ping_interval: float = 0.2
+    defined: dict = dataclasses.field(default_factory=dict)  # the file's profiles
+
+
+def _name(v, what):
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}", v):
+        raise IntranetError(f"bad {what} '{v}': 1 to 32 of letters, digits, '.', '-' and '_'")
+    return v
+
+
+def _congestion(v):
+    if not re.fullmatch(r"[A-Za-z0-9_]{1,15}", v):
+        raise IntranetError(f"bad value '{v}' for congestion: expected an algorithm's name, "
+                            "e.g. cubic or bbr")
+    return v
+
+
+def _tcp_mem(v, what):
+    parts = v.split()
+    if len(parts) != 3 or not all(p.isdigit() for p in parts) or \
+            not int(parts[0]) <= int(parts[1]) <= int(parts[2]):
+        raise IntranetError(f"bad value '{v}' for {what}: expected three byte counts, min "
+                            f"default max, such as 4096 131072 16777216")
+    return " ".join(parts)
+
+
+SCENARIO_KEYS = {
+    "name": lambda s, v: setattr(s, "name", _name(v, "name")),
+    "profiles": lambda s, v: setattr(s, "profiles", [_name(w, "profile") for w in words(v)]),
+    "streams": lambda s, v: setattr(s, "streams", parse_streams(v)),
+    "time": lambda s, v: setattr(s, "time", number(v, 1, 3600, "time")),
+    "warmup": lambda s, v: setattr(s, "warmup", number(v, 0, 600, "warmup")),
+    "repeats": lambda s, v: setattr(s, "repeats", int(number(v, 1, 100, "repeats", True))),
+    "udp_rate": lambda s, v: setattr(s, "udp_rates", parse_udp_rates(v)),
+    "ping_count": lambda s, v: setattr(s, "ping_count",
+                                       int(number(v, 1, PING_COUNT_MAX, "ping_count", True))),
+    "ping_interval": lambda s, v: setattr(s, "ping_interval",
+                                          number(v, 0.001, 60, "ping_interval")),
+}
+
+
+def _rate_cap(v):
+    bps = parse_rate(v, "rate")
+    if not RATE_MIN <= bps <= RATE_MAX:
+        raise IntranetError(f"bad value '{v}' for rate: expected 8kbit to 32gbit (tbf's range)")
+    return bps
+
+
+def _bytes(v, what, lo, hi):
+    n = parse_size(v, what)
+    if not lo <= n <= hi:
+        raise IntranetError(f"bad value '{v}' for {what}: expected {lo} to {hi} bytes")
+    return n
+
+
+PROFILE_KEYS = {
+    "label": lambda p, v: setattr(p, "label", v),
+    "vcpus": lambda p, v: setattr(p, "vcpus", int(number(v, 1, 1024, "vcpus", True))),
+    "rate": lambda p, v: setattr(p, "rate", _rate_cap(v)),
+    "burst": lambda p, v: setattr(p, "burst", _bytes(v, "burst", 1, 2**32 - 1)),
+    "limit": lambda p, v: setattr(p, "limit", _bytes(v, "limit", 1, 2**32 - 1)),
+    "congestion": lambda p, v: setattr(p, "congestion", _congestion(v)),
+    "sockbuf": lambda p, v: setattr(p, "sockbuf", _bytes(v, "sockbuf", 4096, 2**30)),
+    "tcp_rmem": lambda p, v: setattr(p, "tcp_rmem", _tcp_mem(v, "tcp_rmem")),
+    "tcp_wmem": lambda p, v: setattr(p, "tcp_wmem", _tcp_mem(v, "tcp_wmem")),
+    "mtu": lambda p, v: setattr(p, "mtu", int(number(v, 1280, 65535, "mtu", True))),
+}
+
+
+def parse(text, filename="scenario"):
+    """A scenario file's text as a Scenario. Raises IntranetError naming FILE:LINE."""
+    sc = Scenario()
+    section, target, seen = None, None, {}
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in ";#":
+            continue
+        try:
+            if line.startswith("["):
+                if not line.endswith("]"):
+                    raise IntranetError(f"missing ']' in '{line}'")
+                section = " ".join(line[1:-1].split())
+                if (section, None) in seen and section == "intranet":
+                    raise IntranetError(f"[intranet] given twice (first at line "
+                                        f"{seen[(section, None)]})")
+                if section == "intranet":
+                    target = sc
+                elif section.startswith("profile "):
+                    name = _name(section[8:], "profile name")
+                    if name in sc.defined:
+                        raise IntranetError(f"profile '{name}' defined twice (first at line "
+                                            f"{seen[(section, None)]})")
+                    target = sc.defined[name] = Profile(name)
+                else:
+                    raise IntranetError(f"unknown section [{section}]: expected [intranet] or "
+                                        f"[profile NAME]")
+                seen[(section, None)] = n
+                continue
+            if section is None:
+                raise IntranetError(f"'{line}' outside a section")
+            if "=" not in line:
+                raise IntranetError(f"expected 'key = value', got '{line}'")
+            key, value = (x.strip() for x in line.split("=", 1))
+            value = value.split(" ;")[0].strip()
+            keys = SCENARIO_KEYS if target is sc else PROFILE_KEYS
+            if key not in keys:
+                raise IntranetError(f"unknown key '{key}' in [{section}]: expected one of "
+                                    f"{', '.join(keys)}")
+            if (section, key) in seen:
+                raise IntranetError(f"duplicate key '{key}' (first at line "
+                                    f"{seen[(section, key)]})")
+            seen[(section, key)] = n
+            if not value:
+                raise IntranetError(f"key '{key}' has no value")
+            keys[key](target, value)
+        except IntranetError as e:
+            raise IntranetError(f"{filename}:{n}: {e}") from None
+    return sc
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError as e:
+        raise IntranetError(f"{path}: cannot read: {e.strerror}") from None
+    return parse(text, path)
+
+
+def overrides(sc, args):
+    """The command line over the file."""
+    if args.profiles is not None:
+        sc.profiles = [_name(w, "profile") for w in words(args.profiles)] or \
+            [_name(args.profiles, "profile")]
+    if args.streams is not None:
+        sc.streams = parse_streams(args.streams, "--streams")
+    if args.time is not None:
+        sc.time = number(args.time, 1, 3600, "--time")
+    if args.warmup is not None:
+        sc.warmup = number(args.warmup, 0, 600, "--warmup")
+    if args.repeats is not None:
+        sc.repeats = int(number(args.repeats, 1, 100, "--repeats", True))
+    if args.udp_rate is not None:
+        sc.udp_rates = parse_udp_rates(args.udp_rate, "--udp-rate")
+    if args.ping_count is not None:
+        sc.ping_count = int(number(args.ping_count, 1, PING_COUNT_MAX, "--ping-count", True))
+    if args.ping_interval is not None:
+        sc.ping_interval = number(args.ping_interval, 0.001, 60, "--ping-interval")
+    return sc
+
+
+def machine_cpus():
+    return sorted(os.sched_getaffinity(0))
+
+
+def cpu_list(cpus):
+    return ",".join(str(c) for c in cpus)
+
+
+def plan_cpus(profile, cpus):
+    """{"client": "0", "server": "1", "shared": False}: the CPUs of each endpoint's processes.
+    The client takes the first vCPUs of this machine, the server the next; a machine with fewer
+    than twice as many lets the server have the last ones, shared with the client."""
+    if not profile.vcpus:
+        return {"client": "", "server": "", "shared": True}
+    v = profile.vcpus
+    client = cpus[:v]
+    server = cpus[v:2 * v] if 2 * v <= len(cpus) else cpus[-v:]
+    return {"client": cpu_list(client), "server": cpu_list(server),
+            "shared": bool(set(client) & set(server))}
+
+
+HOSTS_KEYS = ("congestion", "sockbuf", "label")  # what a profile may set in the hosts mode
+
+
+def resolve(sc, hosts=None, nominal=0, cpus=None, available_cc=None):
+    """The profiles to run, each checked: every mistake is an IntranetError before anything
+    starts. hosts: the inventory (the hosts mode); nominal: its bandwidth; cpus: this
+    machine's; available_cc: the congestion controls this kernel offers."""
+    known = SHIPPED | sc.defined
+    names = sc.profiles or (list(sc.defined) if sc.defined else list(SHIPPED))
+    if hosts and not sc.profiles:
+        names = []
+    out = []
+    for name in names:
+        if name not in known:
+            raise IntranetError(f"unknown profile '{name}': expected one of {', '.join(known)}")
+        p = dataclasses.replace(known[name])
+        if hosts:
+            bad = [k for k in ("vcpus", "rate", "burst", "limit", "tcp_rmem", "tcp_wmem", "mtu")
+                   if getattr(p, k)]
+            if bad:
+                raise IntranetError(f"profile '{name}' sets {', '.join(bad)}: the hosts mode "
+                                    f"measures the hosts as they are, with no cap of ours (a "
+                                    f"profile there may set only {', '.join(HOSTS_KEYS)})")
+            p.nominal = nominal
+        out.append(p)
+    if hosts and not out:
+        c, s = hosts.one("client"), hosts.one("server")
+        out = [Profile("hosts", label=f"{c.name} -> {s.name}", nominal=nominal)]
+    for p in out:
+        if not hosts and p.vcpus and cpus is not None and p.vcpus > len(cpus):
+            raise IntranetError(f"profile '{p.name}': {p.vcpus} vCPUs per endpoint, but this "
+                                f"machine has {len(cpus)} CPU{'s' if len(cpus) > 1 else ''} "
+                                f"({cpu_list(cpus)})")
+        if p.congestion and available_cc is not None and p.congestion not in available_cc:
+            raise IntranetError(f"profile '{p.name}': congestion control '{p.congestion}' is "
+                                f"not available here (available: {', '.join(available_cc)})")
+        if p.rate:
+            burst, limit = p.bucket()
+            if limit < burst:
+                raise IntranetError(f"profile '{p.name}': limit {limit} is below the burst "
+                                    f"{burst}: tbf's queue must hold its bucket")
+        for r in sc.udp_rates:
+            if r.percent and not p.reference():
+                raise IntranetError(f"--udp-rate {r.text}: profile '{p.name}' has no cap "
+                                    f"{'or nominal bandwidth ' if hosts else ''}to take a share "
+                                    f"of: give a bit rate such as 1gbit")
+    return out
+
+
+def inventory_nominal(path, inv):
+    """The inventory's nominal bandwidth (tunbed_nominal, bit/s: on the client, else on the
+    server, else on all); 0 when it gives none."""
+    _, hostvars = inventory.load(path)
+    for role in ("client", "server"):
+        h = inv.one(role)
+        v = hostvars.get(h.name, {}).get("tunbed_nominal")
+        if v not in (None, ""):
+            try:
+                return parse_rate(str(v), "tunbed_nominal")
+            except IntranetError as e:
+                raise inventory.InventoryError(f"host {h.name}: {e}") from None
+    return 0
+
+
+def runs_of(sc, profile):
+    """The runs of one profile, in order: idle latency, each stream count, each UDP rate."""
+    out = [("idle", 0, 0)]
+    out += [("tcp", s, 0) for s in sc.streams]
+    out += [("udp", 0, r.of(profile)) for r in sc.udp_rates]
+    return out
+
+
+def point_of(profile, kind, streams, rate):
+    """The raw record's point: what records.py needs (key), and what the report sorts by."""
+    key = {"idle": f"{profile.name}-idle", "tcp": f"{profile.name}-tcp-s{streams}",
+           "udp": f"{profile.name}-udp-{rate}bps"}[kind]
+    return {"key": key, "config": profile.name, "profile": profile.name, "kind": kind,
+            "streams": streams, "udp_rate_bps": rate}
+
+
+def execute(sc, args):
+    """Runs the scenario into a new results directory; returns the exit status."""
+    # Imported here: cli imports this module to register the command.
+    from . import intranet_report, intranet_run
+    from .cli import Progress, bootstrap, print_reports
+    from .common import Failure, log
+    inv, nominal = None, 0
+    if args.hosts:
+        inv = inventory.parse(args.hosts, ("client", "server"))
+        nominal = inventory_nominal(args.hosts, inv)
+    with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+        available = f.read().split()
+    profiles = resolve(sc, hosts=inv, nominal=nominal, cpus=None if inv else machine_cpus(),
+                       available_cc=None if inv else available)
+    bootstrap()
+    started = datetime.datetime.now(datetime.timezone.utc)
+    outdir = os.path.join(args.results, started.strftime("%Y%m%dT%H%M%SZ") + f"-{sc.name}")
+    os.makedirs(os.path.join(outdir, "runs"))
+    plans = {p.name: ({"client": "", "server": "", "shared": False} if inv
+                      else plan_cpus(p, machine_cpus())) for p in profiles}
+    meta = {"format": records.FORMAT, "kind": "intranet", "scenario": sc.name,
+            "title": "cloud same-zone benchmark" + (f" between {profiles[0].title()}" if inv
+                                                    else " (namespaces)"),
+            "mode": "hosts" if inv else "namespaces",
+            "hosts": args.hosts and os.path.abspath(args.hosts),
+            "time": sc.time, "warmup": sc.warmup, "repeats": sc.repeats,
+            "streams": sc.streams, "udp_rates": [r.text for r in sc.udp_rates],
+            "ping_count": sc.ping_count,
+            "ping_interval": sc.ping_interval, "prefix": args.prefix,
+            "profiles": [p.as_dict() | {"cpus": plans[p.name]} for p in profiles],
+            "cpus": cpu_list(machine_cpus()), "started_utc": started.isoformat()}
+    runs = [(rep, p, r) for rep in range(1, sc.repeats + 1) for p in profiles
+            for r in runs_of(sc, p)]
+    progress = Progress(len(runs))
+    bed = intranet_run.HostsPair(inv, args.prefix) if inv else \
+        intranet_run.NetnsPair(args.prefix)
+    complete, status, i = False, 0, 0
+    try:
+        try:
+            with intranet_run.deferred_signals():
+                bed.open()
+            for rep in range(1, sc.repeats + 1):
+                for p in profiles:
+                    with bed.profile(p, plans[p.name]) as pair:
+                        for kind, streams, rate in runs_of(sc, p):
+                            what = {"idle": "idle latency", "tcp": f"{streams} stream"
+                                    f"{'s' if streams > 1 else ''}",
+                                    "udp": f"UDP {rate_text(rate)}"}[kind]
+                            progress.show(i, f"{p.title()}: {what}, repeat {rep}")
+                            i += 1
+                            rec = intranet_run.measure(sc, p, plans[p.name], pair, kind,
+                                                       streams, rate, rep)
+                            rec["point"] = point_of(p, kind, streams, rate)
+                            path = os.path.join(outdir, "runs", f"{rec['point']['key']}-r{rep}"
+                                                ".json")
+                            with open(path, "w") as f:
+                                json.dump(rec, f)
+        finally:
+            with intranet_run.deferred_signals():
+                bed.close()
+        complete = True
+    except KeyboardInterrupt:
+        progress.done()
+        log(f"interrupted; {bed.undone}; partial results in {outdir}")
+        status = 130
+    except inventory.InventoryError:
+        progress.done()
+        shutil.rmtree(outdir, ignore_errors=True)
+        raise
+    except Failure as e:
+        progress.done()
+        log(f"{e}; {bed.undone}; partial results in {outdir}")
+        status = 1
+    else:
+        progress.done()
+    meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
+    with open(os.path.join(outdir, "meta.json"), "w") as f:
+        json.dump(meta | {"complete": complete}, f, indent=2)
+    recs = records.load_runs(outdir)
+    if not recs:
+        log(f"no run finished: nothing to report in {outdir}")
+        return status or 1
+    for line in intranet_report.write(outdir, meta, complete, recs):
+        print(line)
+    print_reports(outdir)
+    return status
+
+
+def report_writer():
+    """intranet_report.write, for `tunbed report DIR` of an intranet run."""
+    from . import intranet_report
+    return intranet_report.write
+
+
+def cmd_intranet(args):
+    try:
+        sc = load(args.scenario) if args.scenario else Scenario()
+        sc = overrides(sc, args)
+        return execute(sc, args)
+    except IntranetError as e:
+        # The command's own mistakes: one line, exit status 2 (cli.main's convention for
+        # scenario errors), before anything started.
+        from .scenario import ScenarioError
+        raise ScenarioError(str(e)) from None
+
+
+def add_parser(sub, default_results, default_prefix):
+    """The intranet command on cli.py's subcommands."""
+    p = sub.add_parser(
+        "intranet", help="the cloud same-zone benchmark: ping, 1 to 16 streams, UDP, instance "
+                         "profiles (docs/intranet.md)",
+        description="Two hosts on one link, as the published VM-to-VM benchmarks of one cloud "
+                    "zone measure them: ICMP echo and TCP probes idle and during the transfer, "
+                    "1, 4, 8 and 16 TCP streams, UDP at a rate with loss and jitter; per "
+                    "instance profile (tbf cap with its burst, CPUs per endpoint, socket "
+                    "buffers, congestion control). Shipped profiles: "
+                    + ", ".join(f"{p.name} ({p.title()})" for p in SHIPPED.values())
+                    + "; a scenario file defines more. With --hosts, two real hosts with no "
+                      "cap of ours, against the inventory's tunbed_nominal.")
+    p.add_argument("--scenario", metavar="FILE", help="an intranet scenario file: [intranet] "
+                                                      "and [profile NAME] sections")
+    p.add_argument("--profiles", metavar="LIST", help="profiles to run, e.g. c1-1.5g,c2-2g "
+                                                      "(default: the file's, else the shipped)")
+    p.add_argument("--streams", metavar="LIST", help="TCP streams per run (default 1,4,8,16)")
+    p.add_argument("--time", metavar="S", help="measured seconds per run (default 10)")
+    p.add_argument("--warmup", metavar="S", help="warm-up seconds per TCP run (default 2)")
+    p.add_argument("--repeats", metavar="N", help="repeats of every run (default 3)")
+    p.add_argument("--udp-rate", metavar="LIST",
+                   help="UDP rates: bit rates or shares of the profile's cap, e.g. 1gbit or "
+                        "50%%,150%% (default 1gbit)")
+    p.add_argument("--ping-count", metavar="N", help="ICMP echo probes idle, and at most under "
+                                                     "load (default 100)")
+    p.add_argument("--ping-interval", metavar="S", help="seconds between probes (default 0.2)")
+    p.add_argument("--prefix", default=default_prefix,
+                   help=f"namespace prefix (default {default_prefix})")
+    p.add_argument("--results", default=default_results, metavar="DIR",
+                   help="where result directories go (default results/)")
+    p.add_argument("--hosts", metavar="INVENTORY",
+                   help="between the client and server hosts of an Ansible inventory, with no "
+                        "cap of ours (docs/hosts.md, docs/intranet.md)")
+    p.set_defaults(func=cmd_intranet)
+    return p

@@ -1,0 +1,472 @@
+"""The report of tunbed intranet (intranet.py), shaped like the tables of the cloud benchmarks it
+follows: per profile a headline in words; latency idle and loaded, ICMP echo and TCP probe side
+by side; throughput at each stream count against the cap; UDP at each rate; the instances'
+facts; and the plots (throughput against streams with the cap drawn, RTT idle against loaded,
+the per-stream spread). One analysis of the raw records feeds summary.json, summary.csv,
+report.md and report.html, as report.py does for the gateway scenarios, whose HTML parts it
+uses. Pure but for the writers: tested on recorded runs."""
+
+import csv
+import dataclasses
+import html
+import json
+import os
+
+from . import analysis, report
+from .intranet import rate_text
+
+spread = analysis.spread
+
+
+def analyse(rec):
+    """One run's numbers, flat, from its raw record."""
+    p, tr = rec["point"], rec.get("traffic") or {}
+    icmp, rr = tr.get("icmp") or {}, tr.get("rr") or {}
+    out = {"key": p["key"], "repeat": rec["repeat"], "profile": p["profile"], "kind": p["kind"],
+           "streams": p.get("streams", 0), "udp_rate_bps": p.get("udp_rate_bps", 0),
+           "complete": bool(tr.get("complete")), "status": rec.get("traffic_status"),
+           "error": rec.get("traffic_error"),
+           "icmp_probes": icmp.get("probes"), "icmp_loss_pct": icmp.get("loss_percent"),
+           "rr_p50_ms": rr.get("p50_ms"), "rr_p99_ms": rr.get("p99_ms")}
+    for k in ("avg", "min", "max", "mdev", "jitter"):
+        out[f"icmp_{k}_ms"] = icmp.get(f"{k}_ms")
+    if p["kind"] == "tcp":
+        tcp = tr.get("tcp") or {}
+        out.update({"bits_per_second": tcp.get("bits_per_second"),
+                    "session_min_bps": tcp.get("session_bps_min"),
+                    "session_max_bps": tcp.get("session_bps_max"), "jain": tcp.get("jain"),
+                    "retransmits": tcp.get("retransmits"),
+                    "per_stream_bps": [s.get("bits_per_second") for s in
+                                       tcp.get("per_session", [])],
+                    "congestion": (tr.get("config") or {}).get("congestion")})
+    elif p["kind"] == "udp":
+        u = tr.get("udp") or {}
+        span = tr.get("measured_s") or 0
+        # In namespaces the cap's drops are the zone's egress into the server's; on hosts
+        # there is no cap of ours, and the client's own qdisc is what its kernel dropped.
+        q = rec.get("qdisc") or {}
+        drops = (q.get("forward") or q.get("client") or {}).get("drops")
+        out.update({"udp_sent": u.get("sent"), "udp_received": u.get("received"),
+                    "udp_lost": u.get("lost"), "udp_loss_pct": u.get("loss_percent"),
+                    "udp_jitter_ms": u.get("jitter_ms_max"), "udp_size": u.get("size"),
+                    "udp_reordered": u.get("reordered"),
+                    "udp_duplicates": u.get("duplicates"), "udp_not_sent": u.get("not_sent"),
+                    "udp_received_bps": u.get("bits_per_second"),
+                    "udp_offered_bps": u.get("sent", 0) * u.get("size", 0) * 8 / span
+                    if span else None,
+                    "cap_drops": drops})
+    return out
+
+
+NUMBERS = ("icmp_avg_ms", "icmp_min_ms", "icmp_max_ms", "icmp_mdev_ms", "icmp_jitter_ms",
+           "icmp_loss_pct", "rr_p50_ms", "rr_p99_ms", "bits_per_second", "session_min_bps",
+           "session_max_bps", "jain", "retransmits", "udp_loss_pct", "udp_jitter_ms",
+           "udp_reordered", "udp_duplicates", "udp_not_sent", "udp_received_bps",
+           "udp_offered_bps", "cap_drops", "udp_lost", "udp_sent")
+
+
+def summarise(runs):
+    """Per point: median, min and max over its repeats of every number, and the per-stream
+    rates of every repeat (for the spread plot)."""
+    out = {}
+    for r in runs:
+        out.setdefault(r["key"], []).append(r)
+    return {key: {"profile": rs[0]["profile"], "kind": rs[0]["kind"],
+                  "streams": rs[0]["streams"], "udp_rate_bps": rs[0]["udp_rate_bps"],
+                  "repeats": len(rs), "complete": all(r["complete"] for r in rs),
+                  "errors": sorted({r["error"] for r in rs if r["error"]}),
+                  "per_stream_bps": [r.get("per_stream_bps") or [] for r in rs],
+                  **{k: spread([r.get(k) for r in rs]) for k in NUMBERS}}
+            for key, rs in out.items()}
+
+
+@dataclasses.dataclass
+class Results:
+    meta: dict
+    complete: bool
+    records: list
+    runs: list
+    summary: dict
+    profiles: list  # the profiles' dicts, in the run's order
+
+
+def profiles_of(meta, records):
+    """The profiles in the order the run measured them: meta's, else the records'."""
+    have = {r["point"]["profile"] for r in records}
+    out = [p for p in meta.get("profiles") or [] if p["name"] in have]
+    seen = {p["name"] for p in out}
+    for r in sorted(records, key=lambda r: r.get("started", 0)):
+        p = r.get("profile") or {"name": r["point"]["profile"]}
+        if p["name"] not in seen:
+            seen.add(p["name"])
+            out.append(p)
+    return out
+
+
+def analyse_all(records, meta, complete=True):
+    runs = [analyse(r) for r in records]
+    return Results(meta=meta, complete=complete, records=records, runs=runs,
+                   summary=summarise(runs), profiles=profiles_of(meta, records))
+
+
+# What both reports say.
+
+def points(res, profile, kind):
+    """The summaries of a profile's points of one kind, by stream count or rate."""
+    ps = [s for s in res.summary.values() if s["profile"] == profile["name"] and s["kind"] == kind]
+    return sorted(ps, key=lambda s: (s["streams"], s["udp_rate_bps"]))
+
+
+def reference(profile):
+    """(bit/s, word): what throughput is a share of: the cap, else the nominal bandwidth."""
+    if profile.get("rate"):
+        return profile["rate"], "cap"
+    if profile.get("nominal"):
+        return profile["nominal"], "nominal"
+    return 0, ""
+
+
+def med(s, key):
+    v = s.get(key)
+    return v["median"] if v else None
+
+
+def ms(x):
+    return f"{x:.2g}" if x is not None else "-"
+
+
+def title(profile):
+    return profile.get("title") or profile["name"]
+
+
+def loaded_point(res, profile):
+    """The run whose ping counts as loaded: the most streams (the fullest transfer)."""
+    tcp = [s for s in points(res, profile, "tcp") if med(s, "icmp_avg_ms") is not None]
+    return tcp[-1] if tcp else None
+
+
+def profile_headline(res, profile):
+    """'2 vCPU, 2 Gbit/s cap: 1 stream 1.86 Gbit/s (93% of cap), 4 streams ..., ping 0.05 ms
+    idle / 1.9 ms loaded, UDP 1 Gbit/s 0.00% loss'."""
+    ref, word = reference(profile)
+    parts = []
+    for s in points(res, profile, "tcp"):
+        bps = med(s, "bits_per_second")
+        n = s["streams"]
+        text = f"{n} stream{'s' if n > 1 else ''} "
+        text += f"{bps / 1e9:.2f} Gbit/s" if bps is not None else "no throughput"
+        if bps is not None and ref:
+            text += f" ({100 * bps / ref:.0f}% of {word})"
+        parts.append(text)
+    idle = next(iter(points(res, profile, "idle")), None)
+    loaded = loaded_point(res, profile)
+    if idle or loaded:
+        parts.append(f"ping {ms(med(idle, 'icmp_avg_ms')) if idle else '-'} ms idle / "
+                     f"{ms(med(loaded, 'icmp_avg_ms')) if loaded else '-'} ms loaded")
+    for s in points(res, profile, "udp"):
+        loss = med(s, "udp_loss_pct")
+        parts.append(f"UDP {rate_text(s['udp_rate_bps'])} "
+                     + (f"{loss:.2f}% loss" if loss is not None else "no result"))
+    return f"{title(profile)}: " + ", ".join(parts)
+
+
+def failures(res):
+    """Points whose client failed in some repeat, and UDP rates the client could not offer
+    (its own limit, not the network's): one line each."""
+    out = []
+    for key, s in res.summary.items():
+        off = med(s, "udp_offered_bps")
+        if s["kind"] == "udp" and off is not None and off < 0.95 * s["udp_rate_bps"]:
+            out.append(f"{key}: the client offered {rate_text(off)} of the "
+                       f"{rate_text(s['udp_rate_bps'])} asked: the generator's limit here, so "
+                       "the loss is not the network's at that rate")
+    for key, s in res.summary.items():
+        if not s["complete"]:
+            out.append(f"{key}: incomplete in some repeat" +
+                       (f" ({'; '.join(s['errors'])})" if s["errors"] else ""))
+    return out
+
+
+def headlines(res):
+    return [profile_headline(res, p) for p in res.profiles] + \
+        [f"NOTE: {line}" for line in failures(res)]
+
+
+def method(meta):
+    where = ("between the hosts of the inventory, over their own network, no cap of ours"
+             if meta.get("mode") == "hosts" else
+             "in two network namespaces of this machine on one veth link, built anew for each "
+             "profile and repeat, capped by the profile's tbf on both ends' egress, each "
+             "endpoint's processes pinned to the profile's CPUs")
+    return (f"Client and server {where}. Each TCP run: {meta.get('warmup')} s of warm-up, then "
+            f"{meta.get('time')} s measured (what the server received in the window, "
+            f"tunbed-traffic), streams pushing from client to server; {meta.get('repeats')} "
+            f"repeat(s), figures are medians with (min-max). Ping: {meta.get('ping_count')} "
+            f"ICMP echo probes at {meta.get('ping_interval')} s idle, and beside each TCP run "
+            "from the end of its warm-up (loaded: at the most streams); TCP probe: "
+            "request/response on a connection of its own, 100 a second, idle and beside "
+            f"each TCP run. UDP: one flow of datagrams that fill the MTU (1472 bytes at 1500) "
+            f"at each rate for {meta.get('time')} s, loss and RFC 3550 jitter counted by the "
+            "server.")
+
+
+PROBES = (
+    "The two probes measure different paths. The ICMP echo is answered by the server's kernel "
+    "as it arrives (softirq): no socket, no application, no TCP; it shows the network and the "
+    "queues in it. The TCP probe crosses both TCP stacks and waits for the tunbed-traffic "
+    "server's thread, and under load queues behind the streams' data in the sender's socket "
+    "and qdisc: it is what an application sees.")
+
+
+def probe_words(res):
+    """Per profile, how the TCP probe and the echo differ, idle and loaded, in words."""
+    out = []
+    for p in res.profiles:
+        idle = next(iter(points(res, p, "idle")), None)
+        loaded = loaded_point(res, p)
+        parts = []
+        for what, s in (("idle", idle),
+                        (f"at {loaded['streams']} streams" if loaded else "", loaded)):
+            e, t = (med(s, "icmp_avg_ms"), med(s, "rr_p50_ms")) if s else (None, None)
+            if e is not None and t is not None:
+                parts.append(f"{what} the TCP probe's p50 {ms(t)} ms against the echo's "
+                             f"average {ms(e)} ms ({ms(t - e) if t >= e else '-' + ms(e - t)} "
+                             "ms apart)")
+        if parts:
+            out.append(f"{title(p)}: " + "; ".join(parts))
+    return out
+
+
+def fmt(s, scale=1.0, digits=2):
+    return report.fmt(s, scale, digits)
+
+
+LATENCY_HEADER = ("profile", "ICMP idle avg / min / max / mdev ms", "idle loss %",
+                  "ICMP loaded avg / max / mdev ms", "loaded loss %",
+                  "TCP probe idle p50 / p99 ms", "TCP probe loaded p50 / p99 ms")
+
+
+def latency_table(res):
+    rows = []
+    for p in res.profiles:
+        idle = next(iter(points(res, p, "idle")), {})
+        loaded = loaded_point(res, p) or {}
+
+        def four(s, keys):
+            return " / ".join(ms(med(s, k)) for k in keys) if s else "-"
+        loss = (lambda s: f"{med(s, 'icmp_loss_pct'):.1f}"
+                if s and med(s, "icmp_loss_pct") is not None else "-")
+        lkeys = ("icmp_avg_ms", "icmp_max_ms", "icmp_mdev_ms")
+        rows.append([title(p), four(idle, ("icmp_avg_ms", "icmp_min_ms", "icmp_max_ms",
+                                           "icmp_mdev_ms")), loss(idle),
+                     (four(loaded, lkeys) + f" ({loaded['streams']} streams)") if loaded
+                     else "-", loss(loaded),
+                     four(idle, ("rr_p50_ms", "rr_p99_ms")),
+                     four(loaded, ("rr_p50_ms", "rr_p99_ms"))])
+    return LATENCY_HEADER, rows
+
+
+THROUGHPUT_HEADER = ("profile", "streams", "Gbit/s", "% of cap", "lowest stream Mbit/s",
+                     "Jain", "retransmits", "ICMP loaded avg ms", "TCP probe loaded p50 ms")
+
+
+def throughput_table(res):
+    rows = []
+    for p in res.profiles:
+        ref, word = reference(p)
+        for s in points(res, p, "tcp"):
+            bps = med(s, "bits_per_second")
+            share = f"{100 * bps / ref:.0f}%" + (f" of {word}" if word != "cap" else "") \
+                if ref and bps is not None else "-"
+            rows.append([title(p), str(s["streams"]), fmt(s["bits_per_second"], 1e-9),
+                         share, fmt(s["session_min_bps"], 1e-6, 0), fmt(s["jain"], 1, 3),
+                         fmt(s["retransmits"], 1, 0), ms(med(s, "icmp_avg_ms")),
+                         ms(med(s, "rr_p50_ms"))])
+    return THROUGHPUT_HEADER, rows
+
+
+UDP_HEADER = ("profile", "rate", "offered Gbit/s", "received Gbit/s", "loss %", "jitter ms",
+              "reordered", "duplicates", "not sent", "cap drops")
+
+
+def udp_table(res):
+    rows = []
+    for p in res.profiles:
+        for s in points(res, p, "udp"):
+            rows.append([title(p), rate_text(s["udp_rate_bps"]),
+                         fmt(s["udp_offered_bps"], 1e-9, 3), fmt(s["udp_received_bps"], 1e-9, 3),
+                         fmt(s["udp_loss_pct"], 1, 2), fmt(s["udp_jitter_ms"], 1, 3),
+                         fmt(s["udp_reordered"], 1, 0), fmt(s["udp_duplicates"], 1, 0),
+                         fmt(s["udp_not_sent"], 1, 0), fmt(s["cap_drops"], 1, 0)])
+    return UDP_HEADER, rows
+
+
+INSTANCE_HEADER = ("profile", "cap: rate, burst, limit", "CPUs client / server",
+                   "congestion control", "socket buffers", "NIC (driver, MTU, queues)",
+                   "offloads on", "tcp_rmem / tcp_wmem", "kernel, CPUs")
+
+
+def facts_of(res, profile):
+    """The first idle run's facts of a profile's hosts: {"client": {...}, "server": {...}}."""
+    for r in sorted(res.records, key=lambda r: (r["repeat"], r.get("started", 0))):
+        if r["point"]["profile"] == profile["name"] and r.get("facts"):
+            return r["facts"]
+    return {}
+
+
+def instance_table(res):
+    rows = []
+    for p in res.profiles:
+        f = facts_of(res, p)
+        c, s = f.get("client") or {}, f.get("server") or {}
+        cpus = p.get("cpus") or {}
+        mtu = (c.get("nic") or {}).get("mtu") or p.get("mtu") or "-"
+        if res.meta.get("mode") == "hosts":
+            cap = "none of ours" + (f" (nominal {rate_text(p['nominal'])})"
+                                    if p.get("nominal") else "")
+            pins = f"{c.get('cpus', '-')} / {s.get('cpus', '-')} (the hosts')"
+        else:
+            cap = (f"{rate_text(p['rate'])}, {p['burst']} B, {p['limit']} B" if p.get("rate")
+                   else "none")
+            pins = (f"{cpus.get('client') or 'all'} / {cpus.get('server') or 'all'}"
+                    + (" (shared)" if cpus.get("shared") else ""))
+        nic = c.get("nic") or {}
+        queues = ", ".join(f"{k} {v}" for k, v in (nic.get("queues") or {}).items()) or "-"
+        offs = ", ".join(k.replace("-offload", "").replace("generic-", "g")
+                         for k, v in (nic.get("offloads") or {}).items() if v == "on") or "-"
+        ccs = sorted({r.get("congestion") for r in res.runs
+                      if r["profile"] == p["name"] and r.get("congestion")})
+        cc = ", ".join(ccs) or c.get("net.ipv4.tcp_congestion_control", "-")
+        cc += " (asked for)" if p.get("congestion") else " (the system's)"
+        bufs = (f"client SO_SNDBUF/SO_RCVBUF {p['sockbuf']}" if p.get("sockbuf") else
+                "autotuned") + f"; rmem_max / wmem_max {c.get('net.core.rmem_max', '-')} / " \
+            f"{c.get('net.core.wmem_max', '-')}"
+        rows.append([title(p), cap, pins, cc, bufs,
+                     f"{nic.get('name') or '-'} ({nic.get('driver') or '-'}, {mtu}, {queues})",
+                     offs,
+                     f"{c.get('net.ipv4.tcp_rmem', '-')} / {c.get('net.ipv4.tcp_wmem', '-')}",
+                     f"{c.get('kernel', '-')}, {c.get('cpus', '-')} ({c.get('cpu_model', '?')})"])
+    return INSTANCE_HEADER, rows
+
+
+INTRO = {
+    "latency": "ICMP echo (tunbed-traffic --icmp: unprivileged ping sockets) and the TCP "
+               "request/response probe, idle and during the transfer with the most streams.",
+    "throughput": "What the server received in the measured window, summed over the streams; "
+                  "% of the profile's cap (or of the inventory's nominal bandwidth); the "
+                  "slowest stream and Jain's fairness index over the streams; TCP "
+                  "retransmits; the probes beside the transfer.",
+    "udp": "One UDP flow at each rate: offered is what the client sent, received what the "
+           "server counted; loss is sent less received, jitter RFC 3550's (the largest of the "
+           "flow's), reordered and duplicates by sequence number, not sent what the client's "
+           "kernel refused; cap drops are the packets the profile's tbf dropped (in "
+           "namespaces: the zone's egress into the server).",
+    "instances": "What each profile gave the pair, and the client's facts as the run read them "
+                 "(its interface, buffers, kernel).",
+}
+
+FOOTER = report.FOOTER
+
+
+def sections(res):
+    """[(id, title, intro, extra lines, (header, rows))]: the report's tables, in order."""
+    return [
+        ("latency", "Latency", INTRO["latency"], [PROBES, *probe_words(res)], latency_table(res)),
+        ("throughput", "Throughput", INTRO["throughput"], [], throughput_table(res)),
+        ("udp", "UDP", INTRO["udp"], [], udp_table(res)),
+        ("instances", "Instances", INTRO["instances"], [], instance_table(res)),
+    ]
+
+
+# Writers.
+
+def write_summary_json(outdir, res):
+    with open(os.path.join(outdir, "summary.json"), "w") as f:
+        json.dump({"meta": res.meta, "complete": res.complete, "profiles": res.profiles,
+                   "summary": res.summary, "runs": res.runs}, f, indent=2)
+        f.write("\n")
+
+
+CSV_COLUMNS = ("bits_per_second", "session_min_bps", "jain", "retransmits", "icmp_avg_ms",
+               "icmp_max_ms", "icmp_mdev_ms", "icmp_loss_pct", "rr_p50_ms", "rr_p99_ms",
+               "udp_loss_pct", "udp_jitter_ms", "udp_received_bps")
+
+
+def write_summary_csv(outdir, res):
+    with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["point", "profile", "kind", "streams", "udp_rate_bps", "repeats"]
+                   + [f"{c}_{k}" for c in CSV_COLUMNS for k in ("median", "min", "max")])
+        for p in res.profiles:
+            for kind in ("idle", "tcp", "udp"):
+                for s in points(res, p, kind):
+                    key = next(k for k, v in res.summary.items() if v is s)
+                    row = [key, s["profile"], kind, s["streams"], s["udp_rate_bps"], s["repeats"]]
+                    for c in CSV_COLUMNS:
+                        row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
+                    w.writerow(row)
+
+
+def write_plots(outdir, res):
+    # matplotlib only here: the runner starts on the standard library alone.
+    from . import intranet_plots
+    return [report.Plot(t, name, svg) for t, name, svg in intranet_plots.make(outdir, res)]
+
+
+def write_markdown(outdir, res, plots):
+    with open(os.path.join(outdir, "report.md"), "w") as f:
+        f.write(f"# {report.title(res.meta)}\n\n")
+        if not res.complete:
+            f.write(f"**{report.PARTIAL}**\n\n")
+        for line in headlines(res):
+            f.write(f"- {line}\n")
+        f.write(f"\n{method(res.meta)}\n\n")
+        for _, name, intro, extra, table in sections(res):
+            f.write(f"## {name}\n\n{intro}\n\n")
+            for line in extra:
+                f.write(f"{line}\n\n")
+            report.md_table(f, *table)
+        for p in plots:
+            f.write(f"## {p.title}\n\n![{p.title}](plots/{p.name}.svg)\n\n"
+                    f"(PNG: [plots/{p.name}.png](plots/{p.name}.png))\n\n")
+        f.write(f"{FOOTER}\n")
+
+
+def write_html(outdir, res, plots):
+    """report.html: report.md's content in one file that loads nothing, plots inline."""
+    t = html.escape(report.title(res.meta))
+    out = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+           'style-src \'unsafe-inline\'">\n'
+           f"<title>{t}</title>\n<style>{report.HTML_STYLE}</style>\n</head>\n<body>\n"
+           f"<h1>{t}</h1>\n"]
+    if not res.complete:
+        out.append(f'<p class="partial">{html.escape(report.PARTIAL)}</p>\n')
+    out.append('<ul class="headline" id="headline">\n'
+               + "".join(f"<li>{html.escape(line)}</li>\n" for line in headlines(res))
+               + "</ul>\n")
+    out.append(f"<p>{report.words(method(res.meta))}</p>\n")
+    for id_, name, intro, extra, table in sections(res):
+        out.append(f'<h2 id="{id_}">{html.escape(name)}</h2>\n<p>{report.words(intro)}</p>\n')
+        out.extend(f"<p>{report.words(line)}</p>\n" for line in extra)
+        out.append(report.html_table(*table, id_))
+    for i, p in enumerate(plots):
+        out.append(f'<h2>{html.escape(p.title)}</h2>\n<figure class="plot" '
+                   f'id="plot-{html.escape(p.name)}">\n{report.inline_svg(p.svg, f"plot{i}-")}\n'
+                   f"<figcaption>{html.escape(p.title)} (also plots/{html.escape(p.name)}.svg "
+                   f"and .png)</figcaption>\n</figure>\n")
+    out.append(f"<p>{report.words(FOOTER)}</p>\n</body>\n</html>\n")
+    with open(os.path.join(outdir, "report.html"), "w", encoding="utf-8") as f:
+        f.write("".join(out))
+
+
+def write(outdir, meta, complete=True, records=None):
+    """Writes summary.json, summary.csv, the plots, report.md and report.html from the raw
+    records (outdir/runs/ unless given); returns the headline lines."""
+    res = analyse_all(report.load_runs(outdir) if records is None else records, meta, complete)
+    write_summary_json(outdir, res)
+    write_summary_csv(outdir, res)
+    plots = write_plots(outdir, res)
+    write_markdown(outdir, res, plots)
+    write_html(outdir, res, plots)
+    return headlines(res)
