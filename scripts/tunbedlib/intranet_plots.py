@@ -51,7 +51,8 @@ def throughput(outdir, res):
 
 def rtt(outdir, res):
     """Grouped bars per profile: echo and TCP probe, idle and loaded (medians)."""
-    bars = (("ICMP echo idle", "idle", "icmp_avg_ms"), ("ICMP echo loaded", "loaded", "icmp_avg_ms"),
+    bars = (("ICMP echo idle", "idle", "icmp_avg_ms"),
+            ("ICMP echo loaded", "loaded", "icmp_avg_ms"),
             ("TCP probe idle (p50)", "idle", "rr_p50_ms"),
             ("TCP probe loaded (p50)", "loaded", "rr_p50_ms"))
     rows = []

@@ -195,9 +195,10 @@ def headlines(res):
 def method(meta):
     where = ("between the hosts of the inventory, over their own network, no cap of ours"
              if meta.get("mode") == "hosts" else
-             "in two network namespaces of this machine on one veth link, built anew for each "
-             "profile and repeat, capped by the profile's tbf on both ends' egress, each "
-             "endpoint's processes pinned to the profile's CPUs")
+             "in network namespaces of this machine, joined by a third that forwards as the "
+             "zone's network does and holds the profile's tbf cap on its egress into the "
+             "server (outside both VMs, as a provider's), built anew for each profile and "
+             "repeat, each endpoint's processes pinned to the profile's CPUs")
     return (f"Client and server {where}. Each TCP run: {meta.get('warmup')} s of warm-up, then "
             f"{meta.get('time')} s measured (what the server received in the window, "
             f"tunbed-traffic), streams pushing from client to server; {meta.get('repeats')} "
