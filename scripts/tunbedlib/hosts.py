@@ -366,6 +366,10 @@ class Ssh(Host):
             if out.isdigit():
                 return Proc(self, tag, local, int(out))
             if local.poll() is not None:
+                # A short command on a slow connection may have ended, and its PID file with
+                # it, before a read: it ran; there is nothing left to stop.
+                if local.returncode == 0:
+                    return Proc(self, tag, local, None)
                 err = (local.stderr.read().strip().splitlines() or
                        [f"exit status {local.returncode}"])[-1]
                 raise Failure(f"{self.label()}: {tag} did not start: {err}")
