@@ -56,11 +56,12 @@ r = run("c1-1g-udp-500000000bps")
 u = r["traffic"]["udp"]
 assert u["sent"] > 0 and u["lost"] == 0 and u["received"] == u["sent"], u
 assert r["qdisc"]["forward"]["kind"] == "tbf" and r["qdisc"]["forward"]["drops"] == 0, r["qdisc"]
-# At 1.5 times the cap about a third is lost (a wide margin), and the cap dropped it: what the
-# server missed is tbf's drops, give or take 1% of the datagrams (a busy receiver's own).
+# At 1.5 times the cap about a third is lost (a wide margin: on a busy machine the client offers
+# less than it is asked), and the cap dropped it: what the server missed is tbf's drops, give or
+# take 1% of the datagrams (a busy receiver's own).
 r = run("c1-1g-udp-1500000000bps")
 u, drops = r["traffic"]["udp"], r["qdisc"]["forward"]["drops"]
-assert 0.15 < u["lost"] / u["sent"] < 0.5, (u["lost"], u["sent"])
+assert 0.1 < u["lost"] / u["sent"] < 0.5, (u["lost"], u["sent"])
 assert drops <= u["lost"] <= drops + 0.01 * u["sent"], (u["lost"], drops)
 assert u["size"] == 9000 - 28 and u["received"] * u["size"] * 8 / r["traffic"]["measured_s"] <= 1.01 * cap
 # Ping idle and loaded: every probe answered, the figures ordered; the TCP probe beside them.
