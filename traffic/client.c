@@ -497,6 +497,7 @@ static void teardown(struct client *cl)
 			close(cl->t[i].epfd);
 		free(cl->t[i].scratch);
 		free(cl->t[i].sess);
+		free(cl->t[i].udp_lat);
 	}
 	for (unsigned i = 0; i < cl->cfg->sessions; i++) {
 		if (cl->sess[i].fd >= 0)

@@ -1,8 +1,8 @@
 /*
  * tunbed-traffic client: N TCP sessions over T epoll threads (push, pull or duplex, by time
- * or by bytes, paced or not, verified or not), UDP sessions at a paced rate, and
- * request/response latency probes on their own connection and ICMP echo probes (ping.h),
- * alone or under load; per-interval
+ * or by bytes, paced or not, verified or not), UDP sessions at a bit or packet rate (with
+ * sampled latency), and request/response latency probes on their own connection and ICMP
+ * echo probes (ping.h), alone or under load; per-interval
  * and final reports through one emitter (report.h).
  */
 #ifndef TUNBED_TR_CLIENT_H
@@ -43,6 +43,9 @@ struct client_cfg {
 	bool churn;
 	bool udp;
 	uint32_t udp_size; /* datagram payload, header included */
+	uint64_t pps;	   /* UDP: datagrams a second over all sessions, instead of rate_bps */
+	uint32_t sample;   /* UDP: every sample-th datagram of a session asks for a reply, whose
+			    * round trip is a latency sample; 0: none */
 	bool rr;
 	uint32_t rr_rate; /* probes per second; 0: back to back */
 	uint32_t rr_size;

@@ -48,6 +48,10 @@ struct session {
 	uint32_t retrans;	     /* TCP retransmits, all connections */
 	uint64_t udp_seq;	     /* UDP: datagrams sent (the next number) */
 	uint64_t udp_unsent;	     /* UDP: datagrams this host could not send */
+	uint64_t udp_late;	     /* UDP: slots skipped, the sender being behind (udpsched.h) */
+	uint64_t udp_scheduled;	     /* UDP: slots due over the session's span */
+	uint64_t udp_sampled;	     /* UDP: datagrams sent that asked for a reply */
+	uint64_t udp_replies;	     /* UDP: replies taken as latency samples */
 	struct tcp_info ti;	     /* the last connection's, taken before it closed */
 	bool ti_valid;
 };
@@ -63,7 +67,8 @@ struct cl_thread {
 	struct session **sess; /* this thread's sessions */
 	unsigned nsess;
 	unsigned active;
-	uint64_t cpu_ns; /* the thread's CPU time, taken as it ends */
+	uint64_t cpu_ns;      /* the thread's CPU time, taken as it ends */
+	struct hist *udp_lat; /* UDP with --sample: the round trips of this thread's samples */
 };
 
 struct client {
@@ -107,6 +112,17 @@ struct client {
 
 /* UDP sessions (udp.c): run on the client threads in place of TCP sessions. */
 void *udp_thread_main(void *arg);
+
+struct json_t;
+
+/* Datagrams a second of one UDP session: --pps shared out, or --rate over --size. */
+double udp_session_pps(const struct client_cfg *c);
+
+/*
+ * Adds to a final report's "udp" object what the packet schedule and the samples say: the
+ * asked and the offered rate, whether it was met, slots late, and latency (report.c).
+ */
+void udp_report(const struct client *cl, struct json_t *udp);
 
 /* Request/response probes (rr.c), on a thread of their own. */
 int rr_start(struct client *cl);

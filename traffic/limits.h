@@ -20,6 +20,9 @@ enum traffic_limits {
 	TRAFFIC_SOCKBUF_MIN = 4096,	  /* --sndbuf, --rcvbuf: a page */
 	TRAFFIC_SOCKBUF_MAX = 1 << 30,	  /* and 1 GiB: far above any tcp_wmem/tcp_rmem */
 	TRAFFIC_UDP_SIZE_MAX = 65507,	  /* --size: the largest UDP payload over IPv4 */
+	TRAFFIC_PPS_MAX = 100000000,	  /* --pps: 100 Mpps, far above what one host's stack
+					    * sends (about 1 Mpps a core) */
+	TRAFFIC_SAMPLE_MAX = 1000000000,  /* --sample: one datagram in 10^9 */
 	TRAFFIC_RR_RATE_MAX = 1000000,	  /* --rr-rate: probes per second */
 	TRAFFIC_ICMP_COUNT_MAX = 100000,  /* --icmp-count: 5.5 hours at ping's 0.2 s */
 	TRAFFIC_ICMP_INTERVAL_MAX_S = 60, /* --icmp-interval, from 1 ms (a probe thread's tick) */
@@ -34,9 +37,20 @@ enum traffic_limits {
 	CL_GRACE_MS = 5000,	     /* after the deadline, a session gets this long to close */
 	CL_RESULTS_WAIT_MS = 3000,   /* for the server to have seen every session end */
 	CL_ERRORS_KEPT = 8,	     /* distinct error lines reported */
-	CL_UDP_BATCH = 32,	     /* datagrams per sendmmsg */
-	CL_UDP_BURST = 4,	     /* a UDP session's pacer holds this many datagrams */
+	CL_UDP_BATCH = 64,	     /* datagrams per sendmmsg: as gregw's receive batches */
+	CL_UDP_BURST_US = 500,	     /* a UDP session sends at most this much of its rate at
+				      * once when on time (and at least one datagram) */
+	CL_UDP_BACKLOG_US = 2000,    /* a sender further behind its schedule skips the older
+				      * slots (counted late) instead of catching up in a burst
+				      * that no steady source would send */
 	CL_UDP_SLEEP_MAX_MS = 50,    /* the longest sleep of a UDP thread between sends */
+	CL_UDP_RATE_TOLERANCE = 100, /* the offered rate within 1/100 of the asked one, or the
+				      * test's offered_ok is false (docs/ndr.md) */
+	CL_UDP_SAMPLES_KEPT = 64,    /* latency samples in flight per session: at 1000 a
+				      * second, 64 ms of round trip */
+	CL_UDP_REPLY_BATCH = 16,     /* replies taken per recvmmsg */
+	CL_UDP_REPLY_POLL_MS = 1,    /* replies are read this often: the kernel stamps their
+				      * arrival, so only the samples kept bound the wait */
 	CL_CTL_RESULTS_WAIT_S = 10,  /* for the server's records of every session */
 	CL_CTL_RESULTS_POLL_MS = 20, /* between two requests for them */
 	CL_CTL_UDP_SETTLE_MS = 200,  /* for datagrams in flight when the senders stop */

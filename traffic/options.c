@@ -48,6 +48,8 @@ enum {
 	O_JSON_STREAM,
 	O_CORRUPT,
 	O_ANY_ADDRESS,
+	O_PPS,
+	O_SAMPLE,
 };
 
 static const struct option opts[] = {
@@ -84,6 +86,8 @@ static const struct option opts[] = {
 	/* Test hook, deliberately not in --help: the server corrupts one byte it sends. */
 	{ "corrupt-offset", required_argument, NULL, O_CORRUPT },
 	{ "any-address", no_argument, NULL, O_ANY_ADDRESS },
+	{ "pps", required_argument, NULL, O_PPS },
+	{ "sample", required_argument, NULL, O_SAMPLE },
 	OPT_COMMON,
 };
 
@@ -125,9 +129,13 @@ static void usage(void)
 	       "  --churn              reconnect each session as soon as it ends, until --time;\n"
 	       "                       use with --bytes; reports connections per second\n"
 	       "client, UDP:\n"
-	       "  --udp                UDP sessions at --rate each; the server reports loss,\n"
-	       "                       duplicates, reordering and RFC 3550 jitter\n"
-	       "  --size S             datagram size in bytes, 32 to 65507 (default 1400)\n"
+	       "  --udp                UDP sessions at --rate each (or --pps in all); the server\n"
+	       "                       reports loss, duplicates, reordering and RFC 3550 jitter\n"
+	       "  --size S             datagram size in bytes, 18 to 65507 (default 1400)\n"
+	       "  --pps N              datagrams a second over all sessions (k, m: 1000-based),\n"
+	       "                       instead of --rate; the JSON says whether it was offered\n"
+	       "  --sample N           every N-th datagram of a session asks the server for a\n"
+	       "                       reply: its round trip is a latency sample\n"
 	       "client, latency:\n"
 	       "  --rr                 request/response probes on their own connection, with\n"
 	       "                       --sessions: latency under load; alone: idle latency\n"
@@ -268,8 +276,8 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 		c->udp = true;
 		return 0;
 	case O_SIZE:
-		if (parse_u64(v, PROTO_UDP_HLEN, TRAFFIC_UDP_SIZE_MAX, &n))
-			return opt_bad(name, v, "expected 32 to 65507");
+		if (parse_u64(v, PROTO_UDP_SHORT_HLEN, TRAFFIC_UDP_SIZE_MAX, &n))
+			return opt_bad(name, v, "expected 18 to 65507");
 		c->udp_size = (uint32_t)n;
 		return 0;
 	case O_RR:
@@ -313,6 +321,16 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 	case O_ANY_ADDRESS:
 		o->any_address = c->any_address = true; /* the client's for its JSON */
 		return 0;
+	case O_PPS:
+		if (parse_rate(v, &n) || n > TRAFFIC_PPS_MAX)
+			return opt_bad(name, v, "expected 1 to 100m datagrams a second");
+		c->pps = n;
+		return 0;
+	case O_SAMPLE:
+		if (parse_u64(v, 1, TRAFFIC_SAMPLE_MAX, &n))
+			return opt_bad(name, v, "expected 1 to 1000000000");
+		c->sample = (uint32_t)n;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -343,8 +361,8 @@ static int check(struct options *o, const bool *given)
 	struct client_cfg *c = &o->client;
 
 	if (o->mode == MODE_SERVER) {
-		for (int id = O_SESSIONS; id <= O_JSON_STREAM; id++) {
-			if (given[id - O_PORT]) {
+		for (int id = O_SESSIONS; id <= O_SAMPLE; id++) {
+			if (given[id - O_PORT] && id != O_CORRUPT && id != O_ANY_ADDRESS) {
 				log_warnx("--%s is a client option", opts[id - O_PORT].name);
 				return -EINVAL;
 			}
@@ -374,8 +392,16 @@ static int check(struct options *o, const bool *given)
 		log_warnx("--churn needs --bytes: what each connection moves before it closes");
 		return -EINVAL;
 	}
-	if (c->udp && !c->rate_bps) {
-		log_warnx("--udp needs --rate: UDP has no congestion control to pace it");
+	if ((c->pps || c->sample) && !c->udp) {
+		log_warnx("--%s is for --udp", c->pps ? "pps" : "sample");
+		return -EINVAL;
+	}
+	if (c->pps && c->rate_bps) {
+		log_warnx("--pps and --rate exclude each other: one rate, in datagrams or in bits");
+		return -EINVAL;
+	}
+	if (c->udp && !c->rate_bps && !c->pps) {
+		log_warnx("--udp needs --rate or --pps: UDP has no congestion control to pace it");
 		return -EINVAL;
 	}
 	if (c->udp && (c->pattern != PROTO_PUSH || c->verify || c->churn || c->rst)) {
@@ -406,7 +432,7 @@ static int check(struct options *o, const bool *given)
 
 int options_parse(struct options *o, int argc, char **argv)
 {
-	bool given[O_ANY_ADDRESS - O_PORT + 1] = { false };
+	bool given[O_SAMPLE - O_PORT + 1] = { false };
 	struct opt_cli cli = { .prog = "tunbed-traffic",
 			       .version = TUNBED_VERSION,
 			       .opts = opts,

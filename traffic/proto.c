@@ -10,11 +10,15 @@
 #include "byteorder.h"
 
 enum {
-	MAGIC_HELLO = 0x54425452,   /* "TBTR" */
-	MAGIC_UDP = 0x54425544,	    /* "TBUD" */
-	MAGIC_CTL_REQ = 0x54424351, /* "TBCQ" */
-	MAGIC_CTL_ANS = 0x54424341, /* "TBCA" */
-	MAGIC_RESULT = 0x54425253,  /* "TBRS" */
+	MAGIC_HELLO = 0x54425452,     /* "TBTR" */
+	MAGIC_UDP = 0x54425544,	      /* "TBUD" */
+	MAGIC_UDP_ECHO = 0x54425545,  /* "TBUE": a datagram that asks for a reply */
+	MAGIC_UDP_REPLY = 0x54425552, /* "TBUR" */
+	MAGIC_SHORT = 0x7462,	      /* "tb": the short form */
+	MAGIC_SHORT_ECHO = 0x7465,    /* "te" */
+	MAGIC_CTL_REQ = 0x54424351,   /* "TBCQ" */
+	MAGIC_CTL_ANS = 0x54424341,   /* "TBCA" */
+	MAGIC_RESULT = 0x54425253,    /* "TBRS" */
 };
 
 int proto_hello_build(uint8_t *buf, size_t room, const struct proto_hello *h)
@@ -70,9 +74,17 @@ int proto_hello_parse(const uint8_t *buf, size_t len, struct proto_hello *h)
 
 int proto_udp_build(uint8_t *buf, size_t room, const struct proto_udp *u)
 {
-	if (room < PROTO_UDP_HLEN)
+	if (room < PROTO_UDP_SHORT_HLEN)
 		return -ENOSPC;
-	store_be32(buf, MAGIC_UDP);
+	if (room < PROTO_UDP_HLEN) {
+		store_be16(buf, u->echo ? MAGIC_SHORT_ECHO : MAGIC_SHORT);
+		store_be16(buf + 2, (uint16_t)u->session);
+		store_be64(buf + 4, u->test_id);
+		store_be16(buf + 12, (uint16_t)(u->seq >> 32));
+		store_be32(buf + 14, (uint32_t)u->seq);
+		return PROTO_UDP_SHORT_HLEN;
+	}
+	store_be32(buf, u->echo ? MAGIC_UDP_ECHO : MAGIC_UDP);
 	store_be32(buf + 4, u->session);
 	store_be64(buf + 8, u->test_id);
 	store_be64(buf + 16, u->seq);
@@ -80,12 +92,38 @@ int proto_udp_build(uint8_t *buf, size_t room, const struct proto_udp *u)
 	return PROTO_UDP_HLEN;
 }
 
+static int parse_short(const uint8_t *buf, struct proto_udp *u)
+{
+	uint16_t magic = load_be16(buf);
+
+	if (magic != MAGIC_SHORT && magic != MAGIC_SHORT_ECHO)
+		return -EPROTO;
+	u->echo = magic == MAGIC_SHORT_ECHO;
+	u->is_short = true;
+	u->session = load_be16(buf + 2);
+	u->test_id = load_be64(buf + 4);
+	u->seq = (uint64_t)load_be16(buf + 12) << 32 | load_be32(buf + 14);
+	u->send_ns = 0;
+	if (u->session >= PROTO_MAX_SESSIONS)
+		return -EPROTO;
+	return PROTO_UDP_SHORT_HLEN;
+}
+
 int proto_udp_parse(const uint8_t *buf, size_t len, struct proto_udp *u)
 {
-	if (len < PROTO_UDP_HLEN)
+	uint32_t magic;
+
+	if (len < PROTO_UDP_SHORT_HLEN)
 		return -ENODATA;
-	if (load_be32(buf) != MAGIC_UDP)
+	/* The length decides the form, as it did for the sender: a short datagram that claims
+	 * the long form's magic is not one of ours. */
+	if (len < PROTO_UDP_HLEN)
+		return parse_short(buf, u);
+	magic = load_be32(buf);
+	if (magic != MAGIC_UDP && magic != MAGIC_UDP_ECHO)
 		return -EPROTO;
+	u->echo = magic == MAGIC_UDP_ECHO;
+	u->is_short = false;
 	u->session = load_be32(buf + 4);
 	u->test_id = load_be64(buf + 8);
 	u->seq = load_be64(buf + 16);
@@ -93,6 +131,33 @@ int proto_udp_parse(const uint8_t *buf, size_t len, struct proto_udp *u)
 	if (u->session >= PROTO_MAX_SESSIONS)
 		return -EPROTO;
 	return PROTO_UDP_HLEN;
+}
+
+int proto_udp_reply_build(uint8_t *buf, size_t room, const struct proto_udp_reply *r)
+{
+	if (room < PROTO_UDP_REPLY_LEN)
+		return -ENOSPC;
+	store_be32(buf, MAGIC_UDP_REPLY);
+	store_be32(buf + 4, r->session);
+	store_be64(buf + 8, r->test_id);
+	store_be64(buf + 16, r->seq);
+	store_be64(buf + 24, r->dwell_ns);
+	return PROTO_UDP_REPLY_LEN;
+}
+
+int proto_udp_reply_parse(const uint8_t *buf, size_t len, struct proto_udp_reply *r)
+{
+	if (len < PROTO_UDP_REPLY_LEN)
+		return -ENODATA;
+	if (load_be32(buf) != MAGIC_UDP_REPLY)
+		return -EPROTO;
+	r->session = load_be32(buf + 4);
+	r->test_id = load_be64(buf + 8);
+	r->seq = load_be64(buf + 16);
+	r->dwell_ns = load_be64(buf + 24);
+	if (r->session >= PROTO_MAX_SESSIONS)
+		return -EPROTO;
+	return PROTO_UDP_REPLY_LEN;
 }
 
 int proto_ctl_req_build(uint8_t *buf, size_t room, const struct proto_ctl_req *r)

@@ -2,8 +2,9 @@
  * The wire protocol between tunbed-traffic client and server (docs/traffic.md): the hello
  * that opens every TCP connection, the header of every UDP datagram, and the control
  * requests and answers through which a client fetches the server's side of a test (bytes
- * received, verification, UDP loss and jitter, server CPU). Fixed-size big-endian records;
- * builders and parsers are pure.
+ * received, verification, UDP loss and jitter, server CPU), and the server's reply to a
+ * datagram that asks for one (latency samples). Fixed-size big-endian records; builders and
+ * parsers are pure.
  */
 #ifndef TUNBED_TR_PROTO_H
 #define TUNBED_TR_PROTO_H
@@ -18,6 +19,9 @@ enum {
 	PROTO_VERSION = 1,
 	PROTO_HELLO_LEN = 64,
 	PROTO_UDP_HLEN = 32,
+	PROTO_UDP_SHORT_HLEN = 18, /* datagrams below PROTO_UDP_HLEN: a 64-byte Ethernet frame
+				    * holds IPv4, UDP and 18 bytes (RFC 2544's smallest frame) */
+	PROTO_UDP_REPLY_LEN = 32,
 	PROTO_CTL_REQ_LEN = 16,
 	PROTO_CTL_ANS_HLEN = 16,
 	PROTO_RESULT_LEN = 56,
@@ -70,17 +74,50 @@ int proto_hello_build(uint8_t *buf, size_t room, const struct proto_hello *h);
  */
 int proto_hello_parse(const uint8_t *buf, size_t len, struct proto_hello *h);
 
+/*
+ * A datagram's header. Datagrams of PROTO_UDP_HLEN bytes or more carry all of it; shorter
+ * ones (down to PROTO_UDP_SHORT_HLEN) the short form: no send time, a 16-bit session and a
+ * 48-bit sequence number.
+ */
 struct proto_udp {
 	uint64_t test_id;
 	uint32_t session;
-	uint64_t seq;	  /* 0, 1, 2, ... per session */
-	uint64_t send_ns; /* sender's CLOCK_MONOTONIC */
+	uint64_t seq;	  /* 0, 1, 2, ... per session; below 2^48 in the short form */
+	uint64_t send_ns; /* sender's CLOCK_MONOTONIC; 0 in the short form */
+	bool echo;	  /* the sender asks for a reply (struct proto_udp_reply) */
+	bool is_short;	  /* parsed from the short form */
 };
 
+/*
+ * Writes the header of a datagram of room bytes: the whole one from PROTO_UDP_HLEN, else the
+ * short form. Returns the header's length or -ENOSPC (room below PROTO_UDP_SHORT_HLEN).
+ */
 int proto_udp_build(uint8_t *buf, size_t room, const struct proto_udp *u);
 
-/* Parses a datagram's header. Returns PROTO_UDP_HLEN, -ENODATA (too short) or -EPROTO. */
+/*
+ * Parses a datagram's header, the short form when len is below PROTO_UDP_HLEN. Returns the
+ * header's length, -ENODATA (below PROTO_UDP_SHORT_HLEN) or -EPROTO (not a tunbed-traffic
+ * datagram, or a session out of range).
+ */
 int proto_udp_parse(const uint8_t *buf, size_t len, struct proto_udp *u);
+
+/*
+ * The server's reply to a datagram that asked for one: which datagram, and how long it
+ * waited in the server between its arrival and the reply, so that the client can take the
+ * server's own delay out of the round trip.
+ */
+struct proto_udp_reply {
+	uint64_t test_id;
+	uint32_t session;
+	uint64_t seq;
+	uint64_t dwell_ns;
+};
+
+/* Writes a reply (PROTO_UDP_REPLY_LEN bytes). Returns the length or -ENOSPC. */
+int proto_udp_reply_build(uint8_t *buf, size_t room, const struct proto_udp_reply *r);
+
+/* Returns PROTO_UDP_REPLY_LEN, -ENODATA (too short) or -EPROTO (not a reply). */
+int proto_udp_reply_parse(const uint8_t *buf, size_t len, struct proto_udp_reply *r);
 
 enum proto_ctl_type {
 	PROTO_CTL_CPU = 1,	   /* the server's threads' CPU time */

@@ -329,6 +329,7 @@ static json_t *udp_json(struct client *cl, double span, uint64_t *total_out)
 	jout_u64(o, "reordered", reord);
 	jout_real(o, "jitter_ms_max", jit);
 	jout_real(o, "bits_per_second", span > 0 ? (double)bytes * 8 / span : 0);
+	udp_report(cl, o);
 	jout_set(o, "errors", errors_json(cl, &failed));
 	jout_int(o, "failed", failed);
 	jout_set(o, "per_session", arr);
@@ -357,6 +358,28 @@ static json_t *rr_json(struct client *cl)
 	}
 	jout_str(o, "error", cl->rr_error ? strerror(cl->rr_error) : NULL);
 	return o;
+}
+
+/* The packet schedule's line, and the sampled latency's. */
+static void udp_text(const json_t *u)
+{
+	const json_t *lat = json_object_get(u, "latency");
+
+	printf("  offered  %.0f of %.0f datagrams/s (%.2f%%%s)  late %lld\n",
+	       json_number_value(json_object_get(u, "offered_pps")),
+	       json_number_value(json_object_get(u, "pps")),
+	       100 * json_number_value(json_object_get(u, "offered_ratio")),
+	       json_is_true(json_object_get(u, "offered_ok")) ? "" : ", NOT the rate asked",
+	       json_integer_value(json_object_get(u, "late")));
+	if (lat && json_object_get(lat, "p50_ms"))
+		printf("  latency  %lld samples: min %.3f p50 %.3f p90 %.3f p99 %.3f max %.3f ms "
+		       "(round trip)\n",
+		       json_integer_value(json_object_get(lat, "samples")),
+		       json_number_value(json_object_get(lat, "min_ms")),
+		       json_number_value(json_object_get(lat, "p50_ms")),
+		       json_number_value(json_object_get(lat, "p90_ms")),
+		       json_number_value(json_object_get(lat, "p99_ms")),
+		       json_number_value(json_object_get(lat, "max_ms")));
 }
 
 static void final_text(const json_t *d)
@@ -418,6 +441,8 @@ static void final_text(const json_t *d)
 		       json_integer_value(json_object_get(u, "duplicates")),
 		       json_integer_value(json_object_get(u, "reordered")),
 		       json_number_value(json_object_get(u, "jitter_ms_max")));
+	if (u)
+		udp_text(u);
 	if (rr && json_integer_value(json_object_get(rr, "probes"))) {
 		static const struct {
 			const char *label, *key;

@@ -65,10 +65,15 @@ static void jitter_add(struct seqstat *s, uint64_t send_ns, uint64_t recv_ns)
 
 void seqstat_add(struct seqstat *s, uint64_t seq, uint64_t send_ns, uint64_t recv_ns)
 {
-	uint64_t back;
-
 	/* RFC 3550 A.8 takes every datagram that arrives, in whatever order, duplicates too. */
 	jitter_add(s, send_ns, recv_ns);
+	seqstat_count(s, seq);
+}
+
+void seqstat_count(struct seqstat *s, uint64_t seq)
+{
+	uint64_t back;
+
 	if (s->received == 0) {
 		s->highest = seq;
 		s->lowest = seq;

@@ -86,6 +86,8 @@ static int open_sockets(struct srv_thread *t, const struct server_cfg *c)
 			return -errno;
 	}
 	setsockopt(t->ufd, SOL_SOCKET, SO_RCVBUF, &(int){ SRV_UDP_RCVBUF }, sizeof(int));
+	/* Arrival times from the kernel: a reply says how long its datagram waited here. */
+	setsockopt(t->ufd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));
 	if (listen(t->lfd, SRV_BACKLOG) < 0)
 		return -errno;
 	return 0;
@@ -305,18 +307,76 @@ static void accept_all(struct srv_thread *t)
 	}
 }
 
+/* The kernel's arrival time of a datagram (CLOCK_REALTIME), or 0 if it gave none. */
+static uint64_t arrival_ns(struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			return clock_ns_from_ts(&ts);
+		}
+	}
+	return 0;
+}
+
+/* Answers the datagrams of a batch that asked for it; a reply that cannot go is lost, as
+ * a datagram on the way would be: the client counts the replies it got. */
+static void udp_reply(struct srv_thread *t, struct mmsghdr *msgs, const uint64_t *arrived,
+		      const struct proto_udp *u, const unsigned *which, unsigned n)
+{
+	struct mmsghdr out[SRV_UDP_BATCH];
+	struct iovec iov[SRV_UDP_BATCH];
+	uint8_t rep[SRV_UDP_BATCH][PROTO_UDP_REPLY_LEN];
+	uint64_t now = clock_real_ns();
+
+	for (unsigned k = 0; k < n; k++) {
+		unsigned i = which[k];
+		struct proto_udp_reply r = { .test_id = u[k].test_id,
+					     .session = u[k].session,
+					     .seq = u[k].seq,
+					     .dwell_ns = arrived[i] && now > arrived[i]
+								 ? now - arrived[i]
+								 : 0 };
+
+		proto_udp_reply_build(rep[k], sizeof(rep[k]), &r);
+		iov[k] = (struct iovec){ .iov_base = rep[k], .iov_len = PROTO_UDP_REPLY_LEN };
+		out[k] = (struct mmsghdr){ .msg_hdr = { .msg_name = msgs[i].msg_hdr.msg_name,
+							.msg_namelen = msgs[i].msg_hdr.msg_namelen,
+							.msg_iov = &iov[k],
+							.msg_iovlen = 1 } };
+	}
+	sendmmsg(t->ufd, out, n, MSG_DONTWAIT);
+}
+
 static void udp_receive(struct srv_thread *t)
 {
 	struct mmsghdr msgs[SRV_UDP_BATCH];
 	struct iovec iov[SRV_UDP_BATCH];
+	struct sockaddr_storage from[SRV_UDP_BATCH];
+	union {
+		struct cmsghdr align;
+		uint8_t b[CMSG_SPACE(sizeof(struct timespec))];
+	} ctl[SRV_UDP_BATCH];
+	struct proto_udp echo[SRV_UDP_BATCH];
+	uint64_t arrived[SRV_UDP_BATCH];
+	unsigned which[SRV_UDP_BATCH];
 	uint8_t *bufs = t->udp_bufs;
 	int n;
 
 	do {
+		unsigned replies = 0;
+
 		for (int i = 0; i < SRV_UDP_BATCH; i++) {
 			iov[i].iov_base = bufs + (size_t)i * SRV_UDP_MAX;
 			iov[i].iov_len = SRV_UDP_MAX;
-			msgs[i].msg_hdr = (struct msghdr){ .msg_iov = &iov[i], .msg_iovlen = 1 };
+			msgs[i].msg_hdr = (struct msghdr){ .msg_name = &from[i],
+							   .msg_namelen = sizeof(from[i]),
+							   .msg_iov = &iov[i],
+							   .msg_iovlen = 1,
+							   .msg_control = ctl[i].b,
+							   .msg_controllen = sizeof(ctl[i].b) };
 		}
 		n = recvmmsg(t->ufd, msgs, SRV_UDP_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0)
@@ -331,10 +391,19 @@ static void udp_receive(struct srv_thread *t)
 			if (proto_udp_parse(iov[i].iov_base, msgs[i].msg_len, &u) < 0)
 				continue;
 			st = udptab_get(&t->udp, u.test_id, u.session, now);
-			if (st)
+			if (st && u.is_short)
+				seqstat_count(st, u.seq);
+			else if (st)
 				seqstat_add(st, u.seq, u.send_ns, now);
+			if (u.echo) {
+				arrived[i] = arrival_ns(&msgs[i].msg_hdr);
+				echo[replies] = u;
+				which[replies++] = (unsigned)i;
+			}
 		}
 		pthread_mutex_unlock(&t->udp_lock);
+		if (replies)
+			udp_reply(t, msgs, arrived, echo, which, replies);
 	} while (n == SRV_UDP_BATCH);
 }
 

@@ -1,6 +1,7 @@
 /*
  * libFuzzer harness for tunbed-traffic's parsers of what arrives from the network: the
- * hello, the UDP header, control requests, answers and their records. Whatever they accept
+ * hello, the UDP header (both forms), the server's reply to a sample, control requests,
+ * answers and their records. Whatever they accept
  * must build back to the same bytes' fields; nothing may read past the input.
  */
 #include <stdint.h>
@@ -16,6 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t again[PROTO_UDP_RESULT_LEN];
 	struct proto_hello h, h2;
 	struct proto_udp u;
+	struct proto_udp_reply rep;
+	int hl;
 	struct proto_ctl_req r;
 	struct proto_ctl_ans a;
 	struct proto_result res;
@@ -30,9 +33,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    h2.test_id != h.test_id || h2.session != h.session || h2.bytes != h.bytes)
 			abort();
 	}
-	if (proto_udp_parse(data, size, &u) == PROTO_UDP_HLEN &&
-	    (proto_udp_build(again, sizeof(again), &u) != PROTO_UDP_HLEN ||
-	     memcmp(again + 4, data + 4, PROTO_UDP_HLEN - 4) != 0))
+	hl = proto_udp_parse(data, size, &u);
+	if (hl > 0 &&
+	    (proto_udp_build(again, (size_t)hl, &u) != hl ||
+	     (hl == PROTO_UDP_SHORT_HLEN) != u.is_short || memcmp(again, data, (size_t)hl) != 0))
+		abort();
+	if (proto_udp_reply_parse(data, size, &rep) == PROTO_UDP_REPLY_LEN &&
+	    (proto_udp_reply_build(again, sizeof(again), &rep) != PROTO_UDP_REPLY_LEN ||
+	     memcmp(again, data, PROTO_UDP_REPLY_LEN) != 0))
 		abort();
 	proto_ctl_req_parse(data, size, &r);
 	if (proto_ctl_ans_parse(data, size, &a) == PROTO_CTL_ANS_HLEN) {

@@ -87,9 +87,74 @@ static void test_udp(void)
 	CHECK_U64(out.seq, 1ull << 33);
 	CHECK_U64(out.send_ns, 123456789);
 	CHECK_INT(out.session, 7);
-	CHECK_INT(proto_udp_parse(b, PROTO_UDP_HLEN - 1, &out), -ENODATA);
-	b[3] ^= 1;
+	CHECK(!out.echo && !out.is_short);
+	b[0] ^= 1;
 	CHECK_INT(proto_udp_parse(b, sizeof(b), &out), -EPROTO);
+	b[0] ^= 1;
+	/* Asking for a reply is its own magic. */
+	u.echo = true;
+	CHECK_INT(proto_udp_build(b, sizeof(b), &u), PROTO_UDP_HLEN);
+	CHECK_INT(proto_udp_parse(b, sizeof(b), &out), PROTO_UDP_HLEN);
+	CHECK(out.echo);
+}
+
+/* Below 32 bytes the short form: a 64-byte Ethernet frame of IPv4 holds 18 bytes of UDP. */
+static void test_udp_short(void)
+{
+	struct proto_udp u = { .test_id = 0x0123456789abcdefull,
+			       .session = 9999,
+			       .seq = (1ull << 47) + 5,
+			       .send_ns = 1,
+			       .echo = true };
+	struct proto_udp out;
+	uint8_t b[PROTO_UDP_HLEN];
+
+	CHECK_INT(proto_udp_build(b, PROTO_UDP_SHORT_HLEN - 1, &u), -ENOSPC);
+	CHECK_INT(proto_udp_build(b, PROTO_UDP_SHORT_HLEN, &u), PROTO_UDP_SHORT_HLEN);
+	CHECK_INT(proto_udp_parse(b, PROTO_UDP_SHORT_HLEN, &out), PROTO_UDP_SHORT_HLEN);
+	CHECK_U64(out.test_id, u.test_id);
+	CHECK_INT(out.session, 9999);
+	CHECK_U64(out.seq, (1ull << 47) + 5);
+	CHECK_U64(out.send_ns, 0);
+	CHECK(out.echo && out.is_short);
+	/* Any length from 18 to 31 is the short form, read the same. */
+	CHECK_INT(proto_udp_build(b, PROTO_UDP_HLEN - 1, &u), PROTO_UDP_SHORT_HLEN);
+	CHECK_INT(proto_udp_parse(b, PROTO_UDP_HLEN - 1, &out), PROTO_UDP_SHORT_HLEN);
+	CHECK_INT(proto_udp_parse(b, PROTO_UDP_SHORT_HLEN - 1, &out), -ENODATA);
+	u.echo = false;
+	proto_udp_build(b, PROTO_UDP_SHORT_HLEN, &u);
+	CHECK_INT(proto_udp_parse(b, PROTO_UDP_SHORT_HLEN, &out), PROTO_UDP_SHORT_HLEN);
+	CHECK(!out.echo);
+	/* The long form's magic in a short datagram, a session out of range: not ours. */
+	u.session = 7;
+	proto_udp_build(b, PROTO_UDP_HLEN, &u);
+	CHECK_INT(proto_udp_parse(b, PROTO_UDP_HLEN - 1, &out), -EPROTO);
+	u.session = 10000;
+	proto_udp_build(b, PROTO_UDP_SHORT_HLEN, &u);
+	CHECK_INT(proto_udp_parse(b, PROTO_UDP_SHORT_HLEN, &out), -EPROTO);
+}
+
+static void test_udp_reply(void)
+{
+	struct proto_udp_reply r = {
+		.test_id = 77, .session = 3, .seq = 1ull << 40, .dwell_ns = 5
+	};
+	struct proto_udp_reply out;
+	uint8_t b[PROTO_UDP_REPLY_LEN];
+
+	CHECK_INT(proto_udp_reply_build(b, sizeof(b) - 1, &r), -ENOSPC);
+	CHECK_INT(proto_udp_reply_build(b, sizeof(b), &r), PROTO_UDP_REPLY_LEN);
+	CHECK_INT(proto_udp_reply_parse(b, sizeof(b), &out), PROTO_UDP_REPLY_LEN);
+	CHECK_U64(out.test_id, 77);
+	CHECK_INT(out.session, 3);
+	CHECK_U64(out.seq, 1ull << 40);
+	CHECK_U64(out.dwell_ns, 5);
+	CHECK_INT(proto_udp_reply_parse(b, sizeof(b) - 1, &out), -ENODATA);
+	b[3] ^= 1;
+	CHECK_INT(proto_udp_reply_parse(b, sizeof(b), &out), -EPROTO);
+	/* A datagram is not a reply. */
+	proto_udp_build(b, sizeof(b), &(struct proto_udp){ .session = 1 });
+	CHECK_INT(proto_udp_reply_parse(b, sizeof(b), &out), -EPROTO);
 }
 
 static void test_control(void)
@@ -150,6 +215,8 @@ int main(void)
 {
 	test_hello();
 	test_udp();
+	test_udp_short();
+	test_udp_reply();
 	test_control();
 	return check_done("test_proto");
 }

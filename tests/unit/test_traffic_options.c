@@ -113,6 +113,13 @@ static void test_good(void)
 	CHECK_INT(run(ARGS("client", "198.18.1.2", "--udp", "--rate", "10m", "--size", "200")), 0);
 	CHECK(o.client.udp);
 	CHECK_INT(o.client.udp_size, 200);
+	CHECK_INT(run(ARGS("client", "198.18.1.2", "--udp", "--pps", "1.5m", "--size", "18",
+			   "--sessions", "8", "--sample", "1000")),
+		  0);
+	CHECK_U64(o.client.pps, 1500000);
+	CHECK_U64(o.client.rate_bps, 0);
+	CHECK_INT(o.client.udp_size, 18);
+	CHECK_INT(o.client.sample, 1000);
 	/* Probes alone: no sessions unless asked for. */
 	CHECK_INT(run(ARGS("client", "198.18.1.2", "--rr")), 0);
 	CHECK_INT(o.client.sessions, 0);
@@ -150,8 +157,17 @@ static void test_bad(void)
 		{ "buffer 32m", ARGS("client", "198.18.1.2", "--buffer", "32m") },
 		{ "pattern", ARGS("client", "198.18.1.2", "--pattern", "pushpull") },
 		{ "shutdown", ARGS("client", "198.18.1.2", "--shutdown", "now") },
-		{ "size 31",
-		  ARGS("client", "198.18.1.2", "--udp", "--rate", "1m", "--size", "31") },
+		{ "size 17",
+		  ARGS("client", "198.18.1.2", "--udp", "--rate", "1m", "--size", "17") },
+		{ "pps 0", ARGS("client", "198.18.1.2", "--udp", "--pps", "0") },
+		{ "pps 101m", ARGS("client", "198.18.1.2", "--udp", "--pps", "101m") },
+		{ "pps and rate",
+		  ARGS("client", "198.18.1.2", "--udp", "--pps", "1k", "--rate", "1m") },
+		{ "pps without udp", ARGS("client", "198.18.1.2", "--pps", "1k") },
+		{ "sample without udp", ARGS("client", "198.18.1.2", "--sample", "10") },
+		{ "sample 0",
+		  ARGS("client", "198.18.1.2", "--udp", "--pps", "1k", "--sample", "0") },
+		{ "pps on server", ARGS("server", "--pps", "1k") },
 		{ "rr-size 15", ARGS("client", "198.18.1.2", "--rr", "--rr-size", "15") },
 		{ "port 0", ARGS("client", "198.18.1.2", "--port", "0") },
 		{ "time and bytes", ARGS("client", "198.18.1.2", "--time", "1", "--bytes", "1m") },
