@@ -40,7 +40,7 @@ enum traffic_limits {
 	CL_UDP_BATCH = 64,	     /* datagrams per sendmmsg: as gregw's receive batches */
 	CL_UDP_BURST_US = 500,	     /* a UDP session sends at most this much of its rate at
 				      * once when on time (and at least one datagram) */
-	CL_UDP_BACKLOG_US = 2000,    /* a sender further behind its schedule skips the older
+	CL_UDP_BACKLOG_US = 5000,    /* a sender further behind its schedule skips the older
 				      * slots (counted late) instead of catching up in a burst
 				      * that no steady source would send */
 	CL_UDP_SLEEP_MAX_MS = 50,    /* the longest sleep of a UDP thread between sends */

@@ -1,4 +1,4 @@
-"""The tunbed command: ras, run, compare, intranet, report, down, provision."""
+"""The tunbed command: ras, run, compare, intranet, ndr, report, down, provision."""
 
 import argparse
 import datetime
@@ -12,7 +12,7 @@ import sys
 import time
 
 from . import bed as beds
-from . import intranet, inventory, provision, records, report, scenario
+from . import intranet, inventory, ndr, provision, records, report, scenario
 from .common import ROOT, TOPO, Failure, log, run
 from .drivers import DRIVERS
 from .point import measure
@@ -189,8 +189,58 @@ def cmd_ras(args):
 
 
 def cmd_run(args):
-    sc = apply_overrides(scenario.load(args.file), args)
+    sc = scenario.load(args.file)
+    if sc.ndr is not None:
+        return ndr_execute(sc, ndr.from_section(sc, args.file), args, f"scenario {args.file}")
+    sc = apply_overrides(sc, args)
     return execute(sc, args, f"scenario {args.file}")
+
+
+NDR_OPTIONS = ("sizes", "flows", "width", "pdr_loss", "initial_time", "min_rate", "max_rate",
+               "direct_topology")
+
+
+def ndr_execute(sc, nd, args, title):
+    """An NDR search (ndr.py): the command line's options over the file's or the defaults."""
+    for key in ("gateways", "modes", "workers", "time", "mtu"):
+        v = getattr(args, key, None)
+        if v is not None:
+            try:
+                scenario.SETTERS[key](sc, str(v))
+            except ValueError as e:
+                raise scenario.ScenarioError(f"--{key}: {e}") from None
+    for key in NDR_OPTIONS:
+        v = getattr(args, key, None)
+        if v is not None:
+            try:
+                ndr.NDR_SETTERS[key](nd, str(v))
+            except ValueError as e:
+                raise scenario.ScenarioError(f"--{key.replace('_', '-')}: {e}") from None
+    if getattr(args, "full", False) and getattr(args, "sizes", None) is None:
+        nd.sizes = list(ndr.FULL_SIZES)
+    if getattr(args, "ceiling_from", None):
+        nd.ceiling_from = args.ceiling_from
+    for g in sc.gateways:
+        if g not in DRIVERS:
+            raise scenario.ScenarioError(f"unknown gateway '{g}': expected some of "
+                                         f"{', '.join(DRIVERS)}")
+    return ndr.execute(sc, nd, args, title, bootstrap)
+
+
+def cmd_ndr(args):
+    sc = scenario.Scenario(name="ndr", topology=args.topology, gateways=["gregw"], workers=[2],
+                           time=5.0, repeats=1)
+    if args.gateways is not None:
+        gws = [g.strip() for g in args.gateways.split(",") if g.strip()]
+        # --gateways direct (or none): the generator alone, its ceiling.
+        args.gateways = None
+        sc.gateways = [g for g in gws if g not in (ndr.DIRECT, "none")]
+        for g in sc.gateways:
+            if g not in DRIVERS:
+                raise scenario.ScenarioError(f"unknown gateway '{g}': expected some of "
+                                             f"direct, {', '.join(DRIVERS)}")
+    return ndr_execute(sc, ndr.Ndr(), args, "NDR and PDR per frame size (" + (
+        ", ".join(sc.gateways) or "the generator alone") + ")")
 
 
 def cmd_compare(args):
@@ -204,6 +254,8 @@ def cmd_compare(args):
 
 
 def cmd_report(args):
+    if os.path.isdir(os.path.join(args.dir, "searches")):
+        return ndr_report_cmd(args)
     if not os.path.isdir(os.path.join(args.dir, "runs")):
         raise Failure(f"{args.dir}: not a results directory (no runs/)")
     # Every file is read (and a newer format refused) before anything is installed.
@@ -217,6 +269,22 @@ def cmd_report(args):
     # An intranet run (intranet.py) has its own analysis and report.
     write = intranet.report_writer() if meta.get("kind") == "intranet" else report.write
     for line in write(args.dir, meta, meta.get("complete", False), runs):
+        print(line)
+    print_reports(args.dir)
+    return 0
+
+
+def ndr_report_cmd(args):
+    """`tunbed report` of an NDR results directory (ndr_report.py)."""
+    from . import ndr_report
+    meta = ndr_report.load_meta(args.dir)
+    ndr_report.load_searches(args.dir)
+    if importlib.util.find_spec("matplotlib") is None:
+        if os.geteuid() != 0:
+            raise Failure("the plots need python3-matplotlib: run scripts/bootstrap as root "
+                          "(or this command with sudo) to install it")
+        bootstrap()
+    for line in ndr_report.write(args.dir, meta, meta.get("complete", False)):
         print(line)
     print_reports(args.dir)
     return 0
@@ -306,6 +374,47 @@ def main():
     add_matrix_options(p, "default 1,8,64")
     p.set_defaults(func=cmd_compare)
     intranet.add_parser(sub, os.path.join(ROOT, "results"), DEFAULT_PREFIX)
+    p = sub.add_parser("ndr", help="NDR and PDR per frame size: the packet rates a gateway "
+                                   "forwards without loss (docs/ndr.md)",
+                       description="For each frame size and gateway, the no-drop rate (NDR) "
+                                   "and the partial-drop rate (PDR, loss <= 0.5%%) in one "
+                                   "MLRsearch-like search, short trials first and the final ones "
+                                   "at --time; then latency at 10, 50 and 90%% of PDR. The "
+                                   "generator's own ceiling is measured first, on the direct "
+                                   "topology. docs/ndr.md.")
+    p.add_argument("--gateways", metavar="LIST",
+                   help="gateways, e.g. gregw,vxlan (default gregw; 'direct' alone: only the "
+                        "generator's ceiling)")
+    p.add_argument("--modes", metavar="LIST", help="gregw modes (default gre)")
+    p.add_argument("--workers", metavar="LIST", help="gregw worker threads (default 2)")
+    p.add_argument("--mtu", metavar="LIST", help="transit MTU, 0: the topology's (default 0)")
+    p.add_argument("--sizes", metavar="LIST",
+                   help="Ethernet frame sizes the client sends, FCS included (default "
+                        f"{','.join(map(str, ndr.DEFAULT_SIZES))})")
+    p.add_argument("--full", action="store_true",
+                   help=f"RFC 2544's sizes: {','.join(map(str, ndr.FULL_SIZES))}")
+    p.add_argument("--time", type=float, metavar="S", help="the final trials' duration (default 5)")
+    p.add_argument("--initial-time", metavar="S", help="the first trials' duration (default 1)")
+    p.add_argument("--width", metavar="W", help="goal width of the final bounds, relative "
+                                                "(default 0.02)")
+    p.add_argument("--pdr-loss", metavar="PCT", help="the loss PDR may have, %% (default 0.5)")
+    p.add_argument("--flows", metavar="N", help="UDP flows, each its own source port (default 8)")
+    p.add_argument("--min-rate", metavar="PPS", help="lowest rate searched (default 1k)")
+    p.add_argument("--max-rate", metavar="PPS",
+                   help="highest rate searched (default: the generator's ceiling; above it: "
+                        "refused)")
+    p.add_argument("--ceiling-from", metavar="DIR",
+                   help="take the generator's ceiling from an earlier NDR results directory "
+                        "instead of measuring it")
+    p.add_argument("--direct-topology", metavar="FILE",
+                   help="where the ceiling is measured (default direct)")
+    p.add_argument("--topology", default="ras", help="built-in name or file (default ras)")
+    p.add_argument("--pin", metavar="HOST=CPUS,...", help="as for ras")
+    p.add_argument("--prefix", default=DEFAULT_PREFIX,
+                   help=f"namespace prefix (default {DEFAULT_PREFIX})")
+    p.add_argument("--results", default=os.path.join(ROOT, "results"), metavar="DIR",
+                   help="where result directories go (default results/)")
+    p.set_defaults(func=cmd_ndr)
     p = sub.add_parser("report", help="rebuild a results directory's report from its raw runs")
     p.add_argument("dir")
     p.set_defaults(func=cmd_report)

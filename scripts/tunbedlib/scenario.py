@@ -17,6 +17,9 @@
     wire_audit = no             ; tunbed-wire on the transit link during each run
     verify = no                 ; every byte of every session checked (tunbed-traffic --verify)
 
+An [ndr] section makes the file an NDR search (`tunbed run` hands it to ndr.py, which
+reads the section's keys: docs/ndr.md).
+
 Every error names file:line and the value, as the C tools do.
 """
 
@@ -52,6 +55,10 @@ class Scenario:
     congestion: str = ""  # the system's default
     wire_audit: bool = False
     verify: bool = False
+    # Where each key of the file was (key: line), and an [ndr] section's (line, key, value)
+    # lines, None without one: ndr.py reads them.
+    lines: dict = dataclasses.field(default_factory=dict)
+    ndr: list = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,9 +189,11 @@ def parse(text, filename="scenario"):
             if not line.endswith("]"):
                 raise ScenarioError(f"{filename}:{n}: missing ']' in '{line}'")
             section = line[1:-1].strip()
-            if section != "scenario":
+            if section not in ("scenario", "ndr"):
                 raise ScenarioError(f"{filename}:{n}: unknown section [{section}]: "
-                                    f"expected [scenario]")
+                                    f"expected [scenario] or [ndr]")
+            if section == "ndr":
+                sc.ndr = sc.ndr or []
             continue
         if section is None:
             raise ScenarioError(f"{filename}:{n}: '{line}' outside [scenario]")
@@ -192,12 +201,16 @@ def parse(text, filename="scenario"):
             raise ScenarioError(f"{filename}:{n}: expected 'key = value', got '{line}'")
         key, value = (x.strip() for x in line.split("=", 1))
         value = value.split(" ;")[0].strip()
+        if section == "ndr":
+            sc.ndr.append((n, key, value))
+            continue
         if key not in SETTERS:
             raise ScenarioError(f"{filename}:{n}: unknown key '{key}'")
         if key in seen:
             raise ScenarioError(f"{filename}:{n}: duplicate key '{key}' (first at line "
                                 f"{seen[key]})")
         seen[key] = n
+        sc.lines[key] = n
         try:
             SETTERS[key](sc, value)
         except ValueError as e:

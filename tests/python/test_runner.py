@@ -542,7 +542,7 @@ class Scenarios(unittest.TestCase):
             ("[scenario]\ncolour = red", "f:2: unknown key 'colour'"),
             ("[scenario]\ntime = 5\ntime = 6", "f:3: duplicate key 'time' (first at line 2)"),
             ("[scenario]\njunk", "f:2: expected 'key = value', got 'junk'"),
-            ("[scenarios]", "f:1: unknown section [scenarios]: expected [scenario]"),
+            ("[scenarios]", "f:1: unknown section [scenarios]: expected [scenario] or [ndr]"),
             ("[scenario", "f:1: missing ']' in '[scenario'"),
             ("[scenario]\nname = a b", "f:2: bad name 'a b': use letters, digits, '-' and '_'"),
         ]

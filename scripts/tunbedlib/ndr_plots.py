@@ -1,0 +1,129 @@
+"""The NDR report's pictures (matplotlib, PNG and SVG in plots/, the SVG also returned for
+report.html): NDR and PDR against frame size for every gateway configuration with the
+generator's ceiling; per frame size, loss ratio against offered load for every trial, and
+latency at 10, 50 and 90% of PDR."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+
+from .ndr import DIRECT, FRACTIONS  # noqa: E402
+from .plots import save  # noqa: E402
+
+
+def by_config(summaries):
+    out = {}
+    for s in summaries:
+        out.setdefault(s["config"], []).append(s)
+    for ss in out.values():
+        ss.sort(key=lambda s: s["frame"]["lan"])
+    return out
+
+
+def rates(outdir, summaries, ceiling):
+    """NDR and PDR (Mpps) against frame size, one colour per configuration, the ceiling in
+    grey: a gateway drawn on it is at the generator's limit, not its own."""
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for config, ss in by_config(summaries).items():
+        if config == DIRECT:
+            continue
+        xs = [s["frame"]["lan"] for s in ss]
+        line = ax.plot(xs, [s["ndr"]["mpps"] for s in ss], marker="o", label=f"{config}: NDR")[0]
+        ax.plot(xs, [s["pdr"]["mpps"] for s in ss], "--", marker="^", color=line.get_color(),
+                label=f"{config}: PDR")
+    if ceiling:
+        xs = sorted(ceiling)
+        ax.plot(xs, [ceiling[x] / 1e6 for x in xs], color="grey", linewidth=4, alpha=0.5,
+                label="generator ceiling (its PDR alone)", zorder=0)
+    ax.set_xscale("log", base=2)
+    sizes = sorted({s["frame"]["lan"] for s in summaries} | set(ceiling))
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([str(x) for x in sizes])
+    ax.set_xlabel("frame size, bytes (Ethernet frame the client sends)")
+    ax.set_ylabel("million datagrams a second")
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("NDR and PDR against frame size")
+    return save(fig, outdir, "rates")
+
+
+def loss(outdir, recs, size, pdr_loss):
+    """Every trial at one frame size: loss ratio against the offered rate; filled: trials of
+    the final duration, hollow: shorter ones, x: not valid (the generator fell short)."""
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    final = max((t["duration"] for r in recs for t in r.get("trials") or []), default=0)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, r in enumerate(recs):
+        c = colours[i % len(colours)]
+        styles = (("final", lambda t: t["valid"] and t["duration"] == final,
+                   {"marker": "o", "color": c}),
+                  ("shorter", lambda t: t["valid"] and t["duration"] != final,
+                   {"marker": "o", "facecolors": "none", "edgecolors": c}),
+                  ("not valid", lambda t: not t["valid"], {"marker": "x", "color": c}))
+        for kind, pick, style in styles:
+            ts = [t for t in r.get("trials") or [] if pick(t)]
+            if ts:
+                ax.scatter([(t.get("offered_pps") or t["rate"]) / 1e6 for t in ts],
+                           [t["loss_ratio"] for t in ts], s=24,
+                           label=f"{r['point']['config']} ({kind})", **style)
+    ax.axhline(pdr_loss, color="red", linewidth=0.8, linestyle="--", label="PDR's loss ratio")
+    ax.set_yscale("symlog", linthresh=1e-6)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("offered, million datagrams a second")
+    ax.set_ylabel("loss ratio")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(f"Loss against offered load, {size}-byte frames")
+    return save(fig, outdir, f"loss-f{size}")
+
+
+def latency(outdir, summaries, size):
+    """Round-trip latency p50 and p99 at 10, 50 and 90% of PDR, one line pair per
+    configuration; None without samples."""
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    drawn = False
+    for config, ss in by_config(summaries).items():
+        s = next((x for x in ss if x["frame"]["lan"] == size), None)
+        if not s:
+            continue
+        pts = [(f, s["latency"].get(str(f)) or {}) for f in FRACTIONS]
+        pts = [(f, x) for f, x in pts if x.get("p50_ms") is not None]
+        if not pts:
+            continue
+        drawn = True
+        line = ax.plot([100 * f for f, _ in pts], [x["p50_ms"] for _, x in pts], marker="o",
+                       label=f"{config}: p50")[0]
+        ax.plot([100 * f for f, _ in pts], [x["p99_ms"] for _, x in pts], ":", marker="^",
+                color=line.get_color(), label=f"{config}: p99")
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set_xticks([100 * f for f in FRACTIONS])
+    ax.set_xlabel("load, % of PDR")
+    ax.set_yscale("log")
+    ax.set_ylabel("round trip of sampled datagrams, ms")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(f"Latency under load, {size}-byte frames")
+    return save(fig, outdir, f"latency-f{size}")
+
+
+def make(outdir, recs, summaries, meta):
+    """Draws every plot; returns [(title, name, svg)] in report order."""
+    ceiling = {int(k): v for k, v in (meta.get("ceiling") or {}).items()}
+    for s in summaries:
+        if s["gateway"] == DIRECT and s["pdr"]["rate_pps"]:
+            ceiling[s["frame"]["lan"]] = s["pdr"]["rate_pps"]
+    pdr_loss = (meta.get("ndr") or {}).get("pdr_loss", 0.5) / 100
+    made = [("NDR and PDR against frame size", "rates", rates(outdir, summaries, ceiling))]
+    for size in sorted({r["frame"]["lan"] for r in recs}):
+        at = [r for r in recs if r["frame"]["lan"] == size]
+        made.append((f"Loss against offered load, {size}-byte frames", f"loss-f{size}",
+                     loss(outdir, at, size, pdr_loss)))
+        svg = latency(outdir, summaries, size)
+        if svg:
+            made.append((f"Latency at 10, 50 and 90% of PDR, {size}-byte frames",
+                         f"latency-f{size}", svg))
+    return made

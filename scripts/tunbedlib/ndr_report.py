@@ -1,0 +1,318 @@
+"""An NDR results directory (ndr.py): searches/*.json, one per gateway configuration and frame
+size, and meta.json. From them: summary.json, summary.csv (a row per search), trials.csv (a
+row per trial), report.md and report.html with the headline in words first, and the plots:
+loss ratio against offered load per frame size, NDR and PDR against frame size with the
+generator's ceiling, latency at 10, 50 and 90% of PDR. `tunbed report DIR` rebuilds them.
+
+Rates: Mpps is millions of datagrams a second; Gbit/s inner counts the inner IP packets' bits,
+Gbit/s on the wire the transit frames' with their preamble and inter-frame gap (20 bytes), what
+a link must carry at that rate. CPU at PDR is over the final trial at the PDR rate: the box's
+busy cores (every process, the generator's too) and the gateway's own processes', in cores."""
+
+import csv
+import glob
+import html
+import json
+import os
+
+from . import analysis, report
+from .ndr import DIRECT, FRACTIONS, NDR_FORMAT, WIRE_GAP
+from .records import FormatError
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise FormatError(f"{path}: cannot read: {e.strerror}") from None
+    except ValueError as e:
+        raise FormatError(f"{path}: not JSON: {e}") from None
+    if not isinstance(doc, dict):
+        raise FormatError(f"{path}: not a tunbed results file (expected a JSON object)")
+    fmt = doc.get("format")
+    if isinstance(fmt, bool) or not isinstance(fmt, int) or fmt < 1:
+        raise FormatError(f"{path}: bad format {json.dumps(fmt)}: expected a whole number from 1")
+    if fmt > NDR_FORMAT:
+        raise FormatError(f"{path}: NDR results written by a newer tunbed (format {fmt}); this "
+                          f"one reads 1-{NDR_FORMAT}")
+    return doc
+
+
+def load_searches(outdir):
+    """The search records of outdir/searches/, by file name."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(outdir, "searches", "*.json"))):
+        doc = _read(path)
+        if doc.get("kind") != "ndr-search" or not isinstance(doc.get("point"), dict):
+            raise FormatError(f"{path}: not an NDR search record")
+        out.append(doc)
+    return out
+
+
+def load_meta(outdir):
+    path = os.path.join(outdir, "meta.json")
+    return _read(path) if os.path.exists(path) else {"format": NDR_FORMAT, "kind": "ndr"}
+
+
+def order(recs):
+    """The records in the order the run measured their configurations, sizes ascending."""
+    first = {}
+    for r in sorted(recs, key=lambda r: r.get("started", 0)):
+        first.setdefault(r["point"]["config"], len(first))
+    return sorted(recs, key=lambda r: (first[r["point"]["config"]], r["frame"]["lan"]))
+
+
+def label(s):
+    """A search's configuration for people."""
+    c = s["config"]
+    return "direct (the generator alone)" if c == DIRECT else c
+
+
+def rates(bound, fr):
+    """A bound's rate in Mpps, Gbit/s of inner packets and Gbit/s on the wire; Nones if none."""
+    pps = bound.get("rate")
+    if pps is None:
+        return None, None, None
+    return (pps / 1e6, pps * fr["inner_ip"] * 8 / 1e9,
+            pps * (fr["transit"] + WIRE_GAP) * 8 / 1e9)
+
+
+def trial_cpu(rec, trial):
+    """(box busy cores, gateway cores) over a trial's measured window; Nones without samples."""
+    hosts = rec.get("hosts") or []
+    start, end = trial.get("measure_start_mono_s"), trial.get("measure_end_mono_s")
+    if not hosts or start is None or end is None or end <= start:
+        return None, None
+    box = gw = 0.0
+    has_gw = False
+    for h in hosts:
+        c = analysis.host_cpu(h, start, end)
+        if not c["span"]:
+            return None, None
+        box += c["busy_s"] / c["span"]
+        gw += c["gateway_s"] / c["span"]
+        has_gw = has_gw or c["has_gateway"]
+    return box, gw if has_gw else None
+
+
+def summarise(rec):
+    """The numbers of one search."""
+    res, fr = rec.get("result") or {}, rec["frame"]
+    trials = rec.get("trials") or []
+    out = {"key": rec["point"]["key"], "config": rec["point"]["config"],
+           "gateway": rec["point"]["gateway"], "frame": fr, "trials": len(trials),
+           "trial_seconds": sum(t["duration"] for t in trials),
+           "invalid_trials": sum(not t["valid"] for t in trials),
+           "max_rate": (rec.get("params") or {}).get("max_rate")}
+    for name in ("ndr", "pdr"):
+        b = res.get(name) or {}
+        mpps, inner, wire = rates(b, fr)
+        out[name] = {"rate_pps": b.get("rate"), "upper_pps": b.get("upper"), "mpps": mpps,
+                     "inner_gbps": inner, "wire_gbps": wire, "width": b.get("width"),
+                     "at_max": b.get("at_max"), "below_min": b.get("below_min"),
+                     "limited": b.get("limited")}
+    lower = (res.get("pdr") or {}).get("lower_trial")
+    box, gw = trial_cpu(rec, trials[lower]) if lower is not None and lower < len(trials) \
+        else (None, None)
+    out["box_cores_at_pdr"], out["gateway_cores_at_pdr"] = box, gw
+    out["latency"] = {}
+    for t in rec.get("latency_trials") or []:
+        lat = t.get("latency") or {}
+        out["latency"][str(t["fraction"])] = {
+            "rate_pps": t["rate"], "samples": lat.get("samples"), "valid": t["valid"],
+            "lost": t["lost"], **{k: lat.get(k) for k in ("p50_ms", "p90_ms", "p99_ms",
+                                                           "max_ms")}}
+    return out
+
+
+def note(s):
+    """What a search's result is, where it is not the gateway's own limit."""
+    words = []
+    for name in ("ndr", "pdr"):
+        b = s[name]
+        if b["below_min"]:
+            words.append(f"{name.upper()} below the lowest rate")
+        elif b["at_max"] and s["gateway"] != DIRECT:
+            words.append(f"{name.upper()} at the generator's ceiling")
+        elif b["limited"]:
+            words.append(f"{name.upper()} bound by the generator")
+    return "; ".join(dict.fromkeys(words))
+
+
+def mpps(x):
+    return f"{x:.3f}" if x is not None else "-"
+
+
+def gbps(x):
+    return f"{x:.2f}" if x is not None else "-"
+
+
+def sizes_words(fr):
+    return (f"{fr['lan']}-byte frames ({fr['inner_ip']}-byte inner IP packets, "
+            f"{fr['transit']}-byte frames on {'the link' if not fr['overhead'] else 'transit'})")
+
+
+def headline(summaries):
+    """Per configuration, the smallest and the largest frame: NDR and PDR in words."""
+    lines, by = [], {}
+    for s in summaries:
+        by.setdefault(s["config"], []).append(s)
+    for config, ss in by.items():
+        ss = sorted(ss, key=lambda x: x["frame"]["lan"])
+        for s in [ss[0], ss[-1]] if len(ss) > 1 else ss:
+            n, p = s["ndr"], s["pdr"]
+            text = (f"{label(s)}, {sizes_words(s['frame'])}: NDR {mpps(n['mpps'])} Mpps "
+                    f"({gbps(n['inner_gbps'])} Gbit/s inner, {gbps(n['wire_gbps'])} on the "
+                    f"wire), PDR {mpps(p['mpps'])} Mpps")
+            lat = s["latency"].get(str(FRACTIONS[-1])) or {}
+            if lat.get("p50_ms") is not None:
+                text += (f"; at {FRACTIONS[-1]:.0%} of PDR latency p50 {lat['p50_ms']:.3f} ms, "
+                         f"p99 {lat['p99_ms']:.3f} ms")
+            if note(s):
+                text += f" ({note(s)})"
+            lines.append(text)
+    return lines
+
+
+HEADER = ("gateway", "frame B", "inner IP B", "transit frame B", "NDR Mpps", "NDR Gbit/s inner",
+          "NDR Gbit/s wire", "PDR Mpps", "PDR Gbit/s inner", "PDR Gbit/s wire",
+          *(f"latency at {f:.0%} p50 / p99 ms" for f in FRACTIONS), "box cores at PDR",
+          "gateway cores at PDR", "trials", "note")
+
+
+def cells(s):
+    n, p = s["ndr"], s["pdr"]
+    lat = []
+    for f in FRACTIONS:
+        x = s["latency"].get(str(f)) or {}
+        lat.append(f"{x['p50_ms']:.3f} / {x['p99_ms']:.3f}" if x.get("p50_ms") is not None
+                   else "-")
+    cores = lambda x: f"{x:.2f}" if x is not None else "-"  # noqa: E731
+    return [label(s), str(s["frame"]["lan"]), str(s["frame"]["inner_ip"]),
+            str(s["frame"]["transit"]), mpps(n["mpps"]), gbps(n["inner_gbps"]),
+            gbps(n["wire_gbps"]), mpps(p["mpps"]), gbps(p["inner_gbps"]), gbps(p["wire_gbps"]),
+            *lat, cores(s["box_cores_at_pdr"]), cores(s["gateway_cores_at_pdr"]),
+            f"{s['trials']} ({s['trial_seconds']:.0f} s)", note(s) or "-"]
+
+
+def method(meta):
+    nd = meta.get("ndr") or {}
+    return (f"Topology `{meta.get('topology')}`, the generator alone on "
+            f"`{meta.get('direct_topology')}`; {nd.get('flows')} UDP flows. Each search looks "
+            f"for NDR (no datagram lost) and PDR (at most {nd.get('pdr_loss')}% lost) together, "
+            f"as MLRsearch does: trials of {nd.get('initial_time')} s first, then longer, the "
+            f"final ones {meta.get('time')} s, until the bounds are within {nd.get('width')} "
+            "of each other (relative). A trial counts only where the generator offered the rate "
+            "within 1% and its receiver dropped nothing; loss is counted by sequence number. The "
+            "highest rate offered to a gateway is the generator's own PDR at that frame size. "
+            "Frame sizes: the Ethernet frame the client sends (FCS included), its inner IP "
+            "packet, and the frame the tunnel puts on transit. Gbit/s inner: the inner IP "
+            "packets; on the wire: transit frames with preamble and gap. Latency: round trips "
+            "of sampled datagrams (the server's hold taken out) during trials of the final "
+            "duration at 10, 50 and 90% of PDR. CPU: over the final trial at PDR, the box's "
+            "busy cores and the gateway's processes', in cores. docs/ndr.md.")
+
+
+TRIAL_FIELDS = ("config", "frame", "index", "purpose", "phase", "rate", "duration", "sent",
+                "received", "lost", "loss_ratio", "valid", "offered_pps", "offered_ratio",
+                "late", "not_sent", "receiver_drops", "latency_p50_ms", "latency_p99_ms")
+
+
+def trial_rows(recs):
+    for r in recs:
+        for t in (r.get("trials") or []) + (r.get("latency_trials") or []):
+            lat = t.get("latency") or {}
+            row = dict(t, config=r["point"]["config"], frame=r["frame"]["lan"],
+                       latency_p50_ms=lat.get("p50_ms"), latency_p99_ms=lat.get("p99_ms"))
+            row.setdefault("index", "")
+            row.setdefault("phase", "")
+            row.setdefault("loss_ratio", (t["lost"] / t["sent"]) if t.get("sent") else None)
+            yield [row.get(k) for k in TRIAL_FIELDS]
+
+
+def write_csv(outdir, recs, summaries):
+    with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["point", "gateway", "frame", "inner_ip", "transit", "ndr_pps", "ndr_upper_pps",
+                    "ndr_inner_gbps", "ndr_wire_gbps", "pdr_pps", "pdr_upper_pps",
+                    "pdr_inner_gbps", "pdr_wire_gbps", "box_cores_at_pdr",
+                    "gateway_cores_at_pdr", "trials", "note"])
+        for s in summaries:
+            fr = s["frame"]
+            w.writerow([s["key"], s["gateway"], fr["lan"], fr["inner_ip"], fr["transit"],
+                        s["ndr"]["rate_pps"], s["ndr"]["upper_pps"], s["ndr"]["inner_gbps"],
+                        s["ndr"]["wire_gbps"], s["pdr"]["rate_pps"], s["pdr"]["upper_pps"],
+                        s["pdr"]["inner_gbps"], s["pdr"]["wire_gbps"], s["box_cores_at_pdr"],
+                        s["gateway_cores_at_pdr"], s["trials"], note(s)])
+    with open(os.path.join(outdir, "trials.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(TRIAL_FIELDS)
+        w.writerows(trial_rows(recs))
+
+
+def write_markdown(outdir, meta, complete, lines, summaries, plots):
+    with open(os.path.join(outdir, "report.md"), "w") as f:
+        f.write(f"# {report.title(meta)}\n\n")
+        if not complete:
+            f.write(f"**{report.PARTIAL}**\n\n")
+        for line in lines:
+            f.write(f"- {line}\n")
+        f.write("\n")
+        for n in meta.get("notes", []):
+            f.write(f"> {n}\n")
+        if meta.get("notes"):
+            f.write("\n")
+        f.write(f"{method(meta)}\n\n")
+        report.md_table(f, HEADER, [cells(s) for s in summaries])
+        for p in plots:
+            f.write(f"## {p.title}\n\n![{p.title}](plots/{p.name}.svg)\n\n"
+                    f"(PNG: [plots/{p.name}.png](plots/{p.name}.png))\n\n")
+        f.write(f"{FOOTER}\n")
+
+
+FOOTER = ("Raw records: `searches/*.json`, every trial of every search; the numbers above are "
+          "in `summary.json` and `summary.csv`, every trial in `trials.csv`. Rebuild this report "
+          "with `scripts/tunbed report DIR`.")
+
+
+def write_html(outdir, meta, complete, lines, summaries, plots):
+    t = html.escape(report.title(meta))
+    out = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+           'style-src \'unsafe-inline\'">\n'
+           f"<title>{t}</title>\n<style>{report.HTML_STYLE}</style>\n</head>\n<body>\n"
+           f"<h1>{t}</h1>\n"]
+    if not complete:
+        out.append(f'<p class="partial">{html.escape(report.PARTIAL)}</p>\n')
+    out.append('<ul class="headline" id="headline">\n'
+               + "".join(f"<li>{html.escape(x)}</li>\n" for x in lines) + "</ul>\n")
+    if meta.get("notes"):
+        out.append("<blockquote>\n" + "".join(f"<p>{html.escape(n)}</p>\n"
+                                              for n in meta["notes"]) + "</blockquote>\n")
+    out.append(f"<p>{report.words(method(meta))}</p>\n")
+    out.append(report.html_table(HEADER, [cells(s) for s in summaries], "points"))
+    for i, p in enumerate(plots):
+        out.append(f'<h2>{html.escape(p.title)}</h2>\n<figure class="plot" '
+                   f'id="plot-{html.escape(p.name)}">\n{report.inline_svg(p.svg, f"plot{i}-")}\n'
+                   f"<figcaption>{html.escape(p.title)} (also plots/{html.escape(p.name)}.svg "
+                   f"and .png)</figcaption>\n</figure>\n")
+    out.append(f"<p>{report.words(FOOTER)}</p>\n</body>\n</html>\n")
+    with open(os.path.join(outdir, "report.html"), "w", encoding="utf-8") as f:
+        f.write("".join(out))
+
+
+def write(outdir, meta, complete=True):
+    """Every output of an NDR results directory from its records; returns the headline."""
+    from . import ndr_plots
+    recs = order(load_searches(outdir))
+    summaries = [summarise(r) for r in recs]
+    lines = headline(summaries)
+    with open(os.path.join(outdir, "summary.json"), "w") as f:
+        json.dump({"meta": meta, "complete": complete, "searches": summaries}, f, indent=2)
+        f.write("\n")
+    write_csv(outdir, recs, summaries)
+    plots = [report.Plot(t, n, svg) for t, n, svg in ndr_plots.make(outdir, recs, summaries, meta)]
+    write_markdown(outdir, meta, complete, lines, summaries, plots)
+    write_html(outdir, meta, complete, lines, summaries, plots)
+    return lines
