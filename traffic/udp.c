@@ -142,6 +142,27 @@ static uint64_t arrival_ns(struct msghdr *m)
 	return 0;
 }
 
+/*
+ * CLOCK_REALTIME less CLOCK_MONOTONIC, now: the realtime reading halfway between two, around
+ * the monotonic one, of the closest of three tries. A thread preempted between two readings
+ * (for milliseconds on a busy machine) would otherwise make every sample of that read early
+ * by as much, some of them below nothing.
+ */
+static uint64_t real_less_mono(void)
+{
+	uint64_t best = 0, gap = UINT64_MAX;
+
+	for (int i = 0; i < 3; i++) {
+		uint64_t r1 = clock_real_ns(), m = clock_mono_ns(), r2 = clock_real_ns();
+
+		if (r2 - r1 < gap) {
+			gap = r2 - r1;
+			best = r1 + gap / 2 - m;
+		}
+	}
+	return best;
+}
+
 /* Takes the replies waiting on a session's socket into the thread's histogram. */
 static void read_replies(struct client *cl, struct cl_thread *t, struct flow *f)
 {
@@ -173,8 +194,8 @@ static void read_replies(struct client *cl, struct cl_thread *t, struct flow *f)
 			return;
 		/* The kernel stamps in CLOCK_REALTIME, the samples went out on CLOCK_MONOTONIC:
 		 * their offset, taken now, is good to well under a microsecond. */
+		offset = real_less_mono();
 		mono = clock_mono_ns();
-		offset = clock_real_ns() - mono;
 		for (int i = 0; i < n; i++) {
 			struct proto_udp_reply r;
 			uint64_t at = arrival_ns(&msgs[i].msg_hdr), rtt;
