@@ -5,7 +5,7 @@ direct topology (client and server on one link), whose PDR at each frame size is
 rate offered to the gateways; a result at that ceiling is the generator's, and says so.
 
 Frame sizes are RFC 2544's: the Ethernet frame the client sends (FCS included), whose inner IP
-packet is 18 bytes shorter. On transit the tunnel adds its overhead (OVERHEAD). Each search
+packet is 18 bytes shorter. On transit the tunnel adds its overhead (overhead()). Each search
 of one gateway configuration at one frame size builds the topology from scratch and leaves one
 record, searches/<point>-f<size>.json: every trial, the result, the gateway's telemetry and
 the CPU samples of the whole search. ndr_report.py makes the report."""
@@ -71,7 +71,7 @@ def frame(size, gateway, mode, family, transit_mtu, lan_mtu):
     oh = overhead(gateway, mode, family)
     if oh is None:
         raise ValueError(f"gateway {gateway}: its tunnel overhead is not known to tunbed ndr "
-                         "(OVERHEAD in scripts/tunbedlib/ndr.py)")
+                         "(overhead() in scripts/tunbedlib/ndr.py)")
     what = gateway if mode == "-" else f"{gateway} {mode}"
     if inner > lan_mtu:
         raise ValueError(f"frame size {size} is too big for the LAN: its inner IP packet "
@@ -129,6 +129,7 @@ NDR_SETTERS = {
     "min_rate": lambda n, v: setattr(n, "min_rate", parse_rate(v, "min_rate")),
     "max_rate": lambda n, v: setattr(n, "max_rate", parse_rate(v, "max_rate")),
     "direct_topology": lambda n, v: setattr(n, "direct_topology", v),
+    "ceiling_from": lambda n, v: setattr(n, "ceiling_from", v),
 }
 # Scenario keys an NDR run has no use for: refused in a file with an [ndr] section.
 NOT_FOR_NDR = ("sessions", "pattern", "rr", "congestion", "wire_audit", "verify", "warmup")
@@ -263,6 +264,12 @@ def udp_counters(h):
     return dict(zip(lines[0][1:], map(int, lines[1][1:]))) if len(lines) >= 2 else {}
 
 
+def point_key(point):
+    """A search's name without its frame size: gregw-gre-w2, vxlan, direct, gregw-gre-w2-mtu9000."""
+    key = point.gateway if point.mode == "-" else f"{point.gateway}-{point.mode}-w{point.workers}"
+    return key + (f"-mtu{point.mtu}" if point.mtu else "")
+
+
 def sample_every(rate):
     return max(SAMPLE_EVERY_MIN, int(rate // SAMPLES_PER_S))
 
@@ -325,7 +332,7 @@ def search_one(bed, nd, sc, point, fr, max_rate):
                            final_s=sc.time, initial_s=min(nd.initial_time, sc.time),
                            width=nd.width, pdr_loss=nd.pdr_loss / 100)
     rec = {"format": NDR_FORMAT, "kind": "ndr-search",
-           "point": point.__dict__ | {"key": point.key(), "config": point.config()},
+           "point": point.__dict__ | {"key": point_key(point), "config": point.config()},
            "frame": fr, "flows": nd.flows, "params": dataclasses.asdict(params),
            "started": time.time()}
     driver = server = sampler = None
@@ -484,7 +491,8 @@ def execute(sc, nd, args, title, bootstrap):
             progress.show(i, f"{p.config()}, {size}-byte frames")
             rec = search_one(direct_bed if p.gateway == DIRECT else gw_bed, nd, sc, p,
                              fr[(p.gateway, p.mode)][size], max_rate)
-            with open(os.path.join(outdir, "searches", f"{p.key()}-f{size}.json"), "w") as f:
+            with open(os.path.join(outdir, "searches", f"{point_key(p)}-f{size}.json"),
+                      "w") as f:
                 json.dump(rec, f)
             if p.gateway == DIRECT:
                 got = rec["result"]["pdr"]["rate"]

@@ -133,7 +133,9 @@ def note(s):
         b = s[name]
         if b["below_min"]:
             words.append(f"{name.upper()} below the lowest rate")
-        elif b["at_max"] and s["gateway"] != DIRECT:
+        elif s["gateway"] == DIRECT:
+            continue  # the generator's limit is what it measures
+        elif b["at_max"]:
             words.append(f"{name.upper()} at the generator's ceiling")
         elif b["limited"]:
             words.append(f"{name.upper()} bound by the generator")
