@@ -16,6 +16,7 @@ import datetime
 import json
 import os
 import re
+import subprocess
 import time
 
 from . import cpu, scenario, search
@@ -295,7 +296,7 @@ class Trials:
         self.processes[str(p.pid)] = "tunbed-traffic client"
         try:
             out, err = p.communicate(timeout=duration + TRIAL_GRACE_S)
-        except Exception:
+        except subprocess.TimeoutExpired:
             p.stop()
             raise Failure(f"tunbed-traffic client: no result within {duration:g} s + "
                           f"{TRIAL_GRACE_S} s") from None
@@ -365,7 +366,8 @@ def search_one(bed, nd, sc, point, fr, max_rate):
             for f in FRACTIONS if pdr else ():
                 t = trials(max(1, pdr * f), sc.time, purpose="latency")
                 rec["latency_trials"].append(dict(t, fraction=f, rate=int(max(1, pdr * f)),
-                                                  duration=sc.time))
+                                                  duration=sc.time,
+                                                  loss_ratio=search.loss_ratio(t)))
             sampler.stop()
             rec["gateway"] = driver.telemetry() if driver else None
             labels = driver.thread_labels() if driver else {}
@@ -392,7 +394,9 @@ def load_ceiling(outdir):
     if not recs:
         raise scenario.ScenarioError(f"{outdir}: no search of the generator alone (direct) to "
                                      "take the ceiling from")
-    return {r["frame"]["lan"]: r["result"]["pdr"]["rate"] for r in recs}
+    # A size where the generator found no PDR has no ceiling: check() refuses it.
+    return {r["frame"]["lan"]: r["result"]["pdr"]["rate"] for r in recs
+            if (r.get("result") or {}).get("pdr", {}).get("rate")}
 
 
 def above_ceiling(nd, ceiling):

@@ -44,7 +44,7 @@ def rates(outdir, summaries, ceiling):
     ax.set_ylabel("million datagrams a second")
     ax.set_ylim(bottom=0)
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title("NDR and PDR against frame size")
     return save(fig, outdir, "rates")
 
@@ -74,7 +74,7 @@ def loss(outdir, recs, size, pdr_loss):
     ax.set_xlabel("offered, million datagrams a second")
     ax.set_ylabel("loss ratio")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title(f"Loss against offered load, {size}-byte frames")
     return save(fig, outdir, f"loss-f{size}")
 
@@ -105,7 +105,7 @@ def latency(outdir, summaries, size):
     ax.set_yscale("log")
     ax.set_ylabel("round trip of sampled datagrams, ms")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title(f"Latency under load, {size}-byte frames")
     return save(fig, outdir, f"latency-f{size}")
 
