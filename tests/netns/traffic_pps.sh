@@ -14,7 +14,8 @@ new_prefix P tbpps
 
 # udp_stat NS FIELD: a field of the Udp line of /proc/net/snmp in NS.
 udp_stat() {
-	ip netns exec "$1" awk -v f="$2" '$1 == "Udp:" { if (!n++) { for (i = 2; i <= NF; i++) k[i] = $i } else { for (i = 2; i <= NF; i++) if (k[i] == f) print $i } }' /proc/net/snmp
+	ip netns exec "$1" cat /proc/net/snmp |
+		awk -v f="$2" '$1 == "Udp:" { if (!n++) { for (i = 2; i <= NF; i++) k[i] = $i } else { for (i = 2; i <= NF; i++) if (k[i] == f) print $i } }'
 }
 stat_above() { # ns field n
 	[ "$(udp_stat "$1" "$2")" -gt "$3" ]
