@@ -1,4 +1,4 @@
-"""The tunbed command: ras, run, compare, intranet, ndr, report, down, provision."""
+"""The tunbed command: ras, run, compare, intranet, ndr, report, down, provision, failover."""
 
 import argparse
 import datetime
@@ -12,7 +12,7 @@ import sys
 import time
 
 from . import bed as beds
-from . import intranet, inventory, ndr, provision, records, report, scenario
+from . import failover, intranet, inventory, ndr, provision, records, report, scenario
 from .common import ROOT, TOPO, Failure, log, run
 from .drivers import DRIVERS
 from .point import measure
@@ -430,6 +430,7 @@ def main():
                                    "of INVENTORY; a second run changes nothing. docs/hosts.md.")
     p.add_argument("--hosts", metavar="INVENTORY", required=True)
     p.set_defaults(func=cmd_provision)
+    failover.add_parser(sub, bootstrap)
     args = ap.parse_args()
     if not args.command:
         ap.print_help(sys.stderr)

@@ -1,0 +1,522 @@
+"""tunbed failover: the RAS gateway pair, active and passive, and its failover measured
+(docs/failover.md; RFC 6201's reset characterisation: lost frames of a constant-rate stream
+divided by its rate).
+
+On ras-pair.topo: gregw on gwa and on both gwb1 (active) and gwb2 (passive, hot), FRR (bgpd,
+bfdd) on core, gwb1 and gwb2, the health check (health.py) beside each gwb's gregw. During N
+verified TCP sessions (pull) and one constant-rate UDP stream, the fault hits gwb1, and after
+--failback-after it is repaired; each repeat starts from scratch. failreport.py writes the
+results.
+"""
+
+import datetime
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+from . import failreport, frr, scenario
+from .common import GREGW, ROOT, TOPO, TOPOLOGIES, TRAFFIC, Failure, log, run
+
+FAULTS = {
+    "kill": "kill -9 of gregw",
+    "stop": "SIGSTOP of gregw (a hung gateway)",
+    "link": "its link down",
+    "cut": "its host cut off (every packet dropped, links up)",
+}
+HOSTS = ("client", "gwa", "core", "gwb1", "gwb2", "server")
+SERVICE = "198.18.6.1"
+ASN_CORE, ASN_PAIR = 65000, 65010
+# The addresses of ras-pair.topo: each gateway's own and its neighbour's on its link to core.
+GWB = {"gwb1": ("198.18.4.2", "198.18.4.1", "t1"), "gwb2": ("198.18.5.2", "198.18.5.1", "t2")}
+GWA, CLIENT_LAN, SERVER_LAN, SERVER = "198.18.0.1", "198.18.1.0/24", "198.18.3.0/24", "198.18.3.2"
+PORT = 9400
+READY_S = 20.0
+# 100 ms with 5 missed: 3 (FRR's default multiplier) flapped on a shared 2-core box at load 7.
+BFD = ("bfd\n profile fast\n  detect-multiplier 5\n  receive-interval 100\n"
+       "  transmit-interval 100\n !\n!\n")
+
+
+def frr_configs(host):
+    """FRR's configuration of core, gwb1 or gwb2 (docs/failover.md explains each line)."""
+    head = f"frr defaults datacenter\nhostname {host}\n"
+    if host == "core":
+        nbrs = "".join(f" neighbor {me} remote-as {ASN_PAIR}\n neighbor {me} bfd profile fast\n"
+                       f" neighbor {me} timers connect 1\n" for me, _, _ in GWB.values())
+        return {"zebra": head, "bfdd": head + BFD,
+                "staticd": head + f"ip route {CLIENT_LAN} {SERVICE}\n",
+                "bgpd": head + f"router bgp {ASN_CORE}\n bgp router-id 198.18.0.2\n{nbrs}!\n"}
+    me, peer, _ = GWB[host]
+    passive = host == "gwb2"
+    bgp = (f"router bgp {ASN_PAIR}\n bgp router-id {me}\n"
+           f" neighbor {peer} remote-as {ASN_CORE}\n neighbor {peer} bfd profile fast\n"
+           f" neighbor {peer} timers connect 1\n address-family ipv4 unicast\n"
+           f"  network {SERVICE}/32\n"
+           + (f"  neighbor {peer} route-map passive out\n" if passive else "")
+           + " exit-address-family\n!\n")
+    if passive:
+        bgp += f"route-map passive permit 10\n set as-path prepend {ASN_PAIR} {ASN_PAIR}\n!\n"
+    # The gateway's routes are FRR's (staticd), as on a routed host: the kernel forgets a
+    # route whose link went down, zebra puts it back when the link returns.
+    static = "".join(f"ip route {net} {peer}\n" for net in ("198.18.0.0/24", SERVER_LAN))
+    return {"zebra": head, "staticd": head + static, "bfdd": head + BFD, "bgpd": head + bgp}
+
+
+class Settings:
+    faults = ("kill", "stop", "link", "cut")
+    sessions = 8
+    repeats = 3
+    udp_rate = 20_000_000
+    fail_at = 3.0
+    failback_after = 4.0
+    tail = 3.0
+    mode = "gre+seq"
+    workers = 1
+    topology = None
+
+
+def parse(args):
+    """Settings from the command line; a bad value raises ScenarioError (one line, exit 2)."""
+    s = Settings()
+    if args.faults:
+        s.faults = tuple(f.strip() for f in args.faults.split(",") if f.strip())
+        bad = [f for f in s.faults if f not in FAULTS]
+        if bad or not s.faults:
+            raise scenario.ScenarioError(f"--faults: unknown fault '{(bad or [''])[0]}': "
+                                         f"expected some of {', '.join(FAULTS)}")
+    for key, lo, hi in (("sessions", 1, 10000), ("repeats", 1, 100), ("workers", 1, 64)):
+        v = getattr(args, key)
+        if v is not None:
+            if not lo <= v <= hi:
+                raise scenario.ScenarioError(f"--{key}: '{v}' is not {lo} to {hi}")
+            setattr(s, key, v)
+    for key, lo, hi in (("fail_at", 1, 600), ("failback_after", 1, 600), ("tail", 1, 600)):
+        v = getattr(args, key)
+        if v is not None:
+            if not lo <= v <= hi:
+                raise scenario.ScenarioError(f"--{key.replace('_', '-')}: '{v:g}' is not "
+                                             f"{lo} to {hi} seconds")
+            setattr(s, key, v)
+    if args.udp_rate is not None:
+        s.udp_rate = scenario_rate(args.udp_rate)
+    if args.mode is not None:
+        encap, *opts = args.mode.split("+")
+        if encap not in scenario.GREGW_ENCAPS or len(set(opts)) != len(opts) or \
+                any(o not in ("seq", "csum", "nooffload") for o in opts):
+            raise scenario.ScenarioError(
+                f"--mode: bad gregw mode '{args.mode}': gre or gre-udp, with +seq, +csum, "
+                f"+nooffload (the key is always 7)")
+        s.mode = args.mode
+    return s
+
+
+def check_machine(s, topology):
+    """What needs the build and the packages: the topology has the pair, FRR is there."""
+    s.topology = topology_path(topology)
+    ok, why = frr.available()
+    if not ok:
+        raise scenario.ScenarioError(why)
+    return s
+
+
+def scenario_rate(text):
+    mult = {"k": 1e3, "m": 1e6, "g": 1e9}
+    t = text.lower().removesuffix("bit").removesuffix("bps")
+    try:
+        v = float(t[:-1]) * mult[t[-1]] if t and t[-1] in mult else float(t)
+    except ValueError:
+        v = 0
+    if not 8e3 <= v <= 10e9:
+        raise scenario.ScenarioError(f"--udp-rate: '{text}' is not a rate of 8kbit to 10gbit")
+    return int(v)
+
+
+def topology_path(name):
+    path = name if os.sep in name or name.endswith(".topo") else \
+        os.path.join(TOPOLOGIES, f"{name}.topo")
+    if not os.path.isfile(path):
+        raise scenario.ScenarioError(f"--topology: no topology '{name}'")
+    p = subprocess.run([TOPO, "check", path, "--json"], capture_output=True, text=True)
+    if p.returncode:
+        raise scenario.ScenarioError((p.stderr.strip().splitlines() or ["bad topology"])[-1])
+    plan = json.loads(p.stdout)
+    hosts = {st["command"].split()[-1].split("-", 1)[1] for st in plan.get("steps", [])
+             if st["command"].startswith("ip netns add ")}
+    missing = [h for h in HOSTS if h not in hosts]
+    if missing:
+        raise scenario.ScenarioError(
+            f"--topology: {name} has no gateway pair for the failover (no host "
+            f"{', '.join(missing)}): use ras-pair")
+    return path
+
+
+class Bed:
+    """One repeat's topology and processes; close() removes all of it, in reverse order."""
+
+    def __init__(self, s, prefix, tmp):
+        self.s, self.prefix, self.tmp = s, prefix, tmp
+        self.frr, self.gregw, self.health, self.others = {}, {}, {}, []
+        self.up = False
+        self.cut_rules = False
+
+    def ns(self, host):
+        return f"{self.prefix}-{host}"
+
+    def sh(self, host, *cmd, check=True):
+        return run(["ip", "netns", "exec", self.ns(host), *cmd], check=check)
+
+    def spawn(self, host, name, cmd, out=None):
+        f = open(os.path.join(self.tmp, f"{name}.out" if out is None else out), "w")
+        err = open(os.path.join(self.tmp, f"{name}.err"), "w")
+        p = subprocess.Popen(["ip", "netns", "exec", self.ns(host), *cmd], stdout=f,
+                             stderr=err, stdin=subprocess.DEVNULL)
+        f.close()
+        err.close()
+        return p
+
+    def open(self):
+        run([TOPO, "up", self.s.topology, "--prefix", self.prefix])
+        self.up = True
+        for h in GWB:
+            self.sh(h, "ip", "addr", "add", f"{SERVICE}/32", "dev", "lo")
+        for h in ("core", *GWB):
+            self.frr[h] = frr.Frr(self.ns(h), h, self.tmp)
+            self.frr[h].start(frr_configs(h))
+        for h in GWB:
+            self.wait(lambda: "via" in self.sh(h, "ip", "-4", "route", "show", "match", GWA), f"{h}'s static route to gwa")
+        for h in ("gwa", *GWB):
+            self.start_gregw(h)
+        self.wait(lambda: self.frr["core"].bfd_up() == {a for a, _, _ in GWB.values()},
+                  "BFD sessions of core with gwb1 and gwb2 up")
+        self.wait(lambda: self.frr["core"].established() == {a for a, _, _ in GWB.values()},
+                  "BGP sessions of core with gwb1 and gwb2 established")
+        self.wait(lambda: len(self.bgp_paths()) == 2, "both announcements of the service "
+                  "address at core")
+        self.wait(lambda: self.active() == "gwb1", "core's route to the service address via gwb1")
+        for h in GWB:
+            self.start_health(h)
+        self.others.append(self.spawn("server", "server", [TRAFFIC, "server", "--port",
+                                                           str(PORT)]))
+        self.wait(lambda: self.sh("server", "ss", "-Hltn", f"sport = :{PORT}").strip(),
+                  "tunbed-traffic server listening")
+
+    def wait(self, ready, what, timeout=READY_S):
+        deadline = time.monotonic() + timeout
+        while not ready():
+            if time.monotonic() > deadline:
+                raise Failure(f"not ready within {timeout:g} s: {what}")
+            time.sleep(0.05)
+
+    def gregw_cmd(self, host):
+        encap, *opts = self.s.mode.split("+")
+        sock = os.path.join(self.tmp, f"{host}.sock")
+        if host == "gwa":
+            ends = ["--remote", SERVICE, "--addr", "198.19.0.1/24", "--route", SERVER_LAN]
+        else:
+            ends = ["--local", SERVICE, "--remote", GWA, "--addr", "198.19.0.2/24",
+                    "--route", CLIENT_LAN]
+        cmd = [GREGW, *ends, "--encap", encap, "--key", "7", "--ctl", sock,
+               "--workers", str(self.s.workers)]
+        if "seq" in opts:
+            cmd.append("--seq")
+        if "csum" in opts:
+            cmd.append("--csum")
+        if "nooffload" in opts:
+            cmd += ["--offload", "off"]
+        return cmd, sock
+
+    def start_gregw(self, host):
+        cmd, sock = self.gregw_cmd(host)
+        p = self.spawn(host, f"gregw-{host}", cmd)
+        self.gregw[host] = (p, sock)
+        self.wait(lambda: p.poll() is not None or self.gregw_stats(host) is not None,
+                  f"gregw on {host} answering")
+        if p.poll() is not None:
+            with open(os.path.join(self.tmp, f"gregw-{host}.err")) as f:
+                last = (f.read().strip().splitlines() or ["no message"])[-1]
+            raise Failure(f"gregw on {host} did not start: {last}")
+
+    def gregw_stats(self, host):
+        p = subprocess.run([GREGW, "ctl", self.gregw[host][1], "stats"], capture_output=True,
+                           text=True, timeout=5)
+        try:
+            return json.loads(p.stdout) if p.returncode == 0 else None
+        except ValueError:
+            return None
+
+    def start_health(self, host):
+        _, sock = self.gregw[host]
+        self.health[host] = self.spawn(host, f"health-{host}", [
+            sys.executable, os.path.join(ROOT, "scripts", "tunbedlib", "health.py"),
+            "--ctl", sock, "--vty-socket", self.frr[host].dir, "--asn", str(ASN_PAIR),
+            "--service", f"{SERVICE}/32", "--up"])
+
+    def bgp_paths(self):
+        d = self.frr["core"].vtysh_json(f"show bgp ipv4 unicast {SERVICE}/32 json")
+        return d.get("paths", [])
+
+    def active(self):
+        """The gateway core's kernel routes the service address to, or None."""
+        out = self.sh("core", "ip", "-4", "route", "show", f"{SERVICE}/32", check=False)
+        for h, (me, _, _) in GWB.items():
+            if f"via {me} " in out:
+                return h
+        return None
+
+    # The faults and their repairs; each returns at once.
+    def fault(self, kind):
+        p, _ = self.gregw["gwb1"]
+        if kind == "kill":
+            p.send_signal(signal.SIGKILL)
+            p.wait()
+        elif kind == "stop":
+            p.send_signal(signal.SIGSTOP)
+        elif kind == "link":
+            self.sh("gwb1", "ip", "link", "set", "dev", "t1", "down")
+        elif kind == "cut":
+            # A blackhole rule ahead of every table, also the local one: nothing comes in or
+            # goes out, while the link keeps its carrier (no fast failover from the kernel).
+            self.sh("gwb1", "ip", "rule", "add", "pref", "0", "blackhole")
+            self.sh("gwb1", "ip", "rule", "del", "pref", "0", "table", "local")
+            self.sh("gwb1", "ip", "rule", "add", "pref", "1", "table", "local")
+            self.cut_rules = True
+
+    def repair(self, kind):
+        p, _ = self.gregw["gwb1"]
+        if kind == "kill":
+            self.start_gregw("gwb1")
+        elif kind == "stop":
+            p.send_signal(signal.SIGCONT)
+        elif kind == "link":
+            self.sh("gwb1", "ip", "link", "set", "dev", "t1", "up")
+        elif kind == "cut":
+            self.uncut()
+
+    def uncut(self):
+        if self.cut_rules:
+            self.sh("gwb1", "ip", "rule", "add", "pref", "0", "table", "local", check=False)
+            self.sh("gwb1", "ip", "rule", "del", "pref", "1", "table", "local", check=False)
+            self.sh("gwb1", "ip", "rule", "del", "pref", "0", "blackhole", check=False)
+            self.cut_rules = False
+
+    def pids(self):
+        """{label: pid} of the gateways, for the CPU sampler."""
+        return {h: p.pid for h, (p, _) in self.gregw.items() if p.poll() is None}
+
+    def close(self):
+        procs = list(self.health.values()) + list(self.others)
+        for h, (p, _) in self.gregw.items():
+            if p.poll() is None:
+                p.send_signal(signal.SIGCONT)
+            procs.append(p)
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        for f in self.frr.values():
+            f.stop()
+        if self.up:
+            subprocess.run([TOPO, "down", "--prefix", self.prefix], capture_output=True)
+            self.up = False
+
+
+class Watch(threading.Thread):
+    """Samples, every 20 ms, which gateway core routes the service address to; every 100 ms
+    the CPU of every core and of every gregw thread."""
+
+    def __init__(self, bed):
+        super().__init__(daemon=True)
+        self.bed, self.stop_flag = bed, threading.Event()
+        self.routes, self.cpu = [], []
+
+    def run(self):
+        last_cpu = 0.0
+        while not self.stop_flag.is_set():
+            t = time.monotonic()
+            try:
+                active = self.bed.active()
+            except Exception:  # noqa: BLE001 - a sample lost while the bed goes down
+                active = None
+            if not self.routes or self.routes[-1][1] != active:
+                self.routes.append((round(t, 4), active))
+            if t - last_cpu >= 0.1:
+                last_cpu = t
+                self.cpu.append(cpu_sample(self.bed.pids()))
+            self.stop_flag.wait(0.02)
+
+
+def cpu_sample(pids):
+    """{"t", "cores": [ticks busy, ticks total] per CPU, "threads": {label: [[tid, ticks,
+    cpu]]}}, ticks as /proc gives them."""
+    t = time.monotonic()
+    cores = []
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu") and line[3].isdigit():
+                v = [int(x) for x in line.split()[1:]]
+                idle = v[3] + v[4]
+                cores.append([sum(v[:8]) - idle, sum(v[:8])])
+    threads = {}
+    for label, pid in pids.items():
+        rows = []
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            tids = []
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    st = f.read().rsplit(")", 1)[1].split()
+                rows.append([int(tid), int(st[11]) + int(st[12]), int(st[36])])
+            except (OSError, IndexError, ValueError):
+                pass
+        threads[label] = rows
+    return {"t": round(t, 4), "cores": cores, "threads": threads}
+
+
+def one_run(s, fault, repeat, prefix, outdir):
+    tmp = tempfile.mkdtemp(prefix="tunbed-failover-")
+    os.chmod(tmp, 0o711)  # FRR's daemons run as frr and need to reach their own directory
+    bed = Bed(s, prefix, tmp)
+    watch = None
+    try:
+        bed.open()
+        total = s.fail_at + s.failback_after + s.tail
+        split = s.fail_at + s.failback_after / 2
+        tcp = bed.spawn("client", "tcp", [TRAFFIC, "client", SERVER, "--port", str(PORT),
+                                          "--sessions", str(s.sessions), "--pattern", "pull",
+                                          "--verify", "--time", f"{total:g}", "--interval",
+                                          "0.1", "--json"])
+        udp1 = bed.spawn("client", "udp1", [TRAFFIC, "client", SERVER, "--port", str(PORT),
+                                            "--udp", "--rate", str(s.udp_rate), "--size",
+                                            "1000", "--time", f"{split:g}", "--json"])
+        watch = Watch(bed)
+        watch.start()
+        t0 = time.monotonic()
+        sleep_until(t0 + s.fail_at, [tcp, udp1])
+        t_fault = time.monotonic()
+        bed.fault(fault)
+        sleep_until(t_fault + s.failback_after / 2, [tcp])
+        udp1.wait(timeout=30)
+        udp2 = bed.spawn("client", "udp2", [TRAFFIC, "client", SERVER, "--port", str(PORT),
+                                            "--udp", "--rate", str(s.udp_rate), "--size",
+                                            "1000", "--time", f"{total - split - 0.5:g}",
+                                            "--json"])
+        sleep_until(t_fault + s.failback_after, [tcp])
+        t_repair = time.monotonic()
+        bed.repair(fault)
+        for p in (tcp, udp2):
+            p.wait(timeout=total + 30)
+        time.sleep(0.1)
+        watch.stop_flag.set()
+        watch.join()
+        rec = {
+            "format": 1, "fault": fault, "repeat": repeat, "settings": vars_of(s),
+            "t_start": t0, "t_fault": t_fault, "t_repair": t_repair,
+            "routes": watch.routes, "cpu": watch.cpu,
+            "tcp": load_json(os.path.join(tmp, "tcp.out")),
+            "udp": [load_json(os.path.join(tmp, "udp1.out")),
+                    load_json(os.path.join(tmp, "udp2.out"))],
+            "health": {h: read_lines(os.path.join(tmp, f"health-{h}.out")) for h in GWB},
+            "gateways": {h: bed.gregw_stats(h) for h in bed.gregw},
+        }
+        os.makedirs(os.path.join(outdir, "runs"), exist_ok=True)
+        with open(os.path.join(outdir, "runs", f"{fault}-r{repeat}.json"), "w") as f:
+            json.dump(rec, f)
+        return rec
+    finally:
+        if watch is not None:
+            watch.stop_flag.set()
+        bed.uncut()
+        bed.close()
+        subprocess.run(["rm", "-rf", tmp])
+
+
+def sleep_until(t, procs):
+    while time.monotonic() < t:
+        for p in procs:
+            if p.poll() is not None and p.returncode not in (0,):
+                raise Failure(f"the traffic client ended early (exit status {p.returncode})")
+        time.sleep(min(0.02, max(t - time.monotonic(), 0)))
+
+
+def read_lines(path):
+    try:
+        with open(path) as f:
+            return [json.loads(ln) for ln in f if ln.strip()]
+    except (OSError, ValueError):
+        return []
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def vars_of(s):
+    return {k: getattr(s, k) for k in ("faults", "sessions", "repeats", "udp_rate", "fail_at",
+                                       "failback_after", "tail", "mode", "workers", "topology")}
+
+
+def cmd_failover(args, bootstrap):
+    s = parse(args)
+    bootstrap()
+    check_machine(s, args.topology)
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    outdir = os.path.join(args.results, f"{stamp}-failover")
+    os.makedirs(outdir, exist_ok=True)
+    meta = {"format": 1, "scenario": "failover", "settings": vars_of(s), "prefix": args.prefix,
+            "started_utc": stamp, "complete": False}
+    runs, status = [], 0
+    try:
+        for repeat in range(1, s.repeats + 1):
+            for fault in s.faults:
+                log(f"{fault} ({FAULTS[fault]}), repeat {repeat} of {s.repeats}")
+                runs.append(one_run(s, fault, repeat, args.prefix, outdir))
+        meta["complete"] = True
+    except KeyboardInterrupt:
+        log("interrupted: everything it started is removed; the report is PARTIAL")
+        status = 130
+    except Failure as e:
+        log(f"{e}; everything it started is removed; the report is PARTIAL")
+        status = 1
+    meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).strftime(
+        "%Y%m%dT%H%M%SZ")
+    with open(os.path.join(outdir, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    for line in failreport.write(outdir, meta, runs):
+        print(line)
+    print(f"report: {os.path.join(outdir, 'report.md')}")
+    return status
+
+
+def add_parser(sub, bootstrap):
+    p = sub.add_parser("failover", help="the RAS gateway pair: fail the active gateway under "
+                                        "load and measure the takeover (docs/failover.md)")
+    p.add_argument("--faults", metavar="LIST",
+                   help=f"some of {', '.join(FAULTS)} (default: all)")
+    p.add_argument("--sessions", type=int, metavar="N", help="verified TCP sessions (default 8)")
+    p.add_argument("--repeats", type=int, metavar="N", help="repeats of every fault (default 3)")
+    p.add_argument("--udp-rate", metavar="RATE", help="the UDP stream's rate (default 20mbit)")
+    p.add_argument("--fail-at", type=float, metavar="S", help="seconds before the fault (3)")
+    p.add_argument("--failback-after", type=float, metavar="S",
+                   help="seconds from the fault to its repair (4)")
+    p.add_argument("--tail", type=float, metavar="S", help="seconds after the repair (3)")
+    p.add_argument("--mode", metavar="MODE", help="gregw mode (default gre+seq)")
+    p.add_argument("--workers", type=int, metavar="N", help="gregw workers (default 1)")
+    p.add_argument("--topology", default="ras-pair", help="a pair topology (default ras-pair)")
+    p.add_argument("--prefix", default="tb", help="namespace prefix (default tb)")
+    p.add_argument("--results", default=os.path.join(ROOT, "results"), metavar="DIR")
+    p.set_defaults(func=lambda a: cmd_failover(a, bootstrap))
