@@ -106,12 +106,12 @@ def med(rows, key):
     return {"median": round(statistics.median(v), 3), "min": min(v), "max": max(v)}
 
 
-def fmt(m, unit="s"):
+def fmt(m, what=""):
+    """'0.41 s outage (0.38-0.47)': the median, then what it is, then the range."""
     if m is None:
-        return "not measured"
-    if m["min"] == m["max"]:
-        return f"{m['median']:g} {unit}"
-    return f"{m['median']:g} {unit} ({m['min']:g}-{m['max']:g})"
+        return f"{what} not measured".strip()
+    text = f"{m['median']:g} s" + (f" {what}" if what else "")
+    return text if m["min"] == m["max"] else f"{text} ({m['min']:g}-{m['max']:g})"
 
 
 def summarise(rows):
@@ -139,11 +139,11 @@ def headline(summary, complete):
     lines = []
     for fault, s in summary.items():
         lines.append(
-            f"{FAULT_WORDS[fault]}: {fmt(s['outage_s'])} outage, takeover after "
+            f"{FAULT_WORDS[fault]}: {fmt(s['outage_s'], 'outage')}, takeover after "
             f"{fmt(s['takeover_s'])} (detected after {fmt(s['detection_s'])}), longest TCP gap "
             f"{fmt(s['tcp_gap_s'])}, {s['survived_min']} of {s['sessions']} sessions survived, "
             f"{s['wrong_bytes']} wrong bytes; failback after {fmt(s['failback_s'])}, "
-            f"{fmt(s['failback_outage_s'])} outage"
+            f"{fmt(s['failback_outage_s'], 'outage')}"
             + ("" if s["took_over"] == s["repeats"] else
                f"; the passive took over in only {s['took_over']} of {s['repeats']} repeats"))
     if not complete:
