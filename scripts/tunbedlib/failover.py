@@ -20,7 +20,8 @@ import tempfile
 import threading
 import time
 
-from . import failreport, frr, scenario
+from . import failreport, frr, pair, scenario
+from .pair import ASN_PAIR, CLIENT_LAN, GWA, GWB, HOSTS, SERVER, SERVER_LAN, SERVICE
 from .common import GREGW, ROOT, TOPO, TOPOLOGIES, TRAFFIC, Failure, log, run
 
 FAULTS = {
@@ -29,42 +30,8 @@ FAULTS = {
     "link": "its link down",
     "cut": "its host cut off (every packet dropped, links up)",
 }
-HOSTS = ("client", "gwa", "core", "gwb1", "gwb2", "server")
-SERVICE = "198.18.6.1"
-ASN_CORE, ASN_PAIR = 65000, 65010
-# The addresses of ras-pair.topo: each gateway's own and its neighbour's on its link to core.
-GWB = {"gwb1": ("198.18.4.2", "198.18.4.1", "t1"), "gwb2": ("198.18.5.2", "198.18.5.1", "t2")}
-GWA, CLIENT_LAN, SERVER_LAN, SERVER = "198.18.0.1", "198.18.1.0/24", "198.18.3.0/24", "198.18.3.2"
 PORT = 9400
-READY_S = 20.0
-# 100 ms with 5 missed: 3 (FRR's default multiplier) flapped on a shared 2-core box at load 7.
-BFD = ("bfd\n profile fast\n  detect-multiplier 5\n  receive-interval 100\n"
-       "  transmit-interval 100\n !\n!\n")
-
-
-def frr_configs(host):
-    """FRR's configuration of core, gwb1 or gwb2 (docs/failover.md explains each line)."""
-    head = f"frr defaults datacenter\nhostname {host}\n"
-    if host == "core":
-        nbrs = "".join(f" neighbor {me} remote-as {ASN_PAIR}\n neighbor {me} bfd profile fast\n"
-                       f" neighbor {me} timers connect 1\n" for me, _, _ in GWB.values())
-        return {"zebra": head, "bfdd": head + BFD,
-                "staticd": head + f"ip route {CLIENT_LAN} {SERVICE}\n",
-                "bgpd": head + f"router bgp {ASN_CORE}\n bgp router-id 198.18.0.2\n{nbrs}!\n"}
-    me, peer, _ = GWB[host]
-    passive = host == "gwb2"
-    bgp = (f"router bgp {ASN_PAIR}\n bgp router-id {me}\n"
-           f" neighbor {peer} remote-as {ASN_CORE}\n neighbor {peer} bfd profile fast\n"
-           f" neighbor {peer} timers connect 1\n address-family ipv4 unicast\n"
-           f"  network {SERVICE}/32\n"
-           + (f"  neighbor {peer} route-map passive out\n" if passive else "")
-           + " exit-address-family\n!\n")
-    if passive:
-        bgp += f"route-map passive permit 10\n set as-path prepend {ASN_PAIR} {ASN_PAIR}\n!\n"
-    # The gateway's routes are FRR's (staticd), as on a routed host: the kernel forgets a
-    # route whose link went down, zebra puts it back when the link returns.
-    static = "".join(f"ip route {net} {peer}\n" for net in ("198.18.0.0/24", SERVER_LAN))
-    return {"zebra": head, "staticd": head + static, "bfdd": head + BFD, "bgpd": head + bgp}
+READY_S = pair.READY_S
 
 
 class Settings:
@@ -161,6 +128,7 @@ class Bed:
         self.frr, self.gregw, self.health, self.others = {}, {}, {}, []
         self.up = False
         self.cut_rules = False
+        self.routing = None
 
     def ns(self, host):
         return f"{self.prefix}-{host}"
@@ -180,22 +148,12 @@ class Bed:
     def open(self):
         run([TOPO, "up", self.s.topology, "--prefix", self.prefix])
         self.up = True
-        for h in GWB:
-            self.sh(h, "ip", "addr", "add", f"{SERVICE}/32", "dev", "lo")
-        for h in ("core", *GWB):
-            self.frr[h] = frr.Frr(self.ns(h), h, self.tmp)
-            self.frr[h].start(frr_configs(h))
-        for h in GWB:
-            self.wait(lambda: "via" in self.sh(h, "ip", "-4", "route", "show", "match", GWA), f"{h}'s static route to gwa")
+        self.routing = pair.Routing(self.prefix, self.tmp)
+        self.routing.start()
+        self.frr = self.routing.frr
         for h in ("gwa", *GWB):
             self.start_gregw(h)
-        self.wait(lambda: self.frr["core"].bfd_up() == {a for a, _, _ in GWB.values()},
-                  "BFD sessions of core with gwb1 and gwb2 up")
-        self.wait(lambda: self.frr["core"].established() == {a for a, _, _ in GWB.values()},
-                  "BGP sessions of core with gwb1 and gwb2 established")
-        self.wait(lambda: len(self.bgp_paths()) == 2, "both announcements of the service "
-                  "address at core")
-        self.wait(lambda: self.active() == "gwb1", "core's route to the service address via gwb1")
+        self.routing.wait_active()
         for h in GWB:
             self.start_health(h)
         self.others.append(self.spawn("server", "server", [TRAFFIC, "server", "--port",
@@ -204,11 +162,7 @@ class Bed:
                   "tunbed-traffic server listening")
 
     def wait(self, ready, what, timeout=READY_S):
-        deadline = time.monotonic() + timeout
-        while not ready():
-            if time.monotonic() > deadline:
-                raise Failure(f"not ready within {timeout:g} s: {what}")
-            time.sleep(0.05)
+        pair.wait(ready, what, timeout)
 
     def gregw_cmd(self, host):
         encap, *opts = self.s.mode.split("+")
@@ -254,18 +208,8 @@ class Bed:
             "--ctl", sock, "--vty-socket", self.frr[host].dir, "--asn", str(ASN_PAIR),
             "--service", f"{SERVICE}/32", "--up"])
 
-    def bgp_paths(self):
-        d = self.frr["core"].vtysh_json(f"show bgp ipv4 unicast {SERVICE}/32 json")
-        return d.get("paths", [])
-
     def active(self):
-        """The gateway core's kernel routes the service address to, or None."""
-        out = run(["ip", "-n", self.ns("core"), "-4", "route", "show", f"{SERVICE}/32"],
-                  check=False)
-        for h, (me, _, _) in GWB.items():
-            if f"via {me} " in out:
-                return h
-        return None
+        return self.routing.active()
 
     # The faults and their repairs; each returns at once.
     def fault(self, kind):
@@ -322,8 +266,8 @@ class Bed:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-        for f in self.frr.values():
-            f.stop()
+        if self.routing is not None:
+            self.routing.stop()
         if self.up:
             subprocess.run([TOPO, "down", "--prefix", self.prefix], capture_output=True)
             self.up = False

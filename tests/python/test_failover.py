@@ -14,7 +14,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import failover, failreport, health, scenario  # noqa: E402
+from tunbedlib import failover, failreport, health, pair, scenario  # noqa: E402
 
 
 def args(**kw):
@@ -55,7 +55,7 @@ class Refusals(unittest.TestCase):
 
 class FrrConfig(unittest.TestCase):
     def test_passive_announces_a_longer_path(self):
-        b1, b2 = failover.frr_configs("gwb1")["bgpd"], failover.frr_configs("gwb2")["bgpd"]
+        b1, b2 = pair.frr_configs("gwb1")["bgpd"], pair.frr_configs("gwb2")["bgpd"]
         for b in (b1, b2):
             self.assertIn("network 198.18.6.1/32", b)
             self.assertIn("bfd profile fast", b)
@@ -64,7 +64,7 @@ class FrrConfig(unittest.TestCase):
         self.assertIn("neighbor 198.18.5.1 route-map passive out", b2)
 
     def test_core_routes_the_client_lan_via_the_service_address(self):
-        c = failover.frr_configs("core")
+        c = pair.frr_configs("core")
         self.assertEqual(c["staticd"].splitlines()[-1], "ip route 198.18.1.0/24 198.18.6.1")
         for peer in ("198.18.4.2", "198.18.5.2"):
             self.assertIn(f"neighbor {peer} bfd profile fast", c["bgpd"])
