@@ -17,6 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from . import cpu, inventory
+from . import pair as pairs
 from .common import ROOT, TOPO, TOPOLOGIES, Failure, run
 from .hosts import HostLost, Netns, Ssh
 
@@ -125,6 +126,7 @@ class NamespaceBed(Bed):
         self.sc, self.prefix, self.pin_override = sc, prefix, pin_override
         self.roles = {r: [Netns(prefix, r)] for r in inventory.ROLES}
         self.clients, self.servers = self.roles["client"], self.roles["server"]
+        self.routing = None
 
     def open(self):
         pass
@@ -144,10 +146,13 @@ class NamespaceBed(Bed):
                 with deferred_signals():
                     run([TOPO, "up", topo, "--prefix", self.prefix])
                 shown = json.loads(run([TOPO, "show", topo, "--prefix", self.prefix, "--json"]))
-                family, pins, transit = describe(shown)
-                pins.update(self.pin_override)
-                self.pair, self.pins = PAIRS[family], pins
-                self.transit = {"gwa": transit, "gwb": transit}
+                if pairs.is_pair({h["name"] for h in shown["hosts"]}):
+                    self.open_pair(shown)
+                else:
+                    family, pins, transit = describe(shown)
+                    pins.update(self.pin_override)
+                    self.pair, self.pins = PAIRS[family], pins
+                    self.transit = {"gwa": transit, "gwb": transit}
                 for hs in self.roles.values():
                     for h in hs:
                         h.open()
@@ -159,10 +164,30 @@ class NamespaceBed(Bed):
                             with contextlib.suppress(Failure):
                                 h.run_undo()
                             h.close()
+                    if self.routing is not None:
+                        self.routing.stop()
+                        self.routing = None
+                        self.roles.pop("gwb2", None)
                     run([TOPO, "down", topo, "--prefix", self.prefix], check=False)
 
+    def open_pair(self, shown):
+        """A gateway pair (ras-pair.topo, docs/failover.md): gwb1 is the role gwb, behind the
+        service address, which is gwa's remote; the passive gwb2 is a role of its own, which
+        a driver that knows it (gregw) starts hot beside gwb."""
+        self.routing = pairs.Routing(self.prefix)
+        self.routing.start()
+        self.routing.wait_active()
+        gwb1, gwb2 = Netns(self.prefix, "gwb1"), Netns(self.prefix, "gwb2")
+        gwb1.roles, gwb2.roles = ("gwb",), ("gwb2",)
+        self.roles["gwb"], self.roles["gwb2"] = [gwb1], [gwb2]
+        self.pair = dict(PAIRS[4], b=pairs.SERVICE)
+        self.pins = {h["name"]: h["cpus"] for h in shown["hosts"] if h.get("cpus")}
+        self.pins.update(self.pin_override)
+        self.transit = {"gwa": "transit", "gwb": pairs.GWB["gwb1"][2]}
+
     def samplers(self):
-        return [("this machine", None, list(inventory.ROLES))]
+        return [("this machine", None, list(inventory.ROLES) +
+                 (["gwb2"] if "gwb2" in self.roles else []))]
 
     def sampler_of(self, role):
         return "this machine"

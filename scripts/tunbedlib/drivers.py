@@ -116,7 +116,11 @@ class Gregw(Driver):
 
     def setup(self):
         encap, *opts = self.point.mode.split("+")
-        for role, local, remote, addr, _, nets in self.sides():
+        sides = list(self.sides())
+        if "gwb2" in self.bed.roles:
+            # A gateway pair (docs/failover.md): the passive runs hot, as gwb does.
+            sides.append(("gwb2", *sides[1][1:]))
+        for role, local, remote, addr, _, nets in sides:
             h = self.host(role)
             sock = f"{h.state}/gregw.sock"
             cmd = [h.bin("gregw"), "--remote", remote, "--local", local,

@@ -148,7 +148,7 @@ class Bed:
     def open(self):
         run([TOPO, "up", self.s.topology, "--prefix", self.prefix])
         self.up = True
-        self.routing = pair.Routing(self.prefix, self.tmp)
+        self.routing = pair.Routing(self.prefix)
         self.routing.start()
         self.frr = self.routing.frr
         for h in ("gwa", *GWB):
@@ -342,7 +342,6 @@ def cpu_sample(pids):
 
 def one_run(s, fault, repeat, prefix, outdir):
     tmp = tempfile.mkdtemp(prefix="tunbed-failover-")
-    os.chmod(tmp, 0o711)  # FRR's daemons run as frr and need to reach their own directory
     bed = Bed(s, prefix, tmp)
     watch = None
     try:

@@ -4,6 +4,9 @@ wait until core routes the service address to gwb1. Used by `tunbed failover` an
 namespace bed of `tunbed ras` on a pair topology; stop() removes what start() made.
 """
 
+import os
+import shutil
+import tempfile
 import time
 
 from . import frr
@@ -64,9 +67,12 @@ def wait(ready, what, timeout=READY_S):
 
 
 class Routing:
-    def __init__(self, prefix, rundir):
-        self.prefix, self.rundir = prefix, rundir
+    def __init__(self, prefix):
+        self.prefix = prefix
         self.frr = {}
+        # FRR's daemons run as frr: their directories sit in one they may pass through.
+        self.rundir = tempfile.mkdtemp(prefix=f"tunbed-frr-{prefix}-")
+        os.chmod(self.rundir, 0o711)
 
     def ns(self, host):
         return f"{self.prefix}-{host}"
@@ -114,3 +120,4 @@ class Routing:
         for f in reversed(list(self.frr.values())):
             f.stop()
         self.frr = {}
+        shutil.rmtree(self.rundir, ignore_errors=True)

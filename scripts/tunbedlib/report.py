@@ -15,7 +15,7 @@ import json
 import os
 import re
 
-from . import analysis, records as recordfiles
+from . import analysis, pairview, records as recordfiles
 
 COLUMNS = ("bits_per_second", "retransmits", "jain", "box_cpu_s_per_gb", "gateway_cpu_s_per_gb",
            "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")
@@ -168,8 +168,8 @@ def verify_headline(points, summary):
 
 def headlines(res):
     """Every headline line of a run: the points', then the wire audit's and the check's."""
-    return (headline(res.points, res.summary) + wire_headline(res.points, res.summary)
-            + verify_headline(res.points, res.summary))
+    return (headline(res.points, res.summary) + pairview.headline(res.points, res.records)
+            + wire_headline(res.points, res.summary) + verify_headline(res.points, res.summary))
 
 
 def title(meta):

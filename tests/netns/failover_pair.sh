@@ -5,7 +5,8 @@
 # it and it forwards), the outage is measured and bounded (generously: 5 s means BFD or the
 # health check did not work), gwa resynchronises its sequence window on the new active's
 # numbers, failback to gwb1 works, and nothing is left. Bad input is refused in one line
-# before anything starts; an interrupted run removes everything.
+# before anything starts; an interrupted run removes everything. `tunbed ras` on the pair
+# topology runs the passive hot and shows its cores beside the active's.
 #
 #  P-client --lan-a-- P-gwa ==transit== P-core ==t1== P-gwb1 (active)   lo 198.18.6.1, BGP+BFD
 #                                          |   \==t2== P-gwb2 (passive)  lo 198.18.6.1, BGP+BFD
@@ -18,8 +19,9 @@ netns_test_init
 new_prefix P tbfo
 TUNBED="$TUNBED_SRC/scripts/tunbed"
 R="$TMP/results"
-frr_left() { # prefix: FRR daemons or health checks of our run still alive
-	ps -eo args | grep -E "tunbed-failover-|$1-(core|gwb1|gwb2)" | grep -v grep || true
+frr_left() { # prefix: FRR daemons, their directories or health checks of our run still there
+	ps -eo args | grep -E "tunbed-frr-$1-|tunbed-failover-|$1-(core|gwb1|gwb2)" | grep -v grep || true
+	find /tmp -maxdepth 1 -name "tunbed-frr-$1-*" || true
 }
 
 expect_refusal "an unknown fault" 2 "^tunbed: --faults: unknown fault 'reboot': expected some of kill, stop, link, cut$" "$TUNBED" failover --faults kill,reboot --prefix "$P" --results "$R"
@@ -74,3 +76,17 @@ expect_eq "interrupted: exit status" "$BG_STATUS" "130"
 expect_match "interrupted: one line" "$(grep -v '^bootstrap' "$TMP/int.err" | tail -1)" "^tunbed: interrupted: everything it started is removed; the report is PARTIAL$"
 expect_nothing_left "$P" "after the interruption"
 expect_eq "interrupted: no FRR daemon or health check left" "$(frr_left "$P")" ""
+
+# tunbed ras on the pair: gregw runs on gwa, gwb1 (the role gwb, behind the service address)
+# and hot on gwb2; the headline shows each gateway's cores, the active's beside the passive's.
+out=$("$TUNBED" ras --topology ras-pair --sessions 4 --workers 1 --repeats 1 --time 2 --warmup 0 --no-rr --prefix "$P" --results "$TMP/ras" 2>"$TMP/ras.err") || die "tunbed ras on ras-pair failed: $(tail -3 "$TMP/ras.err")"
+expect_match "ras on the pair: the gateways' cores" "$out" "gregw gre 1w, 4 sessions, gateway pair \(gregw's CPU per core\): gwa core 0 [0-9]+%, core 1 [0-9]+%; gwb1 \(active\) core 0 [0-9]+%, core 1 [0-9]+%; gwb2 \(passive\) core 0 [0-9]+%, core 1 [0-9]+%"
+python3 - "$(find "$TMP/ras" -name '*-s4-r1.json')" <<'PY' || fail "ras on the pair: the passive ran hot and idle"
+import json, sys
+r = json.load(open(sys.argv[1]))
+procs = r["hosts"][0]["processes"]
+assert {"gregw gwa", "gregw gwb", "gregw gwb2"} <= set(procs.values()), procs
+assert r["traffic"]["tcp"]["bytes"] > 0
+PY
+expect_nothing_left "$P" "after tunbed ras on the pair"
+expect_eq "ras on the pair: no FRR daemon left" "$(frr_left "$P")" ""
