@@ -20,7 +20,7 @@ new_prefix P tbfo
 TUNBED="$TUNBED_SRC/scripts/tunbed"
 R="$TMP/results"
 frr_left() { # prefix: FRR daemons, their directories or health checks of our run still there
-	ps -eo args | grep -E "tunbed-frr-$1-|tunbed-failover-|$1-(core|gwb1|gwb2)" | grep -v grep || true
+	pgrep -af -- "tunbed-frr-$1-|tunbed-failover-|$1-(core|gwb1|gwb2)" || true
 	find /tmp -maxdepth 1 -name "tunbed-frr-$1-*" || true
 }
 
