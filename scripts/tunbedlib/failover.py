@@ -21,8 +21,9 @@ import threading
 import time
 
 from . import failreport, frr, pair, scenario
-from .pair import ASN_PAIR, CLIENT_LAN, GWA, GWB, HOSTS, SERVER, SERVER_LAN, SERVICE
+from .bed import deferred_signals
 from .common import GREGW, ROOT, TOPO, TOPOLOGIES, TRAFFIC, Failure, log, run
+from .pair import ASN_PAIR, CLIENT_LAN, GWA, GWB, HOSTS, SERVER, SERVER_LAN, SERVICE
 
 FAULTS = {
     "kill": "kill -9 of gregw",
@@ -146,8 +147,11 @@ class Bed:
         return p
 
     def open(self):
-        run([TOPO, "up", self.s.topology, "--prefix", self.prefix])
-        self.up = True
+        # Ctrl-C waits until the topology is up (tunbed-topo undoes an interrupted up, and
+        # the namespaces must be ours to remove), then unwinds through close().
+        with deferred_signals():
+            run([TOPO, "up", self.s.topology, "--prefix", self.prefix])
+            self.up = True
         self.routing = pair.Routing(self.prefix)
         self.routing.start()
         self.frr = self.routing.frr
@@ -252,25 +256,27 @@ class Bed:
         return {h: p.pid for h, (p, _) in self.gregw.items() if p.poll() is None}
 
     def close(self):
-        procs = list(self.health.values()) + list(self.others)
-        for h, (p, _) in self.gregw.items():
-            if p.poll() is None:
-                p.send_signal(signal.SIGCONT)
-            procs.append(p)
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        if self.routing is not None:
-            self.routing.stop()
-        if self.up:
-            subprocess.run([TOPO, "down", "--prefix", self.prefix], capture_output=True)
-            self.up = False
+        # A second Ctrl-C waits until everything is removed.
+        with deferred_signals():
+            procs = list(self.health.values()) + list(self.others)
+            for p, _ in self.gregw.values():
+                if p.poll() is None:
+                    p.send_signal(signal.SIGCONT)
+                procs.append(p)
+            for p in procs:
+                if p.poll() is None:
+                    p.terminate()
+            for p in procs:
+                try:
+                    p.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            if self.routing is not None:
+                self.routing.stop()
+            if self.up:
+                subprocess.run([TOPO, "down", "--prefix", self.prefix], capture_output=True)
+                self.up = False
 
 
 class Watch:
@@ -355,6 +361,7 @@ def one_run(s, fault, repeat, prefix, outdir):
         udp1 = bed.spawn("client", "udp1", [TRAFFIC, "client", SERVER, "--port", str(PORT),
                                             "--udp", "--rate", str(s.udp_rate), "--size",
                                             "1000", "--time", f"{split:g}", "--json"])
+        bed.others += [tcp, udp1]
         watch = Watch(bed)
         watch.start()
         t0 = time.monotonic()
@@ -362,16 +369,23 @@ def one_run(s, fault, repeat, prefix, outdir):
         t_fault = time.monotonic()
         bed.fault(fault)
         sleep_until(t_fault + s.failback_after / 2, [tcp])
-        udp1.wait(timeout=30)
+        try:
+            udp1.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            raise Failure("the first UDP client did not end within 30 s of its time") from None
         udp2 = bed.spawn("client", "udp2", [TRAFFIC, "client", SERVER, "--port", str(PORT),
                                             "--udp", "--rate", str(s.udp_rate), "--size",
                                             "1000", "--time", f"{total - split - 0.5:g}",
                                             "--json"])
+        bed.others.append(udp2)
         sleep_until(t_fault + s.failback_after, [tcp])
         t_repair = time.monotonic()
         bed.repair(fault)
         for p in (tcp, udp2):
-            p.wait(timeout=total + 30)
+            try:
+                p.wait(timeout=total + 30)
+            except subprocess.TimeoutExpired:
+                raise Failure("a traffic client did not end within 30 s of its time") from None
         time.sleep(0.1)
         watch.stop()
         rec = {
@@ -397,10 +411,9 @@ def one_run(s, fault, repeat, prefix, outdir):
 
 
 def sleep_until(t, procs):
-    while time.monotonic() < t:
-        for p in procs:
-            if p.poll() is not None and p.returncode not in (0,):
-                raise Failure(f"the traffic client ended early (exit status {p.returncode})")
+    """Until t; a client that ends before is not a failure of the run (sessions that reset
+    are a result), but the waiting ends with it."""
+    while time.monotonic() < t and all(p.poll() is None for p in procs):
         time.sleep(min(0.02, max(t - time.monotonic(), 0)))
 
 

@@ -66,11 +66,11 @@ PY
 expect_nothing_left "$P" "after tunbed failover"
 expect_eq "no FRR daemon or health check left" "$(frr_left "$P")" ""
 
-# Interrupted while the pair is up: exit 130, one line, everything removed.
-"$TUNBED" failover --faults stop --repeats 3 --sessions 2 --prefix "$P" --results "$TMP/int" >"$TMP/int.out" 2>"$TMP/int.err" &
+# Interrupted under load, the active stopped (SIGSTOP): exit 130, one line, everything removed.
+"$TUNBED" failover --faults stop --repeats 3 --sessions 2 --fail-at 1 --prefix "$P" --results "$TMP/int" >"$TMP/int.out" 2>"$TMP/int.err" &
 rpid=$!
-pair_up() { ip netns exec "$P-core" ss -Htn state established '( sport = :179 or dport = :179 )' 2>/dev/null | grep -q .; }
-poll 60 pair_up || fail "the pair's BGP sessions did not come up"
+stopped() { grep -q "^State:.*stopped" /proc/"$(pgrep -f -- "bin/gregw .*/tunbed-failover-[^ ]*/gwb1\.sock" | head -1)"/status; }
+poll 60 stopped || fail "the run did not reach its fault (gwb1's gregw stopped)"
 stop_bg "$rpid" INT "tunbed failover"
 expect_eq "interrupted: exit status" "$BG_STATUS" "130"
 expect_match "interrupted: one line" "$(grep -v '^bootstrap' "$TMP/int.err" | tail -1)" "^tunbed: interrupted: everything it started is removed; the report is PARTIAL$"
