@@ -34,7 +34,7 @@ dir=$(find "$R" -maxdepth 1 -name '*-failover' | head -1)
 [ -n "$dir" ] || die "no results directory"
 expect_match "headline: kill -9, in words" "$out" "kill -9 of gwb1's gregw: [0-9.]+ s outage, takeover after [0-9.]+ s \(detected after [0-9.]+ s\), longest TCP gap [0-9.]+ s, 4 of 4 sessions survived, 0 wrong bytes; failback after [0-9.]+ s"
 expect_match "headline: cut off" "$out" "gwb1 cut off: [0-9.]+ s outage, takeover after [0-9.]+ s"
-python3 - "$dir" <<'PY' || fail "failover results"
+if python3 - "$dir" <<'PY'
 import json, os, sys
 d = sys.argv[1]
 s = json.load(open(os.path.join(d, "summary.json")))
@@ -63,6 +63,24 @@ md = open(os.path.join(d, "report.md")).read()
 assert md.startswith("# tunbed failover") and "\n- kill -9 of gwb1's gregw: " in md, md[:300]
 print("consistent")
 PY
+then
+	:
+else
+	fail "failover results"
+	# What happened, for the log: core's route over time, the health checks, the sessions.
+	python3 - "$dir" <<'PY' || true
+import glob, json, sys
+for f in sorted(glob.glob(sys.argv[1] + "/runs/*.json")):
+    r = json.load(open(f))
+    t0 = r["t_fault"]
+    print(f, "repair at", round(r["t_repair"] - t0, 3))
+    print(" routes", [(round(t - t0, 3), a) for t, a in r["routes"]])
+    print(" health", {h: [(round(e["t"] - t0, 3), e["state"], e["why"]) for e in ev] for h, ev in r["health"].items()})
+    tcp = (r["tcp"] or {}).get("tcp", {})
+    print(" tcp errors", tcp.get("errors"), [s.get("error") for s in tcp.get("per_session", [])])
+    print(" udp", [(u or {}).get("udp", {}).get("sent") for u in r["udp"]], [(u or {}).get("udp", {}).get("lost") for u in r["udp"]])
+PY
+fi
 expect_nothing_left "$P" "after tunbed failover"
 expect_eq "no FRR daemon or health check left" "$(frr_left "$P")" ""
 
