@@ -295,6 +295,9 @@ def cmd_down(args):
         return provision.down(inventory.parse(args.hosts, ()), args.prefix)
     if not os.path.exists(TOPO):
         bootstrap()
+    n = failover.pair.down(args.prefix)
+    if n:
+        log(f"ended {n} processes of a failover run or gateway pair under {args.prefix}")
     print(run([TOPO, "down", "--prefix", args.prefix]).strip())
     # The Open vSwitch driver keeps its run directories per namespace.
     for d in sorted(os.listdir("/run/tunbed-ovs")) if os.path.isdir("/run/tunbed-ovs") else []:

@@ -144,6 +144,9 @@ class Bed:
                              stderr=err, stdin=subprocess.DEVNULL)
         f.close()
         err.close()
+        # For `tunbed down` after a runner that was killed (pair.down).
+        with open(os.path.join(self.tmp, "pids"), "a") as pf:
+            pf.write(f"{p.pid} {cmd[0]}\n")
         return p
 
     def open(self):
@@ -347,7 +350,7 @@ def cpu_sample(pids):
 
 
 def one_run(s, fault, repeat, prefix, outdir):
-    tmp = tempfile.mkdtemp(prefix="tunbed-failover-")
+    tmp = tempfile.mkdtemp(prefix=f"tunbed-failover-{prefix}-")
     bed = Bed(s, prefix, tmp)
     watch = None
     try:

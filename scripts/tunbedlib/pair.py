@@ -4,8 +4,11 @@ wait until core routes the service address to gwb1. Used by `tunbed failover` an
 namespace bed of `tunbed ras` on a pair topology; stop() removes what start() made.
 """
 
+import contextlib
+import glob
 import os
 import shutil
+import signal
 import tempfile
 import time
 
@@ -51,6 +54,51 @@ def frr_configs(host):
 
 
 READY_S = 20.0
+
+
+def down(prefix):
+    """What a run killed before its cleanup left of prefix: the processes it recorded
+    (`pids` in its tunbed-failover directories: gregw, the health checks, the traffic) and
+    the FRR daemons of its tunbed-frr directories (their pid files), then the directories.
+    Only a process whose command line is still the one recorded is ended: a stale pid never
+    ends another process. Returns how many processes it ended."""
+    tmp = tempfile.gettempdir()
+    pids = []
+    for d in glob.glob(os.path.join(tmp, f"tunbed-failover-{prefix}-*")):
+        try:
+            with open(os.path.join(d, "pids")) as f:
+                pids += [(int(ln.split()[0]), ln.split()[1]) for ln in f if ln.strip()]
+        except (OSError, ValueError, IndexError):
+            pass
+    for d in glob.glob(os.path.join(tmp, f"tunbed-frr-{prefix}-*")):
+        for pidfile in glob.glob(os.path.join(d, "frr-*", "*.pid")):
+            try:
+                with open(pidfile) as f:
+                    pids.append((int(f.read().split()[0]), os.path.dirname(pidfile)))
+            except (OSError, ValueError, IndexError):
+                pass
+    ended = []
+    for pid, mark in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if mark.encode() not in f.read():
+                    continue
+            os.kill(pid, signal.SIGCONT)  # a stopped gregw ends only once continued
+            os.kill(pid, signal.SIGTERM)
+            ended.append(pid)
+        except OSError:
+            pass
+    deadline = time.monotonic() + 5
+    for pid in ended:
+        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if os.path.exists(f"/proc/{pid}"):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    for d in glob.glob(os.path.join(tmp, f"tunbed-failover-{prefix}-*")) + \
+            glob.glob(os.path.join(tmp, f"tunbed-frr-{prefix}-*")):
+        shutil.rmtree(d, ignore_errors=True)
+    return len(ended)
 
 
 def is_pair(hosts):

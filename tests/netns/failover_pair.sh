@@ -5,7 +5,8 @@
 # it and it forwards), the outage is measured and bounded (generously: 5 s means BFD or the
 # health check did not work), gwa resynchronises its sequence window on the new active's
 # numbers, failback to gwb1 works, and nothing is left. Bad input is refused in one line
-# before anything starts; an interrupted run removes everything. `tunbed ras` on the pair
+# before anything starts; an interrupted run removes everything, and `tunbed down` what a
+# killed one left. `tunbed ras` on the pair
 # topology runs the passive hot and shows its cores beside the active's.
 #
 #  P-client --lan-a-- P-gwa ==transit== P-core ==t1== P-gwb1 (active)   lo 198.18.6.1, BGP+BFD
@@ -19,9 +20,9 @@ netns_test_init
 new_prefix P tbfo
 TUNBED="$TUNBED_SRC/scripts/tunbed"
 R="$TMP/results"
-frr_left() { # prefix: FRR daemons, their directories or health checks of our run still there
-	pgrep -af -- "tunbed-frr-$1-|tunbed-failover-|$1-(core|gwb1|gwb2)" || true
-	find /tmp -maxdepth 1 -name "tunbed-frr-$1-*" || true
+frr_left() { # prefix: FRR daemons, gregw, health checks or their directories still there
+	pgrep -af -- "tunbed-frr-$1-|tunbed-failover-$1-|$1-(core|gwb1|gwb2)" || true
+	find /tmp -maxdepth 1 \( -name "tunbed-frr-$1-*" -o -name "tunbed-failover-$1-*" \) || true
 }
 
 expect_refusal "an unknown fault" 2 "^tunbed: --faults: unknown fault 'reboot': expected some of kill, stop, link, cut$" "$TUNBED" failover --faults kill,reboot --prefix "$P" --results "$R"
@@ -94,6 +95,19 @@ expect_eq "interrupted: exit status" "$BG_STATUS" "130"
 expect_match "interrupted: one line" "$(grep -v '^bootstrap' "$TMP/int.err" | tail -1)" "^tunbed: interrupted: everything it started is removed; the report is PARTIAL$"
 expect_nothing_left "$P" "after the interruption"
 expect_eq "interrupted: no FRR daemon or health check left" "$(frr_left "$P")" ""
+
+# The runner killed (SIGKILL) with the active stopped: `tunbed down` ends what it left (gregw
+# continued first, the health checks, the traffic, FRR) and removes the namespaces.
+"$TUNBED" failover --faults stop --repeats 3 --sessions 2 --fail-at 1 --prefix "$P" --results "$TMP/killed" >/dev/null 2>&1 &
+rpid=$!
+poll 60 stopped || fail "the killed run did not reach its fault"
+kill -KILL "$rpid"
+wait "$rpid" 2>/dev/null || true
+expect_match "the killed run left its pair" "$(frr_left "$P")" "bgpd"
+down=$("$TUNBED" down --prefix "$P" 2>&1) || fail "tunbed down failed: $down"
+expect_match "tunbed down: ended what the run left" "$down" "ended [0-9]+ processes of a failover run or gateway pair under $P"
+expect_nothing_left "$P" "after tunbed down"
+expect_eq "after tunbed down: no FRR daemon, health check, gregw or directory left" "$(frr_left "$P")" ""
 
 # tunbed ras on the pair: gregw runs on gwa, gwb1 (the role gwb, behind the service address)
 # and hot on gwb2; the headline shows each gateway's cores, the active's beside the passive's.
