@@ -15,6 +15,7 @@ FAULT_WORDS = {
     "cut": "gwb1 cut off",
 }
 UDP_SIZE = 1000
+ROLE_WORDS = {"gwa": "client side", "gwb1": "active", "gwb2": "passive"}
 
 
 def first_after(routes, t, want):
@@ -255,8 +256,7 @@ def plot_run(plt, outdir, rec):
                     ys.append(100.0 * used / dt if dt > 0 else 0)
                 ax.plot(xs, ys, label=f"core {core}", linewidth=1)
             marks(ax, rec, t0)
-            ax.set_title(f"{gw} ({'active' if gw == 'gwb1' else 'passive' if gw == 'gwb2' else 'client side'})",
-                         fontsize=9)
+            ax.set_title(f"{gw} ({ROLE_WORDS[gw]})", fontsize=9)
             ax.set_xlabel("s")
         axes[0].set_ylabel("gregw CPU % of the core")
         axes[0].legend(fontsize=7)
