@@ -469,6 +469,15 @@ bool rxq_next(struct rxq *q, struct rx_dgram *d)
 	return got;
 }
 
+void rxq_take_error(struct rxq *q)
+{
+	int err = 0;
+	socklen_t len = sizeof(err);
+
+	if (getsockopt(rxq_fd(q), SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err)
+		stat_add(&q->stats->ctr[STAT_RX_SOCKET_ERRORS], 1);
+}
+
 int rxq_fd(const struct rxq *q)
 {
 	return q->sh->cfg->udp ? q->udp_fd : q->ring.fd;

@@ -141,6 +141,11 @@ void rxq_fini(struct rxq *q);
 /* The fd to poll for more datagrams. */
 int rxq_fd(const struct rxq *q);
 
+/* After poll said POLLERR on rxq_fd: takes the socket's pending error (SO_ERROR; ENETDOWN
+ * when its interface went down or away), which would otherwise wake every poll at once, and
+ * counts it. Worker thread. */
+void rxq_take_error(struct rxq *q);
+
 /* Starts a pass: up to RX_BUDGET datagrams (a UDP batch is never split). Worker thread. */
 void rxq_begin(struct rxq *q);
 

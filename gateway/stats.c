@@ -40,6 +40,7 @@ static const char *const names[STAT_MAX] = {
 	[STAT_SEND_CALLS] = "send_calls",
 	[STAT_RECV_CALLS] = "recv_calls",
 	[STAT_POLLS] = "polls",
+	[STAT_RX_SOCKET_ERRORS] = "rx_socket_errors",
 };
 
 const char *stat_name(enum stat_counter c)

@@ -40,11 +40,13 @@ enum stat_counter {
 	STAT_UDP_GRO_READS,    /* GRE-in-UDP messages received holding several datagrams */
 	/* System calls of the packet path, each one made (those that found nothing or failed
 	 * too): what a packet costs beyond the copy. */
-	STAT_TUN_READ_CALLS,  /* read/readv on the TUN queue, the ones that found it empty too */
-	STAT_TUN_WRITE_CALLS, /* write/writev on the TUN queue, refused ones too */
-	STAT_SEND_CALLS,      /* sendmmsg, and sendmsg where UDP_SEGMENT was refused */
-	STAT_RECV_CALLS,      /* recvmmsg on the GRE-in-UDP socket (the ring is read in memory) */
-	STAT_POLLS,	      /* poll with nothing to do: the worker's sleeps, and wake-ups */
+	STAT_TUN_READ_CALLS,   /* read/readv on the TUN queue, the ones that found it empty too */
+	STAT_TUN_WRITE_CALLS,  /* write/writev on the TUN queue, refused ones too */
+	STAT_SEND_CALLS,       /* sendmmsg, and sendmsg where UDP_SEGMENT was refused */
+	STAT_RECV_CALLS,       /* recvmmsg on the GRE-in-UDP socket (the ring is read in memory) */
+	STAT_POLLS,	       /* poll with nothing to do: the worker's sleeps, and wake-ups */
+	STAT_RX_SOCKET_ERRORS, /* errors the receive socket reported (its interface went down
+				* or away): taken, so that poll sleeps again */
 	STAT_MAX,
 };
 

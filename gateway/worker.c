@@ -216,6 +216,11 @@ static void *worker_main(void *arg)
 			stat_add(&w->stats.ctr[STAT_POLLS], 1);
 			poll(pfd, 3, WORKER_POLL_MS);
 		}
+		/* An error stays pending, and wakes every poll at once, until it is taken: an
+		 * interface that went away would make the worker spin. */
+		if (pfd[1].revents & POLLERR)
+			rxq_take_error(&w->rx);
+		pfd[1].revents = 0;
 	}
 	return NULL;
 }

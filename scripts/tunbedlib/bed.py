@@ -47,6 +47,29 @@ def deferred_signals():
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+def stop_leftovers(namespaces, grace_s=3.0):
+    """Stops every process still inside the run's namespaces before they go: one whose driver
+    never recorded it (Ctrl-C between its start and the record) would outlive its namespace
+    and hold it. The namespaces are the run's own (PREFIX-HOST), so are their processes:
+    SIGTERM, and SIGKILL after grace_s."""
+    def pids():
+        found = []
+        for ns in namespaces:
+            out = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
+            found += [int(p) for p in out.stdout.split() if p.isdigit()]
+        return found
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        left = pids()
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + grace_s
+        while left and pids() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not pids():
+            return
+
+
 def topology_file(topology, mtu, tmpdir):
     """The topology to build: a built-in name or a path, with the transit MTU replaced."""
     path = topology if "/" in topology or topology.endswith(".topo") else \
@@ -139,6 +162,7 @@ class NamespaceBed(Bed):
         """The topology up for one point, and down again after, whatever happens."""
         with tempfile.TemporaryDirectory(prefix="tunbed-run-") as tmp:
             topo = topology_file(self.sc.topology, point.mtu, tmp)
+            shown = None
             try:
                 # Ctrl-C waits until the topology is up: an interrupted `up` would leave
                 # namespaces. The waiting signal is delivered as the block ends, so the block
@@ -168,6 +192,8 @@ class NamespaceBed(Bed):
                         self.routing.stop()
                         self.routing = None
                         self.roles.pop("gwb2", None)
+                    stop_leftovers([f"{self.prefix}-{h['name']}" for h in shown["hosts"]]
+                                   if shown else [h.ns for hs in self.roles.values() for h in hs])
                     run([TOPO, "down", topo, "--prefix", self.prefix], check=False)
 
     def open_pair(self, shown):

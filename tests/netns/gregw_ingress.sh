@@ -5,7 +5,9 @@
 # packets, which gregw writes into TUN, are forwarded: InReceives and ForwDatagrams count
 # those). With --ingress-drop off the stack delivers each one (to the sink socket). The drop
 # goes with gregw: after SIGTERM, and after kill -9, the stack takes them again (with no
-# gregw there, as protocols it does not know).
+# gregw there, as protocols it does not know). Last, gwb's transit interface is deleted under
+# it: each receive ring's error (ENETDOWN) is taken and counted once, instead of waking the
+# worker's poll at once for ever (the worker spun at 80% CPU), and SIGTERM still stops it.
 #
 #  P-client --lan-a-- P-gwa [gre_inject.py] ==transit== [gregw] P-gwb --lan-b-- P-server
 # shellcheck source=gregw_lib.sh
@@ -61,6 +63,12 @@ stop_bg "${GW_PID[gwb]}" KILL "gregw gwb (kill -9)"
 GW_PID[gwb]=""
 got=$(inject_counted)
 expect_eq "after kill -9 the drop is gone too: the stack received all $N" "$((got >= N))" "1"
+
+gw_b4 "$P" --workers 2
+ip -n "$P-gwb" link del transit
+poll 30 gw_true gwb 'all(w["rx_socket_errors"] == 1 for w in d["workers"])' ||
+	fail "gwb's workers did not each take their ring's error once: $(json_get "$(gw_stats gwb)" '[w["rx_socket_errors"] for w in d["workers"]]')"
+gw_stop gwb
 
 "$TOPO" down ras --prefix "$P" >/dev/null
 expect_nothing_left "$P" "after down"
