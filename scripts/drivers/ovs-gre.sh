@@ -1,9 +1,20 @@
 #!/bin/bash
 # ovs-gre.sh: Open vSwitch's userspace datapath (datapath_type=netdev) as a GRE tunnel endpoint
-# inside one network namespace: the runner's "ovs-gre" gateway (docs/runner.md), to be run
-# side by side with (or against) gregw. One ovsdb-server and one ovs-vswitchd per namespace,
-# started inside it with `ip netns exec`, with their own database, sockets, pidfiles and logs
-# in the run directory; a system-wide OVS (/run/openvswitch, /etc/openvswitch) is never used.
+# inside one network namespace, or on the host it runs on: the runner's "ovs-gre" gateway
+# (docs/runner.md), to be run side by side with (or against) gregw. One ovsdb-server and one
+# ovs-vswitchd per namespace, started inside it with `ip netns exec`, with their own database,
+# sockets, pidfiles and logs in the run directory; a system-wide OVS (/run/openvswitch,
+# /etc/openvswitch) is never used.
+#
+# It keeps the runner's driver contract (CONTRIBUTING.md, "Adding a gateway"): called as
+# `ovs-gre.sh up`, `down`, `pids` or `version` with no options and TUNBED_ROLE in its
+# environment, it takes everything from the contract's variables: the namespace TUNBED_NETNS
+# (empty: the namespace it runs in, on a host of the hosts mode), --local TUNBED_LOCAL,
+# --remote TUNBED_REMOTE, --addr TUNBED_ADDR, a --route for each of TUNBED_ROUTES, --underlay
+# TUNBED_TRANSIT_IFACE, --cpus TUNBED_CPUS, and --key 7; its run directory is the default in a
+# namespace (so that `tunbed down` finds what a killed run left), TUNBED_STATE/ovs on a host.
+# `pids` then labels each PID with its daemon, and `version` prints ovs-vswitchd's version.
+# By hand:
 #
 #   ovs-gre.sh up   --netns NS --local A --remote B --addr PREFIX [--addr PREFIX]...
 #                   [--key K] [--csum] [--seq] [--l2] [--no-df] [--mtu N] [--dev NAME]
@@ -105,9 +116,15 @@ case "$cmd" in
 	usage
 	exit 0
 	;;
-up | down | pids | show | ctl) ;;
+up | down | pids | show | ctl | version) ;;
 *) usage_error "unknown command '$cmd'" ;;
 esac
+CONTRACT=false
+if [ "$#" -eq 0 ] && [ -n "${TUNBED_ROLE:-}" ]; then
+	CONTRACT=true
+elif [ "$cmd" = version ]; then
+	usage_error "version is the driver contract's (TUNBED_ROLE in the environment)"
+fi
 
 NS="" LOCAL="" REMOTE="" KEY="" MTU="" DEV=gre0 UNDERLAY="" RUNDIR="" CPUS=""
 CSUM=false SEQ=false L2=false DF=true
@@ -142,11 +159,27 @@ while [ "$#" -gt 0 ]; do
 	shift
 done
 
-[ -n "$NS" ] || usage_error "--netns is required"
-if ! [[ "$NS" =~ ^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$ ]]; then
+if "$CONTRACT"; then
+	NS=${TUNBED_NETNS:-}
+	LOCAL=${TUNBED_LOCAL:-}
+	REMOTE=${TUNBED_REMOTE:-}
+	ADDRS=("${TUNBED_ADDR:-}")
+	read -ra ROUTES <<<"${TUNBED_ROUTES:-}"
+	UNDERLAY=${TUNBED_TRANSIT_IFACE:-}
+	CPUS=${TUNBED_CPUS:-}
+	KEY=7
+	if [ -z "$NS" ]; then
+		[ -n "${TUNBED_STATE:-}" ] || usage_error "TUNBED_STATE is not set"
+		RUNDIR=$TUNBED_STATE/ovs
+	fi
+else
+	[ -n "$NS" ] || usage_error "--netns is required"
+fi
+if [ -n "$NS" ] && ! [[ "$NS" =~ ^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,63}$ ]]; then
 	usage_error "bad namespace name '$NS'"
 fi
 RUNDIR=${RUNDIR:-$RUNBASE/$NS}
+WHERE=${NS:-"this host's namespace"}
 case "$RUNDIR" in
 /*) ;;
 *) usage_error "--rundir must be an absolute path" ;;
@@ -165,7 +198,9 @@ ofctl() { # command bridge args...
 	shift 2
 	ovs-ofctl "$c" "unix:$RUNDIR/$br.mgmt" "$@"
 }
-nsip() { ip -n "$NS" "$@"; }
+# A command in the namespace: NS, or (empty) the one this runs in.
+nsip() { if [ -n "$NS" ]; then ip -n "$NS" "$@"; else ip "$@"; fi; }
+in_ns() { if [ -n "$NS" ]; then ip netns exec "$NS" "$@"; else "$@"; fi; }
 
 # --- daemons -----------------------------------------------------------------------------
 
@@ -206,7 +241,7 @@ stop_daemon() { # name
 ns_daemon() { # args...
 	local pin=()
 	[ -z "$CPUS" ] || pin=(taskset -c "$CPUS")
-	ip netns exec "$NS" env OVS_RUNDIR="$RUNDIR" OVS_LOGDIR="$RUNDIR" OVS_DBDIR="$RUNDIR" \
+	in_ns env OVS_RUNDIR="$RUNDIR" OVS_LOGDIR="$RUNDIR" OVS_DBDIR="$RUNDIR" \
 		"${pin[@]}" "$@"
 }
 
@@ -221,7 +256,7 @@ state() { (IFS=$'\t' && echo "$*") >>"$STATE"; }
 # (the namespace may be gone, or this may be a second down).
 restore_net() {
 	[ -r "$STATE" ] || return 0
-	[ -e "/run/netns/$NS" ] || return 0
+	[ -z "$NS" ] || [ -e "/run/netns/$NS" ] || return 0
 	local kind a b
 	# OVS's internal ports are persistent tap devices (TUNSETPERSIST), left behind by an
 	# ovs-vswitchd that exits: the datapath's ovs-netdev and one per bridge.
@@ -234,7 +269,7 @@ restore_net() {
 		case "$kind" in
 		addr) nsip addr replace "$b" dev "$a" 2>/dev/null || true ;;
 		promisc) nsip link set "$a" promisc "$b" 2>/dev/null || true ;;
-		arp_ignore) ip netns exec "$NS" sysctl -qw "net.ipv4.conf.$a.arp_ignore=$b" 2>/dev/null || true ;;
+		arp_ignore) in_ns sysctl -qw "net.ipv4.conf.$a.arp_ignore=$b" 2>/dev/null || true ;;
 		esac
 	done <"$STATE"
 	# Routes: first the underlay's own, then the previous form of each replaced one.
@@ -258,7 +293,7 @@ do_down() {
 	local rc=0 saved
 	stop_daemon ovs-vswitchd || rc=1
 	stop_daemon ovsdb-server || rc=1
-	[ "$rc" -eq 0 ] || die "could not stop the daemons of $NS; left $RUNDIR in place"
+	[ "$rc" -eq 0 ] || die "could not stop the daemons of $WHERE; left $RUNDIR in place"
 	if [ -r "$STATE" ]; then
 		saved=$(awk -F '\t' '$1=="dev"{print $2}' "$STATE")
 		DEV=${saved:-$DEV}
@@ -284,7 +319,7 @@ UP_DONE=false
 up_exit() {
 	local status=$?
 	if ! "$UP_DONE"; then
-		echo "$PROG: up failed in $NS; undoing" >&2
+		echo "$PROG: up failed in $WHERE; undoing" >&2
 		if [ -r "$RUNDIR/ovs-vswitchd.log" ]; then
 			grep -E '\|(WARN|ERR|EMER)\|' "$RUNDIR/ovs-vswitchd.log" | tail -n 5 >&2 || true
 		fi
@@ -318,7 +353,7 @@ do_up() {
 	[ -z "$MTU" ] || [[ "$MTU" =~ ^[0-9]{2,5}$ ]] || usage_error "bad --mtu '$MTU'"
 	[[ "$DEV" =~ ^[A-Za-z0-9_-]{1,11}$ ]] || usage_error "bad --dev '$DEV' (1-11 of [A-Za-z0-9_-])"
 	[ "$DEV" != "$UL_BRIDGE" ] || usage_error "--dev may not be $UL_BRIDGE"
-	[ -e "/run/netns/$NS" ] || die "no namespace '$NS'"
+	[ -z "$NS" ] || [ -e "/run/netns/$NS" ] || die "no namespace '$NS'"
 	[ "${#RUNDIR}" -le 80 ] || usage_error "--rundir too long for its unix sockets (80 at most)"
 	if "$CSUM" && "$SEQ"; then
 		echo "$PROG: warning: OVS sends bad GRE checksums with --csum and --seq together" >&2
@@ -326,25 +361,25 @@ do_up() {
 
 	if [ -d "$RUNDIR" ]; then
 		if [ -n "$(daemon_pid ovsdb-server)$(daemon_pid ovs-vswitchd)" ]; then
-			die "already up in $NS ($RUNDIR); run down first"
+			die "already up in $WHERE ($RUNDIR); run down first"
 		fi
 		do_down # a stale run directory, of a run that died
 	fi
 	if nsip link show "$DEV" >/dev/null 2>&1; then
-		die "$NS already has a device $DEV (use --dev)"
+		die "$WHERE already has a device $DEV (use --dev)"
 	fi
 
 	# The underlay: the interface with --local, its MTU, flags, IPv4 addresses and routes.
 	local line mtu flags promisc=off arp_ignore
 	line=$(nsip -o -4 addr show to "$LOCAL/32" | head -n1)
-	[ -n "$line" ] || die "$LOCAL is not an address in $NS"
+	[ -n "$line" ] || die "$LOCAL is not an address in $WHERE"
 	a=$(awk '{print $2}' <<<"$line")
 	[ -z "$UNDERLAY" ] || [ "$UNDERLAY" = "$a" ] || die "$LOCAL is on $a, not on --underlay $UNDERLAY"
 	UNDERLAY=$a
 	flags=$(nsip -o link show dev "$UNDERLAY")
 	mtu=$(sed -E 's/.* mtu ([0-9]+) .*/\1/' <<<"$flags")
 	[[ "$flags" =~ [\<,]PROMISC[,\>] ]] && promisc=on
-	arp_ignore=$(ip netns exec "$NS" sysctl -n "net.ipv4.conf.$UNDERLAY.arp_ignore")
+	arp_ignore=$(in_ns sysctl -n "net.ipv4.conf.$UNDERLAY.arp_ignore")
 	local hlen=4 # GRE base header; the outer IPv4 header adds 20
 	[ -z "$KEY" ] || hlen=$((hlen + 4))
 	! "$CSUM" || hlen=$((hlen + 4))
@@ -392,7 +427,7 @@ do_up() {
 		fail-mode=standalone other_config:hwaddr="$(random_mac)" \
 		-- set interface "$UL_BRIDGE" mtu_request="$mtu" \
 		-- add-port "$UL_BRIDGE" "$UNDERLAY"
-	ip netns exec "$NS" sysctl -qw "net.ipv4.conf.$UNDERLAY.arp_ignore=1"
+	in_ns sysctl -qw "net.ipv4.conf.$UNDERLAY.arp_ignore=1"
 	local kind b
 	while IFS=$'\t' read -r kind a b; do
 		[ "$kind" = addr ] || continue
@@ -402,7 +437,7 @@ do_up() {
 	# A peer's OVS may have cached this end's old MAC (the interface's, from its kernel's ARP
 	# reply) and OVS updates its neighbour cache only from replies to itself, gratuitous ARP
 	# and tunnel packets: announce the new MAC with a gratuitous ARP as the port comes up.
-	ip netns exec "$NS" sysctl -qw "net.ipv4.conf.$UL_BRIDGE.arp_notify=1"
+	in_ns sysctl -qw "net.ipv4.conf.$UL_BRIDGE.arp_notify=1"
 	nsip link set "$UL_BRIDGE" up
 	while IFS=$'\t' read -r kind a b; do
 		[ "$kind" = ulroute ] || continue
@@ -445,7 +480,7 @@ do_up() {
 	# at all unless an address or route asks for it, so that no MLD report enters the tunnel.
 	nsip link set "$DEV" addrgenmode none
 	if ! [[ "${ADDRS[*]} ${ROUTES[*]}" == *:* ]]; then
-		ip netns exec "$NS" sysctl -qw "net.ipv6.conf.$DEV.disable_ipv6=1"
+		in_ns sysctl -qw "net.ipv6.conf.$DEV.disable_ipv6=1"
 	fi
 	for a in "${ADDRS[@]}"; do nsip addr add "$a" dev "$DEV"; done
 	nsip link set "$DEV" up
@@ -462,7 +497,7 @@ do_up() {
 		die "OVS has no route to $REMOTE through $UL_BRIDGE: $(appctl ovs/route/show)"
 	UP_DONE=true
 	trap - EXIT INT TERM HUP
-	echo "$PROG: up in $NS: $DEV ${ADDRS[*]} mtu $MTU, GRE $LOCAL -> $REMOTE${KEY:+ key $KEY}" \
+	echo "$PROG: up in $WHERE: $DEV ${ADDRS[*]} mtu $MTU, GRE $LOCAL -> $REMOTE${KEY:+ key $KEY}" \
 		"over $UNDERLAY (via $UL_BRIDGE); pids $(daemon_pid ovsdb-server) $(daemon_pid ovs-vswitchd)"
 }
 
@@ -473,15 +508,15 @@ do_pids() {
 	for d in ovsdb-server ovs-vswitchd; do
 		p=$(daemon_pid "$d")
 		if [ -n "$p" ]; then
-			echo "$p"
+			if "$CONTRACT"; then echo "$p $d"; else echo "$p"; fi
 			any=true
 		fi
 	done
-	"$any" || die "nothing running for $NS ($RUNDIR)"
+	"$any" || die "nothing running for $WHERE ($RUNDIR)"
 }
 
 do_show() {
-	[ -n "$(daemon_pid ovs-vswitchd)" ] || die "ovs-vswitchd is not running for $NS"
+	[ -n "$(daemon_pid ovs-vswitchd)" ] || die "ovs-vswitchd is not running for $WHERE"
 	echo "== ovs-vsctl show"
 	vsctl show
 	local br
@@ -520,4 +555,5 @@ down) do_down ;;
 pids) do_pids ;;
 show) do_show ;;
 ctl) do_ctl ;;
+version) ovs-vswitchd --version | head -n 1 ;;
 esac

@@ -149,6 +149,10 @@ def analyse(record):
     res["generator_cpu_s"] = gen_s
     res["box_cpu_s_per_gb"] = res["box_cpu_s"] / gb if gb else None
     res["gateway_cpu_s_per_gb"] = res["gateway_cpu_s"] / gb if gb and has_gw else None
+    res["retransmits_per_gb"] = res["retransmits"] / gb if gb and res["retransmits"] is not None \
+        else None
+    # What the driver said of the gateway (version, cipher) and the inner MTU the runner read.
+    res["gateway_info"] = record.get("gateway_info")
     res["wire"] = wire_summary(record.get("wire"), record.get("wire_error"))
     return res
 
@@ -248,6 +252,19 @@ def saturation_words(sat):
     return "; ".join(parts)
 
 
+def saturating_threads(sat):
+    """'wireguard-go gwa (97% of core 1)': per saturated core, the thread that ran on it most;
+    'none' when no core was saturated."""
+    if not sat:
+        return "none"
+    parts = []
+    for s in sat:
+        core = f"core {s['cpu']}" + (f" of {s['host']}" if s.get("host") else "")
+        parts.append(f"{s['by'][0][0]} ({s['by'][0][1]}% of {core})" if s["by"]
+                     else f"the kernel ({core})")
+    return "; ".join(parts)
+
+
 def cpu_per_gb(cpu_s, nbytes):
     """CPU-seconds per GB (10^9 bytes); None without bytes."""
     return cpu_s / (nbytes / 1e9) if nbytes else None
@@ -266,11 +283,13 @@ def summarise(runs):
         out[key] = {
             "repeats": len(rs),
             "complete": all(r["complete"] for r in rs),
-            **{k: spread([r[k] for r in rs]) for k in (
-                "bits_per_second", "retransmits", "jain", "box_cpu_s_per_gb",
-                "gateway_cpu_s_per_gb", "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")},
+            **{k: spread([r.get(k) for r in rs]) for k in (
+                "bits_per_second", "retransmits", "retransmits_per_gb", "jain",
+                "box_cpu_s_per_gb", "gateway_cpu_s_per_gb", "rr_idle_p50_ms", "rr_load_p50_ms",
+                "rr_load_p99_ms")},
             "saturated": median_run["saturated"],
             "median_repeat": median_run["repeat"],
+            "gateway_info": next((r["gateway_info"] for r in rs if r.get("gateway_info")), None),
             "wire": wire_spread([r["wire"] for r in rs if r.get("wire")]),
             # The worst repeat: one wrong byte is a failure of the gateway.
             "wrong_bytes": max((r["wrong_bytes"] for r in rs if r.get("wrong_bytes") is not None),

@@ -12,8 +12,8 @@ import sys
 import time
 
 from . import bed as beds
-from . import failover, intranet, inventory, ndr, provision, records, report, scenario
-from .common import ROOT, TOPO, Failure, log, run
+from . import drivers, failover, intranet, inventory, ndr, provision, records, report, scenario
+from .common import ROOT, TOPO, Failure, GatewayFailure, log, run
 from .drivers import DRIVERS
 from .point import measure
 
@@ -134,6 +134,9 @@ def execute(sc, args, title):
     runs = [(p, r) for r in range(1, sc.repeats + 1) for p in pts]
     progress = Progress(len(runs))
     complete, status = False, 0
+    # Runs whose gateway did not come up, each as the record it would have had: its point,
+    # repeat and start, and what failed.
+    meta["failed"] = failed = []
     bed = beds.HostsBed(inv, prefix, pins) if inv else beds.NamespaceBed(sc, prefix, pins)
     try:
         try:
@@ -142,7 +145,16 @@ def execute(sc, args, title):
             for i, (p, rep) in enumerate(runs):
                 progress.show(i, f"{p.config()}, {p.sessions} "
                                  f"session{'s' if p.sessions > 1 else ''}, repeat {rep}")
-                rec = measure(sc, p, rep, bed)
+                started_run = time.time()
+                try:
+                    rec = measure(sc, p, rep, bed)
+                except GatewayFailure as e:
+                    progress.done()
+                    log(f"{p.config()}, {p.sessions} session{'s' if p.sessions > 1 else ''}, "
+                        f"repeat {rep} FAILED: {e}")
+                    failed.append({"point": p.__dict__ | {"key": p.key(), "config": p.config()},
+                                   "repeat": rep, "started": started_run, "error": str(e)})
+                    continue
                 with open(os.path.join(outdir, "runs", f"{p.key()}-r{rep}.json"), "w") as f:
                     json.dump(rec, f)
         finally:
@@ -175,6 +187,10 @@ def execute(sc, args, title):
     for line in lines:
         print(line)
     print_reports(outdir)
+    if failed and not status:
+        log(f"{len(failed)} of {len(runs)} runs failed: their gateway did not come up (above, "
+            "and in the report)")
+        status = 1
     return status
 
 
@@ -246,8 +262,9 @@ def cmd_ndr(args):
 def cmd_compare(args):
     gws = [g.strip() for g in args.gateways.split(",") if g.strip()]
     for g in gws:
-        if g not in DRIVERS:
-            raise Failure(f"unknown gateway '{g}': expected some of {', '.join(DRIVERS)}")
+        if not drivers.lookup(g):
+            known = ", ".join(n for n in DRIVERS if not n.startswith("cmd:"))
+            raise Failure(f"unknown gateway '{g}': expected some of {known}, or cmd:PATH")
     sc = scenario.Scenario(name="compare", topology=args.topology, gateways=gws,
                            sessions=[1, 8, 64], workers=[2], time=10, repeats=3)
     return execute(apply_overrides(sc, args), args, f"comparison of {', '.join(gws)}")
@@ -372,8 +389,9 @@ def main():
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("compare", help="the same points for several gateways, side by side")
     p.add_argument("--gateways", required=True, metavar="LIST",
-                   help="e.g. gregw,route,vxlan,ovs-gre (gre, wireguard-go, openvpn: skipped "
-                        "with a note where this machine cannot run them)")
+                   help="e.g. gregw,route,vxlan,ovs-gre,wireguard-go,openvpn-none,openvpn,fastd,"
+                        "fastd-null (one this machine cannot run is skipped with a note); "
+                        "cmd:PATH for a gateway of your own (CONTRIBUTING.md)")
     add_matrix_options(p, "default 1,8,64")
     p.set_defaults(func=cmd_compare)
     intranet.add_parser(sub, os.path.join(ROOT, "results"), DEFAULT_PREFIX)

@@ -20,6 +20,10 @@ class Failure(Exception):
     """A failure the user gets as one line."""
 
 
+class GatewayFailure(Failure):
+    """The gateway under test did not come up: its point fails, and the run goes on."""
+
+
 def log(msg):
     print(f"tunbed: {msg}", file=sys.stderr, flush=True)
 

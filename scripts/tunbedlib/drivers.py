@@ -1,9 +1,11 @@
-"""Gateways under test, one interface each: available() says whether this machine can run it
-(and why not), setup() builds it on gwa and gwb of a RAS-shaped topology, pids() names the
-processes whose CPU it costs, telemetry() what it reports of itself, wire_expectations() what
-the wire audit is to expect of its frames, teardown() undoes it. has_modes says whether the
-scenario's modes and workers apply to it. A gateway whose software is missing is skipped with
-its note, never faked."""
+"""Gateways under test, one interface each (gateway.Driver): available() says whether this
+machine can run it (and why not), setup() builds it on gwa and gwb of a RAS-shaped topology,
+pids() names the processes whose CPU it costs, info() its version and cipher, telemetry() what
+it reports of itself, wire_expectations() what the wire audit is to expect of its frames,
+teardown() undoes it. has_modes says whether the scenario's modes and workers apply to it. A
+gateway whose software is missing is skipped with its note, never faked. Here: gregw and the
+kernel's own; the VPN daemons are in vpn.py, a user's gateway (cmd:PATH) in contract.py. DRIVERS
+holds every built-in one and each cmd:PATH named so far (lookup)."""
 
 import json
 import os
@@ -11,68 +13,20 @@ import signal
 import subprocess
 import time
 
-from .common import GREGW, OVS_DRIVER, Failure, have, run
-
-# How long a gateway has to answer its control socket after its start.
-START_TIMEOUT_S = 30
-
-
-class Driver:
-    name = "?"
-    # Whether the scenario's modes and workers apply (scenario.points); if not, each point of
-    # the gateway has mode "-" and workers 0.
-    has_modes = False
-    # Whether it puts a tunnel between gwa and gwb, which replaces the gateways' routes to
-    # the far LAN while it runs (the bed puts back what was there); and whether it needs
-    # the gateways at all (an external gateway does not: tunbed starts nothing on them).
-    tunnel = True
-    needs_gateways = True
-
-    def __init__(self, bed, point):
-        self.bed, self.point = bed, point
-        self.pair, self.pins = bed.pair, bed.pins
-
-    @classmethod
-    def available(cls, hosts_mode=False):
-        return True, ""
-
-    def host(self, role):
-        return self.bed.host(role)
-
-    def setup(self):
-        pass
-
-    def pids(self):
-        """[(role, pid on its host, label)] of the gateway's processes; empty for a kernel
-        gateway."""
-        return []
-
-    def telemetry(self):
-        """What the gateway says of itself (JSON-ready), asked after the load and before
-        teardown(); None for a gateway that says nothing."""
-        return None
-
-    def thread_labels(self):
-        """{(role, tid): label} for threads the gateway can name (gregw's workers), asked
-        after telemetry()."""
-        return {}
-
-    def wire_expectations(self):
-        """tunbed-wire options the gateway's frames must meet beyond the two ends of the
-        tunnel (docs/wire.md); none by default."""
-        return []
-
-    def teardown(self):
-        pass
-
-    def sides(self):
-        """(role, local, remote, tunnel addr, peer tunnel addr, far LAN prefixes) per gateway."""
-        p = self.pair
-        return (("gwa", p["a"], p["b"], p["ta"], p["tb"], p["net_b"]),
-                ("gwb", p["b"], p["a"], p["tb"], p["ta"], p["net_a"]))
+from . import contract, vpn
+from .common import GREGW, Failure
+from .gateway import START_TIMEOUT_S, Driver
 
 
-class Route(Driver):
+class Kernel(Driver):
+    """A gateway of the kernel's own: its version is the gateways' kernel's."""
+
+    def info(self):
+        return {"version": "Linux " + self.host("gwa").run(["uname", "-r"]).strip(),
+                "cipher": "none"}
+
+
+class Route(Kernel):
     """Plain kernel forwarding: the upper bound, no tunnel. In namespaces over the topology's
     routes; on hosts each gateway routes the far LAN via the other's transit address."""
     name = "route"
@@ -154,6 +108,11 @@ class Gregw(Driver):
     def pids(self):
         return [(r, p.pid, f"gregw {r}") for r, p in self.procs.items()]
 
+    def info(self):
+        h = self.host("gwa")
+        out = h.run([h.bin("gregw"), "--version"], check=False).strip().splitlines()
+        return {"version": out[0] if out else None, "cipher": "none"}
+
     def telemetry(self):
         """Each gateway's `gregw ctl stats`, as it is now (the thread ids name the workers)."""
         for role, sock in self.socks.items():
@@ -187,7 +146,7 @@ class Gregw(Driver):
         self.procs = {}
 
 
-class Vxlan(Driver):
+class Vxlan(Kernel):
     """The kernel's VXLAN (RFC 7348) between gwa and gwb: the kernel tunnel to beat."""
     name = "vxlan"
 
@@ -204,7 +163,7 @@ class Vxlan(Driver):
                 x("route", "replace", net, "via", peer.split("/")[0], "dev", "vx0")
 
 
-class KernelGre(Driver):
+class KernelGre(Kernel):
     """The kernel's own GRE (ip_gre), where the kernel has it."""
     name = "gre"
 
@@ -232,77 +191,15 @@ class KernelGre(Driver):
                 x("route", "replace", net, "dev", "gre1")
 
 
-class OvsGre(Driver):
-    """Open vSwitch's userspace datapath as GRE endpoint (scripts/drivers/ovs-gre.sh), in the
-    gateways' namespaces."""
-    name = "ovs-gre"
-
-    def __init__(self, *a):
-        super().__init__(*a)
-        self.up = []
-
-    @classmethod
-    def available(cls, hosts_mode=False):
-        if hosts_mode:
-            return False, ("ovs-gre runs in the namespaces of a built-in topology only; on "
-                           "hosts it is not written yet")
-        if not have("ovs-vswitchd"):
-            return False, "Open vSwitch is not installed (Debian: openvswitch-switch)"
-        return True, ""
-
-    def setup(self):
-        for role, local, remote, addr, _, nets in self.sides():
-            h = self.host(role)
-            cmd = [OVS_DRIVER, "up", "--netns", h.ns, "--local", local, "--remote", remote,
-                   "--addr", addr, "--key", "7", *(x for n in nets for x in ("--route", n))]
-            if self.pins.get(role):
-                cmd += ["--cpus", self.pins[role]]
-            self.up.append(role)
-            run(cmd)
-        # OVS learns its neighbours from the first packets: have that done before measuring.
-        c = self.host("client")
-        for _ in range(50):
-            if c.call(["ping", "-c", "1", "-W", "1", self.pair["server"]]).returncode == 0:
-                return
-        raise Failure("no ping through the Open vSwitch pair")
-
-    def pids(self):
-        out = []
-        for role in self.up:
-            try:
-                pids = run([OVS_DRIVER, "pids", "--netns", self.host(role).ns]).split()
-            except Failure:
-                continue
-            out += [(role, int(p), f"ovs {role}") for p in pids]
-        return out
-
-    def teardown(self):
-        for role in self.up:
-            subprocess.run([OVS_DRIVER, "down", "--netns", self.host(role).ns],
-                           capture_output=True)
-        self.up = []
+DRIVERS = {d.name: d for d in (Route, Gregw, Vxlan, KernelGre, contract.OvsGre, External,
+                                vpn.WireguardGo, vpn.OpenVpn, vpn.OpenVpnNone, vpn.Fastd,
+                                vpn.FastdNull)}
 
 
-class NotWritten(Driver):
-    """Gateways the runner knows of but has no driver for yet: skipped, with the reason."""
-    program = "?"
-
-    @classmethod
-    def available(cls, hosts_mode=False):
-        if not have(cls.program):
-            return False, f"{cls.program} is not installed"
-        return False, f"{cls.program} is installed, but tunbed has no driver for it yet"
-
-
-class WireguardGo(NotWritten):
-    name = "wireguard-go"
-    program = "wireguard-go"
-
-
-class OpenVpn(NotWritten):
-    name = "openvpn"
-    program = "openvpn"
-
-
-DRIVERS = {d.name: d for d in (Route, Gregw, Vxlan, KernelGre, OvsGre, External, WireguardGo,
-                                OpenVpn)}
+def lookup(name, base=""):
+    """The driver class of a gateway name, or None: a built-in one, or for cmd:PATH (PATH
+    relative to base, else the current directory) the contract's driver of PATH, from then on
+    in DRIVERS under that name."""
+    if name not in DRIVERS and name.startswith("cmd:") and len(name) > len("cmd:"):
+        DRIVERS[name] = contract.command(name, base)
+    return DRIVERS.get(name)

@@ -112,6 +112,7 @@ class Host:
     name = "?"
     roles = ()
     state = ""
+    shares_files = False  # whether its files are this machine's (a namespace's are)
 
     def label(self):
         return f"host {self.name} ({', '.join(self.roles)})"
@@ -180,6 +181,7 @@ class Host:
 
 class Netns(Host):
     """A host of a built-in topology: network namespace PREFIX-NAME of this machine."""
+    shares_files = True
 
     def __init__(self, prefix, name):
         self.prefix, self.name, self.roles = prefix, name, (name,)

@@ -45,54 +45,66 @@ def sessions_axis(ax, points):
     ax.grid(True, alpha=0.3)
 
 
+MARKERS = "os^vD<>ph*"
+
+
+def style(i):
+    """The colour and marker of the i-th gateway configuration, the same in every plot."""
+    return {"color": f"C{i % 10}", "marker": MARKERS[(i // 10) % len(MARKERS)]}
+
+
 def throughput(outdir, points, summary):
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for config, ps in by_config(points).items():
+    for i, (config, ps) in enumerate(by_config(points).items()):
         ps = [p for p in ps if summary[p["key"]]["bits_per_second"]]
         if not ps:
             continue
         med = [summary[p["key"]]["bits_per_second"]["median"] / 1e9 for p in ps]
         lo = [m - summary[p["key"]]["bits_per_second"]["min"] / 1e9 for m, p in zip(med, ps)]
         hi = [summary[p["key"]]["bits_per_second"]["max"] / 1e9 - m for m, p in zip(med, ps)]
-        ax.errorbar([p["sessions"] for p in ps], med, yerr=[lo, hi], marker="o", capsize=4,
-                    label=config)
+        ax.errorbar([p["sessions"] for p in ps], med, yerr=[lo, hi], capsize=4, label=config,
+                    **style(i))
     sessions_axis(ax, points)
     ax.set_ylabel("throughput, Gbit/s (median, min-max)")
     ax.set_ylim(bottom=0)
-    ax.legend()
+    ax.legend(fontsize=8)
     ax.set_title("Tunnel throughput against sessions")
     return save(fig, outdir, "throughput")
 
 
 def cost(outdir, points, summary):
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for config, ps in by_config(points).items():
-        for key, style, what in (("box_cpu_s_per_gb", "-", "whole box"),
-                                 ("gateway_cpu_s_per_gb", "--", "gateway")):
+    """CPU-seconds per GB, the whole box on the left and the gateway's processes on the
+    right, a line per gateway configuration in both."""
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
+    for ax, key, what in ((axes[0], "box_cpu_s_per_gb", "whole box"),
+                          (axes[1], "gateway_cpu_s_per_gb", "gateway processes")):
+        for i, (config, ps) in enumerate(by_config(points).items()):
             qs = [p for p in ps if summary[p["key"]][key]]
             if qs:
                 ax.plot([p["sessions"] for p in qs],
-                        [summary[p["key"]][key]["median"] for p in qs], style, marker="o",
-                        label=f"{config}: {what}")
-    sessions_axis(ax, points)
-    ax.set_ylabel("CPU-seconds per GB")
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
-    ax.set_title("Cost: CPU-seconds per GB received")
+                        [summary[p["key"]][key]["median"] for p in qs], label=config,
+                        **style(i))
+        sessions_axis(ax, points)
+        ax.set_ylim(bottom=0)
+        ax.set_title(what, fontsize=10)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8)
+    axes[0].set_ylabel("CPU-seconds per GB")
+    fig.suptitle("Cost: CPU-seconds per GB received (kernel gateways have no processes)")
     return save(fig, outdir, "cost")
 
 
 def latency(outdir, points, summary):
     fig, ax = plt.subplots(figsize=(7, 4.2))
     drawn = False
-    for config, ps in by_config(points).items():
+    for i, (config, ps) in enumerate(by_config(points).items()):
         qs = [p for p in ps if summary[p["key"]]["rr_load_p50_ms"]]
         if not qs:
             continue
         drawn = True
         line = ax.plot([p["sessions"] for p in qs],
-                       [summary[p["key"]]["rr_load_p50_ms"]["median"] for p in qs], marker="o",
-                       label=f"{config}: p50 under load")[0]
+                       [summary[p["key"]]["rr_load_p50_ms"]["median"] for p in qs],
+                       label=f"{config}: p50 under load", **style(i))[0]
         ax.plot([p["sessions"] for p in qs],
                 [summary[p["key"]]["rr_load_p99_ms"]["median"] for p in qs], ":", marker="^",
                 color=line.get_color(), label=f"{config}: p99 under load")
@@ -107,7 +119,7 @@ def latency(outdir, points, summary):
     sessions_axis(ax, points)
     ax.set_yscale("log")
     ax.set_ylabel("request/response round trip, ms")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.set_title("Latency, idle and under load")
     return save(fig, outdir, "latency")
 

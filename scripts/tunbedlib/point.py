@@ -11,8 +11,9 @@ import time
 
 from . import cpu, records
 from .bed import deferred_signals
-from .common import Failure
+from .common import Failure, GatewayFailure
 from .drivers import DRIVERS
+from .hosts import HostLost
 
 PORT = 9400
 WIRE_OK = (0, 3)  # done; done and a frame broke an expectation (docs/wire.md, exit status)
@@ -119,6 +120,35 @@ def merge_traffic(parts):
     return merged
 
 
+def inner_path(bed):
+    """The device gwa sends the server's traffic into and its MTU: the tunnel's inner MTU."""
+    h = bed.host("gwa")
+    try:
+        route = json.loads(h.run(["ip", "-j", "route", "get", bed.pair["server"]]) or "[{}]")[0]
+        dev = route.get("dev")
+        link = json.loads(h.run(["ip", "-j", "link", "show", "dev", dev]))[0]
+    except (Failure, ValueError, IndexError, TypeError):
+        return {"dev": None, "mtu": None}
+    return {"dev": dev, "mtu": link.get("mtu")}
+
+
+def gateway_up(driver, bed):
+    """The driver's setup(), pids() and info(); what it says of itself with the inner MTU.
+    Any failure of the gateway's own is a GatewayFailure (its point fails, the run goes on);
+    a lost host stays what it is."""
+    try:
+        driver.setup()
+        pids = driver.pids()
+        info = dict(driver.info())
+    except HostLost:
+        raise
+    except Failure as e:
+        raise GatewayFailure(str(e)) from None
+    if driver.needs_gateways:
+        info.update(inner_path(bed))
+    return pids, info
+
+
 def measure(sc, point, repeat, bed):
     """Runs point once on bed; returns the raw record (JSON-ready)."""
     record = {"format": records.FORMAT,
@@ -134,7 +164,7 @@ def measure(sc, point, repeat, bed):
                 if bed_keep:
                     bed_keep(("gwa", "gwb"), lambda r: bed.pair["net_b" if r == "gwa"
                                                                  else "net_a"])
-            driver.setup()
+            driver_pids, record["gateway_info"] = gateway_up(driver, bed)
             for i, h in enumerate(bed.servers):
                 servers.append(h.spawn(f"traffic-server-{i}", pinned(
                     bed.pins, "server", [h.bin("tunbed-traffic"), "server", "--port",
@@ -159,7 +189,7 @@ def measure(sc, point, repeat, bed):
                 if name in by_name:
                     by_name[name].watch(pid)
                     processes[name][str(pid)] = label
-            for role, pid, label in driver.pids():
+            for role, pid, label in driver_pids:
                 watch(role, pid, label)
             for i, p in enumerate(servers):
                 watch("server", p.pid, "tunbed-traffic server" +

@@ -17,8 +17,8 @@ import re
 
 from . import analysis, pairview, records as recordfiles
 
-COLUMNS = ("bits_per_second", "retransmits", "jain", "box_cpu_s_per_gb", "gateway_cpu_s_per_gb",
-           "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")
+COLUMNS = ("bits_per_second", "retransmits", "retransmits_per_gb", "jain", "box_cpu_s_per_gb",
+           "gateway_cpu_s_per_gb", "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")
 
 
 def load_runs(outdir):
@@ -29,14 +29,16 @@ def load_runs(outdir):
 @dataclasses.dataclass
 class Results:
     """What every writer takes: the run's meta, whether it completed, the raw records, each
-    run's numbers (analysis.analyse), each point's (analysis.summarise), and the points in
-    report order."""
+    run's numbers (analysis.analyse), each point's (analysis.summarise), the points in report
+    order (also those of which every run failed), and the runs whose gateway did not come
+    up."""
     meta: dict
     complete: bool
     records: list
     runs: list
     summary: dict
     points: list
+    failed: list = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -64,8 +66,10 @@ def order(records):
 def analyse(records, meta, complete=True):
     """The Results of a run's raw records (today's layout, records.py)."""
     runs = [analysis.analyse(r) for r in records]
+    failed = meta.get("failed") or []
     return Results(meta=meta, complete=complete, records=records, runs=runs,
-                   summary=analysis.summarise(runs), points=order(records))
+                   summary=analysis.summarise(runs), points=order(records + failed),
+                   failed=failed)
 
 
 # What both reports say, in words and tables.
@@ -166,9 +170,27 @@ def verify_headline(points, summary):
         f"{where(p)}: {summary[p['key']]['wrong_bytes']}" for p in bad)]
 
 
+def failed_by_point(points, failed):
+    """[(point, repeats that failed, their errors once each)] in report order."""
+    out = []
+    for p in points:
+        fs = [f for f in failed if f["point"]["key"] == p["key"]]
+        if fs:
+            out.append((p, len(fs), list(dict.fromkeys(f["error"] for f in fs))))
+    return out
+
+
+def failed_headline(points, failed):
+    """A line per point where the gateway did not come up, with what it said last."""
+    return [f"{where(p)}: FAILED ({n} {'repeat' if n == 1 else 'repeats'}): {'; '.join(errs)}"
+            for p, n, errs in failed_by_point(points, failed)]
+
+
 def headlines(res):
-    """Every headline line of a run: the points', then the wire audit's and the check's."""
+    """Every headline line of a run: the points', the pair's, the failed ones', then the wire
+    audit's and the check's."""
     return (headline(res.points, res.summary) + pairview.headline(res.points, res.records)
+            + failed_headline(res.points, res.failed)
             + wire_headline(res.points, res.summary) + verify_headline(res.points, res.summary))
 
 
@@ -220,8 +242,51 @@ def point_cells(p, s):
 
 
 def point_table(points, summary):
-    """The table of points: (header, rows of cells)."""
-    return POINT_HEADER, [point_cells(p, summary[p["key"]]) for p in points]
+    """The table of points: (header, rows of cells); a point of which no run came up has
+    FAILED for its numbers."""
+    return POINT_HEADER, [point_cells(p, summary[p["key"]]) if p["key"] in summary else
+                          [p["config"], str(p["sessions"]), "FAILED"] + ["-"] * 7
+                          for p in points]
+
+
+PEER_INTRO = (
+    "The gateways side by side, a row per gateway and session count (medians over the "
+    "repeats): the version and cipher each ran with, the MTU of the device the tunnel's inner "
+    "packets enter (read on gwa), throughput, the CPU-seconds per GB of the whole box and of "
+    "the gateway's own processes, TCP retransmissions per GB received, request/response round "
+    "trips idle and under load, Jain's fairness index over the sessions, and on each saturated "
+    "core the thread that ran on it most.")
+
+PEER_HEADER = ("sessions", "gateway", "version", "cipher", "inner MTU", "Gbit/s", "box CPU-s/GB",
+               "gateway CPU-s/GB", "retransmits/GB", "RTT idle p50 ms", "RTT loaded p50 ms",
+               "Jain", "saturated thread")
+
+
+def median(s, digits, scale=1.0):
+    return f"{s['median'] * scale:.{digits}f}" if s else "-"
+
+
+def peer_table(points, summary, failed=()):
+    """The gateways side by side: (header, rows), sessions first; None for a run of one
+    gateway."""
+    if len({p["gateway"] for p in points}) < 2:
+        return None
+    errors = {p["key"]: "; ".join(errs) for p, _, errs in failed_by_point(points, failed)}
+    rows = []
+    for p in sorted(points, key=lambda p: p["sessions"]):  # stable: the run's order within
+        s = summary.get(p["key"])
+        if not s:
+            rows.append([str(p["sessions"]), p["config"], "-", "-", "-", "FAILED"] + ["-"] * 6
+                        + [errors.get(p["key"], "-")])
+            continue
+        info = s.get("gateway_info") or {}
+        rows.append([str(p["sessions"]), p["config"], info.get("version") or "-",
+                     info.get("cipher") or "-", str(info.get("mtu") or "-"),
+                     median(s["bits_per_second"], 2, 1e-9), median(s["box_cpu_s_per_gb"], 1),
+                     median(s["gateway_cpu_s_per_gb"], 1), median(s["retransmits_per_gb"], 0),
+                     median(s["rr_idle_p50_ms"], 3), median(s["rr_load_p50_ms"], 3),
+                     median(s["jain"], 3), analysis.saturating_threads(s["saturated"])])
+    return PEER_HEADER, rows
 
 
 WIRE_INTRO = (
@@ -292,14 +357,18 @@ def write_summary_csv(outdir, res):
         w = csv.writer(f)
         w.writerow(["point", "gateway", "mode", "workers", "mtu", "pattern", "sessions",
                     "repeats"] + [f"{c}_{s}" for c in COLUMNS for s in ("median", "min", "max")]
-                   + ["saturated_cores"])
+                   + ["saturated_cores", "version", "cipher", "inner_mtu"])
         for p in res.points:
-            s = res.summary[p["key"]]
+            s = res.summary.get(p["key"])
+            if not s:
+                continue  # every run failed: in the reports, with what failed
             row = [p["key"], p["gateway"], p["mode"], p["workers"], p["mtu"], p["pattern"],
                    p["sessions"], s["repeats"]]
             for c in COLUMNS:
                 row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
             row.append(" ".join(core_name(x) for x in s["saturated"]))
+            info = s.get("gateway_info") or {}
+            row += [info.get("version") or "", info.get("cipher") or "", info.get("mtu") or ""]
             w.writerow(row)
 
 
@@ -308,8 +377,9 @@ def write_plots(outdir, res):
     # Imported here, not at the top: the runner must start (and bootstrap, which installs
     # python3-matplotlib) with nothing but Python's standard library.
     from . import plots
+    points = [p for p in res.points if p["key"] in res.summary]
     return [Plot(t, name, svg) for t, name, svg in
-            plots.make(outdir, res.records, res.runs, res.points, res.summary)]
+            plots.make(outdir, res.records, res.runs, points, res.summary)]
 
 
 def md_table(f, header, rows):
@@ -387,6 +457,10 @@ def write_markdown(outdir, res, plots):
             f.write("\n")
         f.write(f"{congestion_line(res)}\n\n{method(meta)}\n\n")
         md_table(f, *point_table(res.points, res.summary))
+        peers = peer_table(res.points, res.summary, res.failed)
+        if peers:
+            f.write(f"## Gateways side by side\n\n{PEER_INTRO}\n\n")
+            md_table(f, *peers)
         hosts = host_table(res.records)
         if hosts:
             f.write(f"## Hosts\n\n{HOSTS_INTRO}\n\n")
@@ -456,6 +530,10 @@ def write_html(outdir, res, plots):
                                               for n in meta["notes"]) + "</blockquote>\n")
     out.append(f"<p>{words(congestion_line(res))}</p>\n<p>{words(method(meta))}</p>\n")
     out.append(html_table(*point_table(res.points, res.summary), "points"))
+    peers = peer_table(res.points, res.summary, res.failed)
+    if peers:
+        out.append(f'<h2 id="peers">Gateways side by side</h2>\n<p>{words(PEER_INTRO)}</p>\n')
+        out.append(html_table(*peers, "peer-table"))
     hosts = host_table(res.records)
     if hosts:
         out.append(f'<h2 id="hosts">Hosts</h2>\n<p>{words(HOSTS_INTRO)}</p>\n')

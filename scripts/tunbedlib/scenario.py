@@ -3,7 +3,8 @@
     [scenario]
     name = ras
     topology = ras              ; built-in name or path
-    gateways = gregw, route     ; drivers, see drivers.py
+    gateways = gregw, route     ; drivers, see drivers.py; cmd:PATH for a user's own
+                                ; (PATH relative to this file)
     modes = gre                 ; gregw: gre or gre-udp, +key +seq +csum +nooffload +aqm
     workers = 1, 2              ; gregw worker threads
     sessions = 1, 8, 64         ; concurrent TCP sessions
@@ -25,10 +26,13 @@ Every error names file:line and the value, as the C tools do.
 
 import dataclasses
 import os
+import re
 
+from . import drivers
 from .drivers import DRIVERS
 
-GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "external", "wireguard-go", "openvpn")
+GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "external", "wireguard-go", "openvpn",
+            "openvpn-none", "fastd", "fastd-null")
 GREGW_ENCAPS = ("gre", "gre-udp")
 GREGW_OPTIONS = ("key", "seq", "csum", "nooffload", "aqm")
 PATTERNS = ("push", "pull", "duplex")
@@ -72,8 +76,9 @@ class Point:
     sessions: int
 
     def key(self):
-        """A name for files and tables: gregw-gre-w2-mtu0-push-s8."""
-        return (f"{self.gateway}-{self.mode}-w{self.workers}-mtu{self.mtu}-{self.pattern}"
+        """A name for files and tables: gregw-gre-w2-mtu0-push-s8 (cmd:./my/gw.sh: cmd_._my_gw.sh)."""
+        gateway = re.sub(r"[^A-Za-z0-9_.+-]", "_", self.gateway)
+        return (f"{gateway}-{self.mode}-w{self.workers}-mtu{self.mtu}-{self.pattern}"
                 f"-s{self.sessions}")
 
     def config(self):
@@ -105,6 +110,15 @@ def _words(v, allowed, what):
     for w in out:
         if allowed and w not in allowed:
             raise ValueError(f"unknown {what} '{w}': expected one of {', '.join(allowed)}")
+    return out
+
+
+def _gateways(v, base):
+    out = _words(v, None, "gateway")
+    for g in out:
+        if g not in GATEWAYS and not (g.startswith("cmd:") and drivers.lookup(g, base)):
+            raise ValueError(f"unknown gateway '{g}': expected one of {', '.join(GATEWAYS)}, "
+                             "or cmd:PATH")
     return out
 
 
@@ -161,7 +175,7 @@ def _set_mtu(sc, v):
 SETTERS = {
     "name": _set_name,
     "topology": lambda s, v: setattr(s, "topology", v),
-    "gateways": lambda s, v: setattr(s, "gateways", _words(v, GATEWAYS, "gateway")),
+    "gateways": lambda s, v, base="": setattr(s, "gateways", _gateways(v, base)),
     "modes": lambda s, v: setattr(s, "modes", _modes(v)),
     "workers": lambda s, v: setattr(s, "workers", _ints(v, 1, 64, "workers")),
     "sessions": lambda s, v: setattr(s, "sessions", _ints(v, 1, 10000, "sessions")),
@@ -212,7 +226,10 @@ def parse(text, filename="scenario"):
         seen[key] = n
         sc.lines[key] = n
         try:
-            SETTERS[key](sc, value)
+            if key == "gateways":
+                SETTERS[key](sc, value, os.path.dirname(filename))
+            else:
+                SETTERS[key](sc, value)
         except ValueError as e:
             raise ScenarioError(f"{filename}:{n}: {e}") from None
     return sc

@@ -519,7 +519,11 @@ class Scenarios(unittest.TestCase):
         rows = [
             ("gateways = gregw", "f:1: 'gateways = gregw' outside [scenario]"),
             ("[scenario]\ngateways = ipsec", "f:2: unknown gateway 'ipsec': expected one of "
-             "gregw, route, vxlan, gre, ovs-gre, external, wireguard-go, openvpn"),
+             "gregw, route, vxlan, gre, ovs-gre, external, wireguard-go, openvpn, openvpn-none, "
+             "fastd, fastd-null, or cmd:PATH"),
+            ("[scenario]\ngateways = cmd:", "f:2: unknown gateway 'cmd:': expected one of "
+             "gregw, route, vxlan, gre, ovs-gre, external, wireguard-go, openvpn, openvpn-none, "
+             "fastd, fastd-null, or cmd:PATH"),
             ("[scenario]\nsessions = 0", "f:2: bad value '0' for sessions: expected 1 to 10000"),
             ("[scenario]\nsessions = 1, x", "f:2: bad value 'x' for sessions: expected whole numbers"),
             ("[scenario]\nworkers = 65", "f:2: bad value '65' for workers: expected 1 to 64"),

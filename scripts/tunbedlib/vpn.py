@@ -1,0 +1,243 @@
+"""The userspace VPN daemons tunbed measures beside gregw, one daemon per gateway on a TUN
+device, over UDP between the transit addresses, with keys made for each point: wireguard-go
+(WireGuard, configured with wireguard-tools' wg), OpenVPN 2.6 point-to-point (TLS with
+self-signed certificates checked by fingerprint and the AEAD cipher the two negotiate, or no
+TLS, no cipher and no authentication: the forwarding alone) and fastd (method
+salsa2012+umac, or null). Each device's MTU is the transit MTU less the outer IP and UDP
+headers and what the daemon adds, measured on the wire (docs/runner.md)."""
+
+import signal
+
+from .common import have
+from .gateway import Driver, endpoint, peer_host
+
+UDP = 8
+
+
+class Daemon(Driver):
+    """What the three share: a daemon per side, its device addressed and routed into, the
+    first ping through. A subclass says what it needs and how its daemon starts."""
+    program = "?"  # the daemon: its process label, log and pid file are named after it
+    needs = ()  # other commands it needs on the gateways
+    packages = "?"  # the Debian packages with all of them, for the note when one is missing
+    dev = "?"  # the tunnel device, on each gateway
+    port = 0  # UDP, both ends
+    overhead = 0  # what the daemon adds to an inner packet besides the outer IP and UDP
+    cipher = "none"
+
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.procs, self.keys = {}, {}
+
+    @classmethod
+    def available(cls, hosts_mode=False):
+        if hosts_mode:
+            return True, ""  # the hosts' packages show when the daemon starts there
+        missing = [c for c in (cls.program, *cls.needs) if not have(c)]
+        if missing:
+            return False, f"{', '.join(missing)} not installed (Debian: {cls.packages})"
+        return True, ""
+
+    def mtu(self, role, local):
+        return self.transit_mtu(role) - self.outer_ip(local) - UDP - self.overhead
+
+    def setup(self):
+        sides = self.sides()
+        for role, *_ in sides:
+            self.keys[role] = self.make_keys(role)
+        for role, local, remote, addr, peer, nets in sides:
+            mtu = self.mtu(role, local)
+            self.procs[role] = self.start(role, local, remote, addr, peer, nets, mtu)
+            self.wait(role, f"{self.program} did not make {self.dev}",
+                      lambda r=role: self.has_device(r, self.dev), self.procs[role], self.program)
+            self.ready(role, local, remote, addr, peer, nets)
+            self.address_device(role, self.dev, addr, nets, mtu)
+        self.wait_path()
+
+    def make_keys(self, role):
+        return None
+
+    def start(self, role, local, remote, addr, peer, nets, mtu):
+        raise NotImplementedError
+
+    def ready(self, role, local, remote, addr, peer, nets):
+        """After the device exists: what else the daemon needs before it forwards."""
+
+    def pids(self):
+        return [(r, p.pid, f"{self.program} {r}") for r, p in self.procs.items()]
+
+    def version(self, cmd):
+        out = self.host("gwa").run(cmd, check=False)
+        return (out.strip().splitlines() or [None])[0]
+
+    def teardown(self):
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.send(signal.SIGTERM)
+        for p in self.procs.values():
+            p.stop()
+        self.procs = {}
+
+
+class WireguardGo(Daemon):
+    """wireguard-go: WireGuard in userspace. Each daemon runs in a mount namespace of its own
+    with a private /run, where it keeps its control socket (/run/wireguard/DEV.sock): two
+    daemons of one machine, in two network namespaces, would otherwise share one path, and a
+    killed one leaves nothing behind. wg reaches it there through nsenter."""
+    name = "wireguard-go"
+    program = "wireguard-go"
+    needs = ("wg", "unshare", "nsenter")
+    packages = "wireguard-go, wireguard-tools"
+    dev = "tbwg0"
+    port = 51820
+    # The data message's header (type, receiver index, counter: 16 bytes) and its
+    # Poly1305 tag (16).
+    overhead = 32
+    cipher = "ChaCha20-Poly1305"
+
+    def make_keys(self, role):
+        h = self.host(role)
+        key = h.run(["wg", "genkey"]).strip()
+        return key, h.run(["wg", "pubkey"], input=key + "\n").strip()
+
+    def wg(self, role, *args):
+        return ["nsenter", "-t", str(self.procs[role].pid), "-m", "wg", *args]
+
+    def start(self, role, local, remote, addr, peer, nets, mtu):
+        return self.daemon(role, self.program, [self.program, "-f", self.dev],
+                           script='mount -t tmpfs tunbed-wg /run && exec "$@"',
+                           wrap=["unshare", "--mount", "--propagation", "private"])
+
+    def ready(self, role, local, remote, addr, peer, nets):
+        h = self.host(role)
+        self.wait(role, "wireguard-go's control socket did not answer",
+                  lambda: h.call(self.wg(role, "show", self.dev)).returncode == 0,
+                  self.procs[role], self.program)
+        other = "gwb" if role == "gwa" else "gwa"
+        h.run(self.wg(role, "set", self.dev, "private-key", "/dev/stdin", "listen-port",
+                      str(self.port), "peer", self.keys[other][1], "endpoint",
+                      endpoint(remote, self.port), "allowed-ips",
+                      ",".join([*nets, peer_host(peer)])), input=self.keys[role][0] + "\n")
+
+    def info(self):
+        go = self.version([self.program, "--version"])
+        tools = self.version(["wg", "--version"])
+        return {"version": f"{go} ({tools.split(' - ')[0]})" if go and tools else go,
+                "cipher": self.cipher}
+
+    def telemetry(self):
+        """Per gateway, what wg says of the peer: bytes received and sent, last handshake."""
+        out = {}
+        for role in self.procs:
+            text = self.host(role).run(self.wg(role, "show", self.dev, "dump"), check=False)
+            lines = [ln.split("\t") for ln in text.splitlines()]
+            if len(lines) > 1 and len(lines[1]) >= 7:
+                peer = lines[1]
+                out[role] = {"latest_handshake": int(peer[4]), "rx_bytes": int(peer[5]),
+                             "tx_bytes": int(peer[6])}
+        return out or None
+
+
+class OpenVpn(Daemon):
+    """OpenVPN 2.6 point-to-point over UDP with TLS: gwa the TLS server, gwb the client,
+    each with a self-signed certificate the other checks by its SHA-256 fingerprint (no CA),
+    and the data channel's cipher negotiated by the two (AES-256-GCM between 2.6 peers).
+    Without data channel offload (ovpn-dco would be a kernel data path), without MSS clamping
+    (the device's MTU sizes the sessions, as for every gateway)."""
+    name = "openvpn"
+    program = "openvpn"
+    needs = ("openssl",)
+    packages = "openvpn, openssl"
+    dev = "tbovpn0"
+    port = 1194
+    # P_DATA_V2's opcode and peer id (4 bytes), the packet id (4) and the GCM tag (16).
+    overhead = 24
+    tls = True
+
+    def make_keys(self, role):
+        if not self.tls:
+            return None
+        h, d = self.host(role), self.workdir(role)
+        h.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+               "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj",
+               f"/CN=tunbed-{role}", "-keyout", f"{d}/key.pem", "-out", f"{d}/cert.pem"])
+        fp = h.run(["openssl", "x509", "-noout", "-fingerprint", "-sha256", "-in",
+                    f"{d}/cert.pem"])
+        return fp.strip().partition("=")[2]
+
+    def start(self, role, local, remote, addr, peer, nets, mtu):
+        cmd = [self.program, "--dev", self.dev, "--dev-type", "tun", "--proto",
+               "udp6" if ":" in local else "udp", "--local", local, "--lport", str(self.port),
+               "--remote", remote, "--rport", str(self.port), "--tun-mtu", str(mtu),
+               "--mssfix", "0", "--disable-dco", "--verb", "3"]
+        if self.tls:
+            d, other = self.workdir(role), "gwb" if role == "gwa" else "gwa"
+            cmd += [*(["--tls-server", "--dh", "none"] if role == "gwa" else ["--tls-client"]),
+                    "--cert", f"{d}/cert.pem", "--key", f"{d}/key.pem",
+                    "--peer-fingerprint", self.keys[other]]
+        return self.daemon(role, self.program, cmd)
+
+    def info(self):
+        version = self.version([self.program, "--version"])
+        cipher = "none"
+        if self.tls:
+            # What the two negotiated, as gwa's log says it: Data Channel: cipher 'AES-256-GCM'.
+            log = self.host("gwa").run(["cat", f"{self.workdir('gwa')}/{self.program}.log"],
+                                       check=False)
+            said = [ln.split("cipher '", 1)[1].split("'")[0] for ln in log.splitlines()
+                    if "Data Channel: cipher '" in ln]
+            cipher = said[-1] if said else None
+        return {"version": " ".join(version.split()[:2]) if version else None, "cipher": cipher}
+
+
+class OpenVpnNone(OpenVpn):
+    """OpenVPN with no TLS, no key, no cipher and no authentication: packets go over UDP as
+    they came from the device, the cost of OpenVPN's forwarding alone. OpenVPN 2.6 allows it
+    with a warning; 2.7 is to remove it."""
+    name = "openvpn-none"
+    needs = ()
+    packages = "openvpn"
+    overhead = 0
+    tls = False
+
+
+class Fastd(Daemon):
+    """fastd in tun mode with one peer each, keys made by fastd itself, method salsa2012+umac
+    (fastd's recommended one)."""
+    name = "fastd"
+    program = "fastd"
+    packages = "fastd"
+    dev = "tbfastd0"
+    port = 10000
+    method = "salsa2012+umac"
+    # fastd's packet type (1 byte); the method's nonce (8) and UMAC tag (16).
+    overhead = 1 + 24
+
+    def make_keys(self, role):
+        h = self.host(role)
+        secret = h.run([self.program, "--generate-key", "--machine-readable"]).strip()
+        public = h.run([self.program, "--machine-readable", "--show-key", "--config", "-"],
+                       input=f'secret "{secret}";\n').strip()
+        return secret, public
+
+    def start(self, role, local, remote, addr, peer, nets, mtu):
+        other = "gwb" if role == "gwa" else "gwa"
+        conf = f"{self.workdir(role)}/fastd.conf"
+        self.write(role, conf, "\n".join([
+            "log level info;", "mode tun;", f'interface "{self.dev}";',
+            f'method "{self.method}";', f'secret "{self.keys[role][0]}";',
+            f"bind {endpoint(local, self.port)};", f"mtu {mtu};",
+            f'peer "{other}" {{', f'\tkey "{self.keys[other][1]}";',
+            f"\tremote {endpoint(remote, self.port)};", "}", ""]))
+        return self.daemon(role, self.program, [self.program, "--config", conf])
+
+    def info(self):
+        return {"version": self.version([self.program, "--version"]), "cipher": self.method}
+
+
+class FastdNull(Fastd):
+    """fastd with method null: no cipher, no authentication of the data (the handshake is
+    still authenticated); the cost of fastd's forwarding alone."""
+    name = "fastd-null"
+    method = "null"
+    overhead = 1
