@@ -70,11 +70,12 @@ class Cmd(Driver):
                                                if other else "")
         return env
 
+    def argv(self, role, verb):
+        return ["env", *(f"{k}={v}" for k, v in self.env[role].items()), self.executable(role),
+                verb]
+
     def call(self, role, verb):
-        h = self.host(role)
-        env = self.env[role]
-        return h.call(["env", *(f"{k}={v}" for k, v in env.items()), self.executable(role),
-                       verb])
+        return self.host(role).call(self.argv(role, verb))
 
     @staticmethod
     def said_last(p):
@@ -85,6 +86,11 @@ class Cmd(Driver):
         self.env = {side[0]: self.environment(*side) for side in self.sides()}
         for role in self.env:
             self.up.append(role)  # a half-done up is undone by down, too
+            h = self.host(role)
+            if not h.shares_files:
+                # On a host, what a runner that was killed left is undone by `tunbed down
+                # --hosts`, which runs the host's undo lines: down is one of them.
+                h.undo(self.argv(role, "down"))
             p = self.call(role, "up")
             if p.returncode:
                 raise Failure(f"{self.name} up on {self.host(role).label()} failed (exit "

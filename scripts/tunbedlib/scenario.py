@@ -76,7 +76,8 @@ class Point:
     sessions: int
 
     def key(self):
-        """A name for files and tables: gregw-gre-w2-mtu0-push-s8 (cmd:./my/gw.sh: cmd_._my_gw.sh)."""
+        """A name for files and tables: gregw-gre-w2-mtu0-push-s8; a cmd:PATH gateway with
+        every character but letters, digits and . _ + - as _."""
         gateway = re.sub(r"[^A-Za-z0-9_.+-]", "_", self.gateway)
         return (f"{gateway}-{self.mode}-w{self.workers}-mtu{self.mtu}-{self.pattern}"
                 f"-s{self.sessions}")

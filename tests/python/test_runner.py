@@ -5,6 +5,7 @@ drivers say of themselves. The two records in data/ are real runs of gregw on ra
 sessions, 3 s), in format 1 (no format field); wire-gregw-seq-2w-64s.json is tunbed-wire's
 document of a real run (gregw gre+seq, 2 workers, 64 sessions)."""
 
+import csv
 import json
 import os
 import signal
@@ -17,7 +18,8 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import analysis, drivers, inventory, point, records, report, scenario  # noqa: E402
+from tunbedlib import analysis, contract, drivers, inventory, point, records, report  # noqa: E402
+from tunbedlib import scenario  # noqa: E402
 from tunbedlib import bed as beds  # noqa: E402
 
 
@@ -446,6 +448,139 @@ class Writers(unittest.TestCase):
             self.assertIn(f'<g id="plot{i}-figure_1" clip-path="url(#plot{i}-p1)">'
                           f'<use xlink:href="#plot{i}-m1"/>', page)
         self.assertIn("![Cost](plots/cost.svg)", md)
+
+
+def as_gateway(rec, gateway, info):
+    """A recorded gregw run as if it were of another gateway, with what its driver said."""
+    rec = json.loads(json.dumps(rec))
+    p = rec["point"]
+    p.update(gateway=gateway, mode="-", workers=0)
+    p["key"], p["config"] = scenario.Point(gateway, "-", 0, 0, "push", p["sessions"]).key(), gateway
+    rec["gateway_info"] = info
+    return rec
+
+
+class Peers(unittest.TestCase):
+    """The compare report's peer table, and the points whose gateway did not come up."""
+
+    def results(self):
+        recs = [records.upgrade_record(record(n)) for n in ("run-gregw-s1.json",
+                                                            "run-gregw-s8.json")]
+        for r in recs:
+            r["gateway_info"] = {"version": "gregw 0.1.0", "cipher": "none", "dev": "gre0",
+                                 "mtu": 1476}
+        wg = [as_gateway(r, "wireguard-go", {"version": "wireguard-go v0.0.20220316",
+                                             "cipher": "ChaCha20-Poly1305", "dev": "tbwg0",
+                                             "mtu": 1440}) for r in recs]
+        failed = [{"point": scenario.Point("fastd", "-", 0, 0, "push", 1).__dict__ |
+                   {"key": "fastd---w0-mtu0-push-s1", "config": "fastd"}, "repeat": r,
+                   "started": wg[-1]["started"] + r, "error": "fastd on tb-gwa: exited (1): x"}
+                  for r in (1, 2)]
+        return report.analyse(recs + wg, {"scenario": "compare", "failed": failed})
+
+    def test_peer_table(self):
+        res = self.results()
+        header, rows = report.peer_table(res.points, res.summary, res.failed)
+        self.assertEqual(header[:5], ("sessions", "gateway", "version", "cipher", "inner MTU"))
+        self.assertEqual(header[-1], "saturated thread")
+        # A row per gateway and session count, sessions first, the run's order within.
+        self.assertEqual([(r[0], r[1]) for r in rows],
+                         [("1", "gregw gre 2w"), ("1", "wireguard-go"), ("1", "fastd"),
+                          ("8", "gregw gre 2w"), ("8", "wireguard-go")])
+        by = {(r[0], r[1]): dict(zip(header, r)) for r in rows}
+        g1, w1 = by[("1", "gregw gre 2w")], by[("1", "wireguard-go")]
+        self.assertEqual((w1["version"], w1["cipher"], w1["inner MTU"]),
+                         ("wireguard-go v0.0.20220316", "ChaCha20-Poly1305", "1440"))
+        self.assertEqual(g1["inner MTU"], "1476")
+        s = res.summary["gregw-gre-w2-mtu0-push-s1"]
+        self.assertEqual(g1["Gbit/s"], f"{s['bits_per_second']['median'] / 1e9:.2f}")
+        run = res.runs[0]
+        self.assertAlmostEqual(run["retransmits_per_gb"], run["retransmits"] / (run["bytes"] / 1e9))
+        self.assertEqual(g1["retransmits/GB"], f"{s['retransmits_per_gb']['median']:.0f}")
+        self.assertEqual(g1["saturated thread"], analysis.saturating_threads(s["saturated"]))
+        self.assertRegex(g1["saturated thread"],
+                         r"^gregw gw[ab] worker [01] \([0-9]+% of core [01]\)")
+        f1 = by[("1", "fastd")]
+        self.assertEqual(f1["Gbit/s"], "FAILED")
+        self.assertEqual(f1["saturated thread"], "fastd on tb-gwa: exited (1): x")
+        # One gateway: no peer table.
+        one = report.analyse(res.records[:2], {})
+        self.assertIsNone(report.peer_table(one.points, one.summary))
+
+    def test_failed_points(self):
+        res = self.results()
+        self.assertIn("fastd, 1 session: FAILED (2 repeats): fastd on tb-gwa: exited (1): x",
+                      report.headlines(res))
+        rows = report.point_table(res.points, res.summary)[1]
+        self.assertEqual(rows[-1], ["fastd", "1", "FAILED"] + ["-"] * 7)
+        with tempfile.TemporaryDirectory() as d:
+            report.write_summary_csv(d, res)
+            report.write_markdown(d, res, [])
+            with open(os.path.join(d, "summary.csv")) as f:
+                csv_rows = list(csv.DictReader(f))
+            with open(os.path.join(d, "report.md")) as f:
+                md = f.read()
+        self.assertEqual([r["gateway"] for r in csv_rows], ["gregw"] * 2 + ["wireguard-go"] * 2)
+        self.assertEqual(csv_rows[2]["inner_mtu"], "1440")
+        self.assertIn("## Gateways side by side", md)
+        self.assertIn("| fastd | 1 | FAILED |", md)
+
+    def test_saturating_threads(self):
+        self.assertEqual(analysis.saturating_threads([]), "none")
+        self.assertEqual(analysis.saturating_threads([
+            {"cpu": 1, "by": [("openvpn gwa", 97), ("openvpn gwb", 2)]},
+            {"cpu": 0, "host": "gw-b", "by": []}]),
+            "openvpn gwa (97% of core 1); the kernel (core 0 of gw-b)")
+
+
+class Contract(unittest.TestCase):
+    def test_lookup(self):
+        with tempfile.TemporaryDirectory() as d:
+            sc = scenario.parse("[scenario]\ngateways = cmd:my/gw.sh, route\n",
+                                os.path.join(d, "x.scenario"))
+            cls = drivers.DRIVERS["cmd:my/gw.sh"]
+            self.assertEqual(cls.path, os.path.join(d, "my", "gw.sh"))
+            self.assertEqual(cls.name, "cmd:my/gw.sh")
+            self.assertEqual(cls.available(), (False, f"{cls.path}: no such executable file"))
+            os.makedirs(os.path.join(d, "my"))
+            with open(cls.path, "w") as f:
+                f.write("#!/bin/sh\n")
+            os.chmod(cls.path, 0o755)
+            self.assertEqual(cls.available(), (True, ""))
+        # A file name of the point, whatever the path.
+        self.assertEqual([p.key() for p in scenario.points(sc)],
+                         ["cmd_my_gw.sh---w0-mtu0-push-s1", "cmd_my_gw.sh---w0-mtu0-push-s8",
+                          "route---w0-mtu0-push-s1", "route---w0-mtu0-push-s8"])
+        self.assertIsNone(drivers.lookup("ipsec"))
+        self.assertIsNone(drivers.lookup("cmd:"))
+        self.assertTrue(issubclass(drivers.lookup("ovs-gre"), contract.Cmd))
+
+    def test_every_driver_is_known_to_scenarios(self):
+        built_in = [n for n in drivers.DRIVERS if not n.startswith("cmd:")]
+        self.assertEqual(sorted(built_in), sorted(scenario.GATEWAYS))
+
+    def test_environment(self):
+        pair = beds.PAIRS[4]
+        h = types.SimpleNamespace(ns="tb-gwa", name="gwa", state="/s", shares_files=True,
+                                  run=lambda *a, **k: '[{"mtu": 1500}]', undo=lambda *a: None,
+                                  label=lambda: "tb-gwa")
+        bed = types.SimpleNamespace(pair=pair, pins={"gwa": "1"}, host=lambda r: h,
+                                    transit_iface=lambda r: "transit",
+                                    roles={"client": [types.SimpleNamespace(ns="tb-client")]})
+        d = drivers.DRIVERS["ovs-gre"](bed, scenario.Point("ovs-gre", "-", 0, 0, "push", 1))
+        env = d.environment(*d.sides()[0])
+        self.assertEqual({k: env[k] for k in ("TUNBED_ROLE", "TUNBED_NETNS", "TUNBED_LOCAL",
+                                              "TUNBED_REMOTE", "TUNBED_ADDR", "TUNBED_PEER_ADDR",
+                                              "TUNBED_ROUTES", "TUNBED_LANS", "TUNBED_CPUS",
+                                              "TUNBED_TRANSIT_MTU", "TUNBED_STATE",
+                                              "TUNBED_HOST_CLIENT", "TUNBED_HOST_SERVER")},
+                         {"TUNBED_ROLE": "gwa", "TUNBED_NETNS": "tb-gwa",
+                          "TUNBED_LOCAL": "198.18.0.1", "TUNBED_REMOTE": "198.18.0.2",
+                          "TUNBED_ADDR": "198.19.0.1/24", "TUNBED_PEER_ADDR": "198.19.0.2/24",
+                          "TUNBED_ROUTES": "198.18.3.0/24", "TUNBED_LANS": "198.18.1.0/24",
+                          "TUNBED_CPUS": "1", "TUNBED_TRANSIT_MTU": "1500",
+                          "TUNBED_STATE": "/s/ovs-gre", "TUNBED_HOST_CLIENT": "tb-client",
+                          "TUNBED_HOST_SERVER": ""})
 
 
 class Drivers(unittest.TestCase):
