@@ -14,12 +14,13 @@ import sys
 import tempfile
 import types
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 from tunbedlib import analysis, contract, drivers, inventory, point, records, report  # noqa: E402
-from tunbedlib import scenario  # noqa: E402
+from tunbedlib import scenario, vpn  # noqa: E402
 from tunbedlib import bed as beds  # noqa: E402
 
 
@@ -554,6 +555,21 @@ class Contract(unittest.TestCase):
         self.assertIsNone(drivers.lookup("ipsec"))
         self.assertIsNone(drivers.lookup("cmd:"))
         self.assertTrue(issubclass(drivers.lookup("ovs-gre"), contract.Cmd))
+
+    def test_missing_programs_are_named(self):
+        """A gateway whose program is missing is skipped with a note naming it and its Debian
+        package; on hosts it is known only when it starts there."""
+        for cls, missing, want in (
+                (vpn.WireguardGo, "wg", "wg not installed (Debian: wireguard-go, wireguard-tools)"),
+                (vpn.OpenVpn, "openssl", "openssl not installed (Debian: openvpn, openssl)"),
+                (vpn.OpenVpnNone, "openvpn", "openvpn not installed (Debian: openvpn)"),
+                (vpn.FastdNull, "fastd", "fastd not installed (Debian: fastd)")):
+            with self.subTest(cls=cls.name), mock.patch.object(vpn, "have",
+                                                               lambda p, m=missing: p != m):
+                self.assertEqual(cls.available(), (False, want))
+                self.assertEqual(cls.available(hosts_mode=True), (True, ""))
+        with mock.patch.object(vpn, "have", lambda p: True):
+            self.assertEqual(vpn.Fastd.available(), (True, ""))
 
     def test_every_driver_is_known_to_scenarios(self):
         built_in = [n for n in drivers.DRIVERS if not n.startswith("cmd:")]
