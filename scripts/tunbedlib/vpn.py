@@ -8,7 +8,7 @@ headers and what the daemon adds, measured on the wire (docs/runner.md)."""
 
 import signal
 
-from .common import have
+from .common import Failure, have
 from .gateway import Driver, endpoint, peer_host
 
 UDP = 8
@@ -52,7 +52,17 @@ class Daemon(Driver):
                       lambda r=role: self.has_device(r, self.dev), self.procs[role], self.program)
             self.ready(role, local, remote, addr, peer, nets)
             self.address_device(role, self.dev, addr, nets, mtu)
-        self.wait_path()
+        try:
+            self.wait_path()
+        except Failure as e:
+            # What the daemons said last tells why no packet went through.
+            for role, p in self.procs.items():
+                if p.poll() is not None:
+                    raise Failure(f"{self.name} on {self.host(role).label()}: {self.program} "
+                                  f"exited ({p.local.returncode}): "
+                                  f"{self.last_line(role, self.program)}") from None
+            raise Failure(f"{e}; {self.program} on gwa said last: "
+                          f"{self.last_line('gwa', self.program)}") from None
 
     def make_keys(self, role):
         return None
@@ -104,7 +114,11 @@ class WireguardGo(Daemon):
         return ["nsenter", "-t", str(self.procs[role].pid), "-m", "wg", *args]
 
     def start(self, role, local, remote, addr, peer, nets, mtu):
-        return self.daemon(role, self.program, [self.program, "-f", self.dev],
+        # Without the banner a foreground wireguard-go prints on Linux; with its handshakes
+        # logged (verbose logs no data packet), for the line a failure quotes.
+        return self.daemon(role, self.program, ["env", "WG_PROCESS_FOREGROUND=1",
+                                                "LOG_LEVEL=verbose", self.program, "-f",
+                                                self.dev],
                            script='mount -t tmpfs tunbed-wg /run && exec "$@"',
                            wrap=["unshare", "--mount", "--propagation", "private"])
 

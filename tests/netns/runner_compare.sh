@@ -76,7 +76,8 @@ for p in s["points"]:
     for c in ("RTT idle p50 ms", "RTT loaded p50 ms", "Jain"):
         assert re.fullmatch(r"[0-9]+\.[0-9]{3}", row[col[c]]), (g, c, row)
     sat = row[col["saturated thread"]]
-    assert sat == "none" or re.search(r"\([0-9]+% of core [0-9]+\)", sat), (g, sat)
+    assert sat == "none" or all(re.fullmatch(r".+ \([0-9]+% of core [0-9]+\)|the kernel \(core [0-9]+\)",
+                                             part) for part in sat.split("; ")), (g, sat)
 # Both plots draw every gateway: matplotlib writes each legend text as a comment in the SVG.
 for plot in ("throughput", "cost"):
     svg = open(os.path.join(d, "plots", plot + ".svg")).read()
