@@ -19,7 +19,7 @@ import re
 import subprocess
 import time
 
-from . import cpu, scenario, search
+from . import cpu, scenario, search, vpn
 from .bed import NamespaceBed, deferred_signals
 from .common import TOPO, TOPOLOGIES, Failure, log, run
 from .drivers import DRIVERS
@@ -53,6 +53,9 @@ def overhead(gateway, mode, family):
         encap, *opts = mode.split("+")
         return (ip + (UDP_HEADER if encap == "gre-udp" else 0) + 4
                 + 4 * sum(o in opts for o in ("key", "seq", "csum")))
+    daemon = DRIVERS.get(gateway)
+    if daemon is not None and issubclass(daemon, vpn.Daemon):
+        return ip + vpn.UDP + daemon.overhead  # what each puts before an inner packet
     return {"route": 0, DIRECT: 0, "gre": ip + 4, "ovs-gre": ip + 8,  # OVS: key 7
             "vxlan": ip + UDP_HEADER + 8 + 14}.get(gateway)
 

@@ -571,6 +571,15 @@ class Contract(unittest.TestCase):
         with mock.patch.object(vpn, "have", lambda p: True):
             self.assertEqual(vpn.Fastd.available(), (True, ""))
 
+    def test_ndr_knows_the_daemons_overhead(self):
+        # tunbed ndr sizes its frames by what each VPN daemon adds on transit (vpn.py).
+        from tunbedlib import ndr
+        for gateway, want in (("wireguard-go", 60), ("openvpn", 52), ("openvpn-none", 28),
+                              ("fastd", 53), ("fastd-null", 29)):
+            self.assertEqual(ndr.frame(512, gateway, "-", 4, 1500, 1500)["tunnel_mtu"],
+                             1500 - want)
+            self.assertEqual(ndr.overhead(gateway, "-", 6), want + 20)
+
     def test_every_driver_is_known_to_scenarios(self):
         built_in = [n for n in drivers.DRIVERS if not n.startswith("cmd:")]
         self.assertEqual(sorted(built_in), sorted(scenario.GATEWAYS))
