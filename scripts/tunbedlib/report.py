@@ -427,6 +427,56 @@ def host_table(records):
     return header, rows
 
 
+COST_INTRO = (
+    "What a packet costs in gregw (its stats' total.cost, docs/gregw.md), medians over the "
+    "repeats, along the data's way: the sending gateway reads superpackets from TUN and sends "
+    "them, the receiving one takes them from the wire and writes them into TUN. Segments a "
+    "system call carries, system calls per GB, the share of TUN writes that carried one "
+    "segment (nothing merged), and each gateway's wake-ups per GB.")
+
+COST_HEADER = ("gateway", "sessions", "sender: segments/call", "sender: calls/GB",
+               "receiver: segments/call", "receiver: calls/GB", "receiver: 1-segment writes",
+               "wake-ups/GB sender / receiver")
+
+
+def cost_table(records, points):
+    """gregw's cost along the data's way, (header, rows); None without gregw stats."""
+    def med(xs):
+        xs = sorted(x for x in xs if x is not None)
+        return xs[len(xs) // 2] if xs else None
+
+    def num(x, digits=1):
+        return "-" if x is None else f"{x:,.{digits}f}"
+
+    rows = []
+    for p in points:
+        runs = [r for r in records if r["point"]["key"] == p["key"]
+                and all("cost" in ((r.get("gateway") or {}).get(g) or {}).get("total", {})
+                        for g in ("gwa", "gwb"))]
+        if not runs:
+            continue
+        snd, rcv = ("gwb", "gwa") if p.get("pattern") == "pull" else ("gwa", "gwb")
+        cells = {k: [] for k in ("ss", "sc", "rs", "rc", "one", "sw", "rw")}
+        for r in runs:
+            s = r["gateway"][snd]["total"]["cost"]
+            c = r["gateway"][rcv]["total"]["cost"]
+            hist = c["wire_to_tun"]["superpacket_segments"]
+            writes = sum(hist.values())
+            cells["ss"].append(s["tun_to_wire"]["segments_per_syscall"])
+            cells["sc"].append(s["tun_to_wire"]["syscalls_per_gb"])
+            cells["rs"].append(c["wire_to_tun"]["segments_per_syscall"])
+            cells["rc"].append(c["wire_to_tun"]["syscalls_per_gb"])
+            cells["one"].append(100.0 * hist.get("1", 0) / writes if writes else None)
+            cells["sw"].append(s["wakeups_per_gb"])
+            cells["rw"].append(c["wakeups_per_gb"])
+        m = {k: med(v) for k, v in cells.items()}
+        rows.append([p["config"], str(p["sessions"]), num(m["ss"]), num(m["sc"], 0),
+                     num(m["rs"]), num(m["rc"], 0),
+                     "-" if m["one"] is None else f"{m['one']:.0f}%",
+                     f"{num(m['sw'], 0)} / {num(m['rw'], 0)}"])
+    return (COST_HEADER, rows) if rows else None
+
+
 def wire_section(f, points, summary):
     """report.md's "Wire audit" section, if the audit ran."""
     wire = wire_table(points, summary)
@@ -465,6 +515,10 @@ def write_markdown(outdir, res, plots):
         if hosts:
             f.write(f"## Hosts\n\n{HOSTS_INTRO}\n\n")
             md_table(f, *hosts)
+        cost = cost_table(res.records, res.points)
+        if cost:
+            f.write(f"## What a packet costs in gregw\n\n{COST_INTRO}\n\n")
+            md_table(f, *cost)
         wire_section(f, res.points, res.summary)
         for p in plots:
             f.write(f"## {p.title}\n\n![{p.title}](plots/{p.name}.svg)\n\n"
@@ -538,6 +592,10 @@ def write_html(outdir, res, plots):
     if hosts:
         out.append(f'<h2 id="hosts">Hosts</h2>\n<p>{words(HOSTS_INTRO)}</p>\n')
         out.append(html_table(*hosts, "hosts"))
+    cost = cost_table(res.records, res.points)
+    if cost:
+        out.append(f'<h2 id="cost">What a packet costs in gregw</h2>\n<p>{words(COST_INTRO)}</p>\n')
+        out.append(html_table(*cost, "cost"))
     wire = wire_table(res.points, res.summary)
     if wire:
         header, rows, failed = wire

@@ -534,6 +534,42 @@ class Peers(unittest.TestCase):
             "openvpn gwa (97% of core 1); the kernel (core 0 of gw-b)")
 
 
+class GregwCost(unittest.TestCase):
+    """report.cost_table: gregw's cost along the data's way, medians over the repeats."""
+
+    @staticmethod
+    def stats(spc, calls, hist, wake):
+        way = {"segments_per_syscall": spc, "syscalls_per_gb": calls,
+               "superpacket_segments": hist}
+        return {"total": {"cost": {"tun_to_wire": way, "wire_to_tun": way,
+                                   "wakeups_per_gb": wake}}}
+
+    def record(self, pattern, rep, a, b):
+        key = f"gregw-gre-w2-mtu0-{pattern}-s8"
+        return {"point": {"key": key, "config": "gregw gre 2w", "sessions": 8,
+                          "pattern": pattern}, "repeat": rep, "gateway": {"gwa": a, "gwb": b}}
+
+    def test_push_and_pull(self):
+        one = {"1": 3, "33-64": 1}
+        recs = [self.record("push", r, self.stats(30 + r, 1000 * r, one, 10),
+                            self.stats(5 + r, 9000, {"1": 1, "33-64": 3}, 20 + r))
+                for r in (1, 2, 3)]
+        recs += [self.record("pull", 1, self.stats(1, 1, {"1": 1}, 1),
+                             self.stats(7, 700, one, 70))]
+        header, rows = report.cost_table(recs, report.order(recs))
+        self.assertEqual(len(header), len(rows[0]))
+        # (pull's row first: the points of one configuration and session count in key order)
+        # push: gwa sends (medians 32, 2000), gwb receives (7, 9000, 1 of 4 writes alone)
+        self.assertEqual(rows[1], ["gregw gre 2w", "8", "32.0", "2,000", "7.0", "9,000", "25%",
+                                   "10 / 22"])
+        # pull: gwb sends, gwa receives (its writes: 1 of 1 alone)
+        self.assertEqual(rows[0][2:], ["7.0", "700", "1.0", "1", "100%", "70 / 1"])
+
+    def test_without_gregw_stats(self):
+        rec = {"point": {"key": "vxlan-s1", "config": "vxlan", "sessions": 1}, "gateway": {}}
+        self.assertIsNone(report.cost_table([rec], report.order([rec])))
+
+
 class Contract(unittest.TestCase):
     def test_lookup(self):
         with tempfile.TemporaryDirectory() as d:
