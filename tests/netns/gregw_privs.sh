@@ -87,7 +87,8 @@ expect_refusal "no such user" 2 "^gregw: bad value 'tbnouser$$' for --user: no s
 expect_refusal "a socket nobody could not remove" 1 \
 	"^gregw: cannot listen on $TMP/x.sock: user nobody may not remove it at exit \\(give --ctl in a directory nobody may write\\)$" \
 	ip netns exec "$P-gwb" "$GREGW" --remote 198.18.0.1 --addr 198.19.0.2/24 --user nobody --ctl "$TMP/x.sock"
-had_dir=$([ -d /run/gregw/nobody ] && echo 1)
+had_dir=""
+if [ -d /run/gregw/nobody ]; then had_dir=1; fi
 ip netns exec "$P-gwb" "$GREGW" --remote 198.18.0.1 --addr 198.19.0.2/24 --user nobody "${GW_MODE_ARGS[@]}" >"$TMP/dflt.out" 2>&1 &
 dpid=$!
 sock=/run/gregw/nobody/$P-gwb.gre0.sock
