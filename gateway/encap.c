@@ -253,8 +253,11 @@ static int dstopts_len(const uint8_t *p, size_t len)
 	return (int)hlen;
 }
 
-enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen, size_t wirelen,
-		       struct decap_result *r)
+static enum drop_reason gre_part(const struct encap_cfg *c, const uint8_t *gre, size_t gre_len,
+				 bool merged, struct decap_result *r);
+
+static enum drop_reason outer_part(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen,
+				   size_t wirelen, bool merged, struct decap_result *r)
 {
 	struct ip_info outer;
 	unsigned alen = ip_addr_len(c->family);
@@ -296,11 +299,31 @@ enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t cap
 	if (memcmp(outer.src, c->remote, alen) != 0 || memcmp(outer.dst, c->local, alen) != 0)
 		return DROP_UNKNOWN_PEER;
 	/* Ethernet pads short frames: the outer header's length is the packet's, not caplen. */
-	return decap_gre(c, pkt + hlen, outer.tot_len - (size_t)hlen, r);
+	return gre_part(c, pkt + hlen, outer.tot_len - (size_t)hlen, merged, r);
+}
+
+enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen, size_t wirelen,
+		       struct decap_result *r)
+{
+	return outer_part(c, pkt, caplen, wirelen, false, r);
+}
+
+enum drop_reason decap_merged(const struct encap_cfg *c, const uint8_t *pkt, size_t len,
+			      struct decap_result *r)
+{
+	return outer_part(c, pkt, len, len, true, r);
 }
 
 enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t gre_len,
 			   struct decap_result *r)
+{
+	return gre_part(c, gre, gre_len, false, r);
+}
+
+/* The GRE header and what follows; merged: a GRO superpacket, whose GRE checksum the kernel
+ * checked on each packet before it merged them (the merged header's is the first one's). */
+static enum drop_reason gre_part(const struct encap_cfg *c, const uint8_t *gre, size_t gre_len,
+				 bool merged, struct decap_result *r)
 {
 	struct gre_info g;
 	enum drop_reason why;
@@ -320,7 +343,7 @@ enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t
 		return DROP_NO_SEQ;
 	if ((c->gre_flags & GRE_F_CSUM) && !(g.flags & GRE_F_CSUM))
 		return DROP_NO_CSUM;
-	if ((g.flags & GRE_F_CSUM) && !gre_csum_ok(gre, gre_len))
+	if ((g.flags & GRE_F_CSUM) && !merged && !gre_csum_ok(gre, gre_len))
 		return DROP_BAD_CSUM;
 	if (g.proto != GRE_PROTO_IPV4 && g.proto != GRE_PROTO_IPV6)
 		return DROP_BAD_PROTO;

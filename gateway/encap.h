@@ -127,4 +127,12 @@ struct decap_result {
 enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen, size_t wirelen,
 		       struct decap_result *r);
 
+/*
+ * decap for a superpacket of len bytes that the kernel's GRO merged from the peer's packets
+ * (rx.h): the same checks, but for the GRE checksum, which the kernel checked on every packet
+ * it merged; the merged header keeps the first packet's.
+ */
+enum drop_reason decap_merged(const struct encap_cfg *c, const uint8_t *pkt, size_t len,
+			      struct decap_result *r);
+
 #endif

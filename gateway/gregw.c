@@ -453,6 +453,7 @@ int gregw_run(const struct config *cfg)
 				 tun_offload_names(g->tun_offloads, names, sizeof(names)));
 		}
 	}
+	g->sh.tun_offloads = g->tun_offloads;
 	if (setup_device(g))
 		goto out_tun;
 	if (g->ecfg.udp) {
@@ -497,6 +498,8 @@ int gregw_run(const struct config *cfg)
 		.ifindex = g->outer_ifindex,
 		.fanout_group = (unsigned)getpid(),
 		.frame_max = g->path_mtu,
+		/* Superpackets the kernel merged go into TUN whole, which takes TCP ones. */
+		.gro = cfg->offload && (g->tun_offloads & TUN_F_TSO4),
 	};
 	for (inited = 0; inited < g->nworkers; inited++) {
 		rc = worker_init(&g->workers[inited], inited, g->cpus[inited], g->tun_fds[inited],

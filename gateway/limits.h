@@ -42,6 +42,10 @@ enum gw_limits {
 	RX_V3_RETIRE_MS = 1,	    /* a partly filled V3 block goes to the worker after 1 ms */
 	RX_V2_FRAMES = 4096,	    /* TPACKET_V2 frames per worker, each sized to the outer MTU */
 	RX_FRAME_OVERHEAD = 128,    /* tpacket2_hdr, sockaddr_ll and alignment before the data */
+	RX_GRO_BUF = 65536 + 256,   /* a GRO superpacket read whole: the kernel's default limit
+				     * (gro_max_size) and a link-layer header */
+	RX_GRO_RCVBUF = 8 << 20,    /* socket buffer for whole superpackets waiting behind their
+				     * frames: about 60 of 64 KB (each counts about twice) */
 	RX_AQM_MIN_WIRE = 1000,	    /* --aqm signals on packets this large on the wire: a full
 				   * segment's, never an ACK's or a probe's */
 

@@ -9,6 +9,7 @@
 #include <linux/filter.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
+#include <linux/virtio_net.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,10 @@
 #include "netaddr.h"
 #include "steer.h"
 #include "udp.h"
+
+/* A load from the network header on: the socket is SOCK_RAW, its packets start at the
+ * link-layer header, whatever its length (SKF_NET_OFF, linux/filter.h). */
+#define NET_OFF(off) ((uint32_t)(SKF_NET_OFF + (int)(off)))
 
 /* A classic BPF program being written: its instructions so far, and how many it will have. */
 struct filter {
@@ -58,7 +63,8 @@ static void if_skip(struct filter *f, uint32_t k, uint8_t skip)
  * also follow a destination options header (the kernel's ip6gre sends one by default),
  * whose next header is at the same offset as the fragment header's. The EtherType (the
  * socket takes every protocol: rx_open), the version, the protocol, then the destination a
- * word at a time (one for IPv4, four for IPv6); the last instruction drops.
+ * word at a time (one for IPv4, four for IPv6); the last instruction drops. Offsets count
+ * from the network header.
  */
 static int attach_filter(int fd, int family, const uint8_t *local)
 {
@@ -69,19 +75,19 @@ static int attach_filter(int fd, int family, const uint8_t *local)
 
 	stmt(&f, BPF_LD | BPF_H | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_PROTOCOL));
 	or_drop(&f, family == AF_INET6 ? ETH_P_IPV6 : ETH_P_IP);
-	stmt(&f, BPF_LD | BPF_B | BPF_ABS, 0);
+	stmt(&f, BPF_LD | BPF_B | BPF_ABS, NET_OFF(0));
 	stmt(&f, BPF_ALU | BPF_AND | BPF_K, 0xf0);
 	or_drop(&f, family == AF_INET6 ? 0x60 : 0x40);
-	stmt(&f, BPF_LD | BPF_B | BPF_ABS, ip_proto_off(family));
+	stmt(&f, BPF_LD | BPF_B | BPF_ABS, NET_OFF(ip_proto_off(family)));
 	if (family == AF_INET6) {
 		if_skip(&f, IPPROTO_GRE_NUM, 4);
 		if_skip(&f, IPPROTO_FRAGMENT, 1);
 		or_drop(&f, IPPROTO_DSTOPTS);
-		stmt(&f, BPF_LD | BPF_B | BPF_ABS, IPV6_HLEN + IPV6_EXT_NEXT_OFF);
+		stmt(&f, BPF_LD | BPF_B | BPF_ABS, NET_OFF(IPV6_HLEN + IPV6_EXT_NEXT_OFF));
 	}
 	or_drop(&f, IPPROTO_GRE_NUM);
 	for (unsigned w = 0; w < words; w++) {
-		stmt(&f, BPF_LD | BPF_W | BPF_ABS, ip_dst_off(family) + 4 * w);
+		stmt(&f, BPF_LD | BPF_W | BPF_ABS, NET_OFF(ip_dst_off(family) + 4 * w));
 		or_drop(&f, load_be32(local + 4 * w));
 	}
 	stmt(&f, BPF_RET | BPF_K, 0xffffffff);
@@ -147,6 +153,27 @@ static int setup_ring(struct rx_ring *r, const struct rx_cfg *cfg)
 	return 0;
 }
 
+/*
+ * A NIC driver's GRO (and veth's, when it is on) merges a flow's GRE packets into one
+ * superpacket before the taps see it, too large for a frame sized to the MTU. With a copy
+ * threshold the kernel then hands the frame over cut short and marked TP_STATUS_COPY, and
+ * queues the whole packet on the socket, behind a virtio header (gso_size, checksum state).
+ * The socket buffer holds those waiting; without CAP_NET_ADMIN it is net.core.rmem_max at
+ * most, and a superpacket that finds it full reaches the frame alone (dropped, truncated).
+ */
+static int want_whole(int fd)
+{
+	int one = 1, buf = RX_GRO_RCVBUF;
+
+	if (setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_PACKET, PACKET_COPY_THRESH, &one, sizeof(one)) < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &buf, sizeof(buf)) < 0 &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf)) < 0)
+		return -errno;
+	return 0;
+}
+
 int rx_open(struct rx_ring *r, const struct rx_cfg *cfg)
 {
 	struct sockaddr_ll sll = {
@@ -158,15 +185,22 @@ int rx_open(struct rx_ring *r, const struct rx_cfg *cfg)
 
 	memset(r, 0, sizeof(*r));
 	r->kind = cfg->kind;
-	/* SOCK_DGRAM: data starts at the network header. Bound to every protocol, the socket is
-	 * a tap: it takes its copy before tc ingress, where the GRE drop (tcx.h) can keep the
-	 * IP stack from the packet; PACKET_IGNORE_OUTGOING keeps our own transmissions out. */
-	r->fd = socket(AF_PACKET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	/* SOCK_RAW, as PACKET_VNET_HDR requires: frames start at the link-layer header, and
+	 * tp_net says where the IP header is. Bound to every protocol, the socket is a tap: it
+	 * takes its copy before tc ingress, where the GRE drop (tcx.h) can keep the IP stack
+	 * from the packet; PACKET_IGNORE_OUTGOING keeps our own transmissions out. */
+	r->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (r->fd < 0)
 		return -errno;
 	if (setsockopt(r->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) < 0) {
 		rc = -errno;
 		goto err;
+	}
+	if (cfg->gro) {
+		rc = want_whole(r->fd);
+		if (rc)
+			goto err;
+		r->gro = true;
 	}
 	/* The filter goes on before the bind, so no unfiltered packet slips in between. */
 	rc = attach_filter(r->fd, cfg->family, cfg->local);
@@ -214,6 +248,19 @@ static void give_back(volatile uint32_t *s)
 	__atomic_store_n(s, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 }
 
+/* A frame's packet from its IP header on: the lengths the kernel gives count from tp_mac. */
+static void set_pkt(struct rx_pkt *p, uint8_t *frame, unsigned mac, unsigned net, uint32_t snaplen,
+		    uint32_t len, uint32_t status)
+{
+	uint32_t mac_len = net > mac ? net - mac : 0;
+
+	p->data = frame + net;
+	p->mac_len = mac_len;
+	p->caplen = snaplen > mac_len ? snaplen - mac_len : 0;
+	p->wirelen = len > mac_len ? len - mac_len : 0;
+	p->copy = status & TP_STATUS_COPY;
+}
+
 static bool next_v3(struct rx_ring *r, struct rx_pkt *p)
 {
 	struct tpacket_block_desc *bd;
@@ -236,9 +283,7 @@ static bool next_v3(struct rx_ring *r, struct rx_pkt *p)
 			return next_v3(r, p);
 	}
 	h = (struct tpacket3_hdr *)r->next;
-	p->data = r->next + h->tp_net;
-	p->caplen = h->tp_snaplen;
-	p->wirelen = h->tp_len;
+	set_pkt(p, r->next, h->tp_mac, h->tp_net, h->tp_snaplen, h->tp_len, h->tp_status);
 	p->rxhash = h->hv1.tp_rxhash;
 	p->queued = (uint64_t)h->tp_sec * NSEC_PER_SEC + h->tp_nsec;
 	r->next += h->tp_next_offset;
@@ -265,9 +310,7 @@ static bool next_v2(struct rx_ring *r, struct rx_pkt *p)
 	h = frame_v2(r, r->cur);
 	if (!(load_status(&h->tp_status) & TP_STATUS_USER))
 		return false;
-	p->data = (uint8_t *)h + h->tp_net;
-	p->caplen = h->tp_snaplen;
-	p->wirelen = h->tp_len;
+	set_pkt(p, (uint8_t *)h, h->tp_mac, h->tp_net, h->tp_snaplen, h->tp_len, h->tp_status);
 	p->rxhash = 0;
 	p->queued = (uint64_t)h->tp_sec * NSEC_PER_SEC + h->tp_nsec;
 	r->held = true;
@@ -277,6 +320,37 @@ static bool next_v2(struct rx_ring *r, struct rx_pkt *p)
 bool rx_next(struct rx_ring *r, struct rx_pkt *p)
 {
 	return r->kind == RX_RING_V3 ? next_v3(r, p) : next_v2(r, p);
+}
+
+int rx_read_copy(struct rx_ring *r, const struct rx_pkt *p, uint8_t *buf, size_t len,
+		 struct rx_whole *out)
+{
+	struct virtio_net_hdr h;
+	struct iovec iov[2] = {
+		{ .iov_base = &h, .iov_len = sizeof(h) },
+		{ .iov_base = buf, .iov_len = len },
+	};
+	struct msghdr m = { .msg_iov = iov, .msg_iovlen = 2 };
+	ssize_t n;
+
+	do
+		n = recvmsg(r->fd, &m, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	/* The queue holds the frames' packets in their order, one for each frame marked copy:
+	 * anything else (cut short, or another length than the frame's) is not this one. */
+	if ((m.msg_flags & MSG_TRUNC) || (size_t)n < sizeof(h) + p->mac_len ||
+	    (size_t)n - sizeof(h) - p->mac_len != p->wirelen)
+		return -EMSGSIZE;
+	out->data = buf + p->mac_len;
+	out->len = p->wirelen;
+	out->gso_type = h.gso_type;
+	out->gso_size = h.gso_type == VIRTIO_NET_HDR_GSO_NONE ? 0 : h.gso_size;
+	out->csum_partial = h.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	out->csum_start = h.csum_start > p->mac_len ? (uint16_t)(h.csum_start - p->mac_len) : 0;
+	out->csum_offset = h.csum_offset;
+	return 0;
 }
 
 uint64_t rx_ring_drops(struct rx_ring *r)
@@ -421,6 +495,7 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 	d->len = len - q->off < q->seg ? len - q->off : q->seg;
 	d->wirelen = d->len + outer_wire;
 	d->outer = false;
+	d->gso_size = 0;
 	d->drop = DROP_NONE;
 	if (q->msgs[q->cur].msg_hdr.msg_flags & MSG_TRUNC)
 		d->drop = DROP_TRUNCATED;
@@ -431,6 +506,27 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 	q->off += d->len;
 	q->cut = q->off >= len;
 	return true;
+}
+
+/* A frame marked copy: the whole packet from the socket instead; DROP_TRUNCATED (counted
+ * there, as the frame alone would be) when it cannot be had. */
+static void take_whole(struct rxq *q, const struct rx_pkt *p, struct rx_dgram *d)
+{
+	struct rx_whole w;
+
+	stat_add(&q->stats->ctr[STAT_RECV_CALLS], 1);
+	if (rx_read_copy(&q->ring, p, q->gro_buf, RX_GRO_BUF, &w) < 0) {
+		d->drop = DROP_TRUNCATED;
+		return;
+	}
+	d->data = w.data;
+	d->len = w.len;
+	d->gso_size = w.gso_size;
+	d->gso_type = w.gso_type;
+	d->csum_start = w.csum_partial ? w.csum_start : 0;
+	d->csum_offset = w.csum_offset;
+	if (w.gso_size)
+		stat_add(&q->stats->ctr[STAT_GRE_GRO_READS], 1);
 }
 
 static bool ring_next(struct rxq *q, struct rx_dgram *d)
@@ -450,6 +546,9 @@ static bool ring_next(struct rxq *q, struct rx_dgram *d)
 	d->wirelen = p.wirelen;
 	d->outer = true;
 	d->drop = DROP_NONE;
+	d->gso_size = 0;
+	if (p.copy && q->ring.gro)
+		take_whole(q, &p, d);
 	return true;
 }
 
@@ -549,6 +648,11 @@ int rxq_init(struct rxq *q, unsigned id, const struct rx_cfg *rxc, struct gw_sha
 	q->ring.fd = -1;
 	q->udp_fd = -1;
 	codel_init(&q->codel, sh->aqm_target_ns, sh->aqm_interval_ns);
+	if (!sh->cfg->udp && rxc->gro) {
+		q->gro_buf = aligned_alloc(64, RX_GRO_BUF);
+		if (!q->gro_buf)
+			return -ENOMEM;
+	}
 	rc = sh->cfg->udp ? open_udp(q, id) : rx_open(&q->ring, rxc);
 	if (rc)
 		rxq_fini(q);
@@ -563,4 +667,6 @@ void rxq_fini(struct rxq *q)
 	q->udp_fd = -1;
 	free(q->udp_bufs);
 	q->udp_bufs = NULL;
+	free(q->gro_buf);
+	q->gro_buf = NULL;
 }

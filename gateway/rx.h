@@ -37,7 +37,8 @@ struct rx_cfg {
 	const uint8_t *local;  /* outer destination to accept, 4 or 16 bytes */
 	int ifindex;	       /* interface to bind to */
 	unsigned fanout_group; /* same for every worker of one gregw */
-	unsigned frame_max;    /* largest packet to hold whole (outer MTU) */
+	unsigned frame_max;    /* largest packet to hold whole in a frame (outer MTU) */
+	bool gro;	       /* take the kernel's GRO superpackets whole (rx_open) */
 };
 
 struct rx_ring {
@@ -51,6 +52,7 @@ struct rx_ring {
 	unsigned left;					/* V3: packets left in the current block */
 	uint8_t *next; /* V3: next packet header in the current block */
 	bool held;     /* a packet was handed out and its slot not yet returned */
+	bool gro;      /* superpackets too large for a frame are queued whole (rx_open) */
 };
 
 /* One packet in the ring: valid until the next rx_next call on the same ring. */
@@ -60,9 +62,17 @@ struct rx_pkt {
 	uint32_t wirelen; /* bytes on the wire */
 	uint32_t rxhash;  /* the kernel's flow hash (V3; 0 on V2) */
 	uint64_t queued;  /* when the kernel put it in the ring (ns, CLOCK_REALTIME) */
+	uint32_t mac_len; /* link-layer header before data (the socket is SOCK_RAW) */
+	bool copy;	  /* too large for its frame: queued whole on the socket (rx_read_copy) */
 };
 
-/* Opens the socket, filter, ring and fanout membership. Returns 0 or -errno. */
+/*
+ * Opens the socket, filter, ring and fanout membership. With cfg->gro, a packet larger than a
+ * frame (a superpacket the kernel's GRO merged on the interface, as a NIC driver does by
+ * default) gets a truncated frame marked copy, and is queued whole on the socket, behind a
+ * virtio header that tells how it was merged (PACKET_COPY_THRESH, PACKET_VNET_HDR).
+ * Returns 0 or -errno.
+ */
 int rx_open(struct rx_ring *r, const struct rx_cfg *cfg);
 void rx_close(struct rx_ring *r);
 
@@ -71,6 +81,25 @@ void rx_close(struct rx_ring *r);
  * Returns false when the ring holds no more. Only the owning worker calls it.
  */
 bool rx_next(struct rx_ring *r, struct rx_pkt *p);
+
+/* What rx_read_copy hands out: the packet, from its outer IP header, and how it was merged. */
+struct rx_whole {
+	uint8_t *data;
+	size_t len;
+	uint16_t gso_size;   /* its segments' payload size; 0 when it is one packet */
+	uint8_t gso_type;    /* VIRTIO_NET_HDR_GSO_* of its segments */
+	bool csum_partial;   /* its L4 checksum holds only the pseudo-header's sum */
+	uint16_t csum_start; /* from data: where that checksum's coverage starts */
+	uint16_t csum_offset;
+};
+
+/*
+ * The whole packet behind a frame marked copy (p, just handed out by rx_next), read into buf
+ * (len bytes, at least RX_GRO_BUF). Returns 0, or -EMSGSIZE when the packet is not the one
+ * of the frame or larger than buf, -errno when the socket had none. Worker thread.
+ */
+int rx_read_copy(struct rx_ring *r, const struct rx_pkt *p, uint8_t *buf, size_t len,
+		 struct rx_whole *out);
 
 /*
  * Packets the kernel dropped because the ring was full since the last call (the counter
@@ -88,11 +117,17 @@ int rx_sink_open(int family);
 /* A datagram from the peer, as a source hands it over: valid, and ours to edit in place,
  * until the next rxq_next. */
 struct rx_dgram {
-	uint8_t *data;	       /* from the ring: the outer IP header; over UDP: the GRE header */
-	size_t len;	       /* bytes at data: captured (ring), or the datagram's (UDP) */
-	size_t wirelen;	       /* the packet's bytes on the wire, outer headers included */
-	bool outer;	       /* data starts at the outer IP header */
-	enum drop_reason drop; /* the source's verdict: DROP_TRUNCATED (a UDP message cut short),
+	uint8_t *data;	/* from the ring: the outer IP header; over UDP: the GRE header */
+	size_t len;	/* bytes at data: captured (ring), or the datagram's (UDP) */
+	size_t wirelen; /* the packet's bytes on the wire, outer headers included */
+	bool outer;	/* data starts at the outer IP header */
+	/* A superpacket the kernel merged on the interface (plain GRE with rx_cfg.gro): */
+	uint16_t gso_size;     /* its inner segments' payload size; 0 for one packet */
+	uint8_t gso_type;      /* VIRTIO_NET_HDR_GSO_* */
+	uint16_t csum_start;   /* from data: where its inner L4 checksum's coverage starts */
+	uint16_t csum_offset;  /* the checksum's offset from there */
+	enum drop_reason drop; /* the source's verdict: DROP_TRUNCATED (a UDP message cut short,
+				* or a merged superpacket not had whole),
 				* DROP_OUTER_FRAGMENT (reassembled by the kernel),
 				* DROP_UNKNOWN_PEER (a UDP source other than --remote), or
 				* DROP_NONE */
@@ -102,6 +137,7 @@ struct rxq {
 	struct gw_shared *sh;
 	struct worker_stats *stats; /* the worker's, written by it alone */
 	struct rx_ring ring;	    /* plain GRE */
+	uint8_t *gro_buf;	    /* plain GRE: RX_GRO_BUF for a superpacket read whole */
 	/* GRE-in-UDP: the socket, its last recvmmsg, and where in it the next datagram is. */
 	int udp_fd;
 	uint64_t udp_drops; /* the socket's drops already reported */

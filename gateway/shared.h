@@ -20,6 +20,7 @@ struct gw_shared {
 	int stop;	       /* set (release) before stop_fd is written */
 	unsigned mss4, mss6;   /* MSS clamp targets; 0 when --mss-clamp is off */
 	bool vnet_hdr;	       /* TUN reads and writes carry a virtio_net_hdr (--offload on) */
+	int tun_offloads;      /* TUN_F_* in force: which superpackets TUN takes whole */
 	bool udp_gso, udp_gro; /* GRE-in-UDP sends with UDP_SEGMENT, receives with UDP_GRO */
 	bool aqm;	       /* --aqm codel on each worker's receive queue */
 	uint64_t gro_hold_ns;  /* --gro-hold: how long a superpacket waits for its burst */

@@ -38,6 +38,7 @@ enum stat_counter {
 	STAT_AQM_MARKED,       /* --aqm: packets CoDel marked CE instead of dropping them */
 	STAT_UDP_GSO_SENDS,    /* GRE-in-UDP messages sent with UDP_SEGMENT (several datagrams) */
 	STAT_UDP_GRO_READS,    /* GRE-in-UDP messages received holding several datagrams */
+	STAT_GRE_GRO_READS,    /* plain GRE superpackets the kernel merged, taken whole */
 	/* System calls of the packet path, each one made (those that found nothing or failed
 	 * too): what a packet costs beyond the copy. */
 	STAT_TUN_READ_CALLS,   /* read/readv on the TUN queue, the ones that found it empty too */

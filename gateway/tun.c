@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +286,68 @@ void tunq_write(struct tunq *q, const uint8_t *pkt, size_t len)
 	}
 	if (gro_add(&q->gro, pkt, len, emit, q) == GRO_BAD_CSUM)
 		stat_add(&q->stats->ctr[STAT_GRO_BAD_CSUM], 1);
+}
+
+/* The virtio header of a merged superpacket: its kind (gso_type, with the ECN bit) must be one
+ * TUN accepts and agree with the packet. Returns the segments it holds, or 0. */
+static unsigned merged_hdr(const struct tunq *q, const uint8_t *pkt, size_t len,
+			   const struct ip_info *ip, struct tun_merged *m, struct virtio_net_hdr *h)
+{
+	int offl = q->sh->tun_offloads;
+	unsigned kind = m->gso_type & ~VIRTIO_NET_HDR_GSO_ECN, l4_hlen, need;
+	size_t hdr_len;
+
+	switch (kind) {
+	case VIRTIO_NET_HDR_GSO_TCPV4:
+	case VIRTIO_NET_HDR_GSO_TCPV6:
+		need = kind == VIRTIO_NET_HDR_GSO_TCPV4 ? TUN_F_TSO4 : TUN_F_TSO6;
+		if (ip->proto != IPPROTO_TCP || m->csum_offset != TCP_CSUM_OFF ||
+		    (ip->family == AF_INET6) != (kind == VIRTIO_NET_HDR_GSO_TCPV6) ||
+		    (size_t)m->csum_start + TCP_HLEN > len)
+			return 0;
+		l4_hlen = (unsigned)(pkt[m->csum_start + TCP_DOFF_OFF] >> 4) * 4;
+		break;
+	case VIRTIO_NET_HDR_GSO_UDP_L4:
+		need = ip->family == AF_INET6 ? TUN_F_USO6 : TUN_F_USO4;
+		if (ip->proto != IPPROTO_UDP || m->csum_offset != UDP_CSUM_OFF)
+			return 0;
+		l4_hlen = UDP_HLEN;
+		break;
+	default:
+		return 0;
+	}
+	if (m->gso_type & VIRTIO_NET_HDR_GSO_ECN)
+		need |= TUN_F_TSO_ECN;
+	hdr_len = (size_t)m->csum_start + l4_hlen;
+	if ((offl & (int)need) != (int)need || m->csum_start < ip->hlen || hdr_len >= len ||
+	    m->gso_size == 0)
+		return 0;
+	m->hdr_len = (uint16_t)hdr_len;
+	memset(h, 0, sizeof(*h));
+	h->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	h->gso_type = m->gso_type;
+	h->hdr_len = htole16((uint16_t)hdr_len);
+	h->gso_size = htole16(m->gso_size);
+	h->csum_start = htole16(m->csum_start);
+	h->csum_offset = htole16(m->csum_offset);
+	return (unsigned)((len - hdr_len + m->gso_size - 1) / m->gso_size);
+}
+
+unsigned tunq_write_merged(struct tunq *q, const uint8_t *pkt, size_t len, const struct ip_info *ip,
+			   struct tun_merged *m)
+{
+	struct virtio_net_hdr h;
+	unsigned nseg;
+
+	if (!q->sh->vnet_hdr)
+		return 0;
+	nseg = merged_hdr(q, pkt, len, ip, m, &h);
+	if (!nseg)
+		return 0;
+	/* What the coalescer holds arrived before: it goes first. */
+	gro_flush(&q->gro, emit, q);
+	emit(q, &h, pkt, len, nseg);
+	return nseg;
 }
 
 bool tunq_put(struct tunq *q, const uint8_t *pkt, size_t len)

@@ -91,6 +91,25 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p);
  * may hold it until tunq_flush. Counts what TUN took, or DROP_TUN_WRITE. Worker thread. */
 void tunq_write(struct tunq *q, const uint8_t *pkt, size_t len);
 
+/* How the kernel merged a superpacket from the wire (rx.h), its offsets from the inner IP
+ * header. */
+struct tun_merged {
+	uint16_t gso_size;    /* its segments' payload size */
+	uint8_t gso_type;     /* VIRTIO_NET_HDR_GSO_*, with the ECN bit */
+	uint16_t csum_start;  /* its L4 header, whose checksum holds the pseudo-header's sum */
+	uint16_t csum_offset; /* the checksum's offset in it */
+	uint16_t hdr_len;     /* set by tunq_write_merged: each segment's IP and L4 headers */
+};
+
+/*
+ * Writes a superpacket the kernel merged on the wire (decapsulated: pkt is its inner IP
+ * packet, ip its header) into TUN whole, after what the coalescer holds, counted as the
+ * segments it holds. Returns those segments, or 0, writing nothing, when it is not one TUN
+ * takes (its kind not offered by the device, or not agreeing with the packet). Worker thread.
+ */
+unsigned tunq_write_merged(struct tunq *q, const uint8_t *pkt, size_t len, const struct ip_info *ip,
+			   struct tun_merged *m);
+
 /* Writes a packet gregw made itself (an ICMP error) into TUN at once. Returns whether TUN took
  * it. Worker thread. */
 bool tunq_put(struct tunq *q, const uint8_t *pkt, size_t len);

@@ -139,6 +139,39 @@ static void deliver_inner(struct worker *w, const struct decap_result *r)
 	tunq_write(&w->tun, inner, r->inner_len);
 }
 
+/*
+ * A superpacket the kernel merged from the peer's packets on the interface (rx.h): into TUN
+ * whole, counted as the packets it was on the wire. GRE's GRO merges only packets without
+ * sequence numbers, and never a SYN: no sequence accounting, no MSS clamp to do.
+ */
+static enum drop_reason deliver_merged(struct worker *w, const struct rx_dgram *d,
+				       const struct decap_result *r)
+{
+	size_t inner_off = (size_t)(r->inner - d->data);
+	struct tun_merged m = {
+		.gso_size = d->gso_size,
+		.gso_type = d->gso_type,
+		.csum_start = (uint16_t)(d->csum_start - inner_off),
+		.csum_offset = d->csum_offset,
+	};
+	struct flow_entry *e;
+	unsigned nseg;
+	uint32_t hash;
+
+	if (d->csum_start <= inner_off)
+		return DROP_BAD_INNER;
+	nseg = tunq_write_merged(&w->tun, r->inner, r->inner_len, &r->ip, &m);
+	if (!nseg)
+		return DROP_BAD_INNER;
+	/* The packets as they crossed the wire, each with its outer and inner headers. */
+	stat_add(&w->stats.ctr[STAT_WIRE_RX_PACKETS], nseg - 1);
+	stat_add(&w->stats.ctr[STAT_WIRE_RX_BYTES], (uint64_t)(nseg - 1) * (inner_off + m.hdr_len));
+	e = flow_of(w, r->inner, r->inner_len, &r->ip, &hash);
+	if (e)
+		stat_add(&e->decap_packets, nseg);
+	return DROP_NONE;
+}
+
 /* One datagram from the wire, from either source: decapsulated, CoDel's signal given, into
  * TUN; or dropped under its reason. */
 static void deliver(struct worker *w, const struct rx_dgram *d)
@@ -151,8 +184,9 @@ static void deliver(struct worker *w, const struct rx_dgram *d)
 	stat_add(&w->stats.ctr[STAT_WIRE_RX_BYTES], d->wirelen);
 	if (why != DROP_NONE)
 		goto drop;
-	why = d->outer ? decap(c, d->data, d->len, d->wirelen, &r)
-		       : decap_gre(c, d->data, d->len, &r);
+	why = d->gso_size ? decap_merged(c, d->data, d->len, &r)
+	      : d->outer  ? decap(c, d->data, d->len, d->wirelen, &r)
+			  : decap_gre(c, d->data, d->len, &r);
 	if (why != DROP_NONE)
 		goto drop;
 	/* A standing queue is told on an ECN-capable packet by CE, on any other by its loss. */
@@ -160,6 +194,12 @@ static void deliver(struct worker *w, const struct rx_dgram *d)
 		if (!ip_ecn_set_ce((uint8_t *)r.inner, r.inner_len))
 			goto aqm_drop;
 		stat_add(&w->stats.ctr[STAT_AQM_MARKED], 1);
+	}
+	if (d->gso_size) {
+		why = deliver_merged(w, d, &r);
+		if (why != DROP_NONE)
+			goto drop;
+		return;
 	}
 	deliver_inner(w, &r);
 	return;

@@ -61,7 +61,7 @@ print(f"{encap} txqueuelen={q} sessions={s}: {t['bits_per_second'] / 1e9:.2f} Gb
 for g in ("a", "b"):
     x = load(g + ".json")["total"]
     print(f"  gw{g}: " + ", ".join(f"{k} {x[k]}" for k in (
-        "tun_reads", "gso_superpackets", "tun_writes", "gro_superpackets",
+        "tun_reads", "gso_superpackets", "tun_writes", "gro_superpackets", "gre_gro_reads", "udp_gro_reads",
         "ring_drops" if "ring_drops" in x else "socket_drops", "dropped")))
     for way in ("tun_to_wire", "wire_to_tun"):
         c = x["cost"][way]
