@@ -21,8 +21,23 @@
 #define EBPF_JMP32_IMM(op, d, i, o) EBPF_INSN(BPF_JMP32 | (op) | BPF_K, (d), 0, (o), (i))
 #define EBPF_JA(o)		    EBPF_INSN(BPF_JMP | BPF_JA, 0, 0, (o), 0)
 #define EBPF_EXIT()		    EBPF_INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
+#define EBPF_CALL(fn)		    EBPF_INSN(BPF_JMP | BPF_CALL, 0, 0, 0, (fn))
+/* d = the map of fd (two instructions: a 64-bit immediate). */
+#define EBPF_LD_MAP_FD(d, fd)                                                  \
+	EBPF_INSN(BPF_LD | BPF_DW | BPF_IMM, (d), BPF_PSEUDO_MAP_FD, 0, (fd)), \
+		EBPF_INSN(0, 0, 0, 0, 0)
+#define EBPF_LDX_MEM(size, d, s, o) EBPF_INSN(BPF_LDX | BPF_MEM | (size), (d), (s), (o), 0)
+#define EBPF_STX_MEM(size, d, s, o) EBPF_INSN(BPF_STX | BPF_MEM | (size), (d), (s), (o), 0)
+#define EBPF_ST_MEM(size, d, o, i)  EBPF_INSN(BPF_ST | BPF_MEM | (size), (d), 0, (o), (i))
+/* s = the old value of *(d + o), which gets s added, atomically (Linux 5.12). */
+#define EBPF_FETCH_ADD(size, d, s, o) \
+	EBPF_INSN(BPF_STX | BPF_ATOMIC | (size), (d), (s), (o), BPF_ADD | BPF_FETCH)
 
 /* Loads n instructions as a program of type. Returns its fd or -errno. Setup only. */
 int ebpf_prog_load(enum bpf_prog_type type, const struct bpf_insn *insns, unsigned n);
+
+/* Creates a map of type with max entries of key_size and value_size bytes. Returns its fd or
+ * -errno. Setup only. */
+int ebpf_map_create(enum bpf_map_type type, unsigned key_size, unsigned value_size, unsigned max);
 
 #endif

@@ -387,6 +387,41 @@ static int open_timer(unsigned ms)
 	timerfd_settime(fd, 0, &its, NULL);
 	return fd;
 }
+/*
+ * Which worker takes a flow (steer.h): the flow table, and the programs that consult it on the
+ * TUN device and on the receiving side (the rings' fanout group, for plain GRE: its program
+ * stays in g->fanout_prog until the rings have joined; the reuseport group's is attached by
+ * each worker). Each part that the kernel refuses is said once; the flows then go by a hash.
+ * For plain GRE the TUN device steers only where the rings do, or the two would disagree.
+ */
+static void steer_setup(struct gregw *g)
+{
+	int rc = steer_maps_create(&g->sh.steer), prog;
+
+	if (rc)
+		log_warnx("no flow table for the workers (%s): flows go to workers by a hash, "
+			  "unevenly when they are few",
+			  strerror(-rc));
+	if (!g->ecfg.udp) {
+		g->fanout_prog = steer_fanout_load(g->ecfg.outer_hlen, &g->sh.steer, g->nworkers);
+		if (g->fanout_prog < 0) {
+			log_warnx(
+				"no steering program for the receive rings (%s): the kernel's flow "
+				"hash picks the worker, and the TUN device follows it",
+				strerror(-g->fanout_prog));
+			return;
+		}
+	}
+	prog = steer_tun_load(&g->sh.steer, g->nworkers);
+	if (prog < 0 || (rc = steer_tun_attach(g->tun_fds[0], prog)) < 0)
+		log_warnx("TUN queue steering unavailable (%s): a flow's first packets may pass "
+			  "another worker",
+			  strerror(prog < 0 ? -prog : -rc));
+	else
+		g->steer_table = g->sh.steer.flows >= 0;
+	if (prog >= 0)
+		close(prog);
+}
 
 int gregw_run(const struct config *cfg)
 {
@@ -405,6 +440,8 @@ int gregw_run(const struct config *cfg)
 	g->ctl.fd = -1;
 	g->sink_fd = -1;
 	g->tcx_fd = -1;
+	g->sh.steer.flows = g->sh.steer.next = -1;
+	g->fanout_prog = -1;
 	for (unsigned i = 0; i < CONFIG_MAX_WORKERS; i++)
 		g->tun_fds[i] = -1;
 
@@ -456,17 +493,8 @@ int gregw_run(const struct config *cfg)
 	g->sh.tun_offloads = g->tun_offloads;
 	if (setup_device(g))
 		goto out_tun;
+	steer_setup(g);
 	if (g->ecfg.udp) {
-		/* The TUN device picks a flow's queue as the receiving sockets pick its worker
-		 * (steer.h), so a flow never moves between workers. */
-		int prog = steer_tun_load();
-
-		if (prog < 0 || (rc = steer_tun_attach(g->tun_fds[0], prog)) < 0)
-			log_warnx("TUN queue steering unavailable (%s): a flow's first packets may "
-				  "pass another worker",
-				  strerror(prog < 0 ? -prog : -rc));
-		if (prog >= 0)
-			close(prog);
 		/* A socket on port 4754 takes GRE-in-UDP; no GRE sink is needed. */
 		udp_probe(g->ecfg.family, &g->sh.udp_gso, &g->sh.udp_gro);
 		if (!g->sh.udp_gso || !g->sh.udp_gro)
@@ -497,6 +525,7 @@ int gregw_run(const struct config *cfg)
 		.local = g->ecfg.local,
 		.ifindex = g->outer_ifindex,
 		.fanout_group = (unsigned)getpid(),
+		.fanout_prog = g->fanout_prog,
 		.frame_max = g->path_mtu,
 		/* Superpackets the kernel merged go into TUN whole, which takes TCP ones. */
 		.gro = cfg->offload && (g->tun_offloads & TUN_F_TSO4),
@@ -509,6 +538,10 @@ int gregw_run(const struct config *cfg)
 			goto out_workers;
 		}
 	}
+	/* The group holds its program now. */
+	if (g->fanout_prog >= 0)
+		close(g->fanout_prog);
+	g->fanout_prog = -1;
 	if (!g->ecfg.udp && cfg->ingress_drop) {
 		/* The rings take their copies first; the IP stack then never sees the GRE. */
 		g->tcx_fd = tcx_gre_drop_attach(g->outer_ifindex, g->ecfg.family, g->ecfg.local,
@@ -580,6 +613,9 @@ out_stopfd:
 out_sink:
 	if (g->sink_fd >= 0)
 		close(g->sink_fd);
+	steer_maps_close(&g->sh.steer);
+	if (g->fanout_prog >= 0)
+		close(g->fanout_prog);
 out_tun:
 	tun_close(g->tun_fds, g->nworkers);
 out_stats:

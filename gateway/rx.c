@@ -24,6 +24,10 @@
 #include "steer.h"
 #include "udp.h"
 
+#ifndef PACKET_FANOUT_FLAG_IGNORE_OUTGOING
+#define PACKET_FANOUT_FLAG_IGNORE_OUTGOING 0x4000 /* Linux 6.5 */
+#endif
+
 /* A load from the network header on: the socket is SOCK_RAW, its packets start at the
  * link-layer header, whatever its length (SKF_NET_OFF, linux/filter.h). */
 #define NET_OFF(off) ((uint32_t)(SKF_NET_OFF + (int)(off)))
@@ -181,7 +185,7 @@ int rx_open(struct rx_ring *r, const struct rx_cfg *cfg)
 		.sll_protocol = htons(ETH_P_ALL),
 		.sll_ifindex = cfg->ifindex,
 	};
-	int fanout, rc, one = 1;
+	int fanout, flagged, rc, one = 1;
 
 	memset(r, 0, sizeof(*r));
 	r->kind = cfg->kind;
@@ -217,8 +221,22 @@ int rx_open(struct rx_ring *r, const struct rx_cfg *cfg)
 	 * fragment on the wire is an attack or a misconfigured path, and each one is counted
 	 * (outer_fragment). Reassembled, a pair would pass as one good packet, and a lone
 	 * fragment would wait in the kernel's queue until its timer dropped it, unseen. */
-	fanout = (int)((cfg->fanout_group & 0xffffu) | ((unsigned)PACKET_FANOUT_HASH << 16));
-	if (setsockopt(r->fd, SOL_PACKET, PACKET_FANOUT, &fanout, sizeof(fanout)) < 0) {
+	/* The group's own hook must leave our transmissions out too: the socket's
+	 * PACKET_IGNORE_OUTGOING does not reach it (PACKET_FANOUT_FLAG_IGNORE_OUTGOING, Linux
+	 * 6.5; an older kernel refuses the flag, and its filter drops them instead). */
+	fanout = (int)((cfg->fanout_group & 0xffffu) |
+		       (unsigned)(cfg->fanout_prog >= 0 ? PACKET_FANOUT_EBPF : PACKET_FANOUT_HASH)
+			       << 16);
+	flagged = fanout | (int)(PACKET_FANOUT_FLAG_IGNORE_OUTGOING << 16);
+	if (setsockopt(r->fd, SOL_PACKET, PACKET_FANOUT, &flagged, sizeof(flagged)) < 0 &&
+	    (errno != EINVAL ||
+	     setsockopt(r->fd, SOL_PACKET, PACKET_FANOUT, &fanout, sizeof(fanout)) < 0)) {
+		rc = -errno;
+		goto err;
+	}
+	/* The group's program picks the member: the workers joined in their order. */
+	if (cfg->fanout_prog >= 0 && setsockopt(r->fd, SOL_PACKET, PACKET_FANOUT_DATA,
+						&cfg->fanout_prog, sizeof(cfg->fanout_prog)) < 0) {
 		rc = -errno;
 		goto err;
 	}
@@ -634,7 +652,7 @@ static int open_udp(struct rxq *q, unsigned id)
 	}
 	/* Each worker joins the group in turn; the program, the group's, is set again by each
 	 * so that it knows how many sockets there are by the last. */
-	return steer_reuseport_attach(q->udp_fd, c->outer_hlen, id + 1);
+	return steer_reuseport_attach(q->udp_fd, c->outer_hlen, &q->sh->steer, id + 1);
 }
 
 int rxq_init(struct rxq *q, unsigned id, const struct rx_cfg *rxc, struct gw_shared *sh,

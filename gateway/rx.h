@@ -37,6 +37,8 @@ struct rx_cfg {
 	const uint8_t *local;  /* outer destination to accept, 4 or 16 bytes */
 	int ifindex;	       /* interface to bind to */
 	unsigned fanout_group; /* same for every worker of one gregw */
+	int fanout_prog;       /* the group's steering program (steer.h), or -1: the kernel's
+				* flow hash (PACKET_FANOUT_HASH) */
 	unsigned frame_max;    /* largest packet to hold whole in a frame (outer MTU) */
 	bool gro;	       /* take the kernel's GRO superpackets whole (rx_open) */
 };

@@ -11,6 +11,7 @@
 
 #include "encap.h"
 #include "limits.h"
+#include "steer.h"
 
 struct worker_stats;
 
@@ -26,6 +27,7 @@ struct gw_shared {
 	uint64_t gro_hold_ns;  /* --gro-hold: how long a superpacket waits for its burst */
 	uint64_t aqm_target_ns, aqm_interval_ns;
 	uint16_t udp_sports[UDP_TX_PORTS]; /* its source ports: the first worker picks them */
+	struct steer_maps steer;	   /* GRE-in-UDP: the flow table of the steering programs */
 	/* Every worker's counters, set by worker_init: a worker reads the others' sequence
 	 * windows (relaxed loads) for a number outside its own. */
 	struct worker_stats *seq_peers[CONFIG_MAX_WORKERS];

@@ -60,6 +60,8 @@ static json_t *config_json(const struct gregw *g)
 	jout_bool(o, "offload", c->offload);
 	if (!c->gre_udp) /* the GRE drop at tc ingress (tcx), or the IP stack's sink */
 		jout_str(o, "ingress_drop", g->tcx_fd >= 0 ? "tcx" : "off");
+	/* How flows meet workers (steer.h): turn by turn through the flow table, or a hash. */
+	jout_str(o, "steering", g->steer_table ? "table" : "hash");
 	jout_int(o, "gro_hold_us", c->gro_hold_us);
 	jout_str(o, "aqm", c->aqm ? "codel" : "off");
 	if (c->aqm) {

@@ -57,9 +57,10 @@ i, l = load("idle.json"), load("load.json")
 t, r = l["tcp"], l["rr"]
 print(f"{encap} txqueuelen={q} sessions={s}: {t['bits_per_second'] / 1e9:.2f} Gbit/s, "
       f"retransmits {t['retransmits']}, RTT idle p50 {i['rr']['p50_ms']:.3f} ms, "
-      f"loaded p50 {r['p50_ms']:.3f} / p99 {r['p99_ms']:.3f} ms")
+      f"loaded p50 {r['p50_ms']:.3f} / p99 {r['p99_ms']:.3f} ms, Jain {t['jain']:.3f}")
 for g in ("a", "b"):
-    x = load(g + ".json")["total"]
+    whole = load(g + ".json")
+    x = whole["total"]
     print(f"  gw{g}: " + ", ".join(f"{k} {x[k]}" for k in (
         "tun_reads", "gso_superpackets", "tun_writes", "gro_superpackets", "gre_gro_reads", "udp_gro_reads",
         "ring_drops" if "ring_drops" in x else "socket_drops", "dropped")))
@@ -69,6 +70,7 @@ for g in ("a", "b"):
             hist = " ".join(f"{k}:{v}" for k, v in c["superpacket_segments"].items() if v)
             print(f"    {way}: {c['segments_per_syscall']:.2f} segments/syscall, "
                   f"{c['syscalls_per_gb']:.0f} syscalls/GB, superpackets by segments {hist}")
+    print("    flows by worker: " + ", ".join(str(w["flows"]) for w in whole["workers"]))
     if x["cost"]["wakeups_per_gb"] is not None:
         print(f"    wake-ups {x['cost']['wakeups_per_gb']:.0f}/GB")
 PY
