@@ -28,8 +28,8 @@ struct gregw {
 	int outer_ifindex;
 	unsigned path_mtu;
 	int sink_fd;
-	int tcx_fd;	 /* plain GRE: the BPF link of the drop at tc ingress (tcx.h), or -1 */
-	int fanout_prog; /* plain GRE, until the rings joined their group: its program, or -1 */
+	int tcx_fd;	  /* plain GRE: the BPF link of the drop at tc ingress (tcx.h), or -1 */
+	int fanout_prog;  /* plain GRE, until the rings joined their group: its program, or -1 */
 	bool steer_table; /* flows meet workers through the flow table (steer.h), not a hash */
 	struct ctl_server ctl;
 	char ctl_path[CONFIG_PATH_MAX];
