@@ -5,44 +5,65 @@
 #include "tx.h"
 
 #include <errno.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "fd.h"
 #include "log.h"
 #include "netaddr.h"
 #include "udp.h"
-
-#ifndef IPV6_HDRINCL
-#define IPV6_HDRINCL 36
-#endif
 
 /* An untracked superpacket's segments share a number with this bit set (the flow table numbers
  * its entries from 1, far below it). */
 #define TX_GROUP_BIT 0x80000000u
 
-int tx_raw_open(int family, unsigned timeout_ms)
+/*
+ * The plain GRE socket: raw, protocol GRE, bound to the local address, the kernel writing the
+ * outer IP header from the socket's options (the template's fields: TTL or hop limit, DF and
+ * no local fragmentation, traffic class 0, no flow label). With IP_HDRINCL the kernel would
+ * look the route up as "next hop known" (FLOWI_FLAG_KNOWN_NH) and allocate, list and free a
+ * route for every packet: 4% of the box's CPU under one plain GRE session. It receives
+ * nothing: a raw GRE socket gets a copy of every GRE packet the stack takes up (with the drop
+ * at tc ingress, only those from others than the peer), and its filter drops them all; nor
+ * is it connected, so ICMP errors about the tunnel's packets never fail its sends. A bounded
+ * wait keeps a stuck queue from holding a worker past a stop request.
+ */
+int tx_raw_open(const struct encap_cfg *c, unsigned timeout_ms)
 {
+	struct sock_filter drop_all[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
+	struct sock_fprog prog = { .len = 1, .filter = drop_all };
 	struct timeval tv = {
 		.tv_sec = timeout_ms / 1000,
 		.tv_usec = (timeout_ms % 1000) * 1000,
 	};
-	int fd, one = 1, rc;
+	struct sockaddr_storage self;
+	socklen_t self_len = netaddr_sockaddr(c->family, c->local, 0, &self);
+	int fd, one = 1, zero = 0, ttl = c->ttl, probe = IP_PMTUDISC_PROBE;
+	int v6probe = IPV6_PMTUDISC_PROBE;
+	bool ok;
 
-	fd = socket(family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_RAW);
+	fd = socket(c->family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_GRE);
 	if (fd < 0)
 		return -errno;
-	/* IPv4 IPPROTO_RAW implies IP_HDRINCL; IPv6 needs asking. A bounded wait keeps a
-	 * stuck queue from holding a worker past a stop request. */
-	if ((family == AF_INET6 &&
-	     setsockopt(fd, IPPROTO_IPV6, IPV6_HDRINCL, &one, sizeof(one)) < 0) ||
-	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0) {
-		rc = -errno;
-		close(fd);
-		return rc;
-	}
+	ok = setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) == 0 &&
+	     setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) == 0 &&
+	     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) == 0 &&
+	     bind(fd, (struct sockaddr *)&self, self_len) == 0;
+	if (ok && c->family == AF_INET6)
+		ok = setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &ttl, sizeof(ttl)) == 0 &&
+		     setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &v6probe, sizeof(v6probe)) ==
+			     0 &&
+		     setsockopt(fd, IPPROTO_IPV6, IPV6_DONTFRAG, &one, sizeof(one)) == 0 &&
+		     setsockopt(fd, IPPROTO_IPV6, IPV6_AUTOFLOWLABEL, &zero, sizeof(zero)) == 0;
+	else if (ok)
+		ok = setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl)) == 0 &&
+		     setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &probe, sizeof(probe)) == 0;
+	if (!ok)
+		return fd_close_err(fd);
 	return fd;
 }
 
@@ -75,7 +96,7 @@ static void send_raw(struct txq *q, unsigned n)
 			continue;
 		}
 		for (int i = 0; i < sent; i++)
-			count_sent(q, 1, q->msgs[off + i].msg_len);
+			count_sent(q, 1, q->msgs[off + i].msg_len + (uint64_t)q->ip_hlen);
 		off += (unsigned)sent;
 	}
 }
@@ -238,8 +259,10 @@ void txq_flush(struct txq *q)
 		const struct tx_ent *e = &q->ents[c->udp ? q->order[k] : k];
 		struct iovec *iov = &q->iov[2 * k];
 
-		iov[0].iov_base = encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + k);
-		iov[0].iov_len = c->outer_hlen + e->len;
+		/* The kernel writes the outer IP header (tx_raw_open; over UDP also UDP's). */
+		iov[0].iov_base = encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + k) +
+				  q->ip_hlen;
+		iov[0].iov_len = c->outer_hlen - q->ip_hlen + e->len;
 		iov[1].iov_base = (void *)e->tail;
 		iov[1].iov_len = e->tail_len;
 		q->msgs[k].msg_hdr.msg_iov = iov;
@@ -324,9 +347,10 @@ static int open_raw(struct txq *q)
 {
 	const struct encap_cfg *c = q->sh->cfg;
 
-	q->raw_fd = tx_raw_open(c->family, TX_SEND_TIMEOUT_MS);
+	q->raw_fd = tx_raw_open(c, TX_SEND_TIMEOUT_MS);
 	if (q->raw_fd < 0)
 		return q->raw_fd;
+	q->ip_hlen = ip_fixed_hlen(c->family);
 	q->peer_len = netaddr_sockaddr(c->family, c->remote, 0, &q->peer);
 	for (unsigned i = 0; i < TX_MSGS; i++) {
 		q->msgs[i].msg_hdr.msg_name = &q->peer;

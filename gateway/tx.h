@@ -1,7 +1,7 @@
 /*
  * The send queue of a gregw worker: inner packets (or segments, headers and payload apart)
  * queued during a pass, encapsulated and sent in sendmmsg batches. Plain GRE leaves on a raw
- * IPPROTO_RAW socket, send-only, with the outer IPv4 or IPv6 header written by the worker;
+ * IPPROTO_GRE socket, send-only, the kernel writing the outer IPv4 or IPv6 header;
  * GRE-in-UDP (RFC 8086) on one UDP socket per source port, a flow's consecutive packets of one
  * size in one message with UDP_SEGMENT.
  */
@@ -47,6 +47,7 @@ struct txq {
 		struct cmsghdr align;
 	} cmsg[TX_MSGS];
 	int raw_fd;		  /* plain GRE */
+	unsigned ip_hlen;	  /* plain GRE: the outer IP header the kernel writes */
 	int udp_fd[UDP_TX_PORTS]; /* GRE-in-UDP, one per source port */
 	bool udp_gso_off;	  /* UDP_SEGMENT refused at run time: datagram by datagram since
 				   * (atomic: the stats read it) */
@@ -97,9 +98,10 @@ static inline bool txq_udp_gso(const struct txq *q)
 }
 
 /*
- * Opens a raw send-only socket of family (IPv6 with IPV6_HDRINCL) whose sends block for at
- * most timeout_ms when the socket buffer is full. Returns an fd or -errno.
+ * Opens the plain GRE sending socket of c: raw, protocol GRE, bound to c->local, the kernel
+ * writing the outer IP header as the template has it; it receives nothing. Its sends block
+ * for at most timeout_ms when its buffer is full. Returns an fd or -errno.
  */
-int tx_raw_open(int family, unsigned timeout_ms);
+int tx_raw_open(const struct encap_cfg *c, unsigned timeout_ms);
 
 #endif
