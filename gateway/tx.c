@@ -26,7 +26,8 @@
  * outer IP header from the socket's options (the template's fields: TTL or hop limit, DF and
  * no local fragmentation, traffic class 0, no flow label). With IP_HDRINCL the kernel would
  * look the route up as "next hop known" (FLOWI_FLAG_KNOWN_NH) and allocate, list and free a
- * route for every packet: 4% of the box's CPU under one plain GRE session. It receives
+ * route for every packet, which cost one plain GRE session about a third of its throughput
+ * here (docs/benchmarks.md, 2026-12-01). It receives
  * nothing: a raw GRE socket gets a copy of every GRE packet the stack takes up (with the drop
  * at tc ingress, only those from others than the peer), and its filter drops them all; nor
  * is it connected, so ICMP errors about the tunnel's packets never fail its sends. A bounded
