@@ -530,6 +530,7 @@ int gregw_run(const struct config *cfg)
 		/* Superpackets the kernel merged go into TUN whole, which takes TCP ones. */
 		.gro = cfg->offload && (g->tun_offloads & TUN_F_TSO4),
 	};
+	g->rx_gro = !g->ecfg.udp && rxc.gro;
 	for (inited = 0; inited < g->nworkers; inited++) {
 		rc = worker_init(&g->workers[inited], inited, g->cpus[inited], g->tun_fds[inited],
 				 &rxc, &g->sh);

@@ -58,8 +58,11 @@ static json_t *config_json(const struct gregw *g)
 	jout_str(o, "sched", g->sched_batch ? "batch" : "normal"); /* what is in force */
 	jout_str(o, "encap", c->gre_udp ? "gre-udp" : "gre");
 	jout_bool(o, "offload", c->offload);
-	if (!c->gre_udp) /* the GRE drop at tc ingress (tcx), or the IP stack's sink */
+	if (!c->gre_udp) { /* the GRE drop at tc ingress (tcx), or the IP stack's sink */
 		jout_str(o, "ingress_drop", g->tcx_fd >= 0 ? "tcx" : "off");
+		/* superpackets the interface's GRO merged: taken whole, or dropped truncated */
+		jout_str(o, "wire_gro", g->rx_gro ? "whole" : "off");
+	}
 	/* How flows meet workers (steer.h): turn by turn through the flow table, or a hash. */
 	jout_str(o, "steering", g->steer_table ? "table" : "hash");
 	jout_int(o, "gro_hold_us", c->gro_hold_us);

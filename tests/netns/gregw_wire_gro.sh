@@ -42,6 +42,7 @@ merged_ok() {
 }
 
 gw_pair4 "$P" --workers 2
+expect_eq "config: merged superpackets taken whole" "$(json_get "$(gw_stats gwb)" 'd["config"]["wire_gro"]')" "whole"
 bulk_transfer "$P" 198.18.3.2 4 $((100 * MB))
 merged_ok "client -> server" gwb
 bulk_transfer "$P" 198.18.1.2 4 $((100 * MB)) server client
