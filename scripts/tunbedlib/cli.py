@@ -16,6 +16,7 @@ from . import drivers, failover, intranet, inventory, ndr, provision, records, r
 from .common import ROOT, TOPO, Failure, GatewayFailure, log, run
 from .drivers import DRIVERS
 from .point import measure
+from .runloop import Progress, measure_into, opened
 
 DEFAULT_PREFIX = "tb"
 
@@ -68,25 +69,6 @@ def parse_pins(text):
     return pins
 
 
-class Progress:
-    """'point i of n, elapsed, time left' on stderr, redrawn in place on a terminal."""
-
-    def __init__(self, total):
-        self.total, self.start, self.tty = total, time.monotonic(), sys.stderr.isatty()
-
-    def show(self, i, what):
-        el = time.monotonic() - self.start
-        left = el / i * (self.total - i) if i else 0
-        msg = (f"[{i + 1}/{self.total}] {what}  elapsed {int(el) // 60}:{int(el) % 60:02d}"
-               f"  left ~{int(left) // 60}:{int(left) % 60:02d}")
-        print(("\r" + msg + "\033[K") if self.tty else ("tunbed: " + msg), end="" if self.tty
-              else "\n", file=sys.stderr, flush=True)
-
-    def done(self):
-        if self.tty:
-            print(file=sys.stderr)
-
-
 def execute(sc, args, title):
     """Runs a scenario into a new results directory; returns the process exit status."""
     # What the command line asks is checked before anything is installed or built.
@@ -133,15 +115,13 @@ def execute(sc, args, title):
             "hosts": hosts_file and os.path.abspath(hosts_file)}
     runs = [(p, r) for r in range(1, sc.repeats + 1) for p in pts]
     progress = Progress(len(runs))
-    complete, status = False, 0
     # Runs whose gateway did not come up, each as the record it would have had: its point,
     # repeat and start, and what failed.
     meta["failed"] = failed = []
     bed = beds.HostsBed(inv, prefix, pins) if inv else beds.NamespaceBed(sc, prefix, pins)
-    try:
-        try:
-            with beds.deferred_signals():
-                bed.open()
+
+    def measure_all():
+        with opened(bed):
             for i, (p, rep) in enumerate(runs):
                 progress.show(i, f"{p.config()}, {p.sessions} "
                                  f"session{'s' if p.sessions > 1 else ''}, repeat {rep}")
@@ -157,29 +137,11 @@ def execute(sc, args, title):
                     continue
                 with open(os.path.join(outdir, "runs", f"{p.key()}-r{rep}.json"), "w") as f:
                     json.dump(rec, f)
-        finally:
-            with beds.deferred_signals():
-                bed.close()
-        complete = True
-    except KeyboardInterrupt:
-        progress.done()
-        log(f"interrupted; topology and processes removed; partial results in {outdir}")
-        status = 130
-    except inventory.InventoryError:
-        progress.done()
-        shutil.rmtree(outdir, ignore_errors=True)
-        raise
-    except Failure as e:
-        progress.done()
-        what = ("processes stopped and changes undone on every host reached" if inv
-                else "topology and processes removed")
-        log(f"{e}; {what}; partial results in {outdir}")
-        status = 1
-    else:
-        progress.done()
-    meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
-    with open(os.path.join(outdir, "meta.json"), "w") as f:
-        json.dump(meta | {"complete": complete}, f, indent=2)
+        return True
+
+    what = ("processes stopped and changes undone on every host reached" if inv
+            else "topology and processes removed")
+    complete, status = measure_into(outdir, meta, progress, measure_all, lambda: what)
     if not report.load_runs(outdir):
         log(f"no run finished: nothing to report in {outdir}")
         return status or 1

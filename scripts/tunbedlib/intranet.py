@@ -40,7 +40,6 @@ import datetime
 import json
 import os
 import re
-import shutil
 
 from . import inventory, records
 
@@ -453,8 +452,9 @@ def execute(sc, args):
     """Runs the scenario into a new results directory; returns the exit status."""
     # Imported here: cli imports this module to register the command.
     from . import intranet_report, intranet_run
-    from .cli import Progress, bootstrap, print_reports
-    from .common import Failure, log
+    from .cli import bootstrap, print_reports
+    from .runloop import Progress, measure_into, opened
+    from .common import log
     inv, nominal = None, 0
     if args.hosts:
         inv = inventory.parse(args.hosts, ("client", "server"))
@@ -485,11 +485,10 @@ def execute(sc, args):
     progress = Progress(len(runs))
     bed = intranet_run.HostsPair(inv, args.prefix) if inv else \
         intranet_run.NetnsPair(args.prefix)
-    complete, status, i = False, 0, 0
-    try:
-        try:
-            with intranet_run.deferred_signals():
-                bed.open()
+
+    def measure_all():
+        i = 0
+        with opened(bed):
             for rep in range(1, sc.repeats + 1):
                 for p in profiles:
                     with bed.profile(p, plans[p.name]) as pair:
@@ -506,27 +505,9 @@ def execute(sc, args):
                                                 ".json")
                             with open(path, "w") as f:
                                 json.dump(rec, f)
-        finally:
-            with intranet_run.deferred_signals():
-                bed.close()
-        complete = True
-    except KeyboardInterrupt:
-        progress.done()
-        log(f"interrupted; {bed.undone}; partial results in {outdir}")
-        status = 130
-    except inventory.InventoryError:
-        progress.done()
-        shutil.rmtree(outdir, ignore_errors=True)
-        raise
-    except Failure as e:
-        progress.done()
-        log(f"{e}; {bed.undone}; partial results in {outdir}")
-        status = 1
-    else:
-        progress.done()
-    meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
-    with open(os.path.join(outdir, "meta.json"), "w") as f:
-        json.dump(meta | {"complete": complete}, f, indent=2)
+        return True
+
+    complete, status = measure_into(outdir, meta, progress, measure_all, lambda: bed.undone)
     recs = records.load_runs(outdir)
     if not recs:
         log(f"no run finished: nothing to report in {outdir}")

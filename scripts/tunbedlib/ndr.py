@@ -450,7 +450,8 @@ def check(sc, nd):
 def execute(sc, nd, args, title, bootstrap):
     """Runs an NDR scenario into a new results directory; returns the exit status."""
     from . import ndr_report
-    from .cli import Progress, parse_pins
+    from .cli import parse_pins, print_reports
+    from .runloop import Progress, measure_into
     if getattr(args, "hosts", None):
         raise scenario.ScenarioError("tunbed ndr runs in namespaces only (no --hosts yet)")
     pins = parse_pins(args.pin)
@@ -481,8 +482,10 @@ def execute(sc, nd, args, title, bootstrap):
     progress = Progress(len(work))
     gw_bed = NamespaceBed(sc, args.prefix, pins)
     direct_bed = DirectBed(nd.direct_topology, family, args.prefix, pins)
-    complete, status, refused = False, 0, None
-    try:
+    refused = None
+
+    def measure_all():
+        nonlocal refused
         for i, (p, size) in enumerate(work):
             if p.gateway == DIRECT:
                 # Below --max-rate the generator must manage alone, or the gateways are not
@@ -508,25 +511,14 @@ def execute(sc, nd, args, title, bootstrap):
                                   f"at every rate at {size}-byte frames: no ceiling to measure "
                                   "gateways against")
                 ceiling[size] = got
-        complete = not refused
-    except KeyboardInterrupt:
-        progress.done()
-        log(f"interrupted; topology and processes removed; partial results in {outdir}")
-        status = 130
-    except Failure as e:
-        progress.done()
-        log(f"{e}; topology and processes removed; partial results in {outdir}")
-        status = 1
-    else:
-        progress.done()
-    meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
-    with open(os.path.join(outdir, "meta.json"), "w") as f:
-        json.dump(meta | {"complete": complete}, f, indent=2)
+        return not refused
+
+    complete, status = measure_into(outdir, meta, progress, measure_all,
+                                    lambda: "topology and processes removed")
     if ndr_report.load_searches(outdir):
         for text in ndr_report.write(outdir, meta, complete):
             print(text)
-        print(f"report: {os.path.join(outdir, 'report.md')}")
-        print(f"report: {os.path.join(outdir, 'report.html')}")
+        print_reports(outdir)
     elif not refused:
         log(f"no search finished: nothing to report in {outdir}")
         return status or 1
