@@ -15,27 +15,14 @@ import html
 import json
 import os
 
-from . import analysis, report
+from . import analysis, records, report
 from .ndr import DIRECT, FRACTIONS, NDR_FORMAT, WIRE_GAP
 from .records import FormatError
 
 
 def _read(path):
-    try:
-        with open(path) as f:
-            doc = json.load(f)
-    except OSError as e:
-        raise FormatError(f"{path}: cannot read: {e.strerror}") from None
-    except ValueError as e:
-        raise FormatError(f"{path}: not JSON: {e}") from None
-    if not isinstance(doc, dict):
-        raise FormatError(f"{path}: not a tunbed results file (expected a JSON object)")
-    fmt = doc.get("format")
-    if isinstance(fmt, bool) or not isinstance(fmt, int) or fmt < 1:
-        raise FormatError(f"{path}: bad format {json.dumps(fmt)}: expected a whole number from 1")
-    if fmt > NDR_FORMAT:
-        raise FormatError(f"{path}: NDR results written by a newer tunbed (format {fmt}); this "
-                          f"one reads 1-{NDR_FORMAT}")
+    doc = records.read_object(path)
+    records.format_of(doc, path, NDR_FORMAT, oldest=1, default=None, what="NDR results")
     return doc
 
 

@@ -19,14 +19,16 @@ class FormatError(Exception):
     """A record or meta.json this runner cannot read: one line, FILE: what."""
 
 
-def _format_of(doc, path):
-    fmt = doc.get("format", 1)
-    if isinstance(fmt, bool) or not isinstance(fmt, int) or fmt < OLDEST:
+def format_of(doc, path, newest=FORMAT, oldest=OLDEST, default=1, what="results"):
+    """doc's format: a whole number from oldest to newest (absent: default); else a FormatError
+    that names the file, and for a newer one what the file holds."""
+    fmt = doc.get("format", default)
+    if isinstance(fmt, bool) or not isinstance(fmt, int) or fmt < oldest:
         raise FormatError(f"{path}: bad format {json.dumps(fmt)}: expected a whole number from "
-                          f"{OLDEST}")
-    if fmt > FORMAT:
-        raise FormatError(f"{path}: results written by a newer tunbed (format {fmt}); this one "
-                          f"reads {OLDEST}-{FORMAT}")
+                          f"{oldest}")
+    if fmt > newest:
+        raise FormatError(f"{path}: {what} written by a newer tunbed (format {fmt}); this one "
+                          f"reads {oldest}-{newest}")
     return fmt
 
 
@@ -36,7 +38,7 @@ def _upgrade(doc, path):
     with its roles, clock offset and facts); before, a run had one machine, and they were
     `cpu`, `processes` and `thread_labels` of the record. A later format that changes a field
     converts it here, one step per format, oldest first."""
-    fmt = _format_of(doc, path)
+    fmt = format_of(doc, path)
     if fmt < 2:
         doc = dict(doc, format=2)
     if fmt < 3:
@@ -49,7 +51,9 @@ def _upgrade(doc, path):
     return doc
 
 
-def _read(path):
+def read_object(path):
+    """The JSON object in path; a FormatError that names the file when it cannot be read, is
+    not JSON or not an object."""
     try:
         with open(path) as f:
             doc = json.load(f)
@@ -76,7 +80,7 @@ def upgrade_meta(meta, path="meta.json"):
 
 def load_runs(outdir):
     """The raw records of outdir/runs/, by file name, in today's layout."""
-    return [upgrade_record(_read(path), path)
+    return [upgrade_record(read_object(path), path)
             for path in sorted(glob.glob(os.path.join(outdir, "runs", "*.json")))]
 
 
@@ -85,4 +89,4 @@ def load_meta(outdir):
     path = os.path.join(outdir, "meta.json")
     if not os.path.exists(path):
         return {"format": FORMAT}
-    return upgrade_meta(_read(path), path)
+    return upgrade_meta(read_object(path), path)
