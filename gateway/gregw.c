@@ -530,7 +530,7 @@ int gregw_run(const struct config *cfg)
 		/* Superpackets the kernel merged go into TUN whole, which takes TCP ones. */
 		.gro = cfg->offload && (g->tun_offloads & TUN_F_TSO4),
 	};
-	g->rx_gro = !g->ecfg.udp && rxc.gro;
+
 	for (inited = 0; inited < g->nworkers; inited++) {
 		rc = worker_init(&g->workers[inited], inited, g->cpus[inited], g->tun_fds[inited],
 				 &rxc, &g->sh);
@@ -539,6 +539,10 @@ int gregw_run(const struct config *cfg)
 			goto out_workers;
 		}
 	}
+	g->rx_gro = !g->ecfg.udp && g->workers[0].rx.ring.gro;
+	if (!g->ecfg.udp && rxc.gro && !g->rx_gro)
+		log_warnx("the receive rings cannot take merged superpackets whole: where the "
+			  "interface merges GRE (GRO), those are dropped as truncated");
 	/* The group holds its program now. */
 	if (g->fanout_prog >= 0)
 		close(g->fanout_prog);

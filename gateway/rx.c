@@ -200,12 +200,9 @@ int rx_open(struct rx_ring *r, const struct rx_cfg *cfg)
 		rc = -errno;
 		goto err;
 	}
-	if (cfg->gro) {
-		rc = want_whole(r->fd);
-		if (rc)
-			goto err;
-		r->gro = true;
-	}
+	/* Refused (an old kernel, or the buffer): merged superpackets are dropped as truncated,
+	 * as before; gregw says so (r->gro stays false). */
+	r->gro = cfg->gro && want_whole(r->fd) == 0;
 	/* The filter goes on before the bind, so no unfiltered packet slips in between. */
 	rc = attach_filter(r->fd, cfg->family, cfg->local);
 	if (rc)

@@ -72,8 +72,8 @@ struct rx_pkt {
  * Opens the socket, filter, ring and fanout membership. With cfg->gro, a packet larger than a
  * frame (a superpacket the kernel's GRO merged on the interface, as a NIC driver does by
  * default) gets a truncated frame marked copy, and is queued whole on the socket, behind a
- * virtio header that tells how it was merged (PACKET_COPY_THRESH, PACKET_VNET_HDR).
- * Returns 0 or -errno.
+ * virtio header that tells how it was merged (PACKET_COPY_THRESH, PACKET_VNET_HDR); r->gro
+ * says whether the kernel took those options. Returns 0 or -errno.
  */
 int rx_open(struct rx_ring *r, const struct rx_cfg *cfg);
 void rx_close(struct rx_ring *r);
