@@ -263,9 +263,25 @@ static void give_back(volatile uint32_t *s)
 	__atomic_store_n(s, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 }
 
-/* A frame's packet from its IP header on: the lengths the kernel gives count from tp_mac. */
-static void set_pkt(struct rx_pkt *p, uint8_t *frame, unsigned mac, unsigned net, uint32_t snaplen,
-		    uint32_t len, uint32_t status)
+/* What a virtio header says of a packet whose link-layer header is mac_len bytes: its segment
+ * size and kind when the kernel merged it, and where its L4 checksum's coverage starts, from
+ * the IP header, when that checksum holds only the pseudo-header's sum. */
+static void merged_from(const struct virtio_net_hdr *h, uint32_t mac_len, struct rx_whole *out)
+{
+	out->gso_type = h->gso_type;
+	out->gso_size = h->gso_type == VIRTIO_NET_HDR_GSO_NONE ? 0 : h->gso_size;
+	out->csum_partial = h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	out->csum_start = h->csum_start > mac_len ? (uint16_t)(h->csum_start - mac_len) : 0;
+	out->csum_offset = h->csum_offset;
+}
+
+/*
+ * A frame's packet from its IP header on: the lengths the kernel gives count from tp_mac.
+ * With virtio headers (r->gro), the kernel wrote one just before tp_mac: a packet it merged
+ * that still fits a frame (a few short segments) says so there.
+ */
+static void set_pkt(const struct rx_ring *r, struct rx_pkt *p, uint8_t *frame, unsigned mac,
+		    unsigned net, uint32_t snaplen, uint32_t len, uint32_t status)
 {
 	uint32_t mac_len = net > mac ? net - mac : 0;
 
@@ -274,6 +290,18 @@ static void set_pkt(struct rx_pkt *p, uint8_t *frame, unsigned mac, unsigned net
 	p->caplen = snaplen > mac_len ? snaplen - mac_len : 0;
 	p->wirelen = len > mac_len ? len - mac_len : 0;
 	p->copy = status & TP_STATUS_COPY;
+	p->gso_size = 0;
+	if (r->gro && mac >= sizeof(struct virtio_net_hdr)) {
+		struct virtio_net_hdr h;
+		struct rx_whole m;
+
+		memcpy(&h, frame + mac - sizeof(h), sizeof(h));
+		merged_from(&h, mac_len, &m);
+		p->gso_size = m.csum_partial ? m.gso_size : 0;
+		p->gso_type = m.gso_type;
+		p->csum_start = m.csum_start;
+		p->csum_offset = m.csum_offset;
+	}
 }
 
 static bool next_v3(struct rx_ring *r, struct rx_pkt *p)
@@ -298,7 +326,7 @@ static bool next_v3(struct rx_ring *r, struct rx_pkt *p)
 			return next_v3(r, p);
 	}
 	h = (struct tpacket3_hdr *)r->next;
-	set_pkt(p, r->next, h->tp_mac, h->tp_net, h->tp_snaplen, h->tp_len, h->tp_status);
+	set_pkt(r, p, r->next, h->tp_mac, h->tp_net, h->tp_snaplen, h->tp_len, h->tp_status);
 	p->rxhash = h->hv1.tp_rxhash;
 	p->queued = (uint64_t)h->tp_sec * NSEC_PER_SEC + h->tp_nsec;
 	r->next += h->tp_next_offset;
@@ -325,7 +353,7 @@ static bool next_v2(struct rx_ring *r, struct rx_pkt *p)
 	h = frame_v2(r, r->cur);
 	if (!(load_status(&h->tp_status) & TP_STATUS_USER))
 		return false;
-	set_pkt(p, (uint8_t *)h, h->tp_mac, h->tp_net, h->tp_snaplen, h->tp_len, h->tp_status);
+	set_pkt(r, p, (uint8_t *)h, h->tp_mac, h->tp_net, h->tp_snaplen, h->tp_len, h->tp_status);
 	p->rxhash = 0;
 	p->queued = (uint64_t)h->tp_sec * NSEC_PER_SEC + h->tp_nsec;
 	r->held = true;
@@ -360,11 +388,7 @@ int rx_read_copy(struct rx_ring *r, const struct rx_pkt *p, uint8_t *buf, size_t
 		return -EMSGSIZE;
 	out->data = buf + p->mac_len;
 	out->len = p->wirelen;
-	out->gso_type = h.gso_type;
-	out->gso_size = h.gso_type == VIRTIO_NET_HDR_GSO_NONE ? 0 : h.gso_size;
-	out->csum_partial = h.flags & VIRTIO_NET_HDR_F_NEEDS_CSUM;
-	out->csum_start = h.csum_start > p->mac_len ? (uint16_t)(h.csum_start - p->mac_len) : 0;
-	out->csum_offset = h.csum_offset;
+	merged_from(&h, p->mac_len, out);
 	return 0;
 }
 
@@ -562,8 +586,15 @@ static bool ring_next(struct rxq *q, struct rx_dgram *d)
 	d->outer = true;
 	d->drop = DROP_NONE;
 	d->gso_size = 0;
-	if (p.copy && q->ring.gro)
+	if (p.copy && q->ring.gro) {
 		take_whole(q, &p, d);
+	} else if (p.gso_size) {
+		d->gso_size = p.gso_size;
+		d->gso_type = p.gso_type;
+		d->csum_start = p.csum_start;
+		d->csum_offset = p.csum_offset;
+		stat_add(&q->stats->ctr[STAT_GRE_GRO_READS], 1);
+	}
 	return true;
 }
 

@@ -66,6 +66,11 @@ struct rx_pkt {
 	uint64_t queued;  /* when the kernel put it in the ring (ns, CLOCK_REALTIME) */
 	uint32_t mac_len; /* link-layer header before data (the socket is SOCK_RAW) */
 	bool copy;	  /* too large for its frame: queued whole on the socket (rx_read_copy) */
+	/* With rx_ring.gro, how the kernel merged the frame's packet (its virtio header): */
+	uint16_t gso_size;   /* 0: one packet */
+	uint8_t gso_type;    /* VIRTIO_NET_HDR_GSO_* */
+	uint16_t csum_start; /* from data */
+	uint16_t csum_offset;
 };
 
 /*

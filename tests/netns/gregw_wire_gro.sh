@@ -11,8 +11,9 @@
 # packets only with a flush timeout: each packet is otherwise its own NAPI poll. Both ends of
 # transit are set so, for both directions. Checked: transfers both ways with their hashes
 # equal, superpackets taken whole on the receiving gateway, nothing dropped, every packet the
-# wire brought in TUN; and the same with a key and GRE checksums (the kernel checks each
-# packet's checksum before it merges; the merged header keeps the first packet's).
+# wire brought in TUN; the same with a key and GRE checksums (the kernel checks each
+# packet's checksum before it merges; the merged header keeps the first packet's); and with
+# TPACKET_V3 rings, whose frames hold superpackets whole.
 #
 #  P-client --lan-a-- P-gwa [gregw] ==transit (GRO)== [gregw] P-gwb --lan-b-- P-server
 # shellcheck source=gregw_lib.sh
@@ -53,6 +54,15 @@ gw_stop gwb
 gw_pair4 "$P" --workers 2 --key 7 --csum
 bulk_transfer "$P" 198.18.3.2 4 $((50 * MB))
 merged_ok "key and checksum" gwb
+gw_stop gwa
+gw_stop gwb
+
+# TPACKET_V3's blocks hold a superpacket whole: its frame's own virtio header says how it was
+# merged (as it does for a merged packet short enough for a V2 frame).
+gw_pair4 "$P" --workers 2 --rx-ring v3
+bulk_transfer "$P" 198.18.3.2 4 $((50 * MB))
+merged_ok "--rx-ring v3" gwb
+expect_eq "--rx-ring v3: none read from the socket (all whole in their frames)" "$(json_get "$(gw_stats gwb)" 'd["total"]["recv_calls"]')" "0"
 gw_stop gwa
 gw_stop gwb
 
