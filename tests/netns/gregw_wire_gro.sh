@@ -30,16 +30,19 @@ for h in gwa gwb; do
 done
 expect_eq "gwb's transit merges: GRO on" "$(ip netns exec "$P-gwb" ethtool -k transit | awk '/^generic-receive-offload:/ {print $2}')" "on"
 
-# merged_ok NAME GATEWAY: the receiving gateway took superpackets whole, dropped nothing, and
-# wrote every packet the wire brought into TUN.
+# merged_ok NAME GATEWAY: the receiving gateway took superpackets whole, dropped nothing it
+# received, and wrote every packet the wire brought into TUN. (What it sends the other way may
+# meet a full wire: veth in NAPI mode queues packets in its peer's ring, which fills under
+# load, and then a few hundred of the ACKs sent back were refused, counted tx_send; a NIC's full
+# queue would do the same.)
 merged_ok() {
 	local s
 	s=$(gw_stats "$2")
 	expect_eq "$1: $2 took superpackets whole from the wire" "$(json_get "$s" 'd["total"]["gre_gro_reads"] > 10')" "True"
-	expect_eq "$1: $2 dropped nothing" "$(json_get "$s" 'd["total"]["dropped"]')" "0"
+	expect_eq "$1: $2 dropped nothing it received" "$(json_get "$s" 'd["total"]["dropped"] - d["total"]["drops"]["tx_send"]')" "0"
 	expect_eq "$1: $2 wrote every packet the wire brought into TUN" "$(json_get "$s" 'd["total"]["wire_rx_packets"] == d["total"]["tun_tx_packets"]')" "True"
 	expect_eq "$1: $2 wrote superpackets into TUN" "$(json_get "$s" 'd["total"]["gro_superpackets"] >= d["total"]["gre_gro_reads"]')" "True"
-	log "$1: $2 $(json_get "$s" '{k: d["total"][k] for k in ("wire_rx_packets", "gre_gro_reads", "tun_writes", "recv_calls")}')"
+	log "$1: $2 $(json_get "$s" '{k: d["total"][k] for k in ("wire_rx_packets", "gre_gro_reads", "tun_writes", "recv_calls")} | {k: v for k, v in d["total"]["drops"].items() if v}')"
 }
 
 gw_pair4 "$P" --workers 2
