@@ -9,7 +9,6 @@ holds every built-in one and each cmd:PATH named so far (lookup)."""
 
 import json
 import os
-import signal
 import subprocess
 import time
 
@@ -138,11 +137,7 @@ class Gregw(Driver):
         return labels
 
     def teardown(self):
-        for p in self.procs.values():
-            if p.poll() is None:
-                p.send(signal.SIGTERM)
-        for p in self.procs.values():
-            p.stop()
+        self.stop_all(self.procs)
         self.procs = {}
 
 

@@ -6,6 +6,7 @@ to, and the first ping through the tunnel. The same code runs in namespaces and 
 
 import ipaddress
 import json
+import signal
 import time
 
 from .common import Failure
@@ -112,6 +113,16 @@ class Driver:
         pin = ["taskset", "-c", self.pins[role]] if self.pins.get(role) else []
         log = f"{self.workdir(role)}/{tag}.log"
         return h.spawn(tag, [*wrap, "sh", "-c", f'exec >>"$0" 2>&1; {script}', log, *pin, *cmd])
+
+    @staticmethod
+    def stop_all(procs):
+        """Stops the Procs of procs (a dict by role): SIGTERM to each still running first, so
+        that they wind down together, then each one's stop (its wait, its kill if need be)."""
+        for p in procs.values():
+            if p.poll() is None:
+                p.send(signal.SIGTERM)
+        for p in procs.values():
+            p.stop()
 
     def last_line(self, role, tag):
         """The last line the process TAG wrote into its log, or a word saying there is none."""

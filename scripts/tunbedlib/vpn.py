@@ -6,7 +6,6 @@ TLS, no cipher and no authentication: the forwarding alone) and fastd (method
 salsa2012+umac, or null). Each device's MTU is the transit MTU less the outer IP and UDP
 headers and what the daemon adds, measured on the wire (docs/runner.md)."""
 
-import signal
 
 from .common import Failure, have
 from .gateway import Driver, endpoint, peer_host
@@ -81,11 +80,7 @@ class Daemon(Driver):
         return (out.strip().splitlines() or [None])[0]
 
     def teardown(self):
-        for p in self.procs.values():
-            if p.poll() is None:
-                p.send(signal.SIGTERM)
-        for p in self.procs.values():
-            p.stop()
+        self.stop_all(self.procs)
         self.procs = {}
 
 
