@@ -263,16 +263,17 @@ static void give_back(volatile uint32_t *s)
 	__atomic_store_n(s, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 }
 
-/* What a virtio header says of a packet whose link-layer header is mac_len bytes: its segment
- * size and kind when the kernel merged it, and where its L4 checksum's coverage starts, from
- * the IP header, when that checksum holds only the pseudo-header's sum. */
-static void merged_from(const struct virtio_net_hdr *h, uint32_t mac_len, struct rx_whole *out)
+/* What a virtio header says of a packet whose link-layer header is mac_len bytes. */
+static struct rx_merged merged_from(const struct virtio_net_hdr *h, uint32_t mac_len)
 {
-	out->gso_type = h->gso_type;
-	out->gso_size = h->gso_type == VIRTIO_NET_HDR_GSO_NONE ? 0 : h->gso_size;
-	out->csum_partial = h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM;
-	out->csum_start = h->csum_start > mac_len ? (uint16_t)(h->csum_start - mac_len) : 0;
-	out->csum_offset = h->csum_offset;
+	bool partial = h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM;
+
+	return (struct rx_merged){
+		.gso_size = h->gso_type == VIRTIO_NET_HDR_GSO_NONE || !partial ? 0 : h->gso_size,
+		.gso_type = h->gso_type,
+		.csum_start = h->csum_start > mac_len ? (uint16_t)(h->csum_start - mac_len) : 0,
+		.csum_offset = h->csum_offset,
+	};
 }
 
 /*
@@ -290,17 +291,12 @@ static void set_pkt(const struct rx_ring *r, struct rx_pkt *p, uint8_t *frame, u
 	p->caplen = snaplen > mac_len ? snaplen - mac_len : 0;
 	p->wirelen = len > mac_len ? len - mac_len : 0;
 	p->copy = status & TP_STATUS_COPY;
-	p->gso_size = 0;
+	p->merged.gso_size = 0;
 	if (r->gro && mac >= sizeof(struct virtio_net_hdr)) {
 		struct virtio_net_hdr h;
-		struct rx_whole m;
 
 		memcpy(&h, frame + mac - sizeof(h), sizeof(h));
-		merged_from(&h, mac_len, &m);
-		p->gso_size = m.csum_partial ? m.gso_size : 0;
-		p->gso_type = m.gso_type;
-		p->csum_start = m.csum_start;
-		p->csum_offset = m.csum_offset;
+		p->merged = merged_from(&h, mac_len);
 	}
 }
 
@@ -365,8 +361,14 @@ bool rx_next(struct rx_ring *r, struct rx_pkt *p)
 	return r->kind == RX_RING_V3 ? next_v3(r, p) : next_v2(r, p);
 }
 
-int rx_read_copy(struct rx_ring *r, const struct rx_pkt *p, uint8_t *buf, size_t len,
-		 struct rx_whole *out)
+/*
+ * The whole packet behind a frame marked copy (p, just handed out by rx_next), read into buf
+ * (len bytes) with its virtio header: into d, from its outer IP header. Returns 0, or
+ * -EMSGSIZE when the packet is not the one of the frame or larger than buf, -errno when the
+ * socket had none.
+ */
+static int read_copy(struct rx_ring *r, const struct rx_pkt *p, uint8_t *buf, size_t len,
+		     struct rx_dgram *d)
 {
 	struct virtio_net_hdr h;
 	struct iovec iov[2] = {
@@ -386,9 +388,9 @@ int rx_read_copy(struct rx_ring *r, const struct rx_pkt *p, uint8_t *buf, size_t
 	if ((m.msg_flags & MSG_TRUNC) || (size_t)n < sizeof(h) + p->mac_len ||
 	    (size_t)n - sizeof(h) - p->mac_len != p->wirelen)
 		return -EMSGSIZE;
-	out->data = buf + p->mac_len;
-	out->len = p->wirelen;
-	merged_from(&h, p->mac_len, out);
+	d->data = buf + p->mac_len;
+	d->len = p->wirelen;
+	d->merged = merged_from(&h, p->mac_len);
 	return 0;
 }
 
@@ -534,7 +536,7 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 	d->len = len - q->off < q->seg ? len - q->off : q->seg;
 	d->wirelen = d->len + outer_wire;
 	d->outer = false;
-	d->gso_size = 0;
+	d->merged.gso_size = 0;
 	d->drop = DROP_NONE;
 	if (q->msgs[q->cur].msg_hdr.msg_flags & MSG_TRUNC)
 		d->drop = DROP_TRUNCATED;
@@ -545,27 +547,6 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 	q->off += d->len;
 	q->cut = q->off >= len;
 	return true;
-}
-
-/* A frame marked copy: the whole packet from the socket instead; DROP_TRUNCATED (counted
- * there, as the frame alone would be) when it cannot be had. */
-static void take_whole(struct rxq *q, const struct rx_pkt *p, struct rx_dgram *d)
-{
-	struct rx_whole w;
-
-	stat_add(&q->stats->ctr[STAT_RECV_CALLS], 1);
-	if (rx_read_copy(&q->ring, p, q->gro_buf, RX_GRO_BUF, &w) < 0) {
-		d->drop = DROP_TRUNCATED;
-		return;
-	}
-	d->data = w.data;
-	d->len = w.len;
-	d->gso_size = w.gso_size;
-	d->gso_type = w.gso_type;
-	d->csum_start = w.csum_partial ? w.csum_start : 0;
-	d->csum_offset = w.csum_offset;
-	if (w.gso_size)
-		stat_add(&q->stats->ctr[STAT_GRE_GRO_READS], 1);
 }
 
 static bool ring_next(struct rxq *q, struct rx_dgram *d)
@@ -585,16 +566,16 @@ static bool ring_next(struct rxq *q, struct rx_dgram *d)
 	d->wirelen = p.wirelen;
 	d->outer = true;
 	d->drop = DROP_NONE;
-	d->gso_size = 0;
+	d->merged = p.merged;
+	/* A frame marked copy: the whole packet from the socket instead; DROP_TRUNCATED (as the
+	 * frame alone would be) when it cannot be had. */
 	if (p.copy && q->ring.gro) {
-		take_whole(q, &p, d);
-	} else if (p.gso_size) {
-		d->gso_size = p.gso_size;
-		d->gso_type = p.gso_type;
-		d->csum_start = p.csum_start;
-		d->csum_offset = p.csum_offset;
-		stat_add(&q->stats->ctr[STAT_GRE_GRO_READS], 1);
+		stat_add(&q->stats->ctr[STAT_RECV_CALLS], 1);
+		if (read_copy(&q->ring, &p, q->gro_buf, RX_GRO_BUF, d) < 0)
+			d->drop = DROP_TRUNCATED;
 	}
+	if (d->drop == DROP_NONE && d->merged.gso_size)
+		stat_add(&q->stats->ctr[STAT_GRE_GRO_READS], 1);
 	return true;
 }
 

@@ -57,20 +57,27 @@ struct rx_ring {
 	bool gro;      /* superpackets too large for a frame are queued whole (rx_open) */
 };
 
+/* How the kernel merged a packet from the wire, as its virtio header says (rx_cfg.gro):
+ * gso_size 0 when it is one packet, or when its L4 checksum is not left to be completed (what
+ * GRO makes always is). */
+struct rx_merged {
+	uint16_t gso_size;    /* its inner segments' payload size */
+	uint8_t gso_type;     /* VIRTIO_NET_HDR_GSO_*, with the ECN bit */
+	uint16_t csum_start;  /* from the outer IP header: where its inner L4 checksum's coverage
+			       * starts */
+	uint16_t csum_offset; /* the checksum's offset from there */
+};
+
 /* One packet in the ring: valid until the next rx_next call on the same ring. */
 struct rx_pkt {
-	uint8_t *data;	  /* the outer IP header */
-	uint32_t caplen;  /* bytes in the ring */
-	uint32_t wirelen; /* bytes on the wire */
-	uint32_t rxhash;  /* the kernel's flow hash (V3; 0 on V2) */
-	uint64_t queued;  /* when the kernel put it in the ring (ns, CLOCK_REALTIME) */
-	uint32_t mac_len; /* link-layer header before data (the socket is SOCK_RAW) */
-	bool copy;	  /* too large for its frame: queued whole on the socket (rx_read_copy) */
-	/* With rx_ring.gro, how the kernel merged the frame's packet (its virtio header): */
-	uint16_t gso_size;   /* 0: one packet */
-	uint8_t gso_type;    /* VIRTIO_NET_HDR_GSO_* */
-	uint16_t csum_start; /* from data */
-	uint16_t csum_offset;
+	uint8_t *data;		 /* the outer IP header */
+	uint32_t caplen;	 /* bytes in the ring */
+	uint32_t wirelen;	 /* bytes on the wire */
+	uint32_t rxhash;	 /* the kernel's flow hash (V3; 0 on V2) */
+	uint64_t queued;	 /* when the kernel put it in the ring (ns, CLOCK_REALTIME) */
+	uint32_t mac_len;	 /* link-layer header before data (the socket is SOCK_RAW) */
+	bool copy;		 /* too large for its frame: queued whole on the socket */
+	struct rx_merged merged; /* with rx_ring.gro, from the frame's virtio header */
 };
 
 /*
@@ -89,25 +96,6 @@ void rx_close(struct rx_ring *r);
  */
 bool rx_next(struct rx_ring *r, struct rx_pkt *p);
 
-/* What rx_read_copy hands out: the packet, from its outer IP header, and how it was merged. */
-struct rx_whole {
-	uint8_t *data;
-	size_t len;
-	uint16_t gso_size;   /* its segments' payload size; 0 when it is one packet */
-	uint8_t gso_type;    /* VIRTIO_NET_HDR_GSO_* of its segments */
-	bool csum_partial;   /* its L4 checksum holds only the pseudo-header's sum */
-	uint16_t csum_start; /* from data: where that checksum's coverage starts */
-	uint16_t csum_offset;
-};
-
-/*
- * The whole packet behind a frame marked copy (p, just handed out by rx_next), read into buf
- * (len bytes, at least RX_GRO_BUF). Returns 0, or -EMSGSIZE when the packet is not the one
- * of the frame or larger than buf, -errno when the socket had none. Worker thread.
- */
-int rx_read_copy(struct rx_ring *r, const struct rx_pkt *p, uint8_t *buf, size_t len,
-		 struct rx_whole *out);
-
 /*
  * Packets the kernel dropped because the ring was full since the last call (the counter
  * resets on read). Any one thread may call it.
@@ -124,16 +112,13 @@ int rx_sink_open(int family);
 /* A datagram from the peer, as a source hands it over: valid, and ours to edit in place,
  * until the next rxq_next. */
 struct rx_dgram {
-	uint8_t *data;	/* from the ring: the outer IP header; over UDP: the GRE header */
-	size_t len;	/* bytes at data: captured (ring), or the datagram's (UDP) */
-	size_t wirelen; /* the packet's bytes on the wire, outer headers included */
-	bool outer;	/* data starts at the outer IP header */
-	/* A superpacket the kernel merged on the interface (plain GRE with rx_cfg.gro): */
-	uint16_t gso_size;     /* its inner segments' payload size; 0 for one packet */
-	uint8_t gso_type;      /* VIRTIO_NET_HDR_GSO_* */
-	uint16_t csum_start;   /* from data: where its inner L4 checksum's coverage starts */
-	uint16_t csum_offset;  /* the checksum's offset from there */
-	enum drop_reason drop; /* the source's verdict: DROP_TRUNCATED (a UDP message cut short,
+	uint8_t *data;		 /* from the ring: the outer IP header; over UDP: the GRE header */
+	size_t len;		 /* bytes at data: captured (ring), or the datagram's (UDP) */
+	size_t wirelen;		 /* the packet's bytes on the wire, outer headers included */
+	bool outer;		 /* data starts at the outer IP header */
+	struct rx_merged merged; /* plain GRE with rx_cfg.gro: a superpacket the kernel
+				  * merged on the interface (gso_size 0: one packet) */
+	enum drop_reason drop;	 /* the source's verdict: DROP_TRUNCATED (a UDP message cut short,
 				* or a merged superpacket not had whole),
 				* DROP_OUTER_FRAGMENT (reassembled by the kernel),
 				* DROP_UNKNOWN_PEER (a UDP source other than --remote), or

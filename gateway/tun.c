@@ -339,8 +339,7 @@ unsigned tunq_write_merged(struct tunq *q, const uint8_t *pkt, size_t len, const
 	struct virtio_net_hdr h;
 	unsigned nseg;
 
-	if (!q->sh->vnet_hdr)
-		return 0;
+	/* Without virtio headers the device was offered nothing: merged_hdr refuses. */
 	nseg = merged_hdr(q, pkt, len, ip, m, &h);
 	if (!nseg)
 		return 0;

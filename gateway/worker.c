@@ -149,16 +149,16 @@ static enum drop_reason deliver_merged(struct worker *w, const struct rx_dgram *
 {
 	size_t inner_off = (size_t)(r->inner - d->data);
 	struct tun_merged m = {
-		.gso_size = d->gso_size,
-		.gso_type = d->gso_type,
-		.csum_start = (uint16_t)(d->csum_start - inner_off),
-		.csum_offset = d->csum_offset,
+		.gso_size = d->merged.gso_size,
+		.gso_type = d->merged.gso_type,
+		.csum_start = (uint16_t)(d->merged.csum_start - inner_off),
+		.csum_offset = d->merged.csum_offset,
 	};
 	struct flow_entry *e;
 	unsigned nseg;
 	uint32_t hash;
 
-	if (d->csum_start <= inner_off)
+	if (d->merged.csum_start <= inner_off)
 		return DROP_BAD_INNER;
 	nseg = tunq_write_merged(&w->tun, r->inner, r->inner_len, &r->ip, &m);
 	if (!nseg)
@@ -184,9 +184,9 @@ static void deliver(struct worker *w, const struct rx_dgram *d)
 	stat_add(&w->stats.ctr[STAT_WIRE_RX_BYTES], d->wirelen);
 	if (why != DROP_NONE)
 		goto drop;
-	why = d->gso_size ? decap_merged(c, d->data, d->len, &r)
-	      : d->outer  ? decap(c, d->data, d->len, d->wirelen, &r)
-			  : decap_gre(c, d->data, d->len, &r);
+	why = d->merged.gso_size ? decap_merged(c, d->data, d->len, &r)
+	      : d->outer	 ? decap(c, d->data, d->len, d->wirelen, &r)
+				 : decap_gre(c, d->data, d->len, &r);
 	if (why != DROP_NONE)
 		goto drop;
 	/* A standing queue is told on an ECN-capable packet by CE, on any other by its loss. */
@@ -195,7 +195,7 @@ static void deliver(struct worker *w, const struct rx_dgram *d)
 			goto aqm_drop;
 		stat_add(&w->stats.ctr[STAT_AQM_MARKED], 1);
 	}
-	if (d->gso_size) {
+	if (d->merged.gso_size) {
 		why = deliver_merged(w, d, &r);
 		if (why != DROP_NONE)
 			goto drop;
