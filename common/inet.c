@@ -4,6 +4,7 @@
 #include "inet.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -190,4 +191,25 @@ bool ip_ecn_set_ce(uint8_t *p, size_t len)
 		return true;
 	}
 	return false;
+}
+
+void inet_csum_finish(uint8_t *head, size_t head_len, const uint8_t *tail, size_t tail_len,
+		      struct l4_csum c)
+{
+	uint16_t v =
+		inet_csum_fold(inet_csum_add(inet_csum_add(0, head, head_len), tail, tail_len));
+
+	store_be16(head + c.offset, v == 0 && c.offset == UDP_CSUM_OFF ? 0xffff : v);
+}
+
+bool inet_l4_csum_at(size_t len, const struct ip_info *ip, struct l4_csum *c)
+{
+	unsigned need = ip->proto == IPPROTO_TCP ? TCP_HLEN : UDP_HLEN;
+
+	if (ip->fragment || (ip->proto != IPPROTO_TCP && ip->proto != IPPROTO_UDP) ||
+	    len < ip->hlen + need)
+		return false;
+	c->start = (uint16_t)ip->hlen;
+	c->offset = ip->proto == IPPROTO_TCP ? TCP_CSUM_OFF : UDP_CSUM_OFF;
+	return true;
 }

@@ -182,6 +182,26 @@ uint16_t inet_csum_replace16(uint16_t csum, uint16_t old, uint16_t new);
 uint32_t inet_pseudo_sum(int family, const uint8_t *src, const uint8_t *dst, uint8_t proto,
 			 uint32_t len);
 
+/*
+ * A transport checksum left partial (the kernel's CHECKSUM_PARTIAL, a virtio header's
+ * NEEDS_CSUM): its field, offset bytes past start, holds the pseudo-header's sum, and whoever
+ * completes it sums from start to the end of the packet. start counts from the IP header;
+ * 0 when the checksum is complete.
+ */
+struct l4_csum {
+	uint16_t start;
+	uint16_t offset;
+};
+
+/*
+ * Completes a partial checksum c of a packet whose bytes from c.start on are head (head_len
+ * bytes, even when tail follows: a segment's headers) and then tail (tail_len bytes, may be
+ * NULL with 0). head starts at c.start. A UDP checksum that comes out zero is sent as all
+ * ones (RFC 768). The caller has checked that the field lies within head.
+ */
+void inet_csum_finish(uint8_t *head, size_t head_len, const uint8_t *tail, size_t tail_len,
+		      struct l4_csum c);
+
 /* An IP header as read by ip_parse, in host order. */
 struct ip_info {
 	int family;		  /* AF_INET or AF_INET6 */
@@ -202,6 +222,13 @@ struct ip_info {
  * length is below 20) or -EBADMSG (IPv4 header checksum wrong; only when check_csum).
  */
 int ip_parse(const uint8_t *p, size_t len, bool check_csum, struct ip_info *out);
+
+/*
+ * Where the checksum of an IP packet's TCP or UDP header lies (ip from ip_parse of its len bytes):
+ * the transport header right after the IP header (IPv6: no extension header), not a
+ * fragment, the whole header there. Returns false for anything else.
+ */
+bool inet_l4_csum_at(size_t len, const struct ip_info *ip, struct l4_csum *c);
 
 /*
  * Marks an ECN-capable IPv4 or IPv6 packet Congestion Experienced (RFC 3168), keeping the

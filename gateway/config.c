@@ -43,6 +43,7 @@ enum opt_id {
 	OPT_OFFLOAD,
 	OPT_GRO_HOLD,
 	OPT_INGRESS_DROP,
+	OPT_WIRE_TX,
 	OPT_AQM,
 	OPT_AQM_TARGET,
 	OPT_AQM_INTERVAL,
@@ -77,6 +78,7 @@ static const struct option options[] = {
 	{ "offload", required_argument, NULL, OPT_OFFLOAD },
 	{ "gro-hold", required_argument, NULL, OPT_GRO_HOLD },
 	{ "ingress-drop", required_argument, NULL, OPT_INGRESS_DROP },
+	{ "wire-tx", required_argument, NULL, OPT_WIRE_TX },
 	{ "aqm", required_argument, NULL, OPT_AQM },
 	{ "aqm-target", required_argument, NULL, OPT_AQM_TARGET },
 	{ "aqm-interval", required_argument, NULL, OPT_AQM_INTERVAL },
@@ -142,6 +144,11 @@ void config_usage(void)
 	       "  --ingress-drop tcx|off  plain GRE: tcx (default) drops the peer's GRE at tc\n"
 	       "                       ingress once the receive rings have their copy, so the\n"
 	       "                       IP stack never takes it; off leaves it to the stack\n"
+	       "  --wire-tx packet|ip  plain GRE: packet (default) sends whole frames on a packet\n"
+	       "                       socket to the route's next hop, followed through\n"
+	       "                       rtnetlink, inner checksums left to the device; without a\n"
+	       "                       resolved next hop, and with ip, the kernel's IP output\n"
+	       "                       sends them (its routing, netfilter and neighbour)\n"
 	       "  --gro-hold US        with offloads, a superpacket merged from the wire waits\n"
 	       "                       up to US microseconds (0 to 1000) for the rest of its\n"
 	       "                       burst when the receive queue runs dry (default 0: it\n"
@@ -189,6 +196,7 @@ void config_defaults(struct config *c)
 	c->aqm_target_us = 500;
 	c->aqm_interval_us = 10000;
 	c->ingress_drop = true;
+	c->wire_tx_packet = true;
 }
 
 /* Where a value came from, for the one line that names a bad one. */
@@ -443,6 +451,14 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 			c->ingress_drop = false;
 		else
 			return bad(o, key, v, "expected tcx or off");
+		return 0;
+	case OPT_WIRE_TX:
+		if (strcmp(v, "packet") == 0)
+			c->wire_tx_packet = true;
+		else if (strcmp(v, "ip") == 0)
+			c->wire_tx_packet = false;
+		else
+			return bad(o, key, v, "expected packet or ip");
 		return 0;
 	case OPT_GRO_HOLD:
 		if (parse_u64(v, 0, 1000, &n))

@@ -41,6 +41,7 @@ struct config {
 	unsigned aqm_target_us, aqm_interval_us;
 	unsigned gro_hold_us;	/* --gro-hold */
 	bool ingress_drop;	/* --ingress-drop tcx */
+	bool wire_tx_packet;	/* --wire-tx packet */
 	bool gre_udp;		/* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */
 	bool sched_batch;	/* --sched batch (default): workers under SCHED_BATCH */
 	bool any_address;	/* addresses and routes may lie outside the benchmarking ranges */

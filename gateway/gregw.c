@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <libmnl/libmnl.h>
 #include <unistd.h>
 
 #include "allow.h"
@@ -329,20 +330,26 @@ static void set_sched(struct gregw *g)
 }
 
 /*
- * The main thread's loop: signals, the stats timer and control clients. Nothing here waits
- * on a client: its connections are polled with the rest (ctl.h).
+ * The main thread's loop: signals, the stats timer, the next hop's changes and probe timer
+ * (plain GRE on packet sockets) and control clients. Nothing here waits on a client: its
+ * connections are polled with the rest (ctl.h).
  */
 static void main_loop(struct gregw *g, int sig_fd, int timer_fd)
 {
-	struct pollfd pfd[2 + CTL_POLLFDS];
+	enum { FIXED = 4 };
+	struct pollfd pfd[FIXED + CTL_POLLFDS];
+	bool nh = g->sh.wire_tx_packet;
 
 	pfd[0] = (struct pollfd){ .fd = sig_fd, .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = timer_fd, .events = POLLIN };
+	/* poll skips a negative descriptor */
+	pfd[2] = (struct pollfd){ .fd = nh ? mnl_socket_get_fd(g->nh.mon) : -1, .events = POLLIN };
+	pfd[3] = (struct pollfd){ .fd = nh ? g->nh.timer_fd : -1, .events = POLLIN };
 	for (;;) {
 		int timeout = -1;
 
-		ctl_pollfds(&g->ctl, pfd + 2, clock_mono_ns(), &timeout);
-		if (poll(pfd, 2 + CTL_POLLFDS, timeout) < 0) {
+		ctl_pollfds(&g->ctl, pfd + FIXED, clock_mono_ns(), &timeout);
+		if (poll(pfd, FIXED + CTL_POLLFDS, timeout) < 0) {
 			if (errno != EINTR)
 				break;
 			continue;
@@ -360,7 +367,11 @@ static void main_loop(struct gregw *g, int sig_fd, int timer_fd)
 			if (read(timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks))
 				emit(g, false);
 		}
-		ctl_handle(&g->ctl, pfd + 2, clock_mono_ns(), ctl_reply, g);
+		if (pfd[2].revents & POLLIN)
+			nexthop_changed(&g->nh);
+		if (pfd[3].revents & POLLIN)
+			nexthop_tick(&g->nh);
+		ctl_handle(&g->ctl, pfd + FIXED, clock_mono_ns(), ctl_reply, g);
 	}
 }
 
@@ -373,6 +384,28 @@ static void stop_workers(struct gregw *g)
 		log_warn("cannot wake the workers");
 	for (unsigned i = 0; i < g->nworkers; i++)
 		worker_join(&g->workers[i]);
+}
+
+/*
+ * Plain GRE with --wire-tx packet: the next hop, looked up and followed (nexthop.h), before
+ * any worker opens its sockets; inner checksums go to the device where no GRE checksum must
+ * cover them and TUN says which are partial. Returns 0, or -1 after logging one line.
+ */
+static int wire_tx_setup(struct gregw *g)
+{
+	int rc;
+
+	g->sh.wire_tx_packet = !g->ecfg.udp && g->cfg->wire_tx_packet;
+	if (!g->sh.wire_tx_packet)
+		return 0;
+	rc = nexthop_open(&g->nh, &g->sh.nh, g->ecfg.family, g->ecfg.remote, g->ecfg.local);
+	if (rc) {
+		g->sh.wire_tx_packet = false;
+		log_warnx("cannot follow the next hop through rtnetlink: %s", strerror(-rc));
+		return -1;
+	}
+	g->sh.tx_csum_partial = g->sh.vnet_hdr && !(g->ecfg.gre_flags & GRE_F_CSUM);
+	return 0;
 }
 
 static int open_timer(unsigned ms)
@@ -514,6 +547,8 @@ int gregw_run(const struct config *cfg)
 		log_warn("eventfd");
 		goto out_sink;
 	}
+	if (wire_tx_setup(g))
+		goto out_stopfd;
 	g->workers = aligned_alloc(64, sizeof(*g->workers) * g->nworkers);
 	if (!g->workers) {
 		log_warnx("out of memory for %u workers", g->nworkers);
@@ -614,6 +649,8 @@ out_workers:
 		worker_fini(&g->workers[--inited]);
 	free(g->workers);
 out_stopfd:
+	if (g->sh.wire_tx_packet)
+		nexthop_close(&g->nh);
 	close(g->sh.stop_fd);
 out_sink:
 	if (g->sink_fd >= 0)

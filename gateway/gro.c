@@ -117,18 +117,29 @@ static bool joins(const struct gro_flow *f, const struct seg *s)
 	return true;
 }
 
-static void emit_one(const struct seg *s, bool verified, gro_emit_fn *emit, void *ctx)
+/* The virtio header of one packet: its checksum left partial, verified, or neither. */
+static struct virtio_net_hdr one_hdr(struct l4_csum csum, bool verified)
 {
-	struct virtio_net_hdr h = { .flags = verified ? VIRTIO_NET_HDR_F_DATA_VALID : 0 };
+	if (csum.start)
+		return (struct virtio_net_hdr){ .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+						.csum_start = htole16(csum.start),
+						.csum_offset = htole16(csum.offset) };
+	return (struct virtio_net_hdr){ .flags = verified ? VIRTIO_NET_HDR_F_DATA_VALID : 0 };
+}
 
-	emit(ctx, &h, s->pkt, s->len, 1);
+static void emit_one(const uint8_t *pkt, size_t len, struct l4_csum csum, bool verified,
+		     gro_emit_fn *emit, void *ctx)
+{
+	struct virtio_net_hdr h = one_hdr(csum, verified);
+
+	emit(ctx, &h, pkt, len, 1);
 }
 
 static void emit_flow(struct gro *g, unsigned i, gro_emit_fn *emit, void *ctx)
 {
 	struct gro_flow *f = &g->flow[i];
 	uint8_t *p = f->buf, *th = p + f->l4_off;
-	struct virtio_net_hdr h = { .flags = VIRTIO_NET_HDR_F_DATA_VALID };
+	struct virtio_net_hdr h = one_hdr(f->csum, true);
 
 	g->open &= ~(1u << i);
 	if (f->nseg > 1) {
@@ -193,7 +204,8 @@ void gro_init(struct gro *g, uint8_t *mem)
 		g->flow[i].buf = mem + (size_t)i * GRO_BUF;
 }
 
-enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, void *ctx)
+enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, struct l4_csum csum,
+			gro_emit_fn *emit, void *ctx)
 {
 	struct seg s;
 	struct gro_flow *f = NULL;
@@ -201,10 +213,8 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_
 
 	g->clock++;
 	if (!parse(pkt, len, &s)) {
-		struct virtio_net_hdr h = { 0 };
-
 		flush_hosts(g, pkt, len, emit, ctx);
-		emit(ctx, &h, pkt, len, 1);
+		emit_one(pkt, len, csum, false, emit, ctx);
 		return GRO_PASSED;
 	}
 	for (i = 0; i < GRO_FLOWS; i++) {
@@ -221,11 +231,12 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_
 			oldest = i;
 	}
 	/* Only payload is merged, and only after its checksum is known right: a merged
-	 * segment gets a fresh checksum, which would hide corruption. */
-	if (s.plen && s.mergeable && !csum_ok(&s)) {
+	 * segment gets a fresh checksum, which would hide corruption. One left partial comes
+	 * from this host, unchanged since (the kernel, too, takes CHECKSUM_PARTIAL as right). */
+	if (s.plen && s.mergeable && !csum.start && !csum_ok(&s)) {
 		if (f)
 			emit_flow(g, i, emit, ctx);
-		emit_one(&s, false, emit, ctx);
+		emit_one(pkt, len, csum, false, emit, ctx);
 		return GRO_BAD_CSUM;
 	}
 	if (f) {
@@ -245,7 +256,7 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_
 	}
 	if (!s.mergeable || s.plen == 0 ||
 	    (s.flags & (TCP_F_SYN | TCP_F_FIN | TCP_F_RST | TCP_F_URG | TCP_F_PSH))) {
-		emit_one(&s, s.plen && s.mergeable, emit, ctx);
+		emit_one(pkt, len, csum, s.plen && s.mergeable, emit, ctx);
 		return GRO_PASSED;
 	}
 	if (slot == GRO_FLOWS) {
@@ -262,6 +273,7 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_
 	f->next_seq = s.seq + (uint32_t)s.plen;
 	f->next_id = (uint16_t)(s.family == AF_INET ? load_be16(pkt + IPV4_ID_OFF) + 1 : 0);
 	f->family = s.family;
+	f->csum = csum;
 	f->age = g->clock;
 	f->opened_ns = g->now_ns;
 	g->open |= 1u << slot;

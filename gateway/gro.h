@@ -8,7 +8,8 @@
  *
  * A segment joins the open superpacket of its flow when: IPv4 without options (or IPv6 with
  * TCP right after the fixed header); same addresses, ports, TOS/traffic class, TTL/hop limit,
- * DF and the IPv4 identification one up, or the same flow label; its TCP checksum is right;
+ * DF and the IPv4 identification one up, or the same flow label; its TCP checksum is right
+ * (or left partial by a sender on this host, which the kernel too takes as right);
  * its sequence number follows; the ACK number, window, flags other than PSH and FIN and
  * every option byte are the same; no SYN, RST, URG or CWR; its payload is no larger than the
  * first segment's; the result stays within 64 KB. A short segment, or one with PSH or FIN,
@@ -26,12 +27,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "inet.h"
 #include "limits.h"
 
 /*
  * Receives each packet to write into TUN with its virtio header: a superpacket of nseg > 1
  * segments (GSO, checksum partial), or one packet (nseg 1; DATA_VALID when its TCP checksum
- * was verified). The callee may not keep the pointers.
+ * was verified, NEEDS_CSUM when it came partial). The callee may not keep the pointers.
  */
 typedef void gro_emit_fn(void *ctx, const struct virtio_net_hdr *h, const uint8_t *pkt, size_t len,
 			 unsigned nseg);
@@ -48,6 +50,7 @@ struct gro_flow {
 	uint64_t age;	    /* when it was opened, for eviction */
 	uint64_t opened_ns; /* gro.now_ns when it was opened, for the hold */
 	int family;
+	struct l4_csum csum; /* the first segment's checksum, when it came partial */
 };
 
 struct gro {
@@ -71,10 +74,11 @@ void gro_init(struct gro *g, uint8_t *mem);
 /*
  * Takes one inner IPv4 or IPv6 packet of len bytes that has passed decap's checks, and
  * merges it, holds it as a new superpacket, or emits it (after its flow's superpacket).
+ * csum: its transport checksum as it came left partial (start 0: complete, to be verified).
  * Returns which.
  */
-enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit,
-			void *ctx);
+enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, struct l4_csum csum,
+			gro_emit_fn *emit, void *ctx);
 
 /* Emits every open superpacket. */
 void gro_flush(struct gro *g, gro_emit_fn *emit, void *ctx);

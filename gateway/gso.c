@@ -13,21 +13,24 @@
 #include "byteorder.h"
 #include "inet.h"
 
-/* Completes a partial checksum: the field holds the pseudo-header sum, the rest follows. */
-static enum drop_reason csum_complete(uint8_t *pkt, size_t len, unsigned start, unsigned off)
+/* A partial checksum (its field holds the pseudo-header's sum) of a packet not to segment:
+ * completed, or kept for the device; either way its field must lie within the packet. */
+static enum drop_reason csum_partial(uint8_t *pkt, size_t len, unsigned start, unsigned off,
+				     bool keep, struct gso_pkt *g)
 {
-	uint16_t c;
+	struct l4_csum c = { (uint16_t)start, (uint16_t)off };
 
-	if (start >= len || off > len - start || len - start - off < 2)
+	if (start == 0 || start >= len || off > len - start || len - start - off < 2)
 		return DROP_TX_BAD_INNER;
-	c = inet_csum(pkt + start, len - start);
-	/* UDP sends a computed zero as all ones (RFC 768). */
-	store_be16(pkt + start + off, c == 0 && off == UDP_CSUM_OFF ? 0xffff : c);
+	if (keep)
+		g->csum = c;
+	else
+		inet_csum_finish(pkt + start, len - start, NULL, 0, c);
 	return DROP_NONE;
 }
 
 enum drop_reason gso_parse(const struct virtio_net_hdr *h, uint8_t *pkt, size_t len, unsigned mtu,
-			   struct gso_pkt *g)
+			   bool keep_partial, struct gso_pkt *g)
 {
 	uint8_t type = h->gso_type & (uint8_t)~VIRTIO_NET_HDR_GSO_ECN;
 	unsigned start = le16toh(h->csum_start), off = le16toh(h->csum_offset);
@@ -36,7 +39,7 @@ enum drop_reason gso_parse(const struct virtio_net_hdr *h, uint8_t *pkt, size_t 
 	memset(g, 0, sizeof(*g));
 	if (type == VIRTIO_NET_HDR_GSO_NONE) {
 		if (h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)
-			return csum_complete(pkt, len, start, off);
+			return csum_partial(pkt, len, start, off, keep_partial, g);
 		return DROP_NONE;
 	}
 	/* Segmentation needs the transport header located and its checksum left partial. */
@@ -93,7 +96,7 @@ enum drop_reason gso_parse(const struct virtio_net_hdr *h, uint8_t *pkt, size_t 
 	return DROP_NONE;
 }
 
-size_t gso_segment(const struct gso_pkt *g, unsigned i, uint8_t *hdr)
+size_t gso_segment(const struct gso_pkt *g, unsigned i, uint8_t *hdr, bool partial)
 {
 	size_t done = (size_t)i * g->mss;
 	size_t plen = g->len - g->hdr_len - done;
@@ -127,6 +130,10 @@ size_t gso_segment(const struct gso_pkt *g, unsigned i, uint8_t *hdr)
 	}
 	sum = inet_pseudo_sum(g->family, hdr + ip_src_off(g->family), hdr + ip_dst_off(g->family),
 			      g->l4, l4len);
+	if (partial) {
+		store_be16(l4 + gso_csum(g).offset, (uint16_t)~inet_csum_fold(sum));
+		return plen;
+	}
 	sum = inet_csum_add(sum, l4, g->hdr_len - g->l4_off);
 	sum = inet_csum_add(sum, payload, plen);
 	{

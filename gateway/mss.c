@@ -27,7 +27,8 @@ unsigned mss_for_mtu(int family, unsigned mtu)
 	return mtu > hdrs ? mtu - hdrs : 0;
 }
 
-bool mss_clamp(uint8_t *pkt, size_t len, const struct ip_info *ip, unsigned max_mss)
+bool mss_clamp(uint8_t *pkt, size_t len, const struct ip_info *ip, unsigned max_mss,
+	       bool csum_partial)
 {
 	uint8_t *tcp = pkt + ip->hlen, *opt, *end;
 	size_t tcp_len;
@@ -60,6 +61,8 @@ bool mss_clamp(uint8_t *pkt, size_t len, const struct ip_info *ip, unsigned max_
 			if (mss <= max_mss)
 				return false;
 			store_be16(opt + 2, (uint16_t)max_mss);
+			if (csum_partial)
+				return true;
 			/* After a lone NOP the value sits at an odd offset, where it adds to the
 			 * sum byte-swapped. */
 			if ((opt + 2 - tcp) & 1)

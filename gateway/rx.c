@@ -291,7 +291,8 @@ static void set_pkt(const struct rx_ring *r, struct rx_pkt *p, uint8_t *frame, u
 	p->caplen = snaplen > mac_len ? snaplen - mac_len : 0;
 	p->wirelen = len > mac_len ? len - mac_len : 0;
 	p->copy = status & TP_STATUS_COPY;
-	p->merged.gso_size = 0;
+	p->csum_partial = status & TP_STATUS_CSUMNOTREADY;
+	p->merged = (struct rx_merged){ 0 };
 	if (r->gro && mac >= sizeof(struct virtio_net_hdr)) {
 		struct virtio_net_hdr h;
 
@@ -537,6 +538,7 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 	d->wirelen = d->len + outer_wire;
 	d->outer = false;
 	d->merged.gso_size = 0;
+	d->csum_partial = false;
 	d->drop = DROP_NONE;
 	if (q->msgs[q->cur].msg_hdr.msg_flags & MSG_TRUNC)
 		d->drop = DROP_TRUNCATED;
@@ -567,6 +569,7 @@ static bool ring_next(struct rxq *q, struct rx_dgram *d)
 	d->outer = true;
 	d->drop = DROP_NONE;
 	d->merged = p.merged;
+	d->csum_partial = p.csum_partial && !p.copy;
 	/* A frame marked copy: the whole packet from the socket instead; DROP_TRUNCATED (as the
 	 * frame alone would be) when it cannot be had. */
 	if (p.copy && q->ring.gro) {

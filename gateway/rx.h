@@ -77,6 +77,8 @@ struct rx_pkt {
 	uint64_t queued;	 /* when the kernel put it in the ring (ns, CLOCK_REALTIME) */
 	uint32_t mac_len;	 /* link-layer header before data (the socket is SOCK_RAW) */
 	bool copy;		 /* too large for its frame: queued whole on the socket */
+	bool csum_partial;	 /* a sender on this host left its inner checksum to a device
+				  * (TP_STATUS_CSUMNOTREADY, the kernel's CHECKSUM_PARTIAL) */
 	struct rx_merged merged; /* with rx_ring.gro, from the frame's virtio header */
 };
 
@@ -118,6 +120,9 @@ struct rx_dgram {
 	bool outer;		 /* data starts at the outer IP header */
 	struct rx_merged merged; /* plain GRE with rx_cfg.gro: a superpacket the kernel
 				  * merged on the interface (gso_size 0: one packet) */
+	bool csum_partial;	 /* plain GRE, one packet: rx_pkt.csum_partial; its field holds
+				  * the pseudo-header's sum, where merged.csum_start says when
+				  * the frame had a virtio header */
 	enum drop_reason drop;	 /* the source's verdict: DROP_TRUNCATED (a UDP message cut short,
 				* or a merged superpacket not had whole),
 				* DROP_OUTER_FRAGMENT (reassembled by the kernel),

@@ -11,6 +11,7 @@
 
 #include "encap.h"
 #include "limits.h"
+#include "nexthop.h"
 #include "steer.h"
 
 struct worker_stats;
@@ -21,6 +22,9 @@ struct gw_shared {
 	int stop;	       /* set (release) before stop_fd is written */
 	unsigned mss4, mss6;   /* MSS clamp targets; 0 when --mss-clamp is off */
 	bool vnet_hdr;	       /* TUN reads and writes carry a virtio_net_hdr (--offload on) */
+	bool wire_tx_packet;   /* plain GRE leaves on packet sockets, as nh says (--wire-tx) */
+	bool tx_csum_partial;  /* ... its inner checksums left to the device where TUN or the
+				* segmenting can (no GRE checksum to cover them) */
 	int tun_offloads;      /* TUN_F_* in force: which superpackets TUN takes whole */
 	bool udp_gso, udp_gro; /* GRE-in-UDP sends with UDP_SEGMENT, receives with UDP_GRO */
 	bool aqm;	       /* --aqm codel on each worker's receive queue */
@@ -28,6 +32,7 @@ struct gw_shared {
 	uint64_t aqm_target_ns, aqm_interval_ns;
 	uint16_t udp_sports[UDP_TX_PORTS]; /* its source ports: the first worker picks them */
 	struct steer_maps steer;	   /* GRE-in-UDP: the flow table of the steering programs */
+	struct nexthop_pub nh;		   /* wire_tx_packet: the next hop, the main thread's */
 	/* Every worker's counters, set by worker_init: a worker reads the others' sequence
 	 * windows (relaxed loads) for a number outside its own. */
 	struct worker_stats *seq_peers[CONFIG_MAX_WORKERS];

@@ -36,6 +36,7 @@ static const char *const names[STAT_MAX] = {
 	[STAT_UDP_GSO_SENDS] = "udp_gso_sends",
 	[STAT_UDP_GRO_READS] = "udp_gro_reads",
 	[STAT_GRE_GRO_READS] = "gre_gro_reads",
+	[STAT_WIRE_TX_IP] = "wire_tx_ip",
 	[STAT_TUN_READ_CALLS] = "tun_read_calls",
 	[STAT_TUN_WRITE_CALLS] = "tun_write_calls",
 	[STAT_SEND_CALLS] = "send_calls",

@@ -39,6 +39,9 @@ enum stat_counter {
 	STAT_UDP_GSO_SENDS,    /* GRE-in-UDP messages sent with UDP_SEGMENT (several datagrams) */
 	STAT_UDP_GRO_READS,    /* GRE-in-UDP messages received holding several datagrams */
 	STAT_GRE_GRO_READS,    /* plain GRE superpackets the kernel merged, taken whole */
+	STAT_WIRE_TX_IP,       /* plain GRE packets sent on the IP path (raw socket): all of them
+				* with --wire-tx ip; else while no next hop is known, and one a
+				* second that keeps the kernel's neighbour entry in use */
 	/* System calls of the packet path, each one made (those that found nothing or failed
 	 * too): what a packet costs beyond the copy. */
 	STAT_TUN_READ_CALLS,   /* read/readv on the TUN queue, the ones that found it empty too */

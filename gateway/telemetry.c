@@ -4,6 +4,7 @@
 #include "telemetry.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -62,6 +63,9 @@ static json_t *config_json(const struct gregw *g)
 		jout_str(o, "ingress_drop", g->tcx_fd >= 0 ? "tcx" : "off");
 		/* superpackets the interface's GRO merged: taken whole, or dropped truncated */
 		jout_str(o, "wire_gro", g->rx_gro ? "whole" : "off");
+		/* how GRE leaves: frames on packet sockets to the next hop, or the IP output */
+		jout_str(o, "wire_tx", g->sh.wire_tx_packet ? "packet" : "ip");
+		jout_bool(o, "tx_csum_offload", g->sh.tx_csum_partial);
 	}
 	/* How flows meet workers (steer.h): turn by turn through the flow table, or a hash. */
 	jout_str(o, "steering", g->steer_table ? "table" : "hash");
@@ -81,6 +85,26 @@ static json_t *config_json(const struct gregw *g)
 		jout_bool(o, "udp_gro", g->sh.udp_gro);
 	}
 	jout_str(o, "ctl", g->ctl_path);
+	return o;
+}
+
+/* The next hop as last looked up (nexthop.h): where GRE leaves, or why it takes the IP path. */
+static json_t *next_hop_json(const struct nexthop *n)
+{
+	json_t *o = json_object();
+	struct netaddr via = { .family = n->via_family };
+	char a[NETADDR_STRLEN], mac[3 * ETH_ALEN];
+	const uint8_t *m = n->hop.eth;
+
+	memcpy(via.bytes, n->via, netaddr_len(via.family ? via.family : AF_INET));
+	jout_str(o, "dev", n->dev[0] ? n->dev : NULL);
+	jout_str(o, "via", n->via_family ? netaddr_format(&via, a) : NULL);
+	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4],
+		 m[5]);
+	jout_str(o, "lladdr", n->hop.ifindex ? mac : NULL);
+	jout_str(o, "state", nexthop_nud_name(n->nud));
+	jout_str(o, "ip_path_why", n->why);
+	jout_u64(o, "lookups", n->lookups);
 	return o;
 }
 
@@ -239,6 +263,8 @@ json_t *telemetry_stats(struct gregw *g, bool final)
 	jout_real(doc, "uptime", clock_secs(clock_mono_ns() - g->start_ns));
 	jout_bool(doc, "final", final);
 	jout_set(doc, "config", config_json(g));
+	if (g->sh.wire_tx_packet)
+		jout_set(doc, "next_hop", next_hop_json(&g->nh));
 	for (unsigned i = 0; i < g->nworkers; i++) {
 		jout_append(workers, worker_json(g, i, tot, drops, segs));
 		ring += g->ring_drops[i];

@@ -177,7 +177,8 @@ static void next_segment(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 
 	p->data = hdr + ENCAP_HEADROOM;
 	p->len = g->hdr_len;
-	p->tail_len = gso_segment(g, i, p->data);
+	p->tail_len = gso_segment(g, i, p->data, q->sh->tx_csum_partial);
+	p->csum = q->sh->tx_csum_partial ? gso_csum(g) : (struct l4_csum){ 0 };
 	p->tail = g->pkt + g->hdr_len + (size_t)i * g->mss;
 	p->ip = q->gso_ip;
 	p->seg = i;
@@ -215,7 +216,7 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 	p->data = inner;
 	p->len = (size_t)len;
 	/* A superpacket, or a packet whose checksum the kernel left to us. */
-	p->drop = gso_parse(&h, inner, p->len, mtu, &q->gso);
+	p->drop = gso_parse(&h, inner, p->len, mtu, q->sh->tx_csum_partial, &q->gso);
 	if (p->drop != DROP_NONE)
 		q->gso.nseg = 0; /* nothing to cut, whatever gso_parse left there */
 	if (p->drop == DROP_TX_TOO_BIG && ip_parse(inner, p->len, false, &p->ip) < 0)
@@ -225,6 +226,7 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 	stat_add(&q->stats->segs[STAT_TUN_READ][stat_seg_bucket(q->gso.nseg ? q->gso.nseg : 1)], 1);
 	if (!q->gso.nseg) {
 		p->drop = encap_check(q->sh->cfg, inner, p->len, &p->ip);
+		p->csum = q->gso.csum;
 		return true;
 	}
 	/* TUN hands over whole packets, but a local raw socket can write anything into it. */
@@ -278,13 +280,15 @@ static void emit(void *ctx, const struct virtio_net_hdr *h, const uint8_t *pkt, 
 		stat_add(&q->stats->ctr[STAT_GRO_SUPERPACKETS], 1);
 }
 
-void tunq_write(struct tunq *q, const uint8_t *pkt, size_t len)
+void tunq_write(struct tunq *q, uint8_t *pkt, size_t len, struct l4_csum csum)
 {
 	if (!q->sh->vnet_hdr) {
+		if (csum.start)
+			inet_csum_finish(pkt + csum.start, len - csum.start, NULL, 0, csum);
 		emit(q, NULL, pkt, len, 1);
 		return;
 	}
-	if (gro_add(&q->gro, pkt, len, emit, q) == GRO_BAD_CSUM)
+	if (gro_add(&q->gro, pkt, len, csum, emit, q) == GRO_BAD_CSUM)
 		stat_add(&q->stats->ctr[STAT_GRO_BAD_CSUM], 1);
 }
 

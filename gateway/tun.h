@@ -50,6 +50,8 @@ struct tun_pkt {
 	size_t tail_len;
 	struct ip_info ip;     /* the inner IP header (a segment's: its superpacket's) */
 	unsigned seg, nseg;    /* segment seg of nseg; 0 and 0 for a whole packet */
+	struct l4_csum csum;   /* its transport checksum left partial (sh->tx_csum_partial):
+				* start 0 when it is complete */
 	enum drop_reason drop; /* DROP_NONE, or why the packet may not enter the tunnel:
 				* DROP_TX_BAD_INNER (data NULL when the read itself was bad) or
 				* DROP_TX_TOO_BIG (ip filled, for the ICMP error) */
@@ -88,8 +90,10 @@ void tunq_begin(struct tunq *q);
 bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p);
 
 /* Writes an inner packet from the wire into TUN; with offloads through the coalescer, which
- * may hold it until tunq_flush. Counts what TUN took, or DROP_TUN_WRITE. Worker thread. */
-void tunq_write(struct tunq *q, const uint8_t *pkt, size_t len);
+ * may hold it until tunq_flush. csum: its transport checksum as it came left partial, which
+ * goes on so (without offloads it is completed here first). Counts what TUN took, or
+ * DROP_TUN_WRITE. Worker thread. */
+void tunq_write(struct tunq *q, uint8_t *pkt, size_t len, struct l4_csum csum);
 
 /* How the kernel merged a superpacket from the wire (rx.h), its offsets from the inner IP
  * header. */

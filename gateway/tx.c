@@ -1,9 +1,10 @@
 /*
- * The send queue (see tx.h): GRE (RFC 2784, RFC 2890) on a raw socket (raw(7)), GRE-in-UDP
- * (RFC 8086) with UDP_SEGMENT (udp(7)).
+ * The send queue (see tx.h): GRE (RFC 2784, RFC 2890) on a packet socket (packet(7)) or a raw
+ * socket (raw(7)), GRE-in-UDP (RFC 8086) with UDP_SEGMENT (udp(7)).
  */
 #include "tx.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <linux/filter.h>
 #include <netinet/in.h>
@@ -68,6 +69,24 @@ int tx_raw_open(const struct encap_cfg *c, unsigned timeout_ms)
 	return fd;
 }
 
+int tx_packet_open(unsigned timeout_ms)
+{
+	struct timeval tv = {
+		.tv_sec = timeout_ms / 1000,
+		.tv_usec = (timeout_ms % 1000) * 1000,
+	};
+	int fd, one = 1;
+
+	/* Protocol 0: no packet is ever queued to it. */
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		return fd_close_err(fd);
+	return fd;
+}
+
 /* What the kernel accepted for the wire: packets, and their bytes with the outer headers. */
 static void count_sent(struct txq *q, uint64_t packets, uint64_t bytes)
 {
@@ -75,36 +94,40 @@ static void count_sent(struct txq *q, uint64_t packets, uint64_t bytes)
 	stat_add(&q->stats->ctr[STAT_WIRE_TX_BYTES], bytes);
 }
 
-/* Plain GRE: msgs[0..n) on the raw socket. */
-static void send_raw(struct txq *q, unsigned n)
+static size_t ent_len(const struct tx_ent *e, unsigned outer_hlen)
 {
-	unsigned off = 0;
+	return outer_hlen + e->len + e->tail_len;
+}
 
+/* Plain GRE: msgs[from..to) on fd, the packet or the raw socket. */
+static void send_plain(struct txq *q, int fd, unsigned from, unsigned to)
+{
+	unsigned off = from, outer_hlen = q->sh->cfg->outer_hlen;
+
+	if (from == to)
+		return;
 	stat_add(&q->stats->ctr[STAT_TX_BATCHES], 1);
-	while (off < n) {
+	while (off < to) {
 		int sent;
 
 		stat_add(&q->stats->ctr[STAT_SEND_CALLS], 1);
-		sent = sendmmsg(q->raw_fd, q->msgs + off, n - off, 0);
+		sent = sendmmsg(fd, q->msgs + off, to - off, 0);
 
 		if (sent < 0) {
 			if (errno == EINTR)
 				continue;
 			/* The first message failed (buffer full past the timeout, no route,
-			 * too big): drop it and go on with the rest. */
+			 * too big, the device down): drop it and go on with the rest. */
 			stat_add(&q->stats->drops[DROP_TX_SEND], 1);
 			off++;
 			continue;
 		}
 		for (int i = 0; i < sent; i++)
-			count_sent(q, 1, q->msgs[off + i].msg_len + (uint64_t)q->ip_hlen);
+			count_sent(q, 1, ent_len(&q->ents[off + i], outer_hlen));
+		if (fd == q->raw_fd)
+			stat_add(&q->stats->ctr[STAT_WIRE_TX_IP], (unsigned)sent);
 		off += (unsigned)sent;
 	}
-}
-
-static size_t ent_len(const struct tx_ent *e, unsigned outer_hlen)
-{
-	return outer_hlen + e->len + e->tail_len;
 }
 
 /*
@@ -243,10 +266,77 @@ static void order_by_socket(struct txq *q, unsigned n)
 		q->order[start[q->ents[i].sock]++] = (uint16_t)i;
 }
 
+/*
+ * Plain GRE: how many of the batch's first messages take the IP path. All of them without a
+ * next hop (or a packet socket); else one when a probe is due (nexthop_tick), none otherwise.
+ * Reads the next hop when it changed.
+ */
+static unsigned ip_path_count(struct txq *q, unsigned n)
+{
+	uint32_t probes;
+
+	if (q->pkt_fd < 0)
+		return n;
+	if (nexthop_read(&q->sh->nh, &q->hop_seen, &q->hop))
+		q->ll.sll_ifindex = q->hop.ifindex;
+	if (!q->hop.ifindex)
+		return n;
+	probes = __atomic_load_n(&q->sh->nh.probes, __ATOMIC_RELAXED);
+	if (probes == q->probes_seen)
+		return 0;
+	q->probes_seen = probes;
+	return 1;
+}
+
+/* Message k's pieces on the packet socket: the virtio header (a checksum left partial, at
+ * its offset in the frame), the Ethernet header, then from the outer IP header on. */
+static void frame_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+	struct iovec *iov = &q->iov[TX_IOV_MAX * k];
+	struct virtio_net_hdr *h = &q->vnet[k];
+
+	*h = (struct virtio_net_hdr){ 0 };
+	if (e->csum.start) {
+		h->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		h->csum_start = htole16((uint16_t)(ETH_HLEN + c->outer_hlen + e->csum.start));
+		h->csum_offset = htole16(e->csum.offset);
+	}
+	iov[0] = (struct iovec){ h, sizeof(*h) };
+	iov[1] = (struct iovec){ q->hop.eth, ETH_HLEN };
+	iov[2] = (struct iovec){ outer, c->outer_hlen + e->len };
+	iov[3] = (struct iovec){ (void *)e->tail, e->tail_len };
+	q->msgs[k].msg_hdr.msg_name = &q->ll;
+	q->msgs[k].msg_hdr.msg_namelen = sizeof(q->ll);
+	q->msgs[k].msg_hdr.msg_iov = iov;
+	q->msgs[k].msg_hdr.msg_iovlen = e->tail ? 4 : 3;
+}
+
+/* Message k's pieces elsewhere: from where the kernel's part ends (the outer IP header on the
+ * raw socket, over UDP also UDP's), then the payload. A checksum left partial is completed.
+ * Over UDP each message's two pieces follow the last's: send_udp joins messages. */
+static void dgram_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+	struct iovec *iov = &q->iov[(c->udp ? 2 : TX_IOV_MAX) * k];
+
+	if (e->csum.start)
+		inet_csum_finish(e->inner + e->csum.start, e->len - e->csum.start, e->tail,
+				 e->tail_len, e->csum);
+	iov[0] = (struct iovec){ outer + q->ip_hlen, c->outer_hlen - q->ip_hlen + e->len };
+	iov[1] = (struct iovec){ (void *)e->tail, e->tail_len };
+	if (!c->udp) {
+		q->msgs[k].msg_hdr.msg_name = &q->peer;
+		q->msgs[k].msg_hdr.msg_namelen = q->peer_len;
+	}
+	q->msgs[k].msg_hdr.msg_iov = iov;
+	q->msgs[k].msg_hdr.msg_iovlen = e->tail ? 2 : 1;
+}
+
 void txq_flush(struct txq *q)
 {
 	const struct encap_cfg *c = q->sh->cfg;
-	unsigned n = q->nents;
+	unsigned n = q->nents, ip_first;
 	uint32_t seq = 0;
 
 	if (n == 0)
@@ -256,23 +346,22 @@ void txq_flush(struct txq *q)
 		seq = __atomic_fetch_add(&q->sh->tx_seq, n, __ATOMIC_RELAXED);
 	if (c->udp)
 		order_by_socket(q, n);
+	ip_first = c->udp ? n : ip_path_count(q, n);
 	for (unsigned k = 0; k < n; k++) {
-		const struct tx_ent *e = &q->ents[c->udp ? q->order[k] : k];
-		struct iovec *iov = &q->iov[2 * k];
+		struct tx_ent *e = &q->ents[c->udp ? q->order[k] : k];
+		uint8_t *outer = encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + k);
 
-		/* The kernel writes the outer IP header (tx_raw_open; over UDP also UDP's). */
-		iov[0].iov_base = encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + k) +
-				  q->ip_hlen;
-		iov[0].iov_len = c->outer_hlen - q->ip_hlen + e->len;
-		iov[1].iov_base = (void *)e->tail;
-		iov[1].iov_len = e->tail_len;
-		q->msgs[k].msg_hdr.msg_iov = iov;
-		q->msgs[k].msg_hdr.msg_iovlen = e->tail ? 2 : 1;
+		if (k < ip_first)
+			dgram_iov(q, k, e, outer);
+		else
+			frame_iov(q, k, e, outer);
 	}
-	if (c->udp)
+	if (c->udp) {
 		send_udp(q, n);
-	else
-		send_raw(q, n);
+	} else {
+		send_plain(q, q->raw_fd, 0, ip_first);
+		send_plain(q, q->pkt_fd, ip_first, n);
+	}
 	q->nents = 0;
 }
 
@@ -284,11 +373,11 @@ uint8_t *txq_hdr_room(struct txq *q)
 }
 
 void txq_add(struct txq *q, uint8_t *inner, size_t len, const uint8_t *tail, size_t tail_len,
-	     uint32_t flow, unsigned sock)
+	     uint32_t flow, unsigned sock, struct l4_csum csum)
 {
 	if (q->nents == TX_MSGS)
 		txq_flush(q);
-	q->ents[q->nents++] = (struct tx_ent){ inner, len, tail, tail_len, flow, sock };
+	q->ents[q->nents++] = (struct tx_ent){ inner, len, tail, tail_len, flow, sock, csum };
 }
 
 uint32_t txq_group(struct txq *q)
@@ -343,8 +432,9 @@ static int open_udp(struct txq *q)
 	return -EADDRINUSE;
 }
 
-/* Plain GRE: the raw socket, every message addressed to the peer. */
-static int open_raw(struct txq *q)
+/* Plain GRE: the raw socket, its messages addressed to the peer; and with --wire-tx packet
+ * the packet socket, its frames to the next hop's device. */
+static int open_plain(struct txq *q)
 {
 	const struct encap_cfg *c = q->sh->cfg;
 
@@ -353,10 +443,15 @@ static int open_raw(struct txq *q)
 		return q->raw_fd;
 	q->ip_hlen = ip_fixed_hlen(c->family);
 	q->peer_len = netaddr_sockaddr(c->family, c->remote, 0, &q->peer);
-	for (unsigned i = 0; i < TX_MSGS; i++) {
-		q->msgs[i].msg_hdr.msg_name = &q->peer;
-		q->msgs[i].msg_hdr.msg_namelen = q->peer_len;
-	}
+	if (!q->sh->wire_tx_packet)
+		return 0;
+	q->pkt_fd = tx_packet_open(TX_SEND_TIMEOUT_MS);
+	if (q->pkt_fd < 0)
+		return q->pkt_fd;
+	q->ll.sll_family = AF_PACKET;
+	q->ll.sll_protocol = htons(c->family == AF_INET6 ? ETH_P_IPV6 : ETH_P_IP);
+	/* The probe clock as it stands: the first probe comes with the first tick. */
+	q->probes_seen = __atomic_load_n(&q->sh->nh.probes, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -369,12 +464,13 @@ int txq_init(struct txq *q, unsigned id, struct gw_shared *sh, struct worker_sta
 	q->stats = stats;
 	q->id = id;
 	q->raw_fd = -1;
+	q->pkt_fd = -1;
 	for (unsigned i = 0; i < UDP_TX_PORTS; i++)
 		q->udp_fd[i] = -1;
 	q->hdrs = aligned_alloc(64, (size_t)TX_MSGS * TX_SEG_HDR);
 	if (!q->hdrs)
 		return -ENOMEM;
-	rc = sh->cfg->udp ? open_udp(q) : open_raw(q);
+	rc = sh->cfg->udp ? open_udp(q) : open_plain(q);
 	if (rc)
 		txq_fini(q);
 	return rc;
@@ -384,7 +480,9 @@ void txq_fini(struct txq *q)
 {
 	if (q->raw_fd >= 0)
 		close(q->raw_fd);
-	q->raw_fd = -1;
+	if (q->pkt_fd >= 0)
+		close(q->pkt_fd);
+	q->raw_fd = q->pkt_fd = -1;
 	for (unsigned i = 0; i < UDP_TX_PORTS; i++) {
 		if (q->udp_fd[i] >= 0)
 			close(q->udp_fd[i]);

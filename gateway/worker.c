@@ -62,10 +62,12 @@ static struct flow_entry *flow_of(struct worker *w, const uint8_t *pkt, size_t l
 	return e;
 }
 
-static void clamp(struct worker *w, uint8_t *pkt, size_t len, const struct ip_info *ip)
+static void clamp(struct worker *w, uint8_t *pkt, size_t len, const struct ip_info *ip,
+		  struct l4_csum csum)
 {
 	if (w->sh->cfg->mss_clamp &&
-	    mss_clamp(pkt, len, ip, ip->family == AF_INET6 ? w->sh->mss6 : w->sh->mss4))
+	    mss_clamp(pkt, len, ip, ip->family == AF_INET6 ? w->sh->mss6 : w->sh->mss4,
+		      csum.start != 0))
 		stat_add(&w->stats.ctr[STAT_MSS_CLAMPED], 1);
 }
 
@@ -90,7 +92,7 @@ static unsigned from_tun(struct worker *w)
 			goto drop;
 		if (p.seg == 0) {
 			if (!p.nseg)
-				clamp(w, p.data, p.len, &p.ip);
+				clamp(w, p.data, p.len, &p.ip, p.csum);
 			e = flow_of(w, p.data, p.len, &p.ip, &hash);
 			if (e)
 				stat_add(&e->encap_packets, p.nseg ? p.nseg : 1);
@@ -99,7 +101,7 @@ static unsigned from_tun(struct worker *w)
 					 : 0;
 			sock = hash % UDP_TX_PORTS;
 		}
-		txq_add(&w->tx, p.data, p.len, p.tail, p.tail_len, group, sock);
+		txq_add(&w->tx, p.data, p.len, p.tail, p.tail_len, group, sock, p.csum);
 		stat_add(&w->stats.ctr[STAT_TUN_RX_PACKETS], 1);
 		stat_add(&w->stats.ctr[STAT_TUN_RX_BYTES], p.len + p.tail_len);
 		continue;
@@ -112,9 +114,10 @@ drop:
 	return n;
 }
 
-/* A decapsulated packet: its flow and sequence accounting, the MSS clamp, then into TUN. The
- * buffer is ours until the next datagram is taken, so the packet may be edited in place. */
-static void deliver_inner(struct worker *w, const struct decap_result *r)
+/* A decapsulated packet: its flow and sequence accounting, the MSS clamp, then into TUN, its
+ * checksum as it came (csum). The buffer is ours until the next datagram is taken, so the
+ * packet may be edited in place. */
+static void deliver_inner(struct worker *w, const struct decap_result *r, struct l4_csum csum)
 {
 	uint8_t *inner = (uint8_t *)r->inner;
 	struct flow_entry *e;
@@ -135,8 +138,8 @@ static void deliver_inner(struct worker *w, const struct decap_result *r)
 			break;
 		}
 	}
-	clamp(w, inner, r->inner_len, &r->ip);
-	tunq_write(&w->tun, inner, r->inner_len);
+	clamp(w, inner, r->inner_len, &r->ip, csum);
+	tunq_write(&w->tun, inner, r->inner_len, csum);
 }
 
 /*
@@ -172,12 +175,32 @@ static enum drop_reason deliver_merged(struct worker *w, const struct rx_dgram *
 	return DROP_NONE;
 }
 
+/*
+ * A packet whose inner checksum a sender on this host left to a device (rx_dgram.csum_partial):
+ * its field must be the inner TCP or UDP header's, where the frame's virtio header, when it
+ * has one, says it is. Anything else is dropped: TUN would be told to complete a field the
+ * sender never meant.
+ */
+static enum drop_reason partial_csum(const struct rx_dgram *d, const struct decap_result *r,
+				     struct l4_csum *csum)
+{
+	size_t inner_off = (size_t)(r->inner - d->data);
+
+	if (!inet_l4_csum_at(r->inner_len, &r->ip, csum))
+		return DROP_BAD_INNER;
+	if (d->merged.csum_start && (d->merged.csum_start != inner_off + csum->start ||
+				     d->merged.csum_offset != csum->offset))
+		return DROP_BAD_INNER;
+	return DROP_NONE;
+}
+
 /* One datagram from the wire, from either source: decapsulated, CoDel's signal given, into
  * TUN; or dropped under its reason. */
 static void deliver(struct worker *w, const struct rx_dgram *d)
 {
 	const struct encap_cfg *c = w->sh->cfg;
 	struct decap_result r;
+	struct l4_csum csum = { 0 };
 	enum drop_reason why = d->drop;
 
 	stat_add(&w->stats.ctr[STAT_WIRE_RX_PACKETS], 1);
@@ -201,7 +224,9 @@ static void deliver(struct worker *w, const struct rx_dgram *d)
 			goto drop;
 		return;
 	}
-	deliver_inner(w, &r);
+	if (d->csum_partial && (why = partial_csum(d, &r, &csum)) != DROP_NONE)
+		goto drop;
+	deliver_inner(w, &r, csum);
 	return;
 
 aqm_drop:

@@ -20,13 +20,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static uint8_t pkt[65536 + 16], seg[GSO_HDR_MAX + 65536], mem[GRO_FLOWS * GRO_BUF], again[65536];
 
-/* Every segment: a whole IP packet of its length, its transport checksum right. */
-static void check_segments(const struct gso_pkt *g)
+/* Every segment: a whole IP packet of its length, its transport checksum right (once
+ * completed, when partial). */
+static void check_segments(const struct gso_pkt *g, bool partial)
 {
 	size_t total = 0;
 
 	for (unsigned i = 0; i < g->nseg; i++) {
-		size_t plen = gso_segment(g, i, seg), len = g->hdr_len + plen;
+		size_t plen = gso_segment(g, i, seg, partial), len = g->hdr_len + plen;
 		struct ip_info ip;
 		uint32_t sum;
 
@@ -34,6 +35,8 @@ static void check_segments(const struct gso_pkt *g)
 			abort();
 		total += plen;
 		memcpy(seg + g->hdr_len, g->pkt + g->hdr_len + (size_t)i * g->mss, plen);
+		if (partial)
+			inet_csum_finish(seg + g->l4_off, len - g->l4_off, NULL, 0, gso_csum(g));
 		if (ip_parse(seg, len, true, &ip) < 0 || ip.tot_len != len)
 			abort();
 		sum = inet_pseudo_sum(ip.family, ip.src, ip.dst, g->l4,
@@ -56,14 +59,15 @@ static void emitted(void *ctx, const struct virtio_net_hdr *h, const uint8_t *p,
 	if (nseg == 1)
 		return;
 	memcpy(again, p, len);
-	if (gso_parse(h, again, len, 65535, &g) != DROP_NONE || g.nseg != nseg)
+	if (gso_parse(h, again, len, 65535, false, &g) != DROP_NONE || g.nseg != nseg)
 		abort();
-	check_segments(&g);
+	check_segments(&g, false);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct gro gro;
+	struct l4_csum cs, partial = { 0 };
 
 	if (size < 1)
 		return 0;
@@ -76,8 +80,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&h, data + 1, sizeof(h));
 		size -= 1 + sizeof(h);
 		memcpy(pkt, data + 1 + sizeof(h), size);
-		if (gso_parse(&h, pkt, size, 1 + data[0] * 64u, &g) == DROP_NONE && g.nseg)
-			check_segments(&g);
+		if (gso_parse(&h, pkt, size, 1 + data[0] * 64u, data[0] & 2, &g) == DROP_NONE &&
+		    g.nseg)
+			check_segments(&g, data[0] & 4);
 		return 0;
 	}
 	gro_init(&gro, mem);
@@ -88,7 +93,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (len > size - off)
 			len = size - off;
 		memcpy(pkt, data + off, len);
-		gro_add(&gro, pkt, len, emitted, NULL);
+		/* Every other packet as if left partial by a sender on this host. */
+		if ((data[0] & 2) && (off & 2)) {
+			struct ip_info ip;
+
+			if (ip_parse(pkt, len, false, &ip) >= 0 && inet_l4_csum_at(len, &ip, &cs))
+				partial = cs;
+		}
+		gro_add(&gro, pkt, len, partial, emitted, NULL);
+		partial = (struct l4_csum){ 0 };
 		off += len;
 	}
 	gro_flush(&gro, emitted, NULL);

@@ -274,12 +274,19 @@ static void test_mss(void)
 		unsigned max = mss_for_mtu(rows[i].family, 1476);
 
 		ip_parse(pkt, len, false, &ip);
-		CHECK_ROW(mss_clamp(pkt, len, &ip, max) == rows[i].changed, rows[i].name);
+		CHECK_ROW(mss_clamp(pkt, len, &ip, max, false) == rows[i].changed, rows[i].name);
 		CHECK_ROW(tcp_mss(pkt, hlen, rows[i].mss_at) == rows[i].want, rows[i].name);
 		/* The incremental update leaves a checksum a receiver accepts. */
 		CHECK_ROW(pkt_l4_csum(rows[i].family, pkt, pkt + hlen, len - hlen, IPPROTO_TCP) ==
 				  0,
 			  rows[i].name);
+		/* Left partial, the field holds the pseudo-header's sum, which the MSS is not
+		 * part of: the clamp leaves it. */
+		pkt_build(&s, pkt);
+		store_be16(pkt + hlen + TCP_CSUM_OFF, 0x1234);
+		CHECK_ROW(mss_clamp(pkt, len, &ip, max, true) == rows[i].changed, rows[i].name);
+		CHECK_ROW(tcp_mss(pkt, hlen, rows[i].mss_at) == rows[i].want, rows[i].name);
+		CHECK_ROW(load_be16(pkt + hlen + TCP_CSUM_OFF) == 0x1234, rows[i].name);
 	}
 }
 

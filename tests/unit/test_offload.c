@@ -60,10 +60,10 @@ static unsigned cut(const struct virtio_net_hdr *h, size_t len, unsigned mtu)
 {
 	struct gso_pkt g;
 
-	if (gso_parse(h, super, len, mtu, &g) != DROP_NONE || g.nseg > 64)
+	if (gso_parse(h, super, len, mtu, false, &g) != DROP_NONE || g.nseg > 64)
 		return 0;
 	for (unsigned i = 0; i < g.nseg; i++) {
-		size_t plen = gso_segment(&g, i, hdr);
+		size_t plen = gso_segment(&g, i, hdr, false);
 
 		memcpy(seg[i], hdr, g.hdr_len);
 		memcpy(seg[i] + g.hdr_len, super + g.hdr_len + (size_t)i * g.mss, plen);
@@ -198,30 +198,30 @@ static void test_udp_and_refusals(void)
 
 	printf("case: refusals\n");
 	h.gso_type = VIRTIO_NET_HDR_GSO_UDP; /* UFO */
-	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
 	s.proto = IPPROTO_TCP;
 	s.payload = 3000;
 	len = pkt_build(&s, super);
 	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
 	h.flags = 0;
-	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
 	h = tso_hdr(AF_INET6, IPV4_HLEN, 1400, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
 	h = tso_hdr(AF_INET, IPV4_HLEN, 0, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
 	h = tso_hdr(AF_INET, 60000, 1400, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
 	h = tso_hdr(AF_INET, IPV4_HLEN + 4, 1400, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
 	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
 	h.csum_offset = htole16(UDP_CSUM_OFF);
-	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
 	/* TCP segmentation of a packet whose IP header names UDP. */
 	super[IPV4_PROTO_OFF] = IPPROTO_UDP;
 	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
 	super[IPV4_PROTO_OFF] = IPPROTO_TCP;
-	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_NONE);
 	{
 		/* IPv6: TCP6 segmentation of a packet whose next header is UDP, and one whose
 		 * transport is said to start past the fixed header while TCP follows it. */
@@ -229,17 +229,17 @@ static void test_udp_and_refusals(void)
 		size_t len6 = pkt_build(&s6, super);
 
 		h = tso_hdr(AF_INET6, IPV6_HLEN, 1400, false);
-		CHECK_INT(gso_parse(&h, super, len6, 1476, &g), DROP_NONE);
+		CHECK_INT(gso_parse(&h, super, len6, 1476, false, &g), DROP_NONE);
 		super[IPV6_NEXT_OFF] = IPPROTO_UDP;
-		CHECK_INT(gso_parse(&h, super, len6, 1476, &g), DROP_TX_BAD_INNER);
+		CHECK_INT(gso_parse(&h, super, len6, 1476, false, &g), DROP_TX_BAD_INNER);
 		super[IPV6_NEXT_OFF] = IPPROTO_TCP;
 		h = tso_hdr(AF_INET6, IPV6_HLEN + 8, 1400, false);
-		CHECK_INT(gso_parse(&h, super, len6, 1476, &g), DROP_TX_BAD_INNER);
+		CHECK_INT(gso_parse(&h, super, len6, 1476, false, &g), DROP_TX_BAD_INNER);
 		len = pkt_build(&s, super);
 	}
 	h = tso_hdr(AF_INET, IPV4_HLEN, 1460, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_TOO_BIG);
-	CHECK_INT(gso_parse(&h, super, len, 1500, &g), DROP_NONE);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_TOO_BIG);
+	CHECK_INT(gso_parse(&h, super, len, 1500, false, &g), DROP_NONE);
 
 	printf("case: a partial checksum completed\n");
 	s.payload = 333;
@@ -252,11 +252,11 @@ static void test_udp_and_refusals(void)
 	h = (struct virtio_net_hdr){ .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
 				     .csum_start = htole16(IPV4_HLEN),
 				     .csum_offset = htole16(TCP_CSUM_OFF) };
-	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_NONE);
 	CHECK_INT(g.nseg, 0);
 	CHECK(valid(super, len));
 	h.csum_start = htole16((uint16_t)len);
-	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
 }
 
 /* What the coalescer emitted, in order. */
@@ -295,7 +295,7 @@ static void gro_reset(void)
 
 static void add(const uint8_t *p, size_t len)
 {
-	results[gro_add(&gro, p, len, collect, NULL)]++;
+	results[gro_add(&gro, p, len, (struct l4_csum){ 0 }, collect, NULL)]++;
 }
 
 /* From a fresh coalescer: p1, then p2, then the flush. Returns what came out. */
@@ -694,6 +694,138 @@ static void test_header_edits(void)
 	}
 }
 
+/*
+ * Checksums left to the device (a packet socket's NEEDS_CSUM, tx.c): a segment cut partial
+ * holds the pseudo-header's sum, and completing it gives the segment cut whole; a packet TUN
+ * hands over partial stays so with keep_partial; the coalescer takes partial segments from
+ * the wire unverified and writes a lone one on with NEEDS_CSUM where it came.
+ */
+static void test_partial(void)
+{
+	static uint8_t whole[8][2048];
+	struct pkt_spec s = lan_pkt(AF_INET, IPPROTO_TCP, 40000, 9400, TCP_F_ACK, 4000);
+	struct virtio_net_hdr h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
+	size_t len = pkt_build(&s, super);
+	struct gso_pkt g;
+	unsigned bad = 0, field = TCP4 + TCP_CSUM_OFF;
+	struct l4_csum c;
+
+	printf("case: segments cut partial, completed, are the segments cut whole\n");
+	CHECK_INT(cut(&h, len, 1476), 3);
+	for (unsigned i = 0; i < 3; i++)
+		memcpy(whole[i], seg[i], seg_len[i]);
+	CHECK_INT(gso_parse(&h, super, len, 1476, true, &g), DROP_NONE);
+	CHECK_INT(g.nseg, 3);
+	c = gso_csum(&g);
+	CHECK_INT(c.start, IPV4_HLEN);
+	CHECK_INT(c.offset, TCP_CSUM_OFF);
+	for (unsigned i = 0; i < 3; i++) {
+		size_t plen = gso_segment(&g, i, hdr, true);
+		uint32_t pseudo =
+			inet_pseudo_sum(AF_INET, hdr + IPV4_SRC_OFF, hdr + IPV4_DST_OFF,
+					IPPROTO_TCP, (uint32_t)(g.hdr_len - c.start + plen));
+
+		uint16_t want = (uint16_t)~inet_csum_fold(pseudo);
+
+		if (load_be16(hdr + field) != want)
+			bad++;
+		/* Completed over the headers here and the payload where it lies. */
+		inet_csum_finish(hdr + c.start, g.hdr_len - c.start,
+				 super + g.hdr_len + (size_t)i * g.mss, plen, c);
+		if (memcmp(hdr, whole[i], g.hdr_len) != 0)
+			bad++;
+	}
+	CHECK_INT(bad, 0);
+
+	printf("case: a lone packet TUN hands over partial, completed or kept so\n");
+	s = lan_pkt(AF_INET, IPPROTO_UDP, 5, 6, 0, 100);
+	len = pkt_build(&s, super);
+	memcpy(hdr, super, len); /* the packet as built: its checksum right */
+	h = (struct virtio_net_hdr){ .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				     .csum_start = htole16(IPV4_HLEN),
+				     .csum_offset = htole16(UDP_CSUM_OFF) };
+	{
+		uint32_t pseudo =
+			inet_pseudo_sum(AF_INET, super + IPV4_SRC_OFF, super + IPV4_DST_OFF,
+					IPPROTO_UDP, (uint32_t)(len - IPV4_HLEN));
+
+		store_be16(super + IPV4_HLEN + UDP_CSUM_OFF, (uint16_t)~inet_csum_fold(pseudo));
+	}
+	memcpy(seg[0], super, len);
+	CHECK_INT(gso_parse(&h, super, len, 1476, true, &g), DROP_NONE);
+	CHECK_INT(g.nseg, 0);
+	CHECK_INT(g.csum.start, IPV4_HLEN);
+	CHECK_INT(g.csum.offset, UDP_CSUM_OFF);
+	CHECK(memcmp(super, seg[0], len) == 0);
+	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_NONE);
+	CHECK_INT(g.csum.start, 0);
+	CHECK(memcmp(super, hdr, len) == 0);
+	printf("case: a partial checksum whose field lies outside the packet, or at 0\n");
+	h.csum_start = htole16((uint16_t)(len - 1));
+	CHECK_INT(gso_parse(&h, super, len, 1476, true, &g), DROP_TX_BAD_INNER);
+	h.csum_start = 0;
+	CHECK_INT(gso_parse(&h, super, len, 1476, true, &g), DROP_TX_BAD_INNER);
+
+	printf("case: where a checksum lies: TCP and UDP right after the IP header only\n");
+	{
+		struct ip_info ip;
+
+		ip_parse(whole[0], IPV4_HLEN + TCP_HLEN + 1400, false, &ip);
+		CHECK(inet_l4_csum_at(IPV4_HLEN + TCP_HLEN + 1400, &ip, &c));
+		CHECK_INT(c.start, IPV4_HLEN);
+		CHECK_INT(c.offset, TCP_CSUM_OFF);
+		CHECK(!inet_l4_csum_at(IPV4_HLEN + TCP_HLEN - 1, &ip, &c));
+		ip.fragment = true;
+		CHECK(!inet_l4_csum_at(IPV4_HLEN + TCP_HLEN + 1400, &ip, &c));
+		ip.fragment = false;
+		ip.proto = IPPROTO_ICMP;
+		CHECK(!inet_l4_csum_at(IPV4_HLEN + TCP_HLEN + 1400, &ip, &c));
+	}
+
+	printf("case: partial segments from the wire merge unverified\n");
+	s = lan_pkt(AF_INET, IPPROTO_TCP, 40000, 9400, TCP_F_ACK, 4200);
+	len = pkt_build(&s, super);
+	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
+	CHECK_INT(gso_parse(&h, super, len, 1476, true, &g), DROP_NONE);
+	c = gso_csum(&g);
+	gro_reset();
+	for (unsigned i = 0; i < 3; i++) {
+		size_t plen = gso_segment(&g, i, whole[i], true);
+
+		memcpy(whole[i] + g.hdr_len, super + g.hdr_len + (size_t)i * g.mss, plen);
+		results[gro_add(&gro, whole[i], g.hdr_len + plen, c, collect, NULL)]++;
+	}
+	gro_flush(&gro, collect, NULL);
+	CHECK_INT(results[GRO_BAD_CSUM], 0);
+	CHECK_INT(nouts, 1);
+	CHECK_INT(outs[0].nseg, 3);
+	CHECK_INT(outs[0].h.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+
+	printf("case: a lone partial segment goes on with NEEDS_CSUM where it came\n");
+	gro_reset();
+	results[gro_add(&gro, whole[0], g.hdr_len + 1400, c, collect, NULL)]++;
+	gro_flush(&gro, collect, NULL);
+	CHECK_INT(nouts, 1);
+	CHECK_INT(outs[0].nseg, 1);
+	CHECK_INT(outs[0].h.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	CHECK_INT(le16toh(outs[0].h.csum_start), IPV4_HLEN);
+	CHECK_INT(le16toh(outs[0].h.csum_offset), TCP_CSUM_OFF);
+	CHECK(memcmp(outs[0].pkt, whole[0], g.hdr_len + 1400) == 0);
+	printf("case: ... and one that opens no superpacket (SYN), and one coalescing cannot "
+	       "read\n");
+	gro_reset();
+	whole[0][TCP4 + TCP_FLAGS_OFF] |= TCP_F_SYN;
+	results[gro_add(&gro, whole[0], g.hdr_len + 1400, c, collect, NULL)]++;
+	s = lan_pkt(AF_INET, IPPROTO_UDP, 5, 6, 0, 100);
+	len = pkt_build(&s, super);
+	results[gro_add(&gro, super, len, (struct l4_csum){ IPV4_HLEN, UDP_CSUM_OFF }, collect,
+			NULL)]++;
+	CHECK_INT(nouts, 2);
+	CHECK_INT(outs[0].h.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	CHECK_INT(outs[1].h.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	CHECK_INT(le16toh(outs[1].h.csum_offset), UDP_CSUM_OFF);
+}
+
 int main(void)
 {
 	test_tcp4();
@@ -703,5 +835,6 @@ int main(void)
 	test_round_trip(AF_INET6);
 	test_rules();
 	test_header_edits();
+	test_partial();
 	return check_done("test_offload");
 }
