@@ -63,7 +63,10 @@ for g in ("a", "b"):
     x = whole["total"]
     print(f"  gw{g}: " + ", ".join(f"{k} {x[k]}" for k in (
         "tun_reads", "gso_superpackets", "tun_writes", "gro_superpackets", "gre_gro_reads", "udp_gro_reads",
-        "ring_drops" if "ring_drops" in x else "socket_drops", "dropped")))
+        "wire_tx_ip", "ring_drops" if "ring_drops" in x else "socket_drops", "dropped")))
+    if "wire_tx" in whole["config"]:
+        print(f"    wire_tx {whole['config']['wire_tx']}, inner checksums to the device "
+              f"{whole['config']['tx_csum_offload']}, next hop {whole.get('next_hop')}")
     for way in ("tun_to_wire", "wire_to_tun"):
         c = x["cost"][way]
         if c["segments"]:
