@@ -393,12 +393,15 @@ static void stop_workers(struct gregw *g)
  */
 static int wire_tx_setup(struct gregw *g)
 {
+	struct netaddr remote = { .family = g->ecfg.family }, local = remote;
 	int rc;
 
 	g->sh.wire_tx_packet = !g->ecfg.udp && g->cfg->wire_tx_packet;
 	if (!g->sh.wire_tx_packet)
 		return 0;
-	rc = nexthop_open(&g->nh, &g->sh.nh, g->ecfg.family, g->ecfg.remote, g->ecfg.local);
+	memcpy(remote.bytes, g->ecfg.remote, netaddr_len(remote.family));
+	memcpy(local.bytes, g->ecfg.local, netaddr_len(local.family));
+	rc = nexthop_open(&g->nh, &g->sh.nh, &remote, &local);
 	if (rc) {
 		g->sh.wire_tx_packet = false;
 		log_warnx("cannot follow the next hop through rtnetlink: %s", strerror(-rc));

@@ -1,6 +1,7 @@
 /*
- * rtnetlink requests with libmnl (see ifconf.h). The caller owns nothing: each request opens
- * a socket, sends one message, reads the answer and closes.
+ * rtnetlink requests with libmnl (see ifconf.h). A request goes on the caller's socket
+ * (struct ifconf_nl), or on one opened for it and closed after: it sends one message and reads
+ * the answer to the kernel's ACK.
  */
 #include "ifconf.h"
 
@@ -8,7 +9,9 @@
 #include <libmnl/libmnl.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>
+#include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -19,50 +22,69 @@ enum {
 	NL_MSG = 1024, /* requests: a header and a few attributes */
 };
 
-/* Sends nlh and runs cb over the answer until the ACK or the end of a dump. */
-static int talk(struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+int ifconf_nl_open(struct ifconf_nl *nl)
 {
-	struct mnl_socket *nl;
-	char *buf;
-	unsigned portid, seq;
+	memset(nl, 0, sizeof(*nl));
+	nl->buf = malloc(NL_BUF);
+	nl->sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+	if (!nl->buf || !nl->sock || mnl_socket_bind(nl->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
+		int rc = nl->buf && nl->sock ? -errno : -ENOMEM;
+
+		ifconf_nl_close(nl);
+		return rc;
+	}
+	nl->portid = mnl_socket_get_portid(nl->sock);
+	nl->seq = (unsigned)time(NULL);
+	return 0;
+}
+
+void ifconf_nl_close(struct ifconf_nl *nl)
+{
+	if (nl->sock)
+		mnl_socket_close(nl->sock);
+	free(nl->buf);
+	nl->sock = NULL;
+	nl->buf = NULL;
+}
+
+/* Sends nlh on nl and runs cb over the answer until the ACK or the end of a dump. */
+static int talk_on(struct ifconf_nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
 	ssize_t n;
 	int rc;
 
-	buf = malloc(NL_BUF);
-	if (!buf)
-		return -ENOMEM;
-	nl = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
-	if (!nl) {
-		rc = -errno;
-		goto out_free;
-	}
-	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
-		rc = -errno;
-		goto out_close;
-	}
-	portid = mnl_socket_get_portid(nl);
-	seq = (unsigned)time(NULL);
-	nlh->nlmsg_seq = seq;
-	nlh->nlmsg_flags |= NLM_F_ACK;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
-		rc = -errno;
-		goto out_close;
-	}
+	nlh->nlmsg_seq = ++nl->seq;
+	/* A dump ends with NLMSG_DONE; anything else with the ACK asked for here (an ACK after
+	 * a dump's end would stay behind on a socket kept open). */
+	if ((nlh->nlmsg_flags & NLM_F_DUMP) != NLM_F_DUMP)
+		nlh->nlmsg_flags |= NLM_F_ACK;
+	if (mnl_socket_sendto(nl->sock, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
 	do {
-		n = mnl_socket_recvfrom(nl, buf, NL_BUF);
-		if (n < 0) {
-			rc = -errno;
-			break;
-		}
+		n = mnl_socket_recvfrom(nl->sock, nl->buf, NL_BUF);
+		if (n < 0)
+			return -errno;
 		/* libmnl turns an NLMSG_ERROR into -1 with errno set to the kernel's error. */
-		rc = mnl_cb_run(buf, (size_t)n, seq, portid, cb, data);
+		rc = mnl_cb_run(nl->buf, (size_t)n, nlh->nlmsg_seq, nl->portid, cb, data);
 		if (rc < 0)
-			rc = -errno;
+			return -errno;
 	} while (rc > 0);
-out_close:
-	mnl_socket_close(nl);
-out_free:
-	free(buf);
+	return 0;
+}
+
+/* talk_on, on nl or else on a socket of its own. */
+static int talk(struct ifconf_nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	struct ifconf_nl own;
+	int rc;
+
+	if (nl)
+		return talk_on(nl, nlh, cb, data);
+	rc = ifconf_nl_open(&own);
+	if (rc)
+		return rc;
+	rc = talk_on(&own, nlh, cb, data);
+	ifconf_nl_close(&own);
 	return rc;
 }
 
@@ -83,7 +105,7 @@ int ifconf_link_up(int ifindex, unsigned mtu, unsigned txqlen)
 		mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
 	if (txqlen)
 		mnl_attr_put_u32(nlh, IFLA_TXQLEN, txqlen);
-	return talk(nlh, NULL, NULL);
+	return talk(NULL, nlh, NULL, NULL);
 }
 
 int ifconf_addr_add(int ifindex, const struct netprefix *p)
@@ -104,7 +126,7 @@ int ifconf_addr_add(int ifindex, const struct netprefix *p)
 		ifa->ifa_flags = IFA_F_NODAD;
 	mnl_attr_put(nlh, IFA_LOCAL, alen, p->addr.bytes);
 	mnl_attr_put(nlh, IFA_ADDRESS, alen, p->addr.bytes);
-	return talk(nlh, NULL, NULL);
+	return talk(NULL, nlh, NULL, NULL);
 }
 
 int ifconf_route_replace(int ifindex, const struct netprefix *dst)
@@ -124,7 +146,7 @@ int ifconf_route_replace(int ifindex, const struct netprefix *dst)
 	rtm->rtm_type = RTN_UNICAST;
 	mnl_attr_put(nlh, RTA_DST, netaddr_len(dst->addr.family), dst->addr.bytes);
 	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)ifindex);
-	return talk(nlh, NULL, NULL);
+	return talk(NULL, nlh, NULL, NULL);
 }
 
 struct route_answer {
@@ -135,20 +157,39 @@ struct route_answer {
 static int route_attr(const struct nlattr *a, void *data)
 {
 	struct route_answer *ans = data;
+	struct ifconf_route *out = ans->out;
 	unsigned alen = netaddr_len(ans->family);
 
 	switch (mnl_attr_get_type(a)) {
 	case RTA_OIF:
 		if (mnl_attr_validate(a, MNL_TYPE_U32) == 0)
-			ans->out->oif = (int)mnl_attr_get_u32(a);
+			out->oif = (int)mnl_attr_get_u32(a);
 		break;
 	case RTA_PREFSRC:
 		if (mnl_attr_get_payload_len(a) == alen) {
-			ans->out->has_src = true;
-			ans->out->src.family = ans->family;
-			memcpy(ans->out->src.bytes, mnl_attr_get_payload(a), alen);
+			out->has_src = true;
+			out->src.family = ans->family;
+			memcpy(out->src.bytes, mnl_attr_get_payload(a), alen);
 		}
 		break;
+	case RTA_GATEWAY:
+		if (mnl_attr_get_payload_len(a) == alen) {
+			out->gw.family = ans->family;
+			memcpy(out->gw.bytes, mnl_attr_get_payload(a), alen);
+		}
+		break;
+	case RTA_VIA: { /* an IPv4 route through an IPv6 gateway (RFC 5549) */
+		const struct rtvia *v = mnl_attr_get_payload(a);
+		size_t len = mnl_attr_get_payload_len(a);
+
+		if (len >= sizeof(*v) &&
+		    (v->rtvia_family == AF_INET || v->rtvia_family == AF_INET6) &&
+		    len - sizeof(*v) == netaddr_len(v->rtvia_family)) {
+			out->gw.family = v->rtvia_family;
+			memcpy(out->gw.bytes, v->rtvia_addr, len - sizeof(*v));
+		}
+		break;
+	}
 	case RTA_METRICS: {
 		const struct nlattr *m;
 
@@ -156,7 +197,7 @@ static int route_attr(const struct nlattr *a, void *data)
 		{
 			if (mnl_attr_get_type(m) == RTAX_MTU &&
 			    mnl_attr_validate(m, MNL_TYPE_U32) == 0)
-				ans->out->mtu = mnl_attr_get_u32(m);
+				out->mtu = mnl_attr_get_u32(m);
 		}
 		break;
 	}
@@ -166,31 +207,24 @@ static int route_attr(const struct nlattr *a, void *data)
 
 static int route_cb(const struct nlmsghdr *nlh, void *data)
 {
-	mnl_attr_parse(nlh, sizeof(struct rtmsg), route_attr, data);
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	struct route_answer *ans = data;
+
+	if (nlh->nlmsg_type != RTM_NEWROUTE)
+		return MNL_CB_OK;
+	ans->out->type = rtm->rtm_type;
+	mnl_attr_parse(nlh, sizeof(*rtm), route_attr, data);
 	return MNL_CB_OK;
 }
 
-static int link_attr(const struct nlattr *a, void *data)
-{
-	if (mnl_attr_get_type(a) == IFLA_MTU && mnl_attr_validate(a, MNL_TYPE_U32) == 0)
-		*(unsigned *)data = mnl_attr_get_u32(a);
-	return MNL_CB_OK;
-}
-
-static int link_cb(const struct nlmsghdr *nlh, void *data)
-{
-	mnl_attr_parse(nlh, sizeof(struct ifinfomsg), link_attr, data);
-	return MNL_CB_OK;
-}
-
-int ifconf_route_get(const struct netaddr *dst, struct ifconf_route *out)
+int ifconf_route_lookup(struct ifconf_nl *nl, const struct netaddr *dst, const struct netaddr *src,
+			struct ifconf_route *out)
 {
 	char buf[NL_MSG];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct route_answer ans = { .out = out, .family = dst->family };
-	struct ifinfomsg *ifi;
 	struct rtmsg *rtm;
-	unsigned link_mtu = 0;
+	unsigned alen = netaddr_len(dst->family);
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -198,24 +232,120 @@ int ifconf_route_get(const struct netaddr *dst, struct ifconf_route *out)
 	nlh->nlmsg_flags = NLM_F_REQUEST;
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = (uint8_t)dst->family;
-	rtm->rtm_dst_len = (uint8_t)(netaddr_len(dst->family) * 8);
-	mnl_attr_put(nlh, RTA_DST, netaddr_len(dst->family), dst->bytes);
-	rc = talk(nlh, route_cb, &ans);
+	rtm->rtm_dst_len = (uint8_t)(alen * 8);
+	mnl_attr_put(nlh, RTA_DST, alen, dst->bytes);
+	if (src) {
+		rtm->rtm_src_len = (uint8_t)(alen * 8);
+		mnl_attr_put(nlh, RTA_SRC, alen, src->bytes);
+	}
+	rc = talk(nl, nlh, route_cb, &ans);
 	if (rc)
 		return rc;
-	if (out->oif <= 0)
-		return -ENETUNREACH;
-	if (out->mtu)
-		return 0;
-	nlh = mnl_nlmsg_put_header(buf);
+	return out->oif > 0 ? 0 : -ENETUNREACH;
+}
+
+static int link_attr(const struct nlattr *a, void *data)
+{
+	struct ifconf_link *l = data;
+
+	switch (mnl_attr_get_type(a)) {
+	case IFLA_MTU:
+		if (mnl_attr_validate(a, MNL_TYPE_U32) == 0)
+			l->mtu = mnl_attr_get_u32(a);
+		break;
+	case IFLA_ADDRESS:
+		if (mnl_attr_get_payload_len(a) == sizeof(l->addr)) {
+			memcpy(l->addr, mnl_attr_get_payload(a), sizeof(l->addr));
+			l->has_addr = true;
+		}
+		break;
+	case IFLA_IFNAME:
+		if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
+			snprintf(l->name, sizeof(l->name), "%s", mnl_attr_get_str(a));
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+static int link_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct ifinfomsg *ifi = mnl_nlmsg_get_payload(nlh);
+	struct ifconf_link *l = data;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK)
+		return MNL_CB_OK;
+	l->type = ifi->ifi_type;
+	l->flags = ifi->ifi_flags;
+	mnl_attr_parse(nlh, sizeof(*ifi), link_attr, data);
+	return MNL_CB_OK;
+}
+
+int ifconf_link_get(struct ifconf_nl *nl, int ifindex, struct ifconf_link *out)
+{
+	char buf[NL_MSG];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifi;
+
+	memset(out, 0, sizeof(*out));
 	nlh->nlmsg_type = RTM_GETLINK;
 	nlh->nlmsg_flags = NLM_F_REQUEST;
 	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
-	ifi->ifi_index = out->oif;
-	rc = talk(nlh, link_cb, &link_mtu);
-	out->mtu = link_mtu;
-	return rc ? rc : (link_mtu ? 0 : -ENODATA);
+	ifi->ifi_index = ifindex;
+	return talk(nl, nlh, link_cb, out);
+}
+
+static int neigh_attr(const struct nlattr *a, void *data)
+{
+	struct ifconf_neigh *ne = data;
+
+	if (mnl_attr_get_type(a) == NDA_LLADDR &&
+	    mnl_attr_get_payload_len(a) == sizeof(ne->lladdr)) {
+		memcpy(ne->lladdr, mnl_attr_get_payload(a), sizeof(ne->lladdr));
+		ne->has_lladdr = true;
+	}
+	return MNL_CB_OK;
+}
+
+static int neigh_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
+	struct ifconf_neigh *ne = data;
+
+	if (nlh->nlmsg_type != RTM_NEWNEIGH)
+		return MNL_CB_OK;
+	ne->state = ndm->ndm_state;
+	mnl_attr_parse(nlh, sizeof(*ndm), neigh_attr, data);
+	return MNL_CB_OK;
+}
+
+int ifconf_neigh_get(struct ifconf_nl *nl, int ifindex, const struct netaddr *addr,
+		     struct ifconf_neigh *out)
+{
+	char buf[NL_MSG];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ndmsg *ndm;
+
+	memset(out, 0, sizeof(*out));
+	nlh->nlmsg_type = RTM_GETNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+	ndm->ndm_family = (uint8_t)addr->family;
+	ndm->ndm_ifindex = ifindex;
+	mnl_attr_put(nlh, NDA_DST, netaddr_len(addr->family), addr->bytes);
+	return talk(nl, nlh, neigh_cb, out);
+}
+
+int ifconf_route_get(const struct netaddr *dst, struct ifconf_route *out)
+{
+	struct ifconf_link l;
+	int rc = ifconf_route_lookup(NULL, dst, NULL, out);
+
+	if (rc || out->mtu)
+		return rc;
+	rc = ifconf_link_get(NULL, out->oif, &l);
+	out->mtu = l.mtu;
+	return rc ? rc : (l.mtu ? 0 : -ENODATA);
 }
 
 struct addr_answer {
@@ -270,7 +400,7 @@ int ifconf_addresses(struct netprefix *out, unsigned max, unsigned *n)
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
 	ifa->ifa_family = AF_UNSPEC;
-	rc = talk(nlh, addr_cb, &ans);
+	rc = talk(NULL, nlh, addr_cb, &ans);
 	*n = ans.n;
 	if (rc)
 		return rc;

@@ -16,6 +16,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ifconf.h"
+#include "netaddr.h"
+
+#include "ifconf.h"
+#include "netaddr.h"
+
 /* A next hop as the workers use it: where to send, and the Ethernet header to send with. */
 struct nexthop_hop {
 	int ifindex; /* 0: none, send on the IP path */
@@ -37,18 +43,15 @@ bool nexthop_read(const struct nexthop_pub *p, uint32_t *seen, struct nexthop_ho
 struct nexthop {
 	struct nexthop_pub *pub;
 	struct mnl_socket *mon; /* link, route, nexthop and neighbour changes */
-	struct mnl_socket *req; /* the lookups */
-	unsigned req_portid, req_seq;
-	char *buf;
-	int timer_fd; /* once a second: nexthop_tick */
-	int family;
-	uint8_t remote[16], local[16];
+	struct ifconf_nl req;	/* the lookups */
+	char *buf;		/* what mon reports, read and dropped */
+	int timer_fd;		/* once a second: nexthop_tick */
+	struct netaddr remote, local;
 	/* The last lookup, for the stats: the hop, its device's name, the neighbour's address
-	 * and state. */
+	 * (family 0 before a route was found) and state. */
 	struct nexthop_hop hop;
-	char dev[16];
-	int via_family;
-	uint8_t via[16];
+	char dev[IF_NAMESIZE];
+	struct netaddr via;
 	uint16_t nud;	 /* NUD_* of the neighbour, 0 when there is none */
 	const char *why; /* why there is no hop: "no route", ...; NULL with one */
 	uint64_t lookups;
@@ -58,8 +61,8 @@ struct nexthop {
  * Opens the rtnetlink sockets and the timer (before the privileges go: nothing is opened
  * later), looks the next hop up and publishes it in pub. Returns 0 or -errno.
  */
-int nexthop_open(struct nexthop *n, struct nexthop_pub *pub, int family, const uint8_t *remote,
-		 const uint8_t *local);
+int nexthop_open(struct nexthop *n, struct nexthop_pub *pub, const struct netaddr *remote,
+		 const struct netaddr *local);
 
 /* Releases what nexthop_open acquired; safe on one whose open failed, and twice. */
 void nexthop_close(struct nexthop *n);

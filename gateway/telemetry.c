@@ -92,13 +92,11 @@ static json_t *config_json(const struct gregw *g)
 static json_t *next_hop_json(const struct nexthop *n)
 {
 	json_t *o = json_object();
-	struct netaddr via = { .family = n->via_family };
 	char a[NETADDR_STRLEN], mac[3 * ETH_ALEN];
 	const uint8_t *m = n->hop.eth;
 
-	memcpy(via.bytes, n->via, netaddr_len(via.family ? via.family : AF_INET));
 	jout_str(o, "dev", n->dev[0] ? n->dev : NULL);
-	jout_str(o, "via", n->via_family ? netaddr_format(&via, a) : NULL);
+	jout_str(o, "via", n->via.family ? netaddr_format(&n->via, a) : NULL);
 	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4],
 		 m[5]);
 	jout_str(o, "lladdr", n->hop.ifindex ? mac : NULL);

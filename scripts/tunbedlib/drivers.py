@@ -91,6 +91,8 @@ class Gregw(Driver):
                 cmd.append("--csum")
             if "aqm" in opts:
                 cmd += ["--aqm", "codel"]
+            if "iptx" in opts:
+                cmd += ["--wire-tx", "ip"]
             if self.pins.get(role):
                 cmd += ["--cpus", self.pins[role]]
             self.socks[role] = sock
