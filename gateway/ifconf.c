@@ -64,6 +64,13 @@ static int talk_on(struct ifconf_nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void
 		n = mnl_socket_recvfrom(nl->sock, nl->buf, NL_BUF);
 		if (n < 0)
 			return -errno;
+		/* An answer to another request: on a socket kept open, one an earlier request left
+		 * unread (it failed half-way). Passed over. */
+		if ((size_t)n >= sizeof(struct nlmsghdr) &&
+		    ((const struct nlmsghdr *)nl->buf)->nlmsg_seq != nlh->nlmsg_seq) {
+			rc = MNL_CB_OK;
+			continue;
+		}
 		/* libmnl turns an NLMSG_ERROR into -1 with errno set to the kernel's error. */
 		rc = mnl_cb_run(nl->buf, (size_t)n, nlh->nlmsg_seq, nl->portid, cb, data);
 		if (rc < 0)
