@@ -389,26 +389,31 @@ static void stop_workers(struct gregw *g)
 /*
  * Plain GRE with --wire-tx packet: the next hop, looked up and followed (nexthop.h), before
  * any worker opens its sockets; inner checksums go to the device where no GRE checksum must
- * cover them and TUN says which are partial. Returns 0, or -1 after logging one line.
+ * cover them and TUN says which are partial. A kernel that refuses a packet socket with
+ * virtio headers, or the rtnetlink sockets, leaves the IP path, said in one warning.
  */
-static int wire_tx_setup(struct gregw *g)
+static void wire_tx_setup(struct gregw *g)
 {
 	struct netaddr remote = { .family = g->ecfg.family }, local = remote;
 	int rc;
 
 	g->sh.wire_tx_packet = !g->ecfg.udp && g->cfg->wire_tx_packet;
 	if (!g->sh.wire_tx_packet)
-		return 0;
-	memcpy(remote.bytes, g->ecfg.remote, netaddr_len(remote.family));
-	memcpy(local.bytes, g->ecfg.local, netaddr_len(local.family));
-	rc = nexthop_open(&g->nh, &g->sh.nh, &remote, &local);
-	if (rc) {
+		return;
+	rc = tx_packet_open(0);
+	if (rc >= 0) {
+		close(rc);
+		memcpy(remote.bytes, g->ecfg.remote, netaddr_len(remote.family));
+		memcpy(local.bytes, g->ecfg.local, netaddr_len(local.family));
+		rc = nexthop_open(&g->nh, &g->sh.nh, &remote, &local);
+	}
+	if (rc < 0) {
 		g->sh.wire_tx_packet = false;
-		log_warnx("cannot follow the next hop through rtnetlink: %s", strerror(-rc));
-		return -1;
+		log_warnx("no packet sockets for GRE (%s): it leaves on the IP path",
+			  strerror(-rc));
+		return;
 	}
 	g->sh.tx_csum_partial = g->sh.vnet_hdr && !(g->ecfg.gre_flags & GRE_F_CSUM);
-	return 0;
 }
 
 static int open_timer(unsigned ms)
@@ -550,8 +555,7 @@ int gregw_run(const struct config *cfg)
 		log_warn("eventfd");
 		goto out_sink;
 	}
-	if (wire_tx_setup(g))
-		goto out_stopfd;
+	wire_tx_setup(g);
 	g->workers = aligned_alloc(64, sizeof(*g->workers) * g->nworkers);
 	if (!g->workers) {
 		log_warnx("out of memory for %u workers", g->nworkers);
