@@ -23,8 +23,9 @@ trap 'rc=$?; gw_cleanup; ovs_down; cleanup "$rc"' EXIT
 "$TOPO" up ras --prefix "$P" >/dev/null
 # OVS's userspace datapath takes frames from its veth as they are, and never completes a TCP
 # checksum a sender on this host left partial (gregw, as the kernel, leaves them to the
-# device: config.tx_csum_offload). On one machine, as OVS's documentation says for any local
-# sender, the veth that sends into it does not offload checksums: the kernel completes them.
+# device: config.tx_csum_offload). On one machine, as OVS's maintainers advise for any local
+# sender (openvswitch/ovs-issues#273), the veth that sends into it does not offload
+# checksums: the kernel completes them.
 ip netns exec "$P-gwa" ethtool -K transit tx-checksum-ip-generic off >/dev/null || die "ethtool on gwa"
 
 phase() { # gregw-options... -- ovs-options...
