@@ -60,8 +60,7 @@ bool nexthop_read(const struct nexthop_pub *p, uint32_t *seen, struct nexthop_ho
 	return true;
 }
 
-/* The one writer: the main thread. */
-static void publish(struct nexthop_pub *p, const struct nexthop_hop *h)
+void nexthop_publish(struct nexthop_pub *p, const struct nexthop_hop *h)
 {
 	uint32_t s = __atomic_load_n(&p->seq, __ATOMIC_RELAXED), w[NH_WORDS] = { 0 };
 
@@ -137,7 +136,7 @@ static void refresh(struct nexthop *n)
 	lookup(n);
 	if (memcmp(&old, &n->hop, sizeof(old)) == 0 && n->lookups > 1)
 		return;
-	publish(n->pub, &n->hop);
+	nexthop_publish(n->pub, &n->hop);
 	if (n->hop.ifindex) {
 		const uint8_t *m = n->hop.eth;
 

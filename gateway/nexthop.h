@@ -39,6 +39,10 @@ struct nexthop_pub {
  * *seen. Returns whether it did. Any thread; no lock. */
 bool nexthop_read(const struct nexthop_pub *p, uint32_t *seen, struct nexthop_hop *out);
 
+/* Publishes h in p for nexthop_read. One writer at a time: the main thread (nexthop_open and
+ * the lookups after changes). */
+void nexthop_publish(struct nexthop_pub *p, const struct nexthop_hop *h);
+
 /* The main thread's side: the lookup, the rtnetlink subscription and the probe timer. */
 struct nexthop {
 	struct nexthop_pub *pub;
