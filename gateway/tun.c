@@ -169,6 +169,18 @@ static ssize_t read_one(struct tunq *q, uint8_t *inner, struct virtio_net_hdr *h
 	return len - (ssize_t)sizeof(*h);
 }
 
+/*
+ * Whether a checksum may leave partial: where the receiving side will look for it (the TCP or
+ * UDP header right after the IP header, inet_l4_csum_at), so that a gregw there takes it. A
+ * packet with an IPv6 extension header before its transport, say, has it completed here.
+ */
+static bool partial_ok(size_t len, const struct ip_info *ip, struct l4_csum c)
+{
+	struct l4_csum at;
+
+	return inet_l4_csum_at(len, ip, &at) && at.start == c.start && at.offset == c.offset;
+}
+
 /* The next segment of the superpacket being cut, its headers written at hdr. */
 static void next_segment(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 {
@@ -177,8 +189,8 @@ static void next_segment(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 
 	p->data = hdr + ENCAP_HEADROOM;
 	p->len = g->hdr_len;
-	p->tail_len = gso_segment(g, i, p->data, q->sh->tx_csum_partial);
-	p->csum = q->sh->tx_csum_partial ? gso_csum(g) : (struct l4_csum){ 0 };
+	p->tail_len = gso_segment(g, i, p->data, q->gso_partial);
+	p->csum = q->gso_partial ? gso_csum(g) : (struct l4_csum){ 0 };
 	p->tail = g->pkt + g->hdr_len + (size_t)i * g->mss;
 	p->ip = q->gso_ip;
 	p->seg = i;
@@ -227,12 +239,19 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 	if (!q->gso.nseg) {
 		p->drop = encap_check(q->sh->cfg, inner, p->len, &p->ip);
 		p->csum = q->gso.csum;
+		if (p->csum.start && p->drop == DROP_NONE && !partial_ok(p->len, &p->ip, p->csum)) {
+			inet_csum_finish(inner + p->csum.start, p->len - p->csum.start, NULL, 0,
+					 p->csum);
+			p->csum = (struct l4_csum){ 0 };
+		}
 		return true;
 	}
 	/* TUN hands over whole packets, but a local raw socket can write anything into it. */
 	if (ip_parse(inner, p->len, false, &q->gso_ip) < 0 || q->gso_ip.tot_len != p->len)
 		goto bad_inner;
 	stat_add(&q->stats->ctr[STAT_GSO_SUPERPACKETS], 1);
+	q->gso_partial =
+		q->sh->tx_csum_partial && partial_ok(p->len, &q->gso_ip, gso_csum(&q->gso));
 	q->gso_next = 0;
 	next_segment(q, hdr, p);
 	return true;

@@ -66,6 +66,7 @@ struct tunq {
 	struct gso_pkt gso;	    /* the superpacket being cut */
 	struct ip_info gso_ip;
 	unsigned gso_next; /* its next segment; gso.nseg when done */
+	bool gso_partial;  /* its segments' checksums left to the device (tun_pkt.csum) */
 	struct gro gro;	   /* --offload: coalescing towards TUN */
 	uint8_t *gro_mem;  /* its GRO_FLOWS buffers */
 };
