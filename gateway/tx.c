@@ -7,6 +7,7 @@
 #include <endian.h>
 #include <errno.h>
 #include <linux/filter.h>
+#include <linux/virtio_net.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -146,7 +147,7 @@ static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned se
 			  q->id, strerror(errno));
 	}
 	for (unsigned k = 0; k < segs; k++) {
-		struct msghdr one = { .msg_iov = m->msg_iov + 2 * k, .msg_iovlen = 2 };
+		struct msghdr one = { .msg_iov = m->msg_iov + TX_IOV * k, .msg_iovlen = TX_IOV };
 		ssize_t sent;
 
 		do {
@@ -211,8 +212,8 @@ static void send_udp(struct txq *q, unsigned n)
 		}
 		m->msg_name = NULL;
 		m->msg_namelen = 0;
-		m->msg_iov = &q->iov[2 * i];
-		m->msg_iovlen = 2 * (j - i);
+		m->msg_iov = &q->iov[TX_IOV * i];
+		m->msg_iovlen = TX_IOV * (j - i);
 		m->msg_control = NULL;
 		m->msg_controllen = 0;
 		if (j - i > 1)
@@ -288,37 +289,41 @@ static unsigned ip_path_count(struct txq *q, unsigned n)
 	return 1;
 }
 
-/* Message k's pieces on the packet socket: the virtio header (a checksum left partial, at
- * its offset in the frame), the Ethernet header, then from the outer IP header on. */
+_Static_assert(ENCAP_HEADROOM >= ENCAP_OUTER_MAX + ETH_HLEN + sizeof(struct virtio_net_hdr),
+	       "a frame's headers fit before the outer header");
+
+/* Message k on the packet socket: written before the outer IP header, the virtio header (a
+ * checksum left partial, at its offset in the frame) and the Ethernet header; then the
+ * payload. */
 static void frame_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer)
 {
 	const struct encap_cfg *c = q->sh->cfg;
-	struct iovec *iov = &q->iov[TX_IOV_MAX * k];
-	struct virtio_net_hdr *h = &q->vnet[k];
+	struct iovec *iov = &q->iov[TX_IOV * k];
+	struct virtio_net_hdr h = { 0 };
+	uint8_t *frame = outer - ETH_HLEN - sizeof(h);
 
-	*h = (struct virtio_net_hdr){ 0 };
 	if (e->csum.start) {
-		h->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
-		h->csum_start = htole16((uint16_t)(ETH_HLEN + c->outer_hlen + e->csum.start));
-		h->csum_offset = htole16(e->csum.offset);
+		h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+		h.csum_start = htole16((uint16_t)(ETH_HLEN + c->outer_hlen + e->csum.start));
+		h.csum_offset = htole16(e->csum.offset);
 	}
-	iov[0] = (struct iovec){ h, sizeof(*h) };
-	iov[1] = (struct iovec){ q->hop.eth, ETH_HLEN };
-	iov[2] = (struct iovec){ outer, c->outer_hlen + e->len };
-	iov[3] = (struct iovec){ (void *)e->tail, e->tail_len };
+	memcpy(frame, &h, sizeof(h));
+	memcpy(frame + sizeof(h), q->hop.eth, ETH_HLEN);
+	iov[0] = (struct iovec){ frame, sizeof(h) + ETH_HLEN + c->outer_hlen + e->len };
+	iov[1] = (struct iovec){ (void *)e->tail, e->tail_len };
 	q->msgs[k].msg_hdr.msg_name = &q->ll;
 	q->msgs[k].msg_hdr.msg_namelen = sizeof(q->ll);
 	q->msgs[k].msg_hdr.msg_iov = iov;
-	q->msgs[k].msg_hdr.msg_iovlen = e->tail ? 4 : 3;
+	q->msgs[k].msg_hdr.msg_iovlen = e->tail ? 2 : 1;
 }
 
 /* Message k's pieces elsewhere: from where the kernel's part ends (the outer IP header on the
  * raw socket, over UDP also UDP's), then the payload. A checksum left partial is completed.
- * Over UDP each message's two pieces follow the last's: send_udp joins messages. */
+ * Each message's two pieces follow the last's: over UDP send_udp joins messages. */
 static void dgram_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer)
 {
 	const struct encap_cfg *c = q->sh->cfg;
-	struct iovec *iov = &q->iov[(c->udp ? 2 : TX_IOV_MAX) * k];
+	struct iovec *iov = &q->iov[TX_IOV * k];
 
 	if (e->csum.start)
 		inet_csum_finish(e->inner + e->csum.start, e->len - e->csum.start, e->tail,

@@ -11,7 +11,6 @@
 #define TUNBED_GW_TX_H
 
 #include <linux/if_packet.h>
-#include <linux/virtio_net.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,9 +23,8 @@
 #include "stats.h"
 
 /* Room for one segment's headers: the outer headers, then the inner ones. A message's
- * pieces: on the packet socket a virtio header, the Ethernet header, the headers and the
- * payload; elsewhere the last two. */
-enum { TX_SEG_HDR = ENCAP_HEADROOM + GSO_HDR_MAX, TX_IOV_MAX = 4 };
+ * pieces: its headers (on the packet socket from the virtio header on), then its payload. */
+enum { TX_SEG_HDR = ENCAP_HEADROOM + GSO_HDR_MAX, TX_IOV = 2 };
 
 struct txq {
 	struct gw_shared *sh;
@@ -50,8 +48,7 @@ struct txq {
 	uint32_t groups;	 /* numbers handed to untracked superpackets */
 	uint8_t *hdrs;		 /* TX_MSGS of TX_SEG_HDR */
 	struct mmsghdr msgs[TX_MSGS];
-	struct iovec iov[TX_IOV_MAX * TX_MSGS];
-	struct virtio_net_hdr vnet[TX_MSGS]; /* the packet socket's: checksums left partial */
+	struct iovec iov[TX_IOV * TX_MSGS];
 	union tx_cmsg {
 		char buf[CMSG_SPACE(sizeof(uint16_t))];
 		struct cmsghdr align;
