@@ -14,23 +14,17 @@
 #include "inet.h"
 
 /* A partial checksum (its field holds the pseudo-header's sum) of a packet not to segment:
- * completed, or kept for the device; either way its field must lie within the packet. */
-static enum drop_reason csum_partial(uint8_t *pkt, size_t len, unsigned start, unsigned off,
-				     bool keep, struct gso_pkt *g)
+ * its field must lie within the packet. */
+static enum drop_reason csum_partial(size_t len, unsigned start, unsigned off, struct gso_pkt *g)
 {
-	struct l4_csum c = { (uint16_t)start, (uint16_t)off };
-
 	if (start == 0 || start >= len || off > len - start || len - start - off < 2)
 		return DROP_TX_BAD_INNER;
-	if (keep)
-		g->csum = c;
-	else
-		inet_csum_finish(pkt + start, len - start, NULL, 0, c);
+	g->csum = (struct l4_csum){ (uint16_t)start, (uint16_t)off };
 	return DROP_NONE;
 }
 
-enum drop_reason gso_parse(const struct virtio_net_hdr *h, uint8_t *pkt, size_t len, unsigned mtu,
-			   bool keep_partial, struct gso_pkt *g)
+enum drop_reason gso_parse(const struct virtio_net_hdr *h, const uint8_t *pkt, size_t len,
+			   unsigned mtu, struct gso_pkt *g)
 {
 	uint8_t type = h->gso_type & (uint8_t)~VIRTIO_NET_HDR_GSO_ECN;
 	unsigned start = le16toh(h->csum_start), off = le16toh(h->csum_offset);
@@ -39,7 +33,7 @@ enum drop_reason gso_parse(const struct virtio_net_hdr *h, uint8_t *pkt, size_t 
 	memset(g, 0, sizeof(*g));
 	if (type == VIRTIO_NET_HDR_GSO_NONE) {
 		if (h->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)
-			return csum_partial(pkt, len, start, off, keep_partial, g);
+			return csum_partial(len, start, off, g);
 		return DROP_NONE;
 	}
 	/* Segmentation needs the transport header located and its checksum left partial. */

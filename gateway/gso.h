@@ -2,9 +2,8 @@
  * Userspace segmentation of the superpackets a TUN device with IFF_VNET_HDR hands over (see
  * Documentation/networking/tuntap.rst and include/uapi/linux/virtio_net.h): a TCP packet of up
  * to 64 KB is cut into MSS-sized segments as the kernel's tcp_gso_segment would, and a UDP one
- * (USO) into datagrams as __udp_gso_segment would; a packet whose checksum the kernel left
- * partial gets it completed, or keeps it partial for a device that completes it. Pure: no
- * I/O, no allocation; the superpacket is only read.
+ * (USO) into datagrams as __udp_gso_segment would, their checksums completed or left
+ * partial. Pure: no I/O, no allocation; the superpacket is only read.
  */
 #ifndef TUNBED_GW_GSO_H
 #define TUNBED_GW_GSO_H
@@ -34,19 +33,19 @@ struct gso_pkt {
 	unsigned hdr_len; /* every header: l4_off + TCP header or 8 */
 	unsigned mss;	  /* payload bytes per segment (gso_size); the last may be shorter */
 	unsigned nseg;
-	struct l4_csum csum; /* a packet not to segment, kept partial (gso_parse) */
+	struct l4_csum csum; /* a packet not to segment: its checksum left partial (gso_parse) */
 };
 
 /*
  * Reads the virtio header h of a packet read from TUN. A packet that needs no segmenting
- * returns DROP_NONE with nseg 0; when the header says its checksum is partial, it is
- * completed in place, or with keep_partial left so, g->csum saying where (start 0: complete).
- * A superpacket returns DROP_NONE with *g filled. DROP_TX_BAD_INNER: a header that
+ * returns DROP_NONE with nseg 0, and g->csum saying where the header says its checksum was
+ * left partial (start 0: complete), for the caller to complete (inet_csum_finish) or leave
+ * to the device. A superpacket returns DROP_NONE with *g filled. DROP_TX_BAD_INNER: a header that
  * does not agree with the packet (unknown GSO type, offsets out of range, a family or
  * protocol other than the type names); DROP_TX_TOO_BIG: segments larger than mtu.
  */
-enum drop_reason gso_parse(const struct virtio_net_hdr *h, uint8_t *pkt, size_t len, unsigned mtu,
-			   bool keep_partial, struct gso_pkt *g);
+enum drop_reason gso_parse(const struct virtio_net_hdr *h, const uint8_t *pkt, size_t len,
+			   unsigned mtu, struct gso_pkt *g);
 
 /*
  * Writes the headers of segment i < g->nseg into hdr (g->hdr_len bytes): IP total or payload

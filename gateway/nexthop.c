@@ -138,11 +138,10 @@ static void refresh(struct nexthop *n)
 		return;
 	nexthop_publish(n->pub, &n->hop);
 	if (n->hop.ifindex) {
-		const uint8_t *m = n->hop.eth;
+		char mac[NEXTHOP_LLADDR_STRLEN];
 
-		log_info("next hop on %s: %02x:%02x:%02x:%02x:%02x:%02x: GRE leaves on the packet "
-			 "socket",
-			 n->dev, m[0], m[1], m[2], m[3], m[4], m[5]);
+		log_info("next hop on %s: %s: GRE leaves on the packet socket", n->dev,
+			 nexthop_lladdr(&n->hop, mac));
 	} else {
 		log_info("no next hop (%s): GRE leaves on the IP path", n->why);
 	}
@@ -219,6 +218,15 @@ void nexthop_tick(struct nexthop *n)
 
 	if (read(n->timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks))
 		__atomic_fetch_add(&n->pub->probes, 1, __ATOMIC_RELAXED);
+}
+
+const char *nexthop_lladdr(const struct nexthop_hop *h, char buf[NEXTHOP_LLADDR_STRLEN])
+{
+	const uint8_t *m = h->eth;
+
+	snprintf(buf, NEXTHOP_LLADDR_STRLEN, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2],
+		 m[3], m[4], m[5]);
+	return buf;
 }
 
 const char *nexthop_nud_name(uint16_t nud)

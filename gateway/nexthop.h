@@ -77,6 +77,10 @@ void nexthop_changed(struct nexthop *n);
 /* n->timer_fd readable: the workers' once-a-second probe (tx.c) is due. */
 void nexthop_tick(struct nexthop *n);
 
+/* h's destination address as ip-neighbour(8) prints it, into buf; returns buf. */
+enum { NEXTHOP_LLADDR_STRLEN = 3 * ETH_ALEN };
+const char *nexthop_lladdr(const struct nexthop_hop *h, char buf[NEXTHOP_LLADDR_STRLEN]);
+
 /* The name of a neighbour's NUD state, as ip-neighbour(8) prints it ("none" for 0). */
 const char *nexthop_nud_name(uint16_t nud);
 

@@ -537,7 +537,7 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 	d->len = len - q->off < q->seg ? len - q->off : q->seg;
 	d->wirelen = d->len + outer_wire;
 	d->outer = false;
-	d->merged.gso_size = 0;
+	d->merged = (struct rx_merged){ 0 };
 	d->csum_partial = false;
 	d->drop = DROP_NONE;
 	if (q->msgs[q->cur].msg_hdr.msg_flags & MSG_TRUNC)

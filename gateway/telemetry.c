@@ -4,7 +4,6 @@
 #include "telemetry.h"
 
 #include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -92,14 +91,11 @@ static json_t *config_json(const struct gregw *g)
 static json_t *next_hop_json(const struct nexthop *n)
 {
 	json_t *o = json_object();
-	char a[NETADDR_STRLEN], mac[3 * ETH_ALEN];
-	const uint8_t *m = n->hop.eth;
+	char a[NETADDR_STRLEN], mac[NEXTHOP_LLADDR_STRLEN];
 
 	jout_str(o, "dev", n->dev[0] ? n->dev : NULL);
 	jout_str(o, "via", n->via.family ? netaddr_format(&n->via, a) : NULL);
-	snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4],
-		 m[5]);
-	jout_str(o, "lladdr", n->hop.ifindex ? mac : NULL);
+	jout_str(o, "lladdr", n->hop.ifindex ? nexthop_lladdr(&n->hop, mac) : NULL);
 	jout_str(o, "state", nexthop_nud_name(n->nud));
 	jout_str(o, "ip_path_why", n->why);
 	jout_u64(o, "lookups", n->lookups);

@@ -228,7 +228,7 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 	p->data = inner;
 	p->len = (size_t)len;
 	/* A superpacket, or a packet whose checksum the kernel left to us. */
-	p->drop = gso_parse(&h, inner, p->len, mtu, q->sh->tx_csum_partial, &q->gso);
+	p->drop = gso_parse(&h, inner, p->len, mtu, &q->gso);
 	if (p->drop != DROP_NONE)
 		q->gso.nseg = 0; /* nothing to cut, whatever gso_parse left there */
 	if (p->drop == DROP_TX_TOO_BIG && ip_parse(inner, p->len, false, &p->ip) < 0)
@@ -239,7 +239,8 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 	if (!q->gso.nseg) {
 		p->drop = encap_check(q->sh->cfg, inner, p->len, &p->ip);
 		p->csum = q->gso.csum;
-		if (p->csum.start && p->drop == DROP_NONE && !partial_ok(p->len, &p->ip, p->csum)) {
+		if (p->csum.start && !(q->sh->tx_csum_partial && p->drop == DROP_NONE &&
+				       partial_ok(p->len, &p->ip, p->csum))) {
 			inet_csum_finish(inner + p->csum.start, p->len - p->csum.start, NULL, 0,
 					 p->csum);
 			p->csum = (struct l4_csum){ 0 };

@@ -59,7 +59,7 @@ static void emitted(void *ctx, const struct virtio_net_hdr *h, const uint8_t *p,
 	if (nseg == 1)
 		return;
 	memcpy(again, p, len);
-	if (gso_parse(h, again, len, 65535, false, &g) != DROP_NONE || g.nseg != nseg)
+	if (gso_parse(h, again, len, 65535, &g) != DROP_NONE || g.nseg != nseg)
 		abort();
 	check_segments(&g, false);
 }
@@ -80,8 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(&h, data + 1, sizeof(h));
 		size -= 1 + sizeof(h);
 		memcpy(pkt, data + 1 + sizeof(h), size);
-		if (gso_parse(&h, pkt, size, 1 + data[0] * 64u, data[0] & 2, &g) == DROP_NONE &&
-		    g.nseg)
+		if (gso_parse(&h, pkt, size, 1 + data[0] * 64u, &g) == DROP_NONE && g.nseg)
 			check_segments(&g, data[0] & 4);
 		return 0;
 	}

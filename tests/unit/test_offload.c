@@ -60,7 +60,7 @@ static unsigned cut(const struct virtio_net_hdr *h, size_t len, unsigned mtu)
 {
 	struct gso_pkt g;
 
-	if (gso_parse(h, super, len, mtu, false, &g) != DROP_NONE || g.nseg > 64)
+	if (gso_parse(h, super, len, mtu, &g) != DROP_NONE || g.nseg > 64)
 		return 0;
 	for (unsigned i = 0; i < g.nseg; i++) {
 		size_t plen = gso_segment(&g, i, hdr, false);
@@ -198,30 +198,30 @@ static void test_udp_and_refusals(void)
 
 	printf("case: refusals\n");
 	h.gso_type = VIRTIO_NET_HDR_GSO_UDP; /* UFO */
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 	s.proto = IPPROTO_TCP;
 	s.payload = 3000;
 	len = pkt_build(&s, super);
 	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
 	h.flags = 0;
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 	h = tso_hdr(AF_INET6, IPV4_HLEN, 1400, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 	h = tso_hdr(AF_INET, IPV4_HLEN, 0, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 	h = tso_hdr(AF_INET, 60000, 1400, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 	h = tso_hdr(AF_INET, IPV4_HLEN + 4, 1400, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
 	h.csum_offset = htole16(UDP_CSUM_OFF);
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 	/* TCP segmentation of a packet whose IP header names UDP. */
 	super[IPV4_PROTO_OFF] = IPPROTO_UDP;
 	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 	super[IPV4_PROTO_OFF] = IPPROTO_TCP;
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_NONE);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
 	{
 		/* IPv6: TCP6 segmentation of a packet whose next header is UDP, and one whose
 		 * transport is said to start past the fixed header while TCP follows it. */
@@ -229,17 +229,17 @@ static void test_udp_and_refusals(void)
 		size_t len6 = pkt_build(&s6, super);
 
 		h = tso_hdr(AF_INET6, IPV6_HLEN, 1400, false);
-		CHECK_INT(gso_parse(&h, super, len6, 1476, false, &g), DROP_NONE);
+		CHECK_INT(gso_parse(&h, super, len6, 1476, &g), DROP_NONE);
 		super[IPV6_NEXT_OFF] = IPPROTO_UDP;
-		CHECK_INT(gso_parse(&h, super, len6, 1476, false, &g), DROP_TX_BAD_INNER);
+		CHECK_INT(gso_parse(&h, super, len6, 1476, &g), DROP_TX_BAD_INNER);
 		super[IPV6_NEXT_OFF] = IPPROTO_TCP;
 		h = tso_hdr(AF_INET6, IPV6_HLEN + 8, 1400, false);
-		CHECK_INT(gso_parse(&h, super, len6, 1476, false, &g), DROP_TX_BAD_INNER);
+		CHECK_INT(gso_parse(&h, super, len6, 1476, &g), DROP_TX_BAD_INNER);
 		len = pkt_build(&s, super);
 	}
 	h = tso_hdr(AF_INET, IPV4_HLEN, 1460, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_TOO_BIG);
-	CHECK_INT(gso_parse(&h, super, len, 1500, false, &g), DROP_NONE);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_TOO_BIG);
+	CHECK_INT(gso_parse(&h, super, len, 1500, &g), DROP_NONE);
 
 	printf("case: a partial checksum completed\n");
 	s.payload = 333;
@@ -252,11 +252,12 @@ static void test_udp_and_refusals(void)
 	h = (struct virtio_net_hdr){ .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
 				     .csum_start = htole16(IPV4_HLEN),
 				     .csum_offset = htole16(TCP_CSUM_OFF) };
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_NONE);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
 	CHECK_INT(g.nseg, 0);
+	inet_csum_finish(super + g.csum.start, len - g.csum.start, NULL, 0, g.csum);
 	CHECK(valid(super, len));
 	h.csum_start = htole16((uint16_t)len);
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 }
 
 /* What the coalescer emitted, in order. */
@@ -714,7 +715,7 @@ static void test_partial(void)
 	CHECK_INT(cut(&h, len, 1476), 3);
 	for (unsigned i = 0; i < 3; i++)
 		memcpy(whole[i], seg[i], seg_len[i]);
-	CHECK_INT(gso_parse(&h, super, len, 1476, true, &g), DROP_NONE);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
 	CHECK_INT(g.nseg, 3);
 	c = gso_csum(&g);
 	CHECK_INT(c.start, IPV4_HLEN);
@@ -737,7 +738,8 @@ static void test_partial(void)
 	}
 	CHECK_INT(bad, 0);
 
-	printf("case: a lone packet TUN hands over partial, completed or kept so\n");
+	printf("case: a lone packet TUN hands over partial: where, the packet untouched; "
+	       "completed\n");
 	s = lan_pkt(AF_INET, IPPROTO_UDP, 5, 6, 0, 100);
 	len = pkt_build(&s, super);
 	memcpy(hdr, super, len); /* the packet as built: its checksum right */
@@ -752,19 +754,20 @@ static void test_partial(void)
 		store_be16(super + IPV4_HLEN + UDP_CSUM_OFF, (uint16_t)~inet_csum_fold(pseudo));
 	}
 	memcpy(seg[0], super, len);
-	CHECK_INT(gso_parse(&h, super, len, 1476, true, &g), DROP_NONE);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
 	CHECK_INT(g.nseg, 0);
 	CHECK_INT(g.csum.start, IPV4_HLEN);
 	CHECK_INT(g.csum.offset, UDP_CSUM_OFF);
 	CHECK(memcmp(super, seg[0], len) == 0);
-	CHECK_INT(gso_parse(&h, super, len, 1476, false, &g), DROP_NONE);
-	CHECK_INT(g.csum.start, 0);
+	inet_csum_finish(super + g.csum.start, len - g.csum.start, NULL, 0, g.csum);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
+	CHECK_INT(g.csum.start, IPV4_HLEN); /* the header says where, whatever the packet holds */
 	CHECK(memcmp(super, hdr, len) == 0);
 	printf("case: a partial checksum whose field lies outside the packet, or at 0\n");
 	h.csum_start = htole16((uint16_t)(len - 1));
-	CHECK_INT(gso_parse(&h, super, len, 1476, true, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 	h.csum_start = 0;
-	CHECK_INT(gso_parse(&h, super, len, 1476, true, &g), DROP_TX_BAD_INNER);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_TX_BAD_INNER);
 
 	printf("case: where a checksum lies: TCP and UDP right after the IP header only\n");
 	{
@@ -786,7 +789,7 @@ static void test_partial(void)
 	s = lan_pkt(AF_INET, IPPROTO_TCP, 40000, 9400, TCP_F_ACK, 4200);
 	len = pkt_build(&s, super);
 	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
-	CHECK_INT(gso_parse(&h, super, len, 1476, true, &g), DROP_NONE);
+	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
 	c = gso_csum(&g);
 	gro_reset();
 	for (unsigned i = 0; i < 3; i++) {
