@@ -44,6 +44,7 @@ enum opt_id {
 	OPT_GRO_HOLD,
 	OPT_INGRESS_DROP,
 	OPT_WIRE_TX,
+	OPT_FAIR_QUEUE,
 	OPT_AQM,
 	OPT_AQM_TARGET,
 	OPT_AQM_INTERVAL,
@@ -79,6 +80,7 @@ static const struct option options[] = {
 	{ "gro-hold", required_argument, NULL, OPT_GRO_HOLD },
 	{ "ingress-drop", required_argument, NULL, OPT_INGRESS_DROP },
 	{ "wire-tx", required_argument, NULL, OPT_WIRE_TX },
+	{ "fair-queue", required_argument, NULL, OPT_FAIR_QUEUE },
 	{ "aqm", required_argument, NULL, OPT_AQM },
 	{ "aqm-target", required_argument, NULL, OPT_AQM_TARGET },
 	{ "aqm-interval", required_argument, NULL, OPT_AQM_INTERVAL },
@@ -153,6 +155,11 @@ void config_usage(void)
 	       "                       up to US microseconds (0 to 1000) for the rest of its\n"
 	       "                       burst when the receive queue runs dry (default 0: it\n"
 	       "                       goes into TUN at the end of each pass)\n"
+	       "  --fair-queue on|off  on: what a worker reads from TUN waits in per-flow queues\n"
+	       "                       and leaves by deficit round robin (FQ-CoDel's scheduler,\n"
+	       "                       RFC 8290): equal shares for backlogged flows, no wait\n"
+	       "                       behind them for a sparse one; a full queue drops from its\n"
+	       "                       longest flow (default off)\n"
 	       "  --aqm off|codel      codel: CoDel on the receive queue (ring or socket), from\n"
 	       "                       the kernel's arrival stamps: a standing queue is told to\n"
 	       "                       shrink by a drop, or a CE mark when ECN-capable\n"
@@ -433,6 +440,14 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 			c->offload = true;
 		else if (strcmp(v, "off") == 0)
 			c->offload = false;
+		else
+			return bad(o, key, v, "expected on or off");
+		return 0;
+	case OPT_FAIR_QUEUE:
+		if (strcmp(v, "on") == 0)
+			c->fair_queue = true;
+		else if (strcmp(v, "off") == 0)
+			c->fair_queue = false;
 		else
 			return bad(o, key, v, "expected on or off");
 		return 0;

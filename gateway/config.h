@@ -36,8 +36,9 @@ struct config {
 	char ctl[CONFIG_PATH_MAX];	  /* empty: the default path */
 	char netns[64];			  /* empty: stay where started */
 	enum rx_ring_kind rx_ring;
-	bool offload; /* TUN superpackets: segment towards the wire, coalesce from it */
-	bool aqm;     /* --aqm codel: CoDel on each worker's receive queue (ring or socket) */
+	bool offload;	 /* TUN superpackets: segment towards the wire, coalesce from it */
+	bool fair_queue; /* --fair-queue on: TUN reads leave by flow (fq.h) */
+	bool aqm;	 /* --aqm codel: CoDel on each worker's receive queue (ring or socket) */
 	unsigned aqm_target_us, aqm_interval_us;
 	unsigned gro_hold_us;	/* --gro-hold */
 	bool ingress_drop;	/* --ingress-drop tcx */

@@ -25,6 +25,7 @@ static const char *const names[DROP_MAX] = {
 	[DROP_TX_BAD_INNER] = "tx_bad_inner",
 	[DROP_TX_TOO_BIG] = "tx_too_big",
 	[DROP_TX_SEND] = "tx_send",
+	[DROP_TX_FQ_OVERFLOW] = "tx_fq_overflow",
 };
 
 const char *drop_name(enum drop_reason r)

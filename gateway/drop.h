@@ -25,9 +25,10 @@ enum drop_reason {
 	DROP_TUN_WRITE,	     /* the TUN refused the write (queue full, device down) */
 	DROP_AQM,	     /* --aqm: CoDel dropped it from a standing queue */
 	/* From TUN, before encapsulation. */
-	DROP_TX_BAD_INNER, /* not a well-formed IPv4 or IPv6 packet */
-	DROP_TX_TOO_BIG,   /* larger than the tunnel MTU (an ICMP error goes back if allowed) */
-	DROP_TX_SEND,	   /* the kernel refused the send (buffer full, no route) */
+	DROP_TX_BAD_INNER,   /* not a well-formed IPv4 or IPv6 packet */
+	DROP_TX_TOO_BIG,     /* larger than the tunnel MTU (an ICMP error goes back if allowed) */
+	DROP_TX_SEND,	     /* the kernel refused the send (buffer full, no route) */
+	DROP_TX_FQ_OVERFLOW, /* --fair-queue: the queue was full, its longest flow gave it up */
 	DROP_MAX,
 };
 

@@ -513,6 +513,7 @@ int gregw_run(const struct config *cfg)
 	g->sh.aqm_target_ns = (uint64_t)cfg->aqm_target_us * 1000;
 	g->sh.aqm_interval_ns = (uint64_t)cfg->aqm_interval_us * 1000;
 	g->sh.gro_hold_ns = (uint64_t)cfg->gro_hold_us * 1000;
+	g->sh.fair_queue = cfg->fair_queue;
 	if (cfg->offload) {
 		char names[64];
 

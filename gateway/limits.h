@@ -12,6 +12,12 @@ enum gw_limits {
 	WORKER_POLL_MS = 200,	    /* idle wake-up; a stop request wakes the workers at once */
 	WORKER_ICMP_PER_SEC = 1000, /* ICMP errors per worker and second, as routers limit */
 
+	/* --fair-queue (fq.h, tun.c): the WORKER_BATCH slots are its queue. */
+	TUN_FQ_BUCKETS = 1024,	/* flows' lists, as FQ-CoDel's default */
+	TUN_FQ_QUANTUM = 65536, /* bytes a flow sends a turn: a superpacket */
+	TUN_FQ_PASS = 32,	/* packets a pass sends, fewer than the queue holds, so that
+				 * the backlog waits here, in flows, not in the TUN's FIFO */
+
 	/* The configuration (config.c). */
 	CONFIG_MAX_WORKERS = 64, /* one per CPU; TUN allows up to 256 queues */
 	CONFIG_MAX_ROUTES = 32,	 /* --route prefixes into the tunnel */

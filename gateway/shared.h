@@ -28,6 +28,7 @@ struct gw_shared {
 	int tun_offloads;      /* TUN_F_* in force: which superpackets TUN takes whole */
 	bool udp_gso, udp_gro; /* GRE-in-UDP sends with UDP_SEGMENT, receives with UDP_GRO */
 	bool aqm;	       /* --aqm codel on each worker's receive queue */
+	bool fair_queue;       /* --fair-queue on: TUN reads wait in flows (fq.h) */
 	uint64_t gro_hold_ns;  /* --gro-hold: how long a superpacket waits for its burst */
 	uint64_t aqm_target_ns, aqm_interval_ns;
 	uint16_t udp_sports[UDP_TX_PORTS]; /* its source ports: the first worker picks them */

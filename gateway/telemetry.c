@@ -69,6 +69,7 @@ static json_t *config_json(const struct gregw *g)
 	/* How flows meet workers (steer.h): turn by turn through the flow table, or a hash. */
 	jout_str(o, "steering", g->steer_table ? "table" : "hash");
 	jout_int(o, "gro_hold_us", c->gro_hold_us);
+	jout_bool(o, "fair_queue", c->fair_queue);
 	jout_str(o, "aqm", c->aqm ? "codel" : "off");
 	if (c->aqm) {
 		jout_int(o, "aqm_target_us", c->aqm_target_us);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "encap.h"
+#include "flows.h"
 
 int tun_open(const char *name, unsigned n, bool vnet_hdr, int *fds)
 {
@@ -128,21 +129,37 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 		tunq_fini(q);
 		return -ENOMEM;
 	}
+	if (sh->fair_queue) {
+		q->free_slots = calloc(WORKER_BATCH, sizeof(*q->free_slots));
+		q->sent = calloc(WORKER_BATCH, sizeof(*q->sent));
+		q->lens = calloc(WORKER_BATCH, sizeof(*q->lens));
+		q->hdrs = calloc(WORKER_BATCH, sizeof(*q->hdrs));
+		if (!q->free_slots || !q->sent || !q->lens || !q->hdrs ||
+		    fq_init(&q->fq, WORKER_BATCH, TUN_FQ_BUCKETS, TUN_FQ_QUANTUM) < 0) {
+			tunq_fini(q);
+			return -ENOMEM;
+		}
+		for (unsigned i = 0; i < WORKER_BATCH; i++)
+			q->free_slots[q->nfree++] = WORKER_BATCH - 1 - i;
+	}
 	gro_init(&q->gro, q->gro_mem);
 	return 0;
 }
 
 void tunq_fini(struct tunq *q)
 {
+	fq_fini(&q->fq);
+	free(q->hdrs);
+	free(q->lens);
+	free(q->sent);
+	free(q->free_slots);
 	free(q->gro_mem);
 	free(q->slots);
+	q->hdrs = NULL;
+	q->lens = NULL;
+	q->sent = q->free_slots = NULL;
 	q->gro_mem = NULL;
 	q->slots = NULL;
-}
-
-void tunq_begin(struct tunq *q)
-{
-	q->nread = 0;
 }
 
 /* Reads one packet into inner; with virtio headers, *h gets its header. Returns its length,
@@ -167,6 +184,59 @@ static ssize_t read_one(struct tunq *q, uint8_t *inner, struct virtio_net_hdr *h
 		return -1;
 	}
 	return len - (ssize_t)sizeof(*h);
+}
+
+/* fq's flow of a packet read: its inner flow's hash (flows.h), the same both ways. */
+static uint32_t flow_of_read(const uint8_t *pkt, size_t len)
+{
+	struct ip_info ip;
+	struct flow_key k;
+
+	if (ip_parse(pkt, len, false, &ip) < 0)
+		return 0; /* dropped when taken */
+	flow_key_from(pkt, len, &ip, &k);
+	return flow_hash(&k);
+}
+
+/* --fair-queue: what TUN has, into the free slots and fq; at most WORKER_BATCH reads. */
+static void fill(struct tunq *q)
+{
+	for (unsigned n = 0; n < WORKER_BATCH; n++) {
+		uint32_t s;
+		ssize_t len;
+
+		if (!q->nfree) {
+			s = fq_drop_longest(&q->fq);
+			if (s == FQ_NONE)
+				return;
+			stat_add(&q->stats->drops[DROP_TX_FQ_OVERFLOW], 1);
+			q->free_slots[q->nfree++] = s;
+		}
+		s = q->free_slots[q->nfree - 1];
+		do {
+			stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
+			len = read_one(q, slot(q, s), &q->hdrs[s]);
+		} while (len < 0 && errno == EINTR);
+		if (len < 0) {
+			if (errno != EPROTO)
+				return; /* EAGAIN: the queue is empty */
+			stat_add(&q->stats->drops[DROP_TX_BAD_INNER], 1);
+			continue;
+		}
+		q->nfree--;
+		q->lens[s] = (uint32_t)len;
+		fq_enqueue(&q->fq, s, flow_of_read(slot(q, s), (size_t)len), (uint32_t)len);
+	}
+}
+
+void tunq_begin(struct tunq *q)
+{
+	q->nread = 0;
+	if (!q->sh->fair_queue)
+		return;
+	while (q->nsent)
+		q->free_slots[q->nfree++] = q->sent[--q->nsent];
+	fill(q);
 }
 
 /*
@@ -198,37 +268,18 @@ static void next_segment(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 	p->drop = DROP_NONE;
 }
 
-bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
+/* A packet read into inner (len bytes, its virtio header h) into *p, checked; a superpacket's
+ * first segment. */
+static bool take_read(struct tunq *q, uint8_t *inner, size_t len, const struct virtio_net_hdr *h,
+		      uint8_t *hdr, struct tun_pkt *p)
 {
 	unsigned mtu = q->sh->cfg->mtu;
-	struct virtio_net_hdr h;
-	uint8_t *inner;
-	ssize_t len;
 
-	if (q->gso_next < q->gso.nseg) {
-		next_segment(q, hdr, p);
-		return true;
-	}
-	if (q->nread == WORKER_BATCH)
-		return false;
-	inner = slot(q, q->nread);
-	do {
-		stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
-		len = read_one(q, inner, &h);
-	} while (len < 0 && errno == EINTR);
-	memset(p, 0, sizeof(*p));
-	if (len < 0) {
-		if (errno != EPROTO)
-			return false; /* EAGAIN: the queue is empty */
-		p->drop = DROP_TX_BAD_INNER;
-		return true;
-	}
-	q->nread++;
 	stat_add(&q->stats->ctr[STAT_TUN_READS], 1);
 	p->data = inner;
-	p->len = (size_t)len;
+	p->len = len;
 	/* A superpacket, or a packet whose checksum the kernel left to us. */
-	p->drop = gso_parse(&h, inner, p->len, mtu, &q->gso);
+	p->drop = gso_parse(h, inner, p->len, mtu, &q->gso);
 	if (p->drop != DROP_NONE)
 		q->gso.nseg = 0; /* nothing to cut, whatever gso_parse left there */
 	if (p->drop == DROP_TX_TOO_BIG && ip_parse(inner, p->len, false, &p->ip) < 0)
@@ -261,6 +312,41 @@ bad_inner:
 	q->gso.nseg = 0;
 	p->drop = DROP_TX_BAD_INNER;
 	return true;
+}
+
+bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
+{
+	struct virtio_net_hdr h;
+	uint8_t *inner;
+	ssize_t len;
+	uint32_t s;
+
+	if (q->gso_next < q->gso.nseg) {
+		next_segment(q, hdr, p);
+		return true;
+	}
+	memset(p, 0, sizeof(*p));
+	if (q->sh->fair_queue) {
+		if (q->nsent == TUN_FQ_PASS || (s = fq_dequeue(&q->fq)) == FQ_NONE)
+			return false;
+		q->sent[q->nsent++] = s;
+		return take_read(q, slot(q, s), q->lens[s], &q->hdrs[s], hdr, p);
+	}
+	if (q->nread == WORKER_BATCH)
+		return false;
+	inner = slot(q, q->nread);
+	do {
+		stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
+		len = read_one(q, inner, &h);
+	} while (len < 0 && errno == EINTR);
+	if (len < 0) {
+		if (errno != EPROTO)
+			return false; /* EAGAIN: the queue is empty */
+		p->drop = DROP_TX_BAD_INNER;
+		return true;
+	}
+	q->nread++;
+	return take_read(q, inner, (size_t)len, &h, hdr, p);
 }
 
 /* Writes one packet into TUN, behind a virtio header when the device has them (h NULL: a

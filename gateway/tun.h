@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "drop.h"
+#include "fq.h"
 #include "gro.h"
 #include "gso.h"
 #include "inet.h"
@@ -62,8 +63,14 @@ struct tunq {
 	struct gw_shared *sh;
 	struct worker_stats *stats; /* the worker's, written by it alone */
 	uint8_t *slots;		    /* WORKER_BATCH of ENCAP_HEADROOM + WORKER_SLOT */
-	unsigned nread;		    /* reads this pass: the next free slot */
-	struct gso_pkt gso;	    /* the superpacket being cut */
+	unsigned nread;		    /* reads this pass: the next free slot (not --fair-queue) */
+	/* --fair-queue: the slots wait in fq between the read and the send. */
+	struct fq fq;
+	uint32_t *free_slots, *sent; /* free ones; taken this pass, free at the next */
+	unsigned nfree, nsent;
+	uint32_t *lens;		     /* per slot: the packet's length */
+	struct virtio_net_hdr *hdrs; /* per slot: its virtio header */
+	struct gso_pkt gso;	     /* the superpacket being cut */
 	struct ip_info gso_ip;
 	unsigned gso_next; /* its next segment; gso.nseg when done */
 	bool gso_partial;  /* its segments' checksums left to the device (tun_pkt.csum) */
@@ -78,7 +85,9 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 void tunq_fini(struct tunq *q);
 
 /* Starts a pass of up to WORKER_BATCH reads; the packets of the last pass must be sent by now
- * (their slots are read into again). Worker thread. */
+ * (their slots are read into again). With --fair-queue, reads what TUN has into the free
+ * slots (a full queue gives up the oldest packet of its longest flow: DROP_TX_FQ_OVERFLOW),
+ * and the pass then takes up to TUN_FQ_PASS of them in fq's order. Worker thread. */
 void tunq_begin(struct tunq *q);
 
 /*

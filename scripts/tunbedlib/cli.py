@@ -303,8 +303,8 @@ def add_matrix_options(p, defaults_note):
     p.add_argument("--workers", metavar="LIST", help="gregw worker threads, e.g. 1,2")
     p.add_argument("--modes", metavar="LIST",
                    help="gregw modes: gre or gre-udp, with +key, +seq, +csum, +nooffload, "
-                   "+aqm (CoDel: --aqm codel), +iptx (plain GRE on the IP path: --wire-tx ip) "
-                   "(e.g. gre-udp+seq,gre+nooffload)")
+                   "+aqm (CoDel: --aqm codel), +iptx (plain GRE on the IP path: --wire-tx ip), "
+                   "+fq (flow queueing: --fair-queue on) (e.g. gre-udp+seq,gre+nooffload)")
     p.add_argument("--repeats", type=int, metavar="N", help="repeats of every point")
     p.add_argument("--time", type=float, metavar="S", help="measured seconds per run")
     p.add_argument("--warmup", type=float, metavar="S", help="warm-up seconds per run (default 2)")

@@ -2,7 +2,8 @@
 # gregw carries bulk TCP intact: 200 MB with 1 flow and with 16 flows through 2 workers on
 # each gateway, every byte checked (SHA-256 on both sides); each flow is handled by a single
 # worker on each gateway, in both directions, and the receiver counts no reordering. Again
-# with --aqm codel at a tiny target: CoDel drops, every byte still arrives. Over GRE-in-UDP,
+# with --aqm codel at a tiny target: CoDel drops, every byte still arrives; and with
+# --fair-queue on, 16 flows through the flow queue, every byte intact. Over GRE-in-UDP,
 # once more with UDP_SEGMENT refused at run time (a preloaded fault).
 #
 #  P-client [bulk.py client] --lan-a-- P-gwa [gregw, 2 workers] ==transit (GRE, seq)== [gregw, 2 workers] P-gwb --lan-b-- [bulk.py server] P-server
@@ -102,6 +103,21 @@ expect_eq "aqm: CoDel dropped from gwb's queue" "$(json_get "$b" 'd["total"]["dr
 expect_eq "aqm: nothing marked (no ECN here)" "$(json_get "$b" 'd["total"]["aqm_marked"]')" "0"
 expect_eq "aqm: its drops are all gwb dropped" "$(json_get "$b" 'd["total"]["dropped"] == d["total"]["drops"]["aqm"]')" "True"
 log "aqm: gwb dropped $(json_get "$b" 'd["total"]["drops"]["aqm"]') of $(json_get "$b" 'd["total"]["wire_rx_packets"]')"
+
+# --fair-queue on: TUN reads wait in per-flow queues and leave by deficit round robin
+# (gateway/fq.h); 16 flows through it, every byte checked, each flow still on one worker, and
+# whatever the queue gave up on overflow is all gwa dropped.
+gw_stop gwa
+gw_stop gwb
+gw_pair4 "$P" --seq --workers 2 --fair-queue on
+bulk_transfer "$P" 198.18.3.2 16 $((100 * MB))
+a=$(gw_stats gwa)
+b=$(gw_stats gwb)
+expect_eq "fair queue: configured on both" "$(json_get "$a" 'd["config"]["fair_queue"]'), $(json_get "$b" 'd["config"]["fair_queue"]')" "True, True"
+expect_eq "fair queue: one worker per flow (gwa)" "$(one_worker_per_flow gwa)" "True"
+expect_eq "fair queue: gwa sent what it read, or gave it up on overflow" "$(json_get "$a" 'd["total"]["dropped"] - d["total"]["drops"]["tx_send"] == d["total"]["drops"]["tx_fq_overflow"]')" "True"
+expect_eq "fair queue: gwb carried the 100 MB into TUN" "$(json_get "$b" 'd["total"]["tun_tx_bytes"] >= 100 * 2**20')" "True"
+log "fair queue: gwa gave up $(json_get "$a" 'd["total"]["drops"]["tx_fq_overflow"]') of $(json_get "$a" 'd["total"]["tun_reads"]') reads on overflow"
 
 # GRE-in-UDP where the kernel refuses UDP_SEGMENT sends at run time (EIO: an IPsec policy on
 # the route; before Linux 6.11 also a device without checksum offload; this kernel has

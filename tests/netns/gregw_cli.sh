@@ -44,6 +44,7 @@ expect_refusal "bad encap" 2 "^gregw: bad value 'udp' for --encap: expected gre 
 expect_refusal "bad offload" 2 "^gregw: bad value 'yes' for --offload: expected on or off$" run --remote 198.18.0.2 --offload yes
 expect_refusal "bad aqm" 2 "^gregw: bad value 'red' for --aqm: expected off or codel$" run --remote 198.18.0.2 --aqm red
 expect_refusal "bad aqm target" 2 "^gregw: bad value '5' for --aqm-target: expected 10 to 10000000 microseconds$" run --remote 198.18.0.2 --aqm-target 5
+expect_refusal "bad fair-queue" 2 "^gregw: bad value 'fifo' for --fair-queue: expected on or off$" run --remote 198.18.0.2 --fair-queue fifo
 expect_refusal "bad mtu" 2 "^gregw: bad value '67' for --mtu: expected 68 to 65535$" run --remote 198.18.0.2 --mtu 67
 expect_refusal "addr without length" 2 "^gregw: bad value '198.19.0.1' for --addr: expected ADDR/LEN$" run --remote 198.18.0.2 --addr 198.19.0.1
 expect_refusal "addr6 of the wrong family" 2 "^gregw: bad value '198.19.0.1/24' for --addr6: expected an IPv6 prefix$" run --remote 198.18.0.2 --addr6 198.19.0.1/24

@@ -1,0 +1,61 @@
+/*
+ * Flow queueing of what a worker reads from TUN (--fair-queue on): the packets read and not
+ * yet sent wait in per-flow lists (buckets of the inner flow's hash) and leave by deficit
+ * round robin, the scheduler of FQ-CoDel (RFC 8290, 4.2, without its CoDel): a flow new to
+ * the queue goes first, each backlogged flow then takes turns of a quantum of bytes. Every
+ * backlogged flow gets an equal share of what the worker sends, and a sparse one (a request,
+ * an ACK, a ping) does not wait behind the bulk flows' backlog. When the queue is full, the
+ * caller takes the oldest packet of the flow with the most bytes queued (fq_drop_longest).
+ *
+ * The packets are the caller's: fq keeps slot numbers, 0 .. nslots - 1, each queued once at
+ * most. Pure; no allocation after fq_init, no lock (one worker's).
+ */
+#ifndef TUNBED_GW_FQ_H
+#define TUNBED_GW_FQ_H
+
+#include <stdint.h>
+
+#define FQ_NONE UINT32_MAX
+
+struct fq_bucket {
+	uint32_t head, tail; /* its slots, oldest first; FQ_NONE when empty */
+	uint32_t next;	     /* the next bucket in the list it is on */
+	int32_t deficit;     /* bytes it may still send this turn */
+	uint64_t backlog;    /* bytes queued */
+	uint8_t list;	     /* FQ_IDLE, FQ_NEW or FQ_OLD */
+};
+
+struct fq_list {
+	uint32_t head, tail; /* bucket numbers; FQ_NONE when empty */
+};
+
+struct fq {
+	struct fq_bucket *b;
+	uint32_t *slot_next; /* per slot: the next slot in its bucket */
+	uint32_t *slot_len;  /* per slot: its bytes */
+	uint32_t *slot_bucket;
+	unsigned nslots, nbuckets;
+	int32_t quantum;
+	struct fq_list new_flows, old_flows;
+	unsigned queued; /* slots queued */
+	uint64_t bytes;	 /* bytes queued */
+};
+
+/* Sets up nbuckets (a power of two) flows' lists over nslots slots, turns of quantum bytes.
+ * Returns 0 or -ENOMEM / -EINVAL. */
+int fq_init(struct fq *q, unsigned nslots, unsigned nbuckets, int32_t quantum);
+
+/* Releases what fq_init allocated. */
+void fq_fini(struct fq *q);
+
+/* Queues slot (len bytes) behind its flow's, the flow chosen by hash. */
+void fq_enqueue(struct fq *q, uint32_t slot, uint32_t hash, uint32_t len);
+
+/* The next slot to send, taken off the queue; FQ_NONE when it is empty. */
+uint32_t fq_dequeue(struct fq *q);
+
+/* The oldest slot of the flow with the most bytes queued, taken off the queue (to be
+ * dropped: the queue is full); FQ_NONE when it is empty. O(buckets): only on overflow. */
+uint32_t fq_drop_longest(struct fq *q);
+
+#endif

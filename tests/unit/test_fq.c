@@ -1,0 +1,167 @@
+/*
+ * The flow queue (gateway/fq.c) against RFC 8290's scheduler: one flow leaves in order;
+ * backlogged flows take turns of a quantum of bytes, equal shares whatever their packet
+ * sizes; a flow new to the queue goes before the old flows' backlog, but only once a turn (a
+ * flow that keeps sending stays old); an emptied flow leaves the lists and comes back new;
+ * overflow takes the oldest packet of the flow with the most bytes; slots come back to be
+ * queued again; bad arguments are refused.
+ */
+#include <errno.h>
+#include <stdint.h>
+
+#include "check.h"
+#include "fq.h"
+
+enum { SLOTS = 64, BUCKETS = 16, QUANTUM = 3000 };
+
+/* Dequeues everything, at most max, in order into out. Returns how many came out. */
+static unsigned drain(struct fq *q, uint32_t *out, unsigned max)
+{
+	unsigned n = 0;
+	uint32_t s;
+
+	while (n < max && (s = fq_dequeue(q)) != FQ_NONE)
+		out[n++] = s;
+	return n;
+}
+
+int main(void)
+{
+	struct fq q;
+	uint32_t out[SLOTS];
+
+	CHECK_INT(fq_init(&q, SLOTS, 12, QUANTUM), -EINVAL); /* not a power of two */
+	CHECK_INT(fq_init(&q, 0, BUCKETS, QUANTUM), -EINVAL);
+	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, 0), -EINVAL);
+
+	/* Empty: nothing to send, nothing to drop. */
+	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM), 0);
+	CHECK(fq_dequeue(&q) == FQ_NONE);
+	CHECK(fq_drop_longest(&q) == FQ_NONE);
+
+	/* One flow: first in, first out. */
+	for (uint32_t s = 0; s < 5; s++)
+		fq_enqueue(&q, s, 7, 1000);
+	CHECK_INT(q.queued, 5);
+	CHECK_U64(q.bytes, 5000);
+	CHECK_INT(drain(&q, out, SLOTS), 5);
+	for (uint32_t s = 0; s < 5; s++)
+		CHECK_INT(out[s], s);
+	CHECK_INT(q.queued, 0);
+	CHECK_U64(q.bytes, 0);
+
+	/* Two backlogged flows, hashes 1 and 2, of 1000- and 3000-byte packets: each turn is a
+	 * quantum (3000 bytes), so flow 1 sends three packets a turn and flow 2 one. Slots
+	 * 0-8 are flow 1's, 10-12 flow 2's, queued flow 1 first. */
+	for (uint32_t s = 0; s < 9; s++)
+		fq_enqueue(&q, s, 1, 1000);
+	for (uint32_t s = 10; s < 13; s++)
+		fq_enqueue(&q, s, 2, 3000);
+	CHECK_INT(drain(&q, out, SLOTS), 12);
+	{
+		const uint32_t want[] = { 0, 1, 2, 10, 3, 4, 5, 11, 6, 7, 8, 12 };
+
+		for (unsigned i = 0; i < 12; i++)
+			CHECK_INT(out[i], want[i]);
+	}
+
+	/* A bulk flow with a backlog, then a sparse one's packet: the sparse one, new, goes
+	 * before the rest of the backlog (after what the bulk flow's turn still allows). */
+	for (uint32_t s = 0; s < 10; s++)
+		fq_enqueue(&q, s, 3, 3000); /* one packet a turn */
+	CHECK_INT(fq_dequeue(&q), 0);	    /* bulk, new: its first turn */
+	fq_enqueue(&q, 20, 4, 100);	    /* a ping */
+	CHECK_INT(fq_dequeue(&q), 20);	    /* new flows first */
+	CHECK_INT(fq_dequeue(&q), 1);
+	/* The sparse flow sends again, with turn left: it went behind the old flows when it
+	 * emptied, so it waits for the end of the bulk flow's turn, not for its backlog. */
+	fq_enqueue(&q, 21, 4, 100);
+	CHECK_INT(fq_dequeue(&q), 21);
+	CHECK_INT(fq_dequeue(&q), 2);
+	CHECK_INT(drain(&q, out, SLOTS), 7);
+	for (unsigned i = 0; i < 7; i++)
+		CHECK_INT(out[i], 3 + i);
+
+	/* Packets larger than the quantum: the deficit carries over, so a flow of 5000-byte
+	 * packets still gets about a quantum a turn, not a packet; when its 30000 bytes are
+	 * out, a flow of 1000-byte packets queued beside it has sent 24000 of its 30000. */
+	for (uint32_t s = 0; s < 6; s++)
+		fq_enqueue(&q, s, 1, 5000);
+	for (uint32_t s = 10; s < 40; s++)
+		fq_enqueue(&q, s, 2, 1000);
+	{
+		unsigned n = drain(&q, out, SLOTS), small = 0, i = 0;
+
+		CHECK_INT(n, 36);
+		while (i < n && out[i] != 5)
+			small += out[i++] >= 10;
+		CHECK_INT(small * 1000, 24000);
+	}
+
+	/* A flow that keeps sending stays old: a sparse flow's packet goes before a bulk flow's
+	 * backlog once (after the bulk flow's first turn); found empty, it goes behind the old
+	 * flows, so that its next packet waits for the end of the bulk flow's next turn, not
+	 * before it as a new flow's would. Three 1000-byte packets a turn. */
+	for (uint32_t s = 0; s < 10; s++)
+		fq_enqueue(&q, s, 12, 1000);
+	CHECK_INT(fq_dequeue(&q), 0);
+	fq_enqueue(&q, 20, 13, 100);
+	CHECK_INT(fq_dequeue(&q), 1);
+	CHECK_INT(fq_dequeue(&q), 2);
+	CHECK_INT(fq_dequeue(&q), 20);
+	CHECK_INT(fq_dequeue(&q), 3); /* the sparse flow found empty on the way */
+	fq_enqueue(&q, 21, 13, 100);
+	CHECK_INT(fq_dequeue(&q), 4);
+	CHECK_INT(fq_dequeue(&q), 5);
+	CHECK_INT(fq_dequeue(&q), 21);
+	CHECK_INT(drain(&q, out, SLOTS), 4);
+
+	/* Hashes share a bucket modulo the buckets: 5 and 5 + BUCKETS are one flow here. */
+	fq_enqueue(&q, 0, 5, 3000);
+	fq_enqueue(&q, 1, 6, 3000);
+	fq_enqueue(&q, 2, 5 + BUCKETS, 3000);
+	CHECK_INT(drain(&q, out, SLOTS), 3);
+	CHECK_INT(out[0], 0);
+	CHECK_INT(out[1], 1);
+	CHECK_INT(out[2], 2);
+
+	/* Overflow: the flow with the most bytes gives up its oldest packet, whoever has the
+	 * most packets. Flow 8 has 3 x 100 bytes, flow 9 2 x 5000. */
+	fq_enqueue(&q, 0, 8, 100);
+	fq_enqueue(&q, 1, 9, 5000);
+	fq_enqueue(&q, 2, 8, 100);
+	fq_enqueue(&q, 3, 9, 5000);
+	fq_enqueue(&q, 4, 8, 100);
+	CHECK_INT(fq_drop_longest(&q), 1);
+	CHECK_INT(q.queued, 4);
+	CHECK_U64(q.bytes, 5300);
+	CHECK_INT(fq_drop_longest(&q), 3); /* still flow 9: 5000 against 300 */
+	CHECK_INT(fq_drop_longest(&q), 0); /* then flow 8, oldest first */
+	/* A flow emptied by drops still leaves the lists in order: the rest comes out. */
+	CHECK_INT(drain(&q, out, SLOTS), 2);
+	CHECK_INT(out[0], 2);
+	CHECK_INT(out[1], 4);
+	CHECK(fq_drop_longest(&q) == FQ_NONE);
+
+	/* An emptied flow left the lists: queued again, it is new, ahead of a backlogged one. */
+	for (uint32_t s = 0; s < 4; s++)
+		fq_enqueue(&q, s, 10, 3000);
+	CHECK_INT(fq_dequeue(&q), 0);
+	CHECK_INT(fq_dequeue(&q), 1);
+	CHECK_INT(drain(&q, out, SLOTS), 2);
+	fq_enqueue(&q, 5, 11, 3000); /* flow 10 is idle again, 11 new */
+	fq_enqueue(&q, 6, 10, 3000);
+	CHECK_INT(fq_dequeue(&q), 5);
+	CHECK_INT(fq_dequeue(&q), 6);
+	CHECK(fq_dequeue(&q) == FQ_NONE);
+
+	/* Every slot at once, one flow each of 16 buckets, 4 slots per flow: each turn
+	 * sends one packet of each, in the order the flows came. */
+	for (uint32_t s = 0; s < SLOTS; s++)
+		fq_enqueue(&q, s, s % BUCKETS, QUANTUM);
+	CHECK_INT(drain(&q, out, SLOTS), SLOTS);
+	for (uint32_t i = 0; i < SLOTS; i++)
+		CHECK_INT(out[i], i);
+	fq_fini(&q);
+	return check_done("test_fq");
+}
