@@ -236,6 +236,7 @@ void tunq_begin(struct tunq *q)
 		return;
 	while (q->nsent)
 		q->free_slots[q->nfree++] = q->sent[--q->nsent];
+	q->pass_segs = 0;
 	fill(q);
 }
 
@@ -327,10 +328,12 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 	}
 	memset(p, 0, sizeof(*p));
 	if (q->sh->fair_queue) {
-		if (q->nsent == TUN_FQ_PASS || (s = fq_dequeue(&q->fq)) == FQ_NONE)
+		if (q->pass_segs >= TUN_FQ_PASS_SEGS || (s = fq_dequeue(&q->fq)) == FQ_NONE)
 			return false;
 		q->sent[q->nsent++] = s;
-		return take_read(q, slot(q, s), q->lens[s], &q->hdrs[s], hdr, p);
+		take_read(q, slot(q, s), q->lens[s], &q->hdrs[s], hdr, p);
+		q->pass_segs += q->gso.nseg ? q->gso.nseg : 1;
+		return true;
 	}
 	if (q->nread == WORKER_BATCH)
 		return false;

@@ -68,6 +68,7 @@ struct tunq {
 	struct fq fq;
 	uint32_t *free_slots, *sent; /* free ones; taken this pass, free at the next */
 	unsigned nfree, nsent;
+	unsigned pass_segs;	     /* segments taken this pass */
 	uint32_t *lens;		     /* per slot: the packet's length */
 	struct virtio_net_hdr *hdrs; /* per slot: its virtio header */
 	struct gso_pkt gso;	     /* the superpacket being cut */
@@ -87,7 +88,7 @@ void tunq_fini(struct tunq *q);
 /* Starts a pass of up to WORKER_BATCH reads; the packets of the last pass must be sent by now
  * (their slots are read into again). With --fair-queue, reads what TUN has into the free
  * slots (a full queue gives up the oldest packet of its longest flow: DROP_TX_FQ_OVERFLOW),
- * and the pass then takes up to TUN_FQ_PASS of them in fq's order. Worker thread. */
+ * and the pass then takes them in fq's order, up to TUN_FQ_PASS_SEGS segments. Worker thread. */
 void tunq_begin(struct tunq *q);
 
 /*
