@@ -155,11 +155,12 @@ void config_usage(void)
 	       "                       up to US microseconds (0 to 1000) for the rest of its\n"
 	       "                       burst when the receive queue runs dry (default 0: it\n"
 	       "                       goes into TUN at the end of each pass)\n"
-	       "  --fair-queue on|off  on: what a worker reads from TUN waits in per-flow queues\n"
-	       "                       and leaves by deficit round robin (FQ-CoDel's scheduler,\n"
-	       "                       RFC 8290): equal shares for backlogged flows, no wait\n"
-	       "                       behind them for a sparse one; a full queue drops from its\n"
-	       "                       longest flow (default off)\n"
+	       "  --fair-queue on|off  on (default): what a worker reads from TUN waits in\n"
+	       "                       per-flow queues and leaves by deficit round robin\n"
+	       "                       (FQ-CoDel's scheduler, RFC 8290): equal shares for\n"
+	       "                       backlogged flows, no wait behind them for a sparse one;\n"
+	       "                       a full queue drops from its longest flow. off: first in,\n"
+	       "                       first out, the backlog left in the TUN device's queue\n"
 	       "  --aqm off|codel      codel: CoDel on the receive queue (ring or socket), from\n"
 	       "                       the kernel's arrival stamps: a standing queue is told to\n"
 	       "                       shrink by a drop, or a CE mark when ECN-capable\n"
@@ -200,6 +201,7 @@ void config_defaults(struct config *c)
 	c->rx_ring = RX_RING_V2;
 	c->sched_batch = true;
 	c->offload = true;
+	c->fair_queue = true;
 	c->aqm_target_us = 500;
 	c->aqm_interval_us = 10000;
 	c->ingress_drop = true;

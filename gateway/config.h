@@ -37,7 +37,7 @@ struct config {
 	char netns[64];			  /* empty: stay where started */
 	enum rx_ring_kind rx_ring;
 	bool offload;	 /* TUN superpackets: segment towards the wire, coalesce from it */
-	bool fair_queue; /* --fair-queue on: TUN reads leave by flow (fq.h) */
+	bool fair_queue; /* --fair-queue on (default): TUN reads leave by flow (fq.h) */
 	bool aqm;	 /* --aqm codel: CoDel on each worker's receive queue (ring or socket) */
 	unsigned aqm_target_us, aqm_interval_us;
 	unsigned gro_hold_us;	/* --gro-hold */

@@ -1,7 +1,7 @@
 /*
- * Flow queueing of what a worker reads from TUN (--fair-queue on): the packets read and not
- * yet sent wait in per-flow lists (buckets of the inner flow's hash) and leave by deficit
- * round robin, the scheduler of FQ-CoDel (RFC 8290, 4.2, without its CoDel): a flow new to
+ * Flow queueing of what a worker reads from TUN (--fair-queue on, the default): the packets
+ * read and not yet sent wait in per-flow lists (buckets of the inner flow's hash) and leave
+ * by deficit round robin, the scheduler of FQ-CoDel (RFC 8290, 4.2, without its CoDel): a flow new to
  * the queue goes first, each backlogged flow then takes turns of a quantum of bytes. Every
  * backlogged flow gets an equal share of what the worker sends, and a sparse one (a request,
  * an ACK, a ping) does not wait behind the bulk flows' backlog. When the queue is full, the

@@ -304,7 +304,7 @@ def add_matrix_options(p, defaults_note):
     p.add_argument("--modes", metavar="LIST",
                    help="gregw modes: gre or gre-udp, with +key, +seq, +csum, +nooffload, "
                    "+aqm (CoDel: --aqm codel), +iptx (plain GRE on the IP path: --wire-tx ip), "
-                   "+fq (flow queueing: --fair-queue on) (e.g. gre-udp+seq,gre+nooffload)")
+                   "+nofq (first in, first out: --fair-queue off) (e.g. gre-udp+seq,gre+nooffload)")
     p.add_argument("--repeats", type=int, metavar="N", help="repeats of every point")
     p.add_argument("--time", type=float, metavar="S", help="measured seconds per run")
     p.add_argument("--warmup", type=float, metavar="S", help="warm-up seconds per run (default 2)")

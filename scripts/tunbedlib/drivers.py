@@ -93,8 +93,8 @@ class Gregw(Driver):
                 cmd += ["--aqm", "codel"]
             if "iptx" in opts:
                 cmd += ["--wire-tx", "ip"]
-            if "fq" in opts:
-                cmd += ["--fair-queue", "on"]
+            if "nofq" in opts:
+                cmd += ["--fair-queue", "off"]
             if self.pins.get(role):
                 cmd += ["--cpus", self.pins[role]]
             self.socks[role] = sock

@@ -5,7 +5,7 @@
     topology = ras              ; built-in name or path
     gateways = gregw, route     ; drivers, see drivers.py; cmd:PATH for a user's own
                                 ; (PATH relative to this file)
-    modes = gre                 ; gregw: gre or gre-udp, +key +seq +csum +nooffload +aqm +iptx +fq
+    modes = gre                 ; gregw: gre or gre-udp, +key +seq +csum +nooffload +aqm +iptx +nofq
     workers = 1, 2              ; gregw worker threads
     sessions = 1, 8, 64         ; concurrent TCP sessions
     mtu = 0                     ; transit link MTU (0: the topology's)
@@ -34,7 +34,7 @@ from .drivers import DRIVERS
 GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "external", "wireguard-go", "openvpn",
             "openvpn-none", "fastd", "fastd-null")
 GREGW_ENCAPS = ("gre", "gre-udp")
-GREGW_OPTIONS = ("key", "seq", "csum", "nooffload", "aqm", "iptx", "fq")
+GREGW_OPTIONS = ("key", "seq", "csum", "nooffload", "aqm", "iptx", "nofq")
 PATTERNS = ("push", "pull", "duplex")
 
 
@@ -130,7 +130,7 @@ def _modes(v):
         if parts[0] not in GREGW_ENCAPS or any(p not in GREGW_OPTIONS for p in parts[1:]) \
                 or len(set(parts)) != len(parts):
             raise ValueError(f"bad mode '{m}': expected gre or gre-udp, optionally +key, +seq, "
-                             "+csum, +nooffload, +aqm, +iptx, +fq")
+                             "+csum, +nooffload, +aqm, +iptx, +nofq")
         if parts[0] != "gre" and "iptx" in parts:
             raise ValueError(f"bad mode '{m}': +iptx is plain GRE's (gre): GRE-in-UDP always "
                              "leaves on UDP sockets")

@@ -1,9 +1,10 @@
 #!/bin/bash
 # gregw carries bulk TCP intact: 200 MB with 1 flow and with 16 flows through 2 workers on
 # each gateway, every byte checked (SHA-256 on both sides); each flow is handled by a single
-# worker on each gateway, in both directions, and the receiver counts no reordering. Again
-# with --aqm codel at a tiny target: CoDel drops, every byte still arrives; and with
-# --fair-queue on, 16 flows through the flow queue, every byte intact. Over GRE-in-UDP,
+# worker on each gateway, in both directions, and the receiver counts no reordering (all
+# through the flow queue, --fair-queue on by default). Again with --aqm codel at a tiny
+# target: CoDel drops, every byte still arrives; and with --fair-queue off, first in, first
+# out, every byte intact. Over GRE-in-UDP,
 # once more with UDP_SEGMENT refused at run time (a preloaded fault).
 #
 #  P-client [bulk.py client] --lan-a-- P-gwa [gregw, 2 workers] ==transit (GRE, seq)== [gregw, 2 workers] P-gwb --lan-b-- [bulk.py server] P-server
@@ -62,6 +63,8 @@ expect_eq "gwa: no reordering (the ACKs)" "$(json_get "$a" 'd["seq"]["reordered"
 expect_eq "gwb carried at least 400 MB into TUN" "$(json_get "$b" 'd["total"]["tun_tx_bytes"] >= 400 * 2**20')" "True"
 expect_eq "both workers of gwb worked" "$(json_get "$b" 'all(w["tun_tx_packets"] > 0 for w in d["workers"])')" "True"
 expect_eq "gwb: nothing dropped" "$(json_get "$b" 'd["total"]["dropped"]')" "0"
+expect_eq "fair queue by default on both" "$(json_get "$a" 'd["config"]["fair_queue"]'), $(json_get "$b" 'd["config"]["fair_queue"]')" "True, True"
+expect_eq "gwa sent what it read, or its flow queue gave it up on overflow" "$(json_get "$a" 'd["total"]["dropped"] - d["total"]["drops"]["tx_send"] == d["total"]["drops"]["tx_fq_overflow"]')" "True"
 # What the packets cost (total.cost): every TUN read and write counted once in its
 # superpacket histogram, at least one system call per read or write, the segments of each
 # direction those the TUN device saw, and the figures per GB present.
@@ -104,20 +107,18 @@ expect_eq "aqm: nothing marked (no ECN here)" "$(json_get "$b" 'd["total"]["aqm_
 expect_eq "aqm: its drops are all gwb dropped" "$(json_get "$b" 'd["total"]["dropped"] == d["total"]["drops"]["aqm"]')" "True"
 log "aqm: gwb dropped $(json_get "$b" 'd["total"]["drops"]["aqm"]') of $(json_get "$b" 'd["total"]["wire_rx_packets"]')"
 
-# --fair-queue on: TUN reads wait in per-flow queues and leave by deficit round robin
-# (gateway/fq.h); 16 flows through it, every byte checked, each flow still on one worker, and
-# whatever the queue gave up on overflow is all gwa dropped.
+# --fair-queue off: first in, first out, no flow queue (gateway/fq.h is the default); 16
+# flows, every byte checked, each flow still on one worker, nothing given up by a queue.
 gw_stop gwa
 gw_stop gwb
-gw_pair4 "$P" --seq --workers 2 --fair-queue on
+gw_pair4 "$P" --seq --workers 2 --fair-queue off
 bulk_transfer "$P" 198.18.3.2 16 $((100 * MB))
 a=$(gw_stats gwa)
 b=$(gw_stats gwb)
-expect_eq "fair queue: configured on both" "$(json_get "$a" 'd["config"]["fair_queue"]'), $(json_get "$b" 'd["config"]["fair_queue"]')" "True, True"
-expect_eq "fair queue: one worker per flow (gwa)" "$(one_worker_per_flow gwa)" "True"
-expect_eq "fair queue: gwa sent what it read, or gave it up on overflow" "$(json_get "$a" 'd["total"]["dropped"] - d["total"]["drops"]["tx_send"] == d["total"]["drops"]["tx_fq_overflow"]')" "True"
-expect_eq "fair queue: gwb carried the 100 MB into TUN" "$(json_get "$b" 'd["total"]["tun_tx_bytes"] >= 100 * 2**20')" "True"
-log "fair queue: gwa gave up $(json_get "$a" 'd["total"]["drops"]["tx_fq_overflow"]') of $(json_get "$a" 'd["total"]["tun_reads"]') reads on overflow"
+expect_eq "no fair queue: configured off on both" "$(json_get "$a" 'd["config"]["fair_queue"]'), $(json_get "$b" 'd["config"]["fair_queue"]')" "False, False"
+expect_eq "no fair queue: one worker per flow (gwa)" "$(one_worker_per_flow gwa)" "True"
+expect_eq "no fair queue: nothing given up on overflow" "$(json_get "$a" 'd["total"]["drops"]["tx_fq_overflow"]')" "0"
+expect_eq "no fair queue: gwb carried the 100 MB into TUN" "$(json_get "$b" 'd["total"]["tun_tx_bytes"] >= 100 * 2**20')" "True"
 
 # GRE-in-UDP where the kernel refuses UDP_SEGMENT sends at run time (EIO: an IPsec policy on
 # the route; before Linux 6.11 also a device without checksum offload; this kernel has
