@@ -54,6 +54,12 @@ void fq_enqueue(struct fq *q, uint32_t slot, uint32_t hash, uint32_t len);
 /* The next slot to send, taken off the queue; FQ_NONE when it is empty. */
 uint32_t fq_dequeue(struct fq *q);
 
+/* The bytes slot was queued with. */
+static inline uint32_t fq_len(const struct fq *q, uint32_t slot)
+{
+	return q->slot_len[slot];
+}
+
 /* The oldest slot of the flow with the most bytes queued, taken off the queue (to be
  * dropped: the queue is full); FQ_NONE when it is empty. O(buckets): only on overflow. */
 uint32_t fq_drop_longest(struct fq *q);

@@ -132,9 +132,8 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 	if (sh->fair_queue) {
 		q->free_slots = calloc(WORKER_BATCH, sizeof(*q->free_slots));
 		q->sent = calloc(WORKER_BATCH, sizeof(*q->sent));
-		q->lens = calloc(WORKER_BATCH, sizeof(*q->lens));
 		q->hdrs = calloc(WORKER_BATCH, sizeof(*q->hdrs));
-		if (!q->free_slots || !q->sent || !q->lens || !q->hdrs ||
+		if (!q->free_slots || !q->sent || !q->hdrs ||
 		    fq_init(&q->fq, WORKER_BATCH, TUN_FQ_BUCKETS, TUN_FQ_QUANTUM) < 0) {
 			tunq_fini(q);
 			return -ENOMEM;
@@ -150,13 +149,11 @@ void tunq_fini(struct tunq *q)
 {
 	fq_fini(&q->fq);
 	free(q->hdrs);
-	free(q->lens);
 	free(q->sent);
 	free(q->free_slots);
 	free(q->gro_mem);
 	free(q->slots);
 	q->hdrs = NULL;
-	q->lens = NULL;
 	q->sent = q->free_slots = NULL;
 	q->gro_mem = NULL;
 	q->slots = NULL;
@@ -186,6 +183,18 @@ static ssize_t read_one(struct tunq *q, uint8_t *inner, struct virtio_net_hdr *h
 	return len - (ssize_t)sizeof(*h);
 }
 
+/* read_one into inner, again when a signal cut it short, counted as a read call. */
+static ssize_t read_counted(struct tunq *q, uint8_t *inner, struct virtio_net_hdr *h)
+{
+	ssize_t len;
+
+	do {
+		stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
+		len = read_one(q, inner, h);
+	} while (len < 0 && errno == EINTR);
+	return len;
+}
+
 /* fq's flow of a packet read: its inner flow's hash (flows.h), the same both ways. */
 static uint32_t flow_of_read(const uint8_t *pkt, size_t len)
 {
@@ -213,10 +222,7 @@ static void fill(struct tunq *q)
 			q->free_slots[q->nfree++] = s;
 		}
 		s = q->free_slots[q->nfree - 1];
-		do {
-			stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
-			len = read_one(q, slot(q, s), &q->hdrs[s]);
-		} while (len < 0 && errno == EINTR);
+		len = read_counted(q, slot(q, s), &q->hdrs[s]);
 		if (len < 0) {
 			if (errno != EPROTO)
 				return; /* EAGAIN: the queue is empty */
@@ -224,7 +230,6 @@ static void fill(struct tunq *q)
 			continue;
 		}
 		q->nfree--;
-		q->lens[s] = (uint32_t)len;
 		fq_enqueue(&q->fq, s, flow_of_read(slot(q, s), (size_t)len), (uint32_t)len);
 	}
 }
@@ -271,7 +276,7 @@ static void next_segment(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 
 /* A packet read into inner (len bytes, its virtio header h) into *p, checked; a superpacket's
  * first segment. */
-static bool take_read(struct tunq *q, uint8_t *inner, size_t len, const struct virtio_net_hdr *h,
+static void take_read(struct tunq *q, uint8_t *inner, size_t len, const struct virtio_net_hdr *h,
 		      uint8_t *hdr, struct tun_pkt *p)
 {
 	unsigned mtu = q->sh->cfg->mtu;
@@ -286,7 +291,7 @@ static bool take_read(struct tunq *q, uint8_t *inner, size_t len, const struct v
 	if (p->drop == DROP_TX_TOO_BIG && ip_parse(inner, p->len, false, &p->ip) < 0)
 		goto bad_inner; /* the ICMP error quotes the header: it must be one */
 	if (p->drop != DROP_NONE)
-		return true;
+		return;
 	stat_add(&q->stats->segs[STAT_TUN_READ][stat_seg_bucket(q->gso.nseg ? q->gso.nseg : 1)], 1);
 	if (!q->gso.nseg) {
 		p->drop = encap_check(q->sh->cfg, inner, p->len, &p->ip);
@@ -297,7 +302,7 @@ static bool take_read(struct tunq *q, uint8_t *inner, size_t len, const struct v
 					 p->csum);
 			p->csum = (struct l4_csum){ 0 };
 		}
-		return true;
+		return;
 	}
 	/* TUN hands over whole packets, but a local raw socket can write anything into it. */
 	if (ip_parse(inner, p->len, false, &q->gso_ip) < 0 || q->gso_ip.tot_len != p->len)
@@ -307,12 +312,11 @@ static bool take_read(struct tunq *q, uint8_t *inner, size_t len, const struct v
 		q->sh->tx_csum_partial && partial_ok(p->len, &q->gso_ip, gso_csum(&q->gso));
 	q->gso_next = 0;
 	next_segment(q, hdr, p);
-	return true;
+	return;
 
 bad_inner:
 	q->gso.nseg = 0;
 	p->drop = DROP_TX_BAD_INNER;
-	return true;
 }
 
 bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
@@ -331,17 +335,14 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 		if (q->pass_segs >= TUN_FQ_PASS_SEGS || (s = fq_dequeue(&q->fq)) == FQ_NONE)
 			return false;
 		q->sent[q->nsent++] = s;
-		take_read(q, slot(q, s), q->lens[s], &q->hdrs[s], hdr, p);
+		take_read(q, slot(q, s), fq_len(&q->fq, s), &q->hdrs[s], hdr, p);
 		q->pass_segs += q->gso.nseg ? q->gso.nseg : 1;
 		return true;
 	}
 	if (q->nread == WORKER_BATCH)
 		return false;
 	inner = slot(q, q->nread);
-	do {
-		stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
-		len = read_one(q, inner, &h);
-	} while (len < 0 && errno == EINTR);
+	len = read_counted(q, inner, &h);
 	if (len < 0) {
 		if (errno != EPROTO)
 			return false; /* EAGAIN: the queue is empty */
@@ -349,7 +350,8 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 		return true;
 	}
 	q->nread++;
-	return take_read(q, inner, (size_t)len, &h, hdr, p);
+	take_read(q, inner, (size_t)len, &h, hdr, p);
+	return true;
 }
 
 /* Writes one packet into TUN, behind a virtio header when the device has them (h NULL: a

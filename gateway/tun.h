@@ -69,7 +69,6 @@ struct tunq {
 	uint32_t *free_slots, *sent; /* free ones; taken this pass, free at the next */
 	unsigned nfree, nsent;
 	unsigned pass_segs;	     /* segments taken this pass */
-	uint32_t *lens;		     /* per slot: the packet's length */
 	struct virtio_net_hdr *hdrs; /* per slot: its virtio header */
 	struct gso_pkt gso;	     /* the superpacket being cut */
 	struct ip_info gso_ip;
