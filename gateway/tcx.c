@@ -4,12 +4,9 @@
  */
 #include "tcx.h"
 
-#include <errno.h>
 #include <linux/if_ether.h>
 #include <netinet/in.h>
-#include <string.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "byteorder.h"
@@ -17,11 +14,6 @@
 #include "inet.h"
 
 enum {
-	/* Not in the uapi headers this builds with (Linux 6.1's): enum bpf_attach_type and the
-	 * tcx verdicts of Linux 6.6. */
-	TCX_ATTACH_INGRESS = 46, /* BPF_TCX_INGRESS */
-	TCX_VERDICT_NEXT = -1,	 /* TCX_NEXT: on to other programs, then the stack */
-	TCX_VERDICT_DROP = 2,	 /* TCX_DROP */
 	ETH_TYPE_OFF = 2 * ETH_ALEN,
 	/* The longest program, IPv6's: 1 + 2 + 2 + 3 + 2 * 2 * 4 + 2 + 2 (tcx_gre_drop_attach). */
 	TCX_INSNS_MAX = 28,
@@ -44,7 +36,6 @@ int tcx_gre_drop_attach(int ifindex, int family, const uint8_t *local, const uin
 	 * the two tails, drop and next. */
 	unsigned next = 1 + 2 + 2 + (v6 ? 3 : 0) + 2 * 2 * words + 2;
 	struct bpf_insn p[TCX_INSNS_MAX];
-	union bpf_attr attr;
 	int prog, link;
 
 	p[n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_6, BPF_REG_1);
@@ -67,20 +58,14 @@ int tcx_gre_drop_attach(int ifindex, int family, const uint8_t *local, const uin
 	for (unsigned w = 0; w < words; w++)
 		n = word_is(p, n, ETH_HLEN + ip_dst_off(family) + 4 * w, load_be32(local + 4 * w),
 			    next);
-	p[n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, TCX_VERDICT_DROP);
+	p[n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, EBPF_TCX_DROP);
 	p[n++] = EBPF_EXIT();
-	p[n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, TCX_VERDICT_NEXT);
+	p[n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, EBPF_TCX_NEXT);
 	p[n++] = EBPF_EXIT();
 	prog = ebpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, p, n);
 	if (prog < 0)
 		return prog;
-	memset(&attr, 0, sizeof(attr));
-	attr.link_create.prog_fd = (uint32_t)prog;
-	attr.link_create.target_ifindex = (uint32_t)ifindex;
-	attr.link_create.attach_type = TCX_ATTACH_INGRESS;
-	link = (int)syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	if (link < 0)
-		link = -errno;
+	link = ebpf_link_create(prog, ifindex, EBPF_ATTACH_TCX_INGRESS, 0);
 	close(prog); /* the link holds the program */
 	return link;
 }

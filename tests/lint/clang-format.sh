@@ -3,7 +3,7 @@
 set -eu
 top=${1:?usage: clang-format.sh SOURCE_DIR}
 cd "$top"
-mapfile -t files < <(find common gateway traffic wire topo sample tests -name '*.[ch]' 2>/dev/null | sort)
+mapfile -t files < <(find common gateway traffic wire topo sample framebench tests -name '*.[ch]' 2>/dev/null | sort)
 [ "${#files[@]}" -gt 0 ] || { echo "no C files found under $top" >&2; exit 1; }
 bad=0
 for f in "${files[@]}"; do

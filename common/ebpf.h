@@ -1,12 +1,20 @@
 /*
- * eBPF programs written out as instructions (uapi/linux/bpf.h: struct bpf_insn), as gregw
- * loads them without a compiler or libbpf: the TUN steering program (steer.c) and the GRE
- * drop at tc ingress (tcx.c).
+ * eBPF programs written out as instructions (uapi/linux/bpf.h: struct bpf_insn), as the tools
+ * load them without a compiler or libbpf: gregw's TUN steering program and GRE drop at tc
+ * ingress, tunbed-framebench's redirect to an AF_XDP socket.
  */
 #ifndef TUNBED_GW_EBPF_H
 #define TUNBED_GW_EBPF_H
 
 #include <linux/bpf.h>
+
+enum {
+	/* Newer than the uapi headers this builds with (Linux 6.1's): tcx (Linux 6.6), its
+	 * attach type in enum bpf_attach_type (BPF_TCX_INGRESS) and its verdicts. */
+	EBPF_ATTACH_TCX_INGRESS = 46,
+	EBPF_TCX_NEXT = -1, /* TCX_NEXT: on to other programs, then the stack */
+	EBPF_TCX_DROP = 2,  /* TCX_DROP */
+};
 
 #define EBPF_INSN(c, d, s, o, i) \
 	((struct bpf_insn){ .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
@@ -36,8 +44,27 @@
 /* Loads n instructions as a program of type. Returns its fd or -errno. Setup only. */
 int ebpf_prog_load(enum bpf_prog_type type, const struct bpf_insn *insns, unsigned n);
 
+/*
+ * Loads n instructions as a program of type for attach_type (enum bpf_attach_type, as an
+ * unsigned: some are newer than the uapi headers this builds with), which programs such as
+ * XDP's must name for a link. Returns its fd or -errno. Setup only.
+ */
+int ebpf_prog_load_for(enum bpf_prog_type type, unsigned attach_type, const struct bpf_insn *insns,
+		       unsigned n);
+
+/*
+ * Attaches prog to the interface ifindex at attach_type (BPF_XDP with flags XDP_FLAGS_*;
+ * tcx's ingress), by a BPF link: the attachment goes when the link's fd closes, also when the
+ * process dies. Returns the link's fd or -errno (EEXIST: an XDP program is already attached;
+ * EINVAL: the kernel knows no such attach type). Setup only.
+ */
+int ebpf_link_create(int prog, int ifindex, unsigned attach_type, unsigned flags);
+
 /* Creates a map of type with max entries of key_size and value_size bytes. Returns its fd or
  * -errno. Setup only. */
 int ebpf_map_create(enum bpf_map_type type, unsigned key_size, unsigned value_size, unsigned max);
+
+/* Stores value at key in the map of fd (sizes as created). Returns 0 or -errno. */
+int ebpf_map_update(int fd, const void *key, const void *value);
 
 #endif

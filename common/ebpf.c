@@ -11,12 +11,19 @@
 
 int ebpf_prog_load(enum bpf_prog_type type, const struct bpf_insn *insns, unsigned n)
 {
+	return ebpf_prog_load_for(type, 0, insns, n);
+}
+
+int ebpf_prog_load_for(enum bpf_prog_type type, unsigned attach_type, const struct bpf_insn *insns,
+		       unsigned n)
+{
 	static const char license[] = "GPL";
 	union bpf_attr attr;
 	int fd;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.prog_type = type;
+	attr.expected_attach_type = attach_type;
 	attr.insns = (uint64_t)(uintptr_t)insns;
 	attr.insn_cnt = n;
 	attr.license = (uint64_t)(uintptr_t)license;
@@ -36,4 +43,30 @@ int ebpf_map_create(enum bpf_map_type type, unsigned key_size, unsigned value_si
 	attr.max_entries = max;
 	fd = (int)syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
 	return fd < 0 ? -errno : fd;
+}
+
+int ebpf_link_create(int prog, int ifindex, unsigned attach_type, unsigned flags)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.link_create.prog_fd = (uint32_t)prog;
+	attr.link_create.target_ifindex = (uint32_t)ifindex;
+	attr.link_create.attach_type = attach_type;
+	attr.link_create.flags = flags;
+	fd = (int)syscall(SYS_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : fd;
+}
+
+int ebpf_map_update(int fd, const void *key, const void *value)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_fd = (uint32_t)fd;
+	attr.key = (uint64_t)(uintptr_t)key;
+	attr.value = (uint64_t)(uintptr_t)value;
+	attr.flags = BPF_ANY;
+	return syscall(SYS_bpf, BPF_MAP_UPDATE_ELEM, &attr, sizeof(attr)) < 0 ? -errno : 0;
 }

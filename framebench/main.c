@@ -1,0 +1,138 @@
+/*
+ * tunbed-framebench: the per-frame cost of the kernel's frame interfaces a userspace gateway
+ * can send and receive with (see --help and docs/framebench.md).
+ */
+#include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "jout.h"
+#include "log.h"
+#include "options.h"
+#include "sigfd.h"
+
+enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+static int src_mac(const char *dev, uint8_t mac[ETH_ALEN])
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+		rc = -errno;
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
+	close(fd);
+	return rc;
+}
+
+static int emit(json_t *doc)
+{
+	int rc = doc ? jout_dump(stdout, doc, 0) : -ENOMEM;
+
+	json_decref(doc);
+	if (rc)
+		log_warnx("cannot write the result: %s", strerror(-rc));
+	return rc ? EXIT_FAIL : 0;
+}
+
+static int run_send(struct fb_options *o)
+{
+	struct send_cfg *c = &o->send;
+	struct send_result r;
+	uint64_t start;
+	json_t *doc;
+	int rc;
+
+	rc = src_mac(o->dev, c->frame.src);
+	if (rc) {
+		log_warnx("cannot read the address of %s: %s", o->dev, strerror(-rc));
+		return EXIT_FAIL;
+	}
+	start = clock_mono_ns();
+	if (o->seconds > 0)
+		c->until_ns = start + (uint64_t)(o->seconds * NSEC_PER_SEC);
+	rc = send_run(c, &r);
+	if (rc) {
+		log_warnx("send --via %s on %s: %s", fb_send_via_name(c->via), o->dev,
+			  strerror(-rc));
+		return EXIT_FAIL;
+	}
+	doc = json_object();
+	if (doc && (jout_str(doc, "via", fb_send_via_name(c->via)) ||
+		    jout_str(doc, "csum", c->csum_full ? "full" : "partial") ||
+		    jout_u64(doc, "len", c->frame.len) || jout_u64(doc, "frames", r.frames) ||
+		    jout_u64(doc, "calls", r.calls) ||
+		    jout_real(doc, "seconds", clock_secs(clock_mono_ns() - start)))) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	return emit(doc);
+}
+
+static int run_recv(struct fb_options *o)
+{
+	struct recv_result r = { 0 };
+	struct recv rv;
+	json_t *doc;
+	int sfd, rc;
+
+	sfd = sigfd_open(SIGFD_PIPE);
+	if (sfd < 0) {
+		log_warn("signalfd");
+		return EXIT_FAIL;
+	}
+	rc = recv_open(&rv, &o->recv);
+	if (rc) {
+		log_warnx("recv --via %s on %s: %s", fb_recv_via_name(o->recv.via), o->dev,
+			  strerror(-rc));
+		return EXIT_FAIL;
+	}
+	printf("{\"ready\": true}\n");
+	fflush(stdout);
+	rc = recv_run(&rv, sfd, &r);
+	recv_close(&rv);
+	if (rc) {
+		log_warnx("recv: poll: %s", strerror(-rc));
+		return EXIT_FAIL;
+	}
+	doc = json_object();
+	if (doc &&
+	    (jout_str(doc, "via", fb_recv_via_name(o->recv.via)) ||
+	     jout_bool(doc, "verify", o->recv.verify) || jout_u64(doc, "frames", r.frames) ||
+	     jout_u64(doc, "bytes", r.bytes) || jout_u64(doc, "partial", r.partial) ||
+	     jout_u64(doc, "verified", r.verified) || jout_u64(doc, "bad_csum", r.bad_csum) ||
+	     jout_u64(doc, "not_ours", r.not_ours) || jout_u64(doc, "drops", r.drops) ||
+	     jout_u64(doc, "wakeups", r.wakeups))) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	return emit(doc);
+}
+
+int main(int argc, char **argv)
+{
+	struct fb_options o;
+	unsigned ifindex;
+	int rc;
+
+	log_init("tunbed-framebench", LOG_LEVEL_WARN);
+	rc = fb_options_parse(&o, argc, argv);
+	if (rc)
+		return rc > 0 ? 0 : EXIT_USAGE;
+	ifindex = if_nametoindex(o.dev);
+	if (!ifindex) {
+		log_warnx("no interface '%s' here", o.dev);
+		return EXIT_FAIL;
+	}
+	o.send.ifindex = o.recv.ifindex = (int)ifindex;
+	return o.cmd == FB_SEND ? run_send(&o) : run_recv(&o);
+}
