@@ -48,6 +48,7 @@ static int run_send(struct fb_options *o)
 {
 	struct send_cfg *c = &o->send;
 	struct send_result r;
+	char limit[64] = "";
 	uint64_t start;
 	json_t *doc;
 	int rc;
@@ -57,6 +58,14 @@ static int run_send(struct fb_options *o)
 		log_warnx("cannot read the address of %s: %s", o->dev, strerror(-rc));
 		return EXIT_FAIL;
 	}
+	if (o->seconds > 0)
+		snprintf(limit, sizeof(limit), "%g s", o->seconds);
+	if (c->frames)
+		snprintf(limit + strlen(limit), sizeof(limit) - strlen(limit), "%s%llu frames",
+			 o->seconds > 0 ? " or " : "", (unsigned long long)c->frames);
+	log_info("send --via %s on %s: %zu-byte frames, checksum %s, for %s",
+		 fb_send_via_name(c->via), o->dev, c->frame.len,
+		 c->csum_full ? "completed here" : "left partial", limit);
 	start = clock_mono_ns();
 	if (o->seconds > 0)
 		c->until_ns = start + (uint64_t)(o->seconds * NSEC_PER_SEC);
@@ -96,6 +105,8 @@ static int run_recv(struct fb_options *o)
 			  strerror(-rc));
 		return EXIT_FAIL;
 	}
+	log_info("recv --via %s on %s%s: ready", fb_recv_via_name(o->recv.via), o->dev,
+		 o->recv.verify ? ", verifying checksums" : "");
 	printf("{\"ready\": true}\n");
 	fflush(stdout);
 	rc = recv_run(&rv, sfd, &r);
@@ -128,6 +139,7 @@ int main(int argc, char **argv)
 	rc = fb_options_parse(&o, argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
+	log_init("tunbed-framebench", o.verbose);
 	ifindex = if_nametoindex(o.dev);
 	if (!ifindex) {
 		log_warnx("no interface '%s' here", o.dev);

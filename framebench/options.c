@@ -80,7 +80,7 @@ static void usage(void)
 	       "  --verify           sum every inner TCP checksum the kernel did not vouch for\n"
 	       "                     (with ring, it says which were left partial; AF_XDP cannot)\n"
 	       "\n"
-	       "  -v, --verbose      more on stderr\n"
+	       "  -v, --verbose      on stderr: what it sets up, before it starts\n"
 	       "  -h, --help         this text\n"
 	       "  -V, --version      the version\n"
 	       "\n"
