@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -149,16 +150,22 @@ int privs_drop(const struct privs_user *user, uint64_t keep)
 	return 0;
 }
 
-int privs_seccomp_load(int (*add_rules)(void *ctx))
+int privs_seccomp_load(const int *allowed, size_t n, int (*add_rules)(void *ctx))
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
-	int rc;
+	int rc = 0;
 
 	if (!ctx) {
 		log_warnx("cannot drop privileges: seccomp_init failed");
 		return -ENOMEM;
 	}
-	rc = add_rules(ctx);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
+	if (rc == 0)
+		rc = add_rules(ctx);
 	if (rc == 0)
 		rc = seccomp_load(ctx);
 	seccomp_release(ctx);

@@ -40,11 +40,13 @@ int privs_user_lookup(const char *name, struct privs_user *out);
 int privs_drop(const struct privs_user *user, uint64_t keep);
 
 /*
- * Loads a seccomp allow-list: add_rules adds its rules to ctx (a scmp_filter_ctx, with
- * seccomp_rule_add) and returns 0 or libseccomp's -errno; any other system call kills the
- * process. Call after privs_drop (NoNewPrivs lets an unprivileged process load it), from the
- * main thread before others start. Returns 0, or -errno after logging one line.
+ * Loads a seccomp allow-list: the n system calls of allowed (SCMP_SYS numbers) with any
+ * arguments, mmap without PROT_EXEC (memory for malloc and thread stacks, never
+ * executable), and what add_rules adds to ctx (a scmp_filter_ctx, with seccomp_rule_add;
+ * it returns 0 or libseccomp's -errno), calls with conditions; any other system call kills
+ * the process. Call after privs_drop (NoNewPrivs lets an unprivileged process load it), from
+ * the main thread before others start. Returns 0, or -errno after logging one line.
  */
-int privs_seccomp_load(int (*add_rules)(void *ctx));
+int privs_seccomp_load(const int *allowed, size_t n, int (*add_rules)(void *ctx));
 
 #endif

@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #endif
 
 #include "log.h"
@@ -96,20 +95,12 @@ static const int allowed[] = {
 
 static int add_rules(void *ctx)
 {
-	int rc = 0;
+	int rc;
 
-	for (size_t i = 0; rc == 0 && i < sizeof(allowed) / sizeof(allowed[0]); i++)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
-	/* Memory for malloc and thread stacks, never executable. */
-	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
 	/* Files only to read (/proc/PID/task/TID/stat): gregw is still uid 0, the owner of
 	 * most of the system's files, so it may neither write nor create one. */
-	if (rc == 0)
-		rc = seccomp_rule_add(
-			ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
-			SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY));
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1,
+			      SCMP_A2(SCMP_CMP_MASKED_EQ, O_ACCMODE | O_CREAT | O_TRUNC, O_RDONLY));
 	/* isatty on stdout (stdio, before its first interval line). */
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
@@ -131,7 +122,7 @@ int priv_drop(const struct privs_user *user)
 	/* Any call not allowed kills the process: a gateway stopped is better than one run by
 	 * code that went astray. */
 	if (rc == 0)
-		rc = privs_seccomp_load(add_rules);
+		rc = privs_seccomp_load(allowed, sizeof(allowed) / sizeof(allowed[0]), add_rules);
 #endif
 	if (rc == 0)
 		log_info("privileges dropped: %s%s, no capability, NoNewPrivs%s",

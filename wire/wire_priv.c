@@ -8,7 +8,6 @@
 #ifdef TUNBED_SECCOMP
 #include <seccomp.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <linux/if_packet.h>
 #endif
@@ -52,18 +51,11 @@ static const int allowed[] = {
 
 static int add_rules(void *ctx)
 {
-	int rc = 0;
+	int rc;
 
-	for (size_t i = 0; rc == 0 && i < sizeof(allowed) / sizeof(allowed[0]); i++)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, allowed[i], 0);
-	/* Memory for malloc, never executable. */
-	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-				      SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0));
 	/* isatty on stdout (stdio), and libpcap's look at the interface's flags after ENETDOWN. */
-	if (rc == 0)
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
-				      SCMP_A1(SCMP_CMP_EQ, TCGETS));
+	rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
+			      SCMP_A1(SCMP_CMP_EQ, TCGETS));
 	if (rc == 0)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1,
 				      SCMP_A1(SCMP_CMP_EQ, SIOCGIFFLAGS));
@@ -85,7 +77,7 @@ int wire_priv_drop(const struct privs_user *user)
 	/* Any call not allowed kills the process: a report cut short is better than one
 	 * obtained by code that went astray. */
 	if (rc == 0)
-		rc = privs_seccomp_load(add_rules);
+		rc = privs_seccomp_load(allowed, sizeof(allowed) / sizeof(allowed[0]), add_rules);
 #endif
 	if (rc == 0)
 		log_debug("privileges dropped: %s%s, no capability, NoNewPrivs%s",
