@@ -297,6 +297,16 @@ def on_sigterm(signum, frame):
     raise KeyboardInterrupt
 
 
+def add_bed_options(p, pin_help):
+    """The options of where a run builds its hosts and writes its results."""
+    p.add_argument("--topology", default="ras", help="built-in name or file (default ras)")
+    p.add_argument("--pin", metavar="HOST=CPUS,...", help=pin_help)
+    p.add_argument("--prefix", default=DEFAULT_PREFIX,
+                   help=f"namespace prefix (default {DEFAULT_PREFIX})")
+    p.add_argument("--results", default=os.path.join(ROOT, "results"), metavar="DIR",
+                   help="where result directories go (default results/)")
+
+
 def add_matrix_options(p, defaults_note):
     p.add_argument("--sessions", metavar="LIST", help=f"sessions per point, e.g. 1,8,64 "
                                                      f"({defaults_note})")
@@ -318,14 +328,8 @@ def add_matrix_options(p, defaults_note):
     p.add_argument("--verify", action="store_true",
                    help="check every byte of every session against its pattern (tunbed-traffic "
                         "--verify); the report says how many were wrong")
-    p.add_argument("--topology", default="ras", help="built-in name or file (default ras)")
-    p.add_argument("--pin", metavar="HOST=CPUS,...",
-                   help="pin a host's processes (client, gwa, gwb, server) to CPUs, over the "
-                        "topology's cpus =; use + between CPUs: gwa=0+1")
-    p.add_argument("--prefix", default=DEFAULT_PREFIX,
-                   help=f"namespace prefix (default {DEFAULT_PREFIX})")
-    p.add_argument("--results", default=os.path.join(ROOT, "results"), metavar="DIR",
-                   help="where result directories go (default results/)")
+    add_bed_options(p, "pin a host's processes (client, gwa, gwb, server) to CPUs, over the "
+                       "topology's cpus =; use + between CPUs: gwa=0+1")
     p.add_argument("--hosts", metavar="INVENTORY",
                    help="run on the hosts of an Ansible inventory over SSH instead of in "
                         "namespaces (docs/hosts.md; provision them first)")
@@ -392,12 +396,7 @@ def main():
                         "instead of measuring it")
     p.add_argument("--direct-topology", metavar="FILE",
                    help="where the ceiling is measured (default direct)")
-    p.add_argument("--topology", default="ras", help="built-in name or file (default ras)")
-    p.add_argument("--pin", metavar="HOST=CPUS,...", help="as for ras")
-    p.add_argument("--prefix", default=DEFAULT_PREFIX,
-                   help=f"namespace prefix (default {DEFAULT_PREFIX})")
-    p.add_argument("--results", default=os.path.join(ROOT, "results"), metavar="DIR",
-                   help="where result directories go (default results/)")
+    add_bed_options(p, "as for ras")
     p.set_defaults(func=cmd_ndr)
     p = sub.add_parser("report", help="rebuild a results directory's report from its raw runs")
     p.add_argument("dir")
