@@ -263,23 +263,24 @@ static void *worker_main(void *arg)
 		{ .fd = rxq_fd(&w->rx), .events = POLLIN },
 		{ .fd = w->sh->stop_fd, .events = POLLIN },
 	};
-
 	const struct timespec hold = { .tv_nsec = (long)w->sh->gro_hold_ns };
+	const struct timespec idle = { .tv_sec = WORKER_POLL_MS / 1000,
+				       .tv_nsec = WORKER_POLL_MS % 1000 * 1000000L };
 
 	__atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	while (!stopping(w)) {
 		unsigned work = from_tun(w);
 
 		work += from_wire(w);
-		if (!work && tunq_holding(&w->tun)) {
-			/* Nothing more yet: the rest of a burst gets the hold to arrive, and then
-			 * what is held goes into TUN before the worker sleeps for longer. */
+		if (!work) {
+			/* Nothing more yet. With merged packets held, the rest of a burst gets the
+			 * hold to arrive, and then what is held goes into TUN before the worker
+			 * sleeps for longer. */
+			bool holding = tunq_holding(&w->tun);
+
 			stat_add(&w->stats.ctr[STAT_POLLS], 1);
-			if (ppoll(pfd, 3, &hold, NULL) == 0)
+			if (ppoll(pfd, 3, holding ? &hold : &idle, NULL) == 0 && holding)
 				tunq_flush_all(&w->tun);
-		} else if (!work) {
-			stat_add(&w->stats.ctr[STAT_POLLS], 1);
-			poll(pfd, 3, WORKER_POLL_MS);
 		}
 		/* An error stays pending, and wakes every poll at once, until it is taken: an
 		 * interface that went away would make the worker spin. */
