@@ -34,7 +34,8 @@ struct send_cfg {
 
 struct send_result {
 	uint64_t frames; /* the kernel took (SEND_XSK: completed) */
-	uint64_t calls;	 /* system calls that sent */
+	uint64_t calls;	 /* system calls made to send (SEND_XSK: kicks, also those the kernel
+			  * answered EAGAIN or EBUSY) */
 };
 
 /* Whether via can leave a checksum partial. */
