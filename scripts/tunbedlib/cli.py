@@ -3,7 +3,6 @@
 import argparse
 import datetime
 import importlib.util
-import json
 import os
 import shutil
 import signal
@@ -135,8 +134,7 @@ def execute(sc, args, title):
                     failed.append({"point": p.__dict__ | {"key": p.key(), "config": p.config()},
                                    "repeat": rep, "started": started_run, "error": str(e)})
                     continue
-                with open(os.path.join(outdir, "runs", f"{p.key()}-r{rep}.json"), "w") as f:
-                    json.dump(rec, f)
+                records.write_object(os.path.join(outdir, "runs", f"{p.key()}-r{rep}.json"), rec)
         return True
 
     what = ("processes stopped and changes undone on every host reached" if inv

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 
-from . import failreport, frr, pair, scenario
+from . import failreport, frr, pair, records, scenario
 from .bed import deferred_signals
 from .common import GREGW, ROOT, TOPO, TOPOLOGIES, TRAFFIC, Failure, log, run
 from .pair import ASN_PAIR, CLIENT_LAN, GWA, GWB, HOSTS, SERVER, SERVER_LAN, SERVICE
@@ -402,8 +402,7 @@ def one_run(s, fault, repeat, prefix, outdir):
             "gateways": {h: bed.gregw_stats(h) for h in bed.gregw},
         }
         os.makedirs(os.path.join(outdir, "runs"), exist_ok=True)
-        with open(os.path.join(outdir, "runs", f"{fault}-r{repeat}.json"), "w") as f:
-            json.dump(rec, f)
+        records.write_object(os.path.join(outdir, "runs", f"{fault}-r{repeat}.json"), rec)
         return rec
     finally:
         if watch is not None:
@@ -465,8 +464,7 @@ def cmd_failover(args, bootstrap):
         status = 1
     meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).strftime(
         "%Y%m%dT%H%M%SZ")
-    with open(os.path.join(outdir, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1)
+    records.write_object(os.path.join(outdir, "meta.json"), meta, indent=1)
     for line in failreport.write(outdir, meta, runs):
         print(line)
     print(f"report: {os.path.join(outdir, 'report.md')}")

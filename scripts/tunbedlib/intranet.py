@@ -37,7 +37,6 @@ installed, built or started."""
 
 import dataclasses
 import datetime
-import json
 import os
 import re
 
@@ -503,8 +502,7 @@ def execute(sc, args):
                             rec["point"] = point_of(p, kind, streams, rate)
                             path = os.path.join(outdir, "runs", f"{rec['point']['key']}-r{rep}"
                                                 ".json")
-                            with open(path, "w") as f:
-                                json.dump(rec, f)
+                            records.write_object(path, rec)
         return True
 
     complete, status = measure_into(outdir, meta, progress, measure_all, lambda: bed.undone)

@@ -19,7 +19,7 @@ import re
 import subprocess
 import time
 
-from . import cpu, scenario, search, vpn
+from . import cpu, records, scenario, search, vpn
 from .bed import NamespaceBed, deferred_signals
 from .common import TOPO, TOPOLOGIES, Failure, log, run
 from .drivers import DRIVERS
@@ -501,9 +501,8 @@ def execute(sc, nd, args, title, bootstrap):
             progress.show(i, f"{p.config()}, {size}-byte frames")
             rec = search_one(direct_bed if p.gateway == DIRECT else gw_bed, nd, sc, p,
                              fr[(p.gateway, p.mode)][size], max_rate)
-            with open(os.path.join(outdir, "searches", f"{point_key(p)}-f{size}.json"),
-                      "w") as f:
-                json.dump(rec, f)
+            records.write_object(
+                os.path.join(outdir, "searches", f"{point_key(p)}-f{size}.json"), rec)
             if p.gateway == DIRECT:
                 got = rec["result"]["pdr"]["rate"]
                 if not got:

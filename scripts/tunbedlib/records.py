@@ -5,6 +5,7 @@ before the field was. Reading converts an older file to today's layout here, and
 the analysis and the report see one layout. A file newer than this runner is refused in one
 line (exit status 2, a file this runner cannot read)."""
 
+import contextlib
 import glob
 import json
 import os
@@ -64,6 +65,21 @@ def read_object(path):
     if not isinstance(doc, dict):
         raise FormatError(f"{path}: not a tunbed results file (expected a JSON object)")
     return doc
+
+
+def write_object(path, doc, indent=None):
+    """Writes doc to path as JSON, whole or not at all: into a file beside it, then renamed
+    over it, so that an interrupt (Ctrl-C, SIGTERM) in the middle of a write leaves no file
+    cut short for the partial report, or `tunbed report`, to refuse."""
+    tmp = f"{path}.tmp"
+    try:
+        with open(tmp, "w") as f:
+            json.dump(doc, f, indent=indent)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def upgrade_record(record, path="record"):

@@ -6,13 +6,12 @@ results are, and meta.json written last with the finish time and whether the wor
 
 import contextlib
 import datetime
-import json
 import os
 import shutil
 import sys
 import time
 
-from . import inventory
+from . import inventory, records
 from .bed import deferred_signals
 from .common import Failure, log
 
@@ -73,6 +72,6 @@ def measure_into(outdir, meta, progress, measure_all, undone):
     else:
         progress.done()
     meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
-    with open(os.path.join(outdir, "meta.json"), "w") as f:
-        json.dump(meta | {"complete": complete}, f, indent=2)
+    records.write_object(os.path.join(outdir, "meta.json"), meta | {"complete": complete},
+                         indent=2)
     return complete, status

@@ -353,6 +353,34 @@ class Formats(unittest.TestCase):
             records.upgrade_record({"format": 2}, "d/runs/x.json")
         self.assertEqual(str(e.exception), "d/runs/x.json: not a run record (no point or repeat)")
 
+    def test_a_write_is_whole_or_none(self):
+        """An interrupt in the middle of writing a record (Ctrl-C during json.dump) left a
+        file cut short, which the partial report then refused (CI, runner_ras): the file is
+        written whole or not at all, and what was there stays."""
+        class Interrupting:
+            def __init__(self):
+                self.calls = 0
+
+            def __call__(self, obj):
+                self.calls += 1
+                raise KeyboardInterrupt
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "x-r1.json")
+            records.write_object(path, {"a": 1}, indent=2)
+            self.assertEqual(records.read_object(path), {"a": 1})
+            stop = Interrupting()
+            big = {"runs": ["x" * 100] * 1000, "last": object()}
+            with mock.patch("json.JSONEncoder.default", lambda self, o: stop(o)):
+                with self.assertRaises(KeyboardInterrupt):
+                    records.write_object(path, big)
+            self.assertEqual(stop.calls, 1)
+            self.assertEqual(records.read_object(path), {"a": 1})
+            self.assertEqual(os.listdir(d), ["x-r1.json"])
+            records.write_object(os.path.join(d, "new.json"), {"b": 2})
+            self.assertEqual(records.load_meta(d), {"format": records.FORMAT})
+            self.assertEqual(sorted(os.listdir(d)), ["new.json", "x-r1.json"])
+
     def test_a_directory_of_both_formats(self):
         with tempfile.TemporaryDirectory() as d:
             write_json(os.path.join(d, "runs", "a-r1.json"), record("run-gregw-s1.json"))
