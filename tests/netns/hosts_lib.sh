@@ -139,6 +139,9 @@ hosts_cleanup() {
 
 hosts_test_init() {
 	netns_test_init
+	# The runner's temporary files (its SSH control directory) in the test's own, which
+	# cleanup removes: a runner the test kills with SIGKILL cannot remove its own.
+	export TMPDIR="$TMP"
 	# shellcheck disable=SC2154 # rc is assigned inside the trap string
 	trap 'rc=$?; hosts_cleanup; cleanup "$rc"' EXIT
 }

@@ -4,6 +4,7 @@ record gives (detection, takeover, RFC 6201 outage, the longest TCP gap, failbac
 record made up to have known answers."""
 
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -130,6 +131,7 @@ class Figures(unittest.TestCase):
 class HealthCheck(unittest.TestCase):
     def test_refused_missing_and_hung(self):
         d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
         path = os.path.join(d, "gw.sock")
         self.assertEqual(health.ask(path, 0.1), "no control socket")
         srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

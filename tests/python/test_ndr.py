@@ -4,6 +4,7 @@ little, a generator slower than the gateway; and of the frame sizes, bad values 
 of scripts/tunbedlib/ndr.py on recorded searches."""
 
 import os
+import shutil
 import sys
 import unittest
 
@@ -276,6 +277,7 @@ class Report(unittest.TestCase):
         import json
         import tempfile
         self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
         os.makedirs(os.path.join(self.dir, "searches"))
         self.recs = [fake_record("direct", "direct", 64, 900000, 1, 0),
                      fake_record("direct", "direct", 512, 800000, 2, 0),
