@@ -18,8 +18,7 @@ int fq_init(struct fq *q, unsigned nslots, unsigned nbuckets, int32_t quantum)
 	q->b = calloc(nbuckets, sizeof(*q->b));
 	q->slot_next = calloc(nslots, sizeof(*q->slot_next));
 	q->slot_len = calloc(nslots, sizeof(*q->slot_len));
-	q->slot_bucket = calloc(nslots, sizeof(*q->slot_bucket));
-	if (!q->b || !q->slot_next || !q->slot_len || !q->slot_bucket) {
+	if (!q->b || !q->slot_next || !q->slot_len) {
 		fq_fini(q);
 		return -ENOMEM;
 	}
@@ -38,7 +37,6 @@ void fq_fini(struct fq *q)
 	free(q->b);
 	free(q->slot_next);
 	free(q->slot_len);
-	free(q->slot_bucket);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -84,7 +82,6 @@ void fq_enqueue(struct fq *q, uint32_t slot, uint32_t hash, uint32_t len)
 
 	q->slot_next[slot] = FQ_NONE;
 	q->slot_len[slot] = len;
-	q->slot_bucket[slot] = i;
 	if (b->tail == FQ_NONE)
 		b->head = slot;
 	else

@@ -33,7 +33,6 @@ struct fq {
 	struct fq_bucket *b;
 	uint32_t *slot_next; /* per slot: the next slot in its bucket */
 	uint32_t *slot_len;  /* per slot: its bytes */
-	uint32_t *slot_bucket;
 	unsigned nslots, nbuckets;
 	int32_t quantum;
 	struct fq_list new_flows, old_flows;
