@@ -12,6 +12,9 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+/* The Ethernet header's EtherType, after the two addresses (IEEE 802.3). */
+enum { ETH_TYPE_OFF = 12 };
+
 /* Header lengths: the fixed IPv4 header without options, the fixed IPv6 header. */
 enum {
 	IPV4_HLEN = 20, /* RFC 791, 3.1 */

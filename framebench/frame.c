@@ -9,7 +9,7 @@
 
 #include "byteorder.h"
 
-static const uint8_t outer_src[4] = { 198, 18, 0, 1 }, outer_dst[4] = { 198, 18, 0, 2 };
+const uint8_t frame_outer_src[4] = { 198, 18, 0, 1 }, frame_outer_dst[4] = { 198, 18, 0, 2 };
 static const uint8_t inner_src[4] = { 198, 19, 0, 1 }, inner_dst[4] = { 198, 19, 0, 2 };
 
 static void ipv4_build(uint8_t *p, size_t len, uint8_t proto, const uint8_t *src,
@@ -44,9 +44,9 @@ int frame_build_headers(uint8_t *buf, size_t room, const struct frame_spec *spec
 		return -ENOSPC;
 	memcpy(buf, spec->dst, ETH_ALEN);
 	memcpy(buf + ETH_ALEN, spec->src, ETH_ALEN);
-	store_be16(buf + 2 * ETH_ALEN, ETH_P_IP);
-	ipv4_build(buf + FRAME_OUTER_OFF, len - FRAME_OUTER_OFF, IPPROTO_GRE_NUM, outer_src,
-		   outer_dst);
+	store_be16(buf + ETH_TYPE_OFF, ETH_P_IP);
+	ipv4_build(buf + FRAME_OUTER_OFF, len - FRAME_OUTER_OFF, IPPROTO_GRE_NUM, frame_outer_src,
+		   frame_outer_dst);
 	gre_build(buf + FRAME_OUTER_OFF + IPV4_HLEN, GRE_HLEN_MIN, &gre);
 	ipv4_build(buf + FRAME_INNER_OFF, len - FRAME_INNER_OFF, IPPROTO_TCP, inner_src, inner_dst);
 	memset(tcp, 0, TCP_HLEN);
@@ -94,7 +94,7 @@ int frame_check(const uint8_t *f, size_t len, bool verify)
 {
 	const uint8_t *outer = f + FRAME_OUTER_OFF, *inner = f + FRAME_INNER_OFF;
 
-	if (len < FRAME_HLEN || load_be16(f + 2 * ETH_ALEN) != ETH_P_IP ||
+	if (len < FRAME_HLEN || load_be16(f + ETH_TYPE_OFF) != ETH_P_IP ||
 	    outer[IPV4_PROTO_OFF] != IPPROTO_GRE_NUM ||
 	    load_be16(outer + IPV4_TOT_LEN_OFF) != len - FRAME_OUTER_OFF ||
 	    load_be16(outer + IPV4_HLEN + GRE_PROTO_OFF) != GRE_PROTO_IPV4 ||

@@ -21,6 +21,9 @@ enum {
 	FRAME_HLEN = FRAME_L4_OFF + TCP_HLEN,	    /* every header: the payload starts here */
 };
 
+/* The outer addresses of every test frame, network order. */
+extern const uint8_t frame_outer_src[4], frame_outer_dst[4];
+
 struct frame_spec {
 	uint8_t dst[ETH_ALEN], src[ETH_ALEN];
 	size_t len; /* the whole frame, FRAME_HLEN to ETH_FRAME_LEN */

@@ -16,16 +16,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "ebpf.h"
 #include "frame.h"
 #include "inet.h"
 #include "limits.h"
+#include "tcx.h"
 
-#ifndef SOL_XDP
-#define SOL_XDP 283
-#endif
-
-enum { ETH_TYPE_OFF = 2 * ETH_ALEN, PAGE = 4096 };
+enum { PAGE = 4096 };
 
 /* Passes IPv4 GRE, keeps everything else out of the ring. */
 static int attach_filter(int fd)
@@ -41,30 +37,6 @@ static int attach_filter(int fd)
 	struct sock_fprog prog = { .len = sizeof(insn) / sizeof(insn[0]), .filter = insn };
 
 	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ? -errno : 0;
-}
-
-/* IPv4 GRE dropped at tc ingress, after the ring's tap took its copy. Returns the link. */
-static int attach_tcx_drop(int ifindex)
-{
-	const struct bpf_insn p[] = {
-		EBPF_ALU64_REG(BPF_MOV, BPF_REG_6, BPF_REG_1),
-		EBPF_LD_ABS(BPF_H, ETH_TYPE_OFF),
-		EBPF_JMP_IMM(BPF_JNE, BPF_REG_0, ETH_P_IP, 4),
-		EBPF_LD_ABS(BPF_B, ETH_HLEN + IPV4_PROTO_OFF),
-		EBPF_JMP_IMM(BPF_JNE, BPF_REG_0, IPPROTO_GRE_NUM, 2),
-		EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, EBPF_TCX_DROP),
-		EBPF_EXIT(),
-		EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, EBPF_TCX_NEXT),
-		EBPF_EXIT(),
-	};
-	int prog, link;
-
-	prog = ebpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, p, sizeof(p) / sizeof(p[0]));
-	if (prog < 0)
-		return prog;
-	link = ebpf_link_create(prog, ifindex, EBPF_ATTACH_TCX_INGRESS, 0);
-	close(prog);
-	return link;
 }
 
 static int ring_open(struct recv *r, int ifindex)
@@ -102,7 +74,7 @@ static int ring_open(struct recv *r, int ifindex)
 	}
 	if (bind(r->fd, (struct sockaddr *)&ll, sizeof(ll)) < 0)
 		return -errno;
-	r->tcx_link = attach_tcx_drop(ifindex);
+	r->tcx_link = tcx_gre_drop_attach(ifindex, AF_INET, frame_outer_dst, frame_outer_src);
 	return r->tcx_link < 0 ? r->tcx_link : 0;
 }
 

@@ -2,7 +2,8 @@
  * The receiving side of tunbed-framebench: the GRE frames arriving on one interface, taken
  * one of three ways, each checked (frame_check) and handed back:
  *  - RECV_RING: an AF_PACKET socket's TPACKET_V2 ring with a classic BPF filter passing GRE,
- *    and GRE dropped at tc ingress (tcx) so the IP stack never takes it: gregw's way;
+ *    and the frames' GRE dropped at tc ingress (tcx.h, gregw's) so the IP stack never takes
+ *    it: gregw's way;
  *  - RECV_XDP: an AF_XDP socket in copy mode, fed by an XDP program at the driver's hook;
  *  - RECV_XDP_GENERIC: the same at the kernel's generic XDP hook, after the skb is built.
  */

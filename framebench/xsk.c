@@ -16,10 +16,6 @@
 #include "ebpf.h"
 #include "limits.h"
 
-#ifndef SOL_XDP
-#define SOL_XDP 283
-#endif
-
 /* xdp_md's rx_queue_index (uapi/linux/bpf.h): the key of the frame's socket in the map. */
 enum { XDP_MD_RX_QUEUE_OFF = 16 };
 

@@ -4,7 +4,8 @@
 # ours, no more than went), and with --verify every checksum a sender completed is right. A
 # checksum left partial in the virtio header is one the ring is told of (TP_STATUS_CSUMNOTREADY)
 # and AF_XDP is not: summed there, it is wrong in every frame, which is why the benchmark's
-# AF_XDP receivers get frames whose sender completed it. The XDP program goes with the
+# AF_XDP receivers get frames whose sender completed it. The receiving stack takes none of
+# the frames up (the ring's tcx drop, AF_XDP's redirect). The XDP program goes with the
 # receiver. Bad usage gets one line and exit status 2.
 #
 #  P-a: [send] fa0 (198.18.0.1/30) ==veth== fb0 (198.18.0.2/30) [recv] :P-b
@@ -29,6 +30,9 @@ ip -n "$P-b" link set fb0 up
 MAC=$(ip netns exec "$P-b" cat /sys/class/net/fb0/address)
 
 recv_ready() { grep -q '"ready": true' "$TMP/recv.out"; }
+# What P-b's IPv4 stack received: InReceives (the second Ip: line of /proc/net/snmp).
+# shellcheck disable=SC2016 # awk's fields, not the shell's
+stack_took() { ip netns exec "$P-b" awk '/^Ip:/ && $2 ~ /^[0-9]+$/ { print $4 }' /proc/net/snmp; }
 
 # pair NAME SEND_VIA CSUM RECV_VIA: N frames one way; their counts in SENT and GOT (JSON).
 pair() {
@@ -36,6 +40,7 @@ pair() {
 	ip netns exec "$P-b" "$FB" recv --dev fb0 --via "$4" --verify >"$TMP/recv.out" 2>"$TMP/recv.err" &
 	rpid=$!
 	poll 30 recv_ready || die "$name: the receiver never got ready: $(cat "$TMP/recv.err")"
+	STACK0=$(stack_took)
 	SENT=$(ip netns exec "$P-a" "$FB" send --dev fa0 --dst-mac "$MAC" --via "$2" --csum "$3" \
 		--frames "$N" --seconds 60) || die "$name: the sender failed"
 	stop_bg "$rpid" TERM "$name: the receiver"
@@ -45,6 +50,10 @@ pair() {
 	expect_eq "$name: frames taken, none more than went" \
 		"$(json_get "$GOT" "0 < d['frames'] and d['frames'] + d['drops'] <= $N")" True
 	expect_eq "$name: every frame the sender's" "$(json_get "$GOT" 'd["not_ours"]')" 0
+	# The ring's GRE is dropped at tc ingress, AF_XDP takes it before the stack: the stack of
+	# P-b, whose address the frames are sent to, takes none of them up (veth delivers in the
+	# sender's context: counted once the send returned).
+	expect_eq "$name: P-b's IP stack took none up" "$(($(stack_took) - STACK0))" 0
 }
 got() { json_get "$GOT" "$1"; }
 

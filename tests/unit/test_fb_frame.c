@@ -48,7 +48,7 @@ int main(void)
 
 	CHECK_INT(frame_build(f, sizeof(f), &spec), 1514);
 	CHECK(memcmp(f, spec.dst, ETH_ALEN) == 0 && memcmp(f + ETH_ALEN, spec.src, ETH_ALEN) == 0);
-	CHECK_INT(load_be16(f + 2 * ETH_ALEN), ETH_P_IP);
+	CHECK_INT(load_be16(f + ETH_TYPE_OFF), ETH_P_IP);
 	CHECK_INT(load_be16(outer + IPV4_TOT_LEN_OFF), 1500);
 	CHECK_INT(outer[IPV4_PROTO_OFF], IPPROTO_GRE_NUM);
 	CHECK_INT(inet_csum(outer, IPV4_HLEN), 0);

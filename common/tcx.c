@@ -14,7 +14,6 @@
 #include "inet.h"
 
 enum {
-	ETH_TYPE_OFF = 2 * ETH_ALEN,
 	/* The longest program, IPv6's: 1 + 2 + 2 + 3 + 2 * 2 * 4 + 2 + 2 (tcx_gre_drop_attach). */
 	TCX_INSNS_MAX = 28,
 };
