@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <linux/if_packet.h>
 #include <linux/virtio_net.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
