@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,14 @@
 #include "sampler.h"
 #include "sigfd.h"
 
-enum { EXIT_USAGE = 2, LINE_MAX_LEN = 64, DEFAULT_HZ = 4 };
+enum { EXIT_USAGE = 2, DEFAULT_HZ = 4 };
+
+/* What stdin has brought of the line being read. */
+struct cmdin {
+	char buf[SAMPLER_LINE_MAX];
+	size_t used;
+	bool too_long; /* the line outgrew buf: the rest of it, up to its newline, is dropped */
+};
 
 static void usage(void)
 {
@@ -39,9 +47,10 @@ static void usage(void)
 	       "\n"
 	       "stdin: \"watch PID\" adds a process; \"now\" writes {\"now\": CLOCK_MONOTONIC} at\n"
 	       "once (the runner aligns hosts' clocks by its round trip); \"stop\", or the end of\n"
-	       "stdin, stops (so do SIGINT and SIGTERM). Exit status: 0 after a stop, 1 when\n"
-	       "stdout or /proc fails, 2 for a bad option.\n",
-	       SAMPLER_HZ_MAX, DEFAULT_HZ);
+	       "stdin, stops (so do SIGINT and SIGTERM). Any other line is named on stderr and\n"
+	       "ignored, a line longer than %d bytes or with a NUL byte whole. Exit status: 0\n"
+	       "after a stop, 1 when stdout or /proc fails, 2 for a bad option.\n",
+	       SAMPLER_HZ_MAX, DEFAULT_HZ, SAMPLER_LINE_MAX - 1);
 }
 
 static int parse_args(int argc, char **argv, unsigned *hz, struct sampler *s)
@@ -100,13 +109,32 @@ static int emit(json_t *doc)
 	return rc;
 }
 
-/* One command line from stdin. Returns 1 to stop, 0 to go on. A bad line is named and
- * ignored: the sampler serves the run, not the other way round. */
-static int command(struct sampler *s, char *line)
+/* Makes a line that is ignored safe to name: a byte that is not printable ASCII becomes '?'. */
+static const char *printable(char *line)
+{
+	for (char *p = line; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c < 0x20 || c > 0x7e)
+			*p = '?';
+	}
+	return line;
+}
+
+/* One command line from stdin, without its newline. Returns 1 to stop, 0 to go on. A bad
+ * line is named and ignored: the sampler serves the run, not the other way round. */
+static int command(struct sampler *s, char *line, size_t len)
 {
 	uint64_t pid;
 
-	line[strcspn(line, "\r\n")] = 0;
+	/* A NUL would end the line early for every comparison below: "stop\0..." is no stop. */
+	if (memchr(line, 0, len)) {
+		log_warnx("ignored a line with a NUL byte on stdin");
+		return 0;
+	}
+	if (len && line[len - 1] == '\r')
+		len--;
+	line[len] = 0;
 	if (strcmp(line, "stop") == 0)
 		return 1;
 	if (strcmp(line, "now") == 0) {
@@ -121,30 +149,38 @@ static int command(struct sampler *s, char *line)
 				  SAMPLER_PIDS);
 		return 0;
 	}
-	log_warnx("ignored '%s' on stdin: expected \"watch PID\", \"now\" or \"stop\"", line);
+	log_warnx("ignored '%s' on stdin: expected \"watch PID\", \"now\" or \"stop\"",
+		  printable(line));
 	return 0;
 }
 
 /* Reads what stdin holds; returns 1 at a stop or the end of stdin. */
-static int read_commands(struct sampler *s, char *buf, size_t *used)
+static int read_commands(struct sampler *s, struct cmdin *in)
 {
-	ssize_t n = read(STDIN_FILENO, buf + *used, LINE_MAX_LEN - 1 - *used);
+	ssize_t n = read(STDIN_FILENO, in->buf + in->used, sizeof(in->buf) - in->used);
 	char *nl;
 
 	if (n <= 0)
 		return n == 0 || errno != EINTR;
-	*used += (size_t)n;
-	buf[*used] = 0;
-	while ((nl = strchr(buf, '\n'))) {
-		*nl = 0;
-		if (command(s, buf))
+	in->used += (size_t)n;
+	while ((nl = memchr(in->buf, '\n', in->used))) {
+		size_t len = (size_t)(nl - in->buf);
+
+		if (in->too_long) /* the end of a line already refused */
+			in->too_long = false;
+		else if (command(s, in->buf, len))
 			return 1;
-		*used -= (size_t)(nl + 1 - buf);
-		memmove(buf, nl + 1, *used + 1);
+		in->used -= len + 1;
+		memmove(in->buf, nl + 1, in->used);
 	}
-	if (*used == LINE_MAX_LEN - 1) { /* no newline in a whole buffer: not ours */
-		log_warnx("ignored a line longer than %d bytes on stdin", LINE_MAX_LEN - 2);
-		*used = 0;
+	/* No newline in a full buffer: no command is this long. The whole line is refused, up
+	 * to its newline, so that its tail is not read as a line of its own. */
+	if (in->used == sizeof(in->buf)) {
+		if (!in->too_long)
+			log_warnx("ignored a line longer than %d bytes on stdin",
+				  SAMPLER_LINE_MAX - 1);
+		in->too_long = true;
+		in->used = 0;
 	}
 	return 0;
 }
@@ -152,8 +188,7 @@ static int read_commands(struct sampler *s, char *buf, size_t *used)
 int main(int argc, char **argv)
 {
 	static struct sampler s;
-	char buf[LINE_MAX_LEN];
-	size_t used = 0;
+	struct cmdin in = { .used = 0 };
 	unsigned hz = DEFAULT_HZ;
 	struct itimerspec its = { 0 };
 	struct pollfd pfd[3];
@@ -190,7 +225,7 @@ int main(int argc, char **argv)
 		}
 		if (pfd[2].revents)
 			break;
-		if (pfd[1].revents && read_commands(&s, buf, &used))
+		if (pfd[1].revents && read_commands(&s, &in))
 			break;
 		if (pfd[0].revents && read(tfd, &ticks, sizeof(ticks)) == sizeof(ticks) &&
 		    emit(sampler_take(&s)))

@@ -13,7 +13,8 @@
 enum sampler_limits {
 	SAMPLER_PIDS = 256,  /* processes watched at once: a run's gateways, generators, capture */
 	SAMPLER_CPUS = 1024, /* CPUs read from /proc/stat (the kernel's NR_CPUS of common builds) */
-	SAMPLER_HZ_MAX = 100, /* samples a second at most: /proc/stat moves in 10 ms ticks */
+	SAMPLER_HZ_MAX = 100,  /* samples a second at most: /proc/stat moves in 10 ms ticks */
+	SAMPLER_LINE_MAX = 64, /* a stdin line and its newline: "watch 2147483647" is 17 */
 };
 
 struct sampler {

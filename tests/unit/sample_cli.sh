@@ -1,7 +1,9 @@
 #!/bin/bash
 # tunbed-sample through its command line: a header then samples as JSON lines, "watch PID" on
-# stdin adds a process from the next sample on, a bad line is named and ignored, "stop" and
-# the end of stdin end it with a last sample and exit 0, SIGTERM likewise; bad options exit 2.
+# stdin adds a process from the next sample on, a bad line is named and ignored (a line longer
+# than 63 bytes or with a NUL byte whole: no part of it is a command, and the next lines are
+# read), "stop" and the end of stdin end it with a last sample and exit 0, SIGTERM likewise;
+# bad options exit 2.
 set -eu
 set -o pipefail
 SAMPLE=${1:?usage: sample_cli.sh PATH-TO-tunbed-sample}
@@ -47,6 +49,31 @@ expect "samples in time order" [ "$(json "$TMP/out" 'all(L[i]["t"] < L[i + 1]["t
 expect "watch PID: from the next sample on" [ "$(json "$TMP/out" "str($SLEEPER) not in L[1]['threads'] and str($SLEEPER) in L[-1]['threads']")" = True ]
 expect "the thread's name" [ "$(json "$TMP/out" "L[-1]['threads'][str($SLEEPER)][1]")" = sleep ]
 expect "a bad line is named" grep -q "ignored 'bogus line' on stdin" "$TMP/err"
+
+# A line longer than 63 bytes (and its newline) is refused whole, however long: no part of
+# it is a command. A line with a NUL byte is refused, and the lines after it are read. Each
+# input is whole in the pipe before the sampler reads it, in order, so its last sample (at
+# the stop or the end of stdin) tells whether the sleeper was watched.
+long=$(printf 'x%.0s' $(seq 63))
+watched() { # NAME INPUT (printf format, one %s for the sleeper): stdout is yes or no
+	# shellcheck disable=SC2059 # the input is the format
+	printf "$2" "$SLEEPER" | "$SAMPLE" --hz 50 >"$TMP/$1.out" 2>"$TMP/$1.err" || echo "exit $?"
+	json "$TMP/$1.out" "'yes' if str($SLEEPER) in L[-1]['threads'] else 'no'"
+}
+refused() { # NAME REGEX: the sampler said so once
+	[ "$(grep -cE "$2" "$TMP/$1.err")" = 1 ]
+}
+expect "a long line ending in stop: no stop" [ "$(watched stop "${long}stop\nwatch %s\nstop\n")" = yes ]
+expect "a long line: refused in one line" refused stop "ignored a line longer than 63 bytes on stdin"
+expect "a long line ending in watch: no watch" [ "$(watched watch "${long}watch %s\nstop\n")" = no ]
+expect "a line of three buffers: refused once, whole" [ "$(watched three "${long}${long}${long}stop\nwatch %s\nstop\n")" = yes ]
+expect "a line of three buffers: one line said" refused three "longer than 63 bytes"
+expect "63 bytes: a command" [ "$(watched edge 'watch %057d\nstop\n')" = yes ]
+expect "a NUL byte: the next lines are read" [ "$(watched nul 'bad\0line\nwatch %s\nstop\n')" = yes ]
+expect "a NUL byte: the line refused" refused nul "ignored a line with a NUL byte on stdin"
+watched esc 'bogus\033[2J%s\nstop\n' >/dev/null
+expect "a control byte is named as '?'" refused esc "ignored 'bogus\\?\\[2J[0-9]+' on stdin"
+expect "a NUL byte at the start: the next lines are read" [ "$(watched nul0 '\0stop\nwatch %s\nstop\n')" = yes ]
 
 # The end of stdin stops it too; SIGTERM as well.
 "$SAMPLE" </dev/null >"$TMP/eof" && status=0 || status=$?
