@@ -36,6 +36,21 @@ double udp_session_pps(const struct client_cfg *c)
 	return (double)c->rate_bps / (8.0 * c->udp_size);
 }
 
+/* A session's rate as its schedule takes it: --pps shared out, or --rate in datagrams of
+ * --size; the session's turn is its number. */
+static struct udpsched_rate session_rate(const struct client_cfg *c, const struct session *s)
+{
+	struct udpsched_rate r = {
+		.num = c->pps, .den = c->sessions, .turn = s->id, .turns = c->sessions
+	};
+
+	if (!c->pps) {
+		r.num = c->rate_bps;
+		r.den = 8ull * c->udp_size;
+	}
+	return r;
+}
+
 static int open_udp(struct client *cl, struct session *s)
 {
 	int fd = socket(cl->peer.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
@@ -261,7 +276,7 @@ void *udp_thread_main(void *arg)
 	const struct client_cfg *c = cl->cfg;
 	double pps = udp_session_pps(c);
 	struct flow *flows = calloc(t->nsess, sizeof(*flows));
-	uint64_t last_read = 0;
+	uint64_t last_read = 0, t0;
 	unsigned live = 0;
 
 	if (!flows) {
@@ -293,10 +308,19 @@ void *udp_thread_main(void *arg)
 			continue;
 		}
 		f->burst = burst < 1 ? 1 : burst > CL_UDP_BATCH ? CL_UDP_BATCH : (uint64_t)burst;
-		s->start_ns = clock_mono_ns();
-		udpsched_init(&f->sched, pps, s->start_ns);
 		s->state = SS_RUNNING;
 		live++;
+	}
+	/* One start for the thread's sessions once their sockets are open, so that their turns
+	 * keep their spacing; the test's deadline ends every schedule. */
+	t0 = clock_mono_ns();
+	for (unsigned i = 0; i < t->nsess; i++) {
+		struct session *s = t->sess[i];
+
+		if (s->state != SS_RUNNING)
+			continue;
+		s->start_ns = t0;
+		udpsched_init(&flows[i].sched, session_rate(c, s), t0, cl->deadline_ns);
 	}
 	while (live) {
 		uint64_t now = clock_mono_ns(), wake = UINT64_MAX;

@@ -1,21 +1,30 @@
 /*
- * The send schedule of a UDP session at a packet rate: slot i is due at t0 + (i + 1) / pps,
- * so that at any moment exactly as many datagrams are due as the rate allows, however the
- * sender's wake-ups fall, and a test of T seconds offers floor(pps * T) of them. Pure: the
- * clock is the caller's (nanoseconds, any monotonic origin).
+ * The send schedule of a UDP session at a packet rate. A test's sessions take turns on one
+ * evenly spaced stream: session k of n, at rate r, has slot i due at t0 + (i + k / n) / r, and
+ * the slots due before the schedule's end are its. The stream's first slot is due at once,
+ * and a test of T seconds offers the n x r x T datagrams due in it (rounded up), each session
+ * its turn's share, however the senders' wake-ups fall. The rate is a fraction of integers
+ * and every count exact. Pure: the clock is the caller's (nanoseconds, any monotonic origin).
  */
 #ifndef TUNBED_TR_UDPSCHED_H
 #define TUNBED_TR_UDPSCHED_H
 
 #include <stdint.h>
 
+/* A session's rate, and its turn among the sessions at that rate. */
+struct udpsched_rate {
+	uint64_t num, den;    /* num / den datagrams a second, both above 0 */
+	uint32_t turn, turns; /* 0 to turns - 1, of turns sessions (1 or more) */
+};
+
 struct udpsched {
-	double pps;	 /* datagrams a second, above 0 */
+	struct udpsched_rate r;
 	uint64_t t0_ns;	 /* the schedule's start */
+	uint64_t end_ns; /* slots due at or after it are not the schedule's (UINT64_MAX: none) */
 	uint64_t passed; /* slots dealt with: sent, refused by the kernel, or skipped late */
 };
 
-void udpsched_init(struct udpsched *s, double pps, uint64_t t0_ns);
+void udpsched_init(struct udpsched *s, struct udpsched_rate r, uint64_t t0_ns, uint64_t end_ns);
 
 /* Slots due by now_ns in all, passed or not (0 before t0). */
 uint64_t udpsched_total(const struct udpsched *s, uint64_t now_ns);
@@ -32,7 +41,10 @@ void udpsched_pass(struct udpsched *s, uint64_t n);
  */
 uint64_t udpsched_skip_late(struct udpsched *s, uint64_t now_ns, uint64_t backlog_ns);
 
-/* The earliest time at which k (1 or more) slots beyond those passed are due. */
+/*
+ * The earliest time at which k (1 or more) slots beyond those passed are due, were the
+ * schedule without end (UINT64_MAX if past the clock's range).
+ */
 uint64_t udpsched_at(const struct udpsched *s, uint64_t k);
 
 #endif

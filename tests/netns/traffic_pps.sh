@@ -1,7 +1,8 @@
 #!/bin/bash
 # tunbed-traffic at packet rates (--pps, docs/traffic.md): small datagrams (the 18-byte short
 # header of a 64-byte frame) and large ones on a packet schedule, never more than it allows
-# and every slot of it sent, refused or counted late; sampled latency with ordered
+# and every slot of it sent, refused or counted late; rate x time datagrams in all, the
+# sessions taking turns (also fewer a second than sessions); sampled latency with ordered
 # percentiles; then the receiver stopped for a moment: the loss the client reports equals
 # exactly the datagrams the server's sockets dropped (the counters the runner reads to tell a
 # generator's loss from a gateway's); and every bad value refused with one line, exit 2.
@@ -39,6 +40,29 @@ for size in 18 1000; do
 		expect_eq "18 bytes: the short header carries no send time, so no jitter" "$(json_get "$TR_JSON" 'd["udp"]["jitter_ms_max"]')" "0.0"
 	fi
 done
+
+# The count: a test of T seconds at N datagrams a second offers N x T of them (the warm-up
+# included), the sessions taking turns on one evenly spaced stream, also when N does not
+# share out evenly and when N is below the sessions (some then send nothing in a short test).
+# A thread's schedule starts once its sockets are open, and ends at the test's deadline:
+# at these rates (a slot every 100 ms at least, far longer than a thread takes to start) it
+# holds every slot of the test. A slot a busy machine sends late is counted late.
+while read -r pps sessions time warmup want per_session; do
+	what="--pps $pps --sessions $sessions --time $time --warmup $warmup"
+	tr_client "$P-client" 198.18.1.2 --udp --pps "$pps" --sessions "$sessions" --time "$time" --warmup "$warmup" --json
+	expect_eq "$what: exit status" "$TR_STATUS" "0"
+	expect_eq "$what: $want scheduled, each dealt with" "$(json_get "$TR_JSON" '[(u["scheduled"], u["sent"] + u["not_sent"] + u["late"], u["received"] == u["sent"]) for u in [d["udp"]]][0]')" "($want, $want, True)"
+	# What NDR takes a trial by: the rate offered, unless this host sent late or not at all.
+	expect_eq "$what: offered_ok" "$(json_get "$TR_JSON" 'd["udp"]["offered_ok"] or d["udp"]["late"] + d["udp"]["not_sent"] > 0')" "True"
+	# Each session's share, at most (the sum above makes it exact when nothing was late).
+	expect_eq "$what: each session's share" "$(json_get "$TR_JSON" "all(s['sent'] + s['not_sent'] <= n for s, n in zip(d['udp']['per_session'], [$per_session]))")" "True"
+done <<'EOF2'
+10 1 1 0 10 10
+10 3 1 0 10 4,3,3
+10 1 1 0.5 15 15
+4 8 2 0 8 1,1,1,1,1,1,1,1
+5 10 1 0 5 1,1,1,1,1,0,0,0,0,0
+EOF2
 
 # The receiver stopped while the datagrams come: its sockets' buffers fill and the kernel
 # drops the rest (Udp InErrors, RcvbufErrors); the client's loss is exactly that.
