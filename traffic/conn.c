@@ -5,7 +5,6 @@
 #include "conn.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -152,15 +151,6 @@ int conn_connect_blocking(const struct sockaddr_storage *peer, socklen_t peer_le
 		return rc;
 	}
 	return fd;
-}
-
-int set_nonblock(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
 }
 
 int io_full(int fd, uint8_t *buf, size_t len, bool out, uint64_t until_ns)

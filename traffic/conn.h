@@ -67,7 +67,4 @@ int conn_connect_until(int fd, const struct sockaddr_storage *peer, socklen_t pe
 int conn_connect_blocking(const struct sockaddr_storage *peer, socklen_t peer_len, int type,
 			  uint64_t until_ns);
 
-/* Sets O_NONBLOCK. Returns 0 or -errno. */
-int set_nonblock(int fd);
-
 #endif

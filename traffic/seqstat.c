@@ -102,18 +102,3 @@ void seqstat_count(struct seqstat *s, uint64_t seq)
 	if (seq < s->lowest)
 		s->lowest = seq;
 }
-
-uint64_t seqstat_lost(const struct seqstat *s, uint64_t first_seq, uint64_t last_seq)
-{
-	/*
-	 * Taken as if every accepted number lay within [first_seq, last_seq], which holds when
-	 * the range covers lowest..highest, as it does when the sender reports what it sent;
-	 * otherwise loss is undercounted, never below 0. A too-old datagram is not lost (it
-	 * came) but cannot be told from a duplicate, so each is taken as a late first copy.
-	 */
-	uint64_t got = s->received + s->too_old;
-
-	if (last_seq < first_seq || got > last_seq - first_seq)
-		return 0;
-	return last_seq - first_seq - got + 1;
-}

@@ -35,11 +35,4 @@ void seqstat_add(struct seqstat *s, uint64_t seq, uint64_t send_ns, uint64_t rec
 /* Records datagram seq without a send time (the short form): counted, not in the jitter. */
 void seqstat_count(struct seqstat *s, uint64_t seq);
 
-/*
- * Datagrams lost: numbers from lowest to highest never received, given the sender started
- * at first_seq (usually 0) and sent up to last_seq (known from its report; pass the highest
- * seen if unknown). Reordered ones that came late are not lost.
- */
-uint64_t seqstat_lost(const struct seqstat *s, uint64_t first_seq, uint64_t last_seq);
-
 #endif
