@@ -15,6 +15,7 @@
 #include "log.h"
 #include "options.h"
 #include "sigfd.h"
+#include "testlink.h"
 
 enum { EXIT_FAIL = 1, EXIT_USAGE = 2 };
 
@@ -129,22 +130,38 @@ static int run_recv(struct fb_options *o)
 	return emit(doc);
 }
 
+/*
+ * The interface ifname, as a test's link (testlink.h): its index, or -EXIT_USAGE or
+ * -EXIT_FAIL after one line.
+ */
+static int interface(const char *ifname, bool any)
+{
+	unsigned ifindex = if_nametoindex(ifname);
+	int kind;
+
+	if (!ifindex) {
+		log_warnx("no interface '%s' here", ifname);
+		return -EXIT_FAIL;
+	}
+	kind = testlink_check(ifname, any);
+	if (kind < 0)
+		return kind == -EPERM ? -EXIT_USAGE : -EXIT_FAIL;
+	return (int)ifindex;
+}
+
 int main(int argc, char **argv)
 {
 	struct fb_options o;
-	unsigned ifindex;
-	int rc;
+	int rc, ifindex;
 
 	log_init("tunbed-framebench", LOG_LEVEL_WARN);
 	rc = fb_options_parse(&o, argc, argv);
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
 	log_init("tunbed-framebench", o.verbose);
-	ifindex = if_nametoindex(o.dev);
-	if (!ifindex) {
-		log_warnx("no interface '%s' here", o.dev);
-		return EXIT_FAIL;
-	}
-	o.send.ifindex = o.recv.ifindex = (int)ifindex;
+	ifindex = interface(o.dev, o.any_interface);
+	if (ifindex < 0)
+		return -ifindex;
+	o.send.ifindex = o.recv.ifindex = ifindex;
 	return o.cmd == FB_SEND ? run_send(&o) : run_recv(&o);
 }

@@ -24,6 +24,7 @@ enum {
 	O_FRAMES,
 	O_LEN,
 	O_VERIFY,
+	O_ANY_INTERFACE,
 	O_END,
 };
 
@@ -36,6 +37,7 @@ static const struct option opts[] = {
 	{ "frames", required_argument, NULL, O_FRAMES },
 	{ "len", required_argument, NULL, O_LEN },
 	{ "verify", no_argument, NULL, O_VERIFY },
+	{ "any-interface", no_argument, NULL, O_ANY_INTERFACE },
 	OPT_COMMON,
 };
 
@@ -62,10 +64,13 @@ static void usage(void)
 	       "time each frame cost (docs/framebench.md).\n"
 	       "\n"
 	       "  --dev DEV          the interface to send out of, or to take frames from\n"
+	       "  --any-interface    use DEV whatever it is; otherwise only a veth or TAP in a\n"
+	       "                     network namespace other than the initial one\n"
 	       "send:\n"
 	       "  --via WAY          mmsg: sendmmsg on an AF_PACKET socket (gregw's; default),\n"
 	       "                     txring: an AF_PACKET TX ring, xsk: AF_XDP, copy mode\n"
-	       "  --dst-mac MAC      the frames' Ethernet destination (the peer's address)\n"
+	       "  --dst-mac MAC      the frames' Ethernet destination (the peer's address), a\n"
+	       "                     unicast one\n"
 	       "  --csum HOW         partial: the inner TCP checksum left to the device, in the\n"
 	       "                     virtio header (default; not with xsk); full: completed in\n"
 	       "                     software for every frame (the default with xsk)\n"
@@ -85,7 +90,8 @@ static void usage(void)
 	       "  -V, --version      the version\n"
 	       "\n"
 	       "Exit status: 0 done; 1 a socket, ring or BPF program the kernel refused; 2 bad\n"
-	       "usage.\n",
+	       "usage (one line), also an interface that is not a test's link or a destination\n"
+	       "that is not unicast.\n",
 	       SECONDS_DEFAULT, FRAME_HLEN, ETH_FRAME_LEN, ETH_FRAME_LEN);
 }
 
@@ -136,6 +142,11 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 		if (parse_mac(v, o->send.frame.dst))
 			return opt_bad(name, v,
 				       "expected an Ethernet address, as 02:00:00:00:00:01");
+		/* The group bit (IEEE 802, the first octet's lowest): every station of the link
+		 * would take the frames, and a bridge would flood them. */
+		if (o->send.frame.dst[0] & 1)
+			return opt_bad(name, v,
+				       "a broadcast or multicast address: expected a unicast one");
 		return 0;
 	case O_CSUM:
 		if (strcmp(v, "partial") && strcmp(v, "full"))
@@ -161,6 +172,9 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 		return 0;
 	case O_VERIFY:
 		o->recv.verify = true;
+		return 0;
+	case O_ANY_INTERFACE:
+		o->any_interface = true;
 		return 0;
 	}
 	return -EINVAL;

@@ -15,6 +15,7 @@ enum fb_cmd {
 struct fb_options {
 	enum fb_cmd cmd;
 	const char *dev;
+	bool any_interface;   /* any interface, not only a test's veth or TAP (testlink.h) */
 	struct send_cfg send; /* ifindex and the frame's source MAC are the caller's to fill */
 	double seconds;	      /* send: 0 with --frames alone */
 	struct recv_cfg recv; /* ifindex the caller's */

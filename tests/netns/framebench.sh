@@ -6,9 +6,13 @@
 # and AF_XDP is not: summed there, it is wrong in every frame, which is why the benchmark's
 # AF_XDP receivers get frames whose sender completed it. The receiving stack takes none of
 # the frames up (the ring's tcx drop, AF_XDP's redirect). The XDP program goes with the
-# receiver. Bad usage gets one line and exit status 2.
+# receiver. Bad usage gets one line and exit status 2; so do a broadcast or multicast
+# destination and an interface that is not a test's link (a veth or TAP outside the initial
+# namespace), which --any-interface allows (issue 28, defect 19).
 #
 #  P-a: [send] fa0 (198.18.0.1/30) ==veth== fb0 (198.18.0.2/30) [recv] :P-b
+#       d0 (a bridge, no port)
+#  initial namespace: tbfbiPID ==veth== tbfbj :P-a   (both down: refused before a frame)
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 netns_test_init
@@ -88,3 +92,27 @@ expect_refusal "xsk cannot leave a checksum partial" 2 "cannot leave a checksum 
 expect_refusal "a bad way" 2 "bad value 'rings' for --via" "$FB" recv --dev fb0 --via rings
 expect_refusal "a send option to recv" 2 "--frames is an option of send" "$FB" recv --dev fb0 --frames 3
 expect_refusal "no such interface" 1 "no interface 'nosuch0'" "$FB" recv --dev nosuch0
+
+# Only a test's link, only to one station (issue 28, defect 19: it sent anywhere, even to
+# broadcast; each of these was taken before). Every refusal before a frame goes; the
+# initial namespace's veth is down, so a refusal that did not happen could send nothing.
+expect_refusal "a broadcast destination" 2 "bad value 'ff:ff:ff:ff:ff:ff' for --dst-mac: a broadcast or multicast address" \
+	ip netns exec "$P-a" "$FB" send --dev fa0 --dst-mac ff:ff:ff:ff:ff:ff --frames 1
+expect_refusal "a multicast destination" 2 "bad value '01:00:5e:00:00:01' for --dst-mac: a broadcast or multicast address" \
+	ip netns exec "$P-a" "$FB" send --dev fa0 --dst-mac 01:00:5e:00:00:01 --frames 1
+ip -n "$P-a" link add d0 type bridge
+ip -n "$P-a" link set d0 up
+expect_refusal "a bridge, not a veth or TAP" 2 "d0 is not a veth or TAP device \\(driver bridge\\).*--any-interface allows it" \
+	ip netns exec "$P-a" "$FB" send --dev d0 --dst-mac "$MAC" --frames 1
+expect_refusal "the loopback, which names no driver" 2 "lo is not a veth or TAP device \\(driver none\\)" \
+	ip netns exec "$P-a" timeout 10 "$FB" recv --dev lo
+ROOT_VETH=tbfbi$$
+ip link add "$ROOT_VETH" type veth peer name tbfbj netns "$P-a"
+expect_refusal "a veth in the initial namespace (send)" 2 "$ROOT_VETH is in the initial network namespace.*--any-interface allows it" \
+	timeout 10 "$FB" send --dev "$ROOT_VETH" --dst-mac "$MAC" --frames 1
+expect_refusal "a veth in the initial namespace (recv: XDP would take its every frame)" 2 \
+	"$ROOT_VETH is in the initial network namespace" timeout 10 "$FB" recv --dev "$ROOT_VETH" --via xdp
+ip link del "$ROOT_VETH"
+SENT=$(ip netns exec "$P-a" "$FB" send --dev d0 --dst-mac "$MAC" --frames 100 --any-interface) ||
+	fail "--any-interface: the send on d0 failed"
+expect_eq "--any-interface: d0 takes the frames" "$(json_get "$SENT" 'd["frames"]')" 100
