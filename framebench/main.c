@@ -14,6 +14,7 @@
 #include "jout.h"
 #include "log.h"
 #include "options.h"
+#include "recv_vnet.h"
 #include "sigfd.h"
 #include "testlink.h"
 
@@ -45,18 +46,32 @@ static int emit(json_t *doc)
 	return rc ? EXIT_FAIL : 0;
 }
 
+/* What send --via tap adds to its counts: the superpacket and where it went. */
+static int tap_json(json_t *doc, const struct fb_options *o)
+{
+	const struct send_cfg *c = &o->send;
+
+	return jout_str(doc, "encap", fb_encap_name(c->frame.encap)) ||
+	       jout_str(doc, "redirect", o->redirect) || jout_u64(doc, "segs", c->segs) ||
+	       jout_u64(doc, "gso_size", send_gso_size(c)) ||
+	       jout_u64(doc, "super_len", send_tap_spec(c).len);
+}
+
 static int run_send(struct fb_options *o)
 {
 	struct send_cfg *c = &o->send;
+	/* A TAP's frames come from the interface they are redirected to, or from the TAP's far
+	 * side (the kernel takes them whatever their source). */
+	const char *from = o->redirect ? o->redirect : o->dev;
 	struct send_result r;
 	char limit[64] = "";
 	uint64_t start;
 	json_t *doc;
 	int rc;
 
-	rc = src_mac(o->dev, c->frame.src);
+	rc = src_mac(from, c->frame.src);
 	if (rc) {
-		log_warnx("cannot read the address of %s: %s", o->dev, strerror(-rc));
+		log_warnx("cannot read the address of %s: %s", from, strerror(-rc));
 		return EXIT_FAIL;
 	}
 	if (o->seconds > 0)
@@ -67,6 +82,10 @@ static int run_send(struct fb_options *o)
 	log_info("send --via %s on %s: %zu-byte frames, checksum %s, for %s",
 		 fb_send_via_name(c->via), o->dev, c->frame.len,
 		 c->csum_full ? "completed here" : "left partial", limit);
+	if (c->via == SEND_TAP)
+		log_info("send --via tap: %s superpackets of %u segments (%zu bytes), to %s",
+			 fb_encap_name(c->frame.encap), c->segs, send_tap_spec(c).len,
+			 o->redirect ? o->redirect : "the stack");
 	start = clock_mono_ns();
 	if (o->seconds > 0)
 		c->until_ns = start + (uint64_t)(o->seconds * NSEC_PER_SEC);
@@ -81,11 +100,57 @@ static int run_send(struct fb_options *o)
 		    jout_str(doc, "csum", c->csum_full ? "full" : "partial") ||
 		    jout_u64(doc, "len", c->frame.len) || jout_u64(doc, "frames", r.frames) ||
 		    jout_u64(doc, "calls", r.calls) ||
-		    jout_real(doc, "seconds", clock_secs(clock_mono_ns() - start)))) {
+		    jout_real(doc, "seconds", clock_secs(clock_mono_ns() - start)) ||
+		    (c->via == SEND_TAP && tap_json(doc, o)))) {
 		json_decref(doc);
 		doc = NULL;
 	}
 	return emit(doc);
+}
+
+/* recv --via vnet's counts: what recv's are, and the superpackets'. */
+static json_t *vnet_json(const struct recv_vnet_result *r)
+{
+	json_t *doc = json_object();
+
+	if (doc &&
+	    (jout_str(doc, "via", "vnet") || jout_u64(doc, "frames", r->frames) ||
+	     jout_u64(doc, "bytes", r->bytes) || jout_u64(doc, "len_min", r->len_min) ||
+	     jout_u64(doc, "len_max", r->len_max) || jout_u64(doc, "gre", r->gre) ||
+	     jout_u64(doc, "gre_udp", r->gre_udp) || jout_u64(doc, "not_ours", r->not_ours) ||
+	     jout_u64(doc, "partial", r->partial) || jout_u64(doc, "gso", r->gso) ||
+	     jout_u64(doc, "gso_tcpv4", r->gso_tcpv4) ||
+	     jout_u64(doc, "gso_size_min", r->gso_size_min) ||
+	     jout_u64(doc, "gso_size_max", r->gso_size_max) ||
+	     jout_u64(doc, "gso_segs", r->gso_segs) || jout_u64(doc, "drops", r->drops) ||
+	     jout_u64(doc, "wakeups", r->wakeups))) {
+		json_decref(doc);
+		doc = NULL;
+	}
+	return doc;
+}
+
+static int run_recv_vnet(struct fb_options *o, int sfd)
+{
+	struct recv_vnet_result r;
+	struct recv_vnet rv;
+	int rc;
+
+	rc = recv_vnet_open(&rv, o->recv.ifindex);
+	if (rc) {
+		log_warnx("recv --via vnet on %s: %s", o->dev, strerror(-rc));
+		return EXIT_FAIL;
+	}
+	log_info("recv --via vnet on %s: ready", o->dev);
+	printf("{\"ready\": true}\n");
+	fflush(stdout);
+	rc = recv_vnet_run(&rv, sfd, o->recv.frames, &r);
+	recv_vnet_close(&rv);
+	if (rc) {
+		log_warnx("recv: poll: %s", strerror(-rc));
+		return EXIT_FAIL;
+	}
+	return emit(vnet_json(&r));
 }
 
 static int run_recv(struct fb_options *o)
@@ -100,6 +165,8 @@ static int run_recv(struct fb_options *o)
 		log_warn("signalfd");
 		return EXIT_FAIL;
 	}
+	if (o->recv.via == RECV_VNET)
+		return run_recv_vnet(o, sfd);
 	rc = recv_open(&rv, &o->recv);
 	if (rc) {
 		log_warnx("recv --via %s on %s: %s", fb_recv_via_name(o->recv.via), o->dev,
@@ -132,9 +199,9 @@ static int run_recv(struct fb_options *o)
 
 /*
  * The interface ifname, as a test's link (testlink.h): its index, or -EXIT_USAGE or
- * -EXIT_FAIL after one line.
+ * -EXIT_FAIL after one line. want_tap: it must be a TAP.
  */
-static int interface(const char *ifname, bool any)
+static int interface(const char *ifname, bool any, bool want_tap)
 {
 	unsigned ifindex = if_nametoindex(ifname);
 	int kind;
@@ -146,6 +213,12 @@ static int interface(const char *ifname, bool any)
 	kind = testlink_check(ifname, any);
 	if (kind < 0)
 		return kind == -EPERM ? -EXIT_USAGE : -EXIT_FAIL;
+	if (want_tap && kind != TESTLINK_TAP) {
+		log_warnx(
+			"%s is not a TAP: --via tap writes into one (ip tuntap add NAME mode tap)",
+			ifname);
+		return -EXIT_USAGE;
+	}
 	return (int)ifindex;
 }
 
@@ -159,9 +232,15 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
 	log_init("tunbed-framebench", o.verbose);
-	ifindex = interface(o.dev, o.any_interface);
+	ifindex = interface(o.dev, o.any_interface, o.cmd == FB_SEND && o.send.via == SEND_TAP);
 	if (ifindex < 0)
 		return -ifindex;
 	o.send.ifindex = o.recv.ifindex = ifindex;
+	if (o.redirect) {
+		rc = interface(o.redirect, o.any_interface, false);
+		if (rc < 0)
+			return -rc;
+		o.send.redirect = rc;
+	}
 	return o.cmd == FB_SEND ? run_send(&o) : run_recv(&o);
 }

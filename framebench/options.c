@@ -24,6 +24,9 @@ enum {
 	O_FRAMES,
 	O_LEN,
 	O_VERIFY,
+	O_ENCAP,
+	O_SEGS,
+	O_REDIRECT,
 	O_ANY_INTERFACE,
 	O_END,
 };
@@ -37,62 +40,89 @@ static const struct option opts[] = {
 	{ "frames", required_argument, NULL, O_FRAMES },
 	{ "len", required_argument, NULL, O_LEN },
 	{ "verify", no_argument, NULL, O_VERIFY },
+	{ "encap", required_argument, NULL, O_ENCAP },
+	{ "segs", required_argument, NULL, O_SEGS },
+	{ "redirect", required_argument, NULL, O_REDIRECT },
 	{ "any-interface", no_argument, NULL, O_ANY_INTERFACE },
 	OPT_COMMON,
 };
 
 static const char *const send_names[] = {
-	[SEND_MMSG] = "mmsg", [SEND_TXRING] = "txring", [SEND_XSK] = "xsk"
+	[SEND_MMSG] = "mmsg", [SEND_TXRING] = "txring", [SEND_XSK] = "xsk", [SEND_TAP] = "tap"
 };
-static const char *const recv_names[] = {
-	[RECV_RING] = "ring", [RECV_XDP] = "xdp", [RECV_XDP_GENERIC] = "xdp-generic"
-};
+static const char *const recv_names[] = { [RECV_RING] = "ring",
+					  [RECV_XDP] = "xdp",
+					  [RECV_XDP_GENERIC] = "xdp-generic",
+					  [RECV_VNET] = "vnet" };
+static const char *const encap_names[] = { [FRAME_GRE] = "gre", [FRAME_GRE_UDP] = "gre-udp" };
 
 enum { SECONDS_DEFAULT = 5, SECONDS_MAX = 3600, DEV_NAME_MAX = 15 };
 
 static void usage(void)
 {
 	printf("usage: tunbed-framebench send --dev DEV --dst-mac MAC [--via WAY] [options]\n"
-	       "       tunbed-framebench recv --dev DEV [--via WAY] [--verify]\n"
+	       "       tunbed-framebench send --via tap --dev TAP --dst-mac MAC [--encap ENCAP]\n"
+	       "                              [--redirect DEV] [--segs N] [options]\n"
+	       "       tunbed-framebench recv --dev DEV [--via WAY] [--frames N] [--verify]\n"
 	       "\n"
 	       "Measures what the kernel's frame interfaces cost a gateway: full-sized GRE\n"
 	       "frames sent out of one interface and taken in on another (a veth pair), each end\n"
-	       "one of the ways a userspace gateway can use. Run recv first; it writes one JSON\n"
-	       "line {\"ready\": true} once it takes frames, and its counts as one JSON line at\n"
-	       "SIGINT or SIGTERM. send writes its counts as one JSON line when it is done.\n"
-	       "scripts/bench/frame_paths.py runs the pairs in namespaces and reports the CPU\n"
-	       "time each frame cost (docs/framebench.md).\n"
+	       "one of the ways a userspace gateway can use; or superpackets written into a TAP\n"
+	       "that the kernel carries whole, or cuts into frames, on their way out. Run recv\n"
+	       "first; it writes one JSON line {\"ready\": true} once it takes frames, and its\n"
+	       "counts as one JSON line at SIGINT or SIGTERM (or once --frames are taken). send\n"
+	       "writes its counts as one JSON line when it is done. scripts/bench/frame_paths.py\n"
+	       "runs the pairs in namespaces and reports the CPU time each frame cost\n"
+	       "(docs/framebench.md).\n"
 	       "\n"
-	       "  --dev DEV          the interface to send out of, or to take frames from\n"
-	       "  --any-interface    use DEV whatever it is; otherwise only a veth or TAP in a\n"
-	       "                     network namespace other than the initial one\n"
+	       "  --dev DEV          the interface to send out of (with tap: the TAP to write\n"
+	       "                     into), or to take frames from\n"
+	       "  --any-interface    use DEV (and --redirect's) whatever it is; otherwise only\n"
+	       "                     a veth or TAP in a network namespace other than the\n"
+	       "                     initial one\n"
 	       "send:\n"
 	       "  --via WAY          mmsg: sendmmsg on an AF_PACKET socket (gregw's; default),\n"
-	       "                     txring: an AF_PACKET TX ring, xsk: AF_XDP, copy mode\n"
-	       "  --dst-mac MAC      the frames' Ethernet destination (the peer's address), a\n"
-	       "                     unicast one\n"
+	       "                     txring: an AF_PACKET TX ring, xsk: AF_XDP, copy mode,\n"
+	       "                     tap: superpackets written into a TAP with a virtio header\n"
+	       "  --dst-mac MAC      the frames' Ethernet destination (the peer's address; with\n"
+	       "                     tap and no --redirect, the TAP's own); a unicast address\n"
 	       "  --csum HOW         partial: the inner TCP checksum left to the device, in the\n"
 	       "                     virtio header (default; not with xsk); full: completed in\n"
-	       "                     software for every frame (the default with xsk)\n"
+	       "                     software for every frame (the default with xsk; not with\n"
+	       "                     tap)\n"
 	       "  --seconds S        send for S seconds (default %d, or none with --frames)\n"
-	       "  --frames N         stop after N frames, or at --seconds if that comes first\n"
+	       "  --frames N         stop after N frames (with tap: superpackets), or at\n"
+	       "                     --seconds if that comes first\n"
 	       "  --len N            the frame's length with its Ethernet header, %d to %d\n"
-	       "                     (default %d)\n"
+	       "                     (default %d); with tap, each segment's on the wire\n"
+	       "tap:\n"
+	       "  --encap ENCAP      gre-udp: GRE-in-UDP superpackets with the virtio header's\n"
+	       "                     UDP tunnel GSO (Linux 6.17); gre (default): the inner TCP\n"
+	       "                     superpacket, which a tcx program puts in GRE\n"
+	       "  --redirect DEV     a tcx program at the TAP's ingress redirects every\n"
+	       "                     superpacket to DEV, which sends it; without, the namespace\n"
+	       "                     routes it (the TAP is a router's port)\n"
+	       "  --segs N           segments a superpacket carries (default: as many as an\n"
+	       "                     IPv4 packet of 65535 bytes holds, 45 at --len %d)\n"
 	       "recv:\n"
 	       "  --via WAY          ring: a TPACKET_V2 ring, GRE dropped at tc ingress\n"
 	       "                     (gregw's; default), xdp: AF_XDP at the driver's XDP hook,\n"
-	       "                     xdp-generic: AF_XDP at the kernel's generic XDP hook\n"
+	       "                     xdp-generic: AF_XDP at the kernel's generic XDP hook,\n"
+	       "                     vnet: a TPACKET_V2 ring with the virtio header of each\n"
+	       "                     frame (GRE and GRE-in-UDP): superpackets and their gso_size\n"
+	       "  --frames N         stop once N frames are taken (default: at the signal)\n"
 	       "  --verify           sum every inner TCP checksum the kernel did not vouch for\n"
-	       "                     (with ring, it says which were left partial; AF_XDP cannot)\n"
+	       "                     (with ring, it says which were left partial; AF_XDP cannot;\n"
+	       "                     not with vnet: its slots hold a superpacket's headers)\n"
 	       "\n"
 	       "  -v, --verbose      on stderr: what it sets up, before it starts\n"
 	       "  -h, --help         this text\n"
 	       "  -V, --version      the version\n"
 	       "\n"
-	       "Exit status: 0 done; 1 a socket, ring or BPF program the kernel refused; 2 bad\n"
-	       "usage (one line), also an interface that is not a test's link or a destination\n"
-	       "that is not unicast.\n",
-	       SECONDS_DEFAULT, FRAME_HLEN, ETH_FRAME_LEN, ETH_FRAME_LEN);
+	       "Exit status: 0 done; 1 a socket, ring, TAP or BPF program the kernel refused,\n"
+	       "or a superpacket it did not take; 2 bad usage (one line), also an interface\n"
+	       "that is not a test's link or a destination that is not unicast.\n",
+	       SECONDS_DEFAULT, FRAME_HLEN, ETH_FRAME_LEN, ETH_FRAME_LEN, ETH_FRAME_LEN);
 }
 
 static int pick(const char *const *names, unsigned n, const char *v, const char *opt,
@@ -131,10 +161,11 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 		return 0;
 	case O_VIA:
 		if (o->cmd == FB_SEND) {
-			way = pick(send_names, 3, v, name, "expected mmsg, txring or xsk");
+			way = pick(send_names, 4, v, name, "expected mmsg, txring, xsk or tap");
 			o->send.via = (enum send_via)way;
 		} else {
-			way = pick(recv_names, 3, v, name, "expected ring, xdp or xdp-generic");
+			way = pick(recv_names, 4, v, name,
+				   "expected ring, xdp, xdp-generic or vnet");
 			o->recv.via = (enum recv_via)way;
 		}
 		return way < 0 ? way : 0;
@@ -158,7 +189,7 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 	case O_FRAMES:
 		if (parse_u64(v, 1, UINT64_MAX, &n))
 			return opt_bad(name, v, "expected a count from 1");
-		o->send.frames = n;
+		o->send.frames = o->recv.frames = n;
 		return 0;
 	case O_LEN:
 		if (parse_u64(v, FRAME_HLEN, ETH_FRAME_LEN, &n)) {
@@ -173,6 +204,20 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 	case O_VERIFY:
 		o->recv.verify = true;
 		return 0;
+	case O_ENCAP:
+		way = pick(encap_names, 2, v, name, "expected gre or gre-udp");
+		o->send.frame.encap = (enum frame_encap)way;
+		return way < 0 ? way : 0;
+	case O_SEGS:
+		if (parse_u64(v, 1, UINT32_MAX, &n))
+			return opt_bad(name, v, "expected a count from 1");
+		o->send.segs = (unsigned)n;
+		return 0;
+	case O_REDIRECT:
+		if (!*v || strlen(v) > DEV_NAME_MAX || strchr(v, '/'))
+			return opt_bad(name, v, "expected an interface name");
+		o->redirect = v;
+		return 0;
 	case O_ANY_INTERFACE:
 		o->any_interface = true;
 		return 0;
@@ -180,10 +225,12 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 	return -EINVAL;
 }
 
-/* Options of the other subcommand, named so that a slip gets a line, not a surprise. */
+/* Options of the other subcommand or way, named so that a slip gets a line, not a surprise. */
 static int check_given(struct fb_options *o, const bool *given)
 {
-	static const int send_only[] = { O_DST_MAC, O_CSUM, O_SECONDS, O_FRAMES, O_LEN };
+	static const int send_only[] = { O_DST_MAC, O_CSUM, O_SECONDS, O_LEN,
+					 O_ENCAP,   O_SEGS, O_REDIRECT };
+	static const int tap_only[] = { O_ENCAP, O_SEGS, O_REDIRECT };
 
 	for (unsigned i = 0; i < sizeof(send_only) / sizeof(send_only[0]); i++)
 		if (o->cmd == FB_RECV && given[send_only[i] - O_DEV]) {
@@ -191,8 +238,19 @@ static int check_given(struct fb_options *o, const bool *given)
 				  opts[send_only[i] - O_DEV].name);
 			return -EINVAL;
 		}
+	for (unsigned i = 0; i < sizeof(tap_only) / sizeof(tap_only[0]); i++)
+		if (o->cmd == FB_SEND && o->send.via != SEND_TAP && given[tap_only[i] - O_DEV]) {
+			log_warnx("--%s is an option of send --via tap (see --help)",
+				  opts[tap_only[i] - O_DEV].name);
+			return -EINVAL;
+		}
 	if (o->cmd == FB_SEND && given[O_VERIFY - O_DEV]) {
 		log_warnx("--verify is an option of recv (see --help)");
+		return -EINVAL;
+	}
+	if (o->cmd == FB_RECV && o->recv.via == RECV_VNET && o->recv.verify) {
+		log_warnx("--verify is not for --via vnet: its slots hold a superpacket's headers, "
+			  "not its payload");
 		return -EINVAL;
 	}
 	if (!o->dev) {
@@ -205,6 +263,37 @@ static int check_given(struct fb_options *o, const bool *given)
 	}
 	if (o->cmd == FB_SEND && !given[O_CSUM - O_DEV])
 		o->send.csum_full = !send_can_partial(o->send.via);
+	return 0;
+}
+
+/* A TAP's superpacket: segments with a payload, as many as an IPv4 packet holds. */
+static int check_tap(struct fb_options *o, const bool *given)
+{
+	struct send_cfg *c = &o->send;
+	unsigned max = frame_segs_max(c->frame.encap, c->frame.len);
+	char v[24], expect[96];
+
+	if (c->csum_full) {
+		log_warnx("--via tap leaves the inner checksum partial: the kernel completes it "
+			  "in every segment (--csum full is not for it)");
+		return -EINVAL;
+	}
+	if (!max) {
+		snprintf(v, sizeof(v), "%zu", c->frame.len);
+		snprintf(expect, sizeof(expect),
+			 "a segment of --encap %s needs more than its %zu bytes of headers",
+			 fb_encap_name(c->frame.encap), frame_hlen(c->frame.encap));
+		return opt_bad("len", v, expect);
+	}
+	if (!given[O_SEGS - O_DEV])
+		c->segs = max;
+	if (c->segs > max) {
+		snprintf(v, sizeof(v), "%u", c->segs);
+		snprintf(expect, sizeof(expect),
+			 "expected 1 to %u (an IPv4 packet of at most 65535 bytes, --len %zu)", max,
+			 c->frame.len);
+		return opt_bad("segs", v, expect);
+	}
 	return 0;
 }
 
@@ -258,6 +347,11 @@ int fb_options_parse(struct fb_options *o, int argc, char **argv)
 			  "no virtio header (use --csum full)");
 		return -EINVAL;
 	}
+	if (o->cmd == FB_SEND && o->send.via == SEND_TAP) {
+		rc = check_tap(o, given);
+		if (rc)
+			return rc;
+	}
 	if (o->cmd == FB_SEND && !given[O_SECONDS - O_DEV] && !o->send.frames)
 		o->seconds = SECONDS_DEFAULT;
 	return 0;
@@ -271,4 +365,9 @@ const char *fb_send_via_name(enum send_via via)
 const char *fb_recv_via_name(enum recv_via via)
 {
 	return recv_names[via];
+}
+
+const char *fb_encap_name(enum frame_encap encap)
+{
+	return encap == FRAME_GRE_UDP ? encap_names[encap] : encap_names[FRAME_GRE];
 }

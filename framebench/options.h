@@ -15,8 +15,9 @@ enum fb_cmd {
 struct fb_options {
 	enum fb_cmd cmd;
 	const char *dev;
+	const char *redirect; /* send --via tap: the interface its tcx program redirects to */
 	bool any_interface;   /* any interface, not only a test's veth or TAP (testlink.h) */
-	struct send_cfg send; /* ifindex and the frame's source MAC are the caller's to fill */
+	struct send_cfg send; /* ifindex, redirect and the frame's source MAC are the caller's */
 	double seconds;	      /* send: 0 with --frames alone */
 	struct recv_cfg recv; /* ifindex the caller's */
 	int verbose;
@@ -28,8 +29,10 @@ struct fb_options {
  */
 int fb_options_parse(struct fb_options *o, int argc, char **argv);
 
-/* The names of the ways, as the command line and the JSON output spell them. */
+/* The names of the ways and encapsulations, as the command line and the JSON output spell
+ * them. */
 const char *fb_send_via_name(enum send_via via);
 const char *fb_recv_via_name(enum recv_via via);
+const char *fb_encap_name(enum frame_encap encap);
 
 #endif

@@ -85,6 +85,7 @@ int recv_open(struct recv *r, const struct recv_cfg *cfg)
 	memset(r, 0, sizeof(*r));
 	r->via = cfg->via;
 	r->verify = cfg->verify;
+	r->max = cfg->frames;
 	r->fd = r->tcx_link = r->xdp_link = r->xsk.fd = -1;
 	if (cfg->via == RECV_RING) {
 		rc = ring_open(r, cfg->ifindex);
@@ -202,6 +203,8 @@ int recv_run(struct recv *r, int stop_fd, struct recv_result *res)
 		if (drain(r, res)) {
 			res->wakeups += slept;
 			slept = false;
+			if (r->max && res->frames >= r->max)
+				break;
 			continue;
 		}
 		if (poll(pfd, 2, FB_POLL_MS) < 0 && errno != EINTR)

@@ -6,6 +6,7 @@
  *    it: gregw's way;
  *  - RECV_XDP: an AF_XDP socket in copy mode, fed by an XDP program at the driver's hook;
  *  - RECV_XDP_GENERIC: the same at the kernel's generic XDP hook, after the skb is built.
+ * (RECV_VNET, superpackets with their virtio header, is recv_vnet.h's.)
  */
 #ifndef TUNBED_FB_RECV_H
 #define TUNBED_FB_RECV_H
@@ -20,6 +21,7 @@ enum recv_via {
 	RECV_RING,
 	RECV_XDP,
 	RECV_XDP_GENERIC,
+	RECV_VNET,
 };
 
 struct recv_cfg {
@@ -28,6 +30,7 @@ struct recv_cfg {
 	/* Sum every frame's inner TCP checksum, unless the kernel says it is left partial by a
 	 * sender on this host or already checked (RECV_RING only: AF_XDP says neither). */
 	bool verify;
+	uint64_t frames; /* stop once as many are taken; 0: at the signal only */
 };
 
 struct recv_result {
@@ -43,6 +46,7 @@ struct recv_result {
 struct recv {
 	enum recv_via via;
 	bool verify;
+	uint64_t max; /* cfg->frames */
 	/* RECV_RING */
 	int fd, tcx_link;
 	uint8_t *map;
@@ -61,8 +65,9 @@ struct recv {
 int recv_open(struct recv *r, const struct recv_cfg *cfg);
 
 /*
- * Takes frames until stop_fd is readable (a signalfd); adds to *res what it saw, the drops
- * the kernel counted included. Returns 0 or -errno of a poll that failed.
+ * Takes frames until stop_fd is readable (a signalfd), or until cfg->frames are taken; adds
+ * to *res what it saw, the drops the kernel counted included. Returns 0 or -errno of a poll
+ * that failed.
  */
 int recv_run(struct recv *r, int stop_fd, struct recv_result *res);
 

@@ -1,13 +1,18 @@
 /*
- * The three senders (see send.h): packet(7)'s sendmmsg and TX ring (Linux
- * Documentation/networking/packet_mmap.rst), AF_XDP's TX ring (af_xdp.rst).
+ * The four senders (see send.h): packet(7)'s sendmmsg and TX ring (Linux
+ * Documentation/networking/packet_mmap.rst), AF_XDP's TX ring (af_xdp.rst), and a TAP with a
+ * virtio header (Documentation/networking/tuntap.rst; what the kernel checks of the header:
+ * drivers/net/tun_vnet.h and include/linux/virtio_net.h).
  */
 #include "send.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/if_packet.h>
 #include <linux/virtio_net.h>
+#include <net/if.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -16,6 +21,8 @@
 #include "clock.h"
 #include "fd.h"
 #include "limits.h"
+#include "progs.h"
+#include "uapi_newer.h"
 #include "xsk.h"
 
 enum { VNET_LEN = sizeof(struct virtio_net_hdr) };
@@ -256,9 +263,91 @@ static int run_xsk(const struct send_cfg *c, const struct source *src, struct se
 	return rc;
 }
 
+/* Attaches to the TAP of ifindex (an existing one: TUNSETIFF would make a new one of an
+ * unknown name, and main checked the name) with the tunnel-sized virtio header. */
+static int tap_open(int ifindex)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR };
+	int fd, sz = sizeof(struct virtio_net_hdr_v1_hash_tunnel);
+
+	if (!if_indextoname((unsigned)ifindex, ifr.ifr_name))
+		return -errno;
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0 || ioctl(fd, TUNSETVNETHDRSZ, &sz) < 0)
+		return fd_close_err(fd);
+	return fd;
+}
+
+unsigned send_gso_size(const struct send_cfg *c)
+{
+	return (unsigned)(c->frame.len - frame_hlen(c->frame.encap));
+}
+
+struct frame_spec send_tap_spec(const struct send_cfg *c)
+{
+	struct frame_spec s = c->frame;
+
+	/* Plain GRE goes in as the TCP packet inside: the TAP's program puts GRE before it. */
+	s.encap = c->frame.encap == FRAME_GRE_UDP ? FRAME_GRE_UDP : FRAME_TCP;
+	s.len = frame_hlen(s.encap) + (size_t)c->segs * send_gso_size(c);
+	return s;
+}
+
+/* The TAP: one superpacket built once, a write a superpacket. Where it goes from the TAP's
+ * ingress is the tcx program's business, or the stack's. */
+static int run_tap(const struct send_cfg *c, struct send_result *r)
+{
+	enum { VNET_TNL_LEN = sizeof(struct virtio_net_hdr_v1_hash_tunnel) };
+	static uint8_t buf[VNET_TNL_LEN + FRAME_LEN_MAX];
+	const struct frame_spec s = send_tap_spec(c);
+	struct progs_tap prog = { .redirect = c->redirect, .gre = c->frame.encap == FRAME_GRE };
+	int fd, link = -1, rc;
+
+	rc = frame_vnet_build((struct virtio_net_hdr_v1_hash_tunnel *)buf, &s, send_gso_size(c));
+	if (rc == 0)
+		rc = frame_build(buf + VNET_TNL_LEN, sizeof(buf) - VNET_TNL_LEN, &s);
+	if (rc < 0)
+		return rc;
+	fd = tap_open(c->ifindex);
+	if (fd < 0)
+		return fd;
+	if (prog.redirect || prog.gre) {
+		memcpy(prog.src, frame_outer_src, 4);
+		memcpy(prog.dst, frame_outer_dst, 4);
+		link = progs_tap_attach(c->ifindex, &prog);
+		if (link < 0) {
+			close(fd);
+			return link;
+		}
+	}
+	rc = 0;
+	while (!done(c, r)) {
+		ssize_t n = write(fd, buf, VNET_TNL_LEN + s.len);
+
+		r->calls++;
+		if (n == (ssize_t)(VNET_TNL_LEN + s.len)) {
+			r->frames++;
+		} else if (n >= 0 || errno != EINTR) {
+			rc = n < 0 ? -errno : -EIO;
+			break;
+		}
+	}
+	if (link >= 0)
+		close(link);
+	close(fd);
+	return rc;
+}
+
 bool send_can_partial(enum send_via via)
 {
 	return via != SEND_XSK;
+}
+
+bool send_can_full(enum send_via via)
+{
+	return via != SEND_TAP;
 }
 
 int send_run(const struct send_cfg *cfg, struct send_result *res)
@@ -267,8 +356,11 @@ int send_run(const struct send_cfg *cfg, struct send_result *res)
 	int rc;
 
 	memset(res, 0, sizeof(*res));
-	if (!cfg->csum_full && !send_can_partial(cfg->via))
+	if ((!cfg->csum_full && !send_can_partial(cfg->via)) ||
+	    (cfg->csum_full && !send_can_full(cfg->via)))
 		return -EINVAL;
+	if (cfg->via == SEND_TAP)
+		return run_tap(cfg, res);
 	rc = frame_build_headers(src.hdr, sizeof(src.hdr), &cfg->frame);
 	if (rc < 0)
 		return rc;
@@ -281,6 +373,8 @@ int send_run(const struct send_cfg *cfg, struct send_result *res)
 		return run_txring(cfg, &src, res);
 	case SEND_XSK:
 		return run_xsk(cfg, &src, res);
+	case SEND_TAP:
+		break;
 	}
 	return -EINVAL;
 }

@@ -90,7 +90,7 @@ expect_refusal "no subcommand" 2 "expected a subcommand" "$FB"
 expect_refusal "xsk cannot leave a checksum partial" 2 "cannot leave a checksum partial" \
 	"$FB" send --dev fa0 --dst-mac "$MAC" --via xsk --csum partial
 expect_refusal "a bad way" 2 "bad value 'rings' for --via" "$FB" recv --dev fb0 --via rings
-expect_refusal "a send option to recv" 2 "--frames is an option of send" "$FB" recv --dev fb0 --frames 3
+expect_refusal "a send option to recv" 2 "--len is an option of send" "$FB" recv --dev fb0 --len 100
 expect_refusal "no such interface" 1 "no interface 'nosuch0'" "$FB" recv --dev nosuch0
 
 # Only a test's link, only to one station (issue 28, defect 19: it sent anywhere, even to

@@ -4,9 +4,14 @@
  * inner TCP checksum left partial (the pseudo-header's sum, as a device expects it) and
  * completed as a device would, against a plain RFC 1071 sum written here, the payload beside
  * the headers or elsewhere, twice alike; and the receiver's check: a partial checksum is wrong
- * when summed, a mangled frame is not ours, lengths out of range are refused.
+ * when summed, a mangled frame is not ours, lengths out of range are refused. Then the other
+ * shapes: GRE-in-UDP and the bare TCP packet, a 64 KB superpacket of each and the virtio
+ * header that hands it to a TAP (the offsets the kernel checks), how many segments fit, and
+ * the receiver reading a superpacket of which its ring slot holds only the first bytes.
  */
+#include <endian.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -37,6 +42,126 @@ static uint16_t naive_tcp_sum(const uint8_t *f, size_t len)
 	while (s >> 16)
 		s = (s & 0xffff) + (s >> 16);
 	return (uint16_t)s;
+}
+
+/* GRE-in-UDP and the bare TCP packet: headers at their places, every length that of len. */
+static void test_shapes(void)
+{
+	uint8_t f[ETH_FRAME_LEN];
+	struct frame_spec s = spec;
+	const uint8_t *outer = f + FRAME_OUTER_OFF, *udp = outer + IPV4_HLEN;
+	struct frame_info fi;
+
+	CHECK_INT(frame_hlen(FRAME_GRE), FRAME_HLEN);
+	CHECK_INT(frame_hlen(FRAME_GRE_UDP), 86);
+	CHECK_INT(frame_hlen(FRAME_TCP), 54);
+	s.encap = FRAME_GRE_UDP;
+	CHECK_INT(frame_build(f, sizeof(f), &s), 1514);
+	CHECK_INT(outer[IPV4_PROTO_OFF], IPPROTO_UDP);
+	CHECK_INT(load_be16(outer + IPV4_TOT_LEN_OFF), 1500);
+	CHECK_INT(inet_csum(outer, IPV4_HLEN), 0);
+	CHECK_INT(load_be16(udp + UDP_DPORT_OFF), 4754);
+	CHECK_INT(load_be16(udp + UDP_LEN_OFF), 1480);
+	CHECK_INT(load_be16(udp + UDP_CSUM_OFF), 0);
+	CHECK_INT(load_be16(udp + UDP_HLEN), 0);
+	CHECK_INT(load_be16(udp + UDP_HLEN + GRE_PROTO_OFF), GRE_PROTO_IPV4);
+	CHECK_INT(load_be16(f + 46 + IPV4_TOT_LEN_OFF), 1468);
+	CHECK_INT(inet_csum(f + 46, IPV4_HLEN), 0);
+	CHECK_INT(frame_parse(f, 1514, 1514, &fi), 0);
+	CHECK(fi.encap == FRAME_GRE_UDP && fi.l4_off == 66 && fi.hlen == 86);
+	CHECK_INT(frame_check(f, 1514, false), 0);
+	CHECK_INT(frame_check(f, 1514, true), -EBADMSG);
+	/* Another port, or a UDP length that disagrees: not ours. */
+	store_be16(f + 36, 4789);
+	CHECK_INT(frame_check(f, 1514, false), -EPROTO);
+	store_be16(f + 36, 4754);
+	store_be16(f + 38, 1479);
+	CHECK_INT(frame_check(f, 1514, false), -EPROTO);
+
+	s.encap = FRAME_TCP;
+	CHECK_INT(frame_build(f, sizeof(f), &s), 1514);
+	CHECK_INT(outer[IPV4_PROTO_OFF], IPPROTO_TCP);
+	CHECK_INT(load_be16(outer + IPV4_TOT_LEN_OFF), 1500);
+	CHECK_INT(inet_csum(outer, IPV4_HLEN), 0);
+	CHECK_INT(outer[IPV4_HLEN + TCP_FLAGS_OFF], TCP_F_ACK);
+	/* No tunnel: a receiver takes it for none of its frames. */
+	CHECK_INT(frame_check(f, 1514, false), -EPROTO);
+}
+
+/*
+ * Superpackets of 45 segments of 1514-byte frames, as send --via tap writes them, and their
+ * virtio headers; the partial checksum is over the whole TCP length, as the kernel's own TSO
+ * packets have it, for segmentation to correct segment by segment.
+ */
+static void test_superpackets(void)
+{
+	enum { VNET = sizeof(struct virtio_net_hdr_v1_hash_tunnel) };
+	static uint8_t f[FRAME_LEN_MAX + 1];
+	const uint8_t in_src[4] = { 198, 19, 0, 1 }, in_dst[4] = { 198, 19, 0, 2 };
+	struct frame_spec s = spec;
+	struct virtio_net_hdr_v1_hash_tunnel h;
+	const struct virtio_net_hdr_v1 *v = &h.hash_hdr.hdr;
+	struct frame_info fi;
+
+	CHECK_INT(VNET, 24);
+	CHECK_INT(frame_segs_max(FRAME_GRE_UDP, 1514), 45);
+	CHECK_INT(frame_segs_max(FRAME_GRE, 1514), 45);
+	CHECK_INT(frame_segs_max(FRAME_GRE, 1000), 71);
+	CHECK_INT(frame_segs_max(FRAME_GRE_UDP, 86), 0);
+
+	/* GRE-in-UDP: 86 bytes of headers and 45 x 1428, 64346 bytes. */
+	s.encap = FRAME_GRE_UDP;
+	s.len = 86 + 45 * 1428;
+	CHECK_INT(frame_build(f, sizeof(f), &s), 64346);
+	CHECK_INT(load_be16(f + FRAME_OUTER_OFF + IPV4_TOT_LEN_OFF), 64332);
+	CHECK_INT(load_be16(f + 38), 64312);
+	CHECK_INT(load_be16(f + 46 + IPV4_TOT_LEN_OFF), 64300);
+	CHECK_INT(load_be16(f + 66 + TCP_CSUM_OFF),
+		  (uint16_t)~inet_csum_fold(
+			  inet_pseudo_sum(AF_INET, in_src, in_dst, IPPROTO_TCP, 64280)));
+	CHECK_INT(frame_vnet_build(&h, &s, 1428), 0);
+	CHECK_INT(v->flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	CHECK_INT(v->gso_type, VIRTIO_NET_HDR_GSO_TCPV4 | VIRTIO_NET_HDR_GSO_UDP_TUNNEL_IPV4);
+	CHECK_INT(le16toh(v->gso_size), 1428);
+	CHECK_INT(le16toh(v->csum_start), 66);
+	CHECK_INT(le16toh(v->csum_offset), 16);
+	CHECK_INT(le16toh(v->hdr_len), 86);
+	CHECK_INT(le16toh(h.outer_th_offset), 34);
+	CHECK_INT(le16toh(h.inner_nh_offset), 46);
+	/* What the kernel asks of the offsets (virtio_net_hdr_tnl_to_skb). */
+	CHECK(le16toh(h.outer_th_offset) >= ETH_HLEN + IPV4_HLEN);
+	CHECK(le16toh(h.inner_nh_offset) >= le16toh(h.outer_th_offset) + UDP_HLEN);
+	CHECK(le16toh(v->csum_start) >= le16toh(h.inner_nh_offset) + IPV4_HLEN);
+	/* A ring's slot of 1552 bytes: the headers, and the length it had on the link. */
+	CHECK_INT(frame_parse(f, 1552, 64346, &fi), 0);
+	CHECK(fi.encap == FRAME_GRE_UDP && fi.hlen == 86);
+	CHECK_INT(frame_parse(f, 85, 64346, &fi), -EPROTO);
+	CHECK_INT(frame_parse(f, 1552, 64345, &fi), -EPROTO);
+	CHECK_INT(frame_parse(f, 1552, 1500, &fi), -EPROTO);
+
+	/* The TCP superpacket for GRE: 54 bytes of headers and 45 x 1436, plain TCPV4. */
+	s.encap = FRAME_TCP;
+	s.len = 54 + 45 * 1436;
+	CHECK_INT(frame_build(f, sizeof(f), &s), 64674);
+	CHECK_INT(frame_vnet_build(&h, &s, 1436), 0);
+	CHECK_INT(v->gso_type, VIRTIO_NET_HDR_GSO_TCPV4);
+	CHECK_INT(le16toh(v->gso_size), 1436);
+	CHECK_INT(le16toh(v->csum_start), 34);
+	CHECK_INT(le16toh(h.outer_th_offset), 0);
+	/* One segment's payload or less is no superpacket: no GSO type, the checksum partial. */
+	s.len = 54 + 1436;
+	CHECK_INT(frame_vnet_build(&h, &s, 1436), 0);
+	CHECK_INT(v->gso_type, VIRTIO_NET_HDR_GSO_NONE);
+	CHECK_INT(v->flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	/* Refused: GRE itself (nothing in the header cuts it), no gso_size, a length past IPv4's. */
+	s.encap = FRAME_GRE;
+	CHECK_INT(frame_vnet_build(&h, &s, 1436), -EINVAL);
+	s.encap = FRAME_TCP;
+	CHECK_INT(frame_vnet_build(&h, &s, 0), -EINVAL);
+	s.len = FRAME_LEN_MAX + 1;
+	CHECK_INT(frame_build(f, sizeof(f), &s), -EINVAL);
+	s.len = FRAME_LEN_MAX;
+	CHECK_INT(frame_build(f, sizeof(f), &s), FRAME_LEN_MAX);
 }
 
 int main(void)
@@ -102,8 +227,11 @@ int main(void)
 	s.len = FRAME_HLEN - 1;
 	CHECK_INT(frame_build(f, sizeof(f), &s), -EINVAL);
 	s.len = ETH_FRAME_LEN + 1;
-	CHECK_INT(frame_build(f, sizeof(f) + 8, &s), -EINVAL);
+	CHECK_INT(frame_build(f, sizeof(f), &s), -ENOSPC);
 	CHECK_INT(frame_build(f, 1513, &spec), -ENOSPC);
 	CHECK_INT(frame_build_headers(f, FRAME_HLEN - 1, &spec), -ENOSPC);
+
+	test_shapes();
+	test_superpackets();
 	return check_done("test_fb_frame");
 }
