@@ -147,6 +147,15 @@ static int parse_mac(const char *v, uint8_t mac[ETH_ALEN])
 	return 0;
 }
 
+/* An interface's name, as the kernel could have one, into *dst. */
+static int ifname(const char *opt, const char *v, const char **dst)
+{
+	if (!*v || strlen(v) > DEV_NAME_MAX || strchr(v, '/'))
+		return opt_bad(opt, v, "expected an interface name");
+	*dst = v;
+	return 0;
+}
+
 static int apply(void *ctx, int id, const char *name, const char *v)
 {
 	struct fb_options *o = ctx;
@@ -155,10 +164,7 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 
 	switch (id) {
 	case O_DEV:
-		if (!*v || strlen(v) > DEV_NAME_MAX || strchr(v, '/'))
-			return opt_bad(name, v, "expected an interface name");
-		o->dev = v;
-		return 0;
+		return ifname(name, v, &o->dev);
 	case O_VIA:
 		if (o->cmd == FB_SEND) {
 			way = pick(send_names, 4, v, name, "expected mmsg, txring, xsk or tap");
@@ -214,10 +220,7 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 		o->send.segs = (unsigned)n;
 		return 0;
 	case O_REDIRECT:
-		if (!*v || strlen(v) > DEV_NAME_MAX || strchr(v, '/'))
-			return opt_bad(name, v, "expected an interface name");
-		o->redirect = v;
-		return 0;
+		return ifname(name, v, &o->redirect);
 	case O_ANY_INTERFACE:
 		o->any_interface = true;
 		return 0;
