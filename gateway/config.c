@@ -198,7 +198,7 @@ void config_defaults(struct config *c)
 {
 	memset(c, 0, sizeof(*c));
 	snprintf(c->tun, sizeof(c->tun), "gre0");
-	c->rx_ring = RX_RING_V2;
+	c->rx_ring = PKTRING_V2;
 	c->sched_batch = true;
 	c->offload = true;
 	c->fair_queue = true;
@@ -415,9 +415,9 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 		return rc;
 	case OPT_RX_RING:
 		if (strcmp(v, "v3") == 0)
-			c->rx_ring = RX_RING_V3;
+			c->rx_ring = PKTRING_V3;
 		else if (strcmp(v, "v2") == 0)
-			c->rx_ring = RX_RING_V2;
+			c->rx_ring = PKTRING_V2;
 		else
 			return bad(o, key, v, "expected v3 or v2");
 		return 0;

@@ -13,7 +13,7 @@
 #include "limits.h"
 #include "netaddr.h"
 #include "privs.h"
-#include "rx.h"
+#include "pktring.h"
 
 struct config {
 	char tun[16];
@@ -35,7 +35,7 @@ struct config {
 	char stats_json[CONFIG_PATH_MAX]; /* empty: stdout */
 	char ctl[CONFIG_PATH_MAX];	  /* empty: the default path */
 	char netns[64];			  /* empty: stay where started */
-	enum rx_ring_kind rx_ring;
+	enum pktring_kind rx_ring;
 	bool offload;	 /* TUN superpackets: segment towards the wire, coalesce from it */
 	bool fair_queue; /* --fair-queue on (default): TUN reads leave by flow (fq.h) */
 	bool aqm;	 /* --aqm codel: CoDel on each worker's receive queue (ring or socket) */

@@ -40,20 +40,16 @@ enum gw_limits {
 	TX_MSGS = 1024,		  /* messages per sendmmsg: UIO_MAXIOV */
 	TX_SEND_TIMEOUT_MS = 200, /* a full socket buffer blocks a send at most this long */
 
-	/* The receive side (rx.c). */
-	RX_BUDGET = 256,	    /* datagrams taken from the wire before TUN is read again */
-	RX_UDP_BATCH = 16,	    /* datagrams (or UDP_GRO bursts) per recvmmsg */
-	RX_UDP_BUF = 65536,	    /* one of them: a GRO burst is at most 64 KB */
-	RX_V3_BLOCK_SIZE = 1 << 20, /* TPACKET_V3 block: holds a 64 KB GRO packet many times */
-	RX_V3_BLOCKS = 16,	    /* 16 MiB of V3 ring per worker */
-	RX_V3_RETIRE_MS = 1,	    /* a partly filled V3 block goes to the worker after 1 ms */
-	RX_V2_FRAMES = 4096,	    /* TPACKET_V2 frames per worker, each sized to the outer MTU */
-	RX_FRAME_OVERHEAD = 128,    /* tpacket2_hdr, sockaddr_ll and alignment before the data */
-	RX_GRO_BUF = 65536 + 256,   /* a GRO superpacket read whole: the kernel's default limit
-				     * (gro_max_size) and a link-layer header */
-	RX_GRO_RCVBUF = 8 << 20,    /* socket buffer for whole superpackets waiting behind their
-				     * frames: about 60 of 64 KB (each counts about twice) */
-	RX_AQM_MIN_WIRE = 1000,	    /* --aqm signals on packets this large on the wire: a full
+	/* The receive side (rx.c); a worker's ring is common/pktring.h's, the same for
+	 * tunbed-framebench's ring receiver. */
+	RX_BUDGET = 256,	  /* datagrams taken from the wire before TUN is read again */
+	RX_UDP_BATCH = 16,	  /* datagrams (or UDP_GRO bursts) per recvmmsg */
+	RX_UDP_BUF = 65536,	  /* one of them: a GRO burst is at most 64 KB */
+	RX_GRO_BUF = 65536 + 256, /* a GRO superpacket read whole: the kernel's default limit
+				   * (gro_max_size) and a link-layer header */
+	RX_GRO_RCVBUF = 8 << 20,  /* socket buffer for whole superpackets waiting behind their
+				   * frames: about 60 of 64 KB (each counts about twice) */
+	RX_AQM_MIN_WIRE = 1000,	  /* --aqm signals on packets this large on the wire: a full
 				   * segment's, never an ACK's or a probe's */
 
 	/* GRE-in-UDP (udp.c, RFC 8086). */

@@ -13,7 +13,6 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "byteorder.h"
@@ -101,62 +100,6 @@ static int attach_filter(int fd, int family, const uint8_t *local)
 	return 0;
 }
 
-static int setup_ring(struct rx_ring *r, const struct rx_cfg *cfg)
-{
-	int version = cfg->kind == RX_RING_V3 ? TPACKET_V3 : TPACKET_V2;
-
-	if (setsockopt(r->fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) < 0)
-		return -errno;
-	if (cfg->kind == RX_RING_V3) {
-		struct tpacket_req3 req = {
-			.tp_block_size = RX_V3_BLOCK_SIZE,
-			.tp_block_nr = RX_V3_BLOCKS,
-			.tp_frame_size = 2048,
-			.tp_frame_nr = RX_V3_BLOCK_SIZE / 2048 * RX_V3_BLOCKS,
-			.tp_retire_blk_tov = RX_V3_RETIRE_MS,
-			.tp_feature_req_word = TP_FT_REQ_FILL_RXHASH,
-		};
-
-		if (setsockopt(r->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
-			return -errno;
-		r->nblocks = req.tp_block_nr;
-		r->block_size = req.tp_block_size;
-		r->map_len = (size_t)req.tp_block_size * req.tp_block_nr;
-	} else {
-		struct tpacket_req req;
-		unsigned frame = TPACKET_ALIGN(cfg->frame_max + RX_FRAME_OVERHEAD);
-		unsigned per_page, block;
-
-		/* Frames may not straddle blocks: make a block a whole number of frames. */
-		block = (unsigned)getpagesize();
-		while (block < frame)
-			block <<= 1;
-		per_page = block / frame;
-		req.tp_frame_size = frame;
-		req.tp_block_size = block;
-		req.tp_block_nr = (RX_V2_FRAMES + per_page - 1) / per_page;
-		req.tp_frame_nr = req.tp_block_nr * per_page;
-		if (setsockopt(r->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
-			return -errno;
-		r->nframes = req.tp_frame_nr;
-		r->frame_size = frame;
-		r->frames_per_block = per_page;
-		r->block_size = block;
-		r->nblocks = req.tp_block_nr;
-		r->map_len = (size_t)req.tp_block_size * req.tp_block_nr;
-	}
-	r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_LOCKED, r->fd, 0);
-	if (r->map == MAP_FAILED) {
-		/* MAP_LOCKED can fail under RLIMIT_MEMLOCK; the ring works unlocked too. */
-		r->map = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-		if (r->map == MAP_FAILED) {
-			r->map = NULL;
-			return -errno;
-		}
-	}
-	return 0;
-}
-
 /*
  * A NIC driver's GRO (and veth's, when it is on) merges a flow's GRE packets into one
  * superpacket before the taps see it, too large for a frame sized to the MTU. With a copy
@@ -188,7 +131,6 @@ int rx_open(struct rx_ring *r, const struct rx_cfg *cfg)
 	int fanout, flagged, rc, one = 1;
 
 	memset(r, 0, sizeof(*r));
-	r->kind = cfg->kind;
 	/* SOCK_RAW, as PACKET_VNET_HDR requires: frames start at the link-layer header, and
 	 * tp_net says where the IP header is. Bound to every protocol, the socket is a tap: it
 	 * takes its copy before tc ingress, where the GRE drop (tcx.h) can keep the IP stack
@@ -207,7 +149,7 @@ int rx_open(struct rx_ring *r, const struct rx_cfg *cfg)
 	rc = attach_filter(r->fd, cfg->family, cfg->local);
 	if (rc)
 		goto err;
-	rc = setup_ring(r, cfg);
+	rc = pktring_map(&r->pr, r->fd, cfg->kind, cfg->frame_max, r->gro);
 	if (rc)
 		goto err;
 	if (bind(r->fd, (struct sockaddr *)&sll, sizeof(sll)) < 0) {
@@ -245,22 +187,10 @@ err:
 
 void rx_close(struct rx_ring *r)
 {
-	if (r->map)
-		munmap(r->map, r->map_len);
+	pktring_unmap(&r->pr);
 	if (r->fd >= 0)
 		close(r->fd);
-	r->map = NULL;
 	r->fd = -1;
-}
-
-static uint32_t load_status(volatile uint32_t *s)
-{
-	return __atomic_load_n(s, __ATOMIC_ACQUIRE);
-}
-
-static void give_back(volatile uint32_t *s)
-{
-	__atomic_store_n(s, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
 }
 
 /* What a virtio header says of a packet whose link-layer header is mac_len bytes. */
@@ -276,90 +206,25 @@ static struct rx_merged merged_from(const struct virtio_net_hdr *h, uint32_t mac
 	};
 }
 
-/*
- * A frame's packet from its IP header on: the lengths the kernel gives count from tp_mac.
- * With virtio headers (r->gro), the kernel wrote one just before tp_mac: a packet it merged
- * that still fits a frame (a few short segments) says so there.
- */
-static void set_pkt(const struct rx_ring *r, struct rx_pkt *p, uint8_t *frame, unsigned mac,
-		    unsigned net, uint32_t snaplen, uint32_t len, uint32_t status)
-{
-	uint32_t mac_len = net > mac ? net - mac : 0;
-
-	p->data = frame + net;
-	p->mac_len = mac_len;
-	p->caplen = snaplen > mac_len ? snaplen - mac_len : 0;
-	p->wirelen = len > mac_len ? len - mac_len : 0;
-	p->copy = status & TP_STATUS_COPY;
-	p->csum_partial = status & TP_STATUS_CSUMNOTREADY;
-	p->merged = (struct rx_merged){ 0 };
-	if (r->gro && mac >= sizeof(struct virtio_net_hdr)) {
-		struct virtio_net_hdr h;
-
-		memcpy(&h, frame + mac - sizeof(h), sizeof(h));
-		p->merged = merged_from(&h, mac_len);
-	}
-}
-
-static bool next_v3(struct rx_ring *r, struct rx_pkt *p)
-{
-	struct tpacket_block_desc *bd;
-	struct tpacket3_hdr *h;
-
-	if (r->held && r->left == 0) {
-		bd = (struct tpacket_block_desc *)(r->map + (size_t)r->cur * r->block_size);
-		give_back(&bd->hdr.bh1.block_status);
-		r->cur = (r->cur + 1) % r->nblocks;
-		r->held = false;
-	}
-	if (!r->held) {
-		bd = (struct tpacket_block_desc *)(r->map + (size_t)r->cur * r->block_size);
-		if (!(load_status(&bd->hdr.bh1.block_status) & TP_STATUS_USER))
-			return false;
-		r->left = bd->hdr.bh1.num_pkts;
-		r->next = (uint8_t *)bd + bd->hdr.bh1.offset_to_first_pkt;
-		r->held = true;
-		if (r->left == 0)
-			return next_v3(r, p);
-	}
-	h = (struct tpacket3_hdr *)r->next;
-	set_pkt(r, p, r->next, h->tp_mac, h->tp_net, h->tp_snaplen, h->tp_len, h->tp_status);
-	p->rxhash = h->hv1.tp_rxhash;
-	p->queued = (uint64_t)h->tp_sec * NSEC_PER_SEC + h->tp_nsec;
-	r->next += h->tp_next_offset;
-	r->left--;
-	return true;
-}
-
-/* Frames fill each block from its start; a block's tail may be left unused. */
-static struct tpacket2_hdr *frame_v2(const struct rx_ring *r, unsigned i)
-{
-	return (struct tpacket2_hdr *)(r->map + (size_t)(i / r->frames_per_block) * r->block_size +
-				       (size_t)(i % r->frames_per_block) * r->frame_size);
-}
-
-static bool next_v2(struct rx_ring *r, struct rx_pkt *p)
-{
-	struct tpacket2_hdr *h;
-
-	if (r->held) {
-		give_back(&frame_v2(r, r->cur)->tp_status);
-		r->cur = (r->cur + 1) % r->nframes;
-		r->held = false;
-	}
-	h = frame_v2(r, r->cur);
-	if (!(load_status(&h->tp_status) & TP_STATUS_USER))
-		return false;
-	set_pkt(r, p, (uint8_t *)h, h->tp_mac, h->tp_net, h->tp_snaplen, h->tp_len, h->tp_status);
-	p->rxhash = 0;
-	p->queued = (uint64_t)h->tp_sec * NSEC_PER_SEC + h->tp_nsec;
-	r->held = true;
-	return true;
-}
-
 bool rx_next(struct rx_ring *r, struct rx_pkt *p)
 {
-	return r->kind == RX_RING_V3 ? next_v3(r, p) : next_v2(r, p);
+	struct pktring_pkt k;
+
+	if (!pktring_next(&r->pr, &k))
+		return false;
+	/* From the IP header on: the ring's lengths count from the link-layer header. */
+	p->data = k.mac + k.mac_len;
+	p->mac_len = k.mac_len;
+	p->caplen = k.snaplen > k.mac_len ? k.snaplen - k.mac_len : 0;
+	p->wirelen = k.len > k.mac_len ? k.len - k.mac_len : 0;
+	p->rxhash = k.rxhash;
+	p->queued = k.queued;
+	p->copy = k.status & TP_STATUS_COPY;
+	p->csum_partial = k.status & TP_STATUS_CSUMNOTREADY;
+	/* With virtio headers (r->gro), a packet the kernel merged that still fits a frame (a
+	 * few short segments) says so in the one before it. */
+	p->merged = merged_from(&k.vnet, k.mac_len);
+	return true;
 }
 
 /*
@@ -397,13 +262,7 @@ static int read_copy(struct rx_ring *r, const struct rx_pkt *p, uint8_t *buf, si
 
 uint64_t rx_ring_drops(struct rx_ring *r)
 {
-	struct tpacket_stats_v3 st;
-	socklen_t len = sizeof(st);
-
-	memset(&st, 0, sizeof(st));
-	if (getsockopt(r->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) < 0)
-		return 0;
-	return st.tp_drops;
+	return pktring_drops(&r->pr);
 }
 
 int rx_sink_open(int family)

@@ -22,17 +22,13 @@
 
 #include "codel.h"
 #include "drop.h"
+#include "pktring.h"
 #include "shared.h"
 #include "stats.h"
 #include "udp.h"
 
-enum rx_ring_kind {
-	RX_RING_V3,
-	RX_RING_V2,
-};
-
 struct rx_cfg {
-	enum rx_ring_kind kind;
+	enum pktring_kind kind;
 	int family;	       /* outer family: AF_INET or AF_INET6 */
 	const uint8_t *local;  /* outer destination to accept, 4 or 16 bytes */
 	int ifindex;	       /* interface to bind to */
@@ -44,17 +40,9 @@ struct rx_cfg {
 };
 
 struct rx_ring {
-	enum rx_ring_kind kind;
 	int fd;
-	uint8_t *map;
-	size_t map_len;
-	unsigned nblocks, block_size;			/* V3 */
-	unsigned nframes, frame_size, frames_per_block; /* V2 */
-	unsigned cur;					/* block (V3) or frame (V2) being read */
-	unsigned left;					/* V3: packets left in the current block */
-	uint8_t *next; /* V3: next packet header in the current block */
-	bool held;     /* a packet was handed out and its slot not yet returned */
-	bool gro;      /* superpackets too large for a frame are queued whole (rx_open) */
+	struct pktring pr; /* the socket's ring (pktring.h) */
+	bool gro;	   /* superpackets too large for a frame are queued whole (rx_open) */
 };
 
 /* How the kernel merged a packet from the wire, as its virtio header says (rx_cfg.gro):

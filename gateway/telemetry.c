@@ -54,7 +54,7 @@ static json_t *config_json(const struct gregw *g)
 	jout_int(o, "path_mtu", g->path_mtu);
 	jout_bool(o, "mss_clamp", c->mss_clamp);
 	jout_int(o, "workers", g->nworkers);
-	jout_str(o, "rx_ring", c->rx_ring == RX_RING_V2 ? "v2" : "v3");
+	jout_str(o, "rx_ring", c->rx_ring == PKTRING_V2 ? "v2" : "v3");
 	jout_str(o, "sched", g->sched_batch ? "batch" : "normal"); /* what is in force */
 	jout_str(o, "encap", c->gre_udp ? "gre-udp" : "gre");
 	jout_bool(o, "offload", c->offload);
