@@ -5,11 +5,9 @@
 #define TUNBED_FB_LIMITS_H
 
 enum fb_limits {
-	FB_FRAME_LEN = 1514,   /* a full-sized frame: Ethernet header + an outer MTU of 1500 */
-	FB_BATCH = 64,	       /* frames a sendmmsg, a TX ring flush or an AF_XDP kick */
-	FB_RING_FRAMES = 4096, /* receive ring frames: gregw's a worker (RX_V2_FRAMES) */
-	FB_RING_FRAME_OVERHEAD = 128, /* tpacket2_hdr and sockaddr_ll before the data (gregw's) */
-	FB_TXRING_FRAMES = 1024,      /* send ring frames, a page holding two */
+	FB_FRAME_LEN = 1514,	 /* a full-sized frame: Ethernet header + an outer MTU of 1500 */
+	FB_BATCH = 64,		 /* frames a sendmmsg, a TX ring flush or an AF_XDP kick */
+	FB_TXRING_FRAMES = 1024, /* send ring frames, a page holding two */
 	FB_TXRING_FRAME = 2048,
 	FB_XSK_FRAMES = 4096, /* umem chunks and each ring's entries: a power of two */
 	FB_XSK_CHUNK = 2048,  /* a chunk: the frame after the kernel's XDP headroom (256) */

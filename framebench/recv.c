@@ -1,6 +1,6 @@
 /*
- * The three receivers (see recv.h): packet(7)'s TPACKET_V2 ring (Linux
- * Documentation/networking/packet_mmap.rst) with tcx, and AF_XDP (af_xdp.rst).
+ * The three receivers (see recv.h): packet(7)'s TPACKET_V2 ring, gregw's (pktring.h), with
+ * tcx, and AF_XDP (Linux Documentation/networking/af_xdp.rst).
  */
 #include "recv.h"
 
@@ -12,7 +12,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -20,8 +19,6 @@
 #include "inet.h"
 #include "limits.h"
 #include "tcx.h"
-
-enum { PAGE = 4096 };
 
 /* Passes IPv4 GRE, keeps everything else out of the ring. */
 static int attach_filter(int fd)
@@ -46,8 +43,7 @@ static int ring_open(struct recv *r, int ifindex)
 		.sll_protocol = htons(ETH_P_ALL),
 		.sll_ifindex = ifindex,
 	};
-	struct tpacket_req req = { .tp_block_size = PAGE };
-	int version = TPACKET_V2, rc;
+	int rc;
 
 	r->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	if (r->fd < 0)
@@ -55,23 +51,11 @@ static int ring_open(struct recv *r, int ifindex)
 	rc = attach_filter(r->fd);
 	if (rc)
 		return rc;
-	/* gregw's geometry: frames of the outer MTU plus headers, as many as fit a page. */
-	r->frame_size = TPACKET_ALIGN(ETH_DATA_LEN + FB_RING_FRAME_OVERHEAD);
-	r->per_block = PAGE / r->frame_size;
-	req.tp_frame_size = r->frame_size;
-	req.tp_block_nr = (FB_RING_FRAMES + r->per_block - 1) / r->per_block;
-	req.tp_frame_nr = req.tp_block_nr * r->per_block;
-	r->nframes = req.tp_frame_nr;
-	if (setsockopt(r->fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) < 0 ||
-	    setsockopt(r->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
-		return -errno;
-	r->map_len = (size_t)req.tp_block_size * req.tp_block_nr;
-	r->map =
-		mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd, 0);
-	if (r->map == MAP_FAILED) {
-		r->map = NULL;
-		return -errno;
-	}
+	/* gregw's ring for frames of the outer MTU, without virtio headers, as its rings have
+	 * when the interface does not merge (GRO). */
+	rc = pktring_map(&r->ring, r->fd, PKTRING_V2, ETH_DATA_LEN, false);
+	if (rc)
+		return rc;
 	if (bind(r->fd, (struct sockaddr *)&ll, sizeof(ll)) < 0)
 		return -errno;
 	r->tcx_link = tcx_gre_drop_attach(ifindex, AF_INET, frame_outer_dst, frame_outer_src);
@@ -110,12 +94,10 @@ void recv_close(struct recv *r)
 		xsk_close(&r->xsk);
 	if (r->tcx_link >= 0)
 		close(r->tcx_link);
-	if (r->map)
-		munmap(r->map, r->map_len);
+	pktring_unmap(&r->ring);
 	if (r->fd >= 0)
 		close(r->fd);
 	r->xdp_link = r->xsk.fd = r->tcx_link = r->fd = -1;
-	r->map = NULL;
 }
 
 static void take(struct recv_result *res, const uint8_t *f, size_t len, bool verify)
@@ -132,22 +114,16 @@ static void take(struct recv_result *res, const uint8_t *f, size_t len, bool ver
 /* Takes what the ring holds. Returns how many. */
 static unsigned ring_drain(struct recv *r, struct recv_result *res)
 {
+	struct pktring_pkt p;
 	unsigned n = 0;
 
-	for (;; n++) {
-		uint8_t *f = r->map + (size_t)(r->cur / r->per_block) * PAGE +
-			     (size_t)(r->cur % r->per_block) * r->frame_size;
-		struct tpacket2_hdr *h = (struct tpacket2_hdr *)f;
-		uint32_t status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
-		bool told = status & (TP_STATUS_CSUMNOTREADY | TP_STATUS_CSUM_VALID);
+	for (; pktring_next(&r->ring, &p); n++) {
+		bool told = p.status & (TP_STATUS_CSUMNOTREADY | TP_STATUS_CSUM_VALID);
 
-		if (!(status & TP_STATUS_USER))
-			return n;
-		res->partial += !!(status & TP_STATUS_CSUMNOTREADY);
-		take(res, f + h->tp_mac, h->tp_snaplen, r->verify && !told);
-		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
-		r->cur = (r->cur + 1) % r->nframes;
+		res->partial += !!(p.status & TP_STATUS_CSUMNOTREADY);
+		take(res, p.mac, p.snaplen, r->verify && !told);
 	}
+	return n;
 }
 
 /* Takes what the socket's RX ring holds, every chunk back on the fill ring. */
@@ -176,11 +152,7 @@ static unsigned drain(struct recv *r, struct recv_result *res)
 static void count_drops(struct recv *r, struct recv_result *res)
 {
 	if (r->via == RECV_RING) {
-		struct tpacket_stats st = { 0 };
-		socklen_t len = sizeof(st);
-
-		if (getsockopt(r->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
-			res->drops += st.tp_drops;
+		res->drops += pktring_drops(&r->ring);
 	} else {
 		struct xdp_statistics st = { 0 };
 		socklen_t len = sizeof(st);

@@ -1,9 +1,9 @@
 /*
  * The receiving side of tunbed-framebench: the GRE frames arriving on one interface, taken
  * one of three ways, each checked (frame_check) and handed back:
- *  - RECV_RING: an AF_PACKET socket's TPACKET_V2 ring with a classic BPF filter passing GRE,
- *    and the frames' GRE dropped at tc ingress (tcx.h, gregw's) so the IP stack never takes
- *    it: gregw's way;
+ *  - RECV_RING: an AF_PACKET socket's TPACKET_V2 ring, gregw's own (pktring.h), with a
+ *    classic BPF filter passing GRE, and the frames' GRE dropped at tc ingress (tcx.h,
+ *    gregw's) so the IP stack never takes it: gregw's way;
  *  - RECV_XDP: an AF_XDP socket in copy mode, fed by an XDP program at the driver's hook;
  *  - RECV_XDP_GENERIC: the same at the kernel's generic XDP hook, after the skb is built.
  * (RECV_VNET, superpackets with their virtio header, is recv_vnet.h's.)
@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pktring.h"
 #include "xsk.h"
 
 enum recv_via {
@@ -47,11 +48,9 @@ struct recv {
 	enum recv_via via;
 	bool verify;
 	uint64_t max; /* cfg->frames */
-	/* RECV_RING */
+	/* RECV_RING: gregw's ring (pktring.h) */
 	int fd, tcx_link;
-	uint8_t *map;
-	size_t map_len;
-	unsigned nframes, frame_size, per_block, cur;
+	struct pktring ring;
 	/* AF_XDP */
 	struct xsk xsk;
 	int xdp_link;
