@@ -2,7 +2,7 @@
  * A packet socket's memory-mapped receive ring (packet(7), Linux
  * Documentation/networking/packet_mmap.rst): TPACKET_V2, one frame a packet, each sized to
  * hold a packet of the link's MTU, or TPACKET_V3, blocks of packets. gregw's receive ring
- * (gateway/rx.c), and the ring tunbed-framebench's ring receiver measures: one geometry,
+ * (gateway/rx_ring.c), and the ring tunbed-framebench's ring receiver measures: one geometry,
  * one reading loop. The caller owns the socket: it opens it, filters and binds it.
  */
 #ifndef TUNBED_PKTRING_H

@@ -23,7 +23,6 @@
 #include "clock.h"
 #include "ctl.h"
 #include "ifconf.h"
-#include "tcx.h"
 #include "jout.h"
 #include "log.h"
 #include "mss.h"
@@ -34,7 +33,6 @@
 #include "steer.h"
 #include "thread.h"
 #include "tun.h"
-#include "udp.h"
 
 /* Enters --netns before anything is created: the TUN device and every socket live there. */
 static int enter_netns(const struct config *c)
@@ -429,30 +427,38 @@ static int open_timer(unsigned ms)
 	return fd;
 }
 /*
- * Which worker takes a flow (steer.h): the flow table, and the programs that consult it on the
- * TUN device and on the receiving side (the rings' fanout group, for plain GRE: its program
- * stays in g->fanout_prog until the rings have joined; the reuseport group's is attached by
- * each worker). Each part that the kernel refuses is said once; the flows then go by a hash.
- * For plain GRE the TUN device steers only where the rings do, or the two would disagree.
+ * The receive side's transport and which worker takes a flow (steer.h): the flow table, the
+ * transport's part all workers share (rx.h: for plain GRE the rings' fanout program, its own
+ * warning where refused), and the TUN device's program, which consults the same table
+ * wherever the receive side does, or the two would disagree. Each steering part that the
+ * kernel refuses is said once; the flows then go by a hash.
  */
-static void steer_setup(struct gregw *g)
+static int receive_setup(struct gregw *g)
 {
+	const struct config *c = g->cfg;
+	struct rx_cfg rxc = {
+		.ring = c->rx_ring,
+		.ifindex = g->outer_ifindex,
+		.fanout_group = (unsigned)getpid(),
+		.frame_max = g->path_mtu,
+		.nworkers = g->nworkers,
+		/* Superpackets the kernel merged go into TUN whole, which takes TCP ones. */
+		.gro = c->offload && (g->tun_offloads & TUN_F_TSO4),
+		.ingress_drop = c->ingress_drop,
+	};
 	int rc = steer_maps_create(&g->sh.steer), prog;
 
 	if (rc)
 		log_warnx("no flow table for the workers (%s): flows go to workers by a hash, "
 			  "unevenly when they are few",
 			  strerror(-rc));
-	if (!g->ecfg.udp) {
-		g->fanout_prog = steer_fanout_load(g->ecfg.outer_hlen, &g->sh.steer, g->nworkers);
-		if (g->fanout_prog < 0) {
-			log_warnx(
-				"no steering program for the receive rings (%s): the kernel's flow "
-				"hash picks the worker, and the TUN device follows it",
-				strerror(-g->fanout_prog));
-			return;
-		}
+	rc = rx_group_init(&g->rxg, &g->sh, &rxc);
+	if (rc) {
+		steer_maps_close(&g->sh.steer);
+		return rc;
 	}
+	if (!g->rxg.tun_steer)
+		return 0;
 	prog = steer_tun_load(&g->sh.steer, g->nworkers);
 	if (prog < 0 || (rc = steer_tun_attach(g->tun_fds[0], prog)) < 0)
 		log_warnx("TUN queue steering unavailable (%s): a flow's first packets may pass "
@@ -462,12 +468,12 @@ static void steer_setup(struct gregw *g)
 		g->steer_table = g->sh.steer.flows >= 0;
 	if (prog >= 0)
 		close(prog);
+	return 0;
 }
 
 int gregw_run(const struct config *cfg)
 {
 	struct gregw *g;
-	struct rx_cfg rxc;
 	char a[NETADDR_STRLEN];
 	int sig_fd, timer_fd, rc, status = 1;
 	unsigned started = 0, inited = 0;
@@ -479,10 +485,7 @@ int gregw_run(const struct config *cfg)
 	g->start_ns = clock_mono_ns();
 	g->stats_out = stdout;
 	g->ctl.fd = -1;
-	g->sink_fd = -1;
-	g->tcx_fd = -1;
 	g->sh.steer.flows = g->sh.steer.next = -1;
-	g->fanout_prog = -1;
 	for (unsigned i = 0; i < CONFIG_MAX_WORKERS; i++)
 		g->tun_fds[i] = -1;
 
@@ -535,26 +538,12 @@ int gregw_run(const struct config *cfg)
 	g->sh.tun_offloads = g->tun_offloads;
 	if (setup_device(g))
 		goto out_tun;
-	steer_setup(g);
-	if (g->ecfg.udp) {
-		/* A socket on port 4754 takes GRE-in-UDP; no GRE sink is needed. */
-		udp_probe(g->ecfg.family, &g->sh.udp_gso, &g->sh.udp_gro);
-		if (!g->sh.udp_gso || !g->sh.udp_gro)
-			log_warnx("GRE-in-UDP without%s%s: one datagram per message there "
-				  "(still batched by sendmmsg/recvmmsg)",
-				  g->sh.udp_gso ? "" : " UDP_SEGMENT",
-				  g->sh.udp_gro ? "" : " UDP_GRO");
-	} else {
-		g->sink_fd = rx_sink_open(g->ecfg.family);
-		if (g->sink_fd < 0) {
-			log_warnx("cannot open the GRE sink socket: %s", strerror(-g->sink_fd));
-			goto out_tun;
-		}
-	}
+	if (receive_setup(g))
+		goto out_tun;
 	g->sh.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (g->sh.stop_fd < 0) {
 		log_warn("eventfd");
-		goto out_sink;
+		goto out_rx;
 	}
 	wire_tx_setup(g);
 	g->workers = aligned_alloc(64, sizeof(*g->workers) * g->nworkers);
@@ -562,43 +551,15 @@ int gregw_run(const struct config *cfg)
 		log_warnx("out of memory for %u workers", g->nworkers);
 		goto out_stopfd;
 	}
-	rxc = (struct rx_cfg){
-		.kind = cfg->rx_ring,
-		.family = g->ecfg.family,
-		.local = g->ecfg.local,
-		.ifindex = g->outer_ifindex,
-		.fanout_group = (unsigned)getpid(),
-		.fanout_prog = g->fanout_prog,
-		.frame_max = g->path_mtu,
-		/* Superpackets the kernel merged go into TUN whole, which takes TCP ones. */
-		.gro = cfg->offload && (g->tun_offloads & TUN_F_TSO4),
-	};
-
 	for (inited = 0; inited < g->nworkers; inited++) {
 		rc = worker_init(&g->workers[inited], inited, g->cpus[inited], g->tun_fds[inited],
-				 &rxc, &g->sh);
+				 &g->rxg);
 		if (rc) {
 			log_warnx("cannot set up worker %u: %s", inited, strerror(-rc));
 			goto out_workers;
 		}
 	}
-	g->rx_gro = !g->ecfg.udp && g->workers[0].rx.ring.gro;
-	if (!g->ecfg.udp && rxc.gro && !g->rx_gro)
-		log_warnx("the receive rings cannot take merged superpackets whole: where the "
-			  "interface merges GRE (GRO), those are dropped as truncated");
-	/* The group holds its program now. */
-	if (g->fanout_prog >= 0)
-		close(g->fanout_prog);
-	g->fanout_prog = -1;
-	if (!g->ecfg.udp && cfg->ingress_drop) {
-		/* The rings take their copies first; the IP stack then never sees the GRE. */
-		g->tcx_fd = tcx_gre_drop_attach(g->outer_ifindex, g->ecfg.family, g->ecfg.local,
-						g->ecfg.remote);
-		if (g->tcx_fd < 0)
-			log_warnx("no GRE drop at tc ingress (%s): the IP stack takes each GRE "
-				  "packet too, to the sink socket",
-				  strerror(-g->tcx_fd));
-	}
+	rx_group_ready(&g->rxg, &g->workers[0].rx);
 	default_ctl_path(g);
 	rc = ctl_listen(&g->ctl, g->ctl_path, &cfg->user);
 	if (rc == -EACCES && cfg->user.set) {
@@ -651,8 +612,6 @@ out_ctl:
 	ctl_close(&g->ctl);
 	unlink(g->ctl_path);
 out_workers:
-	if (g->tcx_fd >= 0)
-		close(g->tcx_fd);
 	while (inited > 0)
 		worker_fini(&g->workers[--inited]);
 	free(g->workers);
@@ -660,12 +619,9 @@ out_stopfd:
 	if (g->sh.wire_tx_packet)
 		nexthop_close(&g->nh);
 	close(g->sh.stop_fd);
-out_sink:
-	if (g->sink_fd >= 0)
-		close(g->sink_fd);
+out_rx:
+	rx_group_fini(&g->rxg);
 	steer_maps_close(&g->sh.steer);
-	if (g->fanout_prog >= 0)
-		close(g->fanout_prog);
 out_tun:
 	tun_close(g->tun_fds, g->nworkers);
 out_stats:

@@ -27,12 +27,9 @@ struct gregw {
 	int ifindex;
 	int outer_ifindex;
 	unsigned path_mtu;
-	int sink_fd;
-	int tcx_fd;	   /* plain GRE: the BPF link of the drop at tc ingress (tcx.h), or -1 */
-	int fanout_prog;   /* plain GRE, until the rings joined their group: its program, or -1 */
-	bool steer_table;  /* flows meet workers through the flow table (steer.h), not a hash */
-	bool rx_gro;	   /* plain GRE: the rings take merged superpackets whole (rx.h) */
-	struct nexthop nh; /* plain GRE with sh.wire_tx_packet: the next hop, followed */
+	struct rx_group rxg; /* the receive side's transport, what every worker shares of it */
+	bool steer_table;    /* flows meet workers through the flow table (steer.h), not a hash */
+	struct nexthop nh;   /* plain GRE with sh.wire_tx_packet: the next hop, followed */
 	struct ctl_server ctl;
 	char ctl_path[CONFIG_PATH_MAX];
 	FILE *stats_out;

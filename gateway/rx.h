@@ -1,15 +1,10 @@
 /*
- * The receive side of a gregw worker: two sources of datagrams from the peer, feeding one
- * consumer. Plain GRE: an AF_PACKET socket on the interface towards the peer, in a
- * PACKET_FANOUT_HASH group shared by all workers (the kernel's flow hash looks inside GRE, so
- * one inner flow always lands on one worker), with a classic BPF filter that passes only GRE
- * addressed to the local tunnel address, and a memory-mapped ring: TPACKET_V2 (one frame per
- * packet) or TPACKET_V3 (blocks of packets). GRE-in-UDP (RFC 8086): a UDP socket in the
- * workers' SO_REUSEPORT group, with UDP_GRO, whose bursts are cut back into datagrams here.
- * Either way, with --aqm, CoDel (RFC 8289) on the queue, from the kernel's arrival stamps.
- *
- * Also the GRE sink: the kernel has no GRE handler here, and would answer every GRE packet
- * with ICMP "protocol unreachable" unless some socket takes it (see rx_sink_open).
+ * The receive side of a gregw worker: datagrams from the peer, from the transport gregw
+ * chose at start, handed one at a time to one consumer with CoDel's verdict on each. A
+ * transport is a table of operations (struct rx_ops, as iproute2's link_util is one per link
+ * kind): plain GRE's packet ring (rx_ring.h) or GRE-in-UDP's socket (rx_udp.h); each has a
+ * part every worker shares (struct rx_group) and a part per worker (struct rxq). With --aqm,
+ * CoDel (RFC 8289) on the queue, from the kernel's arrival stamps (rx.c).
  */
 #ifndef TUNBED_GW_RX_H
 #define TUNBED_GW_RX_H
@@ -17,33 +12,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/socket.h>
-#include <time.h>
 
 #include "codel.h"
 #include "drop.h"
 #include "pktring.h"
+#include "rx_ring.h"
+#include "rx_udp.h"
 #include "shared.h"
 #include "stats.h"
 #include "udp.h"
-
-struct rx_cfg {
-	enum pktring_kind kind;
-	int family;	       /* outer family: AF_INET or AF_INET6 */
-	const uint8_t *local;  /* outer destination to accept, 4 or 16 bytes */
-	int ifindex;	       /* interface to bind to */
-	unsigned fanout_group; /* same for every worker of one gregw */
-	int fanout_prog;       /* the group's steering program (steer.h), or -1: the kernel's
-				* flow hash (PACKET_FANOUT_HASH) */
-	unsigned frame_max;    /* largest packet to hold whole in a frame (outer MTU) */
-	bool gro;	       /* take the kernel's GRO superpackets whole (rx_open) */
-};
-
-struct rx_ring {
-	int fd;
-	struct pktring pr; /* the socket's ring (pktring.h) */
-	bool gro;	   /* superpackets too large for a frame are queued whole (rx_open) */
-};
 
 /* How the kernel merged a packet from the wire, as its virtio header says (rx_cfg.gro):
  * gso_size 0 when it is one packet, or when its L4 checksum is not left to be completed (what
@@ -56,50 +33,7 @@ struct rx_merged {
 	uint16_t csum_offset; /* the checksum's offset from there */
 };
 
-/* One packet in the ring: valid until the next rx_next call on the same ring. */
-struct rx_pkt {
-	uint8_t *data;		 /* the outer IP header */
-	uint32_t caplen;	 /* bytes in the ring */
-	uint32_t wirelen;	 /* bytes on the wire */
-	uint32_t rxhash;	 /* the kernel's flow hash (V3; 0 on V2) */
-	uint64_t queued;	 /* when the kernel put it in the ring (ns, CLOCK_REALTIME) */
-	uint32_t mac_len;	 /* link-layer header before data (the socket is SOCK_RAW) */
-	bool copy;		 /* too large for its frame: queued whole on the socket */
-	bool csum_partial;	 /* a sender on this host left its inner checksum to a device
-				  * (TP_STATUS_CSUMNOTREADY, the kernel's CHECKSUM_PARTIAL) */
-	struct rx_merged merged; /* with rx_ring.gro, from the frame's virtio header */
-};
-
-/*
- * Opens the socket, filter, ring and fanout membership. With cfg->gro, a packet larger than a
- * frame (a superpacket the kernel's GRO merged on the interface, as a NIC driver does by
- * default) gets a truncated frame marked copy, and is queued whole on the socket, behind a
- * virtio header that tells how it was merged (PACKET_COPY_THRESH, PACKET_VNET_HDR); r->gro
- * says whether the kernel took those options. Returns 0 or -errno.
- */
-int rx_open(struct rx_ring *r, const struct rx_cfg *cfg);
-void rx_close(struct rx_ring *r);
-
-/*
- * Returns the slot of the previous packet to the kernel, then hands out the next ready one.
- * Returns false when the ring holds no more. Only the owning worker calls it.
- */
-bool rx_next(struct rx_ring *r, struct rx_pkt *p);
-
-/*
- * Packets the kernel dropped because the ring was full since the last call (the counter
- * resets on read). Any one thread may call it.
- */
-uint64_t rx_ring_drops(struct rx_ring *r);
-
-/*
- * Opens a raw IPPROTO_GRE socket of family whose filter drops everything: its presence alone
- * makes the kernel treat GRE as delivered and send no "protocol unreachable". One per gregw,
- * not per worker: every raw socket gets a clone of every GRE packet. Returns an fd or -errno.
- */
-int rx_sink_open(int family);
-
-/* A datagram from the peer, as a source hands it over: valid, and ours to edit in place,
+/* A datagram from the peer, as a transport hands it over: valid, and ours to edit in place,
  * until the next rxq_next. */
 struct rx_dgram {
 	uint8_t *data;		 /* from the ring: the outer IP header; over UDP: the GRE header */
@@ -108,59 +42,109 @@ struct rx_dgram {
 	bool outer;		 /* data starts at the outer IP header */
 	struct rx_merged merged; /* plain GRE with rx_cfg.gro: a superpacket the kernel
 				  * merged on the interface (gso_size 0: one packet) */
-	bool csum_partial;	 /* plain GRE, one packet: rx_pkt.csum_partial; its field holds
+	bool csum_partial;	 /* plain GRE, one packet: a sender on this host left its inner
+				  * checksum to a device (TP_STATUS_CSUMNOTREADY); its field holds
 				  * the pseudo-header's sum, where merged.csum_start says when
 				  * the frame had a virtio header */
-	enum drop_reason drop;	 /* the source's verdict: DROP_TRUNCATED (a UDP message cut short,
-				* or a merged superpacket not had whole),
+	enum drop_reason drop;	 /* the transport's verdict: DROP_TRUNCATED (a UDP message cut
+				* short, or a merged superpacket not had whole),
 				* DROP_OUTER_FRAGMENT (reassembled by the kernel),
 				* DROP_UNKNOWN_PEER (a UDP source other than --remote), or
 				* DROP_NONE */
+	bool aqm; /* --aqm: CoDel's signal goes to this one (rxq_next): mark it CE, or drop it */
 };
 
+/* What a receive transport is told of the gateway, by the main thread at start. */
+struct rx_cfg {
+	enum pktring_kind ring; /* plain GRE: --rx-ring */
+	int ifindex;		/* the interface towards the peer */
+	unsigned fanout_group;	/* plain GRE: the rings' group, the same for every worker */
+	unsigned frame_max;	/* plain GRE: largest packet to hold whole in a frame (outer MTU) */
+	unsigned nworkers;
+	bool gro;	   /* plain GRE: take the kernel's GRO superpackets whole */
+	bool ingress_drop; /* plain GRE: --ingress-drop tcx */
+};
+
+struct rx_ops;
+struct rxq;
+
+/* A receive transport's part that every worker shares: the main thread's. */
+struct rx_group {
+	const struct rx_ops *ops;
+	struct gw_shared *sh;
+	struct rx_cfg cfg;
+	bool tun_steer;		   /* workers are picked by the flow table's program (steer.h):
+				    * the TUN device may pick them so too */
+	struct rx_ring_group ring; /* plain GRE */
+};
+
+/*
+ * One transport. The group's operations run on the main thread: group_init before any
+ * worker's queue opens (returns 0 or -errno, said once, and releases what it took on
+ * failure), group_ready once all have (may be NULL), group_fini after they closed (may be
+ * NULL). A queue's open (returns 0 or -errno, sets rxq.fd) and close (safe after a failed
+ * open, and twice) run on the main thread too; begin (may be NULL), next and drops on the
+ * worker's (drops on any one thread).
+ */
+struct rx_ops {
+	const char *drops_name; /* what the stats call its drops: ring_drops, socket_drops */
+	int (*group_init)(struct rx_group *grp);
+	void (*group_ready)(struct rx_group *grp, const struct rxq *first);
+	void (*group_fini)(struct rx_group *grp);
+	int (*open)(struct rxq *q, unsigned id, const struct rx_group *grp);
+	void (*close)(struct rxq *q);
+	void (*begin)(struct rxq *q); /* a pass starts */
+	/* The next datagram, unless the pass has had RX_BUDGET (q->taken) or the source is
+	 * empty; calls rxq_aqm_take for what it takes. */
+	bool (*next)(struct rxq *q, struct rx_dgram *d);
+	uint64_t (*drops)(struct rxq *q); /* what the kernel dropped since the last call */
+};
+
+extern const struct rx_ops rx_ring_ops; /* plain GRE (rx_ring.c) */
+extern const struct rx_ops rx_udp_ops;	/* GRE-in-UDP (rx_udp.c) */
+
+/* A worker's receive queue. */
 struct rxq {
+	const struct rx_ops *ops;
 	struct gw_shared *sh;
 	struct worker_stats *stats; /* the worker's, written by it alone */
-	struct rx_ring ring;	    /* plain GRE */
-	uint8_t *gro_buf;	    /* plain GRE: RX_GRO_BUF for a superpacket read whole */
-	/* GRE-in-UDP: the socket, its last recvmmsg, and where in it the next datagram is. */
-	int udp_fd;
-	uint64_t udp_drops; /* the socket's drops already reported */
-	bool has_mib;	    /* worker 0: the namespace's UDP counters when it started */
-	struct udp_mib mib_base;
-	uint8_t *udp_bufs; /* RX_UDP_BATCH of RX_UDP_BUF */
-	struct mmsghdr msgs[RX_UDP_BATCH];
-	struct iovec iov[RX_UDP_BATCH];
-	struct sockaddr_storage from[RX_UDP_BATCH];
-	union rx_cmsg {
-		char buf[2 * CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
-		struct cmsghdr align;
-	} cmsg[RX_UDP_BATCH];
-	unsigned got, cur; /* messages in the batch; the one being cut */
-	size_t off, seg;   /* the next datagram's offset in it; its UDP_GRO segment size */
-	bool cut;	   /* every datagram of message cur handed out (an empty one is one) */
-	bool frag;	   /* message cur was reassembled from outer fragments by the kernel */
-	bool full;	   /* the batch was full: the socket may hold more */
+	int fd;			    /* to poll for more datagrams */
+	union {
+		struct rx_ring ring; /* plain GRE */
+		struct rx_udp udp;   /* GRE-in-UDP */
+	};
 	/* The pass. */
 	unsigned taken; /* datagrams handed out */
 	uint64_t now;	/* --aqm: the time the queue is judged at (CLOCK_REALTIME, ns) */
 	struct codel codel;
-	bool aqm_pending; /* CoDel asked for a drop or mark not yet made */
+	bool aqm_pending; /* CoDel asked for a drop or mark not yet given */
 };
 
 /*
- * Opens worker id's source: the ring for plain GRE (rxc), or the UDP socket, joined to the
- * workers' reuseport group with the steering program (steer.h). Main thread, before the
- * workers start. Returns 0 or -errno.
+ * Chooses the transport of sh->cfg (GRE-in-UDP's socket, or plain GRE's ring), once for every
+ * worker, and sets up what they share. Main thread, before any rxq_init. Returns 0 or -errno,
+ * said once.
  */
-int rxq_init(struct rxq *q, unsigned id, const struct rx_cfg *rxc, struct gw_shared *sh,
-	     struct worker_stats *stats);
+int rx_group_init(struct rx_group *grp, struct gw_shared *sh, const struct rx_cfg *cfg);
+
+/* Once every worker's queue is open (first: worker 0's): what needs them all. Main thread. */
+void rx_group_ready(struct rx_group *grp, const struct rxq *first);
+
+/* Releases what rx_group_init and rx_group_ready acquired. Main thread, after rxq_fini. */
+void rx_group_fini(struct rx_group *grp);
+
+/* Opens worker id's queue of grp's transport. Main thread, before the workers start.
+ * Returns 0 or -errno. */
+int rxq_init(struct rxq *q, unsigned id, const struct rx_group *grp, struct worker_stats *stats);
 
 /* Releases what rxq_init acquired; safe on an rxq whose init failed. */
 void rxq_fini(struct rxq *q);
 
 /* The fd to poll for more datagrams. */
-int rxq_fd(const struct rxq *q);
+static inline int rxq_fd(const struct rxq *q)
+{
+	return q->fd;
+}
 
 /* After poll said POLLERR on rxq_fd: takes the socket's pending error (SO_ERROR; ENETDOWN
  * when its interface went down or away), which would otherwise wake every poll at once, and
@@ -172,20 +156,24 @@ void rxq_begin(struct rxq *q);
 
 /*
  * Hands out the next datagram of the pass in *d; false when the pass is over (the budget
- * spent, or the source empty). Counts UDP_GRO reads. Worker thread.
+ * spent, or the source empty). With --aqm, CoDel's pending signal goes with it (d->aqm) when
+ * it is full-sized (RX_AQM_MIN_WIRE: a bulk flow's, which builds the queue, never an ACK or a
+ * probe, which could not shrink it) and not dropped by its transport. Worker thread.
  */
 bool rxq_next(struct rxq *q, struct rx_dgram *d);
 
-/*
- * --aqm: whether CoDel's pending signal (a standing queue) goes to this packet of wirelen
- * bytes, a full-sized one (RX_AQM_MIN_WIRE: a bulk flow's, which builds the queue, never an
- * ACK or a probe, which could not shrink it); it is then taken. Worker thread.
- */
-bool rxq_aqm_signal(struct rxq *q, size_t wirelen);
+/* A datagram that carried CoDel's signal was dropped as bad before it could take it: the
+ * signal goes to the next one (a spoofed or broken packet must not absorb it). Worker
+ * thread. */
+void rxq_aqm_unspent(struct rxq *q);
 
-/* Frames the kernel dropped because the ring was full (plain GRE), or buffers the socket
- * dropped (GRE-in-UDP: udp_drops), since the last call. Any one thread may call it (the
- * control thread does). */
+/* For the transports, as they take a packet: CoDel's verdict on one that queued since queued
+ * (ns, CLOCK_REALTIME; 0: no stamp), judged at q->now. Worker thread. */
+void rxq_aqm_take(struct rxq *q, uint64_t queued);
+
+/* What the kernel dropped before this worker could take it since the last call: frames the
+ * ring had no room for (plain GRE), or buffers the socket dropped (GRE-in-UDP: udp_drops).
+ * Any one thread may call it (the control thread does). */
 uint64_t rxq_drops(struct rxq *q);
 
 /* GRE-in-UDP, worker 0: the namespace's UDP counters since the worker was set up, in *out.

@@ -59,9 +59,9 @@ static json_t *config_json(const struct gregw *g)
 	jout_str(o, "encap", c->gre_udp ? "gre-udp" : "gre");
 	jout_bool(o, "offload", c->offload);
 	if (!c->gre_udp) { /* the GRE drop at tc ingress (tcx), or the IP stack's sink */
-		jout_str(o, "ingress_drop", g->tcx_fd >= 0 ? "tcx" : "off");
+		jout_str(o, "ingress_drop", g->rxg.ring.tcx_fd >= 0 ? "tcx" : "off");
 		/* superpackets the interface's GRO merged: taken whole, or dropped truncated */
-		jout_str(o, "wire_gro", g->rx_gro ? "whole" : "off");
+		jout_str(o, "wire_gro", g->rxg.ring.whole ? "whole" : "off");
 		/* how GRE leaves: frames on packet sockets to the next hop, or the IP output */
 		jout_str(o, "wire_tx", g->sh.wire_tx_packet ? "packet" : "ip");
 		jout_bool(o, "tx_csum_offload", g->sh.tx_csum_partial);
@@ -227,7 +227,7 @@ static json_t *worker_json(struct gregw *g, unsigned i, uint64_t *tot, uint64_t 
 	}
 	g->ring_drops[i] += worker_rx_drops(w);
 	/* The ring's frames, or the socket's buffers (a GRO burst counts once): named so. */
-	jout_u64(o, g->cfg->gre_udp ? "socket_drops" : "ring_drops", g->ring_drops[i]);
+	jout_u64(o, g->rxg.ops->drops_name, g->ring_drops[i]);
 	for (int r = 0; r < DROP_MAX; r++)
 		drops[r] += stat_read(&w->stats.drops[r]);
 	for (unsigned d = 0; d < STAT_TUN_DIRS; d++)
@@ -266,7 +266,7 @@ json_t *telemetry_stats(struct gregw *g, bool final)
 	}
 	for (int c = 0; c < STAT_MAX; c++)
 		jout_u64(total, stat_name((enum stat_counter)c), tot[c]);
-	jout_u64(total, g->cfg->gre_udp ? "socket_drops" : "ring_drops", ring);
+	jout_u64(total, g->rxg.ops->drops_name, ring);
 	if (g->cfg->gre_udp) {
 		struct udp_mib mib;
 

@@ -194,8 +194,8 @@ static enum drop_reason partial_csum(const struct rx_dgram *d, const struct deca
 	return DROP_NONE;
 }
 
-/* One datagram from the wire, from either source: decapsulated, CoDel's signal given, into
- * TUN; or dropped under its reason. */
+/* One datagram from the wire, whatever its transport: decapsulated, CoDel's signal given
+ * where it carries it, into TUN; or dropped under its reason. */
 static void deliver(struct worker *w, const struct rx_dgram *d)
 {
 	const struct encap_cfg *c = w->sh->cfg;
@@ -211,9 +211,9 @@ static void deliver(struct worker *w, const struct rx_dgram *d)
 	      : d->outer	 ? decap(c, d->data, d->len, d->wirelen, &r)
 				 : decap_gre(c, d->data, d->len, &r);
 	if (why != DROP_NONE)
-		goto drop;
+		goto undelivered;
 	/* A standing queue is told on an ECN-capable packet by CE, on any other by its loss. */
-	if (rxq_aqm_signal(&w->rx, d->wirelen)) {
+	if (d->aqm) {
 		if (!ip_ecn_set_ce((uint8_t *)r.inner, r.inner_len))
 			goto aqm_drop;
 		stat_add(&w->stats.ctr[STAT_AQM_MARKED], 1);
@@ -231,6 +231,10 @@ static void deliver(struct worker *w, const struct rx_dgram *d)
 
 aqm_drop:
 	why = DROP_AQM;
+	goto drop;
+undelivered:
+	if (d->aqm)
+		rxq_aqm_unspent(&w->rx);
 drop:
 	stat_add(&w->stats.drops[why], 1);
 }
@@ -291,9 +295,9 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_cfg *rxc,
-		struct gw_shared *sh)
+int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_group *rxg)
 {
+	struct gw_shared *sh = rxg->sh;
 	int rc;
 
 	memset(w, 0, sizeof(*w));
@@ -313,7 +317,7 @@ int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct
 	rc = txq_init(&w->tx, id, sh, &w->stats);
 	if (rc)
 		goto err_tx;
-	rc = rxq_init(&w->rx, id, rxc, sh, &w->stats);
+	rc = rxq_init(&w->rx, id, rxg, &w->stats);
 	if (rc)
 		goto err_rx;
 	return 0;

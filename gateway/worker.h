@@ -9,8 +9,9 @@
  *     --worker.c: checks, MSS clamp, flow--> txq_add ... txq_flush --sendmmsg--> wire
  *     (tx.c: outer headers, GRE sequence numbers, UDP_SEGMENT messages; encap.c)
  *
- *   wire --rxq_next--> datagrams (ring frames, or UDP_GRO bursts cut: rx.c)
- *     --worker.c deliver: decap (encap.c), CoDel's verdict, flow, MSS clamp-->
+ *   wire --rxq_next--> datagrams with CoDel's verdict (rx.c), from the transport chosen at
+ *     start: ring frames (rx_ring.c), or UDP_GRO bursts cut (rx_udp.c)
+ *     --worker.c deliver: decap (encap.c), CoDel's mark or drop, flow, MSS clamp-->
  *     tunq_write ... tunq_flush --> TUN queue i (segments merged into superpackets: gro.c)
  *
  * A pass reads up to WORKER_BATCH packets from TUN and RX_BUDGET datagrams from the wire;
@@ -58,12 +59,12 @@ static inline bool worker_udp_gso(const struct worker *w)
 }
 
 /*
- * Allocates the worker's buffers and flow table and opens its sockets: everything the packet
- * path will use, so that it allocates nothing. tun_fd stays gregw's. Main thread, before
- * start. Returns 0 or -errno.
+ * Allocates the worker's buffers and flow table and opens its sockets, those of the receive
+ * transport rxg chose (its shared part is gregw's): everything the packet path will use, so
+ * that it allocates nothing. tun_fd stays gregw's. Main thread, before start. Returns 0 or
+ * -errno.
  */
-int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_cfg *rxc,
-		struct gw_shared *sh);
+int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_group *rxg);
 
 /* Starts the thread, pinned to w->cpu when it is not -1. Returns 0 or -errno. */
 int worker_start(struct worker *w);

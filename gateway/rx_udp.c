@@ -1,0 +1,224 @@
+/*
+ * GRE-in-UDP's receive transport (see rx_udp.h; RFC 8086, udp(7)): recvmmsg batches, their
+ * UDP_GRO bursts cut back into datagrams, each checked for what only the socket can tell.
+ */
+#include "rx.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "inet.h"
+#include "log.h"
+#include "netaddr.h"
+#include "steer.h"
+#include "udp.h"
+
+/* What the kernel says of a received message: its GRO segment size (returned; 0 when it is
+ * one datagram), when it queued it (*queued, ns, CLOCK_REALTIME; 0 without a stamp) and
+ * whether it reassembled it from fragments (*frag: IP_RECVFRAGSIZE names the largest). */
+static size_t msg_meta(const struct msghdr *m, uint64_t *queued, bool *frag)
+{
+	size_t seg = 0;
+
+	*queued = 0;
+	*frag = false;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR((struct msghdr *)m, cm)) {
+		if ((cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_RECVFRAGSIZE) ||
+		    (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_RECVFRAGSIZE)) {
+			*frag = true;
+		} else if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			seg = v > 0 ? (size_t)v : 0;
+		} else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+
+			memcpy(&ts, CMSG_DATA(cm), sizeof(ts));
+			*queued = clock_ns_from_ts(&ts);
+		}
+	}
+	return seg;
+}
+
+/* A new batch of messages; false when the socket had none. */
+static bool udp_batch(struct rxq *q)
+{
+	int got;
+
+	for (unsigned i = 0; i < RX_UDP_BATCH; i++) {
+		struct msghdr *m = &q->udp.msgs[i].msg_hdr;
+
+		m->msg_name = &q->udp.from[i];
+		m->msg_namelen = sizeof(q->udp.from[i]);
+		m->msg_iov = &q->udp.iov[i];
+		m->msg_iovlen = 1;
+		m->msg_control = q->udp.cmsg[i].buf;
+		m->msg_controllen = sizeof(q->udp.cmsg[i].buf);
+		m->msg_flags = 0;
+	}
+	stat_add(&q->stats->ctr[STAT_RECV_CALLS], 1);
+	got = recvmmsg(q->udp.fd, q->udp.msgs, RX_UDP_BATCH, MSG_DONTWAIT, NULL);
+	q->udp.got = got > 0 ? (unsigned)got : 0;
+	q->udp.full = q->udp.got == RX_UDP_BATCH;
+	q->udp.cur = 0;
+	if (q->sh->aqm)
+		q->now = clock_real_ns();
+	return q->udp.got > 0;
+}
+
+/* The message cur begins; its GRO burst is cut at seg. */
+static void udp_message(struct rxq *q)
+{
+	struct msghdr *m = &q->udp.msgs[q->udp.cur].msg_hdr;
+	size_t len = q->udp.msgs[q->udp.cur].msg_len;
+	uint64_t queued;
+
+	q->udp.seg = msg_meta(m, &queued, &q->udp.frag);
+	/* A batch that emptied the socket ends on an empty queue: as RFC 8289 never drops from a
+	 * queue of at most one packet, its last message counts as no wait. */
+	rxq_aqm_take(q, q->udp.cur == q->udp.got - 1 && !q->udp.full ? q->now : queued);
+	if (!q->udp.seg || q->udp.seg > len)
+		q->udp.seg = len;
+	else if (q->udp.seg < len)
+		stat_add(&q->stats->ctr[STAT_UDP_GRO_READS], 1);
+	q->udp.off = 0;
+	q->udp.cut = false;
+}
+
+static bool udp_next(struct rxq *q, struct rx_dgram *d)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+	unsigned outer_wire = ip_fixed_hlen(c->family) + UDP_HLEN;
+	size_t len;
+
+	/* Past the messages done (an empty one is one empty datagram, counted and dropped like
+	 * any other); a new batch when the last one is done, unless it emptied the socket or the
+	 * pass has had its budget: the budget is checked between batches, a batch is never
+	 * split. */
+	while (q->udp.cur >= q->udp.got || q->udp.cut) {
+		if (q->udp.cur < q->udp.got) {
+			if (++q->udp.cur < q->udp.got)
+				udp_message(q);
+			continue;
+		}
+		if ((q->udp.got && !q->udp.full) || q->taken >= RX_BUDGET || !udp_batch(q)) {
+			q->udp.got = q->udp.cur = 0;
+			return false;
+		}
+		udp_message(q);
+	}
+	len = q->udp.msgs[q->udp.cur].msg_len;
+	d->data = (uint8_t *)q->udp.iov[q->udp.cur].iov_base + q->udp.off;
+	d->len = len - q->udp.off < q->udp.seg ? len - q->udp.off : q->udp.seg;
+	d->wirelen = d->len + outer_wire;
+	d->outer = false;
+	d->merged = (struct rx_merged){ 0 };
+	d->csum_partial = false;
+	d->drop = DROP_NONE;
+	if (q->udp.msgs[q->udp.cur].msg_hdr.msg_flags & MSG_TRUNC)
+		d->drop = DROP_TRUNCATED;
+	else if (q->udp.frag)
+		d->drop = DROP_OUTER_FRAGMENT;
+	else if (!netaddr_sockaddr_is(&q->udp.from[q->udp.cur], c->family, c->remote))
+		d->drop = DROP_UNKNOWN_PEER;
+	q->udp.off += d->len;
+	q->udp.cut = q->udp.off >= len;
+	return true;
+}
+
+/* The receiving socket with its buffers, in the reuseport group. */
+static int udp_queue_open(struct rxq *q, unsigned id, const struct rx_group *grp)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+	int rc;
+
+	(void)grp;
+	q->udp.fd = -1;
+	/* What the namespace's UDP counters held before gregw's sockets existed: the kernel's
+	 * drops of datagrams gregw never sees are told against it (one worker keeps it). */
+	if (id == 0)
+		q->udp.has_mib = udp_mib_read(c->family, &q->udp.mib_base) == 0;
+	q->udp.bufs = aligned_alloc(64, (size_t)RX_UDP_BATCH * RX_UDP_BUF);
+	if (!q->udp.bufs)
+		return -ENOMEM;
+	for (unsigned i = 0; i < RX_UDP_BATCH; i++) {
+		q->udp.iov[i].iov_base = q->udp.bufs + (size_t)i * RX_UDP_BUF;
+		q->udp.iov[i].iov_len = RX_UDP_BUF;
+	}
+	q->udp.fd = udp_rx_open(c->family, c->local, c->udp_port, q->sh->udp_gro);
+	if (q->udp.fd < 0)
+		return q->udp.fd;
+	if (q->sh->aqm) {
+		int one = 1;
+
+		/* The kernel stamps each datagram as it queues: CoDel's sojourn times. (The
+		 * ring stamps every frame anyway.) */
+		if (setsockopt(q->udp.fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0)
+			return -errno;
+	}
+	/* Each worker joins the group in turn; the program, the group's, is set again by each
+	 * so that it knows how many sockets there are by the last. */
+	rc = steer_reuseport_attach(q->udp.fd, c->outer_hlen, &q->sh->steer, id + 1);
+	if (rc)
+		return rc;
+	q->fd = q->udp.fd;
+	return 0;
+}
+
+int rxq_udp_mib(const struct rxq *q, struct udp_mib *out)
+{
+	struct udp_mib now;
+
+	if (q->ops != &rx_udp_ops || !q->udp.has_mib || udp_mib_read(q->sh->cfg->family, &now))
+		return -ENODATA;
+	out->rcvbuf_errors = now.rcvbuf_errors - q->udp.mib_base.rcvbuf_errors;
+	out->csum_errors = now.csum_errors - q->udp.mib_base.csum_errors;
+	return 0;
+}
+
+static void udp_queue_close(struct rxq *q)
+{
+	if (q->udp.fd >= 0)
+		close(q->udp.fd);
+	q->udp.fd = -1;
+	free(q->udp.bufs);
+	q->udp.bufs = NULL;
+}
+
+static uint64_t udp_queue_drops(struct rxq *q)
+{
+	uint64_t now = udp_drops(q->udp.fd), d = now - q->udp.drops;
+
+	q->udp.drops = now;
+	return d;
+}
+
+/* A socket on port 4754 takes GRE-in-UDP: no GRE sink is needed. What the kernel offers is
+ * probed once, for both directions: the send side reads sh->udp_gso. */
+static int udp_group_init(struct rx_group *grp)
+{
+	struct gw_shared *sh = grp->sh;
+
+	udp_probe(sh->cfg->family, &sh->udp_gso, &sh->udp_gro);
+	if (!sh->udp_gso || !sh->udp_gro)
+		log_warnx("GRE-in-UDP without%s%s: one datagram per message there "
+			  "(still batched by sendmmsg/recvmmsg)",
+			  sh->udp_gso ? "" : " UDP_SEGMENT", sh->udp_gro ? "" : " UDP_GRO");
+	/* Each socket joins the reuseport group with the flow table's program (or fails). */
+	grp->tun_steer = true;
+	return 0;
+}
+
+const struct rx_ops rx_udp_ops = {
+	.drops_name = "socket_drops",
+	.group_init = udp_group_init,
+	.open = udp_queue_open,
+	.close = udp_queue_close,
+	.next = udp_next,
+	.drops = udp_queue_drops,
+};
