@@ -336,13 +336,13 @@ static void main_loop(struct gregw *g, int sig_fd, int timer_fd)
 {
 	enum { FIXED = 4 };
 	struct pollfd pfd[FIXED + CTL_POLLFDS];
-	bool nh = g->sh.wire_tx_packet;
+	struct nexthop *nh = tx_group_nexthop(&g->txg);
 
 	pfd[0] = (struct pollfd){ .fd = sig_fd, .events = POLLIN };
 	pfd[1] = (struct pollfd){ .fd = timer_fd, .events = POLLIN };
 	/* poll skips a negative descriptor */
-	pfd[2] = (struct pollfd){ .fd = nh ? mnl_socket_get_fd(g->nh.mon) : -1, .events = POLLIN };
-	pfd[3] = (struct pollfd){ .fd = nh ? g->nh.timer_fd : -1, .events = POLLIN };
+	pfd[2] = (struct pollfd){ .fd = nh ? mnl_socket_get_fd(nh->mon) : -1, .events = POLLIN };
+	pfd[3] = (struct pollfd){ .fd = nh ? nh->timer_fd : -1, .events = POLLIN };
 	for (;;) {
 		int timeout = -1;
 
@@ -366,9 +366,9 @@ static void main_loop(struct gregw *g, int sig_fd, int timer_fd)
 				emit(g, false);
 		}
 		if (pfd[2].revents & POLLIN)
-			nexthop_changed(&g->nh);
+			nexthop_changed(nh);
 		if (pfd[3].revents & POLLIN)
-			nexthop_tick(&g->nh);
+			nexthop_tick(nh);
 		ctl_handle(&g->ctl, pfd + FIXED, clock_mono_ns(), ctl_reply, g);
 	}
 }
@@ -382,36 +382,6 @@ static void stop_workers(struct gregw *g)
 		log_warn("cannot wake the workers");
 	for (unsigned i = 0; i < g->nworkers; i++)
 		worker_join(&g->workers[i]);
-}
-
-/*
- * Plain GRE with --wire-tx packet: the next hop, looked up and followed (nexthop.h), before
- * any worker opens its sockets; inner checksums go to the device where no GRE checksum must
- * cover them and TUN says which are partial. A kernel that refuses a packet socket with
- * virtio headers, or the rtnetlink sockets, leaves the IP path, said in one warning.
- */
-static void wire_tx_setup(struct gregw *g)
-{
-	struct netaddr remote = { .family = g->ecfg.family }, local = remote;
-	int rc;
-
-	g->sh.wire_tx_packet = !g->ecfg.udp && g->cfg->wire_tx_packet;
-	if (!g->sh.wire_tx_packet)
-		return;
-	rc = tx_packet_open(0);
-	if (rc >= 0) {
-		close(rc);
-		memcpy(remote.bytes, g->ecfg.remote, netaddr_len(remote.family));
-		memcpy(local.bytes, g->ecfg.local, netaddr_len(local.family));
-		rc = nexthop_open(&g->nh, &g->sh.nh, &remote, &local);
-	}
-	if (rc < 0) {
-		g->sh.wire_tx_packet = false;
-		log_warnx("no packet sockets for GRE (%s): it leaves on the IP path",
-			  strerror(-rc));
-		return;
-	}
-	g->sh.tx_csum_partial = g->sh.vnet_hdr && !(g->ecfg.gre_flags & GRE_F_CSUM);
 }
 
 static int open_timer(unsigned ms)
@@ -545,15 +515,16 @@ int gregw_run(const struct config *cfg)
 		log_warn("eventfd");
 		goto out_rx;
 	}
-	wire_tx_setup(g);
+	if (tx_group_init(&g->txg, &g->sh, cfg->wire_tx_packet))
+		goto out_stopfd;
 	g->workers = aligned_alloc(64, sizeof(*g->workers) * g->nworkers);
 	if (!g->workers) {
 		log_warnx("out of memory for %u workers", g->nworkers);
-		goto out_stopfd;
+		goto out_tx;
 	}
 	for (inited = 0; inited < g->nworkers; inited++) {
 		rc = worker_init(&g->workers[inited], inited, g->cpus[inited], g->tun_fds[inited],
-				 &g->rxg);
+				 &g->rxg, &g->txg);
 		if (rc) {
 			log_warnx("cannot set up worker %u: %s", inited, strerror(-rc));
 			goto out_workers;
@@ -615,9 +586,9 @@ out_workers:
 	while (inited > 0)
 		worker_fini(&g->workers[--inited]);
 	free(g->workers);
+out_tx:
+	tx_group_fini(&g->txg);
 out_stopfd:
-	if (g->sh.wire_tx_packet)
-		nexthop_close(&g->nh);
 	close(g->sh.stop_fd);
 out_rx:
 	rx_group_fini(&g->rxg);

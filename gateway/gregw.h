@@ -28,8 +28,8 @@ struct gregw {
 	int outer_ifindex;
 	unsigned path_mtu;
 	struct rx_group rxg; /* the receive side's transport, what every worker shares of it */
+	struct tx_group txg; /* the send side's */
 	bool steer_table;    /* flows meet workers through the flow table (steer.h), not a hash */
-	struct nexthop nh;   /* plain GRE with sh.wire_tx_packet: the next hop, followed */
 	struct ctl_server ctl;
 	char ctl_path[CONFIG_PATH_MAX];
 	FILE *stats_out;

@@ -22,18 +22,20 @@ struct gw_shared {
 	int stop;	       /* set (release) before stop_fd is written */
 	unsigned mss4, mss6;   /* MSS clamp targets; 0 when --mss-clamp is off */
 	bool vnet_hdr;	       /* TUN reads and writes carry a virtio_net_hdr (--offload on) */
-	bool wire_tx_packet;   /* plain GRE leaves on packet sockets, as nh says (--wire-tx) */
-	bool tx_csum_partial;  /* ... its inner checksums left to the device where TUN or the
-				* segmenting can (no GRE checksum to cover them) */
+	bool tx_csum_partial;  /* plain GRE on packet sockets: inner checksums left to the
+				* device where TUN or the segmenting can (no GRE checksum to
+				* cover them) */
 	int tun_offloads;      /* TUN_F_* in force: which superpackets TUN takes whole */
-	bool udp_gso, udp_gro; /* GRE-in-UDP sends with UDP_SEGMENT, receives with UDP_GRO */
+	bool udp_gso, udp_gro; /* GRE-in-UDP sends with UDP_SEGMENT, receives with UDP_GRO (the
+				* kernel's offer, probed once: rx_udp.c) */
 	bool aqm;	       /* --aqm codel on each worker's receive queue */
 	bool fair_queue;       /* --fair-queue on: TUN reads wait in flows (fq.h) */
 	uint64_t gro_hold_ns;  /* --gro-hold: how long a superpacket waits for its burst */
 	uint64_t aqm_target_ns, aqm_interval_ns;
 	uint16_t udp_sports[UDP_TX_PORTS]; /* its source ports: the first worker picks them */
 	struct steer_maps steer;	   /* GRE-in-UDP: the flow table of the steering programs */
-	struct nexthop_pub nh;		   /* wire_tx_packet: the next hop, the main thread's */
+	struct nexthop_pub nh;		   /* plain GRE on packet sockets: the next hop, published
+					    * by the main thread (tx.h: tx_group_nexthop) */
 	/* Every worker's counters, set by worker_init: a worker reads the others' sequence
 	 * windows (relaxed loads) for a number outside its own. */
 	struct worker_stats *seq_peers[CONFIG_MAX_WORKERS];

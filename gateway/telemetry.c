@@ -63,7 +63,7 @@ static json_t *config_json(const struct gregw *g)
 		/* superpackets the interface's GRO merged: taken whole, or dropped truncated */
 		jout_str(o, "wire_gro", g->rxg.ring.whole ? "whole" : "off");
 		/* how GRE leaves: frames on packet sockets to the next hop, or the IP output */
-		jout_str(o, "wire_tx", g->sh.wire_tx_packet ? "packet" : "ip");
+		jout_str(o, "wire_tx", g->txg.ops->name);
 		jout_bool(o, "tx_csum_offload", g->sh.tx_csum_partial);
 	}
 	/* How flows meet workers (steer.h): turn by turn through the flow table, or a hash. */
@@ -258,8 +258,8 @@ json_t *telemetry_stats(struct gregw *g, bool final)
 	jout_real(doc, "uptime", clock_secs(clock_mono_ns() - g->start_ns));
 	jout_bool(doc, "final", final);
 	jout_set(doc, "config", config_json(g));
-	if (g->sh.wire_tx_packet)
-		jout_set(doc, "next_hop", next_hop_json(&g->nh));
+	if (tx_group_nexthop(&g->txg))
+		jout_set(doc, "next_hop", next_hop_json(tx_group_nexthop(&g->txg)));
 	for (unsigned i = 0; i < g->nworkers; i++) {
 		jout_append(workers, worker_json(g, i, tot, drops, segs));
 		ring += g->ring_drops[i];

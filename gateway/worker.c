@@ -295,7 +295,8 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_group *rxg)
+int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_group *rxg,
+		const struct tx_group *txg)
 {
 	struct gw_shared *sh = rxg->sh;
 	int rc;
@@ -314,7 +315,7 @@ int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct
 	rc = tunq_init(&w->tun, tun_fd, sh, &w->stats);
 	if (rc)
 		goto err_tun;
-	rc = txq_init(&w->tx, id, sh, &w->stats);
+	rc = txq_init(&w->tx, id, txg, &w->stats);
 	if (rc)
 		goto err_tx;
 	rc = rxq_init(&w->rx, id, rxg, &w->stats);

@@ -6,8 +6,10 @@
  * The data path, one pass of worker_main's loop (each direction in its own file):
  *
  *   TUN queue i --tunq_next--> packets (superpackets cut into segments: tun.c, gso.c)
- *     --worker.c: checks, MSS clamp, flow--> txq_add ... txq_flush --sendmmsg--> wire
- *     (tx.c: outer headers, GRE sequence numbers, UDP_SEGMENT messages; encap.c)
+ *     --worker.c: checks, MSS clamp, flow--> txq_add ... txq_flush (tx.c: GRE sequence
+ *     numbers) --sendmmsg--> wire, by the transport chosen at start: frames on a packet
+ *     socket or the IP path (tx_packet.c), UDP_SEGMENT messages (tx_udp.c); outer headers
+ *     by encap.c
  *
  *   wire --rxq_next--> datagrams with CoDel's verdict (rx.c), from the transport chosen at
  *     start: ring frames (rx_ring.c), or UDP_GRO bursts cut (rx_udp.c)
@@ -59,12 +61,13 @@ static inline bool worker_udp_gso(const struct worker *w)
 }
 
 /*
- * Allocates the worker's buffers and flow table and opens its sockets, those of the receive
- * transport rxg chose (its shared part is gregw's): everything the packet path will use, so
+ * Allocates the worker's buffers and flow table and opens its sockets, of the transports
+ * rxg and txg chose (their shared part is gregw's): everything the packet path will use, so
  * that it allocates nothing. tun_fd stays gregw's. Main thread, before start. Returns 0 or
  * -errno.
  */
-int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_group *rxg);
+int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct rx_group *rxg,
+		const struct tx_group *txg);
 
 /* Starts the thread, pinned to w->cpu when it is not -1. Returns 0 or -errno. */
 int worker_start(struct worker *w);
