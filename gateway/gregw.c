@@ -1,6 +1,6 @@
 /*
- * gregw setup, main loop and teardown (see gregw.h). Acquire in order, release in reverse:
- * the goto ladder of gregw_run mirrors its setup.
+ * gregw setup, start, main loop and teardown (see gregw.h). Acquire in order, release in
+ * reverse: gregw_setup's goto ladder and gregw_teardown name the same steps, backwards.
  */
 #include "gregw.h"
 
@@ -332,14 +332,14 @@ static void set_sched(struct gregw *g)
  * (plain GRE on packet sockets) and control clients. Nothing here waits on a client: its
  * connections are polled with the rest (ctl.h).
  */
-static void main_loop(struct gregw *g, int sig_fd, int timer_fd)
+static void main_loop(struct gregw *g)
 {
 	enum { FIXED = 4 };
 	struct pollfd pfd[FIXED + CTL_POLLFDS];
 	struct nexthop *nh = tx_group_nexthop(&g->txg);
 
-	pfd[0] = (struct pollfd){ .fd = sig_fd, .events = POLLIN };
-	pfd[1] = (struct pollfd){ .fd = timer_fd, .events = POLLIN };
+	pfd[0] = (struct pollfd){ .fd = g->sig_fd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = g->timer_fd, .events = POLLIN };
 	/* poll skips a negative descriptor */
 	pfd[2] = (struct pollfd){ .fd = nh ? mnl_socket_get_fd(nh->mon) : -1, .events = POLLIN };
 	pfd[3] = (struct pollfd){ .fd = nh ? nh->timer_fd : -1, .events = POLLIN };
@@ -355,14 +355,14 @@ static void main_loop(struct gregw *g, int sig_fd, int timer_fd)
 		if (pfd[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
-			if (read(sig_fd, &si, sizeof(si)) == sizeof(si))
+			if (read(g->sig_fd, &si, sizeof(si)) == sizeof(si))
 				log_info("signal %u: stopping", si.ssi_signo);
 			break;
 		}
 		if (pfd[1].revents & POLLIN) {
 			uint64_t ticks;
 
-			if (read(timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks))
+			if (read(g->timer_fd, &ticks, sizeof(ticks)) == sizeof(ticks))
 				emit(g, false);
 		}
 		if (pfd[2].revents & POLLIN)
@@ -396,6 +396,7 @@ static int open_timer(unsigned ms)
 	timerfd_settime(fd, 0, &its, NULL);
 	return fd;
 }
+
 /*
  * The receive side's transport and which worker takes a flow (steer.h): the flow table, the
  * transport's part all workers share (rx.h: for plain GRE the rings' fanout program, its own
@@ -441,12 +442,262 @@ static int receive_setup(struct gregw *g)
 	return 0;
 }
 
+static void receive_teardown(struct gregw *g)
+{
+	rx_group_fini(&g->rxg);
+	steer_maps_close(&g->sh.steer);
+}
+
+/* What the workers' queues share of the options. */
+static void plan_queues(struct gregw *g)
+{
+	const struct config *c = g->cfg;
+
+	g->sh.vnet_hdr = c->offload;
+	g->sh.aqm = c->aqm;
+	g->sh.aqm_target_ns = (uint64_t)c->aqm_target_us * 1000;
+	g->sh.aqm_interval_ns = (uint64_t)c->aqm_interval_us * 1000;
+	g->sh.gro_hold_ns = (uint64_t)c->gro_hold_us * 1000;
+	g->sh.fair_queue = c->fair_queue;
+}
+
+/* --offload on: the superpackets the TUN device takes and hands over, said once. */
+static void tun_features(struct gregw *g)
+{
+	char names[64];
+
+	if (!g->cfg->offload)
+		return;
+	/* The features belong to the device: one queue sets them for all. */
+	g->tun_offloads = tun_offload(g->tun_fds[0]);
+	if (g->tun_offloads < 0) {
+		log_warnx("TUN offloads refused (%s): no superpackets from TUN (coalesced ones are "
+			  "still written into it)",
+			  strerror(-g->tun_offloads));
+		g->tun_offloads = 0;
+	} else if (!(g->tun_offloads & TUN_F_TSO4)) {
+		log_warnx("TUN offloads: only %s: no TCP superpackets from this kernel",
+			  tun_offload_names(g->tun_offloads, names, sizeof(names)));
+	} else {
+		log_info("TUN offloads: %s",
+			 tun_offload_names(g->tun_offloads, names, sizeof(names)));
+	}
+	g->sh.tun_offloads = g->tun_offloads;
+}
+
+/* The TUN device, a queue per worker, its features, up with its addresses and routes. */
+static int open_tun(struct gregw *g)
+{
+	const struct config *c = g->cfg;
+	int rc = tun_open(c->tun, g->nworkers, c->offload, g->tun_fds);
+
+	if (rc) {
+		log_warnx("cannot create TUN device %s: %s%s", c->tun, strerror(-rc),
+			  rc == -EEXIST ? " (a device of that name exists: choose another --tun)"
+					: "");
+		return rc;
+	}
+	tun_features(g);
+	rc = setup_device(g);
+	if (rc)
+		tun_close(g->tun_fds, g->nworkers);
+	return rc;
+}
+
+/* --stats-json: the file the documents are appended to, else stdout. */
+static int open_stats(struct gregw *g)
+{
+	const char *path = g->cfg->stats_json;
+	int rc;
+
+	if (!path[0])
+		return 0;
+	g->stats_out = fopen(path, "a");
+	if (!g->stats_out) {
+		rc = -errno;
+		log_warn("cannot open --stats-json %s", path);
+		g->stats_out = stdout;
+		return rc;
+	}
+	return 0;
+}
+
+static void close_stats(struct gregw *g)
+{
+	if (g->stats_out != stdout)
+		fclose(g->stats_out);
+	g->stats_out = stdout;
+}
+
+static void close_workers(struct gregw *g)
+{
+	while (g->ninited > 0)
+		worker_fini(&g->workers[--g->ninited]);
+	free(g->workers);
+	g->workers = NULL;
+}
+
+/* Each worker's queues, buffers and sockets; then what the receive side needs of them all. */
+static int open_workers(struct gregw *g)
+{
+	int rc;
+
+	g->workers = aligned_alloc(64, sizeof(*g->workers) * g->nworkers);
+	if (!g->workers) {
+		log_warnx("out of memory for %u workers", g->nworkers);
+		return -ENOMEM;
+	}
+	for (g->ninited = 0; g->ninited < g->nworkers; g->ninited++) {
+		unsigned i = g->ninited;
+
+		rc = worker_init(&g->workers[i], i, g->cpus[i], g->tun_fds[i], &g->rxg, &g->txg);
+		if (rc) {
+			log_warnx("cannot set up worker %u: %s", i, strerror(-rc));
+			close_workers(g);
+			return rc;
+		}
+	}
+	rx_group_ready(&g->rxg, &g->workers[0].rx);
+	return 0;
+}
+
+/* The control socket, at --ctl or the default path. A failure leaves the path alone: it may
+ * be another gregw's. */
+static int open_ctl(struct gregw *g)
+{
+	const struct privs_user *u = &g->cfg->user;
+	int rc;
+
+	default_ctl_path(g);
+	rc = ctl_listen(&g->ctl, g->ctl_path, u);
+	if (rc == -EACCES && u->set)
+		log_warnx("cannot listen on %s: user %s may not remove it at exit (give --ctl in a "
+			  "directory %s may write)",
+			  g->ctl_path, u->name, u->name);
+	else if (rc)
+		log_warnx("cannot listen on %s: %s%s", g->ctl_path, strerror(-rc),
+			  rc == -EADDRINUSE ? " (another gregw answers there: give --ctl)"
+			  : rc == -EEXIST   ? " (not a socket: give --ctl)"
+					    : "");
+	return rc;
+}
+
+static void close_ctl(struct gregw *g)
+{
+	ctl_close(&g->ctl);
+	unlink(g->ctl_path);
+}
+
+/*
+ * Sets gregw up: the plan (namespace, workers, tunnel), the stats output, the TUN device, the
+ * receive side's transport and the flows' steering, the workers' stop eventfd, the send
+ * side's transport, the workers, the control socket, the stats timer. A failure is said where
+ * it happens; what was acquired is released in reverse, and -errno returned. gregw_teardown
+ * releases the whole of it the same way.
+ */
+static int gregw_setup(struct gregw *g)
+{
+	int rc;
+
+	if ((rc = enter_netns(g->cfg)) || (rc = plan_workers(g)) || (rc = plan_tunnel(g)))
+		return rc;
+	plan_queues(g);
+	rc = open_stats(g);
+	if (rc)
+		return rc;
+	rc = open_tun(g);
+	if (rc)
+		goto err_stats;
+	rc = receive_setup(g);
+	if (rc)
+		goto err_tun;
+	g->sh.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (g->sh.stop_fd < 0) {
+		rc = -errno;
+		log_warn("eventfd");
+		goto err_receive;
+	}
+	rc = tx_group_init(&g->txg, &g->sh, g->cfg->wire_tx_packet);
+	if (rc)
+		goto err_stop;
+	rc = open_workers(g);
+	if (rc)
+		goto err_send;
+	rc = open_ctl(g);
+	if (rc)
+		goto err_workers;
+	g->timer_fd = open_timer(g->cfg->stats_interval_ms);
+	if (g->timer_fd < 0) {
+		rc = -errno;
+		log_warn("timerfd");
+		goto err_ctl;
+	}
+	return 0;
+
+err_ctl:
+	close_ctl(g);
+err_workers:
+	close_workers(g);
+err_send:
+	tx_group_fini(&g->txg);
+err_stop:
+	close(g->sh.stop_fd);
+err_receive:
+	receive_teardown(g);
+err_tun:
+	tun_close(g->tun_fds, g->nworkers);
+err_stats:
+	close_stats(g);
+	return rc;
+}
+
+/* Releases what gregw_setup acquired, in reverse, once the workers have stopped. */
+static void gregw_teardown(struct gregw *g)
+{
+	close(g->timer_fd);
+	close_ctl(g);
+	close_workers(g);
+	tx_group_fini(&g->txg);
+	close(g->sh.stop_fd);
+	receive_teardown(g);
+	tun_close(g->tun_fds, g->nworkers);
+	close_stats(g);
+}
+
+/*
+ * Gives up what the running gateway need not keep (priv.h: the workers start with what
+ * remains), starts the workers and says gregw is up. Returns 0 or -errno, said once; the
+ * workers it started are stop_workers' to stop.
+ */
+static int gregw_start(struct gregw *g)
+{
+	const struct config *c = g->cfg;
+	struct netaddr local = { .family = g->ecfg.family };
+	char a[NETADDR_STRLEN], r[NETADDR_STRLEN];
+	int rc = priv_drop(&c->user);
+
+	if (rc)
+		return rc;
+	for (unsigned i = 0; i < g->nworkers; i++) {
+		rc = worker_start(&g->workers[i]);
+		if (rc) {
+			log_warnx("cannot start worker %u: %s", i, strerror(-rc));
+			return rc;
+		}
+	}
+	set_sched(g);
+	memcpy(local.bytes, g->ecfg.local, netaddr_len(local.family));
+	log_info("%s up: mtu %u, %u workers, GRE %s -> %s%s%s%s, control %s", c->tun, g->ecfg.mtu,
+		 g->nworkers, netaddr_format(&local, a), netaddr_format(&c->remote, r),
+		 c->has_key ? " key" : "", c->seq ? " seq" : "", c->csum ? " csum" : "",
+		 g->ctl_path);
+	return 0;
+}
+
 int gregw_run(const struct config *cfg)
 {
 	struct gregw *g;
-	char a[NETADDR_STRLEN];
-	int sig_fd, timer_fd, rc, status = 1;
-	unsigned started = 0, inited = 0;
+	int status = 1;
 
 	g = calloc(1, sizeof(*g));
 	if (!g)
@@ -458,149 +709,21 @@ int gregw_run(const struct config *cfg)
 	g->sh.steer.flows = g->sh.steer.next = -1;
 	for (unsigned i = 0; i < CONFIG_MAX_WORKERS; i++)
 		g->tun_fds[i] = -1;
-
 	/* Only the main thread takes signals: block them before any worker exists. */
-	sig_fd = sigfd_open(SIGFD_HUP | SIGFD_PIPE | SIGFD_NONBLOCK);
-	if (sig_fd < 0)
-		fatalx("signalfd: %s", strerror(-sig_fd));
-
-	if (enter_netns(cfg) || plan_workers(g) || plan_tunnel(g))
-		goto out_sig;
-	if (cfg->stats_json[0]) {
-		g->stats_out = fopen(cfg->stats_json, "a");
-		if (!g->stats_out) {
-			log_warn("cannot open --stats-json %s", cfg->stats_json);
-			g->stats_out = stdout;
-			goto out_sig;
+	g->sig_fd = sigfd_open(SIGFD_HUP | SIGFD_PIPE | SIGFD_NONBLOCK);
+	if (g->sig_fd < 0)
+		fatalx("signalfd: %s", strerror(-g->sig_fd));
+	if (gregw_setup(g) == 0) {
+		if (gregw_start(g) == 0) {
+			main_loop(g);
+			status = 0;
 		}
+		stop_workers(g);
+		if (status == 0)
+			emit(g, true);
+		gregw_teardown(g);
 	}
-	rc = tun_open(cfg->tun, g->nworkers, cfg->offload, g->tun_fds);
-	if (rc) {
-		log_warnx("cannot create TUN device %s: %s%s", cfg->tun, strerror(-rc),
-			  rc == -EEXIST ? " (a device of that name exists: choose another --tun)"
-					: "");
-		goto out_stats;
-	}
-	g->sh.vnet_hdr = cfg->offload;
-	g->sh.aqm = cfg->aqm;
-	g->sh.aqm_target_ns = (uint64_t)cfg->aqm_target_us * 1000;
-	g->sh.aqm_interval_ns = (uint64_t)cfg->aqm_interval_us * 1000;
-	g->sh.gro_hold_ns = (uint64_t)cfg->gro_hold_us * 1000;
-	g->sh.fair_queue = cfg->fair_queue;
-	if (cfg->offload) {
-		char names[64];
-
-		/* The features belong to the device: one queue sets them for all. */
-		g->tun_offloads = tun_offload(g->tun_fds[0]);
-		if (g->tun_offloads < 0) {
-			log_warnx("TUN offloads refused (%s): no superpackets from TUN (coalesced "
-				  "ones are still written into it)",
-				  strerror(-g->tun_offloads));
-			g->tun_offloads = 0;
-		} else if (!(g->tun_offloads & TUN_F_TSO4)) {
-			log_warnx("TUN offloads: only %s: no TCP superpackets from this kernel",
-				  tun_offload_names(g->tun_offloads, names, sizeof(names)));
-		} else {
-			log_info("TUN offloads: %s",
-				 tun_offload_names(g->tun_offloads, names, sizeof(names)));
-		}
-	}
-	g->sh.tun_offloads = g->tun_offloads;
-	if (setup_device(g))
-		goto out_tun;
-	if (receive_setup(g))
-		goto out_tun;
-	g->sh.stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (g->sh.stop_fd < 0) {
-		log_warn("eventfd");
-		goto out_rx;
-	}
-	if (tx_group_init(&g->txg, &g->sh, cfg->wire_tx_packet))
-		goto out_stopfd;
-	g->workers = aligned_alloc(64, sizeof(*g->workers) * g->nworkers);
-	if (!g->workers) {
-		log_warnx("out of memory for %u workers", g->nworkers);
-		goto out_tx;
-	}
-	for (inited = 0; inited < g->nworkers; inited++) {
-		rc = worker_init(&g->workers[inited], inited, g->cpus[inited], g->tun_fds[inited],
-				 &g->rxg, &g->txg);
-		if (rc) {
-			log_warnx("cannot set up worker %u: %s", inited, strerror(-rc));
-			goto out_workers;
-		}
-	}
-	rx_group_ready(&g->rxg, &g->workers[0].rx);
-	default_ctl_path(g);
-	rc = ctl_listen(&g->ctl, g->ctl_path, &cfg->user);
-	if (rc == -EACCES && cfg->user.set) {
-		log_warnx("cannot listen on %s: user %s may not remove it at exit (give --ctl in a "
-			  "directory %s may write)",
-			  g->ctl_path, cfg->user.name, cfg->user.name);
-		goto out_workers;
-	} else if (rc) {
-		log_warnx("cannot listen on %s: %s%s", g->ctl_path, strerror(-rc),
-			  rc == -EADDRINUSE ? " (another gregw answers there: give --ctl)"
-			  : rc == -EEXIST   ? " (not a socket: give --ctl)"
-					    : "");
-		goto out_workers;
-	}
-	timer_fd = open_timer(cfg->stats_interval_ms);
-	if (timer_fd < 0) {
-		log_warn("timerfd");
-		goto out_ctl;
-	}
-	/* Everything is set up: the workers start with what remains (priv.h). */
-	if (priv_drop(&cfg->user))
-		goto out_started;
-	for (started = 0; started < g->nworkers; started++) {
-		rc = worker_start(&g->workers[started]);
-		if (rc) {
-			log_warnx("cannot start worker %u: %s", started, strerror(-rc));
-			goto out_started;
-		}
-	}
-	set_sched(g);
-	{
-		struct netaddr local = { .family = g->ecfg.family };
-		char r[NETADDR_STRLEN];
-
-		memcpy(local.bytes, g->ecfg.local, netaddr_len(local.family));
-		log_info("%s up: mtu %u, %u workers, GRE %s -> %s%s%s%s, control %s", cfg->tun,
-			 g->ecfg.mtu, g->nworkers, netaddr_format(&local, a),
-			 netaddr_format(&cfg->remote, r), cfg->has_key ? " key" : "",
-			 cfg->seq ? " seq" : "", cfg->csum ? " csum" : "", g->ctl_path);
-	}
-	main_loop(g, sig_fd, timer_fd);
-	status = 0;
-
-out_started:
-	stop_workers(g);
-	if (status == 0)
-		emit(g, true);
-	close(timer_fd);
-out_ctl:
-	ctl_close(&g->ctl);
-	unlink(g->ctl_path);
-out_workers:
-	while (inited > 0)
-		worker_fini(&g->workers[--inited]);
-	free(g->workers);
-out_tx:
-	tx_group_fini(&g->txg);
-out_stopfd:
-	close(g->sh.stop_fd);
-out_rx:
-	rx_group_fini(&g->rxg);
-	steer_maps_close(&g->sh.steer);
-out_tun:
-	tun_close(g->tun_fds, g->nworkers);
-out_stats:
-	if (g->stats_out != stdout)
-		fclose(g->stats_out);
-out_sig:
-	close(sig_fd);
+	close(g->sig_fd);
 	free(g);
-	(void)started;
 	return status;
 }

@@ -21,6 +21,7 @@ struct gregw {
 	unsigned nworkers;
 	int cpus[CONFIG_MAX_WORKERS];
 	struct worker *workers;
+	unsigned ninited; /* workers set up (worker_init), released in reverse */
 	int tun_fds[CONFIG_MAX_WORKERS];
 	int tun_offloads; /* TUN_F_* in force with --offload on; 0 otherwise */
 	bool sched_batch; /* the workers run under SCHED_BATCH */
@@ -33,6 +34,8 @@ struct gregw {
 	struct ctl_server ctl;
 	char ctl_path[CONFIG_PATH_MAX];
 	FILE *stats_out;
+	int sig_fd;   /* SIGINT, SIGTERM, SIGHUP: the main thread's alone (sigfd.h) */
+	int timer_fd; /* --stats-interval */
 	uint64_t start_ns;
 	uint64_t ring_drops[CONFIG_MAX_WORKERS]; /* accumulated: the kernel's counter resets */
 };
