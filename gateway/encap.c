@@ -186,8 +186,8 @@ uint8_t *encap_build2(const struct encap_cfg *c, uint8_t *inner, size_t len, con
 	} else if (c->family == AF_INET6) {
 		store_be16(out + IPV6_PLEN_OFF, (uint16_t)gre_len);
 	} else {
-		/* The sending socket has the kernel write the outer IP header (tx.c); the bytes
-		 * here stand alone all the same, as encap.h promises. */
+		/* The sending socket has the kernel write the outer IP header (tx_packet.c);
+		 * the bytes here stand alone all the same, as encap.h promises. */
 		store_be16(out + IPV4_TOT_LEN_OFF, (uint16_t)(IPV4_HLEN + gre_len));
 		store_be16(out + IPV4_CSUM_OFF, inet_csum(out, IPV4_HLEN));
 	}

@@ -17,7 +17,8 @@
 
 enum {
 	/* Room before an inner packet for the largest outer header, IPv6 plus full GRE, and
-	 * before that a frame's virtio and Ethernet headers (tx.c: 80 bytes in all). */
+	 * before that a frame's virtio and Ethernet headers (tx_packet.c: 80 bytes in
+	 * all). */
 	ENCAP_HEADROOM = 96,
 	ENCAP_OUTER_MAX = IPV6_HLEN + GRE_HLEN_MAX,
 };

@@ -36,12 +36,12 @@ enum gw_limits {
 	CTL_REPLY_MS = 5000,  /* to read the whole reply, at most */
 	CTL_BACKLOG = 64,     /* connections the kernel queues before gregw accepts them */
 
-	/* The send queue (tx.c). */
+	/* The send queue (tx.c) and its transports (tx_packet.c, tx_udp.c). */
 	TX_MSGS = 1024,		  /* messages per sendmmsg: UIO_MAXIOV */
 	TX_SEND_TIMEOUT_MS = 200, /* a full socket buffer blocks a send at most this long */
 
-	/* The receive side (rx.c); a worker's ring is common/pktring.h's, the same for
-	 * tunbed-framebench's ring receiver. */
+	/* The receive side (rx.c) and its transports (rx_ring.c, rx_udp.c); a worker's ring is
+	 * common/pktring.h's, the same for tunbed-framebench's ring receiver. */
 	RX_BUDGET = 256,	  /* datagrams taken from the wire before TUN is read again */
 	RX_UDP_BATCH = 16,	  /* datagrams (or UDP_GRO bursts) per recvmmsg */
 	RX_UDP_BUF = 65536,	  /* one of them: a GRO burst is at most 64 KB */

@@ -1,13 +1,13 @@
 /*
- * The link-layer next hop towards the peer, for plain GRE sent on a packet socket (tx.h): the
- * route the kernel takes from --local to --remote for GRE (its device, and its gateway or the
+ * The link-layer next hop towards the peer, for plain GRE sent on a packet socket (tx_packet.h):
+ * the route the kernel takes from --local to --remote for GRE (its device, and its gateway or the
  * peer itself), that neighbour's link-layer address in the kernel's neighbour table, and the
- * device's own address. The main thread looks it up at start and again whenever rtnetlink
- * reports a change of links, routes, nexthops or neighbours, and publishes it; the workers
- * read it without a lock (a sequence count), once per batch. Where there is none (no route,
- * a route that does not forward, a neighbour not resolved or failed, a device without
- * Ethernet headers), the workers send on the IP path, whose sends have the kernel resolve the
- * neighbour; its answer is one of the changes that bring the next hop back.
+ * device's own address. The main thread looks it up at start and again whenever rtnetlink reports a
+ * change of links, routes, nexthops or neighbours, and publishes it; the workers read it without a
+ * lock (a sequence count), once per batch. Where there is none (no route, a route that does not
+ * forward, a neighbour not resolved or failed, a device without Ethernet headers), the workers send
+ * on the IP path, whose sends have the kernel resolve the neighbour; its answer is one of the
+ * changes that bring the next hop back.
  */
 #ifndef TUNBED_GW_NEXTHOP_H
 #define TUNBED_GW_NEXTHOP_H
@@ -74,7 +74,7 @@ void nexthop_close(struct nexthop *n);
 /* A change reported on n->mon (readable): drains the reports and looks the hop up again. */
 void nexthop_changed(struct nexthop *n);
 
-/* n->timer_fd readable: the workers' once-a-second probe (tx.c) is due. */
+/* n->timer_fd readable: the workers' once-a-second probe (tx_packet.c) is due. */
 void nexthop_tick(struct nexthop *n);
 
 /* h's destination address as ip-neighbour(8) prints it, into buf; returns buf. */

@@ -66,7 +66,7 @@ static void if_skip(struct filter *f, uint32_t k, uint8_t skip)
  * header, an IPv6 one in the fragment header that follows the fixed header. IPv6 GRE may
  * also follow a destination options header (the kernel's ip6gre sends one by default),
  * whose next header is at the same offset as the fragment header's. The EtherType (the
- * socket takes every protocol: rx_open), the version, the protocol, then the destination a
+ * socket takes every protocol: ring_open), the version, the protocol, then the destination a
  * word at a time (one for IPv4, four for IPv6); the last instruction drops. Offsets count
  * from the network header.
  */

@@ -696,10 +696,10 @@ static void test_header_edits(void)
 }
 
 /*
- * Checksums left to the device (a packet socket's NEEDS_CSUM, tx.c): a segment cut partial
- * holds the pseudo-header's sum, and completing it gives the segment cut whole; a packet TUN
- * hands over partial stays so with keep_partial; the coalescer takes partial segments from
- * the wire unverified and writes a lone one on with NEEDS_CSUM where it came.
+ * Checksums left to the device (a packet socket's NEEDS_CSUM, tx_packet.c): a segment cut
+ * partial holds the pseudo-header's sum, and completing it gives the segment cut whole; a
+ * packet TUN hands over partial stays so with keep_partial; the coalescer takes partial
+ * segments from the wire unverified and writes a lone one on with NEEDS_CSUM where it came.
  */
 static void test_partial(void)
 {
