@@ -12,7 +12,6 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -20,8 +19,6 @@
 #include "inet.h"
 #include "limits.h"
 #include "progs.h"
-
-enum { PAGE = 4096 };
 
 /* Passes IPv4 GRE and IPv4 UDP to port 4754, keeps everything else out of the ring. */
 static int attach_filter(int fd)
@@ -50,8 +47,7 @@ static int ring_open(struct recv_vnet *r, int ifindex)
 		.sll_protocol = htons(ETH_P_ALL),
 		.sll_ifindex = ifindex,
 	};
-	struct tpacket_req req = { .tp_block_size = PAGE };
-	int version = TPACKET_V2, one = 1, rc;
+	int one = 1, rc;
 
 	r->fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	if (r->fd < 0)
@@ -59,25 +55,13 @@ static int ring_open(struct recv_vnet *r, int ifindex)
 	rc = attach_filter(r->fd);
 	if (rc)
 		return rc;
-	/* gregw's geometry, the virtio header in the room it leaves before the frame. */
-	r->frame_size = TPACKET_ALIGN(ETH_DATA_LEN + FB_RING_FRAME_OVERHEAD);
-	r->per_block = PAGE / r->frame_size;
-	req.tp_frame_size = r->frame_size;
-	req.tp_block_nr = (FB_RING_FRAMES + r->per_block - 1) / r->per_block;
-	req.tp_frame_nr = req.tp_block_nr * r->per_block;
-	r->nframes = req.tp_frame_nr;
 	/* The virtio header before the ring: the kernel refuses it once the ring exists. */
-	if (setsockopt(r->fd, SOL_PACKET, PACKET_VERSION, &version, sizeof(version)) < 0 ||
-	    setsockopt(r->fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) < 0 ||
-	    setsockopt(r->fd, SOL_PACKET, PACKET_RX_RING, &req, sizeof(req)) < 0)
+	if (setsockopt(r->fd, SOL_PACKET, PACKET_VNET_HDR, &one, sizeof(one)) < 0)
 		return -errno;
-	r->map_len = (size_t)req.tp_block_size * req.tp_block_nr;
-	r->map =
-		mmap(NULL, r->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd, 0);
-	if (r->map == MAP_FAILED) {
-		r->map = NULL;
-		return -errno;
-	}
+	/* gregw's geometry, the virtio header in the room it leaves before the frame. */
+	rc = pktring_map(&r->ring, r->fd, PKTRING_V2, ETH_DATA_LEN, true);
+	if (rc)
+		return rc;
 	if (bind(r->fd, (struct sockaddr *)&ll, sizeof(ll)) < 0)
 		return -errno;
 	r->tcx_link = progs_drop_attach(ifindex);
@@ -100,12 +84,10 @@ void recv_vnet_close(struct recv_vnet *r)
 {
 	if (r->tcx_link >= 0)
 		close(r->tcx_link);
-	if (r->map)
-		munmap(r->map, r->map_len);
+	pktring_unmap(&r->ring);
 	if (r->fd >= 0)
 		close(r->fd);
 	r->tcx_link = r->fd = -1;
-	r->map = NULL;
 }
 
 /* Counts one frame: f its first cap of len bytes, v the virtio header the kernel wrote. */
@@ -141,27 +123,14 @@ static void take(struct recv_vnet_result *res, const uint8_t *f, size_t cap, siz
 /* Takes what the ring holds. Returns how many. */
 static unsigned drain(struct recv_vnet *r, struct recv_vnet_result *res)
 {
+	struct pktring_pkt p;
 	unsigned n = 0;
 
-	for (;; n++) {
-		uint8_t *f = r->map + (size_t)(r->cur / r->per_block) * PAGE +
-			     (size_t)(r->cur % r->per_block) * r->frame_size;
-		struct tpacket2_hdr *h = (struct tpacket2_hdr *)f;
-		uint32_t status = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
-		struct virtio_net_hdr v;
-
-		if (!(status & TP_STATUS_USER))
-			return n;
-		/* The kernel leaves the header out of a slot too small for it (tp_mac then
-		 * leaves no room): count such a frame without one. */
-		memset(&v, 0, sizeof(v));
-		if (h->tp_mac >= TPACKET2_HDRLEN + sizeof(v))
-			memcpy(&v, f + h->tp_mac - sizeof(v), sizeof(v));
-		res->partial += !!(status & TP_STATUS_CSUMNOTREADY);
-		take(res, f + h->tp_mac, h->tp_snaplen, h->tp_len, &v);
-		__atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
-		r->cur = (r->cur + 1) % r->nframes;
+	for (; pktring_next(&r->ring, &p); n++) {
+		res->partial += !!(p.status & TP_STATUS_CSUMNOTREADY);
+		take(res, p.mac, p.snaplen, p.len, &p.vnet);
 	}
+	return n;
 }
 
 int recv_vnet_run(struct recv_vnet *r, int stop_fd, uint64_t max, struct recv_vnet_result *res)
@@ -170,8 +139,6 @@ int recv_vnet_run(struct recv_vnet *r, int stop_fd, uint64_t max, struct recv_vn
 		{ .fd = r->fd, .events = POLLIN },
 		{ .fd = stop_fd, .events = POLLIN },
 	};
-	struct tpacket_stats st = { 0 };
-	socklen_t stlen = sizeof(st);
 	bool slept = false;
 
 	memset(res, 0, sizeof(*res));
@@ -191,7 +158,6 @@ int recv_vnet_run(struct recv_vnet *r, int stop_fd, uint64_t max, struct recv_vn
 	}
 	/* What came in with the stop. */
 	drain(r, res);
-	if (getsockopt(r->fd, SOL_PACKET, PACKET_STATISTICS, &st, &stlen) == 0)
-		res->drops += st.tp_drops;
+	res->drops += pktring_drops(&r->ring);
 	return 0;
 }

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pktring.h"
+
 struct recv_vnet_result {
 	uint64_t frames, bytes;	   /* taken, by their length on the link */
 	uint64_t len_min, len_max; /* of a frame (len_min 0 with no frame) */
@@ -29,9 +31,7 @@ struct recv_vnet_result {
 
 struct recv_vnet {
 	int fd, tcx_link;
-	uint8_t *map;
-	size_t map_len;
-	unsigned nframes, frame_size, per_block, cur;
+	struct pktring ring; /* gregw's ring (pktring.h), with the virtio header */
 };
 
 /*
