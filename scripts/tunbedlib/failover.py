@@ -13,14 +13,14 @@ import datetime
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
-from . import failreport, frr, pair, records, scenario
+from . import failreport, frr, pair, records, rundir, scenario
 from .bed import deferred_signals
 from .common import GREGW, ROOT, TOPO, TOPOLOGIES, TRAFFIC, Failure, log, run
 from .pair import ASN_PAIR, CLIENT_LAN, GWA, GWB, HOSTS, SERVER, SERVER_LAN, SERVICE
@@ -144,7 +144,8 @@ class Bed:
                              stderr=err, stdin=subprocess.DEVNULL)
         f.close()
         err.close()
-        # For `tunbed down` after a runner that was killed (pair.down).
+        # For `tunbed down` after a runner that was killed (pair.down), which takes only the
+        # PID from it (the word is for a reader).
         with open(os.path.join(self.tmp, "pids"), "a") as pf:
             pf.write(f"{p.pid} {cmd[0]}\n")
         return p
@@ -350,7 +351,8 @@ def cpu_sample(pids):
 
 
 def one_run(s, fault, repeat, prefix, outdir):
-    tmp = tempfile.mkdtemp(prefix=f"tunbed-failover-{prefix}-")
+    # Its pids decide what `tunbed down` signals: root's, under /run/tunbed (rundir.py).
+    tmp = rundir.make(pair.FAILOVER_STATE, prefix)
     bed = Bed(s, prefix, tmp)
     watch = None
     try:
@@ -409,7 +411,7 @@ def one_run(s, fault, repeat, prefix, outdir):
             watch.stop()
         bed.uncut()
         bed.close()
-        subprocess.run(["rm", "-rf", tmp])
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def sleep_until(t, procs):

@@ -34,7 +34,7 @@ def available():
     return True, ""
 
 
-def _owner():
+def owner():
     """The frr user and group Debian's package makes, to run the daemons as; else root."""
     try:
         return pwd.getpwnam("frr").pw_uid, grp.getgrnam("frr").gr_gid, ["-u", "frr", "-g", "frr"]
@@ -53,7 +53,7 @@ class Frr:
 
     def start(self, configs, timeout=10.0):
         """configs: {daemon: configuration text}; zebra's is required."""
-        uid, gid, runas = _owner()
+        uid, gid, runas = owner()
         os.makedirs(self.dir, exist_ok=True)
         os.chown(self.dir, uid, gid)
         for daemon in ORDER:

@@ -9,11 +9,10 @@ import glob
 import os
 import shutil
 import signal
-import tempfile
 import time
 
-from . import frr
-from .common import Failure, run
+from . import frr, limits, rundir
+from .common import GREGW, ROOT, TRAFFIC, Failure, run
 
 HOSTS = ("client", "gwa", "core", "gwb1", "gwb2", "server")
 SERVICE = "198.18.6.1"
@@ -56,47 +55,91 @@ def frr_configs(host):
 READY_S = 20.0
 
 
+FAILOVER_STATE = "failover"  # rundir's kinds: a failover run's pids, FRR's directories
+FRR_STATE = "frr"
+HEALTH = os.path.join(ROOT, "scripts", "tunbedlib", "health.py")
+
+
+def failover_program(argv):
+    """Whether a command line is one that a failover run starts (failover.Bed.spawn)."""
+    return bool(argv) and (argv[0] in (GREGW, TRAFFIC) or argv[1:2] == [HEALTH])
+
+
+def frr_program(argv):
+    return bool(argv) and argv[0].startswith(frr.FRR_LIB + "/")
+
+
+def namespaces(prefix):
+    """(device, inode) of each network namespace of prefix, as /run/netns names them."""
+    out = set()
+    for path in glob.glob(os.path.join("/run/netns", f"{glob.escape(prefix)}-*")):
+        with contextlib.suppress(OSError):
+            st = os.stat(path)
+            out.add((st.st_dev, st.st_ino))
+    return out
+
+
+def started_by(pid, program, nets):
+    """Whether process pid is still what a run of the prefix started: its command line one
+    of program's, in one of the prefix's namespaces. What a state file says the process was
+    is not asked: the file is only where the PIDs were kept."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = [a.decode(errors="replace") for a in f.read().split(b"\0")[:-1]]
+        st = os.stat(f"/proc/{pid}/ns/net")
+    except OSError:
+        return False
+    return program(argv) and (st.st_dev, st.st_ino) in nets
+
+
+def pids_in(text):
+    """The PIDs of a state file's lines (PID and a word for the reader), bad lines skipped."""
+    out = []
+    for line in (text or "").splitlines():
+        word = line.split()[0] if line.split() else ""
+        if word.isascii() and word.isdigit() and 1 < int(word) <= limits.PID_MAX:
+            out.append(int(word))
+    return out
+
+
 def down(prefix):
     """What a run killed before its cleanup left of prefix: the processes it recorded
-    (`pids` in its tunbed-failover directories: gregw, the health checks, the traffic) and
-    the FRR daemons of its tunbed-frr directories (their pid files), then the directories.
-    Only a process whose command line is still the one recorded is ended: a stale pid never
-    ends another process. Returns how many processes it ended."""
-    tmp = tempfile.gettempdir()
-    pids = []
-    for d in glob.glob(os.path.join(tmp, f"tunbed-failover-{prefix}-*")):
-        try:
-            with open(os.path.join(d, "pids")) as f:
-                pids += [(int(ln.split()[0]), ln.split()[1]) for ln in f if ln.strip()]
-        except (OSError, ValueError, IndexError):
-            pass
-    for d in glob.glob(os.path.join(tmp, f"tunbed-frr-{prefix}-*")):
-        for pidfile in glob.glob(os.path.join(d, "frr-*", "*.pid")):
-            try:
-                with open(pidfile) as f:
-                    pids.append((int(f.read().split()[0]), os.path.dirname(pidfile)))
-            except (OSError, ValueError, IndexError):
-                pass
+    (`pids` in its failover directories: gregw, the health checks, the traffic) and the FRR
+    daemons of its FRR directories (their pid files), then the directories. The directories
+    are root's under /run/tunbed (rundir.py; one that is not is skipped), and a process is
+    ended only while it is one of the programs such a run starts, in one of prefix's
+    namespaces: a stale pid never ends another process. Returns how many it ended."""
+    frr_uid = frr.owner()[0]
+    failover_dirs = rundir.found(FAILOVER_STATE, prefix)
+    frr_dirs = rundir.found(FRR_STATE, prefix, 0o711)
+    pids = [(pid, failover_program) for d in failover_dirs
+            for pid in pids_in(rundir.read(os.path.join(d, "pids")))]
+    for d in frr_dirs:
+        for sub in glob.glob(os.path.join(d, "frr-*")):
+            if rundir.untrusted(sub, 0o022, (os.geteuid(), frr_uid)):
+                continue
+            for pidfile in glob.glob(os.path.join(sub, "*.pid")):
+                pids += [(pid, frr_program) for pid in
+                         pids_in(rundir.read(pidfile, (os.geteuid(), frr_uid)))[:1]]
+    nets = namespaces(prefix)
     ended = []
-    for pid, mark in pids:
+    for pid, program in pids:
+        if not started_by(pid, program, nets):
+            continue
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if mark.encode() not in f.read():
-                    continue
             os.kill(pid, signal.SIGCONT)  # a stopped gregw ends only once continued
             os.kill(pid, signal.SIGTERM)
-            ended.append(pid)
+            ended.append((pid, program))
         except OSError:
             pass
     deadline = time.monotonic() + 5
-    for pid in ended:
+    for pid, program in ended:
         while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
             time.sleep(0.05)
-        if os.path.exists(f"/proc/{pid}"):
+        if started_by(pid, program, nets):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
-    for d in glob.glob(os.path.join(tmp, f"tunbed-failover-{prefix}-*")) + \
-            glob.glob(os.path.join(tmp, f"tunbed-frr-{prefix}-*")):
+    for d in failover_dirs + frr_dirs:
         shutil.rmtree(d, ignore_errors=True)
     return len(ended)
 
@@ -119,8 +162,7 @@ class Routing:
         self.prefix = prefix
         self.frr = {}
         # FRR's daemons run as frr: their directories sit in one they may pass through.
-        self.rundir = tempfile.mkdtemp(prefix=f"tunbed-frr-{prefix}-")
-        os.chmod(self.rundir, 0o711)
+        self.rundir = rundir.make(FRR_STATE, prefix, 0o711)
 
     def ns(self, host):
         return f"{self.prefix}-{host}"

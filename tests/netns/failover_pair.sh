@@ -21,8 +21,8 @@ new_prefix P tbfo
 TUNBED="$TUNBED_SRC/scripts/tunbed"
 R="$TMP/results"
 frr_left() { # prefix: FRR daemons, gregw, health checks or their directories still there
-	pgrep -af -- "tunbed-frr-$1-|tunbed-failover-$1-|$1-(core|gwb1|gwb2)" || true
-	find /tmp -maxdepth 1 \( -name "tunbed-frr-$1-*" -o -name "tunbed-failover-$1-*" \) || true
+	pgrep -af -- "/run/tunbed/(frr|failover)/$1-|$1-(core|gwb1|gwb2)" || true
+	find /run/tunbed/frr /run/tunbed/failover -maxdepth 1 -name "$1-*" 2>/dev/null || true
 }
 
 expect_refusal "an unknown fault" 2 "^tunbed: --faults: unknown fault 'reboot': expected some of kill, stop, link, cut$" "$TUNBED" failover --faults kill,reboot --prefix "$P" --results "$R"
@@ -88,7 +88,7 @@ expect_eq "no FRR daemon or health check left" "$(frr_left "$P")" ""
 # Interrupted under load, the active stopped (SIGSTOP): exit 130, one line, everything removed.
 "$TUNBED" failover --faults stop --repeats 3 --sessions 2 --fail-at 1 --prefix "$P" --results "$TMP/int" >"$TMP/int.out" 2>"$TMP/int.err" &
 rpid=$!
-stopped() { grep -q "^State:.*stopped" /proc/"$(pgrep -f -- "bin/gregw .*/tunbed-failover-[^ ]*/gwb1\.sock" | head -1)"/status; }
+stopped() { grep -q "^State:.*stopped" /proc/"$(pgrep -f -- "bin/gregw .*/run/tunbed/failover/$P-[^ ]*/gwb1\.sock" | head -1)"/status; }
 poll 60 stopped || fail "the run did not reach its fault (gwb1's gregw stopped)"
 stop_bg "$rpid" INT "tunbed failover"
 expect_eq "interrupted: exit status" "$BG_STATUS" "130"
@@ -104,8 +104,18 @@ poll 60 stopped || fail "the killed run did not reach its fault"
 kill -KILL "$rpid"
 wait "$rpid" 2>/dev/null || true
 expect_match "the killed run left its pair" "$(frr_left "$P")" "bgpd"
+# What any user can plant in /tmp, in the form `tunbed down` once trusted there: a pids file
+# naming a process and a word of its command line.
+sleep 300 &
+planted=$!
+mkdir "/tmp/tunbed-failover-$P-planted"
+echo "$planted sleep" >"/tmp/tunbed-failover-$P-planted/pids"
 down=$("$TUNBED" down --prefix "$P" 2>&1) || fail "tunbed down failed: $down"
 expect_match "tunbed down: ended what the run left" "$down" "ended [0-9]+ processes of a failover run or gateway pair under $P"
+kill -0 "$planted" 2>/dev/null || fail "tunbed down signalled the process a file in /tmp named"
+kill "$planted"
+wait "$planted" 2>/dev/null || true
+rm -r "/tmp/tunbed-failover-$P-planted"
 expect_nothing_left "$P" "after tunbed down"
 expect_eq "after tunbed down: no FRR daemon, health check, gregw or directory left" "$(frr_left "$P")" ""
 
