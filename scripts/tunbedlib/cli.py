@@ -426,6 +426,8 @@ def main():
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
+        if getattr(args, "prefix", None) is not None:
+            inventory.check_prefix(args.prefix)  # it names what down removes, here and on hosts
         return args.func(args)
     except (scenario.ScenarioError, records.FormatError, inventory.InventoryError) as e:
         log(str(e))

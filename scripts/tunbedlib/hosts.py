@@ -7,10 +7,16 @@ after, also after a crash (`tunbed down --hosts`).
 Over SSH every host has one multiplexed connection for the whole run (ControlMaster); its
 commands run as root through `sudo -n` where the inventory says become. A process started on
 a host runs under a watchdog: when the connection ends (the runner died, the host was cut
-off), the end of its standard input stops the process, so nothing is left running."""
+off), the end of its standard input stops the process, so nothing is left running.
+
+No value of an inventory reaches ssh where ssh reads options: every destination comes after
+`--`, and is checked (an address or a host name, inventory.is_ssh_address) here again; the
+control socket is named by an index, not by the host."""
 
 import contextlib
+import itertools
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -19,6 +25,7 @@ import tempfile
 import threading
 import time
 
+from . import inventory, limits
 from .common import BIN, Failure
 
 CONNECT_TIMEOUT_S = 10
@@ -26,6 +33,8 @@ COMMAND_TIMEOUT_S = 120
 START_TIMEOUT_S = 30
 STOP_TIMEOUT_S = 30
 STATE_ROOT = "/run/tunbed"  # on a host: STATE_ROOT/PREFIX-NAME holds pids and undo lines
+CONTROL_INDEX = itertools.count()  # names the control sockets of this process's connections
+PID = re.compile(r"[0-9]{1,7}")
 
 # A process on a host: its PID into the pid file (the first argument), then it runs, its
 # standard input closed; when this shell's standard input ends (the connection is gone),
@@ -42,6 +51,15 @@ WATCHDOG = ('exec 3<&0; "$@" <&- & pid=$!; echo $pid >"$0"; '
             f'while [ $i -lt {WATCHDOG_GRACE_S * 10} ] && kill -0 $pid 2>/dev/null; do '
             'sleep 0.1; i=$((i + 1)); done; kill -KILL $pid 2>/dev/null ) >/dev/null 2>&1 & '
             'exec 3<&-; wait $pid; st=$?; rm -f "$0"; exit $st')
+
+
+def pid_of(text):
+    """A PID a host reported (a pid file, the watchdog's), or None: never 0 or 1, never a
+    negative number (kill -1 signals every process)."""
+    text = text.strip()
+    if PID.fullmatch(text) and 1 < int(text) <= limits.PID_MAX:
+        return int(text)
+    return None
 
 
 class HostLost(Failure):
@@ -236,9 +254,17 @@ class Ssh(Host):
     """A host of an inventory, reached over OpenSSH with one multiplexed connection."""
 
     def __init__(self, spec, prefix, ctl_dir):
+        # The inventory checked these; they name what root removes on the host
+        # (cleanup_state) and what ssh connects to, so they are checked again where used.
+        inventory.check_prefix(prefix)
+        if not inventory.is_host_name(spec.name) or not inventory.is_ssh_address(spec.address):
+            raise inventory.InventoryError(f"host {inventory.shown(spec.name)}: not a host "
+                                           "name or address tunbed connects to")
         self.spec, self.name, self.roles = spec, spec.name, (spec.role,)
         self.prefix = prefix
-        self.ctl = os.path.join(ctl_dir, f"{spec.name}.ctl")
+        # By an index: a host's name may be too long for a socket's path (108 bytes), and
+        # ssh expands '%' in ControlPath.
+        self.ctl = os.path.join(ctl_dir, f"{next(CONTROL_INDEX)}.ctl")
         self.master = None
         self.lost = False
         self.state = f"{STATE_ROOT}/{prefix}-{spec.name}"
@@ -261,7 +287,7 @@ class Ssh(Host):
         same way: the watchdog's input, the sampler's, are pipes from the runner too)."""
         self.master = subprocess.Popen(
             [*self.ssh_base(), "-o", "ControlMaster=yes", "-o", "ControlPersist=no",
-             self.spec.address, "--", "exec cat >/dev/null"], stdin=subprocess.PIPE,
+             "--", self.spec.address, "exec cat >/dev/null"], stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
     def open(self):
@@ -275,7 +301,7 @@ class Ssh(Host):
                 raise Failure(f"{self.label()}: cannot connect to {self.spec.address} port "
                               f"{self.spec.port}: {self.why(err)}")
             if os.path.exists(self.ctl) and subprocess.run(
-                    [*self.ssh_base(), "-O", "check", self.spec.address],
+                    [*self.ssh_base(), "-O", "check", "--", self.spec.address],
                     capture_output=True).returncode == 0:
                 break
             if time.monotonic() > deadline:
@@ -284,7 +310,7 @@ class Ssh(Host):
                               f"{CONNECT_TIMEOUT_S + 5} s")
             time.sleep(0.05)
         if self.spec.become:
-            p = subprocess.run([*self.ssh_base(), self.spec.address, "--", "sudo -n true"],
+            p = subprocess.run([*self.ssh_base(), "--", self.spec.address, "sudo -n true"],
                                capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
             if p.returncode != 0:
                 err = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
@@ -334,7 +360,7 @@ class Ssh(Host):
         return shlex.join(cmd)
 
     def argv(self, cmd):
-        return [*self.ssh_base(), "-o", "ControlMaster=no", self.spec.address, "--",
+        return [*self.ssh_base(), "-o", "ControlMaster=no", "--", self.spec.address,
                 self.remote(cmd)]
 
     def bin(self, tool):
@@ -364,9 +390,9 @@ class Ssh(Host):
                                  stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
-            out = self.run(["cat", pidfile], check=False).strip()
-            if out.isdigit():
-                return Proc(self, tag, local, int(out))
+            pid = pid_of(self.run(["cat", pidfile], check=False))
+            if pid is not None:
+                return Proc(self, tag, local, pid)
             if local.poll() is not None:
                 # A short command on a slow connection may have ended, and its PID file with
                 # it, before a read: it ran; there is nothing left to stop.
@@ -387,13 +413,13 @@ class Ssh(Host):
         done = []
         for f in self.run(["sh", "-c", 'ls "$0"/*.pid 2>/dev/null || true', self.state],
                           check=False).split():
-            pid = self.run(["cat", f], check=False).strip()
-            if pid.isdigit() and self.call(["kill", "-TERM", pid]).returncode == 0:
+            pid = pid_of(self.run(["cat", f], check=False))
+            if pid is not None and self.call(["kill", "-TERM", str(pid)]).returncode == 0:
                 # Gone within STOP_TIMEOUT_S, or killed.
                 deadline = time.monotonic() + STOP_TIMEOUT_S
-                while self.call(["kill", "-0", pid]).returncode == 0:
+                while self.call(["kill", "-0", str(pid)]).returncode == 0:
                     if time.monotonic() > deadline:
-                        self.kill(int(pid), signal.SIGKILL)
+                        self.kill(pid, signal.SIGKILL)
                         break
                     time.sleep(0.1)
                 done.append(f"stopped pid {pid} ({os.path.basename(f)[:-4]})")

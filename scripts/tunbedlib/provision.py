@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 
 from . import hosts as hostmod
+from . import inventory
 from .common import ROOT, Failure, log
 
 PLAYBOOK = os.path.join(ROOT, "scripts", "ansible", "provision.yml")
@@ -29,6 +30,8 @@ def ansible_env():
         "ANSIBLE_STDOUT_CALLBACK": "default", "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0",
         "ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_RETRY_FILES_ENABLED": "False",
         "ANSIBLE_DEPRECATION_WARNINGS": "False", "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
+        # As inventory.load reads it: no plugin that runs the file or its templates.
+        "ANSIBLE_INVENTORY_ENABLED": inventory.PLUGINS,
         "ANSIBLE_PYTHON_INTERPRETER": "auto_silent", "ANSIBLE_TIMEOUT": "15",
         "ANSIBLE_DISPLAY_SKIPPED_HOSTS": "False",
         # No connection outlives the playbook (Ansible's default keeps them 60 s).
