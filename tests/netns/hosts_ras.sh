@@ -282,6 +282,13 @@ fault "role missing" "no host in group 'gwb' \(the scenario needs client, server
 	'/^\[gwb\]/,/^gw2 /d'
 fault "address outside the benchmarking ranges" "^tunbed: host c1: tunbed_addr 10\.0\.1\.4 is outside the benchmarking ranges .*tunbed_any_address=true" \
 	's|tunbed_addr=198.18.1.2|tunbed_addr=10.0.1.4|'
+# Hostile values: refused before anything connects (tests/python/test_inventory.py has the rest).
+fault "a host name that is a path" "^tunbed: $TMP/fault\.ini: bad host name '\.\./\.\./\.\./\.\./etc': " \
+	's|^c1 |../../../../etc |'
+fault "an address that ssh would take for an option" "^tunbed: host c1: bad value '-oProxyCommand=false' for ansible_host: expected an IPv4 or IPv6 address or a host name$" \
+	's|ansible_host=198.18.200.2 |ansible_host=-oProxyCommand=false |'
+fault "a port that is not one" "^tunbed: host s1: bad value '99999' for ansible_port: expected a port number$" \
+	's|^\(s1 .*\)$|\1 ansible_port=99999|'
 expect_same_state "after the refusals"
 
 hosts_cleanup
