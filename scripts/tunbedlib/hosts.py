@@ -16,7 +16,6 @@ control socket is named by an index, not by the host."""
 import contextlib
 import itertools
 import os
-import re
 import shlex
 import shutil
 import signal
@@ -25,7 +24,8 @@ import tempfile
 import threading
 import time
 
-from . import inventory, limits
+from . import inventory
+from .rundir import pid_of
 from .common import BIN, Failure
 
 CONNECT_TIMEOUT_S = 10
@@ -34,7 +34,6 @@ START_TIMEOUT_S = 30
 STOP_TIMEOUT_S = 30
 STATE_ROOT = "/run/tunbed"  # on a host: STATE_ROOT/PREFIX-NAME holds pids and undo lines
 CONTROL_INDEX = itertools.count()  # names the control sockets of this process's connections
-PID = re.compile(r"[0-9]{1,7}")
 
 # A process on a host: its PID into the pid file (the first argument), then it runs, its
 # standard input closed; when this shell's standard input ends (the connection is gone),
@@ -51,15 +50,6 @@ WATCHDOG = ('exec 3<&0; "$@" <&- & pid=$!; echo $pid >"$0"; '
             f'while [ $i -lt {WATCHDOG_GRACE_S * 10} ] && kill -0 $pid 2>/dev/null; do '
             'sleep 0.1; i=$((i + 1)); done; kill -KILL $pid 2>/dev/null ) >/dev/null 2>&1 & '
             'exec 3<&-; wait $pid; st=$?; rm -f "$0"; exit $st')
-
-
-def pid_of(text):
-    """A PID a host reported (a pid file, the watchdog's), or None: never 0 or 1, never a
-    negative number (kill -1 signals every process)."""
-    text = text.strip()
-    if PID.fullmatch(text) and 1 < int(text) <= limits.PID_MAX:
-        return int(text)
-    return None
 
 
 class HostLost(Failure):

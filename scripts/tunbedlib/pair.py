@@ -11,7 +11,7 @@ import shutil
 import signal
 import time
 
-from . import frr, limits, rundir
+from . import frr, rundir
 from .common import GREGW, ROOT, TRAFFIC, Failure, run
 
 HOSTS = ("client", "gwa", "core", "gwb1", "gwb2", "server")
@@ -94,12 +94,8 @@ def started_by(pid, program, nets):
 
 def pids_in(text):
     """The PIDs of a state file's lines (PID and a word for the reader), bad lines skipped."""
-    out = []
-    for line in (text or "").splitlines():
-        word = line.split()[0] if line.split() else ""
-        if word.isascii() and word.isdigit() and 1 < int(word) <= limits.PID_MAX:
-            out.append(int(word))
-    return out
+    pids = (rundir.pid_of(line.split()[0]) for line in (text or "").splitlines() if line.split())
+    return [pid for pid in pids if pid is not None]
 
 
 def down(prefix):

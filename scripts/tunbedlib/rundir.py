@@ -10,6 +10,7 @@ machine be one of them."""
 
 import glob
 import os
+import re
 import stat
 import tempfile
 
@@ -21,6 +22,16 @@ ROOT = "/run/tunbed"
 # pass through to their own directories), never write. /run/tunbed itself may be readable:
 # `mkdir -p` on a host makes it 0755.
 ROOT_FORBIDDEN = 0o022
+PID = re.compile(r"[0-9]{1,7}")
+
+
+def pid_of(text):
+    """A PID as a state file holds it (here or on a host), or None: digits only, never 0 or 1,
+    never negative (kill -1 signals every process)."""
+    text = text.strip()
+    if PID.fullmatch(text) and 1 < int(text) <= limits.PID_MAX:
+        return int(text)
+    return None
 
 
 def untrusted(path, forbidden, owners=None):

@@ -348,7 +348,7 @@ class Ssh(unittest.TestCase):
     def test_pids_reported_by_a_host(self):
         for text, want in (("1234\n", 1234), ("0", None), ("1", None), ("-1", None),
                            ("²", None), ("", None), ("12 34", None), ("99999999", None)):
-            self.assertEqual(hosts.pid_of(text), want, text)
+            self.assertEqual(rundir.pid_of(text), want, text)
 
 
 @contextlib.contextmanager
