@@ -29,6 +29,8 @@ TUNNEL_DEFAULT = {4: {"gwa": "198.19.0.1/24", "gwb": "198.19.0.2/24"},
 # The plugins that read a file and run nothing: not `script` (an executable file is run),
 # not `auto` (a YAML file names a plugin, such as generator, whose templates run commands).
 PLUGINS = "ansible.builtin.ini,ansible.builtin.yaml"
+# And of the vars plugins only the one that reads group_vars/ and host_vars/ beside it.
+VARS_PLUGINS = "ansible.builtin.host_group_vars"
 
 # A host name is a file name on its host (the state directory PREFIX-NAME) and a word in
 # reports and commands: never a path, an option, a template or a shell word.
@@ -210,6 +212,7 @@ def load(path):
     unwrapped; the document's shape checked, not yet its values."""
     check_file(path)
     env = os.environ | {"ANSIBLE_INVENTORY_ENABLED": PLUGINS,
+                        "ANSIBLE_VARS_ENABLED": VARS_PLUGINS,
                         "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
                         "ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED": "True",
                         "ANSIBLE_NOCOLOR": "1", "ANSIBLE_DEPRECATION_WARNINGS": "False"}

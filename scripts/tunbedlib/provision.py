@@ -32,6 +32,7 @@ def ansible_env():
         "ANSIBLE_DEPRECATION_WARNINGS": "False", "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
         # As inventory.load reads it: no plugin that runs the file or its templates.
         "ANSIBLE_INVENTORY_ENABLED": inventory.PLUGINS,
+        "ANSIBLE_VARS_ENABLED": inventory.VARS_PLUGINS,
         "ANSIBLE_PYTHON_INTERPRETER": "auto_silent", "ANSIBLE_TIMEOUT": "15",
         "ANSIBLE_DISPLAY_SKIPPED_HOSTS": "False",
         # No connection outlives the playbook (Ansible's default keeps them 60 s).
