@@ -20,6 +20,7 @@ from .common import Failure, log
 
 PERIOD_US = 5000  # a budget's period: short, so that a budget is a slow core, not one that stops
 MIN_US = 1000  # the kernel's least period and quota: min_bw_quota_period_us (kernel/sched/core.c)
+MAX_PERIOD_US = 1000000  # and its longest period: max_bw_quota_period_us
 WEIGHT_V1 = 262144  # cpu.shares at its most (MAX_SHARES, 1 << 18)
 WEIGHT_V2 = 10000  # cpu.weight at its most (CGROUP_WEIGHT_MAX)
 PREFIX = re.compile(r"[A-Za-z0-9_]{1,15}")  # as tunbed-topo's (topo_prefix_valid, TOPO_PREFIX_LEN)
@@ -50,10 +51,11 @@ def parse_shares(text, what="--gateway-cpu"):
     return out
 
 
-def period_quota(share):
-    """(period, quota) in microseconds for share percent of a core: PERIOD_US, longer where
-    share percent of it would be below the kernel's least quota (below 20%: 1% has 100 ms)."""
-    period = max(PERIOD_US, math.ceil(MIN_US * 100 / share))
+def period_quota(share, period_us=PERIOD_US):
+    """(period, quota) in microseconds for share percent of a core: period_us (at most the
+    kernel's 1 s), longer where share percent of it would be below the kernel's least quota
+    (with PERIOD_US: below 20%; 1% has 100 ms)."""
+    period = min(MAX_PERIOD_US, max(period_us, math.ceil(MIN_US * 100 / share)))
     return period, max(MIN_US, round(period * share / 100))
 
 
@@ -229,13 +231,14 @@ class Budgets:
                     raise
                 log(f"{e}")  # the exception in flight says what went wrong first
 
-    def add(self, tid, share, cpu=None):
+    def add(self, tid, share, cpu=None, period_us=PERIOD_US):
         """Gives thread tid (of any process of this machine) share percent of a core, in a
-        cgroup of its own, and pins it to cpu (None: leaves its affinity). Returns the
-        record of it; a Failure in one line if the thread or the kernel refuses."""
+        cgroup of its own, over periods of period_us (period_quota()), and pins it to cpu
+        (None: leaves its affinity). Returns the record of it; a Failure in one line if the
+        thread or the kernel refuses."""
         if tid in self.budgets:
             raise Failure(f"thread {tid} has a budget already")
-        period, quota = period_quota(share)
+        period, quota = period_quota(share, period_us)
         cg = os.path.join(self.parent, f"t{tid}")
         try:
             os.mkdir(cg, 0o755)

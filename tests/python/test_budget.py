@@ -40,6 +40,9 @@ class Shares(unittest.TestCase):
         # Below 20% the period grows so that the quota stays at the kernel's 1 ms floor.
         self.assertEqual(budget.period_quota(10), (10000, 1000))
         self.assertEqual(budget.period_quota(1), (100000, 1000))
+        self.assertEqual(budget.period_quota(20, 100000), (100000, 20000))
+        self.assertEqual(budget.period_quota(20, 2000000), (1000000, 200000))
+        self.assertEqual(budget.period_quota(50, 1000), (2000, 1000))
         for share in (1, 1.5, 7, 15, 19.9, 33.3, 99.9):
             period, quota = budget.period_quota(share)
             self.assertGreaterEqual(quota, budget.MIN_US, share)
