@@ -146,8 +146,9 @@ def own_dir(path):
 
 
 def members(cg, version):
-    """The TIDs (v1) or the PIDs (v2: of the processes with a thread in it) of a cgroup."""
-    name = "tasks" if version == 1 else "cgroup.procs"
+    """The TIDs of the threads in a cgroup (v2: cgroup.threads, as a threaded cgroup has no
+    cgroup.procs to read)."""
+    name = "tasks" if version == 1 else "cgroup.threads"
     try:
         return [int(x) for x in read(os.path.join(cg, name)).split()]
     except OSError:
@@ -155,8 +156,8 @@ def members(cg, version):
 
 
 def empty_and_remove(cg, version, move_to):
-    """Moves what is left in cgroup cg to move_to (its thread or process, by id), waits until
-    it is empty (a thread that is exiting leaves at its end) and removes it."""
+    """Moves each thread left in cgroup cg with move_to(tid), waits until it is empty (a
+    thread that is exiting leaves at its end) and removes it."""
     deadline = time.monotonic() + EMPTY_TIMEOUT_S
     while True:
         for i in members(cg, version):
@@ -263,33 +264,39 @@ class Budgets:
             if cpu is not None:
                 os.sched_setaffinity(tid, {cpu})
         except OSError as e:
+            # v2: the thread back into the parent, its process's other budgets kept.
+            back = self.restore if self.ctl.version == 1 else \
+                (lambda t: write(os.path.join(self.parent, "cgroup.threads"), t))
             with contextlib.suppress(OSError, Failure):
-                empty_and_remove(cg, self.ctl.version, self.restore)
+                empty_and_remove(cg, self.ctl.version, back)
             raise Failure(f"cannot budget thread {tid} at {share:g}% of a core"
                           f"{'' if cpu is None else f' on CPU {cpu}'}: {e.strerror}") from None
         self.budgets[tid] = {"share_pct": share, "period_us": period, "quota_us": quota,
                              "cpu": cpu, "cgroup": cg, "before": before}
         return self.budgets[tid]
 
-    def restore(self, i):
-        """Moves thread (v1) or process (v2) i back where it was, or to the root."""
+    def restore(self, tid):
+        """Moves thread tid back where it was (v2: its whole process, as v2 moves threads
+        only inside a threaded subtree), or to the hierarchy's root."""
         if self.ctl.version == 1:
-            before = next((b["before"] for t, b in self.budgets.items() if t == i), "/")
-            write(os.path.join(self.ctl.root, before.lstrip("/"), "tasks"), i)
+            before = self.budgets[tid]["before"] if tid in self.budgets else "/"
+            write(os.path.join(self.ctl.root, before.lstrip("/"), "tasks"), tid)
         else:
-            before = self.moved.get(i, "/")
-            target = os.path.join(self.ctl.root, before.lstrip("/"), "cgroup.procs")
+            pid = tgid(tid)
+            target = os.path.join(self.ctl.root, self.moved.get(pid, "/").lstrip("/"),
+                                  "cgroup.procs")
             if not os.path.exists(target):
                 target = os.path.join(self.ctl.root, "cgroup.procs")
-            write(target, i)
+            write(target, pid)
 
     def clear(self):
         """Takes every budget off: each thread back in its cgroup of before, each cgroup gone.
         A thread keeps its pin."""
+        for pid in list(self.moved):
+            with contextlib.suppress(ProcessLookupError, FileNotFoundError):
+                self.restore(pid)
         for b in list(self.budgets.values()):
             empty_and_remove(b["cgroup"], self.ctl.version, self.restore)
-        if self.ctl.version == 2:
-            empty_and_remove_procs(self.parent, self.restore)
         self.budgets.clear()
         self.moved.clear()
 
@@ -312,13 +319,6 @@ class Budgets:
         """What a run's record keeps: {tid: {share_pct, period_us, quota_us, cpu}}."""
         return {str(t): {k: b[k] for k in ("share_pct", "period_us", "quota_us", "cpu")}
                 for t, b in self.budgets.items()}
-
-
-def empty_and_remove_procs(parent, restore):
-    """v2: the processes moved into parent back where they were (parent itself stays)."""
-    for pid in members(parent, 2):
-        with contextlib.suppress(ProcessLookupError, FileNotFoundError):
-            restore(pid)
 
 
 def child_dirs(path):
@@ -366,8 +366,11 @@ def remove_leftovers(prefix, mounts=MOUNTS):
         if not own_dir(parent):
             raise Failure(f"{parent} is not a cgroup of this user's: left as it is")
 
-        def to_root(i, root=root, version=version):
-            write(os.path.join(root, "tasks" if version == 1 else "cgroup.procs"), i)
+        def to_root(tid, root=root, version=version):
+            if version == 1:
+                write(os.path.join(root, "tasks"), tid)
+            else:
+                write(os.path.join(root, "cgroup.procs"), tgid(tid))
         for d in child_dirs(parent):
             empty_and_remove(d, version, to_root)
         empty_and_remove(parent, version, to_root)

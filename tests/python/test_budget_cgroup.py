@@ -22,6 +22,17 @@ from tunbedlib.common import Failure  # noqa: E402
 
 PREFIX = f"bt{os.getpid()}"
 BUSY = [sys.executable, "-c", "while True: pass"]
+# Two busy threads in one process (hashing releases the GIL), each saying its TID.
+TWO = [sys.executable, "-c", """
+import hashlib, threading
+data = bytes(1 << 20)
+def spin():
+    print(threading.get_native_id(), flush=True)
+    while True:
+        hashlib.sha256(data)
+for _ in range(2):
+    threading.Thread(target=spin).start()
+"""]
 WINDOW_S = 2.0
 CPU = max(os.sched_getaffinity(0))
 
@@ -99,6 +110,29 @@ class Cgroups(unittest.TestCase):
             self.assertGreater(b.stats()[str(tid)]["nr_throttled"], throttled0)
             self.assertEqual(b.export(), {str(tid): {"share_pct": 20, "period_us": 5000,
                                                      "quota_us": 1000, "cpu": CPU}})
+        self.assertFalse(os.path.lexists(self.parent()))
+
+    def test_two_threads_of_one_process(self):
+        proc = subprocess.Popen(TWO, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(proc.stdout.close)
+        self.addCleanup(proc.wait)
+        self.addCleanup(proc.kill)
+        tids = [int(proc.stdout.readline()) for _ in range(2)]
+        with budget.Budgets(PREFIX) as b:
+            for tid, share in zip(tids, (20, 40)):
+                b.add(tid, share, cpu=CPU)
+                self.assertEqual(cpu_cgroup(tid, self.ctl.version), f"/tunbed-{PREFIX}/t{tid}")
+            t0, r0 = time.monotonic(), [runtime_s(t) for t in tids]
+            throttled0 = [b.stats()[str(t)]["nr_throttled"] for t in tids]
+            time.sleep(WINDOW_S)
+            t1, r1 = time.monotonic(), [runtime_s(t) for t in tids]
+            shares = [100 * (y - x) / (t1 - t0) for x, y in zip(r0, r1)]
+            print(f"two threads of one process with budgets of 20% and 40%: {shares[0]:.1f}% "
+                  f"and {shares[1]:.1f}% of CPU {CPU}", file=sys.stderr)
+            self.assertLessEqual(shares[0], 22.0)
+            self.assertLessEqual(shares[1], 43.0)
+            for t, before in zip(tids, throttled0):
+                self.assertGreater(b.stats()[str(t)]["nr_throttled"], before)
         self.assertFalse(os.path.lexists(self.parent()))
 
     def test_thread_goes_back(self):
