@@ -378,12 +378,14 @@ def remove_leftovers(prefix, mounts=MOUNTS):
     return removed
 
 
-def irq_time_accounting():
+def irq_time_accounting(paths=None):
     """Whether this kernel accounts IRQ time apart from the threads it interrupts
-    (CONFIG_IRQ_TIME_ACCOUNTING): then softirq a thread causes escapes its budget. None when
-    the kernel's configuration cannot be read."""
+    (CONFIG_IRQ_TIME_ACCOUNTING): then softirq a thread causes escapes its budget, and the
+    verdict counts its CPU's softirq as its own (a machine's facts.irq_time_accounting). None
+    when the kernel's configuration cannot be read (paths: where to look, gzipped or not)."""
     release = os.uname().release
-    for path, opener in (("/proc/config.gz", gzip.open), (f"/boot/config-{release}", open)):
+    for path in paths or ("/proc/config.gz", f"/boot/config-{release}"):
+        opener = gzip.open if path.endswith(".gz") else open
         try:
             with opener(path, "rt") as f:
                 text = f.read()

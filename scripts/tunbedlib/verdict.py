@@ -166,8 +166,23 @@ def judge(record, bps, ceiling_bps=None, cap_bps=None):
         v = "unclear"
     foreign = [dict(foreign_cpu(c, h), host=h.get("name")) for h, c in machines]
     return {"verdict": v, "sentence": sentence(v, evidence), "evidence": evidence,
-            "hosts": [{"name": f["name"], "verdict": f["verdict"]} for f in found],
+            "hosts": [{"name": f["name"], "verdict": f["verdict"],
+                       "budgeted_softirq": budgeted_softirq(f, h)}
+                      for f, (h, _) in zip(found, machines)],
             "foreign": foreign, "foreign_flagged": any(f["flagged"] for f in foreign)}
+
+
+def budgeted_softirq(found, host):
+    """The softirq (and irq) on the CPUs of a machine's budgeted gateway threads, percent of
+    one CPU each, and whether the kernel charged it to the threads: {"cpus": {cpu: pct},
+    "charged"}. Where it did not (IRQ time accounted apart) all of it is gateway work outside
+    the budgets; where it did, what ran in the threads' context is inside, and ksoftirqd's is
+    not. None without budgeted gateway threads."""
+    cpus = {str(u["cpu"]): round(u["softirq"], 1) for u in found["units"]
+            if u["budgeted"] and u["role"] == "gateway"}
+    if not cpus:
+        return None
+    return {"cpus": cpus, "charged": not (host.get("facts") or {}).get("irq_time_accounting")}
 
 
 def unit_evidence(u, host=None):

@@ -4,6 +4,7 @@ floor, prefixes, and which cpu controller a machine's mounts offer (fake /proc/s
 cgroup trees: v1's cpu hierarchy, v2 with and without cpu, none). The cgroups themselves:
 test_budget_cgroup.py (root)."""
 
+import gzip
 import os
 import sys
 import tempfile
@@ -128,6 +129,16 @@ class Controllers(unittest.TestCase):
             find(m)
         self.assertRegex(str(e.exception), r"not a cgroup hierarchy of root's .*mode 777\): "
                          "budgets refused$")
+
+    def test_irq_time_accounting(self):
+        on, off = os.path.join(self.tmp.name, "on.gz"), os.path.join(self.tmp.name, "off")
+        with gzip.open(on, "wt") as f:
+            f.write("CONFIG_HZ=250\nCONFIG_IRQ_TIME_ACCOUNTING=y\n")
+        with open(off, "w") as f:
+            f.write("CONFIG_HAVE_IRQ_TIME_ACCOUNTING=y\n# CONFIG_IRQ_TIME_ACCOUNTING is not set\n")
+        self.assertIs(budget.irq_time_accounting([on]), True)
+        self.assertIs(budget.irq_time_accounting([off, on]), False)
+        self.assertIsNone(budget.irq_time_accounting([os.path.join(self.tmp.name, "none")]))
 
     def test_check_off_needs_no_controller(self):
         self.assertEqual(budget.check("off"), (None, None))

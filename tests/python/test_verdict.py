@@ -65,7 +65,8 @@ class Gateway(unittest.TestCase):
         e = v["evidence"][0]
         self.assertEqual((e["what"], e["cpu"], e["pct"], e["allowance"]), ("gateway", 1, 97.0,
                                                                           100.0))
-        self.assertEqual(v["hosts"], [{"name": "this machine", "verdict": "gateway"}])
+        self.assertEqual(v["hosts"], [{"name": "this machine", "verdict": "gateway",
+                                       "budgeted_softirq": None}])
 
     def test_edge_of_the_allowance(self):
         at = judge(run(machine([(50, 0), (99, 0)], {101: (GWA, 95.0, 1)})))
@@ -94,6 +95,17 @@ class Gateway(unittest.TestCase):
         self.assertIn("the gateway's busiest: gregw gwa worker 0 at 94% of its 20% budget",
                       below["sentence"])  # 94.9: rounded down, never read as at it
         self.assertEqual(below["evidence"][0]["use"], 94.9)
+
+    def test_softirq_on_budgeted_cpus(self):
+        budgets = {"101": {"share_pct": 20}}
+        m = machine([(40, 12), (30, 5)], {101: (GWA, 19.0, 0), 201: (CLIENT, 20, 1)},
+                    budgets=budgets)
+        self.assertEqual(judge(run(m))["hosts"][0]["budgeted_softirq"],
+                         {"cpus": {"0": 12.0}, "charged": True})
+        m["facts"] = {"irq_time_accounting": True}
+        self.assertFalse(judge(run(m))["hosts"][0]["budgeted_softirq"]["charged"])
+        self.assertIsNone(judge(run(machine([(40, 12)], {101: (GWA, 19.0, 0)})))["hosts"][0][
+            "budgeted_softirq"])
 
     def test_a_bad_budget_is_refused(self):
         for bad in (0, 101, "20", True, None):
@@ -183,8 +195,8 @@ class Hosts(unittest.TestCase):
         client = machine([(30, 0), (10, 0)], {201: (CLIENT, 30, 0)}, name="client1")
         v = judge(run(gw, client))
         self.assertEqual(v["verdict"], "gateway")
-        self.assertEqual(v["hosts"], [{"name": "gw1", "verdict": "gateway"},
-                                      {"name": "client1", "verdict": "none"}])
+        self.assertEqual([(h["name"], h["verdict"]) for h in v["hosts"]],
+                         [("gw1", "gateway"), ("client1", "none")])
         self.assertIn("gregw gwa worker 0 on gw1 at 96% of core 1", v["sentence"])
 
     def test_a_saturated_client_host_is_the_box(self):
