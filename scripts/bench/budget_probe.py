@@ -312,7 +312,8 @@ def measure_softirq(ns, cpu, soft, share, args, procs):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="what", required=True)
     w = sub.add_parser("window")
     w.add_argument("--share", type=float, default=20)
