@@ -189,28 +189,28 @@ class Box(unittest.TestCase):
         self.assertEqual(v["hosts"][0]["verdict"], "none")
 
 
+def two_hosts(gw_cpus, gw_pct, client_cpus, client_pct):
+    """gw1 with gregw gwa's worker 0 on core 1, client1 with the client on core 0: judged."""
+    return judge(run(machine(gw_cpus, {101: (GWA, gw_pct, 1)}, name="gw1"),
+                     machine(client_cpus, {201: (CLIENT, client_pct, 0)}, name="client1")))
+
+
 class Hosts(unittest.TestCase):
     def test_per_host(self):
-        gw = machine([(20, 0), (97, 10)], {101: (GWA, 96, 1)}, name="gw1")
-        client = machine([(30, 0), (10, 0)], {201: (CLIENT, 30, 0)}, name="client1")
-        v = judge(run(gw, client))
+        v = two_hosts([(20, 0), (97, 10)], 96, [(30, 0), (10, 0)], 30)
         self.assertEqual(v["verdict"], "gateway")
         self.assertEqual([(h["name"], h["verdict"]) for h in v["hosts"]],
                          [("gw1", "gateway"), ("client1", "none")])
         self.assertIn("gregw gwa worker 0 on gw1 at 96% of core 1", v["sentence"])
 
     def test_a_saturated_client_host_is_the_box(self):
-        gw = machine([(20, 0), (60, 10)], {101: (GWA, 60, 1)}, name="gw1")
-        client = machine([(99, 30), (98, 30)], {201: (CLIENT, 60, 0)}, name="client1")
-        v = judge(run(gw, client))
+        v = two_hosts([(20, 0), (60, 10)], 60, [(99, 30), (98, 30)], 60)
         self.assertEqual(v["verdict"], "box")
         self.assertIn("every core of client1 saturated", v["sentence"])
         self.assertIn("gregw gwa worker 0 on gw1 at 60% of core 1", v["sentence"])
 
     def test_other_host_saturated(self):
-        gw = machine([(20, 0), (99, 10)], {101: (GWA, 97, 1)}, name="gw1")
-        client = machine([(99, 30), (40, 0)], {201: (CLIENT, 50, 0)}, name="client1")
-        v = judge(run(gw, client))
+        v = two_hosts([(20, 0), (99, 10)], 97, [(99, 30), (40, 0)], 50)
         self.assertEqual(v["verdict"], "unclear")
         self.assertEqual([h["verdict"] for h in v["hosts"]], ["gateway", "unclear"])
         self.assertIn("core 0 of client1 saturated by other work", v["sentence"])
