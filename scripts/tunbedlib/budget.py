@@ -199,6 +199,11 @@ class Budgets:
         self.moved = {}  # v2: pid of a process moved into the parent: its cgroup before
 
     def __enter__(self):
+        # Not cut short by Ctrl-C or SIGTERM between making the parent and owning it.
+        with deferred_signals():
+            return self.make()
+
+    def make(self):
         try:
             os.mkdir(self.parent, 0o755)
         except FileExistsError:
