@@ -84,8 +84,8 @@ def aligned(host):
 
 def host_cpu(host, start, end):
     """One machine over the measured window: its cores' shares, its busy CPU-seconds, its
-    threads' CPU, the window's length, and the CPU of the gateway's and the generator's
-    processes on it."""
+    threads' CPU, the window's length, the CPU of the gateway's and the generator's processes
+    on it, and their pids."""
     samples, hz = aligned(host)
     win = window(samples, start, end) if start is not None and end is not None else samples
     cores = core_shares(win[0]["cpus"], win[-1]["cpus"]) if len(win) > 1 else {}
@@ -99,7 +99,7 @@ def host_cpu(host, start, end):
             "busy_s": sum(c["busy"] for c in cores.values()) / 100 * span,
             "gateway_s": sum(t["seconds"] for t in threads.values() if str(t["pid"]) in gw),
             "generator_s": sum(t["seconds"] for t in threads.values() if str(t["pid"]) in gen),
-            "has_gateway": bool(gw)}
+            "has_gateway": bool(gw), "gateway_pids": gw, "generator_pids": gen}
 
 
 def analyse(record):

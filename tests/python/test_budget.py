@@ -1,0 +1,148 @@
+"""Unit tests of emulated cores' input (scripts/tunbedlib/budget.py), no root needed: shares
+parsed and refused in one line, the period and quota of a share against the kernel's 1 ms
+floor, prefixes, and which cpu controller a machine's mounts offer (fake /proc/self/mounts and
+cgroup trees: v1's cpu hierarchy, v2 with and without cpu, none). The cgroups themselves:
+test_budget_cgroup.py (root)."""
+
+import gzip
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+
+from tunbedlib import budget  # noqa: E402
+
+
+class Shares(unittest.TestCase):
+    def test_good(self):
+        self.assertEqual(budget.parse_shares("20"), [20.0])
+        self.assertEqual(budget.parse_shares("20, 30%,12.5"), [20.0, 30.0, 12.5])
+        self.assertEqual(budget.parse_shares("1,100"), [1.0, 100.0])
+        self.assertIsNone(budget.parse_shares("off"))
+
+    def test_bad(self):
+        for bad in ("0", "0.99", "100.01", "101", "-5", "abc", "nan", "inf", "", "20,", "1e9"):
+            with self.assertRaises(budget.BudgetError) as e:
+                budget.parse_shares(bad)
+            self.assertRegex(str(e.exception), r"^bad value '.*' for --gateway-cpu: a share of "
+                             r"one core from 1 to 100 \(percent\), or off$", bad)
+        with self.assertRaises(budget.BudgetError) as e:
+            budget.parse_shares("20,0", "--client-cpu")
+        self.assertEqual(str(e.exception), "bad value '0' for --client-cpu: a share of one core "
+                         "from 1 to 100 (percent), or off")
+
+    def test_period_and_quota(self):
+        self.assertEqual(budget.period_quota(20), (5000, 1000))
+        self.assertEqual(budget.period_quota(100), (5000, 5000))
+        self.assertEqual(budget.period_quota(50), (5000, 2500))
+        # Below 20% the period grows so that the quota stays at the kernel's 1 ms floor.
+        self.assertEqual(budget.period_quota(10), (10000, 1000))
+        self.assertEqual(budget.period_quota(1), (100000, 1000))
+        self.assertEqual(budget.period_quota(20, 100000), (100000, 20000))
+        self.assertEqual(budget.period_quota(20, 2000000), (1000000, 200000))
+        self.assertEqual(budget.period_quota(50, 1000), (2000, 1000))
+        for share in (1, 1.5, 7, 15, 19.9, 33.3, 99.9):
+            period, quota = budget.period_quota(share)
+            self.assertGreaterEqual(quota, budget.MIN_US, share)
+            self.assertLessEqual(period, 1000000, share)
+            self.assertAlmostEqual(100 * quota / period, share, delta=0.05, msg=share)
+
+    def test_prefix(self):
+        self.assertEqual(budget.parent_name("tb"), "tunbed-tb")
+        for bad in ("", "a-b", "a/../b", "x" * 16, "a b", None):
+            with self.assertRaises(budget.BudgetError):
+                budget.parent_name(bad)
+
+
+def find(mounts):
+    """budget.find() on a fake tree: this user's, where the real one must be root's."""
+    return budget.find(mounts, owner=os.geteuid())
+
+
+class Controllers(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        os.chmod(self.tmp.name, 0o755)
+
+    def tree(self, name, *files, controllers=None):
+        d = os.path.join(self.tmp.name, name)
+        os.mkdir(d, 0o755)
+        for f in files:
+            open(os.path.join(d, f), "w").close()
+        if controllers is not None:
+            with open(os.path.join(d, "cgroup.controllers"), "w") as f:
+                f.write(controllers + "\n")
+        return d
+
+    def mounts(self, *lines):
+        path = os.path.join(self.tmp.name, "mounts")
+        with open(path, "w") as f:
+            f.write("".join(line + "\n" for line in lines))
+        return path
+
+    def test_v1_cpu(self):
+        cpu = self.tree("cpu", "cpu.cfs_quota_us")
+        v2 = self.tree("unified", controllers="cpu memory")
+        m = self.mounts(f"cgroup {cpu} cgroup rw,relatime,cpu 0 0",
+                        f"cgroup2 {v2} cgroup2 rw 0 0")
+        self.assertEqual(find(m), budget.Controller(1, cpu))
+
+    def test_v1_cpu_with_cpuacct(self):
+        cpu = self.tree("cpu,cpuacct", "cpu.cfs_quota_us")
+        m = self.mounts(f"cgroup {cpu} cgroup rw,nosuid,cpu,cpuacct 0 0")
+        self.assertEqual(find(m).root, cpu)
+
+    def test_v2_cpu(self):
+        v2 = self.tree("with space", controllers="cpuset cpu io memory pids")
+        m = self.mounts("cgroup x cgroup rw,cpuset 0 0",
+                        f"cgroup2 {v2.replace(' ', chr(92) + '040')} cgroup2 rw 0 0")
+        self.assertEqual(find(m), budget.Controller(2, v2))
+
+    def test_none(self):
+        v2 = self.tree("unified", controllers="hugetlb")
+        acct = self.tree("cpuacct")
+        m = self.mounts(f"cgroup {acct} cgroup rw,cpuacct 0 0", f"cgroup2 {v2} cgroup2 rw 0 0")
+        with self.assertRaises(budget.BudgetError) as e:
+            find(m)
+        self.assertEqual(str(e.exception), "no cpu controller to budget threads with: cgroup "
+                         "v1's cpu hierarchy is not mounted; cgroup v2 at "
+                         f"{v2} has no cpu controller (it has: hugetlb)")
+
+    def test_no_cfs_bandwidth(self):
+        cpu = self.tree("cpu")
+        m = self.mounts(f"cgroup {cpu} cgroup rw,cpu 0 0")
+        with self.assertRaises(budget.BudgetError) as e:
+            find(m)
+        self.assertEqual(str(e.exception), "no cpu controller to budget threads with: cgroup "
+                         f"v1's cpu hierarchy at {cpu} has no CFS bandwidth control "
+                         "(CONFIG_CFS_BANDWIDTH)")
+
+    def test_a_hierarchy_others_may_write_is_refused(self):
+        cpu = self.tree("cpu", "cpu.cfs_quota_us")
+        os.chmod(cpu, 0o777)
+        m = self.mounts(f"cgroup {cpu} cgroup rw,cpu 0 0")
+        with self.assertRaises(budget.BudgetError) as e:
+            find(m)
+        self.assertRegex(str(e.exception), r"not a cgroup hierarchy of root's .*mode 777\): "
+                         "budgets refused$")
+
+    def test_irq_time_accounting(self):
+        on, off = os.path.join(self.tmp.name, "on.gz"), os.path.join(self.tmp.name, "off")
+        with gzip.open(on, "wt") as f:
+            f.write("CONFIG_HZ=250\nCONFIG_IRQ_TIME_ACCOUNTING=y\n")
+        with open(off, "w") as f:
+            f.write("CONFIG_HAVE_IRQ_TIME_ACCOUNTING=y\n# CONFIG_IRQ_TIME_ACCOUNTING is not set\n")
+        self.assertIs(budget.irq_time_accounting([on]), True)
+        self.assertIs(budget.irq_time_accounting([off, on]), False)
+        self.assertIsNone(budget.irq_time_accounting([os.path.join(self.tmp.name, "none")]))
+
+    def test_check_off_needs_no_controller(self):
+        self.assertEqual(budget.check("off"), (None, None))
+
+
+if __name__ == "__main__":
+    unittest.main()
