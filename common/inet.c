@@ -171,6 +171,34 @@ int ip_parse(const uint8_t *p, size_t len, bool check_csum, struct ip_info *out)
 	return -EPROTO;
 }
 
+uint8_t ip_dsfield(const uint8_t *p)
+{
+	if (p[0] >> 4 == 6)
+		return (uint8_t)(load_be16(p) >> IPV6_TCLASS_SHIFT);
+	return p[IPV4_TOS_OFF];
+}
+
+static const char *const ecn_names[] = {
+	[IP_ECN_NOT_ECT] = "not-ect",
+	[IP_ECN_ECT1] = "ect1",
+	[IP_ECN_ECT0] = "ect0",
+	[IP_ECN_CE] = "ce",
+};
+
+const char *ip_ecn_name(unsigned ecn)
+{
+	return ecn_names[ecn & IP_ECN_MASK];
+}
+
+int ip_ecn_parse(const char *name)
+{
+	for (unsigned i = 0; i < sizeof(ecn_names) / sizeof(ecn_names[0]); i++) {
+		if (strcmp(name, ecn_names[i]) == 0)
+			return (int)i;
+	}
+	return -EINVAL;
+}
+
 bool ip_ecn_set_ce(uint8_t *p, size_t len)
 {
 	if (len >= IPV4_HLEN && p[0] >> 4 == 4) {

@@ -12,6 +12,25 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+/*
+ * The DS field (RFC 2474, 3): IPv4's TOS byte, IPv6's traffic class (in the header's first 16
+ * bits, after the version). Its six high bits are the DSCP, its two low bits the ECN field
+ * (RFC 3168, 5), one of these codepoints.
+ */
+enum ip_ecn {
+	IP_ECN_NOT_ECT = 0,
+	IP_ECN_ECT1 = 1,
+	IP_ECN_ECT0 = 2,
+	IP_ECN_CE = 3,
+};
+
+enum {
+	IP_ECN_MASK = 0x03,
+	IP_DSCP_SHIFT = 2,
+	IP_DSCP_MAX = 63,
+	IPV6_TCLASS_SHIFT = 4,
+};
+
 /* The Ethernet header's EtherType, after the two addresses (IEEE 802.3). */
 enum { ETH_TYPE_OFF = 12 };
 
@@ -165,6 +184,25 @@ static inline unsigned ip_proto_off(int family)
 {
 	return family == AF_INET6 ? IPV6_NEXT_OFF : IPV4_PROTO_OFF;
 }
+
+/* Where the TTL (IPv4) or hop limit (IPv6) lies in the IP header of family. */
+static inline unsigned ip_ttl_off(int family)
+{
+	return family == AF_INET6 ? IPV6_HOPS_OFF : IPV4_TTL_OFF;
+}
+
+/*
+ * The DS field of the IPv4 or IPv6 header at p, which holds at least its first two bytes; the
+ * version decides which field.
+ */
+uint8_t ip_dsfield(const uint8_t *p);
+
+/* The name of an ECN codepoint, as options and reports spell it: "not-ect", "ect1", "ect0",
+ * "ce". */
+const char *ip_ecn_name(unsigned ecn);
+
+/* The codepoint (enum ip_ecn) that name is, or -EINVAL. */
+int ip_ecn_parse(const char *name);
 
 /*
  * One's complement sum of data added to sum, not yet folded. Call repeatedly over the parts

@@ -1,7 +1,9 @@
 /*
  * The Internet checksum (common/inet.c) against a byte-at-a-time RFC 1071 reference: every
- * length from 0 to 300 at every alignment, sums chained over parts, and RFC 1071's example.
+ * length from 0 to 300 at every alignment, sums chained over parts, and RFC 1071's example;
+ * ECN marking, the DS field and the ECN codepoints' names.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +106,23 @@ int main(void)
 		CHECK(ip_ecn_set_ce(ip6, sizeof(ip6)));
 		CHECK(ip6[0] == 0x6b && ip6[1] == 0xbf && ip6[2] == 0x12 && ip6[3] == 0x34);
 		CHECK(!ip_ecn_set_ce(ip6, IPV6_HLEN - 1));
+		/* The DS field, either family: traffic class 0xbb, TOS byte 0x2a. */
+		CHECK_INT(ip_dsfield(ip6), 0xbb);
+		CHECK_INT(ip_ttl_off(AF_INET6), IPV6_HOPS_OFF);
+		CHECK_INT(ip_ttl_off(AF_INET), IPV4_TTL_OFF);
 	}
+	{
+		uint8_t ip4[20] = { 0x45, 0x2a };
+
+		CHECK_INT(ip_dsfield(ip4), 0x2a);
+	}
+	/* The codepoints' names, both ways; nothing else is one. */
+	for (unsigned ecn = 0; ecn < 4; ecn++)
+		CHECK_INT(ip_ecn_parse(ip_ecn_name(ecn)), ecn);
+	CHECK_STR(ip_ecn_name(IP_ECN_ECT0), "ect0");
+	CHECK_STR(ip_ecn_name(IP_ECN_NOT_ECT), "not-ect");
+	CHECK_INT(ip_ecn_parse("ect2"), -EINVAL);
+	CHECK_INT(ip_ecn_parse("CE"), -EINVAL);
+	CHECK_INT(ip_ecn_parse(""), -EINVAL);
 	return check_done("test_inet");
 }
