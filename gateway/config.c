@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "inet.h"
 #include "log.h"
 #include "opt.h"
 #include "parse.h"
@@ -28,6 +29,8 @@ enum opt_id {
 	OPT_KEY,
 	OPT_SEQ,
 	OPT_CSUM,
+	OPT_TOS,
+	OPT_TTL,
 	OPT_WORKERS,
 	OPT_CPUS,
 	OPT_MTU,
@@ -63,6 +66,8 @@ static const struct option options[] = {
 	{ "key", required_argument, NULL, OPT_KEY },
 	{ "seq", no_argument, NULL, OPT_SEQ },
 	{ "csum", no_argument, NULL, OPT_CSUM },
+	{ "tos", required_argument, NULL, OPT_TOS },
+	{ "ttl", required_argument, NULL, OPT_TTL },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "cpus", required_argument, NULL, OPT_CPUS },
 	{ "mtu", required_argument, NULL, OPT_MTU },
@@ -110,6 +115,14 @@ void config_usage(void)
 	       "  --key K              GRE key, 0 to 4294967295: sent, and required on receipt\n"
 	       "  --seq                send sequence numbers, and require them on receipt\n"
 	       "  --csum               send checksums, and require them on receipt\n"
+	       "  --tos inherit|N      the outer DSCP: inherit (default) copies the inner\n"
+	       "                       packet's (RFC 2983), N (0 to 63) sets it; the outer ECN\n"
+	       "                       field copies the inner one either way (RFC 6040)\n"
+	       "  --ttl inherit|N      the outer TTL or hop limit: N, 1 to 255 (default 64), or\n"
+	       "                       inherit (or 0, as ip tunnel takes it): the inner one's\n"
+	       "                       (--tos and --ttl are taken and shown in the stats; the\n"
+	       "                       packet path applies neither yet: every outer header\n"
+	       "                       has DSCP 0, Not-ECT and TTL 64)\n"
 	       "  --mtu M              inner MTU (default: the path MTU to the peer minus the\n"
 	       "                       encapsulation); larger is refused\n"
 	       "  --encap gre|gre-udp  GRE over IP (protocol 47, default), or GRE-in-UDP (RFC\n"
@@ -206,6 +219,7 @@ void config_defaults(struct config *c)
 	c->aqm_interval_us = 10000;
 	c->ingress_drop = true;
 	c->wire_tx_packet = true;
+	tos_cfg_init(&c->tos);
 }
 
 /* Where a value came from, for the one line that names a bad one. */
@@ -344,6 +358,25 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 		return set_bool(o, key, v, &c->seq);
 	case OPT_CSUM:
 		return set_bool(o, key, v, &c->csum);
+	case OPT_TOS:
+		if (strcmp(v, "inherit") == 0) {
+			c->tos.dscp_inherit = true;
+		} else if (parse_u64(v, 0, IP_DSCP_MAX, &n) == 0) {
+			c->tos.dscp_inherit = false;
+			c->tos.dscp = (uint8_t)n;
+		} else {
+			return bad(o, key, v, "expected inherit or a DSCP from 0 to 63");
+		}
+		return 0;
+	case OPT_TTL:
+		/* As iproute2's ip tunnel: 0 is inherit, there being no outer TTL of 0. */
+		if (strcmp(v, "inherit") == 0)
+			n = 0;
+		else if (parse_u64(v, 0, 255, &n))
+			return bad(o, key, v, "expected inherit or 0 to 255 (0: inherit)");
+		c->tos.ttl_inherit = n == 0;
+		c->tos.ttl = (uint8_t)n;
+		return 0;
 	case OPT_MSS_CLAMP:
 		return set_bool(o, key, v, &c->mss_clamp);
 	case OPT_ANY_ADDRESS:

@@ -14,6 +14,7 @@
 #include "netaddr.h"
 #include "privs.h"
 #include "pktring.h"
+#include "tos.h"
 
 struct config {
 	char tun[16];
@@ -51,6 +52,7 @@ struct config {
 	struct netprefix routes[CONFIG_MAX_ROUTES];
 	unsigned nallow; /* --allow-from; 0: the routes and the tunnel subnets */
 	struct netprefix allow[CONFIG_MAX_ALLOW];
+	struct tos_cfg tos; /* --tos, --ttl: the outer DSCP and TTL (tos.h) */
 	int verbose;
 };
 

@@ -50,6 +50,15 @@ static json_t *config_json(const struct gregw *g)
 	jout_bool(o, "key", c->has_key); /* whether, never which: the socket is no secret store */
 	jout_bool(o, "seq", c->seq);
 	jout_bool(o, "csum", c->csum);
+	/* What --tos and --ttl say, "inherit" or the number: not yet what is sent (tos.h). */
+	if (c->tos.dscp_inherit)
+		jout_str(o, "tos", "inherit");
+	else
+		jout_int(o, "tos", c->tos.dscp);
+	if (c->tos.ttl_inherit)
+		jout_str(o, "ttl", "inherit");
+	else
+		jout_int(o, "ttl", c->tos.ttl);
 	jout_int(o, "mtu", g->ecfg.mtu);
 	jout_int(o, "path_mtu", g->path_mtu);
 	jout_bool(o, "mss_clamp", c->mss_clamp);

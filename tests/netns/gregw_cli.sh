@@ -45,6 +45,10 @@ expect_refusal "bad offload" 2 "^gregw: bad value 'yes' for --offload: expected 
 expect_refusal "bad aqm" 2 "^gregw: bad value 'red' for --aqm: expected off or codel$" run --remote 198.18.0.2 --aqm red
 expect_refusal "bad aqm target" 2 "^gregw: bad value '5' for --aqm-target: expected 10 to 10000000 microseconds$" run --remote 198.18.0.2 --aqm-target 5
 expect_refusal "bad fair-queue" 2 "^gregw: bad value 'fifo' for --fair-queue: expected on or off$" run --remote 198.18.0.2 --fair-queue fifo
+expect_refusal "a DSCP above 63" 2 "^gregw: bad value '64' for --tos: expected inherit or a DSCP from 0 to 63$" run --remote 198.18.0.2 --tos 64
+expect_refusal "a TOS that is no number" 2 "^gregw: bad value 'ef' for --tos: expected inherit or a DSCP from 0 to 63$" run --remote 198.18.0.2 --tos ef
+expect_refusal "a TTL above 255" 2 "^gregw: bad value '256' for --ttl: expected inherit or 0 to 255 \\(0: inherit\\)$" run --remote 198.18.0.2 --ttl 256
+expect_refusal "a negative TTL" 2 "^gregw: bad value '-1' for --ttl: expected inherit or 0 to 255 \\(0: inherit\\)$" run --remote 198.18.0.2 --ttl -1
 expect_refusal "bad mtu" 2 "^gregw: bad value '67' for --mtu: expected 68 to 65535$" run --remote 198.18.0.2 --mtu 67
 expect_refusal "addr without length" 2 "^gregw: bad value '198.19.0.1' for --addr: expected ADDR/LEN$" run --remote 198.18.0.2 --addr 198.19.0.1
 expect_refusal "addr6 of the wrong family" 2 "^gregw: bad value '198.19.0.1/24' for --addr6: expected an IPv6 prefix$" run --remote 198.18.0.2 --addr6 198.19.0.1/24
@@ -63,6 +67,8 @@ expect_refusal "mixed families" 2 "^gregw: --local and --remote are of different
 grep -q -- "--mss-clamp" "$TMP/help.txt" || fail "--help lacks --mss-clamp"
 grep -q -- "--any-address" "$TMP/help.txt" || fail "--help lacks --any-address"
 grep -q -- "--allow-from" "$TMP/help.txt" || fail "--help lacks --allow-from"
+grep -q -- "--tos inherit|N" "$TMP/help.txt" || fail "--help lacks --tos"
+grep -q -- "--ttl inherit|N" "$TMP/help.txt" || fail "--help lacks --ttl"
 
 printf '%s\n' "remote = 198.18.0.2" "key = 12" "seq = yes" "colour = red" >"$TMP/bad.conf"
 expect_refusal "unknown key in a file" 2 "^gregw: $TMP/bad.conf:4: unknown key 'colour'$" run --config "$TMP/bad.conf"
@@ -89,6 +95,8 @@ printf '%s\n' "remote = 198.18.0.2" "cpus = 99" >"$TMP/cpus.conf"
 expect_refusal "a file's CPU that does not exist" 2 "^gregw: $TMP/cpus.conf:2: cpus 99: no CPU 99 on this machine \\(CPUs [0-9,-]+\\)$" run --config "$TMP/cpus.conf"
 printf '%s\n' "key = 12" "remote = 10.1.2.3" >"$TMP/real.conf"
 expect_refusal "remote outside the ranges in a file" 2 "^gregw: $TMP/real.conf:2: remote 10.1.2.3 $OUTSIDE \\(any-address = yes or --any-address allows it\\)$" run --config "$TMP/real.conf"
+printf '%s\n' "remote = 198.18.0.2" "tos = 63" "ttl = inherited" >"$TMP/ttl.conf"
+expect_refusal "bad ttl in a file" 2 "^gregw: $TMP/ttl.conf:3: bad value 'inherited' for ttl: expected inherit or 0 to 255 \\(0: inherit\\)$" run --config "$TMP/ttl.conf"
 printf '%s\n' "remote = 198.18.0.2" "any-address = perhaps" >"$TMP/bad3.conf"
 expect_refusal "bad any-address in a file" 2 "^gregw: $TMP/bad3.conf:2: bad value 'perhaps' for any-address: expected yes or no$" run --config "$TMP/bad3.conf"
 
@@ -112,10 +120,13 @@ expect_refusal "no route to the peer" 1 "^gregw: no route to --remote 198.19.9.9
 # A config file: the same gateway as its options, command line overriding.
 # (any-address = yes with the benchmarking ranges: allowed, recorded, and nothing leaves P-a.)
 printf '%s\n' "; gregw on P-a" "remote = 198.18.0.2" "addr = 198.19.0.1/24" "key = 12" "seq = yes" \
-	"workers = 1" "route = 198.18.5.0/24" "route = 198.18.6.0/24" "any-address = yes" >"$TMP/a.conf"
+	"workers = 1" "route = 198.18.5.0/24" "route = 198.18.6.0/24" "any-address = yes" \
+	"tos = 46" "ttl = 0" >"$TMP/a.conf"
 # (The stats say whether a key is set, not which: the override is seen in workers.)
-gw_start conf "$P-a" --config "$TMP/a.conf" --key 13 --workers 2
+gw_start conf "$P-a" --config "$TMP/a.conf" --key 13 --workers 2 --tos 10
 s=$(gw_stats conf)
+# tos overridden by the command line; the file's ttl 0 is inherit, as ip tunnel takes it.
+expect_eq "tos from the command line, ttl 0 from the file" "$(json_get "$s" '(d["config"]["tos"], d["config"]["ttl"])')" "(10, 'inherit')"
 expect_eq "config file and override" "$(json_get "$s" '(d["config"]["key"], d["config"]["seq"], d["config"]["workers"], d["config"]["mtu"], d["config"]["addr"], d["config"]["any_address"])')" "(True, True, 2, $((1368 - GW_UDP)), '198.19.0.1/24', True)"
 expect_eq "routes from the file" "$(ip -n "$P-a" route show dev gre0 proto static | awk '{print $1}' | tr '\n' ' ')" "198.18.5.0/24 198.18.6.0/24 "
 # Inner sources by default: the routes and the tunnel subnet; never the TUN's own address
@@ -149,6 +160,7 @@ expect_eq "gregw --netns exit status" "$BG_STATUS" "0"
 # (more than 2 documents, how many final, the last final, every other one not)
 expect_eq "--stats-json: interval lines, then exactly one final summary, the last line" "$(gw_finals "$TMP/stats.jsonl")" "True 1 True True"
 expect_eq "nothing on stdout with --stats-json" "$(cat "$TMP/ns.out")" ""
+expect_eq "the defaults: tos inherit, ttl 64" "$(json_get "$(tail -n 1 "$TMP/stats.jsonl")" '(d["config"]["tos"], d["config"]["ttl"])')" "('inherit', 64)"
 expect_eq "no --any-address: any_address false in the summary" "$(json_get "$(tail -n 1 "$TMP/stats.jsonl")" 'd["config"]["any_address"]')" "False"
 expect_eq "allow-from from the file and the command line" "$(json_get "$(tail -n 1 "$TMP/stats.jsonl")" 'd["config"]["allow_from"]')" "['198.18.7.0/24', '2001:2:7::/48', '198.18.8.0/24']"
 expect_refusal "--netns that does not exist" 1 "cannot open namespace 'nope$$'" "$GREGW" --netns "nope$$" --remote 198.18.0.2
