@@ -18,6 +18,7 @@
 #include "client_int.h"
 #include "clock.h"
 #include "fd.h"
+#include "inet.h"
 #include "log.h"
 #include "netaddr.h"
 #include "pattern.h"
@@ -109,6 +110,8 @@ static int session_connect(struct cl_thread *t, struct session *s)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &c->rcvbuf, sizeof(c->rcvbuf));
 	if (c->congestion[0] &&
 	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, c->congestion, strlen(c->congestion)) < 0)
+		return fd_close_err(fd);
+	if (c->dscp && conn_set_ds(fd, cl->peer.ss_family, (uint8_t)(c->dscp << IP_DSCP_SHIFT)))
 		return fd_close_err(fd);
 	if (connect(fd, (struct sockaddr *)&cl->peer, cl->peer_len) < 0 && errno != EINPROGRESS)
 		return fd_close_err(fd);

@@ -15,6 +15,13 @@
 #include "netaddr.h"
 #include "proto.h"
 
+/* --ecn: what the sessions' packets say of ECN (RFC 3168). */
+enum client_ecn {
+	CLIENT_ECN_OFF,	      /* UDP Not-ECT; TCP as the namespace's net.ipv4.tcp_ecn has it */
+	CLIENT_ECN_ON,	      /* UDP ECT(0); TCP: every session must have negotiated ECN */
+	CLIENT_ECN_CODEPOINT, /* UDP: ecn_codepoint on every datagram */
+};
+
 enum client_output {
 	OUT_TEXT,
 	OUT_JSON,	 /* one document at the end */
@@ -38,6 +45,9 @@ struct client_cfg {
 	uint32_t buffer;    /* bytes per write and read */
 	int sndbuf, rcvbuf; /* 0: the kernel's autotuning */
 	char congestion[16];
+	uint8_t dscp; /* --dscp: the sessions' DSCP, 0 to 63 */
+	enum client_ecn ecn;
+	uint8_t ecn_codepoint; /* UDP: the ECN field of every datagram (enum ip_ecn) */
 	bool verify;
 	bool rst;
 	bool churn;

@@ -5,6 +5,7 @@
 #include "conn.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -83,6 +84,17 @@ long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool v
 		s->window_bytes += (uint64_t)r;
 	}
 	return r;
+}
+
+int conn_set_ds(int fd, int family, uint8_t ds)
+{
+	int v = ds;
+
+	if (setsockopt(fd, IPPROTO_IP, IP_TOS, &v, sizeof(v)) < 0)
+		return -errno;
+	if (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &v, sizeof(v)) < 0)
+		return -errno;
+	return 0;
 }
 
 int conn_socket_blocking(int family, int type)

@@ -48,6 +48,13 @@ long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool v
 int io_full(int fd, uint8_t *buf, size_t len, bool out, uint64_t until_ns);
 
 /*
+ * Sets the DS field (DSCP and ECN, RFC 2474) that fd's packets carry: IP_TOS, and for an IPv6
+ * socket IPV6_TCLASS too (a dual-stack socket sends IPv4 with the first). A TCP socket keeps
+ * its ECN bits the kernel's. Returns 0 or -errno, errno set. Any thread.
+ */
+int conn_set_ds(int fd, int family, uint8_t ds);
+
+/*
  * A blocking socket of type (SOCK_STREAM, ...) for family, with TRAFFIC_CONNECT_TIMEOUT_S send
  * and receive timeouts. Returns the fd or -errno. Any thread.
  */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "icmp.h"
+#include "inet.h"
 #include "limits.h"
 #include "log.h"
 #include "opt.h"
@@ -20,6 +21,7 @@ enum {
 	O_BIND,
 	O_THREADS,
 	O_CPUS,
+	O_DSCP,
 	O_SESSIONS,
 	O_TIME,
 	O_BYTES,
@@ -31,6 +33,7 @@ enum {
 	O_SNDBUF,
 	O_RCVBUF,
 	O_CONGESTION,
+	O_ECN,
 	O_VERIFY,
 	O_SHUTDOWN,
 	O_CHURN,
@@ -57,6 +60,7 @@ static const struct option opts[] = {
 	{ "bind", required_argument, NULL, O_BIND },
 	{ "threads", required_argument, NULL, O_THREADS },
 	{ "cpus", required_argument, NULL, O_CPUS },
+	{ "dscp", required_argument, NULL, O_DSCP },
 	{ "sessions", required_argument, NULL, O_SESSIONS },
 	{ "time", required_argument, NULL, O_TIME },
 	{ "bytes", required_argument, NULL, O_BYTES },
@@ -68,6 +72,7 @@ static const struct option opts[] = {
 	{ "sndbuf", required_argument, NULL, O_SNDBUF },
 	{ "rcvbuf", required_argument, NULL, O_RCVBUF },
 	{ "congestion", required_argument, NULL, O_CONGESTION },
+	{ "ecn", required_argument, NULL, O_ECN },
 	{ "verify", no_argument, NULL, O_VERIFY },
 	{ "shutdown", required_argument, NULL, O_SHUTDOWN },
 	{ "churn", no_argument, NULL, O_CHURN },
@@ -105,6 +110,9 @@ static void usage(void)
 	       "  --port P             TCP and UDP port (default %d)\n"
 	       "  --threads T          worker threads (default: one per CPU)\n"
 	       "  --cpus LIST          pin the threads to these CPUs, in order\n"
+	       "  --dscp N             the DSCP (0 to 63) of the sessions' packets: the\n"
+	       "                       client's TCP and UDP sessions, the server's TCP\n"
+	       "                       connections and UDP replies (default 0)\n"
 	       "  --any-address        allow HOST and --bind outside 198.18.0.0/15 and\n"
 	       "                       2001:2::/48: a real network, chosen on purpose (the\n"
 	       "                       client's JSON config says any_address)\n"
@@ -124,6 +132,11 @@ static void usage(void)
 	       "  --buffer B           bytes per write and read (default 128k)\n"
 	       "  --sndbuf B, --rcvbuf B  socket buffer sizes (default: the kernel's autotuning)\n"
 	       "  --congestion ALG     TCP congestion control (cubic, reno, bbr if loaded)\n"
+	       "  --ecn on|off|CODE    TCP: on, every session must negotiate ECN, which the\n"
+	       "                       namespace's net.ipv4.tcp_ecn asks for (1); off (default),\n"
+	       "                       as the namespace has it. UDP: the ECN field of every\n"
+	       "                       datagram, CODE not-ect (off, default), ect0 (on), ect1\n"
+	       "                       or ce\n"
 	       "  --verify             check every received byte against the session's pattern\n"
 	       "  --shutdown graceful|rst  close with FIN (default) or abort with RST\n"
 	       "  --churn              reconnect each session as soon as it ends, until --time;\n"
@@ -207,6 +220,28 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 		s->cpus = c->cpus;
 		c->has_cpus = s->has_cpus = true;
 		return 0;
+	case O_DSCP:
+		if (parse_u64(v, 0, IP_DSCP_MAX, &n))
+			return opt_bad(name, v, "expected a DSCP from 0 to 63");
+		c->dscp = s->dscp = (uint8_t)n;
+		return 0;
+	case O_ECN: {
+		int cp = ip_ecn_parse(v);
+
+		if (strcmp(v, "off") == 0) {
+			c->ecn = CLIENT_ECN_OFF;
+			c->ecn_codepoint = IP_ECN_NOT_ECT;
+		} else if (strcmp(v, "on") == 0) {
+			c->ecn = CLIENT_ECN_ON;
+			c->ecn_codepoint = IP_ECN_ECT0;
+		} else if (cp >= 0) {
+			c->ecn = CLIENT_ECN_CODEPOINT;
+			c->ecn_codepoint = (uint8_t)cp;
+		} else {
+			return opt_bad(name, v, "expected on, off, not-ect, ect0, ect1 or ce");
+		}
+		return 0;
+	}
 	case O_SESSIONS:
 		if (parse_u64(v, 1, PROTO_MAX_SESSIONS, &n))
 			return opt_bad(name, v, "expected 1 to 10000");
@@ -403,6 +438,12 @@ static int check(struct options *o, const bool *given)
 	}
 	if (c->udp && !c->rate_bps && !c->pps) {
 		log_warnx("--udp needs --rate or --pps: UDP has no congestion control to pace it");
+		return -EINVAL;
+	}
+	if (!c->udp && c->ecn == CLIENT_ECN_CODEPOINT) {
+		log_warnx("--ecn %s is for --udp: TCP's ECN codepoints are the kernel's (--ecn on "
+			  "or off)",
+			  ip_ecn_name(c->ecn_codepoint));
 		return -EINVAL;
 	}
 	if (c->udp && (c->pattern != PROTO_PUSH || c->verify || c->churn || c->rst)) {

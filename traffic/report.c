@@ -15,6 +15,7 @@
 #include "client_int.h"
 #include "clock.h"
 #include "fairness.h"
+#include "inet.h"
 #include "jout.h"
 #include "log.h"
 #include "parse.h"
@@ -198,7 +199,7 @@ static json_t *tcp_json(struct client *cl, double span, uint64_t *total_out)
 	unsigned n = c->sessions, failed;
 	json_t *o = json_object(), *arr = json_array(), *v = json_object();
 	double *bps = calloc(n ? n : 1, sizeof(*bps)), mn = INFINITY, mx = 0;
-	uint64_t total = 0, retr = 0, mism = 0, conns = 0;
+	uint64_t total = 0, retr = 0, mism = 0, conns = 0, ecn = 0, ce = 0;
 	int first_bad_session = -1;
 	uint64_t first_bad = UINT64_MAX;
 	const char *first_side = NULL;
@@ -245,6 +246,10 @@ static json_t *tcp_json(struct client *cl, double span, uint64_t *total_out)
 		if (c->churn || c->iterations > 1)
 			jout_u64(e, "connections", s->connections);
 		if (s->ti_valid) {
+			/* The last connection's: whether it negotiated ECN (RFC 3168, 6.1.1), and
+			 * the segments it sent whose CE mark the receiver echoed. */
+			ecn += (s->ti.tcpi_options & TCPI_OPT_ECN) != 0;
+			ce += s->ti.tcpi_delivered_ce;
 			jout_int(e, "retransmits", s->retrans);
 			jout_real(e, "rtt_ms", s->ti.tcpi_rtt / 1000.0);
 			jout_real(e, "rttvar_ms", s->ti.tcpi_rttvar / 1000.0);
@@ -266,6 +271,8 @@ static json_t *tcp_json(struct client *cl, double span, uint64_t *total_out)
 	jout_u64(o, "connections", conns);
 	if (c->churn)
 		jout_real(o, "connections_per_second", span > 0 ? (double)conns / span : 0);
+	jout_u64(o, "ecn_negotiated", ecn);
+	jout_u64(o, "ce_delivered", ce);
 	jout_bool(v, "on", c->verify);
 	jout_u64(v, "mismatches", mism);
 	if (first_bad_session >= 0) {
@@ -408,6 +415,13 @@ static void final_text(const json_t *d)
 		       format_rate_text(json_number_value(json_object_get(t, "session_bps_max")),
 					r2, sizeof(r2)),
 		       json_number_value(json_object_get(t, "jain")));
+		if (json_integer_value(json_object_get(t, "ecn_negotiated")) ||
+		    strcmp(json_string_value(json_object_get(cfg, "ecn")), "on") == 0)
+			printf("  ecn      %lld of %lld sessions negotiated ECN, %lld CE marks "
+			       "echoed\n",
+			       json_integer_value(json_object_get(t, "ecn_negotiated")),
+			       json_integer_value(json_object_get(t, "sessions")),
+			       json_integer_value(json_object_get(t, "ce_delivered")));
 		if (json_object_get(t, "connections_per_second"))
 			printf("  churn    %lld connections, %.1f per second\n",
 			       json_integer_value(json_object_get(t, "connections")),
@@ -490,6 +504,14 @@ static void error_line(struct client *cl, const json_t *errs)
 			  json_array_size(errs) > 1 ? ", and other errors" : "");
 }
 
+/* --ecn as given: on, off, or a codepoint's name. */
+static const char *ecn_name(const struct client_cfg *c)
+{
+	if (c->ecn == CLIENT_ECN_CODEPOINT)
+		return ip_ecn_name(c->ecn_codepoint);
+	return c->ecn == CLIENT_ECN_ON ? "on" : "off";
+}
+
 int report_final(struct client *cl)
 {
 	const struct client_cfg *c = cl->cfg;
@@ -498,6 +520,7 @@ int report_final(struct client *cl)
 	double span;
 	char summary[128], test[24];
 	bool ok = true, interrupted = cl->interrupted;
+	unsigned ecn_short = 0; /* --ecn on: TCP sessions without ECN */
 
 	if (cl->deadline_ns != UINT64_MAX && end > cl->deadline_ns)
 		end = cl->deadline_ns;
@@ -513,6 +536,8 @@ int report_final(struct client *cl)
 		jout_str(cfg, "congestion", cl->congestion);
 	jout_int(cfg, "sessions", c->sessions);
 	jout_int(cfg, "threads", cl->nthreads);
+	jout_int(cfg, "dscp", c->dscp);
+	jout_str(cfg, "ecn", ecn_name(c));
 	jout_str(cfg, "pattern", pattern_name(c->pattern));
 	jout_real(cfg, "time_s", c->time_ms / 1000.0);
 	jout_u64(cfg, "bytes", c->bytes);
@@ -537,6 +562,10 @@ int report_final(struct client *cl)
 
 		errs = json_object_get(part, "errors");
 		ok = json_integer_value(json_object_get(part, "failed")) == 0;
+		if (!c->udp && c->ecn == CLIENT_ECN_ON)
+			ecn_short = c->sessions - (unsigned)json_integer_value(
+							  json_object_get(part, "ecn_negotiated"));
+		ok = ok && !ecn_short;
 		if (!c->udp && json_integer_value(json_object_get(json_object_get(part, "verify"),
 								  "mismatches")))
 			ok = false;
@@ -587,6 +616,10 @@ int report_final(struct client *cl)
 		jout_dump(stdout, d, c->output == OUT_JSON ? JOUT_PRETTY : 0);
 	if (!ok && json_array_size(errs))
 		error_line(cl, errs);
+	else if (ecn_short)
+		log_warnx("--ecn on: %u of %u sessions negotiated no ECN (net.ipv4.tcp_ecn = 1 in "
+			  "the client's namespace asks for it)",
+			  ecn_short, c->sessions);
 	else if (!ok && ping_error(cl))
 		log_warnx("%s: ping probes: %s", c->host, strerror(ping_error(cl)));
 	json_decref(d);

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "conn.h"
+#include "inet.h"
 #include "limits.h"
 #include "log.h"
 #include "netaddr.h"
@@ -85,6 +87,10 @@ static int open_sockets(struct srv_thread *t, const struct server_cfg *c)
 		if (bind(fd, (struct sockaddr *)&ss, len) < 0)
 			return -errno;
 	}
+	/* Accepted connections take the listener's DS field, SYN-ACK included. */
+	if (c->dscp && (conn_set_ds(t->lfd, family, (uint8_t)(c->dscp << IP_DSCP_SHIFT)) ||
+			conn_set_ds(t->ufd, family, (uint8_t)(c->dscp << IP_DSCP_SHIFT))))
+		return -errno;
 	setsockopt(t->ufd, SOL_SOCKET, SO_RCVBUF, &(int){ SRV_UDP_RCVBUF }, sizeof(int));
 	/* Arrival times from the kernel: a reply says how long its datagram waited here. */
 	setsockopt(t->ufd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one));

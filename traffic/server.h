@@ -19,6 +19,7 @@ struct server_cfg {
 	unsigned threads;    /* 0: one per CPU */
 	bool has_cpus;
 	cpu_set_t cpus;
+	uint8_t dscp;	     /* --dscp: of what it sends, its TCP connections and UDP replies */
 	uint64_t corrupt_at; /* test hook: flip the byte at this offset of what session 0 is sent */
 };
 

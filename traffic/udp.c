@@ -16,6 +16,7 @@
 #include "client_int.h"
 #include "clock.h"
 #include "fd.h"
+#include "inet.h"
 #include "jout.h"
 #include "log.h"
 #include "udpsched.h"
@@ -55,8 +56,12 @@ static int open_udp(struct client *cl, struct session *s)
 {
 	int fd = socket(cl->peer.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
 
+	uint8_t ds = (uint8_t)(cl->cfg->dscp << IP_DSCP_SHIFT | cl->cfg->ecn_codepoint);
+
 	if (fd < 0)
 		return -errno;
+	if (ds && conn_set_ds(fd, cl->peer.ss_family, ds))
+		return fd_close_err(fd);
 	if (connect(fd, (struct sockaddr *)&cl->peer, cl->peer_len) < 0)
 		return fd_close_err(fd);
 	/* The replies' arrival from the kernel: the thread reads them when it gets to it. */

@@ -2,7 +2,8 @@
 # tunbed-traffic when things go wrong: no server, an unreachable one, a server killed in the
 # middle (partial results still printed, non-zero exit), garbage sent to the server (it
 # serves on), and every bad option (one line, exit status 2), an address outside the
-# benchmarking ranges without --any-address among them.
+# benchmarking ranges without --any-address among them, a DSCP above 63 and an ECN
+# codepoint that does not exist.
 #
 #  P-client 198.18.1.1 ---wire--- 198.18.1.2 P-server [tunbed-traffic server]
 # shellcheck source=traffic_lib.sh
@@ -74,6 +75,11 @@ expect_refusal "time and bytes" 2 "--time and --bytes exclude each other" "$TRAF
 expect_refusal "warmup with bytes" 2 "--warmup needs --time" "$TRAFFIC" client 198.18.1.2 --bytes 1m --warmup 1
 expect_refusal "churn without bytes" 2 "--churn needs --bytes" "$TRAFFIC" client 198.18.1.2 --churn
 expect_refusal "client option on the server" 2 "--sessions is a client option" "$TRAFFIC" server --sessions 2
+expect_refusal "a DSCP above 63" 2 "^tunbed-traffic: bad value '64' for --dscp: expected a DSCP from 0 to 63$" "$TRAFFIC" client 198.18.1.2 --dscp 64
+expect_refusal "the server's DSCP above 63" 2 "^tunbed-traffic: bad value '99' for --dscp: expected a DSCP from 0 to 63$" "$TRAFFIC" server --dscp 99
+expect_refusal "no such ECN codepoint" 2 "^tunbed-traffic: bad value 'ect2' for --ecn: expected on, off, not-ect, ect0, ect1 or ce$" "$TRAFFIC" client 198.18.1.2 --udp --rate 1m --ecn ect2
+expect_refusal "a codepoint for TCP" 2 "^tunbed-traffic: --ecn ce is for --udp: TCP's ECN codepoints are the kernel's \\(--ecn on or off\\)$" "$TRAFFIC" client 198.18.1.2 --ecn ce
+expect_refusal "--ecn on the server" 2 "^tunbed-traffic: --ecn is a client option$" "$TRAFFIC" server --ecn on
 expect_refusal "unknown option" 2 "unrecognized option '--frobnicate'" "$TRAFFIC" client 198.18.1.2 --frobnicate
 # A CPU the machine lacks: refused while the options are read, client and server alike,
 # naming the CPUs there are (both started, then failed with "cannot start thread 0: Invalid
@@ -81,8 +87,12 @@ expect_refusal "unknown option" 2 "unrecognized option '--frobnicate'" "$TRAFFIC
 CPUS_RE="^tunbed-traffic: --cpus 1023: no CPU 1023 on this machine \\(CPUs [0-9,-]+\\)$"
 expect_refusal "client --cpus 1023" 2 "$CPUS_RE" timeout 20 ip netns exec "$P-client" "$TRAFFIC" client 198.18.1.2 --time 1 --cpus 1023
 expect_refusal "server --cpus 1023" 2 "$CPUS_RE" timeout 20 ip netns exec "$P-server" "$TRAFFIC" server --port 9401 --cpus 1023
-"$TRAFFIC" --help | grep -q -- "--rr-rate" || fail "--help lacks --rr-rate"
-"$TRAFFIC" --help | grep -q -- "--any-address" || fail "--help lacks --any-address"
+# (Into a file first: grep -q stops at its match, and the help is longer than one write, whose
+# rest would then fail with SIGPIPE.)
+"$TRAFFIC" --help >"$TMP/help.txt" || fail "--help failed"
+for opt in --rr-rate --any-address --dscp --ecn; do
+	grep -q -- "$opt" "$TMP/help.txt" || fail "--help lacks $opt"
+done
 if "$TRAFFIC" --help | grep -q corrupt; then fail "the test hook shows in --help"; fi
 
 tr_stop

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "inet.h"
 #include "log.h"
 #include "options.h"
 #include "parse.h"
@@ -309,6 +310,73 @@ static void test_icmp(void)
 	}
 }
 
+/* --dscp (client and server) and --ecn (client): the DS field of the sessions' packets. */
+static void test_tos(void)
+{
+	/* Automatic, not static: the argument lists are compound literals. */
+	const struct {
+		const char *name;
+		const char *const *args;
+		const char *line;
+	} bad[] = {
+		{ "dscp 64", ARGS("client", "198.18.1.2", "--dscp", "64"),
+		  "tunbed-traffic: bad value '64' for --dscp: expected a DSCP from 0 to 63\n" },
+		{ "dscp -1", ARGS("server", "--dscp", "-1"),
+		  "tunbed-traffic: bad value '-1' for --dscp: expected a DSCP from 0 to 63\n" },
+		{ "dscp ef", ARGS("client", "198.18.1.2", "--dscp", "ef"),
+		  "tunbed-traffic: bad value 'ef' for --dscp: expected a DSCP from 0 to 63\n" },
+		{ "ecn ect2",
+		  ARGS("client", "198.18.1.2", "--udp", "--rate", "1m", "--ecn", "ect2"),
+		  "tunbed-traffic: bad value 'ect2' for --ecn: expected on, off, not-ect, ect0, "
+		  "ect1 or ce\n" },
+		{ "ecn CE", ARGS("client", "198.18.1.2", "--udp", "--rate", "1m", "--ecn", "CE"),
+		  "tunbed-traffic: bad value 'CE' for --ecn: expected on, off, not-ect, ect0, ect1 "
+		  "or ce\n" },
+		{ "a codepoint for TCP", ARGS("client", "198.18.1.2", "--ecn", "ect1"),
+		  "tunbed-traffic: --ecn ect1 is for --udp: TCP's ECN codepoints are the kernel's "
+		  "(--ecn on or off)\n" },
+		{ "ecn on a server", ARGS("server", "--ecn", "on"),
+		  "tunbed-traffic: --ecn is a client option\n" },
+	};
+	static const struct {
+		const char *name;
+		enum client_ecn ecn;
+		uint8_t cp;
+	} names[] = {
+		{ "off", CLIENT_ECN_OFF, IP_ECN_NOT_ECT },
+		{ "on", CLIENT_ECN_ON, IP_ECN_ECT0 },
+		{ "not-ect", CLIENT_ECN_CODEPOINT, IP_ECN_NOT_ECT },
+		{ "ect0", CLIENT_ECN_CODEPOINT, IP_ECN_ECT0 },
+		{ "ect1", CLIENT_ECN_CODEPOINT, IP_ECN_ECT1 },
+		{ "ce", CLIENT_ECN_CODEPOINT, IP_ECN_CE },
+	};
+
+	CHECK_INT(run(ARGS("client", "198.18.1.2")), 0);
+	CHECK_INT(o.client.dscp, 0);
+	CHECK_INT(o.client.ecn, CLIENT_ECN_OFF);
+	CHECK_INT(o.client.ecn_codepoint, IP_ECN_NOT_ECT);
+	CHECK_INT(run(ARGS("client", "198.18.1.2", "--dscp", "46", "--ecn", "on")), 0);
+	CHECK_INT(o.client.dscp, 46);
+	CHECK_INT(o.client.ecn, CLIENT_ECN_ON);
+	CHECK_INT(run(ARGS("client", "198.18.1.2", "--dscp", "63", "--ecn", "off")), 0);
+	CHECK_INT(o.client.dscp, 63);
+	CHECK_INT(run(ARGS("server", "--dscp", "12")), 0);
+	CHECK_INT(o.server.dscp, 12);
+	CHECK_INT(run(ARGS("server")), 0);
+	CHECK_INT(o.server.dscp, 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		CHECK_ROW(run(ARGS("client", "198.18.1.2", "--udp", "--rate", "1m", "--ecn",
+				   names[i].name)) == 0,
+			  names[i].name);
+		CHECK_ROW(o.client.ecn == names[i].ecn && o.client.ecn_codepoint == names[i].cp,
+			  names[i].name);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK_ROW(run(bad[i].args) == -EINVAL, bad[i].name);
+		CHECK_STR(err_line, bad[i].line);
+	}
+}
+
 int main(void)
 {
 	log_init("tunbed-traffic", LOG_LEVEL_WARN); /* the name main gives the lines */
@@ -318,5 +386,6 @@ int main(void)
 	test_any_address();
 	test_cpus();
 	test_icmp();
+	test_tos();
 	return check_done("test_traffic_options");
 }
