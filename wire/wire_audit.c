@@ -160,6 +160,13 @@ static void account_datagram(struct wire_audit *a, const struct wire_frame *f, b
 		seq = wire_seq_add(&d->seq, f->gre.seq);
 	if (f->has_inner)
 		account_inner(a, d, f, seq);
+	if (f->has_inner && f->has_outer_ds) {
+		unsigned in = f->inner_ds >> IP_DSCP_SHIFT;
+
+		d->ecn[f->inner_ds & IP_ECN_MASK][f->outer_ds & IP_ECN_MASK]++;
+		d->dscp_marked += in != 0;
+		d->dscp_copied += in != 0 && (unsigned)f->outer_ds >> IP_DSCP_SHIFT == in;
+	}
 }
 
 int wire_audit_frame(struct wire_audit *a, const uint8_t *p, size_t caplen, size_t len,

@@ -42,6 +42,9 @@ struct wire_dir {
 	uint64_t tcp_unresolved_bytes; /* the part of late bytes whose sending order is unknown */
 	uint64_t tcp_untracked_bytes;  /* inner TCP payload of flows that found no slot */
 	uint64_t flow_reordered;       /* GRE sequence below the highest of the same inner flow */
+	uint64_t ecn[4][4];	       /* frames by [inner][outer] ECN codepoint (enum ip_ecn) */
+	uint64_t dscp_marked;	       /* frames whose inner DSCP is not 0 */
+	uint64_t dscp_copied;	       /* of those, the outer DSCP the same */
 	uint64_t first_ns, last_ns;    /* capture time of the first and last frame */
 	struct wire_seq seq;
 	uint64_t udp_ports[WIRE_PORTS / 64]; /* outer UDP source ports seen (GRE-in-UDP) */

@@ -39,14 +39,27 @@ enum {
 };
 
 static const char *const violation_names[WIRE_V_MAX] = {
-	[WIRE_V_TRUNCATED] = "truncated", [WIRE_V_BAD_OUTER] = "bad_outer",
-	[WIRE_V_FRAGMENT] = "fragment",	  [WIRE_V_BAD_PEER] = "bad_peer",
-	[WIRE_V_BAD_UDP] = "bad_udp",	  [WIRE_V_BAD_GRE] = "bad_gre",
-	[WIRE_V_NO_KEY] = "no_key",	  [WIRE_V_BAD_KEY] = "bad_key",
-	[WIRE_V_NO_SEQ] = "no_seq",	  [WIRE_V_UNEXPECTED_SEQ] = "unexpected_seq",
-	[WIRE_V_NO_CSUM] = "no_csum",	  [WIRE_V_UNEXPECTED_CSUM] = "unexpected_csum",
-	[WIRE_V_BAD_CSUM] = "bad_csum",	  [WIRE_V_BAD_PROTO] = "bad_proto",
-	[WIRE_V_BAD_INNER] = "bad_inner", [WIRE_V_INNER_TOO_BIG] = "inner_too_big",
+	[WIRE_V_TRUNCATED] = "truncated",
+	[WIRE_V_BAD_OUTER] = "bad_outer",
+	[WIRE_V_FRAGMENT] = "fragment",
+	[WIRE_V_BAD_PEER] = "bad_peer",
+	[WIRE_V_BAD_UDP] = "bad_udp",
+	[WIRE_V_BAD_GRE] = "bad_gre",
+	[WIRE_V_NO_KEY] = "no_key",
+	[WIRE_V_BAD_KEY] = "bad_key",
+	[WIRE_V_NO_SEQ] = "no_seq",
+	[WIRE_V_UNEXPECTED_SEQ] = "unexpected_seq",
+	[WIRE_V_NO_CSUM] = "no_csum",
+	[WIRE_V_UNEXPECTED_CSUM] = "unexpected_csum",
+	[WIRE_V_BAD_CSUM] = "bad_csum",
+	[WIRE_V_BAD_PROTO] = "bad_proto",
+	[WIRE_V_BAD_INNER] = "bad_inner",
+	[WIRE_V_INNER_TOO_BIG] = "inner_too_big",
+	[WIRE_V_ECN_NOT_COPIED] = "ecn_not_copied",
+	[WIRE_V_ECN_CE_RESET] = "ecn_ce_reset",
+	[WIRE_V_ECN_MISMATCH] = "ecn_mismatch",
+	[WIRE_V_BAD_DSCP] = "bad_dscp",
+	[WIRE_V_BAD_TTL] = "bad_ttl",
 };
 
 const char *wire_violation_name(enum wire_violation v)
@@ -79,6 +92,7 @@ void wire_expect_init(struct wire_expect *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->udp_port = WIRE_GRE_UDP_PORT;
+	e->ecn = true;
 }
 
 /*
@@ -211,6 +225,7 @@ static bool outer_parse(struct span *s, struct wire_frame *f, struct outer *o)
 			return false;
 		if (inet_csum(s->p, o->hlen) != 0)
 			f->violations |= 1u << WIRE_V_BAD_OUTER;
+		f->outer_ttl = s->p[IPV4_TTL_OFF];
 		f->src.family = f->dst.family = AF_INET;
 		memcpy(f->src.bytes, s->p + IPV4_SRC_OFF, 4);
 		memcpy(f->dst.bytes, s->p + IPV4_DST_OFF, 4);
@@ -223,6 +238,7 @@ static bool outer_parse(struct span *s, struct wire_frame *f, struct outer *o)
 		if (short_frame(f, need(s, IPV6_HLEN)))
 			return false;
 		tot = IPV6_HLEN + (size_t)load_be16(s->p + IPV6_PLEN_OFF);
+		f->outer_ttl = s->p[IPV6_HOPS_OFF];
 		f->src.family = f->dst.family = AF_INET6;
 		memcpy(f->src.bytes, s->p + IPV6_SRC_OFF, 16);
 		memcpy(f->dst.bytes, s->p + IPV6_DST_OFF, 16);
@@ -265,6 +281,8 @@ static bool outer_parse(struct span *s, struct wire_frame *f, struct outer *o)
 		f->violations |= 1u << WIRE_V_BAD_OUTER;
 		return false;
 	}
+	f->has_outer_ds = true;
+	f->outer_ds = ip_dsfield(s->p);
 	/* Ethernet pads short frames: bytes past the IP length are the link's, not ours. */
 	if (tot > s->len) {
 		f->violations |= 1u << WIRE_V_TRUNCATED;
@@ -376,9 +394,41 @@ static void inner_parse(const struct wire_expect *e, const struct span *in, uint
 	}
 	f->has_inner = true;
 	f->inner_len = (unsigned)tot;
+	f->inner_ds = ip_dsfield(in->p);
+	f->inner_ttl = in->p[v == 4 ? IPV4_TTL_OFF : IPV6_HOPS_OFF];
 	if (e->mtu && tot > e->mtu)
 		f->violations |= 1u << WIRE_V_INNER_TOO_BIG;
 	inner_l4(in, hlen, later_fragment, f);
+}
+
+/*
+ * The outer header against the inner packet it carries, as the encapsulator must have built
+ * it: the ECN field copied (RFC 6040, 4.1, normal mode), the DSCP inherited (RFC 2983) or the
+ * one given, the TTL likewise. A CE outer header over an ECT inner packet is a router's mark on
+ * the way, not the encapsulator's doing, and passes; no router marks a Not-ECT packet, or turns
+ * one ECT codepoint into the other.
+ */
+static void tos_check(const struct wire_expect *e, struct wire_frame *f)
+{
+	unsigned in = f->inner_ds & IP_ECN_MASK, out = f->outer_ds & IP_ECN_MASK;
+	unsigned dscp = e->dscp == WIRE_FIELD_INHERIT ? (unsigned)f->inner_ds >> IP_DSCP_SHIFT
+						      : e->dscp_value;
+	unsigned ttl = e->ttl == WIRE_FIELD_INHERIT ? f->inner_ttl : e->ttl_value;
+
+	if (!f->has_inner || !f->has_outer_ds)
+		return;
+	if (e->ecn && in != out) {
+		if (out == IP_ECN_NOT_ECT)
+			f->violations |= 1u << WIRE_V_ECN_NOT_COPIED;
+		else if (in == IP_ECN_CE && out == IP_ECN_ECT0)
+			f->violations |= 1u << WIRE_V_ECN_CE_RESET;
+		else if (out != IP_ECN_CE || in == IP_ECN_NOT_ECT)
+			f->violations |= 1u << WIRE_V_ECN_MISMATCH;
+	}
+	if (e->dscp != WIRE_FIELD_ANY && (unsigned)f->outer_ds >> IP_DSCP_SHIFT != dscp)
+		f->violations |= 1u << WIRE_V_BAD_DSCP;
+	if (e->ttl != WIRE_FIELD_ANY && f->outer_ttl != ttl)
+		f->violations |= 1u << WIRE_V_BAD_TTL;
 }
 
 static void want_check(enum wire_want w, bool present, enum wire_violation absent,
@@ -482,6 +532,7 @@ static size_t gre_decode(const struct wire_expect *e, const struct span *g, bool
 	}
 	payload = span_sub(g, (size_t)hl, glen - (size_t)hl);
 	inner_parse(e, &payload, f->gre.proto, f);
+	tos_check(e, f);
 	return glen;
 }
 
@@ -651,6 +702,9 @@ int wire_decode_next(const struct wire_expect *e, const uint8_t *p, size_t caple
 	f.dir = prev->dir;
 	f.src = prev->src;
 	f.dst = prev->dst;
+	f.has_outer_ds = prev->has_outer_ds;
+	f.outer_ds = prev->outer_ds;
+	f.outer_ttl = prev->outer_ttl;
 	f.has_sport = prev->has_sport;
 	f.udp_sport = prev->udp_sport;
 	f.link_hlen = prev->link_hlen;

@@ -49,6 +49,11 @@ enum wire_violation {
 	WIRE_V_BAD_PROTO,	/* GRE carries neither IPv4 nor IPv6 */
 	WIRE_V_BAD_INNER,	/* inner packet malformed or of the other family than GRE says */
 	WIRE_V_INNER_TOO_BIG,	/* inner packet longer than the tunnel MTU */
+	WIRE_V_ECN_NOT_COPIED,	/* an ECN-capable inner packet in a Not-ECT outer header */
+	WIRE_V_ECN_CE_RESET,	/* CE inside, ECT(0) outside: RFC 3168's full functionality */
+	WIRE_V_ECN_MISMATCH,	/* any other outer ECN field no encapsulator or path should make */
+	WIRE_V_BAD_DSCP,	/* the outer DSCP is not the inner one (inherit) or the one given */
+	WIRE_V_BAD_TTL,		/* the outer TTL is not the inner one (inherit) or the one given */
 	WIRE_V_MAX
 };
 
@@ -59,6 +64,13 @@ enum wire_want {
 	WIRE_WANT_NO,
 };
 
+/* What an expectation asks of an outer header field the encapsulator sets. */
+enum wire_field {
+	WIRE_FIELD_ANY = 0, /* not checked */
+	WIRE_FIELD_INHERIT, /* the inner packet's, copied */
+	WIRE_FIELD_FIXED,   /* the value given */
+};
+
 struct wire_expect {
 	bool has_peers;	       /* local and remote are set (given, or learned) */
 	struct netaddr local;  /* one end of the tunnel: direction 0 runs local to remote */
@@ -67,6 +79,10 @@ struct wire_expect {
 	uint32_t key_value; /* with key == WIRE_WANT_YES */
 	unsigned mtu;	    /* largest inner packet; 0: not checked */
 	uint16_t udp_port;  /* GRE-in-UDP destination port */
+	bool ecn;	    /* RFC 6040's normal mode: the outer ECN field copies the inner one */
+	enum wire_field dscp, ttl;
+	uint8_t dscp_value; /* with dscp == WIRE_FIELD_FIXED: 0 to 63 */
+	uint8_t ttl_value;  /* with ttl == WIRE_FIELD_FIXED: 1 to 255 */
 };
 
 enum wire_encap {
@@ -98,12 +114,16 @@ struct wire_frame {
 	size_t next_len;	 /* from next to the end of the UDP payload */
 	unsigned link_hlen;	 /* set with next: the link header's length */
 	unsigned outer_hlen;	 /* set with next: outer IP and extension headers, UDP header */
+	bool has_outer_ds;	 /* the outer header was read: outer_ds and outer_ttl are valid */
+	uint8_t outer_ds;	 /* its DS field (DSCP and ECN) */
+	uint8_t outer_ttl;	 /* its TTL or hop limit */
 	bool has_gre;		 /* the GRE header was read: gre is valid */
 	struct gre_info gre;
 	bool has_inner; /* inner is a well-formed IP packet: inner_len and flow are valid */
 	unsigned inner_len;
-	struct flow_key flow; /* end 0 the source, end 1 the destination (flow.h) */
-	bool has_tcp;	      /* inner TCP header read */
+	uint8_t inner_ds, inner_ttl; /* the inner header's DS field and TTL or hop limit */
+	struct flow_key flow;	     /* end 0 the source, end 1 the destination (flow.h) */
+	bool has_tcp;		     /* inner TCP header read */
 	uint32_t tcp_seq;
 	uint32_t tcp_payload; /* TCP payload bytes */
 	uint8_t tcp_flags;
@@ -111,7 +131,10 @@ struct wire_frame {
 	uint16_t ip_id;
 };
 
-/* Sets the defaults: nothing expected, GRE-in-UDP on port 4754. */
+/*
+ * Sets the defaults: nothing expected but RFC 6040's normal mode (ecn), GRE-in-UDP on port
+ * 4754.
+ */
 void wire_expect_init(struct wire_expect *e);
 
 /*

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inet.h"
 #include "log.h"
 #include "netns.h"
 #include "opt.h"
@@ -33,6 +34,9 @@ enum {
 	O_NO_CSUM,
 	O_MTU,
 	O_UDP_PORT,
+	O_EXPECT_ECN,
+	O_EXPECT_TOS,
+	O_EXPECT_TTL,
 	O_JSON,
 	O_TOP,
 	O_CHECK,
@@ -58,6 +62,9 @@ static const struct option opts[] = {
 	{ "no-csum", no_argument, NULL, O_NO_CSUM },
 	{ "mtu", required_argument, NULL, O_MTU },
 	{ "udp-port", required_argument, NULL, O_UDP_PORT },
+	{ "expect-ecn", required_argument, NULL, O_EXPECT_ECN },
+	{ "expect-tos", required_argument, NULL, O_EXPECT_TOS },
+	{ "expect-ttl", required_argument, NULL, O_EXPECT_TTL },
 	{ "json", no_argument, NULL, O_JSON },
 	{ "top", required_argument, NULL, O_TOP },
 	{ "check", no_argument, NULL, O_CHECK },
@@ -90,7 +97,7 @@ static void usage(void)
 	       "  --ready-file FILE    live: create FILE once the capture runs\n"
 	       "  --user USER          once the capture and the files are open, run as USER\n"
 	       "                       (default: stay who started it, without capabilities)\n"
-	       "expected (each check is off unless asked for):\n"
+	       "expected (each check but ECN's is off unless asked for):\n"
 	       "  --local ADDR --remote ADDR  the tunnel's ends; without them the first tunnel\n"
 	       "                       frame names them (its source is local); in\n"
 	       "                       198.18.0.0/15 or 2001:2::/48 unless --any-address\n"
@@ -101,6 +108,13 @@ static void usage(void)
 	       "  --csum | --no-csum   every frame has a GRE checksum | has none\n"
 	       "  --mtu N              no inner packet is longer than N bytes\n"
 	       "  --udp-port P         GRE-in-UDP destination port (default %d)\n"
+	       "  --expect-ecn normal|any  normal (default): the outer ECN field copies the\n"
+	       "                       inner one, as RFC 6040's normal mode has it (a CE mark\n"
+	       "                       on the way over ECT passes); any: not checked\n"
+	       "  --expect-tos inherit|N  the outer DSCP is the inner one (RFC 2983, as ip\n"
+	       "                       tunnel's tos inherit sends it) | is N, 0 to 63\n"
+	       "  --expect-ttl inherit|N  the outer TTL or hop limit is the inner one | is N,\n"
+	       "                       1 to 255\n"
 	       "                       always checked: outer fragments, truncation, GRE version\n"
 	       "                       and reserved bits, checksums present, inner IP well formed\n"
 	       "output:\n"
@@ -183,6 +197,32 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 			return opt_bad(name, v, "expected 1 to 65535");
 		e->udp_port = (uint16_t)n;
 		o->cap.udp_port = (uint16_t)n;
+		return 0;
+	case O_EXPECT_ECN:
+		if (strcmp(v, "normal") && strcmp(v, "any"))
+			return opt_bad(name, v, "expected normal or any");
+		e->ecn = strcmp(v, "normal") == 0;
+		return 0;
+	case O_EXPECT_TOS:
+		if (strcmp(v, "inherit") == 0) {
+			e->dscp = WIRE_FIELD_INHERIT;
+			return 0;
+		}
+		if (parse_u64(v, 0, IP_DSCP_MAX, &n))
+			return opt_bad(name, v, "expected inherit or a DSCP from 0 to 63");
+		e->dscp = WIRE_FIELD_FIXED;
+		e->dscp_value = (uint8_t)n;
+		return 0;
+	case O_EXPECT_TTL:
+		if (strcmp(v, "inherit") == 0) {
+			e->ttl = WIRE_FIELD_INHERIT;
+			return 0;
+		}
+		/* No sender puts 0 there; gregw's --ttl 0 means inherit, as ip tunnel's. */
+		if (parse_u64(v, 1, 255, &n))
+			return opt_bad(name, v, "expected inherit or 1 to 255");
+		e->ttl = WIRE_FIELD_FIXED;
+		e->ttl_value = (uint8_t)n;
 		return 0;
 	case O_JSON:
 		o->json = true;

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "clock.h"
+#include "inet.h"
 #include "jout.h"
 #include "netaddr.h"
 #include "parse.h"
@@ -33,6 +34,14 @@ static json_t *want_json(enum wire_want w)
 	return w == WIRE_WANT_ANY ? json_null() : json_boolean(w == WIRE_WANT_YES);
 }
 
+/* --expect-tos, --expect-ttl: "inherit", the number, or null when not checked. */
+static json_t *field_json(enum wire_field w, uint8_t value)
+{
+	if (w == WIRE_FIELD_ANY)
+		return json_null();
+	return w == WIRE_FIELD_INHERIT ? json_string("inherit") : json_integer(value);
+}
+
 static json_t *expect_json(const struct wire_audit *a)
 {
 	const struct wire_expect *e = &a->expect;
@@ -52,6 +61,9 @@ static json_t *expect_json(const struct wire_audit *a)
 	else
 		jout_set(o, "mtu", json_null());
 	jout_int(o, "udp_port", e->udp_port);
+	jout_str(o, "ecn", e->ecn ? "normal" : NULL);
+	jout_set(o, "tos", field_json(e->dscp, e->dscp_value));
+	jout_set(o, "ttl", field_json(e->ttl, e->ttl_value));
 	return o;
 }
 
@@ -149,6 +161,27 @@ static void put_counters(json_t *o, const void *base, const struct counter *c, s
 	}
 }
 
+/*
+ * What crossed of DSCP and ECN: frames by inner and outer ECN codepoint, and the inner DSCPs
+ * that were not 0 and how many of them the outer header carried.
+ */
+static json_t *tos_json(const struct wire_dir *d)
+{
+	json_t *o = json_object(), *ecn = json_object();
+
+	for (unsigned in = 0; in < 4; in++) {
+		json_t *row = json_object();
+
+		for (unsigned out = 0; out < 4; out++)
+			jout_u64(row, ip_ecn_name(out), d->ecn[in][out]);
+		jout_set(ecn, ip_ecn_name(in), row);
+	}
+	jout_set(o, "ecn", ecn);
+	jout_u64(o, "dscp_marked", d->dscp_marked);
+	jout_u64(o, "dscp_copied", d->dscp_copied);
+	return o;
+}
+
 static json_t *dir_json(const struct wire_audit *a, int dir)
 {
 	const struct wire_dir *d = &a->dir[dir];
@@ -185,6 +218,7 @@ static json_t *dir_json(const struct wire_audit *a, int dir)
 	jout_u64(seq, "flow_reordered", d->flow_reordered);
 	jout_set(o, "seq", seq);
 	jout_set(o, "udp_ports", udp_ports_json(a, dir));
+	jout_set(o, "tos", tos_json(d));
 	return o;
 }
 
@@ -342,6 +376,14 @@ static void want_text(FILE *f, const char *name, const json_t *v)
 		fprintf(f, ", no %s", name);
 }
 
+static void field_text(FILE *f, const char *name, const json_t *v)
+{
+	if (json_is_string(v))
+		fprintf(f, ", %s %s", name, json_string_value(v));
+	else if (json_is_integer(v))
+		fprintf(f, ", %s %lld", name, (long long)json_integer_value(v));
+}
+
 static void head_text(FILE *f, const json_t *doc)
 {
 	const json_t *src = json_object_get(doc, "source"), *e = json_object_get(doc, "expect");
@@ -377,6 +419,10 @@ static void head_text(FILE *f, const json_t *doc)
 	want_text(f, "csum", json_object_get(e, "csum"));
 	if (json_is_integer(json_object_get(e, "mtu")))
 		fprintf(f, ", mtu %llu", (unsigned long long)u(e, "mtu"));
+	if (json_is_null(json_object_get(e, "ecn")))
+		fprintf(f, ", ecn not checked");
+	field_text(f, "tos", json_object_get(e, "tos"));
+	field_text(f, "ttl", json_object_get(e, "ttl"));
 	fprintf(f, "\n");
 }
 
@@ -404,6 +450,38 @@ static void violations_text(FILE *f, const json_t *doc)
 			fprintf(f, ", ...");
 		fprintf(f, "\n");
 	}
+}
+
+/*
+ * A line of what crossed of ECN and DSCP, when anything did: the ECN pairs but Not-ECT in
+ * Not-ECT, inner>outer, and the inner DSCPs carried outside.
+ */
+static void tos_text(FILE *f, const json_t *tos)
+{
+	const json_t *ecn = json_object_get(tos, "ecn"), *row, *n;
+	const char *in, *out, *sep = " ecn (inner>outer)";
+	bool any = false;
+
+	json_object_foreach((json_t *)ecn, in, row)
+	{
+		json_object_foreach((json_t *)row, out, n)
+		{
+			if (!json_integer_value(n) || (!strcmp(in, "not-ect") && !strcmp(out, in)))
+				continue;
+			fprintf(f, "%s%s %s>%s %lld", any ? "" : "  tos:", sep, in, out,
+				(long long)json_integer_value(n));
+			sep = ",";
+			any = true;
+		}
+	}
+	if (u(tos, "dscp_marked")) {
+		fprintf(f, "%s dscp %llu marked inside, %llu carried outside",
+			any ? ";" : "  tos:", (unsigned long long)u(tos, "dscp_marked"),
+			(unsigned long long)u(tos, "dscp_copied"));
+		any = true;
+	}
+	if (any)
+		fprintf(f, "\n");
 }
 
 static void dir_text(FILE *f, const json_t *d)
@@ -466,6 +544,7 @@ static void dir_text(FILE *f, const json_t *d)
 			prev = (uint64_t)json_integer_value(max);
 	}
 	fprintf(f, "\n");
+	tos_text(f, json_object_get(d, "tos"));
 	if (u(ports, "flows"))
 		fprintf(f,
 			"  udp source ports: %llu for %llu flows, %llu flows on several ports, at "

@@ -1,6 +1,6 @@
 /*
  * libFuzzer harness for the wire audit's decoder: the first input byte picks the link type
- * and which checks are asked for, the rest is a frame. Whatever it is, the decoder must keep
+ * and which checks are asked for (the outer DSCP and TTL among them), the rest is a frame. Whatever it is, the decoder must keep
  * inside it, also through the datagrams of a GSO super-frame, and the audit must account it
  * without crashing.
  */
@@ -33,6 +33,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	e.seq = data[0] & 0x10 ? WIRE_WANT_YES : WIRE_WANT_ANY;
 	e.csum = data[0] & 0x20 ? WIRE_WANT_YES : WIRE_WANT_NO;
 	e.mtu = data[0] & 0x40 ? 1400 : 0;
+	/* The outer DSCP and TTL inherited with a key asked for, fixed without (ECN always). */
+	e.dscp = e.ttl = data[0] & 0x08 ? WIRE_FIELD_INHERIT : WIRE_FIELD_FIXED;
+	e.dscp_value = 46;
+	e.ttl_value = 64;
 	/* The top bit: the capture kept only half of the frame. */
 	caplen = data[0] & 0x80 ? (size - 1) / 2 : size - 1;
 	if (wire_decode(&e, links[data[0] & 7], data + 1, caplen, size - 1, &f) < 0)

@@ -3,6 +3,7 @@
 
   gre_inject.py --src A --dst B --kind KIND --count N [--key K] [--seq] [--csum] [--udp PORT]
                 [--seq-base S] [--inner-src ADDR] [--inner-dst ADDR]
+                [--outer-tos T] [--inner-tos T] [--outer-ttl N]
 
 Each KIND is one defect, named after the drop reason gregw must count it under:
   good            a well-formed packet (with --key/--seq/--csum as the receiver expects)
@@ -31,7 +32,9 @@ Kinds the receiver accepts, for its sequence accounting (with --seq):
 With --udp only:
   bad_udp_csum    good, in a UDP datagram whose checksum is off by one (the kernel drops it)
 The kernel fills the outer IP checksum and length (IP_HDRINCL), so outer defects are left to
-the unit tests. The inner packet is UDP 198.18.1.77:9 -> 198.18.3.77:9 and goes nowhere. Good
+the unit tests; the outer TOS byte and TTL go as given (--outer-tos, --outer-ttl: 0 and 64
+unless told), and so does the inner IPv4 packet's TOS byte (--inner-tos; its TTL is 64): what
+tunbed-wire holds the outer header against (RFC 6040, RFC 2983). The inner packet is UDP 198.18.1.77:9 -> 198.18.3.77:9 and goes nowhere. Good
 packets are numbered --seq-base + n (default 0x70000000 + n). With --udp PORT the GRE packet
 travels in UDP from port 50000 to PORT (GRE-in-UDP, RFC 8086), without a UDP checksum
 (allowed over IPv4) unless the kind needs one; every datagram is longer than 76 bytes, so a
@@ -53,10 +56,10 @@ def csum(data):
     return ~s & 0xFFFF
 
 
-def inner_udp(src, dst):
+def inner_udp(src, dst, tos=0):
     payload = b"tunbed-inject".ljust(PAD, b".")
     udp = struct.pack("!HHHH", 9, 9, 8 + len(payload), 0) + payload
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0, 64, 17, 0,
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, tos, 20 + len(udp), 1, 0, 64, 17, 0,
                      socket.inet_aton(src), socket.inet_aton(dst))
     ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
     return ip + udp
@@ -87,7 +90,7 @@ def gre(args, n):
     else:
         src = args.inner_src if kind == "spoofed_source" else "198.18.1.77"
         dst = args.inner_dst if kind == "tunnel_loop" else "198.18.3.77"
-        body = inner_udp(src, dst)
+        body = inner_udp(src, dst, args.inner_tos)
     use_key = args.key is not None
     use_seq = args.seq and kind != "no_seq"
     use_csum = args.csum and kind != "no_csum" or kind == "bad_csum"
@@ -135,8 +138,8 @@ def udp_wrap(body, args, src, dst):
     return udp
 
 
-def ipv4(src, dst, proto, payload, ident=0, frag=0x4000):
-    return struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), ident, frag, 64, proto, 0,
+def ipv4(src, dst, proto, payload, ident=0, frag=0x4000, tos=0, ttl=64):
+    return struct.pack("!BBHHHBBH4s4s", 0x45, tos, 20 + len(payload), ident, frag, ttl, proto, 0,
                        socket.inet_aton(src), socket.inet_aton(dst)) + payload
 
 
@@ -154,6 +157,9 @@ def main():
     ap.add_argument("--udp", type=int, metavar="PORT")
     ap.add_argument("--inner-src", default="198.18.3.66")
     ap.add_argument("--inner-dst", default="198.19.0.77")
+    ap.add_argument("--outer-tos", type=lambda v: int(v, 0), default=0)
+    ap.add_argument("--inner-tos", type=lambda v: int(v, 0), default=0)
+    ap.add_argument("--outer-ttl", type=int, default=64)
     args = ap.parse_args()
     if args.kind == "bad_udp_csum" and not args.udp:
         ap.error("bad_udp_csum needs --udp")
@@ -167,11 +173,13 @@ def main():
             # Two fragments cut at 24 bytes (a multiple of 8) of the outer payload, one
             # identification each pair; DF would forbid them.
             ident = 0x4000 + n % 0xC000
-            pieces = [ipv4(src, args.dst, proto, body[:24], ident, 0x2000)]
+            pieces = [ipv4(src, args.dst, proto, body[:24], ident, 0x2000, args.outer_tos,
+                           args.outer_ttl)]
             if args.kind == "outer_fragment":
-                pieces.append(ipv4(src, args.dst, proto, body[24:], ident, 24 // 8))
+                pieces.append(ipv4(src, args.dst, proto, body[24:], ident, 24 // 8,
+                                   args.outer_tos, args.outer_ttl))
         else:
-            pieces = [ipv4(src, args.dst, proto, body)]
+            pieces = [ipv4(src, args.dst, proto, body, tos=args.outer_tos, ttl=args.outer_ttl)]
         for p in pieces:
             s.sendto(p, (args.dst, 0))
 

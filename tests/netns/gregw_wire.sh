@@ -3,11 +3,17 @@
 # others put there: tshark decodes every frame on transit as GRE with key 7, a sequence
 # number and a good checksum around an IPv4 packet; then malformed and spoofed GRE injected
 # on transit during a verified transfer is counted exactly under its reason, and the
-# transfer is unharmed.
+# transfer is unharmed. Then the outer header's DSCP, ECN and TTL against the inner packet's,
+# audited by tunbed-wire: what gregw sends today around traffic marked DSCP 46 and ECT(0)
+# (outer DSCP 0, Not-ECT, TTL 64: flagged frame for frame), and crafted frames of every
+# violation kind (and a CE mark on the way, which is none).
 #
 #  P-client --lan-a-- P-gwa [gregw] ==transit (capture; gre_inject.py from P-gwa)== [gregw] P-gwb --lan-b-- P-server
+#                               [tunbed-wire on transit]
 # shellcheck source=gregw_lib.sh
 source "$(dirname "$0")/gregw_lib.sh"
+# shellcheck source=traffic_lib.sh
+source "$(dirname "$0")/traffic_lib.sh"
 gregw_test_init
 new_prefix P tbwire
 MB=$((1 << 20))
@@ -16,6 +22,11 @@ command -v tshark >/dev/null || die "tshark is not installed (scripts/bootstrap 
 "$TOPO" up ras --prefix "$P" >/dev/null
 gw_transit_datagrams "$P"
 gw_pair4 "$P" --key 7 --seq --csum --workers 2
+# The injected packets' inner UDP goes to 198.18.3.77, which nobody holds: dropped at gwb
+# without a word. (Through lan-b, the failed ARP would send ICMP host-unreachable errors back
+# through the tunnel seconds later, with the DSCP the kernel gives ICMP (CS6), into the
+# audit of part 3.)
+ip -n "$P-gwb" route add blackhole 198.18.3.77/32
 
 # 1. A clean transfer, captured on gwb's transit, decoded by tshark. dumpcap stops by itself
 # at 3000 frames, which the transfer's first few MB bring; the last of them may wait in the
@@ -77,6 +88,50 @@ for k in "${kinds[@]}"; do
 done
 expect_eq "gwb: nothing else dropped" "$(json_get "$after" 'd["total"]["dropped"]')" "500"
 expect_eq "gwb: every packet not dropped went into TUN, the 50 good injected ones too" "$(json_get "$after" 'd["total"]["tun_tx_packets"] - d["total"]["wire_rx_packets"] + d["total"]["dropped"]')" "0"
+
+# 3. DSCP, ECN and TTL across gregw, as tunbed-wire sees them on gwa's transit (docs/gregw.md,
+# "DSCP, ECN and TTL across the tunnel"). gregw does not carry them yet: every outer header has
+# DSCP 0, Not-ECT and TTL 64. So each datagram of a UDP session marked DSCP 46 and ECT(0) is
+# flagged twice, bad_dscp (--expect-tos inherit) and ecn_not_copied, and none bad_ttl
+# (--expect-ttl 64). When the packet path applies tos.c, the first two go to 0 (and this test
+# says what is expected then). With them, crafted frames from gwa, 20 of each: well made
+# (DSCP 46, ECT(0) inside and out), ECT(0) in Not-ECT, CE in ECT(0) (RFC 3168's reset), Not-ECT
+# in ECT(1), ECT(1) in CE (a mark on the way: no violation), DSCP 46 in 0, outer TTL 63.
+WIRE="$TUNBED_BIN/tunbed-wire"
+[ -x "$WIRE" ] || die "$WIRE not built"
+tr_server "$P-server" 9400
+rm -f "$TMP/tos.ready"
+ip netns exec "$P-gwa" "$WIRE" --iface transit --json --ready-file "$TMP/tos.ready" \
+	--local 198.18.0.1 --remote 198.18.0.2 --key 7 --seq --csum --expect-tos inherit \
+	--expect-ttl 64 >"$TMP/tos.json" 2>"$TMP/tos.err" &
+wpid=$!
+poll 30 grep -qx ready "$TMP/tos.ready" || die "tunbed-wire did not start: $(cat "$TMP/tos.err")"
+before=$(gw_stats gwb)
+tr_client "$P-client" 198.18.3.2 --udp --pps 100 --time 1 --dscp 46 --ecn ect0 --json
+expect_eq "marked UDP through the tunnel: exit status, nothing lost" "$TR_STATUS $(json_get "$TR_JSON" 'd["udp"]["lost"]')" "0 0"
+marked=$(json_get "$TR_JSON" 'd["udp"]["sent"]')
+for crafted in "good 0xba 0xba 64" "not_copied 0xb8 0xba 64" "ce_reset 0xba 0xbb 64" \
+	"mismatch 0xb9 0xb8 64" "path_ce 0xbb 0xb9 64" "dscp 0x00 0xb8 64" "ttl 0xb8 0xb8 63"; do
+	read -r what otos itos ottl <<<"$crafted"
+	ip netns exec "$P-gwa" python3 "$HERE/gre_inject.py" --src 198.18.0.1 --dst 198.18.0.2 \
+		--key 7 --seq --csum "${GW_INJECT_ARGS[@]}" --kind good --count 20 \
+		--outer-tos "$otos" --inner-tos "$itos" --outer-ttl "$ottl" || fail "injecting $what"
+done
+# gwb has taken the 140 (well-formed: into its TUN) and everything else it received.
+poll 30 gw_true gwb "d['total']['wire_rx_packets'] - $(json_get "$before" 'd["total"]["wire_rx_packets"]') >= $marked + 140 and d['total']['tun_tx_packets'] + d['total']['dropped'] == d['total']['wire_rx_packets']" ||
+	fail "gwb did not take the $marked datagrams and the 140 crafted frames within 30 s"
+stop_bg "$wpid" TERM tunbed-wire
+expect_eq "tunbed-wire exit status after SIGTERM" "$BG_STATUS" "0"
+W=$(cat "$TMP/tos.json")
+log "tos: $(json_get "$W" '({k: v["count"] for k, v in d["violations"].items() if v["count"]}, d["directions"][0]["tos"])')"
+expect_eq "gregw today, the marked datagrams: DSCP and ECN not carried, TTL 64; the crafted frames each of its kind" \
+	"$(json_get "$W" 'sorted((k, v["count"]) for k, v in d["violations"].items() if v["count"])')" \
+	"[('bad_dscp', $((marked + 20))), ('bad_ttl', 20), ('ecn_ce_reset', 20), ('ecn_mismatch', 20), ('ecn_not_copied', $((marked + 20)))]"
+expect_eq "frames flagged: the marked datagrams and 100 crafted" "$(json_get "$W" 'd["violation_frames"]')" "$((marked + 100))"
+expect_eq "what crossed gwa -> gwb, inner>outer: the marked datagrams ECT(0) in Not-ECT" \
+	"$(json_get "$W" '(lambda t: (t["ecn"]["ect0"]["not-ect"], t["ecn"]["ect0"]["ect0"], t["ecn"]["ce"]["ect0"], t["ecn"]["not-ect"]["ect1"], t["ecn"]["ect1"]["ce"], t["dscp_marked"], t["dscp_copied"]))(d["directions"][0]["tos"])')" \
+	"($((marked + 20)), 20, 20, 20, 20, $((marked + 140)), 120)"
+tr_stop
 
 gw_stop gwa
 gw_stop gwb

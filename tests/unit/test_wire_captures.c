@@ -60,9 +60,27 @@ struct frame {
 	bool bad_ip_csum;	 /* outer IPv4 header checksum wrong */
 	uint8_t ip_version;	 /* nonzero: the outer version field */
 	uint8_t ihl; /* nonzero: the outer IPv4 header length field (the header is 20) */
+	uint8_t outer_ds, inner_ds;   /* DS fields (DSCP and ECN) */
+	uint8_t outer_ttl, inner_ttl; /* nonzero: the TTL or hop limit (else 64) */
 };
 
 static const char *const A = "198.18.0.1", *const B = "198.18.0.2";
+
+/* The frame's inner DS field and TTL into the inner IPv4 or IPv6 header at in. */
+static void inner_ds_ttl(uint8_t *in, const struct frame *f)
+{
+	if (f->inner.family == AF_INET6) {
+		store_be16(in, (uint16_t)(0x6000 | f->inner_ds << IPV6_TCLASS_SHIFT));
+		if (f->inner_ttl)
+			in[IPV6_HOPS_OFF] = f->inner_ttl;
+		return;
+	}
+	in[IPV4_TOS_OFF] = f->inner_ds;
+	if (f->inner_ttl)
+		in[IPV4_TTL_OFF] = f->inner_ttl;
+	store_be16(in + IPV4_CSUM_OFF, 0);
+	store_be16(in + IPV4_CSUM_OFF, inet_csum(in, IPV4_HLEN));
+}
 
 static size_t build(const struct frame *f, int link, uint8_t *out)
 {
@@ -89,6 +107,7 @@ static size_t build(const struct frame *f, int link, uint8_t *out)
 	if (f->gre_version)
 		g[1] |= (uint8_t)f->gre_version;
 	inner_len = pkt_build(&f->inner, g + ghl);
+	inner_ds_ttl(g + ghl, f);
 	if (f->inner_wrong_family)
 		store_be16(g + GRE_PROTO_OFF, GRE_PROTO_IPV4);
 	if (f->gre_flags & GRE_F_CSUM)
@@ -121,12 +140,12 @@ static size_t build(const struct frame *f, int link, uint8_t *out)
 	if (f->family == AF_INET6) {
 		uint8_t l4proto = f->udp ? IPPROTO_UDP : IPPROTO_GRE_NUM;
 
-		ip[0] = 0x60;
+		store_be16(ip, (uint16_t)(0x6000 | f->outer_ds << IPV6_TCLASS_SHIFT));
 		store_be16(ip + IPV6_PLEN_OFF, (uint16_t)(ohl - IPV6_HLEN + l4len));
 		ip[IPV6_NEXT_OFF] = f->v6_frag	    ? IPPROTO_FRAGMENT
 				    : f->v6_dstopts ? IPPROTO_DSTOPTS
 						    : l4proto;
-		ip[IPV6_HOPS_OFF] = 64;
+		ip[IPV6_HOPS_OFF] = f->outer_ttl ? f->outer_ttl : 64;
 		inet_pton(AF_INET6, f->src, ip + IPV6_SRC_OFF);
 		inet_pton(AF_INET6, f->dst, ip + IPV6_DST_OFF);
 		/* The extension header's next header, and the fragment header's offset field. */
@@ -138,7 +157,8 @@ static size_t build(const struct frame *f, int link, uint8_t *out)
 		ip[0] = 0x45;
 		store_be16(ip + IPV4_TOT_LEN_OFF, (uint16_t)(ohl + l4len));
 		store_be16(ip + IPV4_FRAG_OFF, f->frag ? f->frag : IPV4_DF);
-		ip[IPV4_TTL_OFF] = 64;
+		ip[IPV4_TOS_OFF] = f->outer_ds;
+		ip[IPV4_TTL_OFF] = f->outer_ttl ? f->outer_ttl : 64;
 		ip[IPV4_PROTO_OFF] = f->udp ? IPPROTO_UDP : IPPROTO_GRE_NUM;
 		inet_pton(AF_INET, f->src, ip + IPV4_SRC_OFF);
 		inet_pton(AF_INET, f->dst, ip + IPV4_DST_OFF);
@@ -883,6 +903,91 @@ static void test_any_address(void)
 	json_decref(doc);
 }
 
+/*
+ * The outer header against each inner packet (RFC 6040 and RFC 2983): IPv4 GRE with key 7,
+ * sequence numbers and checksums, and over IPv6 GRE-in-UDP; one violation of each kind.
+ * DSCP 46 is EF; ECN codepoints Not-ECT 0, ECT(1) 1, ECT(0) 2, CE 3.
+ */
+#define EF(ecn) (46 << 2 | (ecn))
+static const struct frame tos4[] = {
+	/* 1 */ { GOOD4(1), .outer_ds = EF(2), .inner_ds = EF(2) },
+	/* 2 */ { GOOD4(2), .outer_ds = EF(0), .inner_ds = EF(2) },
+	/* 3 */ { GOOD4(3), .outer_ds = EF(2), .inner_ds = EF(3) },
+	/* 4 */ { GOOD4(4), .outer_ds = EF(1), .inner_ds = EF(0) },
+	/* 5 */ { GOOD4(5), .outer_ds = EF(3), .inner_ds = EF(1) },
+	/* 6 */ { GOOD4(6), .outer_ds = 2, .inner_ds = EF(2) },
+	/* 7 */ { GOOD4(7), .outer_ds = EF(2), .inner_ds = EF(2), .inner_ttl = 17 },
+	/* 8 */ { GOOD4(1), .src = B, .dst = A, .inner = ACK_B },
+};
+
+static void test_tos4(void)
+{
+	char path[256], args[1024], *out;
+	json_t *doc;
+
+	snprintf(path, sizeof(path), "%s/tos4.pcap", dir);
+	write_pcap(path, DLT_EN10MB, tos4, sizeof(tos4) / sizeof(tos4[0]));
+	snprintf(args, sizeof(args),
+		 "--read %s --json --local %s --remote %s --key 7 --seq --csum --expect-tos "
+		 "inherit --expect-ttl inherit --check",
+		 path, A, B);
+	doc = audit(args, 3);
+	CHECK_AT(doc, "violation_frames", 5);
+	check_first(doc, "ecn_not_copied", 2);
+	check_first(doc, "ecn_ce_reset", 3);
+	check_first(doc, "ecn_mismatch", 4);
+	check_first(doc, "bad_dscp", 6);
+	check_first(doc, "bad_ttl", 7);
+	CHECK(!strcmp(json_string_value(at(doc, "expect.ecn")), "normal"));
+	CHECK(!strcmp(json_string_value(at(doc, "expect.tos")), "inherit"));
+	CHECK(!strcmp(json_string_value(at(doc, "expect.ttl")), "inherit"));
+	/* What crossed, by inner and outer codepoint: frame 5's CE was set on the way. */
+	CHECK_AT(doc, "directions.0.tos.ecn.ect0.ect0", 3);
+	CHECK_AT(doc, "directions.0.tos.ecn.ect0.not-ect", 1);
+	CHECK_AT(doc, "directions.0.tos.ecn.ce.ect0", 1);
+	CHECK_AT(doc, "directions.0.tos.ecn.not-ect.ect1", 1);
+	CHECK_AT(doc, "directions.0.tos.ecn.ect1.ce", 1);
+	CHECK_AT(doc, "directions.0.tos.ecn.not-ect.not-ect", 0);
+	CHECK_AT(doc, "directions.0.tos.dscp_marked", 7);
+	CHECK_AT(doc, "directions.0.tos.dscp_copied", 6);
+	CHECK_AT(doc, "directions.1.tos.ecn.not-ect.not-ect", 1);
+	CHECK_AT(doc, "directions.1.tos.dscp_marked", 0);
+	json_decref(doc);
+
+	/* Fixed values: the outer DSCP 46 and TTL 64 are what was asked of every frame. */
+	snprintf(args, sizeof(args),
+		 "--read %s --json --local %s --remote %s --expect-ecn any --expect-tos 46 "
+		 "--expect-ttl 64",
+		 path, A, B);
+	doc = audit(args, 0);
+	CHECK_AT(doc, "violation_frames", 2); /* 6's DSCP 0; 8's, from B, DSCP 0 */
+	CHECK_AT(doc, "violations.bad_dscp.count", 2);
+	CHECK_AT(doc, "violations.bad_ttl.count", 0);
+	CHECK_AT(doc, "violations.ecn_not_copied.count", 0);
+	CHECK(json_is_null(at(doc, "expect.ecn")));
+	CHECK_AT(doc, "expect.tos", 46);
+	CHECK_AT(doc, "expect.ttl", 64);
+	json_decref(doc);
+
+	/* The text says what was expected and what crossed. */
+	snprintf(args, sizeof(args), "--read %s --expect-tos inherit --expect-ttl 64", path);
+	CHECK_INT(run_wire(args, &out), 0);
+	CHECK(strstr(out, ", tos inherit, ttl 64\n") != NULL);
+	CHECK(strstr(out,
+		     "  tos: ecn (inner>outer) not-ect>ect1 1, ect1>ce 1, ect0>not-ect 1, "
+		     "ect0>ect0 3, ce>ect0 1; dscp 7 marked inside, 6 carried outside\n") != NULL);
+	CHECK(strstr(out, "  ecn_ce_reset ") != NULL);
+	free(out);
+
+	/* Values out of range: one line, exit 2. */
+	CHECK_INT(run_wire("--read x.pcap --expect-tos 64", &out), 2);
+	free(out);
+	CHECK_INT(run_wire("--read x.pcap --expect-ttl 0", &out), 2);
+	free(out);
+	CHECK_INT(run_wire("--read x.pcap --expect-ecn compat", &out), 2);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[256];
@@ -903,6 +1008,7 @@ int main(int argc, char **argv)
 	test_untracked();
 	test_late6();
 	test_gso4();
+	test_tos4();
 	test_verbose();
 	test_filter();
 	test_bad_input();

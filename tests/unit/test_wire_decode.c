@@ -2,7 +2,8 @@
  * Unit tests of wire_decode on frames built in memory: each link type the audit reads, VLAN
  * tags, IPv6 extension headers, snapped against truncated, Ethernet padding, the
  * classification of traffic that is not the tunnel's, broken or not, UDP checksums left to
- * offload, and GSO super-frames of GRE-in-UDP split into their datagrams.
+ * offload, GSO super-frames of GRE-in-UDP split into their datagrams, and the outer header's
+ * ECN, DSCP and TTL against the inner packet's (RFC 6040, RFC 2983), each violation kind.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -503,6 +504,17 @@ static void test_gso(void)
 	CHECK_INT(wire_decode_next(&e, buf, n, n, &f, &g), 0);
 	CHECK_INT(g.violations, 1u << WIRE_V_BAD_KEY);
 	check_datagram(&g, 6, 140, 28 + 156, 42 + 2 * 156);
+	/* Its inner packet is ECT(0) in the frame's Not-ECT header: it alone is guilty of it. */
+	gre2[16 + IPV4_TOS_OFF] = IP_ECN_ECT0;
+	ip4_csum(gre2 + 16, IPV4_HLEN, 0);
+	gre_csum_fill(gre2, 156);
+	wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f);
+	CHECK_INT(f.violations, 0);
+	wire_decode_next(&e, buf, n, n, &f, &g);
+	CHECK_INT(g.violations, (1u << WIRE_V_BAD_KEY) | (1u << WIRE_V_ECN_NOT_COPIED));
+	gre2[16 + IPV4_TOS_OFF] = 0;
+	ip4_csum(gre2 + 16, IPV4_HLEN, 0);
+	gre_csum_fill(gre2, 156);
 	/* Its checksum is its own: the first packet's stays right. */
 	gre2[GRE_CSUM_OFF] ^= 1;
 	wire_decode(&e, WIRE_LINK_ETHER, buf, n, n, &f);
@@ -600,6 +612,159 @@ static void test_gso_trailing(void)
 	CHECK_INT(f.inner_len, 140);
 }
 
+/*
+ * A GRE frame (gre_ip4: key 7, sequence number, no checksum) whose outer header carries DS
+ * field ods and TTL ottl around an inner packet of ids and ittl, both checksums right.
+ */
+static size_t tos_frame(uint8_t *buf, uint8_t ods, uint8_t ottl, uint8_t ids, uint8_t ittl)
+{
+	size_t n = gre_ip4(buf, 5);
+	uint8_t *in = buf + IPV4_HLEN + GRE_HLEN_MIN + 2 * GRE_OPT_LEN;
+
+	in[IPV4_TOS_OFF] = ids;
+	in[IPV4_TTL_OFF] = ittl;
+	ip4_csum(in, IPV4_HLEN, 0);
+	buf[IPV4_TOS_OFF] = ods;
+	buf[IPV4_TTL_OFF] = ottl;
+	ip4_csum(buf, IPV4_HLEN, 0);
+	return n;
+}
+
+/* The codepoints by name, in the RFC's order, and their values (common/inet.h). */
+static const char *const ecn_rfc[4] = { "Not-ECT", "ECT(0)", "ECT(1)", "CE" };
+static const uint8_t ecn_cp[4] = { IP_ECN_NOT_ECT, IP_ECN_ECT0, IP_ECN_ECT1, IP_ECN_CE };
+
+/*
+ * The outer header against the inner packet: RFC 6040's normal mode copies the ECN field, so
+ * that every pair but the equal ones and a CE mark on the way (over ECT) is a violation, each
+ * of its kind; the DSCP and the TTL inherited or fixed.
+ */
+static void test_tos(void)
+{
+	/* Rows the inner codepoint, columns the outer, in the RFC's order. */
+	static const unsigned want[4][4] = {
+		{ 0, 1u << WIRE_V_ECN_MISMATCH, 1u << WIRE_V_ECN_MISMATCH,
+		  1u << WIRE_V_ECN_MISMATCH },
+		{ 1u << WIRE_V_ECN_NOT_COPIED, 0, 1u << WIRE_V_ECN_MISMATCH, 0 },
+		{ 1u << WIRE_V_ECN_NOT_COPIED, 1u << WIRE_V_ECN_MISMATCH, 0, 0 },
+		{ 1u << WIRE_V_ECN_NOT_COPIED, 1u << WIRE_V_ECN_CE_RESET, 1u << WIRE_V_ECN_MISMATCH,
+		  0 },
+	};
+	/* Automatic, not static: the rows name the expectations' fields. */
+	const struct {
+		const char *name;
+		enum wire_field dscp, ttl;
+		uint8_t dscp_value, ttl_value;
+		uint8_t ods, ottl, ids, ittl;
+		unsigned violations;
+	} rows[] = {
+		{ "dscp inherit, carried", WIRE_FIELD_INHERIT, WIRE_FIELD_ANY, 0, 0, 46 << 2, 64,
+		  46 << 2, 17, 0 },
+		{ "dscp inherit, outer 0", WIRE_FIELD_INHERIT, WIRE_FIELD_ANY, 0, 0, 0, 64, 46 << 2,
+		  17, 1u << WIRE_V_BAD_DSCP },
+		{ "dscp inherit, outer another", WIRE_FIELD_INHERIT, WIRE_FIELD_ANY, 0, 0, 10 << 2,
+		  64, 46 << 2, 17, 1u << WIRE_V_BAD_DSCP },
+		{ "dscp 10, outer 10", WIRE_FIELD_FIXED, WIRE_FIELD_ANY, 10, 0, 10 << 2, 64,
+		  46 << 2, 17, 0 },
+		{ "dscp 10, outer the inner's", WIRE_FIELD_FIXED, WIRE_FIELD_ANY, 10, 0, 46 << 2,
+		  64, 46 << 2, 17, 1u << WIRE_V_BAD_DSCP },
+		{ "dscp not checked", WIRE_FIELD_ANY, WIRE_FIELD_ANY, 0, 0, 0, 64, 46 << 2, 17, 0 },
+		{ "ttl inherit, carried", WIRE_FIELD_ANY, WIRE_FIELD_INHERIT, 0, 0, 0, 17, 0, 17,
+		  0 },
+		{ "ttl inherit, outer 64", WIRE_FIELD_ANY, WIRE_FIELD_INHERIT, 0, 0, 0, 64, 0, 17,
+		  1u << WIRE_V_BAD_TTL },
+		{ "ttl 64, outer 64", WIRE_FIELD_ANY, WIRE_FIELD_FIXED, 0, 64, 0, 64, 0, 17, 0 },
+		{ "ttl 64, outer 63", WIRE_FIELD_ANY, WIRE_FIELD_FIXED, 0, 64, 0, 63, 0, 63,
+		  1u << WIRE_V_BAD_TTL },
+		{ "all three wrong at once", WIRE_FIELD_INHERIT, WIRE_FIELD_INHERIT, 0, 0,
+		  IP_ECN_NOT_ECT, 64, 46 << 2 | IP_ECN_ECT0, 17,
+		  (1u << WIRE_V_BAD_DSCP) | (1u << WIRE_V_BAD_TTL) |
+			  (1u << WIRE_V_ECN_NOT_COPIED) },
+	};
+	struct wire_expect e = expect();
+	struct wire_frame f;
+	uint8_t buf[512];
+	size_t n;
+
+	for (int in = 0; in < 4; in++) {
+		for (int out = 0; out < 4; out++) {
+			char row[48];
+
+			snprintf(row, sizeof(row), "inner %s, outer %s", ecn_rfc[in], ecn_rfc[out]);
+			n = tos_frame(buf, ecn_cp[out], 64, ecn_cp[in], 64);
+			CHECK_ROW(wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f) == 0, row);
+			CHECK_ROW(f.violations == want[in][out], row);
+			CHECK_ROW(f.has_outer_ds && f.outer_ds == ecn_cp[out], row);
+			CHECK_ROW(f.inner_ds == ecn_cp[in] && f.has_inner, row);
+		}
+	}
+	/* --expect-ecn any: not checked. */
+	e.ecn = false;
+	n = tos_frame(buf, IP_ECN_NOT_ECT, 64, IP_ECN_CE, 64);
+	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+	CHECK_INT(f.violations, 0);
+	e.ecn = true;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		e.dscp = rows[i].dscp;
+		e.dscp_value = rows[i].dscp_value;
+		e.ttl = rows[i].ttl;
+		e.ttl_value = rows[i].ttl_value;
+		n = tos_frame(buf, rows[i].ods, rows[i].ottl, rows[i].ids, rows[i].ittl);
+		wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+		CHECK_ROW(f.violations == rows[i].violations, rows[i].name);
+		CHECK_ROW(f.outer_ttl == rows[i].ottl && f.inner_ttl == rows[i].ittl, rows[i].name);
+	}
+	/* An inner header the capture cut off: nothing to hold the outer one against. */
+	e.dscp = e.ttl = WIRE_FIELD_INHERIT;
+	n = tos_frame(buf, 0, 64, 46 << 2 | IP_ECN_CE, 17);
+	wire_decode(&e, WIRE_LINK_RAW, buf, 44, n, &f);
+	CHECK(f.snapped && !f.has_inner);
+	CHECK_INT(f.violations, 0);
+
+	/* IPv6 in IPv6: the traffic classes straddle bytes 0 and 1; the hop limits. */
+	{
+		static const struct pkt_spec in6 = { .family = AF_INET6,
+						     .src = "2001:2:0:1::2",
+						     .dst = "2001:2:0:3::2",
+						     .proto = IPPROTO_UDP,
+						     .sport = 5000,
+						     .dport = 9400,
+						     .payload = 20 };
+		struct gre_info gi = { .proto = GRE_PROTO_IPV6 };
+		uint8_t *in = buf + IPV6_HLEN + GRE_HLEN_MIN;
+		size_t m;
+
+		wire_expect_init(&e);
+		e.dscp = e.ttl = WIRE_FIELD_INHERIT;
+		memset(buf, 0, IPV6_HLEN);
+		/* Traffic class 0xba (DSCP 46, ECT(0)), flow label 0x12345. */
+		store_be32(buf, 0x6ba12345);
+		buf[IPV6_NEXT_OFF] = IPPROTO_GRE_NUM;
+		buf[IPV6_HOPS_OFF] = 9;
+		inet_pton(AF_INET6, "2001:2::1", buf + IPV6_SRC_OFF);
+		inet_pton(AF_INET6, "2001:2::2", buf + IPV6_DST_OFF);
+		gre_build(buf + IPV6_HLEN, GRE_HLEN_MAX, &gi);
+		m = pkt_build(&in6, in);
+		store_be32(in, 0x6ba00000);
+		in[IPV6_HOPS_OFF] = 9;
+		n = IPV6_HLEN + GRE_HLEN_MIN + m;
+		store_be16(buf + IPV6_PLEN_OFF, (uint16_t)(n - IPV6_HLEN));
+		wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+		CHECK_INT(f.violations, 0);
+		CHECK_INT(f.outer_ds, 0xba);
+		CHECK_INT(f.inner_ds, 0xba);
+		CHECK_INT(f.outer_ttl, 9);
+		buf[IPV6_HOPS_OFF] = 64;
+		store_be32(buf, 0x6b812345); /* DSCP 46, Not-ECT */
+		wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+		CHECK_INT(f.violations, (1u << WIRE_V_BAD_TTL) | (1u << WIRE_V_ECN_NOT_COPIED));
+		store_be32(buf, 0x60b12345); /* DSCP 2, CE */
+		buf[IPV6_HOPS_OFF] = 9;
+		wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
+		CHECK_INT(f.violations, 1u << WIRE_V_BAD_DSCP);
+	}
+}
+
 int main(void)
 {
 	test_links();
@@ -609,5 +774,6 @@ int main(void)
 	test_udp_csum();
 	test_gso();
 	test_gso_trailing();
+	test_tos();
 	return check_done("test_wire_decode");
 }
