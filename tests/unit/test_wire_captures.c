@@ -905,7 +905,8 @@ static void test_any_address(void)
 
 /*
  * The outer header against each inner packet (RFC 6040 and RFC 2983): IPv4 GRE with key 7,
- * sequence numbers and checksums, and over IPv6 GRE-in-UDP; one violation of each kind.
+ * sequence numbers and checksums, one violation of each kind among good frames (the IPv6
+ * traffic class: test_wire_decode).
  * DSCP 46 is EF; ECN codepoints Not-ECT 0, ECT(1) 1, ECT(0) 2, CE 3.
  */
 #define EF(ecn) (46 << 2 | (ecn))
