@@ -1,6 +1,7 @@
 """From raw run records to numbers: statistics of repeats, per-core shares over the measured
 window, saturation and who caused it, CPU-seconds per GB. Pure: tested on recorded data."""
 
+import math
 import statistics
 
 SATURATED = 95.0  # percent busy: "one core at maximum"
@@ -21,7 +22,7 @@ def core_shares(a, b):
     for c in b:
         if c not in a:
             continue
-        d = {f: b[c][f] - a[c][f] for f in b[c]}
+        d = {f: b[c][f] - a[c][f] for f in b[c] if f in a[c]}
         total = sum(d.values())
         if total <= 0:
             continue
@@ -67,11 +68,12 @@ def thread_cpu(samples, hz):
 
 def label(tid, t, host):
     """A person's name for a thread: gregw's workers by id, else its process and comm."""
-    named = host.get("thread_labels", {}).get(str(tid))
+    named = (host.get("thread_labels") or {}).get(str(tid))
     if named:
         return named
-    proc = host.get("processes", {}).get(str(t["pid"]), f"pid {t['pid']}")
-    return proc if proc.split()[0] == t["comm"] or t["comm"] in proc else f"{proc} ({t['comm']})"
+    proc = (host.get("processes") or {}).get(str(t["pid"]), f"pid {t['pid']}")
+    return proc if proc.split()[:1] == [t["comm"]] or t["comm"] in proc \
+        else f"{proc} ({t['comm']})"
 
 
 def aligned(host):
@@ -91,7 +93,7 @@ def host_cpu(host, start, end):
     cores = core_shares(win[0]["cpus"], win[-1]["cpus"]) if len(win) > 1 else {}
     span = (win[-1]["t"] - win[0]["t"]) if len(win) > 1 else 0
     threads = thread_cpu(win, hz)
-    procs = host.get("processes", {})
+    procs = host.get("processes") or {}
     # The gateway is every process the driver started; the testbed's own tools are not.
     gw = {pid for pid, name in procs.items() if not name.startswith("tunbed-")}
     gen = {pid for pid, name in procs.items() if name.startswith("tunbed-traffic")}
@@ -231,10 +233,11 @@ def saturation(cores, threads, span, host, name=None):
             if span and on:
                 who = label(tid, t, host)
                 shares[who] = shares.get(who, 0.0) + on / span
-        by = [(name, round(100 * v)) for name, v in shares.items() if v >= 0.05]
+        # (A share past any core's, from a record's made-up times, is no one's.)
+        by = [(name, round(100 * v)) for name, v in shares.items() if 0.05 <= v < math.inf]
         by.sort(key=lambda x: -x[1])
-        out.append({"cpu": int(c), "busy": round(s["busy"], 1), "user": round(s["user"], 1),
-                    "system": round(s["system"], 1), "softirq": round(s["softirq"], 1),
+        out.append({"cpu": int(c), "busy": round(s["busy"], 1),
+                    **{f: round(s.get(f, 0.0), 1) for f in ("user", "system", "softirq")},
                     "by": by[:4]} | ({"host": name} if name else {}))
     return out
 

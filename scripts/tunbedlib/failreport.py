@@ -5,8 +5,9 @@ The raw records (runs/FAULT-rN.json) are failover.py's; docs/failover.md defines
 """
 
 import json
-import os
 import statistics
+
+from . import files
 
 FAULT_WORDS = {
     "kill": "kill -9 of gwb1's gregw",
@@ -156,7 +157,7 @@ def write(outdir, meta, runs):
     rows = [analyse(r) for r in runs]
     summary = summarise(rows)
     lines = headline(summary, meta.get("complete", False))
-    with open(os.path.join(outdir, "summary.json"), "w") as f:
+    with files.output(outdir, "summary.json") as f:
         json.dump({"meta": meta, "complete": meta.get("complete", False), "runs": rows,
                    "summary": summary}, f, indent=1)
     plots = plot_all(outdir, runs)
@@ -188,18 +189,17 @@ def write_md(outdir, meta, lines, rows, plots):
                   f"{r['failback_outage_s']} | {r['gwa_seq_resyncs']} |")
     if plots:
         md += ["", "## Plots", ""] + [f"![{p}](plots/{p})" for p in plots]
-    with open(os.path.join(outdir, "report.md"), "w") as f:
-        f.write("\n".join(md) + "\n")
+    files.write(outdir, "report.md", "\n".join(md) + "\n")
 
 
 def plot_all(outdir, runs):
     try:
         import matplotlib
         matplotlib.use("Agg")
+        matplotlib.rcParams["text.parse_math"] = False  # text is the run's: never math
         import matplotlib.pyplot as plt
     except ImportError:
         return []
-    os.makedirs(os.path.join(outdir, "plots"), exist_ok=True)
     done, names = set(), []
     for rec in runs:
         if rec["fault"] in done:
@@ -237,7 +237,7 @@ def plot_run(plt, outdir, rec):
     ax.legend(fontsize=7, loc="lower right")
     names = [f"{fault}-throughput.png"]
     fig.tight_layout()
-    fig.savefig(os.path.join(outdir, "plots", names[0]), dpi=100)
+    files.figure(fig, outdir, names[0], dpi=100)
     plt.close(fig)
     cpu = rec["cpu"]
     if len(cpu) >= 2:
@@ -262,6 +262,6 @@ def plot_run(plt, outdir, rec):
         axes[0].legend(fontsize=7)
         fig.tight_layout()
         names.append(f"{fault}-cpu.png")
-        fig.savefig(os.path.join(outdir, "plots", names[-1]), dpi=100)
+        files.figure(fig, outdir, names[-1], dpi=100)
         plt.close(fig)
     return names

@@ -92,7 +92,7 @@ def spread(outdir, res):
         for s in ps:
             rates = [r / 1e6 for rep in s["per_stream_bps"] for r in rep if r is not None]
             ax.scatter([s["streams"]] * len(rates), rates, s=12, alpha=0.5, color="tab:blue")
-            if s["bits_per_second"]:
+            if s["bits_per_second"] and s["streams"]:
                 ax.scatter([s["streams"]], [s["bits_per_second"]["median"] / 1e6 / s["streams"]],
                            marker="_", s=300, color="tab:red")
         streams_axis(ax, [s["streams"] for s in ps])

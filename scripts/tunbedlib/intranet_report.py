@@ -10,9 +10,8 @@ import csv
 import dataclasses
 import html
 import json
-import os
 
-from . import analysis, report
+from . import analysis, files, report
 from .intranet import rate_text
 
 spread = analysis.spread
@@ -327,8 +326,8 @@ def instance_table(res):
                                     if p.get("nominal") else "")
             pins = f"{c.get('cpus', '-')} / {s.get('cpus', '-')} (the hosts')"
         else:
-            cap = (f"{rate_text(p['rate'])}, {p['burst']} B, {p['limit']} B" if p.get("rate")
-                   else "none")
+            cap = (f"{rate_text(p['rate'])}, {p.get('burst', '-')} B, {p.get('limit', '-')} B"
+                   if p.get("rate") else "none")
             pins = (f"{cpus.get('client') or 'all'} / {cpus.get('server') or 'all'}"
                     + (" (shared)" if cpus.get("shared") else ""))
         nic = c.get("nic") or {}
@@ -382,7 +381,7 @@ def sections(res):
 # Writers.
 
 def write_summary_json(outdir, res):
-    with open(os.path.join(outdir, "summary.json"), "w") as f:
+    with files.output(outdir, "summary.json") as f:
         json.dump({"meta": res.meta, "complete": res.complete, "profiles": res.profiles,
                    "summary": res.summary, "runs": res.runs}, f, indent=2)
         f.write("\n")
@@ -394,7 +393,7 @@ CSV_COLUMNS = ("bits_per_second", "session_min_bps", "jain", "retransmits", "icm
 
 
 def write_summary_csv(outdir, res):
-    with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
+    with files.output(outdir, "summary.csv") as f:
         w = csv.writer(f)
         w.writerow(["point", "profile", "kind", "streams", "udp_rate_bps", "repeats"]
                    + [f"{c}_{k}" for c in CSV_COLUMNS for k in ("median", "min", "max")])
@@ -415,7 +414,7 @@ def write_plots(outdir, res):
 
 
 def write_markdown(outdir, res, plots):
-    with open(os.path.join(outdir, "report.md"), "w") as f:
+    with files.output(outdir, "report.md") as f:
         f.write(f"# {report.title(res.meta)}\n\n")
         if not res.complete:
             f.write(f"**{report.PARTIAL}**\n\n")
@@ -457,8 +456,7 @@ def write_html(outdir, res, plots):
                    f"<figcaption>{html.escape(p.title)} (also plots/{html.escape(p.name)}.svg "
                    f"and .png)</figcaption>\n</figure>\n")
     out.append(f"<p>{report.words(FOOTER)}</p>\n</body>\n</html>\n")
-    with open(os.path.join(outdir, "report.html"), "w", encoding="utf-8") as f:
-        f.write("".join(out))
+    files.write(outdir, "report.html", "".join(out))
 
 
 def write(outdir, meta, complete=True, records=None):

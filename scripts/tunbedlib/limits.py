@@ -39,3 +39,38 @@ PID_MAX = 1 << 22
 STATE_FILE_MAX = 64 << 10
 
 # Scenario files, matrices, records and drivers' output.
+
+# A scenario file (tunbed run, tunbed intranet) or a topology file the runner reads itself
+# (--topology, topology =, ndr's and failover's): a hand-written file of a few hundred bytes;
+# 1 MiB is far beyond any, and short of what a typo (/dev/zero, a log) would read into memory.
+SCENARIO_BYTES = 1 << 20
+# The runs of a matrix (every point times the repeats): 100,000 is months of measuring at the
+# shortest run (1 s plus setup); past it the list of runs itself would cost memory.
+MATRIX_RUNS = 100_000
+# A raw record (runs/*.json, searches/*.json) or meta.json: a record holds every CPU sample of
+# its run (4 Hz, a row per thread watched); an hour's run of 256 threads is about 100 MiB.
+RECORD_BYTES = 256 << 20
+# The files of one results directory that `tunbed report` reads.
+RECORD_FILES = 100_000
+# A point's key (point.key) becomes part of file names: ASCII letters, digits, . _ + -.
+KEY_CHARS = 200
+# What a contract driver's call prints that the runner keeps (the raw record keeps what up
+# printed): the first 64 KiB of its standard output, the last 4 KiB of its standard error;
+# the line quoted in a failure, at most 300 characters.
+DRIVER_OUTPUT_BYTES = 64 << 10
+DRIVER_ERROR_BYTES = 4 << 10
+DRIVER_LINE_CHARS = 300
+# How long a contract driver's call may take before it is killed with every process it started
+# that is still in its process group (CONTRIBUTING.md, "Adding a gateway").
+DRIVER_CALL_S = 120
+# The PIDs a driver may name (pids): tunbed-sample watches at most 256 processes on a machine
+# (sample/sampler.h, SAMPLER_PIDS), shared by both gateways' processes and the generators'.
+PIDS_PER_DRIVER = 64
+# A PID is above 1 (init is not a gateway's) and below the kernel's PID_MAX_LIMIT, 2^22, the
+# largest pid_max any kernel allows.
+PID_MAX = 1 << 22
+# What one record may hold that the report draws a row or a column of: CPUs per machine (the
+# per-core plot is 1.7 inches a CPU, and a picture at most 2^16 pixels high) and machines
+# (a column each).
+RECORD_CPUS = 256
+RECORD_HOSTS = 64

@@ -89,7 +89,8 @@ def latency(outdir, summaries, size):
         if not s:
             continue
         pts = [(f, s["latency"].get(str(f)) or {}) for f in FRACTIONS]
-        pts = [(f, x) for f, x in pts if x.get("p50_ms") is not None]
+        pts = [(f, x) for f, x in pts if x.get("p50_ms") is not None and
+               x.get("p99_ms") is not None]
         if not pts:
             continue
         drawn = True

@@ -10,36 +10,70 @@ a link must carry at that rate. CPU at PDR is over the final trial at the PDR ra
 busy cores (every process, the generator's too) and the gateway's own processes', in cores."""
 
 import csv
-import glob
 import html
 import json
 import os
 
-from . import analysis, records, report
+from . import analysis, files, limits, records, report
 from .ndr import DIRECT, FRACTIONS, NDR_FORMAT, WIRE_GAP
 from .records import FormatError
+from .schema import ANY, NUM, STR, List, Map, Num, Obj, Opt
 
 
-def _read(path):
+# What the report reads of a search and of meta.json (schema.py, records.py).
+BOUND = Obj({"rate": Opt(NUM), "upper": Opt(NUM), "width": Opt(NUM),
+             "lower_trial": Opt(Num(0, whole=True))})
+LATENCY = Opt(Obj({"samples": Opt(NUM), "p50_ms": Opt(NUM), "p90_ms": Opt(NUM),
+                   "p99_ms": Opt(NUM), "max_ms": Opt(NUM)}))
+TRIAL = {"duration": NUM, "valid": ANY, "rate": NUM, "sent": NUM, "lost": NUM,
+         "offered_pps": Opt(NUM), "loss_ratio": NUM, "latency": LATENCY,
+         "measure_start_mono_s": Opt(NUM), "measure_end_mono_s": Opt(NUM)}
+SEARCH = Obj({
+    "point": Obj({"key": records.KEY, "config": STR, "gateway": STR},
+                 need=("key", "config", "gateway")),
+    "frame": Obj({"lan": Num(1, 1 << 20, whole=True), "inner_ip": NUM, "transit": NUM,
+                  "overhead": NUM}, need=("lan", "inner_ip", "transit", "overhead")),
+    "started": NUM, "params": Opt(Obj({"max_rate": Opt(NUM)})),
+    "result": Opt(Obj({"ndr": Opt(BOUND), "pdr": Opt(BOUND)})),
+    "trials": Opt(List(Obj(TRIAL, need=("duration", "valid", "rate", "sent", "lost",
+                                        "loss_ratio")))),
+    "latency_trials": Opt(List(Obj(TRIAL | {"fraction": NUM},
+                                   need=("fraction", "rate", "valid", "sent", "lost")))),
+    "hosts": Opt(List(records.HOST, most=limits.RECORD_HOSTS))},
+    need=("point", "frame"))
+META = Obj({"notes": List(STR), "ndr": Opt(Obj({"pdr_loss": NUM})),
+            "ceiling": Opt(Map(NUM, key=r"[0-9]{1,7}", keywhat="a frame size"))})
+
+
+def _read(path, spec):
     doc = records.read_object(path)
     records.format_of(doc, path, NDR_FORMAT, oldest=1, default=None, what="NDR results")
+    records.check(doc, spec, path)
     return doc
 
 
 def load_searches(outdir):
-    """The search records of outdir/searches/, by file name."""
+    """The search records of outdir/searches/, by file name, checked."""
     out = []
-    for path in sorted(glob.glob(os.path.join(outdir, "searches", "*.json"))):
-        doc = _read(path)
-        if doc.get("kind") != "ndr-search" or not isinstance(doc.get("point"), dict):
+    paths = records.record_paths(outdir, "searches")
+    for path in paths:
+        doc = _read(path, SEARCH)
+        if doc.get("kind") != "ndr-search":
             raise FormatError(f"{path}: not an NDR search record")
         out.append(doc)
+    seen = {}
+    for doc, path in zip(out, paths):
+        p, size = doc["point"], doc["frame"]["lan"]
+        other = seen.setdefault((p["key"], size), path)
+        if other != path:
+            raise FormatError(f"{path}: the search of {p['key']} at {size}-byte frames is also "
+                              f"{other}")
     return out
 
 
 def load_meta(outdir):
     path = os.path.join(outdir, "meta.json")
-    return _read(path) if os.path.exists(path) else {"format": NDR_FORMAT, "kind": "ndr"}
+    return _read(path, META) if os.path.lexists(path) else {"format": NDR_FORMAT, "kind": "ndr"}
 
 
 def order(recs):
@@ -129,6 +163,11 @@ def note(s):
     return "; ".join(dict.fromkeys(words))
 
 
+def both(lat):
+    """Whether a latency has both its p50 and its p99."""
+    return lat.get("p50_ms") is not None and lat.get("p99_ms") is not None
+
+
 def mpps(x):
     return f"{x:.3f}" if x is not None else "-"
 
@@ -155,7 +194,7 @@ def headline(summaries):
                     f"({gbps(n['inner_gbps'])} Gbit/s inner, {gbps(n['wire_gbps'])} on the "
                     f"wire), PDR {mpps(p['mpps'])} Mpps")
             lat = s["latency"].get(str(FRACTIONS[-1])) or {}
-            if lat.get("p50_ms") is not None:
+            if both(lat):
                 text += (f"; at {FRACTIONS[-1]:.0%} of PDR latency p50 {lat['p50_ms']:.3f} ms, "
                          f"p99 {lat['p99_ms']:.3f} ms")
             if note(s):
@@ -175,8 +214,7 @@ def cells(s):
     lat = []
     for f in FRACTIONS:
         x = s["latency"].get(str(f)) or {}
-        lat.append(f"{x['p50_ms']:.3f} / {x['p99_ms']:.3f}" if x.get("p50_ms") is not None
-                   else "-")
+        lat.append(f"{x['p50_ms']:.3f} / {x['p99_ms']:.3f}" if both(x) else "-")
     cores = lambda x: f"{x:.2f}" if x is not None else "-"  # noqa: E731
     return [label(s), str(s["frame"]["lan"]), str(s["frame"]["inner_ip"]),
             str(s["frame"]["transit"]), mpps(n["mpps"]), gbps(n["inner_gbps"]),
@@ -221,7 +259,7 @@ def trial_rows(recs):
 
 
 def write_csv(outdir, recs, summaries):
-    with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
+    with files.output(outdir, "summary.csv") as f:
         w = csv.writer(f)
         w.writerow(["point", "gateway", "frame", "inner_ip", "transit", "ndr_pps", "ndr_upper_pps",
                     "ndr_inner_gbps", "ndr_wire_gbps", "pdr_pps", "pdr_upper_pps",
@@ -234,14 +272,14 @@ def write_csv(outdir, recs, summaries):
                         s["ndr"]["wire_gbps"], s["pdr"]["rate_pps"], s["pdr"]["upper_pps"],
                         s["pdr"]["inner_gbps"], s["pdr"]["wire_gbps"], s["box_cores_at_pdr"],
                         s["gateway_cores_at_pdr"], s["trials"], note(s)])
-    with open(os.path.join(outdir, "trials.csv"), "w", newline="") as f:
+    with files.output(outdir, "trials.csv") as f:
         w = csv.writer(f)
         w.writerow(TRIAL_FIELDS)
         w.writerows(trial_rows(recs))
 
 
 def write_markdown(outdir, meta, complete, lines, summaries, plots):
-    with open(os.path.join(outdir, "report.md"), "w") as f:
+    with files.output(outdir, "report.md") as f:
         f.write(f"# {report.title(meta)}\n\n")
         if not complete:
             f.write(f"**{report.PARTIAL}**\n\n")
@@ -287,8 +325,7 @@ def write_html(outdir, meta, complete, lines, summaries, plots):
                    f"<figcaption>{html.escape(p.title)} (also plots/{html.escape(p.name)}.svg "
                    f"and .png)</figcaption>\n</figure>\n")
     out.append(f"<p>{report.words(FOOTER)}</p>\n</body>\n</html>\n")
-    with open(os.path.join(outdir, "report.html"), "w", encoding="utf-8") as f:
-        f.write("".join(out))
+    files.write(outdir, "report.html", "".join(out))
 
 
 def write(outdir, meta, complete=True):
@@ -297,7 +334,7 @@ def write(outdir, meta, complete=True):
     recs = order(load_searches(outdir))
     summaries = [summarise(r) for r in recs]
     lines = headline(summaries)
-    with open(os.path.join(outdir, "summary.json"), "w") as f:
+    with files.output(outdir, "summary.json") as f:
         json.dump({"meta": meta, "complete": complete, "searches": summaries}, f, indent=2)
         f.write("\n")
     write_csv(outdir, recs, summaries)

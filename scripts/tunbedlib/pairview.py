@@ -14,14 +14,15 @@ def gateway_cores(record):
     start, end = tr.get("measure_start_mono_s"), tr.get("measure_end_mono_s")
     out = {}
     for host in record.get("hosts") or []:
-        procs = host.get("processes", {})
+        procs = host.get("processes") or {}
         if "gregw gwb2" not in procs.values():
             continue
         samples, hz = analysis.aligned(host)
-        win = analysis.window(samples, start, end) if start is not None else samples
-        if len(win) < 2:
+        win = analysis.window(samples, start, end) if start is not None and end is not None \
+            else samples
+        span = win[-1]["t"] - win[0]["t"] if len(win) > 1 else 0
+        if span <= 0:
             continue
-        span = win[-1]["t"] - win[0]["t"]
         cpus = sorted(win[0]["cpus"], key=int)
         for t in analysis.thread_cpu(win, hz).values():
             name = procs.get(str(t["pid"]))

@@ -1,28 +1,32 @@
 """The report's pictures (matplotlib, PNG and SVG): throughput against sessions with min-max
 bars, CPU-seconds per GB, latency under load, and per-core utilisation over time for the
 fewest and the most sessions (the Task Manager view of the RAS test). Each is written to
-plots/ and its SVG also returned, for report.html to inline."""
+plots/ and its SVG also returned, for report.html to inline. Text in a plot is the records'
+(gateway names, paths, host names, labels): matplotlib reads none of it as math text
+(text.parse_math off), as report.html escapes it."""
 
 import io
-import os
 
 import matplotlib
 
 matplotlib.use("Agg")
+# "$...$" in a name is that text, never math: a bad one would raise and lose the report, a
+# good one be drawn as a formula. Every plot module imports this one.
+matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
-from . import analysis  # noqa: E402
+from . import analysis, files  # noqa: E402
 
 
 def save(fig, outdir, name):
-    """Writes plots/NAME.png and NAME.svg; returns the SVG."""
-    os.makedirs(os.path.join(outdir, "plots"), exist_ok=True)
-    fig.savefig(os.path.join(outdir, "plots", f"{name}.png"), dpi=110, bbox_inches="tight")
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    with open(os.path.join(outdir, "plots", f"{name}.svg"), "w", encoding="utf-8") as f:
-        f.write(buf.getvalue())
+    """Writes plots/NAME.png and NAME.svg (files.py: never through a link); returns the SVG."""
+    try:
+        files.figure(fig, outdir, f"{name}.png", dpi=110, bbox_inches="tight")
+        buf = io.StringIO()
+        fig.savefig(buf, format="svg", dpi=110, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    files.write(outdir, f"plots/{name}.svg", buf.getvalue())
     return buf.getvalue()
 
 
@@ -136,8 +140,11 @@ def cores(outdir, name, record, title):
             machines.append((host, samples, tl))
     if not machines:
         return None
-    t0 = tr.get("measure_start_mono_s", machines[0][1][0]["t"])
+    t0 = tr.get("measure_start_mono_s")
+    t0 = machines[0][1][0]["t"] if t0 is None else t0
     ncpu = max(max(len(s) for _, s in tl) for _, _, tl in machines)
+    if not ncpu:
+        return None
     cols = len(machines)
     fig, axes = plt.subplots(ncpu, cols, figsize=(7 if cols == 1 else 4 * cols,
                                                   1.7 * ncpu + 0.9), sharex=True,

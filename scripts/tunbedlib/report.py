@@ -12,10 +12,9 @@ import csv
 import dataclasses
 import html
 import json
-import os
 import re
 
-from . import analysis, pairview, records as recordfiles
+from . import analysis, files, pairview, records as recordfiles
 
 COLUMNS = ("bits_per_second", "retransmits", "retransmits_per_gb", "jain", "box_cpu_s_per_gb",
            "gateway_cpu_s_per_gb", "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")
@@ -203,7 +202,7 @@ PARTIAL = ("PARTIAL: the run was interrupted or failed; these are the points mea
 
 
 def congestion_line(res):
-    ccs = sorted({(r.get("traffic") or {}).get("config", {}).get("congestion") or "not recorded"
+    ccs = sorted({((r.get("traffic") or {}).get("config") or {}).get("congestion") or "not recorded"
                   for r in res.records})
     return (f"TCP congestion control of the sessions: {', '.join(ccs)}"
             f"{' (asked for)' if res.meta.get('congestion') else ' (the system default)'}.")
@@ -346,14 +345,14 @@ FOOTER = ("Raw records: `runs/*.json`; every number above is in `summary.json` a
 # The writers: one per output, each taking the Results.
 
 def write_summary_json(outdir, res):
-    with open(os.path.join(outdir, "summary.json"), "w") as f:
+    with files.output(outdir, "summary.json") as f:
         json.dump({"meta": res.meta, "complete": res.complete, "points": res.points,
                    "summary": res.summary, "runs": res.runs}, f, indent=2)
         f.write("\n")
 
 
 def write_summary_csv(outdir, res):
-    with open(os.path.join(outdir, "summary.csv"), "w", newline="") as f:
+    with files.output(outdir, "summary.csv") as f:
         w = csv.writer(f)
         w.writerow(["point", "gateway", "mode", "workers", "mtu", "pattern", "sessions",
                     "repeats"] + [f"{c}_{s}" for c in COLUMNS for s in ("median", "min", "max")]
@@ -362,7 +361,8 @@ def write_summary_csv(outdir, res):
             s = res.summary.get(p["key"])
             if not s:
                 continue  # every run failed: in the reports, with what failed
-            row = [p["key"], p["gateway"], p["mode"], p["workers"], p["mtu"], p["pattern"],
+            row = [p["key"], p["gateway"], *(p.get(k, "") for k in ("mode", "workers", "mtu",
+                                                                      "pattern")),
                    p["sessions"], s["repeats"]]
             for c in COLUMNS:
                 row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
@@ -382,11 +382,17 @@ def write_plots(outdir, res):
             plots.make(outdir, res.records, res.runs, points, res.summary)]
 
 
+def md_cell(text):
+    """A table cell of report.md: a record's text (a gateway's path, a host's name) cannot end
+    the cell or the row."""
+    return " ".join(text.splitlines()).replace("|", "\\|")
+
+
 def md_table(f, header, rows):
     f.write("| " + " | ".join(header) + " |\n")
     f.write("|" + " --- |" * len(header) + "\n")
     for cells in rows:
-        f.write("| " + " | ".join(cells) + " |\n")
+        f.write("| " + " | ".join(md_cell(c) for c in cells) + " |\n")
     f.write("\n")
 
 
@@ -494,7 +500,7 @@ def wire_section(f, points, summary):
 
 def write_markdown(outdir, res, plots):
     meta = res.meta
-    with open(os.path.join(outdir, "report.md"), "w") as f:
+    with files.output(outdir, "report.md") as f:
         f.write(f"# {title(meta)}\n\n")
         if not res.complete:
             f.write(f"**{PARTIAL}**\n\n")
@@ -611,8 +617,7 @@ def write_html(outdir, res, plots):
                    f"<figcaption>{html.escape(p.title)} (also plots/{html.escape(p.name)}.svg "
                    f"and .png)</figcaption>\n</figure>\n")
     out.append(f"<p>{words(FOOTER)}</p>\n</body>\n</html>\n")
-    with open(os.path.join(outdir, "report.html"), "w", encoding="utf-8") as f:
-        f.write("".join(out))
+    files.write(outdir, "report.html", "".join(out))
 
 
 def write(outdir, meta, complete=True, records=None):
