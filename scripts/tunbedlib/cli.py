@@ -4,6 +4,7 @@ import argparse
 import datetime
 import importlib.util
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -56,14 +57,17 @@ def apply_overrides(sc, args):
 
 
 def parse_pins(text):
+    """--pin HOST=CPUS,...: {host: "0,1"}; a ScenarioError (exit status 2) for a bad one."""
     pins = {}
     for part in (text or "").split(","):
         if not part:
             continue
         host, _, cpus = part.partition("=")
-        if host not in ("client", "gwa", "gwb", "server") or not cpus:
-            raise Failure(f"bad value '{part}' for --pin: expected HOST=CPUS, HOST one of client, "
-                          f"gwa, gwb, server")
+        # CPUS goes to taskset -c and gregw --cpus: numbers and ranges, + between them.
+        if host not in ("client", "gwa", "gwb", "server") or \
+                not re.fullmatch(r"[0-9]{1,4}(-[0-9]{1,4})?(\+[0-9]{1,4}(-[0-9]{1,4})?)*", cpus):
+            raise scenario.ScenarioError(f"bad value '{part}' for --pin: expected HOST=CPUS, "
+                                         "HOST one of client, gwa, gwb, server")
         pins[host] = cpus.replace("+", ",")
     return pins
 
@@ -76,8 +80,9 @@ def execute(sc, args, title):
         with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
             available = f.read().split()
         if sc.congestion not in available:
-            raise Failure(f"congestion control '{sc.congestion}' is not available here "
-                          f"(available: {', '.join(available)})")
+            raise scenario.ScenarioError(f"congestion control '{sc.congestion}' is not "
+                                         f"available here (available: {', '.join(available)})")
+    scenario.points(sc)  # the matrix's size and keys, before anything is installed
     hosts_file = getattr(args, "hosts", None)
     inv = None
     if hosts_file:
@@ -159,13 +164,27 @@ def print_reports(outdir):
     print(f"report: {os.path.join(outdir, 'report.html')}")
 
 
+def checked_topology(sc, where):
+    """sc's topology file, a regular file of bounded size, before anything is built;
+    ScenarioError naming where it was given."""
+    try:
+        scenario.topology_file(sc.topology)
+    except scenario.ScenarioError as e:
+        raise scenario.ScenarioError(f"{where}: {e}") from None
+    return sc
+
+
 def cmd_ras(args):
-    sc = apply_overrides(ras_scenario(args), args)
+    sc = apply_overrides(checked_topology(ras_scenario(args), "--topology"), args)
     return execute(sc, args, "RAS-style gateway test (gregw)")
 
 
 def cmd_run(args):
     sc = scenario.load(args.file)
+    if "topology" in sc.lines:
+        checked_topology(sc, f"{args.file}:{sc.lines['topology']}: topology")
+    else:
+        checked_topology(sc, "topology")
     if sc.ndr is not None:
         return ndr_execute(sc, ndr.from_section(sc, args.file), args, f"scenario {args.file}")
     sc = apply_overrides(sc, args)
@@ -224,10 +243,22 @@ def cmd_compare(args):
     for g in gws:
         if not drivers.lookup(g):
             known = ", ".join(n for n in DRIVERS if not n.startswith("cmd:"))
-            raise Failure(f"unknown gateway '{g}': expected some of {known}, or cmd:PATH")
+            raise scenario.ScenarioError(f"unknown gateway '{g}': expected some of {known}, "
+                                         "or cmd:PATH")
     sc = scenario.Scenario(name="compare", topology=args.topology, gateways=gws,
                            sessions=[1, 8, 64], workers=[2], time=10, repeats=3)
+    checked_topology(sc, "--topology")
     return execute(apply_overrides(sc, args), args, f"comparison of {', '.join(gws)}")
+
+
+def writable(outdir):
+    """Refuses, in one line, a results directory this user cannot write the report into (a
+    user's `tunbed report` of root's results), before anything is read or written."""
+    if not os.access(outdir, os.W_OK | os.X_OK) or \
+            (os.path.isdir(os.path.join(outdir, "plots")) and
+             not os.access(os.path.join(outdir, "plots"), os.W_OK | os.X_OK)):
+        raise Failure(f"{outdir}: cannot write the report here as uid {os.geteuid()}: run "
+                      "tunbed report as the directory's owner (or root), or on a copy")
 
 
 def cmd_report(args):
@@ -235,16 +266,19 @@ def cmd_report(args):
         return ndr_report_cmd(args)
     if not os.path.isdir(os.path.join(args.dir, "runs")):
         raise Failure(f"{args.dir}: not a results directory (no runs/)")
-    # Every file is read (and a newer format refused) before anything is installed.
+    writable(args.dir)
+    # Every file is read and checked (a newer format, a malformed record refused) before
+    # anything is installed or written.
     meta = records.load_meta(args.dir)
-    runs = records.load_runs(args.dir)
+    kind = "intranet" if meta.get("kind") == "intranet" else None
+    runs = records.load_runs(args.dir, kind)
     if importlib.util.find_spec("matplotlib") is None:
         if os.geteuid() != 0:
             raise Failure("the plots need python3-matplotlib: run scripts/bootstrap as root "
                           "(or this command with sudo) to install it")
         bootstrap()
     # An intranet run (intranet.py) has its own analysis and report.
-    write = intranet.report_writer() if meta.get("kind") == "intranet" else report.write
+    write = intranet.report_writer() if kind else report.write
     for line in write(args.dir, meta, meta.get("complete", False), runs):
         print(line)
     print_reports(args.dir)
@@ -254,6 +288,7 @@ def cmd_report(args):
 def ndr_report_cmd(args):
     """`tunbed report` of an NDR results directory (ndr_report.py)."""
     from . import ndr_report
+    writable(args.dir)
     meta = ndr_report.load_meta(args.dir)
     ndr_report.load_searches(args.dir)
     if importlib.util.find_spec("matplotlib") is None:
@@ -289,6 +324,12 @@ def cmd_provision(args):
     inv = inventory.parse(args.hosts, ())
     bootstrap()
     return provision.provision(inv)
+
+
+def escaped(e):
+    """An error's message as the one line it is meant to be: a file's name or a value from a
+    file may hold a newline or a terminal's control sequence, shown escaped."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m[0])[1:-1], str(e))
 
 
 def on_sigterm(signum, frame):
@@ -430,10 +471,10 @@ def main():
             inventory.check_prefix(args.prefix)  # it names what down removes, here and on hosts
         return args.func(args)
     except (scenario.ScenarioError, records.FormatError, inventory.InventoryError) as e:
-        log(str(e))
+        log(escaped(e))
         return 2
     except Failure as e:
-        log(str(e))
+        log(escaped(e))
         return 1
     except KeyboardInterrupt:
         log("interrupted")

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 
-from . import failreport, frr, pair, records, rundir, scenario
+from . import failreport, files, frr, limits, pair, records, rundir, scenario
 from .bed import deferred_signals
 from .common import GREGW, ROOT, TOPO, TOPOLOGIES, TRAFFIC, Failure, log, run
 from .pair import ASN_PAIR, CLIENT_LAN, GWA, GWB, HOSTS, SERVER, SERVER_LAN, SERVICE
@@ -109,10 +109,11 @@ def topology_path(name):
     path = name if os.sep in name or name.endswith(".topo") else \
         os.path.join(TOPOLOGIES, f"{name}.topo")
     try:
-        with open(path) as f:
-            hosts = set(re.findall(r"^\s*\[host\s+([^\]\s]+)\s*\]", f.read(), re.M))
-    except OSError as e:
-        raise scenario.ScenarioError(f"--topology: {name}: {e.strerror}") from None
+        text = files.read_text(path, limits.SCENARIO_BYTES, scenario.ScenarioError,
+                               "topology file")
+    except scenario.ScenarioError as e:
+        raise scenario.ScenarioError(f"--topology: {e}") from None
+    hosts = set(re.findall(r"^\s*\[host\s+([^\]\s]+)\s*\]", text, re.M))
     missing = [h for h in HOSTS if h not in hosts]
     if missing:
         raise scenario.ScenarioError(

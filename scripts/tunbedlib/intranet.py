@@ -40,7 +40,7 @@ import datetime
 import os
 import re
 
-from . import inventory, records
+from . import files, inventory, limits, records
 
 STREAMS_MAX = 10000  # tunbed-traffic --sessions
 RATE_MIN, RATE_MAX = 8000, 32 * 10**9  # a tbf cap, as tunbed-topo takes it (docs/topology.md)
@@ -214,7 +214,7 @@ def _congestion(v):
 
 def _tcp_mem(v, what):
     parts = v.split()
-    if len(parts) != 3 or not all(p.isdigit() for p in parts) or \
+    if len(parts) != 3 or not all(re.fullmatch(r"[0-9]{1,19}", p) for p in parts) or \
             not int(parts[0]) <= int(parts[1]) <= int(parts[2]):
         raise IntranetError(f"bad value '{v}' for {what}: expected three byte counts, min "
                             f"default max, such as 4096 131072 16777216")
@@ -316,12 +316,9 @@ def parse(text, filename="scenario"):
 
 
 def load(path):
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError as e:
-        raise IntranetError(f"{path}: cannot read: {e.strerror}") from None
-    return parse(text, path)
+    """The scenario file at path, a regular file of at most limits.SCENARIO_BYTES."""
+    return parse(files.read_text(path, limits.SCENARIO_BYTES, IntranetError, "scenario file"),
+                 path)
 
 
 def overrides(sc, args):
@@ -413,7 +410,18 @@ def resolve(sc, hosts=None, nominal=0, cpus=None, available_cc=None):
                 raise IntranetError(f"--udp-rate {r.text}: profile '{p.name}' has no cap "
                                     f"{'or nominal bandwidth ' if hosts else ''}to take a share "
                                     f"of: give a bit rate such as 1gbit")
+    check_keys(sc, out)
     return out
+
+
+def check_keys(sc, profiles):
+    """Refuses a profile named twice: its runs would have one key (point_of), their records
+    one file."""
+    seen = set()
+    for p in profiles:
+        if p.name in seen:
+            raise IntranetError(f"profile '{p.name}' given twice")
+        seen.add(p.name)
 
 
 def inventory_nominal(path, inv):
@@ -435,7 +443,9 @@ def runs_of(sc, profile):
     """The runs of one profile, in order: idle latency, each stream count, each UDP rate."""
     out = [("idle", 0, 0)]
     out += [("tcp", s, 0) for s in sc.streams]
-    out += [("udp", 0, r.of(profile)) for r in sc.udp_rates]
+    # Two rates that are one for this profile (1gbit and 50% of a 2gbit cap) are one point,
+    # measured once, as stream counts given twice are.
+    out += [("udp", 0, rate) for rate in dict.fromkeys(r.of(profile) for r in sc.udp_rates)]
     return out
 
 

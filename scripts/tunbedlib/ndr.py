@@ -19,9 +19,9 @@ import re
 import subprocess
 import time
 
-from . import cpu, records, scenario, search, vpn
+from . import cpu, files, limits, records, scenario, search, vpn
 from .bed import NamespaceBed, deferred_signals
-from .common import TOPO, TOPOLOGIES, Failure, log, run
+from .common import TOPO, Failure, log, run
 from .drivers import DRIVERS
 from .hosts import Netns
 from .point import pinned, wait_listening
@@ -117,10 +117,7 @@ class Ndr:
 
 
 def _sizes(v):
-    out = scenario._ints(v, 1, 65535, "sizes")
-    if sorted(set(out)) != sorted(out):
-        raise ValueError(f"sizes '{v}' name a size twice")
-    return sorted(out)
+    return sorted(scenario._ints(v, 1, 65535, "sizes"))
 
 
 NDR_SETTERS = {
@@ -162,20 +159,14 @@ def from_section(sc, path):
     return nd
 
 
-def topology_path(name):
-    return name if "/" in name or name.endswith(".topo") else os.path.join(TOPOLOGIES,
-                                                                          f"{name}.topo")
+topology_path = scenario.topology_path
 
 
 def links(path):
     """{link: {"mtu": int, "addrs": [a.addr values]}} of a topology file, read before anything
     runs (tunbed-topo checks the file itself when it builds it)."""
     out, cur = {}, None
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError as e:
-        raise scenario.ScenarioError(f"topology '{path}': cannot read: {e.strerror}") from None
+    text = files.read_text(path, limits.SCENARIO_BYTES, scenario.ScenarioError, "topology file")
     for line in text.splitlines():
         line = line.split(" ;")[0].strip()
         m = re.fullmatch(r"\[link\s+(\S+)\]", line)
@@ -185,7 +176,7 @@ def links(path):
             cur = None
         elif cur is not None and "=" in line:
             k, v = (x.strip() for x in line.split("=", 1))
-            if k == "mtu" and v.isdigit():
+            if k == "mtu" and re.fullmatch(r"[0-9]{1,6}", v):
                 cur["mtu"] = int(v)
             elif k == "a.addr":
                 cur["addrs"] += v.replace(",", " ").split()
@@ -270,7 +261,8 @@ def udp_counters(h):
 
 def point_key(point):
     """A search's name without its frame size: gregw-gre-w2, vxlan, direct, gregw-gre-w2-mtu9000."""
-    key = point.gateway if point.mode == "-" else f"{point.gateway}-{point.mode}-w{point.workers}"
+    gw = scenario.file_name(point.gateway)
+    key = gw if point.mode == "-" else f"{gw}-{point.mode}-w{point.workers}"
     return key + (f"-mtu{point.mtu}" if point.mtu else "")
 
 
@@ -399,7 +391,7 @@ def load_ceiling(outdir):
                                      "take the ceiling from")
     # A size where the generator found no PDR has no ceiling: check() refuses it.
     return {r["frame"]["lan"]: r["result"]["pdr"]["rate"] for r in recs
-            if (r.get("result") or {}).get("pdr", {}).get("rate")}
+            if ((r.get("result") or {}).get("pdr") or {}).get("rate")}
 
 
 def above_ceiling(nd, ceiling):

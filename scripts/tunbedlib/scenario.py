@@ -25,10 +25,12 @@ Every error names file:line and the value, as the C tools do.
 """
 
 import dataclasses
+import hashlib
 import os
 import re
 
-from . import drivers
+from . import drivers, files, limits
+from .common import TOPOLOGIES
 from .drivers import DRIVERS
 
 GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "external", "wireguard-go", "openvpn",
@@ -76,17 +78,41 @@ class Point:
     sessions: int
 
     def key(self):
-        """A name for files and tables: gregw-gre-w2-mtu0-push-s8; a cmd:PATH gateway with
-        every character but letters, digits and . _ + - as _."""
-        gateway = re.sub(r"[^A-Za-z0-9_.+-]", "_", self.gateway)
-        return (f"{gateway}-{self.mode}-w{self.workers}-mtu{self.mtu}-{self.pattern}"
-                f"-s{self.sessions}")
+        """A name for files and tables: gregw-gre-w2-mtu0-push-s8; a cmd:PATH gateway as
+        file_name() has it."""
+        return (f"{file_name(self.gateway)}-{self.mode}-w{self.workers}-mtu{self.mtu}-"
+                f"{self.pattern}-s{self.sessions}")
 
     def config(self):
         """The gateway configuration, without the session count: a line of a plot."""
         if self.mode != "-":
             return f"{self.gateway} {self.mode} {self.workers}w"
         return self.gateway
+
+
+GATEWAY_NAME_CHARS = 100
+
+
+def file_name(gateway):
+    """A gateway's name as part of a file name: every character but ASCII letters, digits and
+    . _ + - as _; a long one (a cmd:PATH) cut, with a digest of the whole, so that the name of
+    a point stays a name (records.KEY)."""
+    name = re.sub(r"[^A-Za-z0-9_.+-]", "_", gateway)
+    if len(name) > GATEWAY_NAME_CHARS:
+        name = name[:GATEWAY_NAME_CHARS - 13] + "-" + \
+            hashlib.sha256(gateway.encode()).hexdigest()[:12]
+    return name
+
+
+def once_each(values, what):
+    """values, each given once: two points of one value would have one key, and their records
+    one file."""
+    seen = set()
+    for v in values:
+        if v in seen:
+            raise ValueError(f"{v} given twice in {what}")
+        seen.add(v)
+    return values
 
 
 def _ints(v, lo, hi, what):
@@ -101,7 +127,7 @@ def _ints(v, lo, hi, what):
         out.append(n)
     if not out:
         raise ValueError(f"{what} needs at least one value")
-    return out
+    return once_each(out, what)
 
 
 def _words(v, allowed, what):
@@ -111,7 +137,7 @@ def _words(v, allowed, what):
     for w in out:
         if allowed and w not in allowed:
             raise ValueError(f"unknown {what} '{w}': expected one of {', '.join(allowed)}")
-    return out
+    return once_each(out, {"gateway": "gateways", "mode": "modes"}.get(what, what))
 
 
 def _gateways(v, base):
@@ -120,6 +146,12 @@ def _gateways(v, base):
         if g not in GATEWAYS and not (g.startswith("cmd:") and drivers.lookup(g, base)):
             raise ValueError(f"unknown gateway '{g}': expected one of {', '.join(GATEWAYS)}, "
                              "or cmd:PATH")
+    names = {}
+    for g in out:
+        other = names.setdefault(file_name(g), g)
+        if other != g:
+            raise ValueError(f"gateways {other} and {g} have one file name ({file_name(g)}): "
+                             "rename one")
     return out
 
 
@@ -156,13 +188,14 @@ def _bool(v, what):
 
 
 def _set_name(sc, v):
-    if not v.replace("-", "").replace("_", "").isalnum():
-        raise ValueError(f"bad name '{v}': use letters, digits, '-' and '_'")
+    # The results directory's name ends with it.
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", v):
+        raise ValueError(f"bad name '{v}': use letters, digits, '-' and '_' (at most 64)")
     sc.name = v
 
 
 def _set_congestion(sc, v):
-    if not v.replace("_", "").isalnum() or len(v) > 15:
+    if not re.fullmatch(r"[A-Za-z0-9_]{1,15}", v):
         raise ValueError(f"bad value '{v}' for congestion: expected an algorithm's name, e.g. "
                          f"cubic or bbr")
     sc.congestion = v
@@ -240,16 +273,41 @@ def parse(text, filename="scenario"):
 
 
 def load(path):
-    try:
-        with open(path) as f:
-            text = f.read()
-    except OSError as e:
-        raise ScenarioError(f"{path}: cannot read: {e.strerror}") from None
-    return parse(text, path)
+    """The scenario file at path, a regular file of at most limits.SCENARIO_BYTES."""
+    return parse(files.read_text(path, limits.SCENARIO_BYTES, ScenarioError, "scenario file"),
+                 path)
+
+
+def topology_path(topology):
+    """The file of a topology: a built-in name's in topo/topologies/, else the path given."""
+    return topology if "/" in topology or topology.endswith(".topo") else \
+        os.path.join(TOPOLOGIES, f"{topology}.topo")
+
+
+def topology_file(topology):
+    """The path of a topology, checked to be a regular file of at most limits.SCENARIO_BYTES
+    (tunbed-topo and the runner read it); ScenarioError if not."""
+    path = topology_path(topology)
+    files.read_text(path, limits.SCENARIO_BYTES, ScenarioError, "topology file")
+    return path
+
+
+def size(sc):
+    """How many runs sc's matrix has (points, repeats), without making it."""
+    n = 0
+    for gw in sc.gateways:
+        modes = len(sc.modes) * len(sc.workers) if DRIVERS[gw].has_modes else 1
+        n += modes * len(sc.mtu) * len(sc.pattern) * len(sc.sessions)
+    return n * sc.repeats, n
 
 
 def points(sc):
-    """The matrix of sc, gateway configuration by configuration, sessions innermost."""
+    """The matrix of sc, gateway configuration by configuration, sessions innermost; a
+    ScenarioError for one past limits.MATRIX_RUNS or with two points of one key."""
+    runs, n = size(sc)
+    if runs > limits.MATRIX_RUNS:
+        raise ScenarioError(f"the matrix has {runs:,} runs ({n:,} points, {sc.repeats} "
+                            f"repeats): at most {limits.MATRIX_RUNS:,}")
     out = []
     for gw in sc.gateways:
         modes = sc.modes if DRIVERS[gw].has_modes else ["-"]
@@ -260,4 +318,10 @@ def points(sc):
                     for pat in sc.pattern:
                         for s in sc.sessions:
                             out.append(Point(gw, mode, w, mtu, pat, s))
+    keys = {}
+    for p in out:
+        other = keys.setdefault(p.key(), p)
+        if other != p:
+            raise ScenarioError(f"{other.config()} and {p.config()} have one key, {p.key()}: "
+                                "their records would be one file")
     return out

@@ -47,7 +47,8 @@ class Refusals(unittest.TestCase):
                      "+nooffload (the key is always 7)", mode="gre+seq+seq")
         self.refused("--topology: ras has no gateway pair for the failover (no host core, "
                      "gwb1, gwb2): use ras-pair", topology="ras")
-        self.refused("--topology: nope.topo: No such file or directory", topology="nope.topo")
+        self.refused("--topology: nope.topo: cannot read: No such file or directory",
+                     topology="nope.topo")
 
     def test_rates(self):
         self.assertEqual(failover.parse(args(udp_rate="100mbit")).udp_rate, 100_000_000)

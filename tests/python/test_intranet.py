@@ -257,8 +257,9 @@ class Checks(unittest.TestCase):
     def test_runs_and_points(self):
         sc = intranet.Scenario(streams=[1, 4], udp_rates=intranet.parse_udp_rates("50%,1g"))
         p = Profile("c", rate=2 * 10**9)
+        # 50% of the cap is 1g: one point, measured once (two would share one record's file).
         self.assertEqual(intranet.runs_of(sc, p), [("idle", 0, 0), ("tcp", 1, 0), ("tcp", 4, 0),
-                                                   ("udp", 0, 10**9), ("udp", 0, 10**9)])
+                                                   ("udp", 0, 10**9)])
         self.assertEqual(intranet.point_of(p, "udp", 0, 10**9)["key"], "c-udp-1000000000bps")
         self.assertEqual(intranet.point_of(p, "tcp", 16, 0)["key"], "c-tcp-s16")
 

@@ -240,7 +240,7 @@ class ScenarioFiles(unittest.TestCase):
                 ("[ndr]\nsizes = 64\nframes = 1\n", "f:3: unknown key 'frames' in [ndr]"),
                 ("[ndr]\nflows = 1\nflows = 2\n", "f:3: duplicate key 'flows' (first at "
                                                     "line 2)"),
-                ("[ndr]\nsizes = 64, 64\n", "f:2: sizes '64, 64' name a size twice"),
+                ("[ndr]\nsizes = 64, 64\n", "f:2: 64 given twice in sizes"),
                 ("[ndr]\nwidth = 0.9\n", "f:2: bad value '0.9' for width: expected 0.001 to "
                                           "0.5"),
                 ("[ndr]\nmax_rate = lots\n", "f:2: bad value 'lots' for max_rate")):

@@ -774,7 +774,8 @@ class Scenarios(unittest.TestCase):
             ("[scenario]\njunk", "f:2: expected 'key = value', got 'junk'"),
             ("[scenarios]", "f:1: unknown section [scenarios]: expected [scenario] or [ndr]"),
             ("[scenario", "f:1: missing ']' in '[scenario'"),
-            ("[scenario]\nname = a b", "f:2: bad name 'a b': use letters, digits, '-' and '_'"),
+            ("[scenario]\nname = a b", "f:2: bad name 'a b': use letters, digits, '-' and '_' "
+             "(at most 64)"),
         ]
         for text, want in rows:
             with self.subTest(text=text):
