@@ -3,15 +3,47 @@ runs the executable PATH on each gateway's host (in namespaces: inside the gatew
 namespace; on hosts: a copy, over SSH) as `PATH up`, `PATH pids`, `PATH down` and, if it
 answers, `PATH version`, with the tunnel's addresses, the transit link and the roles' hosts in
 its environment (CONTRIBUTING.md, "Adding a gateway", has the contract). The Open vSwitch
-driver, scripts/drivers/ovs-gre.sh, is the built-in gateway written to it."""
+driver, scripts/drivers/ovs-gre.sh, is the built-in gateway written to it.
+
+What a driver says crosses a trust boundary (docs/security.md, "Drivers"): its output is
+kept in files on its host and read back bounded (limits.py), a call that does not finish is
+killed with every process it started in its process group, and the PIDs it names are checked
+before anything watches them; a driver that breaks the contract fails its point, never the
+run."""
 
 import base64
 import os
+import re
+import time
 
+from . import limits
 from .common import OVS_DRIVER, Failure, have, log
 from .gateway import Driver
 
 ROLES = ("client", "gwa", "gwb", "server")
+# A call on the role's host, run by sh with its prefix of files ($0), its time limit and the
+# driver's command line: the driver runs under timeout(1), in a process group of its own that
+# is killed whole (TERM, KILL 5 s later) at the limit; its stdout and stderr go to files (not
+# pipes, which a daemon it starts would hold open), of which only the first
+# DRIVER_OUTPUT_BYTES and the last DRIVER_ERROR_BYTES come back, as UTF-8 (iconv drops what is
+# not), the first with a line saying that it was cut.
+CALL = ('o="$0.out"; e="$0.err"; s=$1; shift; '
+        'timeout -k 5 "$s" "$@" </dev/null >"$o" 2>"$e"; st=$?; '
+        f'head -c {limits.DRIVER_OUTPUT_BYTES} "$o" | iconv -c -f UTF-8 -t UTF-8; '
+        f'if [ "$(wc -c <"$o")" -gt {limits.DRIVER_OUTPUT_BYTES} ]; then '
+        f'printf "\\n[cut: only its first {limits.DRIVER_OUTPUT_BYTES} bytes are kept]\\n"; fi; '
+        f'tail -c {limits.DRIVER_ERROR_BYTES} "$e" | iconv -c -f UTF-8 -t UTF-8 >&2; '
+        'rm -f "$o" "$e"; exit $st')
+TIMED_OUT = (124, 137)  # timeout(1): the command timed out (and was killed)
+CALL_GRACE_S = 30  # beyond the driver's limit, for the kill and the reading back
+
+
+def one_line(text):
+    """A driver's words in a one-line message: control characters as blanks, cut at
+    limits.DRIVER_LINE_CHARS."""
+    text = re.sub(r"[\x00-\x1f\x7f]", " ", text).strip()
+    n = limits.DRIVER_LINE_CHARS
+    return text if len(text) <= n else text[:n] + "..."
 
 
 class Cmd(Driver):
@@ -71,16 +103,48 @@ class Cmd(Driver):
         return env
 
     def argv(self, role, verb):
-        return ["env", *(f"{k}={v}" for k, v in self.env[role].items()), self.executable(role),
+        return ["sh", "-c", CALL, f"{self.workdir(role)}.{verb}", str(limits.DRIVER_CALL_S),
+                "env", *(f"{k}={v}" for k, v in self.env[role].items()), self.executable(role),
                 verb]
 
     def call(self, role, verb):
-        return self.host(role).call(self.argv(role, verb))
+        """PATH VERB on the role's host (CALL): the completed process, its output bounded;
+        a Failure naming the driver when it did not finish within limits.DRIVER_CALL_S."""
+        h = self.host(role)
+        start = time.monotonic()
+        p = h.call(self.argv(role, verb), timeout=limits.DRIVER_CALL_S + CALL_GRACE_S)
+        if p.returncode in TIMED_OUT and time.monotonic() - start >= limits.DRIVER_CALL_S:
+            raise Failure(f"{self.name} {verb} on {h.label()}: did not finish within "
+                          f"{limits.DRIVER_CALL_S:g} s: killed, with what it started")
+        return p
 
     @staticmethod
     def said_last(p):
-        lines = (p.stderr.strip() or p.stdout.strip()).splitlines()
-        return lines[-1] if lines else f"exit status {p.returncode}"
+        lines = [ln for ln in (p.stderr.strip() or p.stdout.strip()).splitlines() if ln.strip()]
+        return one_line(lines[-1]) if lines else f"exit status {p.returncode}"
+
+    def parse_pids(self, role, text):
+        """[(role, pid, label)] of what pids printed: at most limits.PIDS_PER_DRIVER lines of
+        PID [LABEL], each PID an ASCII number above 1 (init is no gateway's) and below
+        limits.PID_MAX, the label printable and not tunbed-'s; a Failure otherwise."""
+        where = f"{self.name} pids on {self.host(role).label()}"
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        if len(lines) > limits.PIDS_PER_DRIVER:
+            raise Failure(f"{where}: {len(lines)} PIDs: at most {limits.PIDS_PER_DRIVER}")
+        out = []
+        for line in lines:
+            pid, _, label = line.partition(" ")
+            label = label.strip() or os.path.basename(self.path)
+            if not re.fullmatch(r"[0-9]+", pid) or not label.isprintable() or len(label) > 64:
+                raise Failure(f"{where}: '{one_line(line)}': expected PID [LABEL]")
+            if label.startswith("tunbed-"):
+                raise Failure(f"{where}: '{one_line(line)}': expected PID [LABEL], the label "
+                              "not starting with tunbed-")
+            if len(pid) > 10 or not 1 < int(pid) < limits.PID_MAX:
+                raise Failure(f"{where}: '{one_line(line)}': no such PID (expected 2 to "
+                              f"{limits.PID_MAX - 1})")
+            out.append((role, int(pid), f"{label} {role}"))
+        return out
 
     def setup(self):
         self.env = {side[0]: self.environment(*side) for side in self.sides()}
@@ -101,13 +165,7 @@ class Cmd(Driver):
             if p.returncode:
                 raise Failure(f"{self.name} pids on {self.host(role).label()} failed (exit "
                               f"{p.returncode}): {self.said_last(p)}")
-            for line in p.stdout.splitlines():
-                pid, _, label = line.strip().partition(" ")
-                label = label.strip() or os.path.basename(self.path)
-                if not pid.isdigit() or label.startswith("tunbed-"):
-                    raise Failure(f"{self.name} pids on {self.host(role).label()}: '{line}': "
-                                  "expected PID [LABEL], the label not starting with tunbed-")
-                self.procs.append((role, int(pid), f"{label} {role}"))
+            self.procs += self.parse_pids(role, p.stdout)
         self.wait_path()
 
     def pids(self):
@@ -116,7 +174,7 @@ class Cmd(Driver):
     def info(self):
         p = self.call("gwa", "version")
         lines = p.stdout.strip().splitlines() if p.returncode == 0 else []
-        return {"version": lines[0] if lines else None, "cipher": None}
+        return {"version": one_line(lines[0]) if lines else None, "cipher": None}
 
     def telemetry(self):
         """What up printed on each gateway: what it started."""
