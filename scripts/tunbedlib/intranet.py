@@ -516,7 +516,7 @@ def execute(sc, args):
         return True
 
     complete, status = measure_into(outdir, meta, progress, measure_all, lambda: bed.undone)
-    recs = records.load_runs(outdir)
+    recs = records.load_runs(outdir, "intranet")
     if not recs:
         log(f"no run finished: nothing to report in {outdir}")
         return status or 1

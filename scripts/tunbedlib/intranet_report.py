@@ -12,6 +12,7 @@ import html
 import json
 
 from . import analysis, files, report
+from . import records as recordfiles
 from .intranet import rate_text
 
 spread = analysis.spread
@@ -462,7 +463,8 @@ def write_html(outdir, res, plots):
 def write(outdir, meta, complete=True, records=None):
     """Writes summary.json, summary.csv, the plots, report.md and report.html from the raw
     records (outdir/runs/ unless given); returns the headline lines."""
-    res = analyse_all(report.load_runs(outdir) if records is None else records, meta, complete)
+    res = analyse_all(recordfiles.load_runs(outdir, "intranet") if records is None else records,
+                      meta, complete)
     write_summary_json(outdir, res)
     write_summary_csv(outdir, res)
     plots = write_plots(outdir, res)

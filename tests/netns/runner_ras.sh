@@ -90,7 +90,7 @@ cdir=$(find "$R/cc" -maxdepth 1 -name '*-compare' | head -1)
 expect_eq "--congestion reno: the sessions' congestion control" "$(json_get "$(cat "$cdir"/runs/route-*-s1-r1.json)" 'd["traffic"]["config"]["congestion"]')" "reno"
 grep -q "^TCP congestion control of the sessions: reno (asked for)" "$cdir/report.md" || fail "the report does not name reno"
 expect_refusal "compare: a malformed congestion control" 2 "^tunbed: --congestion: bad value 'no way' for congestion" "$TUNBED" compare --gateways route --congestion "no way" --prefix "$P" --results "$R/cc"
-expect_refusal "compare: a congestion control this kernel lacks" 1 "congestion control 'vegas1' is not available here \\(available: " "$TUNBED" compare --gateways route --congestion vegas1 --prefix "$P" --results "$R/cc"
+expect_refusal "compare: a congestion control this kernel lacks" 2 "congestion control 'vegas1' is not available here \\(available: " "$TUNBED" compare --gateways route --congestion vegas1 --prefix "$P" --results "$R/cc"
 
 # A scenario file: kernel VXLAN, one point.
 printf '%s\n' "[scenario]" "name = vx" "gateways = vxlan" "sessions = 2" "repeats = 1" "time = 2" "warmup = 0" "rr = no" >"$TMP/vx.scenario"
