@@ -52,6 +52,11 @@ def tunbed_report(d):
                           capture_output=True, text=True, env=ENV, timeout=120)
 
 
+def content(path, mode="rb"):
+    with open(path, mode) as f:
+        return f.read()
+
+
 def tree(d):
     """Every path under d with what it is (a link's target), for comparing before and after."""
     out = {}
@@ -59,7 +64,7 @@ def tree(d):
         for n in dirs + files:
             p = os.path.join(root, n)
             out[os.path.relpath(p, d)] = (os.readlink(p) if os.path.islink(p) else
-                                          open(p, "rb").read() if os.path.isfile(p) else "dir")
+                                          content(p) if os.path.isfile(p) else "dir")
     return out
 
 
@@ -98,7 +103,7 @@ class Outputs(unittest.TestCase):
         for n in names:
             p = os.path.join(d, n)
             self.assertTrue(stat.S_ISREG(os.lstat(p).st_mode), f"{n} is still a link")
-            self.assertNotEqual(open(p, "rb").read(), b"victim\n")
+            self.assertNotEqual(content(p), b"victim\n")
         self.assertEqual([n for n in os.listdir(d) if n.endswith(".tmp")], [])
 
     def test_gateway_report(self):
@@ -244,7 +249,7 @@ class MathText(unittest.TestCase):
             r["hosts"].append(twin)
         with tempfile.TemporaryDirectory() as d:
             lines = report.write(d, {"scenario": "x"}, True, recs)
-            svg = open(os.path.join(d, "plots", "throughput.svg")).read()
+            svg = content(os.path.join(d, "plots", "throughput.svg"), "r")
         self.assertEqual(len(lines), 2)
         self.assertIn(self.DOLLAR, svg, "a name's $ was not drawn as itself")
 
@@ -255,7 +260,7 @@ class MathText(unittest.TestCase):
         res = report.analyse(recs, {})
         with tempfile.TemporaryDirectory() as d:
             report.write_markdown(d, res, [])
-            md = open(os.path.join(d, "report.md")).read()
+            md = content(os.path.join(d, "report.md"), "r")
         rows = [ln for ln in md.splitlines() if ln.startswith("| cmd:")]
         self.assertEqual(len(rows), 1, md)
         self.assertTrue(rows[0].startswith("| cmd:/x/a\\|b c.sh | 1 | "), rows[0])
@@ -407,8 +412,9 @@ class Drivers(unittest.TestCase):
                               rf"y{{{limits.DRIVER_LINE_CHARS}}}\.\.\.$")
 
     def test_a_hung_up_is_killed_with_its_children(self):
-        child = os.path.join(self.dir, "child.pid")
-        d = self.driver({"up": f'sleep 600 & echo $! >{child}; sleep 600'})
+        child, driver = os.path.join(self.dir, "child.pid"), os.path.join(self.dir, "up.pid")
+        d = self.driver({"up": f'sleep 600 & echo $! >{child}; echo $$ >{driver}; exec sleep 600'})
+        self.addCleanup(self.kill_left, child, driver)
         with mock.patch.object(limits, "DRIVER_CALL_S", 2):
             start = time.monotonic()
             with self.assertRaises(Failure) as e:
@@ -416,21 +422,29 @@ class Drivers(unittest.TestCase):
         self.assertLess(time.monotonic() - start, 30)
         self.assertEqual(str(e.exception), f"cmd:{d.path} up on local: did not finish within "
                                            "2 s: killed, with what it started")
-        with open(child) as f:
-            pid = int(f.read())
-        # Its child is gone (or a zombie no one waits for any more).
+        # The call and its child are gone (or zombies no one waits for any more).
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                        break
-            except FileNotFoundError:
-                break
+        while any(self.running(p) for p in (child, driver)):
+            if time.monotonic() > deadline:
+                self.fail("the hung up or its child still runs")
             time.sleep(0.05)
-        else:
-            os.kill(pid, signal.SIGKILL)
-            self.fail("the child of a hung up still runs")
+
+    @staticmethod
+    def running(pidfile):
+        with open(pidfile) as f:
+            pid = int(f.read())
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    def kill_left(self, *pidfiles):
+        """What a failing test left running, by the PIDs it wrote."""
+        for p in pidfiles:
+            if os.path.exists(p) and self.running(p):
+                with open(p) as f:
+                    os.kill(int(f.read()), signal.SIGKILL)
 
     def test_pids(self):
         ok = self.driver({"pids": "echo 1234 mydaemon; echo 4194303"})
