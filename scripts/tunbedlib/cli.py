@@ -12,7 +12,8 @@ import sys
 import time
 
 from . import bed as beds
-from . import drivers, failover, intranet, inventory, ndr, provision, records, report, scenario
+from . import drivers, failover, files, intranet, inventory, ndr, provision, records, report
+from . import scenario
 from .common import ROOT, TOPO, Failure, GatewayFailure, log, run
 from .drivers import DRIVERS
 from .point import measure
@@ -109,7 +110,7 @@ def execute(sc, args, title):
         raise Failure("nothing to run: every gateway was skipped")
     started = datetime.datetime.now(datetime.timezone.utc)
     outdir = os.path.join(args.results, started.strftime("%Y%m%dT%H%M%SZ") + f"-{sc.name}")
-    os.makedirs(os.path.join(outdir, "runs"))
+    files.new_dir(outdir, "runs")
     meta = {"format": records.FORMAT, "scenario": sc.name, "title": title,
             "topology": sc.topology, "time": sc.time,
             "warmup": sc.warmup, "repeats": sc.repeats, "started_utc": started.isoformat(),

@@ -117,3 +117,16 @@ def figure(fig, outdir, name, **kw):
     buf = io.BytesIO()
     fig.savefig(buf, format=name.rsplit(".", 1)[-1], **kw)
     write(outdir, f"plots/{name}", buf.getvalue())
+
+
+def new_dir(path, sub):
+    """Makes the new results directory path (its parents as needed) and path/SUB in it: path
+    must not exist, so that a link or a directory planted under its name is never written
+    into; a Failure in one line otherwise."""
+    parent = os.path.dirname(path) or "."
+    try:
+        os.makedirs(parent, exist_ok=True)
+        os.mkdir(path)
+        os.mkdir(os.path.join(path, sub))
+    except OSError as e:
+        raise Failure(f"{path}: cannot make the results directory: {e.strerror}") from None

@@ -475,7 +475,7 @@ def execute(sc, args):
     bootstrap()
     started = datetime.datetime.now(datetime.timezone.utc)
     outdir = os.path.join(args.results, started.strftime("%Y%m%dT%H%M%SZ") + f"-{sc.name}")
-    os.makedirs(os.path.join(outdir, "runs"))
+    files.new_dir(outdir, "runs")
     plans = {p.name: ({"client": "", "server": "", "shared": False} if inv
                       else plan_cpus(p, machine_cpus())) for p in profiles}
     meta = {"format": records.FORMAT, "kind": "intranet", "scenario": sc.name,

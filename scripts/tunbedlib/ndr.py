@@ -463,7 +463,7 @@ def execute(sc, nd, args, title, bootstrap):
     work = plan(sc, nd)
     started = datetime.datetime.now(datetime.timezone.utc)
     outdir = os.path.join(args.results, started.strftime("%Y%m%dT%H%M%SZ") + f"-{sc.name}")
-    os.makedirs(os.path.join(outdir, "searches"))
+    files.new_dir(outdir, "searches")
     meta = {"format": NDR_FORMAT, "kind": "ndr", "scenario": sc.name, "title": title,
             "topology": sc.topology, "direct_topology": nd.direct_topology, "family": family,
             "time": sc.time, "ndr": dataclasses.asdict(nd), "gateways": sc.gateways,

@@ -149,6 +149,21 @@ class Outputs(unittest.TestCase):
         intranet_report.write(d, data["meta"], True)  # its records read from runs/
         self.check(d, names, before)
 
+    def test_a_new_results_directory(self):
+        """A run's directory is made anew: a link planted under its (predictable) name is
+        refused, not written into."""
+        from tunbedlib import files
+        d = os.path.join(self.top, "results", "20261203T000000Z-ras")
+        files.new_dir(d, "runs")
+        self.assertTrue(os.path.isdir(os.path.join(d, "runs")))
+        planted = os.path.join(self.top, "results", "20261203T000001Z-ras")
+        os.symlink(self.victim, planted)
+        with self.assertRaises(Failure) as e:
+            files.new_dir(planted, "runs")
+        self.assertEqual(str(e.exception), f"{planted}: cannot make the results directory: "
+                                           "File exists")
+        self.assertEqual(os.listdir(self.victim), [])
+
     def test_plots_a_link(self):
         """plots/ itself a link to a directory elsewhere: refused in one line, nothing written
         there."""
