@@ -48,6 +48,8 @@ enum opt_id {
 	OPT_INGRESS_DROP,
 	OPT_WIRE_TX,
 	OPT_FAIR_QUEUE,
+	OPT_FQ_FULL,
+	OPT_FQ_LIMIT,
 	OPT_AQM,
 	OPT_AQM_TARGET,
 	OPT_AQM_INTERVAL,
@@ -86,6 +88,8 @@ static const struct option options[] = {
 	{ "ingress-drop", required_argument, NULL, OPT_INGRESS_DROP },
 	{ "wire-tx", required_argument, NULL, OPT_WIRE_TX },
 	{ "fair-queue", required_argument, NULL, OPT_FAIR_QUEUE },
+	{ "fq-full", required_argument, NULL, OPT_FQ_FULL },
+	{ "fq-limit", required_argument, NULL, OPT_FQ_LIMIT },
 	{ "aqm", required_argument, NULL, OPT_AQM },
 	{ "aqm-target", required_argument, NULL, OPT_AQM_TARGET },
 	{ "aqm-interval", required_argument, NULL, OPT_AQM_INTERVAL },
@@ -171,9 +175,15 @@ void config_usage(void)
 	       "  --fair-queue on|off  on (default): what a worker reads from TUN waits in\n"
 	       "                       per-flow queues and leaves by deficit round robin\n"
 	       "                       (FQ-CoDel's scheduler, RFC 8290): equal shares for\n"
-	       "                       backlogged flows, no wait behind them for a sparse one;\n"
-	       "                       a full queue drops from its longest flow. off: first in,\n"
-	       "                       first out, the backlog left in the TUN device's queue\n"
+	       "                       backlogged flows, no wait behind them for a sparse one.\n"
+	       "                       off: first in, first out, the backlog left in the TUN\n"
+	       "                       device's queue\n"
+	       "  --fq-full pause|drop when a worker's flow queue is full: pause (default) reads\n"
+	       "                       no more until it has room, the rest waiting in the TUN\n"
+	       "                       device's queue; drop reads on, its longest flow giving up\n"
+	       "                       its oldest packet for each read\n"
+	       "  --fq-limit N         packets (reads) a worker's flow queue holds, 1 to %d\n"
+	       "                       (default %d)\n"
 	       "  --aqm off|codel      codel: CoDel on the receive queue (ring or socket), from\n"
 	       "                       the kernel's arrival stamps: a standing queue is told to\n"
 	       "                       shrink by a drop, or a CE mark when ECN-capable\n"
@@ -204,7 +214,7 @@ void config_usage(void)
 	       "--any-address is given.\n"
 	       "SIGINT or SIGTERM stops it within a second; a final JSON summary goes to stdout\n"
 	       "(or --stats-json). Exit status: 0 stopped by a signal, 1 failed, 2 bad usage.\n",
-	       CONFIG_MAX_WORKERS);
+	       CONFIG_MAX_WORKERS, WORKER_BATCH, WORKER_BATCH);
 }
 
 void config_defaults(struct config *c)
@@ -215,6 +225,7 @@ void config_defaults(struct config *c)
 	c->sched_batch = true;
 	c->offload = true;
 	c->fair_queue = true;
+	c->fq_limit = WORKER_BATCH;
 	c->aqm_target_us = 500;
 	c->aqm_interval_us = 10000;
 	c->ingress_drop = true;
@@ -485,6 +496,19 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 			c->fair_queue = false;
 		else
 			return bad(o, key, v, "expected on or off");
+		return 0;
+	case OPT_FQ_FULL:
+		if (strcmp(v, "pause") == 0)
+			c->fq_drop = false;
+		else if (strcmp(v, "drop") == 0)
+			c->fq_drop = true;
+		else
+			return bad(o, key, v, "expected pause or drop");
+		return 0;
+	case OPT_FQ_LIMIT:
+		if (parse_u64(v, 1, WORKER_BATCH, &n))
+			return bad(o, key, v, "expected 1 to 256 packets");
+		c->fq_limit = (unsigned)n;
 		return 0;
 	case OPT_AQM:
 		if (strcmp(v, "codel") == 0)

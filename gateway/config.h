@@ -42,6 +42,8 @@ struct config {
 	bool aqm;	 /* --aqm codel: CoDel on each worker's receive queue (ring or socket) */
 	unsigned aqm_target_us, aqm_interval_us;
 	unsigned gro_hold_us;	/* --gro-hold */
+	bool fq_drop;		/* --fq-full drop: a full flow queue drops, not pauses reads */
+	unsigned fq_limit;	/* --fq-limit: packets a worker's flow queue holds */
 	bool ingress_drop;	/* --ingress-drop tcx */
 	bool wire_tx_packet;	/* --wire-tx packet */
 	bool gre_udp;		/* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */

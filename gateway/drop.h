@@ -28,8 +28,8 @@ enum drop_reason {
 	DROP_TX_BAD_INNER,   /* not a well-formed IPv4 or IPv6 packet */
 	DROP_TX_TOO_BIG,     /* larger than the tunnel MTU (an ICMP error goes back if allowed) */
 	DROP_TX_SEND,	     /* the kernel refused the send (buffer full, no route) */
-	DROP_TX_FQ_OVERFLOW, /* --fair-queue: the queue was full, its longest flow gave it up
-			      * (a read: a superpacket counts once) */
+	DROP_TX_FQ_OVERFLOW, /* --fair-queue with --fq-full drop: the queue was full, its
+			      * longest flow gave it up (a read: a superpacket counts once) */
 	DROP_MAX,
 };
 

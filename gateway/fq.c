@@ -10,10 +10,11 @@
 
 enum { FQ_IDLE = 0, FQ_NEW, FQ_OLD };
 
-int fq_init(struct fq *q, unsigned nslots, unsigned nbuckets, int32_t quantum)
+int fq_init(struct fq *q, unsigned nslots, unsigned nbuckets, int32_t quantum, unsigned limit)
 {
 	memset(q, 0, sizeof(*q));
-	if (!nslots || !nbuckets || (nbuckets & (nbuckets - 1)) || quantum <= 0)
+	if (!nslots || !nbuckets || (nbuckets & (nbuckets - 1)) || quantum <= 0 || !limit ||
+	    limit > nslots)
 		return -EINVAL;
 	q->b = calloc(nbuckets, sizeof(*q->b));
 	q->slot_next = calloc(nslots, sizeof(*q->slot_next));
@@ -23,6 +24,7 @@ int fq_init(struct fq *q, unsigned nslots, unsigned nbuckets, int32_t quantum)
 		return -ENOMEM;
 	}
 	q->nslots = nslots;
+	q->limit = limit;
 	q->nbuckets = nbuckets;
 	q->quantum = quantum;
 	for (unsigned i = 0; i < nbuckets; i++)
@@ -132,6 +134,13 @@ uint32_t fq_dequeue(struct fq *q)
 		b->deficit -= (int32_t)q->slot_len[s];
 		return s;
 	}
+}
+
+enum fq_admit fq_admission(const struct fq *q, enum fq_full full)
+{
+	if (q->queued < q->limit)
+		return FQ_ADMIT;
+	return full == FQ_FULL_DROP ? FQ_EVICT : FQ_WAIT;
 }
 
 uint32_t fq_drop_longest(struct fq *q)

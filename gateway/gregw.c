@@ -459,6 +459,8 @@ static void plan_queues(struct gregw *g)
 	g->sh.aqm_interval_ns = (uint64_t)c->aqm_interval_us * 1000;
 	g->sh.gro_hold_ns = (uint64_t)c->gro_hold_us * 1000;
 	g->sh.fair_queue = c->fair_queue;
+	g->sh.fq_full = c->fq_drop ? FQ_FULL_DROP : FQ_FULL_PAUSE;
+	g->sh.fq_limit = c->fq_limit;
 }
 
 /* --offload on: the superpackets the TUN device takes and hands over, said once. */
@@ -504,12 +506,16 @@ static int open_tun(struct gregw *g)
 	return rc;
 }
 
-/* --stats-json: the file the documents are appended to, else stdout. */
+/* --stats-json: the file the documents are appended to, else stdout; and the route socket the
+ * TUN device's own counters are read on (opened now: none can be once privileges are gone). */
 static int open_stats(struct gregw *g)
 {
 	const char *path = g->cfg->stats_json;
-	int rc;
+	int rc = ifconf_nl_open(&g->tun_nl);
 
+	if (rc)
+		log_warnx("no route socket for the TUN device's counters (%s): the stats say null",
+			  strerror(-rc));
 	if (!path[0])
 		return 0;
 	g->stats_out = fopen(path, "a");
@@ -517,6 +523,7 @@ static int open_stats(struct gregw *g)
 		rc = -errno;
 		log_warn("cannot open --stats-json %s", path);
 		g->stats_out = stdout;
+		ifconf_nl_close(&g->tun_nl);
 		return rc;
 	}
 	return 0;
@@ -527,6 +534,7 @@ static void close_stats(struct gregw *g)
 	if (g->stats_out != stdout)
 		fclose(g->stats_out);
 	g->stats_out = stdout;
+	ifconf_nl_close(&g->tun_nl);
 }
 
 static void close_workers(struct gregw *g)

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "encap.h"
+#include "ifconf.h"
 #include "worker.h"
 
 struct gregw {
@@ -38,6 +39,7 @@ struct gregw {
 	int timer_fd; /* --stats-interval */
 	uint64_t start_ns;
 	uint64_t ring_drops[CONFIG_MAX_WORKERS]; /* accumulated: the kernel's counter resets */
+	struct ifconf_nl tun_nl;		 /* the TUN device's counters (sock NULL: none) */
 };
 
 /* Sets up, runs until SIGINT or SIGTERM, tears down. Returns the process exit status. */

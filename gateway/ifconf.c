@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <libmnl/libmnl.h>
+#include <stddef.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>
 #include <linux/neighbour.h>
@@ -269,6 +270,18 @@ static int link_attr(const struct nlattr *a, void *data)
 	case IFLA_IFNAME:
 		if (mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
 			snprintf(l->name, sizeof(l->name), "%s", mnl_attr_get_str(a));
+		break;
+	case IFLA_STATS64:
+		/* The struct grew over the years: an older kernel's is shorter, but always holds
+		 * tx_dropped. Attributes are 4-byte aligned: copied, not read in place. */
+		if (mnl_attr_get_payload_len(a) >=
+		    offsetof(struct rtnl_link_stats64, tx_dropped) + sizeof(l->tx_dropped)) {
+			memcpy(&l->tx_dropped,
+			       (const char *)mnl_attr_get_payload(a) +
+				       offsetof(struct rtnl_link_stats64, tx_dropped),
+			       sizeof(l->tx_dropped));
+			l->has_stats = true;
+		}
 		break;
 	}
 	return MNL_CB_OK;

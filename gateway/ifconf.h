@@ -56,7 +56,8 @@ int ifconf_route_get(const struct netaddr *dst, struct ifconf_route *out);
 int ifconf_route_lookup(struct ifconf_nl *nl, const struct netaddr *dst, const struct netaddr *src,
 			struct ifconf_route *out);
 
-/* An interface: its type (ARPHRD_*), flags (IFF_*), MTU, Ethernet address and name. */
+/* An interface: its type (ARPHRD_*), flags (IFF_*), MTU, Ethernet address and name, and of
+ * its counters the packets it dropped on transmit (IFLA_STATS64). */
 struct ifconf_link {
 	unsigned short type;
 	unsigned flags;
@@ -64,6 +65,8 @@ struct ifconf_link {
 	bool has_addr;
 	uint8_t addr[ETH_ALEN];
 	char name[IF_NAMESIZE];
+	bool has_stats;
+	uint64_t tx_dropped;
 };
 
 int ifconf_link_get(struct ifconf_nl *nl, int ifindex, struct ifconf_link *out);

@@ -12,7 +12,9 @@ enum gw_limits {
 	WORKER_POLL_MS = 200,	    /* idle wake-up; a stop request wakes the workers at once */
 	WORKER_ICMP_PER_SEC = 1000, /* ICMP errors per worker and second, as routers limit */
 
-	/* --fair-queue (fq.h, tun.c): the WORKER_BATCH slots are its queue. */
+	/* --fair-queue (fq.h, tun.c): the WORKER_BATCH slots are its queue, --fq-limit of them
+	 * (1 to WORKER_BATCH, default all) queued at once. A full queue leaves the next packet
+	 * in the TUN device's queue (--fq-full pause), TUNNEL_TXQUEUELEN of them at most. */
 	TUN_FQ_BUCKETS = 1024,	/* flows' lists, as FQ-CoDel's default */
 	TUN_FQ_QUANTUM = 65536, /* bytes a flow sends a turn: a superpacket */
 	TUN_FQ_PASS_SEGS = 512, /* segments a pass sends at most, half a sendmmsg: the backlog

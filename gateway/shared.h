@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "encap.h"
+#include "fq.h"
 #include "limits.h"
 #include "nexthop.h"
 #include "steer.h"
@@ -30,6 +31,8 @@ struct gw_shared {
 				* kernel's offer, probed once: rx_udp.c) */
 	bool aqm;	       /* --aqm codel on each worker's receive queue */
 	bool fair_queue;       /* --fair-queue on: TUN reads wait in flows (fq.h) */
+	enum fq_full fq_full;  /* --fq-full: a full flow queue pauses the reads, or drops */
+	unsigned fq_limit;     /* --fq-limit: reads a worker's flow queue holds at most */
 	uint64_t gro_hold_ns;  /* --gro-hold: how long a superpacket waits for its burst */
 	uint64_t aqm_target_ns, aqm_interval_ns;
 	uint16_t udp_sports[UDP_TX_PORTS]; /* its source ports: the first worker picks them */

@@ -51,6 +51,8 @@ enum stat_counter {
 	STAT_POLLS,	       /* poll with nothing to do: the worker's sleeps, and wake-ups */
 	STAT_RX_SOCKET_ERRORS, /* errors the receive socket reported (its interface went down
 				* or away): taken, so that poll sleeps again */
+	STAT_TUN_READ_PAUSES,  /* --fq-full pause: passes that found the flow queue full and
+				* left what TUN held in its queue, unread, until there was room */
 	STAT_MAX,
 };
 

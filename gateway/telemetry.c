@@ -79,6 +79,8 @@ static json_t *config_json(const struct gregw *g)
 	jout_str(o, "steering", g->steer_table ? "table" : "hash");
 	jout_int(o, "gro_hold_us", c->gro_hold_us);
 	jout_bool(o, "fair_queue", c->fair_queue);
+	jout_str(o, "fq_full", c->fq_drop ? "drop" : "pause");
+	jout_int(o, "fq_limit", c->fq_limit);
 	jout_str(o, "aqm", c->aqm ? "codel" : "off");
 	if (c->aqm) {
 		jout_int(o, "aqm_target_us", c->aqm_target_us);
@@ -119,6 +121,18 @@ static json_t *drops_json(const uint64_t *drops)
 	for (int r = DROP_NONE + 1; r < DROP_MAX; r++)
 		jout_u64(o, drop_name((enum drop_reason)r), drops[r]);
 	return o;
+}
+
+/* Sets key to the TUN device's own drops (its tx_dropped: a queue's ring full, or a queue
+ * without a reader), packets gregw never read; null when they cannot be read. */
+static void tun_device_drops(json_t *o, const char *key, struct gregw *g)
+{
+	struct ifconf_link l;
+
+	if (g->tun_nl.sock && ifconf_link_get(&g->tun_nl, g->ifindex, &l) == 0 && l.has_stats)
+		jout_u64(o, key, l.tx_dropped);
+	else
+		jout_set(o, key, json_null());
 }
 
 static unsigned flows_tracked(const struct flow_table *t)
@@ -289,6 +303,7 @@ json_t *telemetry_stats(struct gregw *g, bool final)
 		all += drops[r];
 	jout_u64(total, "dropped", all);
 	jout_set(total, "drops", drops_json(drops));
+	tun_device_drops(total, "tun_device_tx_dropped", g);
 	jout_set(total, "cost", cost_json(tot, segs));
 	jout_set(doc, "total", total);
 	if (g->cfg->seq)

@@ -134,7 +134,7 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 		q->sent = calloc(WORKER_BATCH, sizeof(*q->sent));
 		q->hdrs = calloc(WORKER_BATCH, sizeof(*q->hdrs));
 		if (!q->free_slots || !q->sent || !q->hdrs ||
-		    fq_init(&q->fq, WORKER_BATCH, TUN_FQ_BUCKETS, TUN_FQ_QUANTUM) < 0) {
+		    fq_init(&q->fq, WORKER_BATCH, TUN_FQ_BUCKETS, TUN_FQ_QUANTUM, sh->fq_limit)) {
 			tunq_fini(q);
 			return -ENOMEM;
 		}
@@ -207,19 +207,31 @@ static uint32_t flow_of_read(const uint8_t *pkt, size_t len)
 	return flow_hash(&k);
 }
 
-/* --fair-queue: what TUN has, into the free slots and fq; at most WORKER_BATCH reads. */
+/*
+ * --fair-queue: what TUN has, into the free slots and fq, while fq admits it; at most
+ * WORKER_BATCH reads. A slot holds any read, so whether the next packet fits is known before
+ * it is read: a full queue leaves it in the TUN device's queue (--fq-full pause), never read
+ * and then dropped, or gives up the oldest packet of its longest flow for it (drop).
+ */
 static void fill(struct tunq *q)
 {
 	for (unsigned n = 0; n < WORKER_BATCH; n++) {
 		uint32_t s;
 		ssize_t len;
 
-		if (!q->nfree) {
+		switch (fq_admission(&q->fq, q->sh->fq_full)) {
+		case FQ_ADMIT:
+			break;
+		case FQ_WAIT:
+			stat_add(&q->stats->ctr[STAT_TUN_READ_PAUSES], 1);
+			return;
+		case FQ_EVICT:
 			s = fq_drop_longest(&q->fq);
 			if (s == FQ_NONE)
 				return;
 			stat_add(&q->stats->drops[DROP_TX_FQ_OVERFLOW], 1);
 			q->free_slots[q->nfree++] = s;
+			break;
 		}
 		s = q->free_slots[q->nfree - 1];
 		len = read_counted(q, slot(q, s), &q->hdrs[s]);

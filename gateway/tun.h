@@ -86,8 +86,10 @@ void tunq_fini(struct tunq *q);
 
 /* Starts a pass of up to WORKER_BATCH reads; the packets of the last pass must be sent by now
  * (their slots are read into again). With --fair-queue, reads what TUN has into the free
- * slots (a full queue gives up the oldest packet of its longest flow: DROP_TX_FQ_OVERFLOW),
- * and the pass then takes them in fq's order, up to TUN_FQ_PASS_SEGS segments. Worker thread. */
+ * slots while the flow queue has room (--fq-limit); a full one leaves the rest in the TUN
+ * device's queue until a later pass (--fq-full pause: STAT_TUN_READ_PAUSES), or gives up the
+ * oldest packet of its longest flow for each read (drop: DROP_TX_FQ_OVERFLOW). The pass then
+ * takes them in fq's order, up to TUN_FQ_PASS_SEGS segments. Worker thread. */
 void tunq_begin(struct tunq *q);
 
 /*

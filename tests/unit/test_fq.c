@@ -4,7 +4,9 @@
  * sizes; a flow new to the queue goes before the old flows' backlog, but only once a turn (a
  * flow that keeps sending stays old); an emptied flow leaves the lists and comes back new;
  * overflow takes the oldest packet of the flow with the most bytes; slots come back to be
- * queued again; bad arguments are refused.
+ * queued again; bad arguments are refused. The admission of the next packet: room below the
+ * limit under either policy; at the limit it waits (pause) or evicts (drop), and room comes
+ * back with a dequeue or a drop.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -12,7 +14,7 @@
 #include "check.h"
 #include "fq.h"
 
-enum { SLOTS = 64, BUCKETS = 16, QUANTUM = 3000 };
+enum { SLOTS = 64, BUCKETS = 16, QUANTUM = 3000, LIMIT = 4 };
 
 /* Dequeues everything, at most max, in order into out. Returns how many came out. */
 static unsigned drain(struct fq *q, uint32_t *out, unsigned max)
@@ -25,17 +27,83 @@ static unsigned drain(struct fq *q, uint32_t *out, unsigned max)
 	return n;
 }
 
+/*
+ * The admission of the next packet, by how many are queued (of a limit of LIMIT) and the
+ * policy of a full queue. A packet's size plays no part: a slot holds any read.
+ */
+static void admission(void)
+{
+	static const struct {
+		const char *name;
+		unsigned queued;
+		enum fq_full full;
+		enum fq_admit want;
+	} rows[] = {
+		{ "empty, pause", 0, FQ_FULL_PAUSE, FQ_ADMIT },
+		{ "empty, drop", 0, FQ_FULL_DROP, FQ_ADMIT },
+		{ "one short of the limit, pause", LIMIT - 1, FQ_FULL_PAUSE, FQ_ADMIT },
+		{ "one short of the limit, drop", LIMIT - 1, FQ_FULL_DROP, FQ_ADMIT },
+		{ "at the limit, pause: wait", LIMIT, FQ_FULL_PAUSE, FQ_WAIT },
+		{ "at the limit, drop: evict", LIMIT, FQ_FULL_DROP, FQ_EVICT },
+	};
+	struct fq q;
+	uint32_t out[SLOTS];
+
+	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, LIMIT), 0);
+	for (unsigned i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		for (uint32_t s = 0; s < rows[i].queued; s++)
+			fq_enqueue(&q, s, s, s ? 100 : 65535);
+		CHECK_ROW(fq_admission(&q, rows[i].full) == rows[i].want, rows[i].name);
+		drain(&q, out, SLOTS);
+	}
+
+	/* Full, then a dequeue (a send) makes room: the reads resume. */
+	for (uint32_t s = 0; s < LIMIT; s++)
+		fq_enqueue(&q, s, 1, 1000);
+	CHECK(fq_admission(&q, FQ_FULL_PAUSE) == FQ_WAIT);
+	CHECK_INT(fq_dequeue(&q), 0);
+	CHECK(fq_admission(&q, FQ_FULL_PAUSE) == FQ_ADMIT);
+	/* Dropping: the eviction makes room for one read, which fills the queue again. */
+	fq_enqueue(&q, 0, 2, 1000);
+	CHECK(fq_admission(&q, FQ_FULL_DROP) == FQ_EVICT);
+	CHECK_INT(fq_drop_longest(&q), 1); /* flow 1: 3000 bytes against 1000 */
+	CHECK(fq_admission(&q, FQ_FULL_DROP) == FQ_ADMIT);
+	fq_enqueue(&q, 1, 2, 1000);
+	CHECK(fq_admission(&q, FQ_FULL_DROP) == FQ_EVICT);
+	CHECK_INT(drain(&q, out, SLOTS), LIMIT);
+	fq_fini(&q);
+
+	/* The limit may be every slot, or one. */
+	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, SLOTS), 0);
+	for (uint32_t s = 0; s < SLOTS; s++) {
+		CHECK(fq_admission(&q, FQ_FULL_PAUSE) == FQ_ADMIT);
+		fq_enqueue(&q, s, s, 1000);
+	}
+	CHECK(fq_admission(&q, FQ_FULL_PAUSE) == FQ_WAIT);
+	fq_fini(&q);
+	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, 1), 0);
+	CHECK(fq_admission(&q, FQ_FULL_PAUSE) == FQ_ADMIT);
+	fq_enqueue(&q, 9, 3, 1000);
+	CHECK(fq_admission(&q, FQ_FULL_PAUSE) == FQ_WAIT);
+	CHECK(fq_admission(&q, FQ_FULL_DROP) == FQ_EVICT);
+	fq_fini(&q);
+}
+
 int main(void)
 {
 	struct fq q;
 	uint32_t out[SLOTS];
 
-	CHECK_INT(fq_init(&q, SLOTS, 12, QUANTUM), -EINVAL); /* not a power of two */
-	CHECK_INT(fq_init(&q, 0, BUCKETS, QUANTUM), -EINVAL);
-	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, 0), -EINVAL);
+	CHECK_INT(fq_init(&q, SLOTS, 12, QUANTUM, SLOTS), -EINVAL); /* not a power of two */
+	CHECK_INT(fq_init(&q, 0, BUCKETS, QUANTUM, 1), -EINVAL);
+	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, 0, SLOTS), -EINVAL);
+	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, 0), -EINVAL);	     /* holds nothing */
+	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, SLOTS + 1), -EINVAL); /* more than slots */
+
+	admission();
 
 	/* Empty: nothing to send, nothing to drop. */
-	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM), 0);
+	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, SLOTS), 0);
 	CHECK(fq_dequeue(&q) == FQ_NONE);
 	CHECK(fq_drop_longest(&q) == FQ_NONE);
 

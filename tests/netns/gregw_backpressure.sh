@@ -1,0 +1,85 @@
+#!/bin/bash
+# A worker whose flow queue is full stops reading TUN (--fq-full pause, the default) instead
+# of dropping what it read: through a transit slower than the sender, a verified CUBIC
+# transfer completes with nothing dropped by gwa, its reads paused (counted), and the TUN
+# device's own drops reported as the kernel counts them. The same with --fq-full drop: the
+# queue gives up reads (tx_fq_overflow), which shows the queue did fill; the data still
+# arrives whole. With a TUN queue of 8 packets the kernel's ring overflows instead: the device
+# counts the drops, gwa still none. Bad values of the two options are refused.
+#
+#  P-client [tunbed-traffic --verify, CUBIC] --lan-a-- P-gwa [gregw, 1 worker, flow queue of 4]
+#      ==transit (tbf 50 Mbit/s on gwa's end)== [gregw] P-gwb --lan-b-- [tunbed-traffic server] P-server
+#
+# Why the queues fill whatever the timing: the token bucket lets 50 Mbit/s through and queues
+# up to 4 MB, more than gwa's socket may hold (its send buffer), so gwa's sends wait for room
+# instead of being dropped by the bucket. A CUBIC sender's window grows until a packet is lost,
+# and the only queues that can lose one are gwa's flow queue (drop) and the TUN device's ring
+# behind it (pause): the backlog passes gwa's socket and fills the flow queue's 4 reads, and
+# with pause the TUN device's queue behind them, before the sender learns of any loss.
+# shellcheck source=gregw_lib.sh
+source "$(dirname "$0")/gregw_lib.sh"
+# shellcheck source=traffic_lib.sh
+source "$(dirname "$0")/traffic_lib.sh"
+gregw_test_init
+new_prefix P tbbp
+BYTES=8m
+
+expect_refusal "--fq-full maybe" 2 "bad value 'maybe' for --fq-full: expected pause or drop" \
+	"$GREGW" --remote 198.18.0.2 --fq-full maybe
+expect_refusal "--fq-limit 0" 2 "bad value '0' for --fq-limit: expected 1 to 256 packets" \
+	"$GREGW" --remote 198.18.0.2 --fq-limit 0
+expect_refusal "--fq-limit 257" 2 "bad value '257' for --fq-limit: expected 1 to 256 packets" \
+	"$GREGW" --remote 198.18.0.2 --fq-limit 257
+
+"$TOPO" up ras --prefix "$P" >/dev/null
+ip netns exec "$P-gwa" tc qdisc add dev transit root tbf rate 50mbit burst 100kb limit 4mb
+tr_server "$P-server" 9400
+
+# transfer: BYTES from client to server, every byte checked, CUBIC; the client's JSON in
+# TR_JSON, gwa's stats in A.
+transfer() {
+	tr_client "$P-client" 198.18.3.2 --bytes "$BYTES" --verify --congestion cubic --json
+	expect_eq "$1: the transfer completed, verified" "$TR_STATUS $(json_get "$TR_JSON" '(d["tcp"]["verify"]["mismatches"], [(s["sent"], s.get("server_received")) for s in d["tcp"]["per_session"]])')" "0 (0, [(8388608, 8388608)])"
+	A=$(gw_stats gwa)
+	log "$1: gwa read $(json_get "$A" 'd["total"]["tun_reads"]') times, paused $(json_get "$A" 'd["total"]["tun_read_pauses"]'), dropped $(json_get "$A" '{k: v for k, v in d["total"]["drops"].items() if v}'); the TUN device dropped $(json_get "$A" 'd["total"]["tun_device_tx_dropped"]'); the client retransmitted $(json_get "$TR_JSON" 'd["tcp"]["retransmits"]')"
+}
+
+# The TUN device's own counter, as the kernel keeps it (sysfs of gwa's namespace: ip netns
+# exec mounts it anew), and as gwa reports it: the same once the transfer is over.
+device_drops_agree() {
+	local sys
+	sys=$(ip netns exec "$P-gwa" cat /sys/class/net/gre0/statistics/tx_dropped)
+	expect_eq "$1: the TUN device's tx_dropped in gwa's stats" "$(json_get "$(gw_stats gwa)" 'd["total"]["tun_device_tx_dropped"]')" "$sys"
+}
+
+# Pause (the default).
+gw_a4 "$P" --workers 1 --fq-limit 4
+gw_b4 "$P" --workers 1
+transfer pause
+expect_eq "pause: configured" "$(json_get "$A" '(d["config"]["fair_queue"], d["config"]["fq_full"], d["config"]["fq_limit"])')" "(True, 'pause', 4)"
+expect_eq "pause: gwa gave up no read" "$(json_get "$A" 'd["total"]["drops"]["tx_fq_overflow"]')" "0"
+expect_eq "pause: gwa dropped nothing at all" "$(json_get "$A" 'd["total"]["dropped"]')" "0"
+expect_eq "pause: gwa paused its reads under a full queue" "$(json_get "$A" 'd["total"]["tun_read_pauses"] > 0 and d["total"]["tun_read_pauses"] == d["workers"][0]["tun_read_pauses"]')" "True"
+device_drops_agree pause
+
+# A short TUN queue: the backlog overflows the device's ring, whose drops the kernel counts
+# (tun_net_xmit drops when a queue's ring is full, and tells the qdisc nothing).
+ip -n "$P-gwa" link set gre0 txqueuelen 8
+transfer "pause, TUN queue of 8"
+expect_eq "TUN queue of 8: gwa still dropped nothing" "$(json_get "$A" 'd["total"]["dropped"]')" "0"
+expect_eq "TUN queue of 8: the device dropped" "$(json_get "$A" 'd["total"]["tun_device_tx_dropped"] > 0')" "True"
+device_drops_agree "TUN queue of 8"
+
+# Drop: what the queue did before pausing existed; the same transfer fills it.
+gw_stop gwa
+gw_a4 "$P" --workers 1 --fq-limit 4 --fq-full drop
+transfer drop
+expect_eq "drop: configured" "$(json_get "$A" 'd["config"]["fq_full"]')" "drop"
+expect_eq "drop: the full queue gave up reads, and never paused" "$(json_get "$A" '(d["total"]["drops"]["tx_fq_overflow"] > 0, d["total"]["tun_read_pauses"])')" "(True, 0)"
+device_drops_agree drop
+
+tr_stop
+gw_stop gwa
+gw_stop gwb
+"$TOPO" down ras --prefix "$P" >/dev/null
+expect_nothing_left "$P" "after down"
