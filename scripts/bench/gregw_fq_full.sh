@@ -13,8 +13,10 @@
 # ENCAPS="gre gre-udp", SESSIONS="8 64", WORKERS="1 2", CCS="bbr cubic" and MODES="drop pause"
 # choose the matrix: a mode is an --fq-full value, "nofq" (--fair-queue off) or "default"
 # (neither option: a build from before --fq-full, whose full queue drops). VXLAN=no leaves the
-# reference out. The runs' lines go to gregw_fq_full-DATE.jsonl in the current directory
-# (KEEP=FILE to name it), the table to stdout. Needs root and build/bin (scripts/bootstrap).
+# reference out. TXQUEUELEN=N sets the TUN devices' queue (default: gregw's, 1000), where a
+# paused worker's backlog waits; GREGW_ARGS="--fq-limit 64" goes to every gregw. The runs'
+# lines go to gregw_fq_full-DATE.jsonl in the current directory (KEEP=FILE to name it), the
+# table to stdout. Needs root and build/bin (scripts/bootstrap).
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 R=${1:-3} T=${2:-8}
@@ -24,6 +26,7 @@ read -r -a SES <<<"${SESSIONS:-8 64}"
 read -r -a WRK <<<"${WORKERS:-1 2}"
 read -r -a CC <<<"${CCS:-bbr cubic}"
 read -r -a MOD <<<"${MODES:-drop pause}"
+read -r -a GA <<<"${GREGW_ARGS:-}"
 OUT=${KEEP:-gregw_fq_full-$(date +%Y%m%d-%H%M%S).jsonl}
 export QUICK_PREFIX=${QUICK_PREFIX:-tbfq}
 
@@ -31,7 +34,8 @@ export QUICK_PREFIX=${QUICK_PREFIX:-tbfq}
 one() {
 	local label=$1 encap=$2 s=$3 cc=$4 line
 	shift 4
-	QUICK_JSON=$TMPJ TRAFFIC_ARGS="--congestion $cc" "$HERE/gregw_quick.sh" "$encap" "$s" "$T" - "$@" >/dev/null
+	QUICK_JSON=$TMPJ TRAFFIC_ARGS="--congestion $cc" \
+		"$HERE/gregw_quick.sh" "$encap" "$s" "$T" "${TXQUEUELEN:--}" "$@" >/dev/null
 	line=$(tail -1 "$TMPJ")
 	python3 -c 'import json, sys; d = json.loads(sys.argv[1]); d["label"], d["cc"] = sys.argv[2], sys.argv[3]; print(json.dumps(d))' \
 		"$line" "$label" "$cc" >>"$OUT"
@@ -54,7 +58,7 @@ for r in $(seq "$R"); do
 						default) opts=() ;;
 						*) opts=(--fq-full "$m") ;;
 						esac
-						one "gregw $e ${w}w $m" "$e" "$s" "$cc" --workers "$w" "${opts[@]}"
+						one "gregw $e ${w}w $m" "$e" "$s" "$cc" --workers "$w" "${opts[@]}" "${GA[@]}"
 					done
 				done
 			done
