@@ -356,14 +356,18 @@ def process(argv0=None):
     """A sleeping process of ours (its argv[0] argv0), ended after."""
     cmd = ["bash", "-c", f'exec -a "{argv0}" sleep 60'] if argv0 else ["sleep", "60"]
     p = subprocess.Popen(cmd)
+    want = (argv0 or "sleep").encode() + b"\0"
     try:
-        # Until bash has exec'd the sleep.
-        deadline = time.monotonic() + 10
+        # Until the exec is over: a process in the middle of one has an empty command line
+        # (not bash's any more, not yet the new program's).
+        deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             with open(f"/proc/{p.pid}/cmdline", "rb") as f:
-                if not f.read().startswith(b"bash"):
+                if f.read().startswith(want):
                     break
             time.sleep(0.01)
+        else:
+            raise AssertionError(f"{cmd}: not started within 30 s")
         yield p
     finally:
         p.kill()
