@@ -10,7 +10,7 @@
 # tap0 drop nothing; with it off (ethtool -K fa0 tx-udp_tnl-segmentation off
 # tx-udp_tnl-csum-segmentation off tx-gre-segmentation off), 45 frames of 1514 bytes come of
 # each. tunbed-wire, capturing on fb0, finds every frame valid either way. The receiving
-# stack takes none of it up.
+# stack takes none of it up. Every wait is for what a process says or does, never for time.
 #
 #  P-a                                                          P-b
 #  [framebench send --via tap]                                  [framebench recv --via vnet]
@@ -19,11 +19,10 @@
 #        | tcx ingress: (GRE: adjust_room, then) redirect to fa0,     |
 #        | or routing (ip_forward, neighbour 198.18.0.2 permanent)    |
 #      fa0 198.18.0.5/24 ================== veth ================== fb0 198.18.0.2/24
-# shellcheck source=lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source=framebench_lib.sh
+source "$(dirname "$0")/framebench_lib.sh"
 netns_test_init
 new_prefix P tbfbtap
-FB="$TUNBED_BIN/tunbed-framebench"
 WIRE="$TUNBED_BIN/tunbed-wire"
 [ -x "$FB" ] || die "$FB not built"
 [ -x "$WIRE" ] || die "$WIRE not built"
@@ -57,14 +56,12 @@ ip netns exec "$P-b" ethtool -K fb0 gro off
 link_stat() {
 	ip -n "$1" -s -j link show "$2" | python3 -c 'import json, sys; d = json.load(sys.stdin)[0]["stats64"]; print(eval(sys.argv[1]))' "$3"
 }
-# shellcheck disable=SC2016 # awk's fields, not the shell's
-stack_took() { ip netns exec "$P-b" awk '/^Ip:/ && $2 ~ /^[0-9]+$/ { print $4 }' /proc/net/snmp; }
 
 # case ENCAP PATH SEG: K superpackets of ENCAP (gre-udp, gre) through tap0 by PATH (redirect,
 # forward) with fa0's tunnel segmentation SEG (on, off); the receiver's counts in GOT, the
 # audit's in AUDIT (JSON).
 case_run() {
-	local encap=$1 path=$2 seg=$3 name="$1 $2, segmentation $3" want rpid wpid
+	local encap=$1 path=$2 seg=$3 name="$1 $2, segmentation $3" want wpid
 	local -a to=(--redirect fa0 --dst-mac "$MAC")
 	[ "$path" = forward ] && to=(--dst-mac "$TAP_MAC")
 	ip netns exec "$P-a" ethtool -K fa0 tx-udp_tnl-segmentation "$seg" \
@@ -76,21 +73,17 @@ case_run() {
 		--local 198.18.0.1 --remote 198.18.0.2 --no-key --no-seq --no-csum \
 		>"$TMP/wire.json" 2>"$TMP/wire.err" &
 	wpid=$!
-	ip netns exec "$P-b" "$FB" recv --dev fb0 --via vnet --frames "$want" \
-		>"$TMP/recv.out" 2>"$TMP/recv.err" &
-	rpid=$!
-	poll 30 grep -qx ready "$TMP/wire.ready" || die "$name: tunbed-wire did not start: $(cat "$TMP/wire.err")"
-	poll 30 grep -q '"ready": true' "$TMP/recv.out" || die "$name: the receiver never got ready: $(cat "$TMP/recv.err")"
+	wait_said "$name: tunbed-wire" "$wpid" "$TMP/wire.ready" '^ready$' "$TMP/wire.err"
+	recv_start "$name" "$P-b" --dev fb0 --via vnet --frames "$want"
 	TX0=$(link_stat "$P-a" fa0 'd["tx"]["dropped"]')
 	RX0=$(link_stat "$P-a" tap0 'd["rx"]["dropped"] + d["rx"]["errors"]')
-	STACK0=$(stack_took)
+	STACK0=$(stack_took "$P-b")
 	SENT=$(ip netns exec "$P-a" "$FB" send --via tap --dev tap0 --encap "$encap" "${to[@]}" \
-		--frames "$K" --seconds 60) || die "$name: the sender failed"
-	wait_bg "$rpid" 30 "$name: the receiver, waiting for $want frames"
+		--frames "$K" --seconds "$FB_WAIT") || die "$name: the sender failed"
+	recv_done "$name"
 	expect_eq "$name: the receiver's exit status" "$BG_STATUS" 0
 	stop_bg "$wpid" TERM "$name: tunbed-wire"
 	expect_eq "$name: tunbed-wire's exit status (3: a frame broke a rule)" "$BG_STATUS" 0
-	GOT=$(tail -n 1 "$TMP/recv.out")
 	AUDIT=$(cat "$TMP/wire.json")
 	expect_eq "$name: the sender wrote $K superpackets of $SEGS segments" \
 		"$(json_get "$SENT" 'd["frames"], d["segs"]')" "($K, $SEGS)"
@@ -101,7 +94,7 @@ case_run() {
 		"($want, 0, 0, True)"
 	expect_eq "$name: the ring's frames, all of them test frames, none dropped" \
 		"$(json_get "$GOT" 'd["frames"], d["not_ours"], d["drops"]')" "($want, 0, 0)"
-	expect_eq "$name: P-b's IP stack took none up" "$(($(stack_took) - STACK0))" 0
+	expect_eq "$name: P-b's IP stack took none up" "$(($(stack_took "$P-b") - STACK0))" 0
 }
 got() { json_get "$GOT" "$1"; }
 
