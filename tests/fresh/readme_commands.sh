@@ -3,15 +3,18 @@
 # (minbase plus git: bash and apt, no python3, no compiler, no library), this checkout cloned
 # into it, and in it, as root in a chroot of its own (private mount and PID namespaces), the
 # main job and the test command as a new user types them. Each must install what it needs
-# from Debian's mirror and build first; the main job must write its report with every plot,
-# the test command must pass.
+# from Debian's mirror and build first; the main job must write its report with every plot
+# and install its own set of packages alone (none of the tests' or other jobs' tools), the
+# test command must install the rest and pass; no service they installed may be enabled at
+# boot, and nothing may be left running. It prints what each command installed: packages,
+# download and disk.
 #
 #  host: mmdebstrap -> WORK/root --chroot--> scripts/tunbed ras ... && scripts/test -L "unit|browser"
 #
 # The main job's matrix is cut to one short point (same entry point, bootstrap and report as
 # the full run) and the test command to the unit tests (same install and both builds): the
 # check is about the first run on a fresh machine, not the measurements. It needs root, the
-# network to Debian's mirror and about 2 GB in /var/tmp.
+# network to Debian's mirror and about 3 GB in /var/tmp.
 set -eu
 set -o pipefail
 PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
@@ -60,6 +63,38 @@ for t in python3 cc cmake pkg-config; do
 	if chroot "$ROOT" /bin/sh -c "command -v $t" >/dev/null; then die "the fresh root already has $t"; fi
 done
 
+# What the root holds, read from outside: its installed packages and their Installed-Size
+# (KiB), and the packages apt downloaded into its cache (it keeps them).
+# shellcheck disable=SC2016 # dpkg-query's fields, not the shell's
+packages() { chroot "$ROOT" dpkg-query -W -f='${db:Status-Abbrev} ${Package}\n' | awk '$1 == "ii" { print $2 }'; }
+installed_kib() {
+	# shellcheck disable=SC2016
+	chroot "$ROOT" dpkg-query -W -f='${db:Status-Abbrev} ${Installed-Size}\n' |
+		awk '$1 == "ii" { s += $2 } END { print s + 0 }'
+}
+downloaded() { find "$ROOT/var/cache/apt/archives" -maxdepth 1 -name '*.deb' -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }'; }
+# shellcheck disable=SC2016
+has() { chroot "$ROOT" dpkg-query -W -f='${db:Status-Abbrev}' "$1" 2>/dev/null | grep -q '^ii'; }
+# since N KIB BYTES: what was installed since a count of N packages, KIB installed and BYTES
+# downloaded, in words.
+since() {
+	awk -v n="$(($(packages | wc -l) - $1))" -v kib="$(($(installed_kib) - $2))" \
+		-v b="$(($(downloaded) - $3))" \
+		'BEGIN { printf "%d packages, %.0f MB downloaded, %.0f MB on disk", n, b / 1e6, kib * 1024 / 1e6 }'
+}
+# The services of the gateway pair, the gateways and the hosts mode, which tunbed starts in
+# its own namespaces: none of the system's may start at boot.
+SERVICES="frr openvswitch-switch openvpn fastd ssh"
+# What the main job does not use: the test command's and the other jobs' (issue 33).
+NOT_MAIN="qemu-system-x86 chromium frr openvswitch-switch openssh-server tshark ansible-core
+	clang mmdebstrap wireguard-go openvpn fastd iperf3"
+# boot_links: what starts at boot, one a line (systemd's wants, System V's multi-user S links).
+boot_links() {
+	find "$ROOT/etc/systemd/system" -mindepth 2 -maxdepth 2 -type l -path '*.wants/*' 2>/dev/null || true
+	find "$ROOT"/etc/rc[2-5].d -maxdepth 1 -type l -name 'S*' 2>/dev/null || true
+}
+n0=$(packages | wc -l) kib0=$(installed_kib) dl0=$(downloaded)
+
 # What a clone of this working tree would hold (uncommitted edits included, so that the
 # check tests the code at hand).
 git clone --quiet --no-hardlinks "$SRC" "$ROOT/root/tunbed"
@@ -67,6 +102,18 @@ git clone --quiet --no-hardlinks "$SRC" "$ROOT/root/tunbed"
 	tar --null -T - --ignore-failed-read -cf - 2>/dev/null) | tar -C "$ROOT/root/tunbed" -xf -
 (cd "$SRC" && git ls-files -z --deleted) | (cd "$ROOT/root/tunbed" && xargs -0r rm -f --)
 cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
+# Run after each command in its PID namespace: nothing it started may still run (its first
+# process, 1, is the shell that ran the command) and no network namespace may be left.
+cat >"$ROOT/root/nothing_left" <<'EOF'
+left=""
+for p in /proc/[0-9]*; do
+	n=${p#/proc/}
+	if [ "$n" != 1 ] && [ "$n" != $$ ] && read -r c <"$p/comm" 2>/dev/null; then left+=" $n ($c)"; fi
+done
+[ -z "$left" ] || { echo "processes left running:$left" >&2; exit 9; }
+ns=$(ls -A /run/netns 2>/dev/null || true)
+[ -z "$ns" ] || { echo "namespaces left behind: $ns" >&2; exit 9; }
+EOF
 
 # in_root COMMAND: runs COMMAND as root in the fresh root, with a login's bare environment,
 # in mount and PID namespaces of its own (everything it starts ends with it).
@@ -88,13 +135,20 @@ in_root() {
 
 prefix="tbfr$$"
 log "scripts/tunbed ras (one point: 1 session, 1 worker, 2 s)"
+start=$SECONDS
 in_root "scripts/tunbed ras --sessions 1 --workers 1 --repeats 1 --time 2 --warmup 1 --prefix $prefix
-	left=\$(ls -A /run/netns 2>/dev/null || true)
-	[ -z \"\$left\" ] || { echo \"namespaces left behind: \$left\" >&2; exit 9; }" \
-	>"$WORK/ras.out" 2>"$WORK/ras.err" ||
+	bash /root/nothing_left" >"$WORK/ras.out" 2>"$WORK/ras.err" ||
 	die "scripts/tunbed ras failed: $(tail -5 "$WORK/ras.err" | tr '\n' ' ')"
-grep -q "^bootstrap: installing .*python3-matplotlib" "$WORK/ras.err" ||
-	die "the main job did not install python3-matplotlib itself: $(grep bootstrap "$WORK/ras.err" | tr '\n' ' ')"
+said=$(grep -m1 "^bootstrap: installing for ras: .*python3-matplotlib.* ([0-9]* packages, .* to download, .* on disk)$" \
+	"$WORK/ras.err") || die "the main job did not install python3-matplotlib itself, saying how much: $(grep bootstrap "$WORK/ras.err" | tr '\n' ' ')"
+for p in $NOT_MAIN; do
+	if has "$p"; then die "the main job installed $p, which it does not use"; fi
+done
+for p in $("$SRC/scripts/bootstrap" --list --for ras); do
+	has "$p" || die "the main job did not install $p (scripts/bootstrap's ras set)"
+done
+log "the main job installed $(since "$n0" "$kib0" "$dl0") in $((SECONDS - start)) s; bootstrap said: ${said##*(}"
+n1=$(packages | wc -l) kib1=$(installed_kib) dl1=$(downloaded)
 report=$(sed -n 's/^report: \(.*\/report\.md\)$/\1/p' "$WORK/ras.out")
 [ -n "$report" ] || die "the main job printed no report path: $(cat "$WORK/ras.out")"
 dir="$ROOT$(dirname "$report")"
@@ -117,7 +171,8 @@ print(f"[readme_commands] ok: summary with {len(rates)} point(s), {len(plots)} p
 PY
 
 log "scripts/test -L unit|browser"
-if ! in_root "scripts/test -L 'unit|browser'" >"$WORK/test.out" 2>&1; then
+start=$SECONDS
+if ! in_root "scripts/test -L 'unit|browser'; bash /root/nothing_left" >"$WORK/test.out" 2>&1; then
 	# What the failing tests said, for the log: ctest prints their output after their line.
 	grep -A30 '\*\*\*Failed\|\*\*\*Timeout' "$WORK/test.out" | head -80 >&2 || tail -30 "$WORK/test.out" >&2
 	die "scripts/test failed: $(tail -8 "$WORK/test.out" | tr '\n' ' ')"
@@ -125,3 +180,14 @@ fi
 summary=$(grep -E "tests passed" "$WORK/test.out" || true)
 [[ "$summary" =~ ^100%\ tests\ passed ]] || die "ctest summary: '$summary'"
 log "ok: $summary"
+for p in $NOT_MAIN; do
+	has "$p" || die "the test command did not install $p"
+done
+log "the test command installed $(since "$n1" "$kib1" "$dl1") more in $((SECONDS - start)) s"
+for s in $SERVICES; do
+	[ -e "$ROOT/etc/init.d/$s" ] || [ -e "$ROOT/lib/systemd/system/$s.service" ] ||
+		die "no service $s installed: its check below would prove nothing"
+done
+on=$(boot_links | grep -E "/(S[0-9][0-9])?($(tr ' ' '|' <<<"$SERVICES"))(\.service)?$" || true)
+[ -z "$on" ] || die "enabled at boot: $(tr '\n' ' ' <<<"${on//"$ROOT"/}")"
+log "ok: none of $SERVICES enabled at boot"
