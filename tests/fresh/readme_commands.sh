@@ -139,15 +139,16 @@ start=$SECONDS
 in_root "scripts/tunbed ras --sessions 1 --workers 1 --repeats 1 --time 2 --warmup 1 --prefix $prefix
 	bash /root/nothing_left" >"$WORK/ras.out" 2>"$WORK/ras.err" ||
 	die "scripts/tunbed ras failed: $(tail -5 "$WORK/ras.err" | tr '\n' ' ')"
-said=$(grep -m1 "^bootstrap: installing for ras: .*python3-matplotlib.* ([0-9]* packages, .* to download, .* on disk)$" \
+said=$(grep -m1 "^bootstrap: installing for ras: .*python3-matplotlib.* ([0-9]* packages*, .* to download, .* on disk)$" \
 	"$WORK/ras.err") || die "the main job did not install python3-matplotlib itself, saying how much: $(grep bootstrap "$WORK/ras.err" | tr '\n' ' ')"
+reckoned=${said##*(}
 for p in $NOT_MAIN; do
 	if has "$p"; then die "the main job installed $p, which it does not use"; fi
 done
 for p in $("$SRC/scripts/bootstrap" --list --for ras); do
 	has "$p" || die "the main job did not install $p (scripts/bootstrap's ras set)"
 done
-log "the main job installed $(since "$n0" "$kib0" "$dl0") in $((SECONDS - start)) s; bootstrap said: ${said##*(}"
+log "the main job installed $(since "$n0" "$kib0" "$dl0") in $((SECONDS - start)) s; bootstrap said: ${reckoned%)}"
 n1=$(packages | wc -l) kib1=$(installed_kib) dl1=$(downloaded)
 report=$(sed -n 's/^report: \(.*\/report\.md\)$/\1/p' "$WORK/ras.out")
 [ -n "$report" ] || die "the main job printed no report path: $(cat "$WORK/ras.out")"
