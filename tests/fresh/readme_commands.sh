@@ -174,8 +174,15 @@ PY
 log "scripts/test -L unit|browser"
 start=$SECONDS
 if ! in_root "scripts/test -L 'unit|browser'; bash /root/nothing_left" >"$WORK/test.out" 2>&1; then
-	# What the failing tests said, for the log: ctest prints their output after their line.
-	grep -A30 '\*\*\*Failed\|\*\*\*Timeout' "$WORK/test.out" | head -80 >&2 || tail -30 "$WORK/test.out" >&2
+	# What the failing tests said, for the log: ctest prints a test's output after its line;
+	# the last 40 lines of each, Python's ResourceWarnings (and the line they quote) left out.
+	awk 'function dump(  i) { for (i = (n > 40 ? n - 40 : 0); i < n; i++) print line[i]; n = 0 }
+		/ResourceWarning/ { skip = 1; next }
+		skip && /^ / { skip = 0; next }
+		{ skip = 0 }
+		/Test +#[0-9]+: |^[0-9]+% tests passed/ { dump(); keep = /\*\*\*(Failed|Timeout)/ }
+		keep { line[n++] = $0 }
+		END { dump() }' "$WORK/test.out" >&2
 	die "scripts/test failed: $(tail -8 "$WORK/test.out" | tr '\n' ' ')"
 fi
 summary=$(grep -E "tests passed" "$WORK/test.out" || true)
