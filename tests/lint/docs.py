@@ -17,7 +17,9 @@ the built gregw and the other programs, whose --help it reads). Fails, one line 
   (headings, <a id>);
 - a docs/*.md is not linked from README.md;
 - a record format stated in the docs differs from the code's (records.FORMAT, and any
-  `NAME` ... (today N) of a constant in scripts/tunbedlib)."""
+  `NAME` ... (today N) of a constant in scripts/tunbedlib);
+- a doc but benchmarks.md says "this kernel" or "this VM": one machine's facts go to
+  benchmarks.md, which names the machine."""
 
 import ast
 import collections
@@ -330,6 +332,14 @@ def runner_modes(top):
                         if isinstance(c, ast.Constant) and isinstance(c.value, str)]
                 if args and args[0].startswith("--"):
                     mapping[node.test.left.value].append((rel, node.lineno, args))
+            elif isinstance(node, ast.Dict) and node.keys and all(
+                    isinstance(k, ast.Constant) and k.value in (options or ()) for k in node.keys):
+                # The same mapping as a table: {"nooffload": ("--offload", "off"), ...}.
+                for k, v in zip(node.keys, node.values):
+                    args = [c.value for c in ast.walk(v)
+                            if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+                    if args and args[0].startswith("--"):
+                        mapping[k.value].append((rel, node.lineno, args))
     return encaps, options, mapping
 
 
@@ -495,6 +505,23 @@ def check_formats(top, mds):
         report("docs/runner.md", 1, f"states no record format (the code's is {fmt})")
 
 
+# One machine's facts said as everyone's
+
+
+ONE_MACHINE = re.compile(r"\bthis (?:kernel|VM)\b", re.I)
+
+
+def check_one_machine(top, mds):
+    """docs/benchmarks.md says which machine; the other docs say what the code does."""
+    for rel in mds:
+        if rel == "docs/benchmarks.md":
+            continue
+        text = blank_code(read(top, rel))
+        for m in ONE_MACHINE.finditer(text):
+            report(rel, line_of(text, m.start()), f"'{m.group(0)}': say whose (benchmarks.md "
+                   "names the machine), or what the code does on any")
+
+
 def main(argv):
     if len(argv) != 3 or not os.path.isdir(argv[1]) or not os.path.isdir(argv[2]):
         print("usage: docs.py SOURCE_DIR BIN_DIR", file=sys.stderr)
@@ -506,6 +533,7 @@ def main(argv):
     check_links(top, mds)
     check_docs_linked(top)
     check_formats(top, mds)
+    check_one_machine(top, mds)
     for path, line, what in sorted(set(findings)):
         print(f"{path}:{line}: {what}")
     print(f"docs lint: {len(mds)} Markdown files, {len(findings)} findings")
