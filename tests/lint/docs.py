@@ -10,7 +10,9 @@ the built gregw and the other programs, whose --help it reads). Fails, one line 
   by `name/`) or "file" (every file but README.md);
 - the gregw modes differ: gregw --help's --encap values against the runner's GREGW_ENCAPS,
   the runner's mapping of each GREGW_OPTIONS entry to gregw flags against --help, and the
-  docs' mode lists, mode names and "`+option` (`--flag value`)" remarks against both;
+  docs' mode lists (a sentence or table cell naming four or more of the options must name
+  them all; fewer is a subset, such as failover's), mode names (gre+seq) and "`+option`
+  (`--flag value`)" remarks against both;
   docs/gregw.md must name every option of --help, give an option with listed values only
   those values, and name no option that no tunbed program has;
 - a relative link in any .md does not resolve: its file, and its #anchor by GitHub's rules
@@ -278,20 +280,19 @@ def help_options(text):
 
 
 def listed_values(arg):
-    """The literal values of an argument written a|b|N (N, a placeholder, takes any)."""
-    if "|" not in arg:
-        return None
+    """(the literal values, whether a number may stand instead) of an argument written a|b or
+    a|N (N, a placeholder for a number); None for any other argument."""
     alts = arg.split("|")
-    return {a for a in alts if a.islower() or not a.isalpha()} \
-        if all(a.islower() or a.isupper() for a in alts) else None
+    if len(alts) < 2 or not all(a.islower() or a.isupper() for a in alts):
+        return None
+    return {a for a in alts if not a.isupper()}, any(a.isupper() for a in alts)
 
 
 def allows(values_of, opt, value):
-    vals = values_of.get(opt)
-    if vals is None:
+    if opt not in values_of:
         return True
-    placeholder = any(a.isupper() for a in values_of.get(opt + "#alts", ()))
-    return value in vals or (placeholder and re.fullmatch(r"\d+", value) is not None)
+    literals, number = values_of[opt]
+    return value in literals or (number and re.fullmatch(r"\d+", value) is not None)
 
 
 def run_help(path):
@@ -355,18 +356,14 @@ def check_modes(top, bindir, mds):
     if "--encap" not in opts:
         report(gregw, 1, "gregw --help names no --encap (is gregw built?)")
         return
-    values = {}
-    for o, arg in opts.items():
-        v = listed_values(arg)
-        if v is not None:
-            values[o], values[o + "#alts"] = v, arg.split("|")
+    values = {o: listed_values(a) for o, a in opts.items() if listed_values(a) is not None}
     encaps, options, mapping = runner_modes(top)
     if encaps is None or options is None:
         report("scripts/tunbedlib", 1, "no GREGW_ENCAPS or GREGW_OPTIONS found")
         return
-    if set(encaps) != values["--encap"]:
+    if "--encap" not in values or set(encaps) != values["--encap"][0]:
         report("scripts/tunbedlib", 1, f"GREGW_ENCAPS {sorted(encaps)} differ from gregw --help's "
-               f"--encap {sorted(values['--encap'])}")
+               f"--encap {opts['--encap']}")
     flags_of = {}
     for o in options:
         if not mapping.get(o):
