@@ -30,6 +30,7 @@ enum {
 	GRE_OPT_LEN = 4,   /* each option: checksum with reserved1, key, sequence number */
 	GRE_PROTO_IPV4 = 0x0800,
 	GRE_PROTO_IPV6 = 0x86dd,
+	GRE_UDP_PORT = 4754, /* GRE-in-UDP's destination port (RFC 8086, 3) */
 	/* Bits of the first 16: C, K and S are ours; version is the low three. */
 	GRE_BIT_C = 0x8000,
 	GRE_BIT_R = 0x4000, /* RFC 1701 routing present */

@@ -1,22 +1,40 @@
 /*
- * The GRE drop at tc ingress (see tcx.h): a BPF_PROG_TYPE_SCHED_CLS program of legacy loads
- * from the Ethernet header on, attached with BPF_LINK_CREATE.
+ * The tcx programs of tcx.h: BPF_PROG_TYPE_SCHED_CLS, attached with BPF_LINK_CREATE. The
+ * helpers' contracts are in uapi/linux/bpf.h; what bpf_skb_adjust_room does to a GSO skb is
+ * in net/core/filter.c (bpf_skb_net_grow).
  */
 #include "tcx.h"
 
+#include <errno.h>
 #include <linux/if_ether.h>
 #include <netinet/in.h>
+#include <stddef.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "byteorder.h"
 #include "ebpf.h"
+#include "gre.h"
 #include "inet.h"
 
 enum {
-	/* The longest program, IPv6's: 1 + 2 + 2 + 3 + 2 * 2 * 4 + 2 + 2 (tcx_gre_drop_attach). */
+	/* The longest drop program, IPv6's: 1 + 2 + 2 + 3 + 2 * 2 * 4 + 2 + 2
+	 * (tcx_gre_drop_attach). */
 	TCX_INSNS_MAX = 28,
+	/* The TAP's longest program, IPv4 with a key: 5 to check the EtherType, 8 stores, 3 for
+	 * the protocol type, 5 for the length, 17 for the checksum, 14 to encapsulate, 4 to
+	 * redirect, 2 to drop: 58 (IPv6 with a key: 46). */
+	TCX_TAP_INSNS_MAX = 64,
+	/* The outer header on the stack, from r10: 2 bytes unused, the EtherType, the outer IP
+	 * header and GRE; words aligned, as the stores are. */
+	TCX_TAP_HDR = -56,
+	TCX_TAP_AREA_MAX = 4 + IPV6_HLEN + GRE_HLEN_MIN + GRE_OPT_LEN,
+	TCX_IP_LEN_MAX = 65535, /* the IPv4 total length, or the IPv6 payload length */
 };
+
+/* d = d as a 16-bit big-endian number (BPF_END: the byte swap, where the host needs one). */
+#define EBPF_TO_BE16(d) EBPF_INSN(BPF_ALU | BPF_END | BPF_TO_BE, (d), 0, 0, 16)
 
 /* r0 = the word at off; unless it is want, to the "next" tail at index next. */
 static unsigned word_is(struct bpf_insn *p, unsigned i, unsigned off, uint32_t want, unsigned next)
@@ -62,6 +80,164 @@ int tcx_gre_drop_attach(int ifindex, int family, const uint8_t *local, const uin
 	p[n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, EBPF_TCX_NEXT);
 	p[n++] = EBPF_EXIT();
 	prog = ebpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, p, n);
+	if (prog < 0)
+		return prog;
+	link = ebpf_link_create(prog, ifindex, EBPF_ATTACH_TCX_INGRESS, 0);
+	close(prog); /* the link holds the program */
+	return link;
+}
+
+/* The host-order word whose bytes in memory are p[0..3]: what a 32-bit store writes. */
+static int32_t mem_word(const uint8_t *p)
+{
+	uint32_t w;
+
+	memcpy(&w, p, sizeof(w));
+	return (int32_t)w;
+}
+
+/* A program being written, and the jumps to its drop tail, patched once it is placed. */
+struct tap_prog {
+	struct bpf_insn p[TCX_TAP_INSNS_MAX];
+	unsigned n;
+	unsigned to_drop[8], ndrop;
+};
+
+/* A conditional jump (op, imm) from r<reg> to the drop tail. */
+static void jump_drop(struct tap_prog *g, uint8_t op, uint8_t reg, int32_t imm)
+{
+	g->to_drop[g->ndrop++] = g->n;
+	g->p[g->n++] = EBPF_JMP_IMM(op, reg, imm, 0);
+}
+
+/*
+ * The outer header at TCX_TAP_HDR on the stack: the outer EtherType at +2, the IP header at +4
+ * (its length from skb->len; IPv4's checksum by bpf_csum_diff), then GRE, its protocol type the
+ * frame's EtherType (r7). A frame too long for the header's length field goes to the drop.
+ */
+static void tap_header(struct tap_prog *g, const struct tcx_tap *t)
+{
+	bool v6 = t->family == AF_INET6;
+	unsigned ipl = ip_fixed_hlen(t->family), grel = t->key ? 8 : 4, area = 4 + ipl + grel;
+	uint8_t w[TCX_TAP_AREA_MAX] = { 0 }, *ip = w + 4, *gre = ip + ipl;
+	int hdr = TCX_TAP_HDR, ip_at = hdr + 4;
+	/* skb->len counts the Ethernet header; the length field counts the outer packet (IPv4)
+	 * or what follows the fixed header (IPv6). */
+	int32_t add = v6 ? (int32_t)grel - ETH_HLEN : (int32_t)(ipl + grel) - ETH_HLEN;
+
+	store_be16(w + 2, v6 ? ETH_P_IPV6 : ETH_P_IP);
+	if (v6) {
+		ip[0] = 0x60;
+		ip[IPV6_NEXT_OFF] = IPPROTO_GRE_NUM;
+		ip[IPV6_HOPS_OFF] = t->ttl ? t->ttl : 64;
+	} else {
+		ip[0] = 0x45;
+		store_be16(ip + IPV4_FRAG_OFF, IPV4_DF);
+		ip[IPV4_TTL_OFF] = t->ttl ? t->ttl : 64;
+		ip[IPV4_PROTO_OFF] = IPPROTO_GRE_NUM;
+	}
+	memcpy(ip + ip_src_off(t->family), t->src, ip_addr_len(t->family));
+	memcpy(ip + ip_dst_off(t->family), t->dst, ip_addr_len(t->family));
+	if (t->key) {
+		store_be16(gre, GRE_BIT_K);
+		store_be32(gre + GRE_HLEN_MIN, t->key_value);
+	}
+	for (unsigned i = 0; i < area; i += 4)
+		g->p[g->n++] = EBPF_ST_MEM(BPF_W, BPF_REG_10, hdr + (int)i, mem_word(w + i));
+	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_1, BPF_REG_7);
+	g->p[g->n++] = EBPF_TO_BE16(BPF_REG_1);
+	g->p[g->n++] = EBPF_STX_MEM(BPF_H, BPF_REG_10, BPF_REG_1, ip_at + (int)ipl + GRE_PROTO_OFF);
+	g->p[g->n++] = EBPF_LDX_MEM(BPF_W, BPF_REG_2, BPF_REG_6, offsetof(struct __sk_buff, len));
+	jump_drop(g, BPF_JGT, BPF_REG_2, TCX_IP_LEN_MAX - add);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_ADD, BPF_REG_2, add);
+	g->p[g->n++] = EBPF_TO_BE16(BPF_REG_2);
+	g->p[g->n++] = EBPF_STX_MEM(BPF_H, BPF_REG_10, BPF_REG_2,
+				    ip_at + (v6 ? IPV6_PLEN_OFF : IPV4_TOT_LEN_OFF));
+	if (v6)
+		return;
+	/* r0 = the 32-bit sum of the IPv4 header (its checksum field 0), folded to 16 bits,
+	 * inverted: stored as it is, in the header's byte order, as the kernel stores one. */
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_1, 0);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_2, 0);
+	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_3, BPF_REG_10);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_ADD, BPF_REG_3, ip_at);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_4, IPV4_HLEN);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_5, 0);
+	g->p[g->n++] = EBPF_CALL(BPF_FUNC_csum_diff);
+	for (unsigned i = 0; i < 2; i++) {
+		g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_1, BPF_REG_0);
+		g->p[g->n++] = EBPF_ALU64_IMM(BPF_RSH, BPF_REG_1, 16);
+		g->p[g->n++] = EBPF_ALU64_IMM(BPF_AND, BPF_REG_0, 0xffff);
+		g->p[g->n++] = EBPF_ALU64_REG(BPF_ADD, BPF_REG_0, BPF_REG_1);
+	}
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_XOR, BPF_REG_0, 0xffff);
+	g->p[g->n++] = EBPF_STX_MEM(BPF_H, BPF_REG_10, BPF_REG_0, ip_at + IPV4_CSUM_OFF);
+}
+
+/*
+ * Room for the outer header after the Ethernet header, the skb marked as GRE over IPv4 or IPv6
+ * (its inner headers where the packet's were, gso_size kept: the segments' payload stays what
+ * the writer chose), then the EtherType and the header written from offset 12 on.
+ */
+static void tap_encap(struct tap_prog *g, const struct tcx_tap *t)
+{
+	unsigned len = ip_fixed_hlen(t->family) + (t->key ? 8u : 4u);
+
+	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_1, BPF_REG_6);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_2, (int32_t)len);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_3, BPF_ADJ_ROOM_MAC);
+	g->p[g->n++] =
+		EBPF_ALU64_IMM(BPF_MOV, BPF_REG_4,
+			       (t->family == AF_INET6 ? BPF_F_ADJ_ROOM_ENCAP_L3_IPV6
+						      : BPF_F_ADJ_ROOM_ENCAP_L3_IPV4) |
+				       BPF_F_ADJ_ROOM_ENCAP_L4_GRE | BPF_F_ADJ_ROOM_FIXED_GSO);
+	g->p[g->n++] = EBPF_CALL(BPF_FUNC_skb_adjust_room);
+	jump_drop(g, BPF_JNE, BPF_REG_0, 0);
+	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_1, BPF_REG_6);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_2, ETH_TYPE_OFF);
+	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_3, BPF_REG_10);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_ADD, BPF_REG_3, TCX_TAP_HDR + 2);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_4, (int32_t)(2 + len));
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_5, 0);
+	g->p[g->n++] = EBPF_CALL(BPF_FUNC_skb_store_bytes);
+	jump_drop(g, BPF_JNE, BPF_REG_0, 0);
+}
+
+int tcx_tap_attach(int ifindex, const struct tcx_tap *t)
+{
+	struct tap_prog g = { .n = 0 };
+	int prog, link;
+
+	if (!t->redirect && !t->gre)
+		return -EINVAL;
+	if (t->gre) {
+		if (t->family != AF_INET && t->family != AF_INET6)
+			return -EINVAL;
+		/* r6 the context (legacy loads need it), r7 the frame's EtherType. */
+		g.p[g.n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_6, BPF_REG_1);
+		g.p[g.n++] = EBPF_LD_ABS(BPF_H, ETH_TYPE_OFF);
+		g.p[g.n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_7, BPF_REG_0);
+		g.p[g.n++] = EBPF_JMP_IMM(BPF_JEQ, BPF_REG_7, ETH_P_IP, 1);
+		jump_drop(&g, BPF_JNE, BPF_REG_7, ETH_P_IPV6);
+		tap_header(&g, t);
+		tap_encap(&g, t);
+	}
+	if (t->redirect) {
+		g.p[g.n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_1, t->redirect);
+		g.p[g.n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_2, 0);
+		g.p[g.n++] = EBPF_CALL(BPF_FUNC_redirect);
+	} else {
+		g.p[g.n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, EBPF_TCX_NEXT);
+	}
+	g.p[g.n++] = EBPF_EXIT();
+	/* The verifier refuses code no path reaches: a drop tail only where something jumps. */
+	if (g.ndrop) {
+		for (unsigned i = 0; i < g.ndrop; i++)
+			g.p[g.to_drop[i]].off = (int16_t)(g.n - g.to_drop[i] - 1);
+		g.p[g.n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, EBPF_TCX_DROP);
+		g.p[g.n++] = EBPF_EXIT();
+	}
+	prog = ebpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, g.p, g.n);
 	if (prog < 0)
 		return prog;
 	link = ebpf_link_create(prog, ifindex, EBPF_ATTACH_TCX_INGRESS, 0);

@@ -1,13 +1,20 @@
 /*
- * Plain GRE from the peer, dropped at tc ingress of the outer interface (tcx, Linux 6.6): a
- * packet socket takes its copy before it (taps run before ingress), so the IP stack never
- * climbs each GRE packet up to a sink socket. gregw's receive rings, and tunbed-framebench's
- * ring receiver, which measures gregw's way. The program is attached by a BPF link: it goes
- * when its descriptor closes, also when the process is killed.
+ * tc programs at an interface's ingress (tcx, Linux 6.6), written out as instructions
+ * (ebpf.h) and attached by BPF links: each goes when its descriptor closes, also when the
+ * process is killed.
+ *  - The drop of plain GRE from the peer: a packet socket takes its copy before it (taps run
+ *    before ingress), so the IP stack never climbs each GRE packet up to a sink socket.
+ *    gregw's receive rings, and tunbed-framebench's ring receiver, which measures gregw's way.
+ *  - At a TAP's ingress, what the kernel does with a superpacket written into it: redirect it
+ *    to another interface's egress (bpf_redirect), or first put an outer IP and GRE header
+ *    before it (bpf_skb_adjust_room with the GRE encapsulation flags: a GSO skb of GRE the
+ *    kernel, or the device, segments) and then redirect it or pass it on to the stack. gregw's
+ *    TAP transport (gateway/tx_tap.c) and tunbed-framebench's TAP sender.
  */
 #ifndef TUNBED_TCX_H
 #define TUNBED_TCX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -17,5 +24,30 @@
  * runs, or -errno (EINVAL or ENOTSUPP from a kernel without tcx). Setup only.
  */
 int tcx_gre_drop_attach(int ifindex, int family, const uint8_t *local, const uint8_t *remote);
+
+/* What the program at a TAP's ingress does with each frame written into the TAP. */
+struct tcx_tap {
+	int redirect;		  /* the ifindex to redirect to, at egress; 0: on to the stack */
+	bool gre;		  /* first the outer IP and GRE header, from src to dst */
+	int family;		  /* the outer header's: AF_INET or AF_INET6 */
+	uint8_t src[16], dst[16]; /* network order, 4 or 16 bytes used */
+	uint8_t ttl;		  /* TTL or hop limit; 0: 64 */
+	bool key;		  /* a GRE key (RFC 2890) in the header */
+	uint32_t key_value;
+};
+
+/*
+ * Attaches the program of t at tcx ingress of ifindex (a TAP). With gre, each frame must be
+ * an Ethernet header and an IPv4 or IPv6 packet (a TCP superpacket with its virtio header's
+ * GSO fields, or one packet): the program makes room after the Ethernet header
+ * (bpf_skb_adjust_room, BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 or _IPV6 | ENCAP_L4_GRE | FIXED_GSO:
+ * gso_size stays the writer's), writes the outer header there (IPv4: DF, identification 0,
+ * its length from the skb's, its checksum; IPv6: traffic class and flow label 0) and GRE with
+ * the packet's EtherType as its protocol type, and sets the frame's EtherType to the outer
+ * family's. A frame of another EtherType, or whose outer packet would pass 65535 bytes, is
+ * dropped. Returns the link's fd (its close detaches it) or -errno (EINVAL: a kernel without
+ * tcx, or t asks for nothing: neither a redirect nor GRE). Setup only.
+ */
+int tcx_tap_attach(int ifindex, const struct tcx_tap *t);
 
 #endif

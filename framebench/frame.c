@@ -60,7 +60,7 @@ static void outer_build(uint8_t *p, size_t ip_len, enum frame_encap encap)
 	if (encap == FRAME_GRE_UDP) {
 		ipv4_build(p, ip_len, IPPROTO_UDP, frame_outer_src, frame_outer_dst);
 		store_be16(l4 + UDP_SPORT_OFF, FRAME_UDP_SPORT);
-		store_be16(l4 + UDP_DPORT_OFF, FRAME_UDP_PORT);
+		store_be16(l4 + UDP_DPORT_OFF, GRE_UDP_PORT);
 		store_be16(l4 + UDP_LEN_OFF, (uint16_t)(ip_len - IPV4_HLEN));
 		/* Zero: no checksum, as the kernel's fou sends over IPv4 (RFC 768). */
 		store_be16(l4 + UDP_CSUM_OFF, 0);
@@ -179,7 +179,7 @@ int frame_parse(const uint8_t *f, size_t caplen, size_t len, struct frame_info *
 	    load_be16(outer + IPV4_TOT_LEN_OFF) != len - FRAME_OUTER_OFF)
 		return -EPROTO;
 	if (outer[IPV4_PROTO_OFF] == IPPROTO_UDP) {
-		if (load_be16(gre + UDP_DPORT_OFF) != FRAME_UDP_PORT ||
+		if (load_be16(gre + UDP_DPORT_OFF) != GRE_UDP_PORT ||
 		    load_be16(gre + UDP_LEN_OFF) != len - FRAME_OUTER_OFF - IPV4_HLEN)
 			return -EPROTO;
 		encap = FRAME_GRE_UDP;

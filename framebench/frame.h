@@ -33,7 +33,6 @@ enum {
 };
 
 enum {
-	FRAME_UDP_PORT = 4754,		  /* GRE-in-UDP's destination port (RFC 8086, 3) */
 	FRAME_UDP_SPORT = 49152,	  /* a fixed source port, the first dynamic one */
 	FRAME_LEN_MAX = ETH_HLEN + 65535, /* an IPv4 total length is 16 bits */
 };

@@ -21,7 +21,7 @@
 #include "clock.h"
 #include "fd.h"
 #include "limits.h"
-#include "progs.h"
+#include "tcx.h"
 #include "uapi_newer.h"
 #include "xsk.h"
 
@@ -302,7 +302,11 @@ static int run_tap(const struct send_cfg *c, struct send_result *r)
 	enum { VNET_TNL_LEN = sizeof(struct virtio_net_hdr_v1_hash_tunnel) };
 	static uint8_t buf[VNET_TNL_LEN + FRAME_LEN_MAX];
 	const struct frame_spec s = send_tap_spec(c);
-	struct progs_tap prog = { .redirect = c->redirect, .gre = c->frame.encap == FRAME_GRE };
+	struct tcx_tap prog = {
+		.redirect = c->redirect,
+		.gre = c->frame.encap == FRAME_GRE,
+		.family = AF_INET,
+	};
 	int fd, link = -1, rc;
 
 	rc = frame_vnet_build((struct virtio_net_hdr_v1_hash_tunnel *)buf, &s, send_gso_size(c));
@@ -316,7 +320,7 @@ static int run_tap(const struct send_cfg *c, struct send_result *r)
 	if (prog.redirect || prog.gre) {
 		memcpy(prog.src, frame_outer_src, 4);
 		memcpy(prog.dst, frame_outer_dst, 4);
-		link = progs_tap_attach(c->ifindex, &prog);
+		link = tcx_tap_attach(c->ifindex, &prog);
 		if (link < 0) {
 			close(fd);
 			return link;

@@ -55,8 +55,6 @@ struct encap_cfg {
 	uint8_t outer_tmpl[ENCAP_OUTER_MAX];
 };
 
-enum { ENCAP_UDP_PORT = 4754 };
-
 /* Overhead of the outer headers for a family, GRE flags and UDP or not: MTU minus this is the
  * inner MTU. */
 unsigned encap_overhead(int family, unsigned gre_flags, bool udp);

@@ -111,7 +111,7 @@ static int plan_tunnel(struct gregw *g)
 	e->key = c->key;
 	e->ttl = TUNNEL_TTL;
 	e->udp = c->gre_udp;
-	e->udp_port = ENCAP_UDP_PORT;
+	e->udp_port = GRE_UDP_PORT;
 	overhead = encap_overhead(e->family, e->gre_flags, e->udp);
 	if (g->path_mtu <= overhead + TUNNEL_MTU_MIN) {
 		log_warnx("path MTU %u towards the peer leaves no room for the tunnel",

@@ -91,7 +91,7 @@ const char *wire_link_name(int link)
 void wire_expect_init(struct wire_expect *e)
 {
 	memset(e, 0, sizeof(*e));
-	e->udp_port = WIRE_GRE_UDP_PORT;
+	e->udp_port = GRE_UDP_PORT;
 	e->ecn = true;
 }
 

@@ -16,10 +16,6 @@
 #include "limits.h"
 #include "netaddr.h"
 
-enum {
-	WIRE_GRE_UDP_PORT = 4754, /* RFC 8086, section 3 */
-};
-
 /* Link types the decoder reads: the libpcap DLT_ values, kept here so it needs no pcap.h. */
 enum wire_link {
 	WIRE_LINK_NULL = 0,	    /* DLT_NULL: 4-byte host-order address family */

@@ -129,7 +129,7 @@ static void usage(void)
 	       "Exit status: 0 done; 1 the capture failed (bad file, no interface, no "
 	       "permission);\n"
 	       "2 bad usage; %d with --check when a frame broke an expectation.\n",
-	       WIRE_GRE_UDP_PORT, WIRE_TOP_DEFAULT, WIRE_EXIT_VIOLATIONS, WIRE_EXIT_VIOLATIONS);
+	       GRE_UDP_PORT, WIRE_TOP_DEFAULT, WIRE_EXIT_VIOLATIONS, WIRE_EXIT_VIOLATIONS);
 }
 
 static int set_want(enum wire_want *w, enum wire_want v, const char *name)
@@ -321,7 +321,7 @@ int wire_options_parse(struct wire_options *o, int argc, char **argv)
 
 	memset(o, 0, sizeof(*o));
 	wire_expect_init(&o->expect);
-	o->cap.udp_port = WIRE_GRE_UDP_PORT;
+	o->cap.udp_port = GRE_UDP_PORT;
 	o->cap.buffer_bytes = WIRE_BUFFER_DEFAULT;
 	o->cap.stop_fd = -1;
 	o->top = WIRE_TOP_DEFAULT;

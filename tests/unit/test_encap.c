@@ -760,7 +760,7 @@ static void test_udp(void)
 	allow_all(&c);
 	c.family = AF_INET;
 	c.udp = true;
-	c.udp_port = ENCAP_UDP_PORT;
+	c.udp_port = GRE_UDP_PORT;
 	c.gre_flags = GRE_F_KEY | GRE_F_SEQ | GRE_F_CSUM;
 	c.key = 7;
 	c.mtu = 1500 - encap_overhead(AF_INET, c.gre_flags, true);

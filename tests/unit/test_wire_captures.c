@@ -786,7 +786,7 @@ static void test_filter(void)
 	struct bpf_program prog;
 	char expr[256];
 
-	snprintf(expr, sizeof(expr), WIRE_FILTER_FMT, WIRE_GRE_UDP_PORT);
+	snprintf(expr, sizeof(expr), WIRE_FILTER_FMT, GRE_UDP_PORT);
 	if (pcap_compile(dead, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0) {
 		fprintf(stderr, "filter \"%s\": %s\n", expr, pcap_geterr(dead));
 		exit(1);

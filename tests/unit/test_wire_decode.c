@@ -297,7 +297,7 @@ static void test_not_tunnel(void)
 	n = gre_ip4(buf, 5);
 	buf[IPV4_PROTO_OFF] = IPPROTO_UDP;
 	store_be16(buf + IPV4_HLEN + UDP_SPORT_OFF, 5353);
-	store_be16(buf + IPV4_HLEN + UDP_DPORT_OFF, WIRE_GRE_UDP_PORT);
+	store_be16(buf + IPV4_HLEN + UDP_DPORT_OFF, GRE_UDP_PORT);
 	ip4_csum(buf, IPV4_HLEN, 1);
 	wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f);
 	CHECK_INT(f.encap, WIRE_ENCAP_GRE_UDP);
@@ -367,7 +367,7 @@ static size_t udp_build(const struct udp_spec *u, uint8_t *ip)
 	if (u->plain)
 		return n;
 	store_be16(ip + ohl + UDP_SPORT_OFF, 50000);
-	store_be16(ip + ohl + UDP_DPORT_OFF, WIRE_GRE_UDP_PORT);
+	store_be16(ip + ohl + UDP_DPORT_OFF, GRE_UDP_PORT);
 	store_be16(ip + ohl + UDP_LEN_OFF, (uint16_t)(n - ohl));
 	store_be16(ip + ohl + UDP_CSUM_OFF, 0);
 	if (u->csum == UDP_CSUM_PARTIAL || u->csum == UDP_CSUM_PARTIAL_LEN)
