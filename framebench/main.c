@@ -136,7 +136,7 @@ static int run_recv_vnet(struct fb_options *o, int sfd)
 	struct recv_vnet rv;
 	int rc;
 
-	rc = recv_vnet_open(&rv, o->recv.ifindex);
+	rc = recv_vnet_open(&rv, o->recv.ifindex, !o->recv.no_drop);
 	if (rc) {
 		log_warnx("recv --via vnet on %s: %s", o->dev, strerror(-rc));
 		return EXIT_FAIL;

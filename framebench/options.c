@@ -28,6 +28,7 @@ enum {
 	O_SEGS,
 	O_REDIRECT,
 	O_ANY_INTERFACE,
+	O_NO_DROP,
 	O_END,
 };
 
@@ -44,6 +45,7 @@ static const struct option opts[] = {
 	{ "segs", required_argument, NULL, O_SEGS },
 	{ "redirect", required_argument, NULL, O_REDIRECT },
 	{ "any-interface", no_argument, NULL, O_ANY_INTERFACE },
+	{ "no-drop", no_argument, NULL, O_NO_DROP },
 	OPT_COMMON,
 };
 
@@ -63,7 +65,8 @@ static void usage(void)
 	printf("usage: tunbed-framebench send --dev DEV --dst-mac MAC [--via WAY] [options]\n"
 	       "       tunbed-framebench send --via tap --dev TAP --dst-mac MAC [--encap ENCAP]\n"
 	       "                              [--redirect DEV] [--segs N] [options]\n"
-	       "       tunbed-framebench recv --dev DEV [--via WAY] [--frames N] [--verify]\n"
+	       "       tunbed-framebench recv --dev DEV [--via WAY] [--frames N] [--verify] "
+	       "[--no-drop]\n"
 	       "\n"
 	       "Measures what the kernel's frame interfaces cost a gateway: full-sized GRE\n"
 	       "frames sent out of one interface and taken in on another (a veth pair), each end\n"
@@ -110,6 +113,8 @@ static void usage(void)
 	       "                     xdp-generic: AF_XDP at the kernel's generic XDP hook,\n"
 	       "                     vnet: a TPACKET_V2 ring with the virtio header of each\n"
 	       "                     frame (GRE and GRE-in-UDP): superpackets and their gso_size\n"
+	       "  --no-drop          vnet: leave the frames to the stack too (no tcx drop), as\n"
+	       "                     beside a gateway that takes them\n"
 	       "  --frames N         stop once N frames are taken (default: at the signal)\n"
 	       "  --verify           sum every inner TCP checksum the kernel did not vouch for\n"
 	       "                     (with ring, it says which were left partial; AF_XDP cannot;\n"
@@ -224,6 +229,9 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 	case O_ANY_INTERFACE:
 		o->any_interface = true;
 		return 0;
+	case O_NO_DROP:
+		o->recv.no_drop = true;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -249,6 +257,10 @@ static int check_given(struct fb_options *o, const bool *given)
 		}
 	if (o->cmd == FB_SEND && given[O_VERIFY - O_DEV]) {
 		log_warnx("--verify is an option of recv (see --help)");
+		return -EINVAL;
+	}
+	if (given[O_NO_DROP - O_DEV] && (o->cmd != FB_RECV || o->recv.via != RECV_VNET)) {
+		log_warnx("--no-drop is an option of recv --via vnet (see --help)");
 		return -EINVAL;
 	}
 	if (o->cmd == FB_RECV && o->recv.via == RECV_VNET && o->recv.verify) {

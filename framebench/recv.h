@@ -31,6 +31,7 @@ struct recv_cfg {
 	/* Sum every frame's inner TCP checksum, unless the kernel says it is left partial by a
 	 * sender on this host or already checked (RECV_RING only: AF_XDP says neither). */
 	bool verify;
+	bool no_drop;	 /* RECV_VNET: no drop at tc ingress, the stack takes the frames too */
 	uint64_t frames; /* stop once as many are taken; 0: at the signal only */
 };
 

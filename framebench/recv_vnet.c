@@ -40,7 +40,7 @@ static int attach_filter(int fd)
 	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ? -errno : 0;
 }
 
-static int ring_open(struct recv_vnet *r, int ifindex)
+static int ring_open(struct recv_vnet *r, int ifindex, bool drop)
 {
 	struct sockaddr_ll ll = {
 		.sll_family = AF_PACKET,
@@ -64,17 +64,19 @@ static int ring_open(struct recv_vnet *r, int ifindex)
 		return rc;
 	if (bind(r->fd, (struct sockaddr *)&ll, sizeof(ll)) < 0)
 		return -errno;
+	if (!drop)
+		return 0;
 	r->tcx_link = progs_drop_attach(ifindex);
 	return r->tcx_link < 0 ? r->tcx_link : 0;
 }
 
-int recv_vnet_open(struct recv_vnet *r, int ifindex)
+int recv_vnet_open(struct recv_vnet *r, int ifindex, bool drop)
 {
 	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->fd = r->tcx_link = -1;
-	rc = ring_open(r, ifindex);
+	rc = ring_open(r, ifindex, drop);
 	if (rc)
 		recv_vnet_close(r);
 	return rc;

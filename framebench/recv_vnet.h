@@ -5,11 +5,13 @@
  * with its GSO type and gso_size (af_packet.c, tpacket_rcv). The ring's frames are of gregw's
  * geometry: a superpacket's slot holds its first bytes, headers included, and the length it
  * had. GRE and GRE-in-UDP test frames pass the socket's filter and are dropped at tc ingress
- * (progs.h), so the receiving IP stack takes none of them up.
+ * (progs.h), so the receiving IP stack takes none of them up; or, beside a gateway that takes
+ * them (--no-drop), left to the stack.
  */
 #ifndef TUNBED_FB_RECV_VNET_H
 #define TUNBED_FB_RECV_VNET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,10 +37,10 @@ struct recv_vnet {
 };
 
 /*
- * Sets up the ring and its programs on ifindex. Returns 0 or -errno; releases what it took
- * on failure.
+ * Sets up the ring on ifindex, and with drop its tcx program. Returns 0 or -errno; releases
+ * what it took on failure.
  */
-int recv_vnet_open(struct recv_vnet *r, int ifindex);
+int recv_vnet_open(struct recv_vnet *r, int ifindex, bool drop);
 
 /*
  * Takes frames until stop_fd is readable (a signalfd), or until max are taken (0: no such

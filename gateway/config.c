@@ -163,11 +163,18 @@ void config_usage(void)
 	       "  --ingress-drop tcx|off  plain GRE: tcx (default) drops the peer's GRE at tc\n"
 	       "                       ingress once the receive rings have their copy, so the\n"
 	       "                       IP stack never takes it; off leaves it to the stack\n"
-	       "  --wire-tx packet|ip  plain GRE: packet (default) sends whole frames on a packet\n"
-	       "                       socket to the route's next hop, followed through\n"
-	       "                       rtnetlink, inner checksums left to the device; without a\n"
-	       "                       resolved next hop, and with ip, the kernel's IP output\n"
-	       "                       sends them (its routing, netfilter and neighbour)\n"
+	       "  --wire-tx tap|packet|ip  tap (default): TCP superpackets go whole into a TAP\n"
+	       "                       whose tcx program sends them to the interface towards\n"
+	       "                       the peer, which segments them (where the kernel has it:\n"
+	       "                       tcx, Linux 6.6; GRE-in-UDP, Linux 6.17; not with --seq,\n"
+	       "                       --csum or --offload off), the rest as with packet;\n"
+	       "                       packet: plain GRE as whole frames on a packet socket to\n"
+	       "                       the route's next hop, followed through rtnetlink, inner\n"
+	       "                       checksums left to the device (GRE-in-UDP: its UDP\n"
+	       "                       sockets); without a resolved next hop, and with ip, the\n"
+	       "                       kernel's IP output sends plain GRE (its routing,\n"
+	       "                       netfilter and neighbour)\n"
+
 	       "  --gro-hold US        with offloads, a superpacket merged from the wire waits\n"
 	       "                       up to US microseconds (0 to 1000) for the rest of its\n"
 	       "                       burst when the receive queue runs dry (default 0: it\n"
@@ -231,6 +238,7 @@ void config_defaults(struct config *c)
 	c->ingress_drop = true;
 	c->wire_tx_packet = true;
 	tos_cfg_init(&c->tos);
+	c->wire_tx_tap = true;
 }
 
 /* Where a value came from, for the one line that names a bad one. */
@@ -527,12 +535,10 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 			return bad(o, key, v, "expected tcx or off");
 		return 0;
 	case OPT_WIRE_TX:
-		if (strcmp(v, "packet") == 0)
-			c->wire_tx_packet = true;
-		else if (strcmp(v, "ip") == 0)
-			c->wire_tx_packet = false;
-		else
-			return bad(o, key, v, "expected packet or ip");
+		if (strcmp(v, "tap") != 0 && strcmp(v, "packet") != 0 && strcmp(v, "ip") != 0)
+			return bad(o, key, v, "expected tap, packet or ip");
+		c->wire_tx_tap = strcmp(v, "tap") == 0;
+		c->wire_tx_packet = strcmp(v, "ip") != 0;
 		return 0;
 	case OPT_GRO_HOLD:
 		if (parse_u64(v, 0, 1000, &n))

@@ -45,7 +45,8 @@ struct config {
 	bool fq_drop;		/* --fq-full drop: a full flow queue drops, not pauses reads */
 	unsigned fq_limit;	/* --fq-limit: packets a worker's flow queue holds */
 	bool ingress_drop;	/* --ingress-drop tcx */
-	bool wire_tx_packet;	/* --wire-tx packet */
+	bool wire_tx_packet;	/* --wire-tx packet, or tap (where the TAP is refused) */
+	bool wire_tx_tap;	/* --wire-tx tap (default) */
 	bool gre_udp;		/* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */
 	bool sched_batch;	/* --sched batch (default): workers under SCHED_BATCH */
 	bool any_address;	/* addresses and routes may lie outside the benchmarking ranges */

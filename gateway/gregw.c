@@ -149,22 +149,6 @@ static int plan_tunnel(struct gregw *g)
 	return 0;
 }
 
-/* Writes a per-device sysctl of the TUN, in the namespace gregw runs in. */
-static int tun_sysctl(const char *family, const char *tun, const char *key, const char *value)
-{
-	char path[160];
-	int fd, rc = 0;
-
-	snprintf(path, sizeof(path), "/proc/sys/net/%s/conf/%s/%s", family, tun, key);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 /*
  * Two device settings the gateway needs. An IPv4-only tunnel keeps IPv6 off its TUN device:
  * otherwise the kernel sends MLD reports and router solicitations into it the moment it comes
@@ -177,12 +161,12 @@ static void tune_device(const struct config *c)
 	int rc;
 
 	if (!c->has_addr6) {
-		rc = tun_sysctl("ipv6", c->tun, "disable_ipv6", "1");
+		rc = ifconf_sysctl("ipv6", c->tun, "disable_ipv6", "1");
 		if (rc && rc != -ENOENT) /* no IPv6 in this kernel: nothing to quiet */
 			log_warnx("cannot turn IPv6 off on %s: %s", c->tun, strerror(-rc));
 	}
 	if (c->has_addr) {
-		rc = tun_sysctl("ipv4", c->tun, "accept_local", "1");
+		rc = ifconf_sysctl("ipv4", c->tun, "accept_local", "1");
 		if (rc)
 			log_warnx("cannot set accept_local on %s (ICMP errors will not reach "
 				  "senders): %s",
@@ -413,8 +397,10 @@ static int receive_setup(struct gregw *g)
 		.fanout_group = (unsigned)getpid(),
 		.frame_max = g->path_mtu,
 		.nworkers = g->nworkers,
-		/* Superpackets the kernel merged go into TUN whole, which takes TCP ones. */
-		.gro = c->offload && (g->tun_offloads & TUN_F_TSO4),
+		/* Superpackets from the wire (the kernel merged them, or a sender on this host
+		 * left them whole) go into TUN whole where it takes them, else cut by gregw
+		 * (tunq_write_merged): taken whole with offloads off too. */
+		.gro = true,
 		.ingress_drop = c->ingress_drop,
 	};
 	int rc = steer_maps_create(&g->sh.steer), prog;
@@ -446,6 +432,19 @@ static void receive_teardown(struct gregw *g)
 {
 	rx_group_fini(&g->rxg);
 	steer_maps_close(&g->sh.steer);
+}
+
+/* The send side's transport, as --wire-tx asks and the kernel allows (tx.h). */
+static int send_setup(struct gregw *g)
+{
+	const struct tx_cfg txc = {
+		.tap = g->cfg->wire_tx_tap,
+		.packet = g->cfg->wire_tx_packet,
+		.nworkers = g->nworkers,
+		.ifindex = g->outer_ifindex,
+	};
+
+	return tx_group_init(&g->txg, &g->sh, &txc);
 }
 
 /* What the workers' queues share of the options. */
@@ -625,7 +624,7 @@ static int gregw_setup(struct gregw *g)
 		log_warn("eventfd");
 		goto err_receive;
 	}
-	rc = tx_group_init(&g->txg, &g->sh, g->cfg->wire_tx_packet);
+	rc = send_setup(g);
 	if (rc)
 		goto err_stop;
 	rc = open_workers(g);

@@ -6,21 +6,31 @@
 #include "ifconf.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <libmnl/libmnl.h>
 #include <stddef.h>
+/* The uapi header uses INT_MAX; <limits.h> here would be gregw's own (gateway/limits.h). */
+#ifndef INT_MAX
+#define INT_MAX __INT_MAX__
+#endif
+#include <linux/ethtool.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
+#include <linux/sockios.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 enum {
-	NL_BUF = 8192, /* answers */
-	NL_MSG = 1024, /* requests: a header and a few attributes */
+	NL_BUF = 8192,	     /* answers */
+	NL_MSG = 1024,	     /* requests: a header and a few attributes */
+	FEATURES_MAX = 1024, /* ethtool's feature names: the kernel has about 70 */
 };
 
 int ifconf_nl_open(struct ifconf_nl *nl)
@@ -425,4 +435,91 @@ int ifconf_addresses(struct netprefix *out, unsigned max, unsigned *n)
 	if (rc)
 		return rc;
 	return ans.full ? -ENOSPC : 0;
+}
+
+int ifconf_sysctl(const char *family, const char *dev, const char *key, const char *value)
+{
+	char path[160];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/%s/conf/%s/%s", family, dev, key);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) != (ssize_t)strlen(value))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* ethtool's ioctl on dev through fd, its request at cmd. */
+static int ethtool(int fd, const char *dev, void *cmd)
+{
+	struct ifreq ifr = { .ifr_data = cmd };
+
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", dev);
+	return ioctl(fd, SIOCETHTOOL, &ifr) < 0 ? -errno : 0;
+}
+
+/* The number of ethtool's feature names of dev, 0 when the kernel says none. */
+static unsigned feature_count(int fd, const char *dev)
+{
+	struct {
+		struct ethtool_sset_info hdr;
+		uint32_t len;
+	} info = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_FEATURES } };
+
+	if (ethtool(fd, dev, &info) < 0 || !info.hdr.sset_mask)
+		return 0;
+	return info.len;
+}
+
+int ifconf_features(const char *dev, const char *const *names, unsigned n, bool *on)
+{
+	struct ethtool_gstrings *str = NULL;
+	struct ethtool_gfeatures *feat = NULL;
+	unsigned count, blocks;
+	int fd, rc;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	count = feature_count(fd, dev);
+	rc = -EOPNOTSUPP;
+	if (count == 0 || count > FEATURES_MAX)
+		goto out;
+	blocks = (count + 31) / 32;
+	str = calloc(1, sizeof(*str) + (size_t)count * ETH_GSTRING_LEN);
+	feat = calloc(1, sizeof(*feat) + blocks * sizeof(feat->features[0]));
+	rc = -ENOMEM;
+	if (!str || !feat)
+		goto out;
+	str->cmd = ETHTOOL_GSTRINGS;
+	str->string_set = ETH_SS_FEATURES;
+	str->len = count;
+	feat->cmd = ETHTOOL_GFEATURES;
+	feat->size = blocks;
+	rc = ethtool(fd, dev, str);
+	if (rc == 0)
+		rc = ethtool(fd, dev, feat);
+	if (rc)
+		goto out;
+	for (unsigned k = 0; k < n; k++) {
+		unsigned i = 0;
+
+		/* The kernel's names are NUL-padded to ETH_GSTRING_LEN, ours shorter. */
+		while (i < count && strncmp((const char *)str->data + (size_t)i * ETH_GSTRING_LEN,
+					    names[k], ETH_GSTRING_LEN) != 0)
+			i++;
+		if (i == count) {
+			rc = -ENOENT;
+			goto out;
+		}
+		on[k] = feat->features[i / 32].active & (1u << (i % 32));
+	}
+out:
+	free(feat);
+	free(str);
+	close(fd);
+	return rc;
 }

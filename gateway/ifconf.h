@@ -89,4 +89,14 @@ int ifconf_neigh_get(struct ifconf_nl *nl, int ifindex, const struct netaddr *ad
  */
 int ifconf_addresses(struct netprefix *out, unsigned max, unsigned *n);
 
+/* Writes value into the per-device sysctl /proc/sys/net/FAMILY/conf/DEV/KEY, in the calling
+ * thread's namespace. -ENOENT: no such device, or no such family in this kernel. */
+int ifconf_sysctl(const char *family, const char *dev, const char *key, const char *value);
+
+/*
+ * Whether the features names[0..n) of device dev (ethtool's names, "tx-gre-segmentation")
+ * are active, into on[0..n), by the ethtool ioctl. -ENOENT: a name the kernel does not know.
+ */
+int ifconf_features(const char *dev, const char *const *names, unsigned n, bool *on);
+
 #endif

@@ -5,12 +5,15 @@
 #include "rx.h"
 
 #include <errno.h>
+#include <linux/virtio_net.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "byteorder.h"
 #include "clock.h"
+#include "gre.h"
 #include "inet.h"
 #include "log.h"
 #include "netaddr.h"
@@ -90,6 +93,51 @@ static void udp_message(struct rxq *q)
 	q->udp.cut = false;
 }
 
+/*
+ * A datagram whose inner packet is longer than the tunnel carries as one packet: a TCP
+ * superpacket that a sender on this host (gregw's TAP, the kernel's own tunnels) left whole
+ * and a device carried so (a veth pair), which the socket queues as one datagram and says
+ * nothing of (UDP_GRO tells only UDP's own superpackets). A GSO packet's checksum is left
+ * partial: its field holds the pseudo-header's sum, which a complete checksum matches once in
+ * 65536. Its segment size did not come along: the tunnel MTU's is taken, the one a sender's
+ * TCP uses unless a smaller MTU lies beyond the tunnel (docs/gregw.md). Sets d->merged, from
+ * d->data on, when it is one.
+ */
+static void whole_superpacket(const struct encap_cfg *c, struct rx_dgram *d)
+{
+	struct gre_info g;
+	struct ip_info ip;
+	struct l4_csum at;
+	const uint8_t *inner, *tcp;
+	unsigned thlen;
+	uint16_t partial;
+	int hl = gre_parse(d->data, d->len, &g);
+
+	if (hl < 0)
+		return;
+	inner = d->data + hl;
+	if (ip_parse(inner, d->len - (size_t)hl, false, &ip) < 0 || ip.tot_len <= c->mtu ||
+	    ip.proto != IPPROTO_TCP || !inet_l4_csum_at(ip.tot_len, &ip, &at))
+		return;
+	tcp = inner + at.start;
+	thlen = (unsigned)(tcp[TCP_DOFF_OFF] >> 4) * 4;
+	if (thlen < TCP_HLEN || at.start + thlen >= c->mtu)
+		return;
+	partial = (uint16_t)~inet_csum_fold(
+		inet_pseudo_sum(ip.family, ip.src, ip.dst, IPPROTO_TCP, ip.tot_len - at.start));
+	if (load_be16(tcp + TCP_CSUM_OFF) != partial)
+		return;
+	d->merged = (struct rx_merged){
+		.gso_size = (uint16_t)(c->mtu - at.start - thlen),
+		.gso_type =
+			(uint8_t)((ip.family == AF_INET6 ? VIRTIO_NET_HDR_GSO_TCPV6
+							 : VIRTIO_NET_HDR_GSO_TCPV4) |
+				  (tcp[TCP_FLAGS_OFF] & TCP_F_CWR ? VIRTIO_NET_HDR_GSO_ECN : 0)),
+		.csum_start = (uint16_t)((unsigned)hl + at.start),
+		.csum_offset = TCP_CSUM_OFF,
+	};
+}
+
 static bool udp_next(struct rxq *q, struct rx_dgram *d)
 {
 	const struct encap_cfg *c = q->sh->cfg;
@@ -126,6 +174,11 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 		d->drop = DROP_OUTER_FRAGMENT;
 	else if (!netaddr_sockaddr_is(&q->udp.from[q->udp.cur], c->family, c->remote))
 		d->drop = DROP_UNKNOWN_PEER;
+	if (d->drop == DROP_NONE && d->len == len && d->len > c->mtu) {
+		whole_superpacket(c, d);
+		if (d->merged.gso_size)
+			stat_add(&q->stats->ctr[STAT_UDP_WHOLE_READS], 1);
+	}
 	q->udp.off += d->len;
 	q->udp.cut = q->udp.off >= len;
 	return true;

@@ -38,15 +38,22 @@ enum stat_counter {
 	STAT_AQM_MARKED,       /* --aqm: packets CoDel marked CE instead of dropping them */
 	STAT_UDP_GSO_SENDS,    /* GRE-in-UDP messages sent with UDP_SEGMENT (several datagrams) */
 	STAT_UDP_GRO_READS,    /* GRE-in-UDP messages received holding several datagrams */
+	STAT_UDP_WHOLE_READS,  /* GRE-in-UDP datagrams holding a TCP superpacket a sender on this
+				* host left whole (rx_udp.c) */
 	STAT_GRE_GRO_READS,    /* plain GRE superpackets the kernel merged, taken whole */
-	STAT_WIRE_TX_IP,       /* plain GRE packets sent on the IP path (raw socket): all of them
+	STAT_TUN_CUT_SUPERPACKETS, /* superpackets from the wire cut by gregw: TUN does not take
+				    * their kind whole (offloads off, or not offered) */
+	STAT_WIRE_TX_IP,   /* plain GRE packets sent on the IP path (raw socket): all of them
 				* with --wire-tx ip; else while no next hop is known, and one a
 				* second that keeps the kernel's neighbour entry in use */
+	STAT_TAP_WRITES,   /* --wire-tx tap: superpackets written whole into the TAP */
+	STAT_TAP_SEGMENTS, /* ... the segments they carry (in wire_tx_packets too) */
 	/* System calls of the packet path, each one made (those that found nothing or failed
 	 * too): what a packet costs beyond the copy. */
 	STAT_TUN_READ_CALLS,   /* read/readv on the TUN queue, the ones that found it empty too */
 	STAT_TUN_WRITE_CALLS,  /* write/writev on the TUN queue, refused ones too */
-	STAT_SEND_CALLS,       /* sendmmsg, and sendmsg where UDP_SEGMENT was refused */
+	STAT_SEND_CALLS,       /* sendmmsg, sendmsg where UDP_SEGMENT was refused, and writes
+				* into the TAP */
 	STAT_RECV_CALLS,       /* recvmmsg on the GRE-in-UDP socket (the ring is read in memory) */
 	STAT_POLLS,	       /* poll with nothing to do: the worker's sleeps, and wake-ups */
 	STAT_RX_SOCKET_ERRORS, /* errors the receive socket reported (its interface went down

@@ -69,12 +69,16 @@ static json_t *config_json(const struct gregw *g)
 	jout_bool(o, "offload", c->offload);
 	if (!c->gre_udp) { /* the GRE drop at tc ingress (tcx), or the IP stack's sink */
 		jout_str(o, "ingress_drop", g->rxg.ring.tcx_fd >= 0 ? "tcx" : "off");
-		/* superpackets the interface's GRO merged: taken whole, or dropped truncated */
+		/* superpackets from the wire: taken whole, or dropped truncated */
 		jout_str(o, "wire_gro", g->rxg.ring.whole ? "whole" : "off");
-		/* how GRE leaves: frames on packet sockets to the next hop, or the IP output */
-		jout_str(o, "wire_tx", g->txg.ops->name);
 		jout_bool(o, "tx_csum_offload", g->sh.tx_csum_partial);
 	}
+	/* How the tunnel leaves: superpackets whole through the TAP (the rest as its fallback
+	 * sends it), frames on packet sockets to the next hop, the IP output, UDP sockets; and
+	 * why not through the TAP. */
+	jout_str(o, "wire_tx", g->txg.ops->name);
+	jout_str(o, "wire_tx_why", g->txg.why);
+	jout_str(o, "tap", g->txg.tap.nfds ? g->txg.tap.name : NULL);
 	/* How flows meet workers (steer.h): turn by turn through the flow table, or a hash. */
 	jout_str(o, "steering", g->steer_table ? "table" : "hash");
 	jout_int(o, "gro_hold_us", c->gro_hold_us);
@@ -199,14 +203,35 @@ static json_t *direction_cost(uint64_t segments, uint64_t bytes, uint64_t calls,
 	return o;
 }
 
+/* Per call, or null before the first. */
+static json_t *per_call(uint64_t n, uint64_t calls)
+{
+	return calls ? json_real((double)n / (double)calls) : json_null();
+}
+
+/*
+ * The sending side of tun_to_wire on its own: the sends (sendmmsg, sendmsg, writes into the
+ * TAP) and the segments each carried, and of those the TAP's writes: superpackets whole, the
+ * segments each carried (the kernel's, or the device's, to cut).
+ */
+static void send_cost(json_t *o, const uint64_t *tot)
+{
+	jout_u64(o, "sends", tot[STAT_SEND_CALLS]);
+	jout_set(o, "segments_per_send", per_call(tot[STAT_WIRE_TX_PACKETS], tot[STAT_SEND_CALLS]));
+	jout_set(o, "sends_per_gb", per_gb(tot[STAT_SEND_CALLS], tot[STAT_TUN_RX_BYTES]));
+	jout_u64(o, "tap_writes", tot[STAT_TAP_WRITES]);
+	jout_set(o, "segments_per_tap_write",
+		 per_call(tot[STAT_TAP_SEGMENTS], tot[STAT_TAP_WRITES]));
+}
+
 static json_t *cost_json(const uint64_t *tot, uint64_t segs[STAT_TUN_DIRS][STAT_SEG_BUCKETS])
 {
-	json_t *o = json_object();
+	json_t *o = json_object(), *out;
 
-	jout_set(o, "tun_to_wire",
-		 direction_cost(tot[STAT_TUN_RX_PACKETS], tot[STAT_TUN_RX_BYTES],
-				tot[STAT_TUN_READ_CALLS] + tot[STAT_SEND_CALLS],
-				segs[STAT_TUN_READ]));
+	out = direction_cost(tot[STAT_TUN_RX_PACKETS], tot[STAT_TUN_RX_BYTES],
+			     tot[STAT_TUN_READ_CALLS] + tot[STAT_SEND_CALLS], segs[STAT_TUN_READ]);
+	send_cost(out, tot);
+	jout_set(o, "tun_to_wire", out);
 	jout_set(o, "wire_to_tun",
 		 direction_cost(tot[STAT_TUN_TX_PACKETS], tot[STAT_TUN_TX_BYTES],
 				tot[STAT_RECV_CALLS] + tot[STAT_TUN_WRITE_CALLS],

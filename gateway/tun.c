@@ -319,6 +319,16 @@ static void take_read(struct tunq *q, uint8_t *inner, size_t len, const struct v
 	/* TUN hands over whole packets, but a local raw socket can write anything into it. */
 	if (ip_parse(inner, p->len, false, &q->gso_ip) < 0 || q->gso_ip.tot_len != p->len)
 		goto bad_inner;
+	if (q->gso.l4 == IPPROTO_TCP && p->len <= q->whole_max) {
+		/* Whole: its checksum stays partial where TUN left it; nothing to cut. */
+		p->ip = q->gso_ip;
+		p->nseg = q->gso.nseg;
+		p->whole = true;
+		p->gso = &q->gso;
+		p->csum = gso_csum(&q->gso);
+		q->gso_next = q->gso.nseg;
+		return;
+	}
 	stat_add(&q->stats->ctr[STAT_GSO_SUPERPACKETS], 1);
 	q->gso_partial =
 		q->sh->tx_csum_partial && partial_ok(p->len, &q->gso_ip, gso_csum(&q->gso));
@@ -415,19 +425,19 @@ void tunq_write(struct tunq *q, uint8_t *pkt, size_t len, struct l4_csum csum)
 		stat_add(&q->stats->ctr[STAT_GRO_BAD_CSUM], 1);
 }
 
-/* The virtio header of a merged superpacket: its kind (gso_type, with the ECN bit) must be one
- * TUN accepts and agree with the packet. Returns the segments it holds, or 0. */
-static unsigned merged_hdr(const struct tunq *q, const uint8_t *pkt, size_t len,
-			   const struct ip_info *ip, struct tun_merged *m, struct virtio_net_hdr *h)
+/* The virtio header of a merged superpacket: its kind (gso_type, with the ECN bit) must agree
+ * with the packet. Sets *need to the TUN_F_* the device must take for it whole. Returns the
+ * segments it holds, or 0. */
+static unsigned merged_hdr(const uint8_t *pkt, size_t len, const struct ip_info *ip,
+			   struct tun_merged *m, struct virtio_net_hdr *h, unsigned *need)
 {
-	int offl = q->sh->tun_offloads;
-	unsigned kind = m->gso_type & ~VIRTIO_NET_HDR_GSO_ECN, l4_hlen, need;
+	unsigned kind = m->gso_type & ~VIRTIO_NET_HDR_GSO_ECN, l4_hlen;
 	size_t hdr_len;
 
 	switch (kind) {
 	case VIRTIO_NET_HDR_GSO_TCPV4:
 	case VIRTIO_NET_HDR_GSO_TCPV6:
-		need = kind == VIRTIO_NET_HDR_GSO_TCPV4 ? TUN_F_TSO4 : TUN_F_TSO6;
+		*need = kind == VIRTIO_NET_HDR_GSO_TCPV4 ? TUN_F_TSO4 : TUN_F_TSO6;
 		if (ip->proto != IPPROTO_TCP || m->csum_offset != TCP_CSUM_OFF ||
 		    (ip->family == AF_INET6) != (kind == VIRTIO_NET_HDR_GSO_TCPV6) ||
 		    (size_t)m->csum_start + TCP_HLEN > len)
@@ -435,7 +445,7 @@ static unsigned merged_hdr(const struct tunq *q, const uint8_t *pkt, size_t len,
 		l4_hlen = (unsigned)(pkt[m->csum_start + TCP_DOFF_OFF] >> 4) * 4;
 		break;
 	case VIRTIO_NET_HDR_GSO_UDP_L4:
-		need = ip->family == AF_INET6 ? TUN_F_USO6 : TUN_F_USO4;
+		*need = ip->family == AF_INET6 ? TUN_F_USO6 : TUN_F_USO4;
 		if (ip->proto != IPPROTO_UDP || m->csum_offset != UDP_CSUM_OFF)
 			return 0;
 		l4_hlen = UDP_HLEN;
@@ -444,10 +454,9 @@ static unsigned merged_hdr(const struct tunq *q, const uint8_t *pkt, size_t len,
 		return 0;
 	}
 	if (m->gso_type & VIRTIO_NET_HDR_GSO_ECN)
-		need |= TUN_F_TSO_ECN;
+		*need |= TUN_F_TSO_ECN;
 	hdr_len = (size_t)m->csum_start + l4_hlen;
-	if ((offl & (int)need) != (int)need || m->csum_start < ip->hlen || hdr_len >= len ||
-	    m->gso_size == 0)
+	if (m->csum_start < ip->hlen || hdr_len >= len || m->gso_size == 0)
 		return 0;
 	m->hdr_len = (uint16_t)hdr_len;
 	memset(h, 0, sizeof(*h));
@@ -460,18 +469,60 @@ static unsigned merged_hdr(const struct tunq *q, const uint8_t *pkt, size_t len,
 	return (unsigned)((len - hdr_len + m->gso_size - 1) / m->gso_size);
 }
 
+/*
+ * A superpacket the device cannot take whole (no virtio headers, or its kind not offered),
+ * described by h: cut here into segments as the kernel would, each with its checksum
+ * completed, and written one by one. Returns the segments TUN took.
+ */
+static unsigned cut_write(struct tunq *q, const struct virtio_net_hdr *h, const uint8_t *pkt,
+			  size_t len)
+{
+	static const struct virtio_net_hdr none;
+	struct gso_pkt g;
+	unsigned took = 0;
+
+	if (gso_parse(h, pkt, len, GRO_MAX, &g) != DROP_NONE)
+		return 0;
+	for (unsigned i = 0; i < g.nseg; i++) {
+		size_t plen = gso_segment(&g, i, q->seg_hdr, false);
+		struct iovec iov[3] = {
+			{ .iov_base = (void *)&none, .iov_len = sizeof(none) },
+			{ .iov_base = q->seg_hdr, .iov_len = g.hdr_len },
+			{ .iov_base = (void *)(pkt + g.hdr_len + (size_t)i * g.mss),
+			  .iov_len = plen },
+		};
+		unsigned skip = q->sh->vnet_hdr ? 0 : 1;
+		size_t want = g.hdr_len + plen + (skip ? 0 : sizeof(none));
+
+		stat_add(&q->stats->ctr[STAT_TUN_WRITE_CALLS], 1);
+		if (writev(q->fd, iov + skip, 3 - (int)skip) != (ssize_t)want) {
+			stat_add(&q->stats->drops[DROP_TUN_WRITE], 1);
+			continue;
+		}
+		stat_add(&q->stats->ctr[STAT_TUN_WRITES], 1);
+		stat_add(&q->stats->segs[STAT_TUN_WRITE][0], 1);
+		stat_add(&q->stats->ctr[STAT_TUN_TX_PACKETS], 1);
+		stat_add(&q->stats->ctr[STAT_TUN_TX_BYTES], g.hdr_len + plen);
+		took++;
+	}
+	return took;
+}
+
 unsigned tunq_write_merged(struct tunq *q, const uint8_t *pkt, size_t len, const struct ip_info *ip,
 			   struct tun_merged *m)
 {
 	struct virtio_net_hdr h;
-	unsigned nseg;
+	unsigned nseg, need;
 
-	/* Without virtio headers the device was offered nothing: merged_hdr refuses. */
-	nseg = merged_hdr(q, pkt, len, ip, m, &h);
+	nseg = merged_hdr(pkt, len, ip, m, &h, &need);
 	if (!nseg)
 		return 0;
 	/* What the coalescer holds arrived before: it goes first. */
 	gro_flush(&q->gro, emit, q);
+	if ((q->sh->tun_offloads & (int)need) != (int)need) {
+		stat_add(&q->stats->ctr[STAT_TUN_CUT_SUPERPACKETS], 1);
+		return cut_write(q, &h, pkt, len) ? nseg : 0;
+	}
 	emit(q, &h, pkt, len, nseg);
 	return nseg;
 }

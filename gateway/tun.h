@@ -49,11 +49,14 @@ struct tun_pkt {
 	size_t len;	     /* bytes at data */
 	const uint8_t *tail; /* a segment's payload, where it lies in its superpacket */
 	size_t tail_len;
-	struct ip_info ip;     /* the inner IP header (a segment's: its superpacket's) */
-	unsigned seg, nseg;    /* segment seg of nseg; 0 and 0 for a whole packet */
-	struct l4_csum csum;   /* its transport checksum left partial (sh->tx_csum_partial):
+	struct ip_info ip;	   /* the inner IP header (a segment's: its superpacket's) */
+	unsigned seg, nseg;	   /* segment seg of nseg; 0 and 0 for a whole packet */
+	bool whole;		   /* a TCP superpacket of nseg segments handed over whole
+				* (tunq_whole): data its nseg segments, gso how to cut them */
+	const struct gso_pkt *gso; /* with whole: valid until the next tunq_next */
+	struct l4_csum csum;	   /* its transport checksum left partial (sh->tx_csum_partial):
 				* start 0 when it is complete */
-	enum drop_reason drop; /* DROP_NONE, or why the packet may not enter the tunnel:
+	enum drop_reason drop;	   /* DROP_NONE, or why the packet may not enter the tunnel:
 				* DROP_TX_BAD_INNER (data NULL when the read itself was bad) or
 				* DROP_TX_TOO_BIG (ip filled, for the ICMP error) */
 };
@@ -74,8 +77,10 @@ struct tunq {
 	struct ip_info gso_ip;
 	unsigned gso_next; /* its next segment; gso.nseg when done */
 	bool gso_partial;  /* its segments' checksums left to the device (tun_pkt.csum) */
+	size_t whole_max;  /* this pass: TCP superpackets up to this long go whole; 0: none */
 	struct gro gro;	   /* --offload: coalescing towards TUN */
 	uint8_t *gro_mem;  /* its GRO_FLOWS buffers */
+	uint8_t seg_hdr[GSO_HDR_MAX]; /* a segment's headers, cut from the wire's superpacket */
 };
 
 /* Sets up a worker's queue on fd (not taken over). Main thread. Returns 0 or -ENOMEM. */
@@ -83,6 +88,13 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 
 /* Releases what tunq_init allocated (not fd). */
 void tunq_fini(struct tunq *q);
+
+/* For the next pass: TCP superpackets no longer than max bytes are handed over whole
+ * (tun_pkt.whole), not cut; 0 cuts every one. Worker thread. */
+static inline void tunq_whole(struct tunq *q, size_t max)
+{
+	q->whole_max = max;
+}
 
 /* Starts a pass of up to WORKER_BATCH reads; the packets of the last pass must be sent by now
  * (their slots are read into again). With --fair-queue, reads what TUN has into the free
@@ -118,10 +130,12 @@ struct tun_merged {
 };
 
 /*
- * Writes a superpacket the kernel merged on the wire (decapsulated: pkt is its inner IP
- * packet, ip its header) into TUN whole, after what the coalescer holds, counted as the
- * segments it holds. Returns those segments, or 0, writing nothing, when it is not one TUN
- * takes (its kind not offered by the device, or not agreeing with the packet). Worker thread.
+ * Writes a superpacket from the wire (the kernel merged it, or a sender on this host wrote it
+ * whole; decapsulated: pkt is its inner IP packet, ip its header) into TUN whole, after what
+ * the coalescer holds, counted as the segments it holds; where the device does not take its
+ * kind (offloads off, or not offered), cut here into segments whose checksums are completed.
+ * Returns those segments, or 0, writing nothing, when its header does not agree with the
+ * packet. Worker thread.
  */
 unsigned tunq_write_merged(struct tunq *q, const uint8_t *pkt, size_t len, const struct ip_info *ip,
 			   struct tun_merged *m);

@@ -12,15 +12,19 @@
  * its entries from 1, far below it). */
 #define TX_GROUP_BIT 0x80000000u
 
-int tx_group_init(struct tx_group *grp, struct gw_shared *sh, bool packet)
+int tx_group_init(struct tx_group *grp, struct gw_shared *sh, const struct tx_cfg *cfg)
 {
-	const struct tx_ops *ops = sh->cfg->udp ? &tx_udp_ops
-				   : packet	? &tx_packet_ops
-						: &tx_ip_ops;
+	bool udp = sh->cfg->udp;
+	const struct tx_ops *ops = udp ? &tx_udp_ops : cfg->packet ? &tx_packet_ops : &tx_ip_ops;
+	const struct tx_ops *tap = udp ? &tx_tap_udp_ops : &tx_tap_gre_ops;
 	int rc;
 
 	memset(grp, 0, sizeof(*grp));
 	grp->sh = sh;
+	grp->cfg = *cfg;
+	grp->nh.timer_fd = -1;
+	grp->why = cfg->tap ? NULL : cfg->packet || udp ? "--wire-tx packet" : "--wire-tx ip";
+	tx_tap_group_clear(&grp->tap);
 	/* The kernel may refuse what a transport needs: its fallback, if any, takes over. */
 	while (ops->prepare && (rc = ops->prepare(grp)) < 0) {
 		if (!ops->fallback)
@@ -28,6 +32,14 @@ int tx_group_init(struct tx_group *grp, struct gw_shared *sh, bool packet)
 		ops = ops->fallback;
 	}
 	grp->ops = ops;
+	if (!cfg->tap)
+		return 0;
+	/* The TAP sends the rest by the encapsulation's own transport, which must be there:
+	 * plain GRE's frames need the next hop that the packet transport follows. */
+	if (tap->fallback != ops)
+		grp->why = "no packet sockets";
+	else if (tap->prepare(grp) == 0)
+		grp->ops = tap;
 	return 0;
 }
 
@@ -40,7 +52,10 @@ void tx_group_fini(struct tx_group *grp)
 
 struct nexthop *tx_group_nexthop(struct tx_group *grp)
 {
-	return grp->ops == &tx_packet_ops ? &grp->nh : NULL;
+	return grp->ops == &tx_packet_ops || grp->ops == &tx_tap_gre_ops ||
+			       grp->ops == &tx_tap_udp_ops
+		       ? &grp->nh
+		       : NULL;
 }
 
 void txq_count_sent(struct txq *q, uint64_t packets, uint64_t bytes)
@@ -73,7 +88,7 @@ void txq_flush(struct txq *q)
 	/* The batch's numbers follow the sending order. */
 	if (q->sh->cfg->gre_flags & GRE_F_SEQ)
 		seq = __atomic_fetch_add(&q->sh->tx_seq, n, __ATOMIC_RELAXED);
-	q->ops->send(q, n, seq);
+	q->ops->send(q, 0, n, seq);
 	q->nents = 0;
 }
 
@@ -89,7 +104,25 @@ void txq_add(struct txq *q, uint8_t *inner, size_t len, const uint8_t *tail, siz
 {
 	if (q->nents == TX_MSGS)
 		txq_flush(q);
-	q->ents[q->nents++] = (struct tx_ent){ inner, len, tail, tail_len, flow, sock, csum };
+	q->ents[q->nents++] =
+		(struct tx_ent){ inner, len, tail, tail_len, flow, sock, csum, { 0 } };
+}
+
+void txq_add_whole(struct txq *q, uint8_t *inner, size_t len, const struct tx_gso *gso,
+		   unsigned sock)
+{
+	struct l4_csum csum = { gso->l4_off, TCP_CSUM_OFF };
+
+	if (q->nents == TX_MSGS)
+		txq_flush(q);
+	q->ents[q->nents++] = (struct tx_ent){ inner, len, NULL, 0, 0, sock, csum, *gso };
+}
+
+size_t txq_whole_max(struct txq *q)
+{
+	if (q->ops != &tx_tap_gre_ops && q->ops != &tx_tap_udp_ops)
+		return 0;
+	return tx_tap_whole_max(q);
 }
 
 uint32_t txq_group(struct txq *q)
@@ -110,6 +143,7 @@ int txq_init(struct txq *q, unsigned id, const struct tx_group *grp, struct work
 	if (!q->hdrs)
 		return -ENOMEM;
 	q->ops = grp->ops;
+	q->grp = grp;
 	rc = q->ops->open(q);
 	if (rc)
 		txq_fini(q);

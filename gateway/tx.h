@@ -1,11 +1,13 @@
 /*
- * The send queue of a gregw worker: inner packets (or segments, headers and payload apart)
- * queued during a pass, then encapsulated and sent in sendmmsg batches by the transport gregw
- * chose at start. A transport is a table of operations (struct tx_ops, as iproute2's
+ * The send queue of a gregw worker: inner packets (or segments, headers and payload apart, or
+ * TCP superpackets whole) queued during a pass, then encapsulated and sent by the transport
+ * gregw chose at start. A transport is a table of operations (struct tx_ops, as iproute2's
  * link_util is one per link kind) and a file: plain GRE on a packet socket, or on the IP path
- * alone (tx_packet.h); GRE-in-UDP with UDP_SEGMENT (tx_udp.h). Each has a part every worker
- * shares (struct tx_group) and a part per worker (struct txq); one the kernel cannot serve
- * hands over to its fallback at start, said once.
+ * alone (tx_packet.h); GRE-in-UDP with UDP_SEGMENT (tx_udp.h); either encapsulation's
+ * superpackets written whole into a TAP whose tcx program redirects them to the interface
+ * towards the peer, the rest on the encapsulation's own transport (tx_tap.h). Each has a part
+ * every worker shares (struct tx_group) and a part per worker (struct txq); one the kernel
+ * cannot serve hands over to its fallback at start, said once.
  */
 #ifndef TUNBED_GW_TX_H
 #define TUNBED_GW_TX_H
@@ -21,14 +23,25 @@
 #include "shared.h"
 #include "stats.h"
 #include "tx_packet.h"
+#include "tx_tap.h"
 #include "tx_udp.h"
 
 /* Room for one segment's headers: the outer headers, then the inner ones. A message's
  * pieces: its headers (on the packet socket from the virtio header on), then its payload. */
 enum { TX_SEG_HDR = ENCAP_HEADROOM + GSO_HDR_MAX, TX_IOV = 2 };
 
-/* What the next sendmmsg carries: a whole inner packet (tail NULL), or a segment, its headers
- * in the queue's hdrs and its payload where it lies in the superpacket. */
+/* A TCP superpacket queued whole (tx_tap.h), as TUN's virtio header described it. */
+struct tx_gso {
+	uint16_t size;	  /* its segments' payload bytes (gso_size); 0: not a superpacket */
+	uint8_t type;	  /* VIRTIO_NET_HDR_GSO_TCPV4 or _TCPV6, with the ECN bit */
+	uint16_t l4_off;  /* its TCP header, whose checksum is left partial */
+	uint16_t hdr_len; /* its headers: each segment's */
+	uint16_t nseg;
+};
+
+/* What the next send carries: a whole inner packet (tail NULL), or a segment, its headers in
+ * the queue's hdrs and its payload where it lies in the superpacket, or (gso.size set) a
+ * superpacket whole. */
 struct tx_ent {
 	uint8_t *inner;
 	size_t len;
@@ -39,13 +52,26 @@ struct tx_ent {
 	uint32_t flow;
 	unsigned sock;	     /* over UDP: which sending socket (source port) */
 	struct l4_csum csum; /* an inner checksum left partial (sh->tx_csum_partial) */
+	struct tx_gso gso;   /* a superpacket whole (txq_add_whole); size 0 otherwise */
+};
+
+/* What a send transport is told of the gateway, by the main thread at start. */
+struct tx_cfg {
+	bool tap;    /* --wire-tx tap: superpackets whole through a TAP where the kernel can */
+	bool packet; /* plain GRE: frames on packet sockets (else the IP path) */
+	unsigned nworkers; /* the TAP's queues */
+	int ifindex;	   /* the interface towards the peer at start: where the TAP redirects */
 };
 
 /* A send transport's part that every worker shares: the main thread's. */
 struct tx_group {
 	const struct tx_ops *ops;
 	struct gw_shared *sh;
-	struct nexthop nh; /* tx_packet_ops: the next hop, followed (nexthop.h) */
+	struct tx_cfg cfg;
+	struct nexthop nh;	 /* tx_packet_ops and the TAP: the next hop, followed (nexthop.h) */
+	struct tx_tap_group tap; /* the TAP's */
+	const char *why;	 /* why superpackets do not go whole through a TAP (the stats'
+				  * config says it); NULL when they do */
 };
 
 struct txq;
@@ -58,24 +84,30 @@ struct txq;
  * worker's.
  */
 struct tx_ops {
-	const char *name;	       /* as the stats' config says it (wire_tx): packet, ip, udp */
-	const struct tx_ops *fallback; /* where prepare fails; NULL: none, gregw stops */
+	const char *name; /* as the stats' config says it (wire_tx): tap, packet, ip, udp */
+	/* Where prepare fails; NULL: none, gregw stops. The TAP's sends what is not a
+	 * superpacket by its fallback. */
+	const struct tx_ops *fallback;
 	int (*prepare)(struct tx_group *grp);
 	void (*release)(struct tx_group *grp);
 	int (*open)(struct txq *q);
 	void (*close)(struct txq *q);
-	/* Encapsulates and sends the queue's n entries, numbered from seq in sending order
-	 * (GRE_F_SEQ); counts what the kernel took and drops (DROP_TX_SEND) what it refused. */
-	void (*send)(struct txq *q, unsigned n, uint32_t seq);
+	/* Encapsulates and sends the queue's entries from to to (not included), entry k
+	 * numbered seq + k (GRE_F_SEQ: the numbers follow the sending order); counts what the
+	 * kernel took and drops (DROP_TX_SEND) what it refused. */
+	void (*send)(struct txq *q, unsigned from, unsigned to, uint32_t seq);
 };
 
-extern const struct tx_ops tx_packet_ops; /* plain GRE, frames (tx_packet.c) */
-extern const struct tx_ops tx_ip_ops;	  /* plain GRE, the IP path (tx_packet.c) */
-extern const struct tx_ops tx_udp_ops;	  /* GRE-in-UDP (tx_udp.c) */
+extern const struct tx_ops tx_packet_ops;  /* plain GRE, frames (tx_packet.c) */
+extern const struct tx_ops tx_ip_ops;	   /* plain GRE, the IP path (tx_packet.c) */
+extern const struct tx_ops tx_udp_ops;	   /* GRE-in-UDP (tx_udp.c) */
+extern const struct tx_ops tx_tap_gre_ops; /* plain GRE, superpackets into a TAP (tx_tap.c) */
+extern const struct tx_ops tx_tap_udp_ops; /* GRE-in-UDP, likewise */
 
 /* A worker's send queue. */
 struct txq {
 	const struct tx_ops *ops;
+	const struct tx_group *grp;
 	struct gw_shared *sh;
 	struct worker_stats *stats; /* the worker's, written by it alone */
 	unsigned id;		    /* the worker's, for the one message it may log */
@@ -86,18 +118,20 @@ struct txq {
 	struct mmsghdr msgs[TX_MSGS];
 	struct iovec iov[TX_IOV * TX_MSGS];
 	union {
-		struct tx_packet packet; /* tx_packet_ops, tx_ip_ops */
-		struct tx_udp udp;	 /* tx_udp_ops */
+		struct tx_packet packet; /* tx_packet_ops, tx_ip_ops, tx_tap_gre_ops */
+		struct tx_udp udp;	 /* tx_udp_ops, tx_tap_udp_ops */
 	};
+	struct tx_tap tap; /* tx_tap_gre_ops, tx_tap_udp_ops */
 };
 
 /*
- * Chooses the transport of sh->cfg, once for every worker: GRE-in-UDP's sockets, or for plain
- * GRE the packet socket when packet (--wire-tx packet), else the IP path; one the kernel
- * refuses hands over to its fallback. Sets up what the workers share. Main thread, before
- * any txq_init. Returns 0 or -errno, said once.
+ * Chooses the transport of sh->cfg as cfg says, once for every worker: with cfg->tap the TAP
+ * (tx_tap.h), where the configuration and the kernel allow; else GRE-in-UDP's sockets, or for
+ * plain GRE the packet socket when cfg->packet (--wire-tx packet), else the IP path; one the
+ * kernel refuses hands over to its fallback. Sets up what the workers share. Main thread,
+ * before any txq_init. Returns 0 or -errno, said once.
  */
-int tx_group_init(struct tx_group *grp, struct gw_shared *sh, bool packet);
+int tx_group_init(struct tx_group *grp, struct gw_shared *sh, const struct tx_cfg *cfg);
 
 /* Releases what tx_group_init acquired. Main thread, after txq_fini. */
 void tx_group_fini(struct tx_group *grp);
@@ -130,6 +164,22 @@ uint8_t *txq_hdr_room(struct txq *q);
  */
 void txq_add(struct txq *q, uint8_t *inner, size_t len, const uint8_t *tail, size_t tail_len,
 	     uint32_t flow, unsigned sock, struct l4_csum csum);
+
+/*
+ * The longest inner superpacket that may go whole this pass (txq_add_whole), or 0 when every
+ * one must be cut: the transport sends superpackets whole (the TAP's), its next hop is known
+ * and on the interface the TAP redirects to, and no probe of the IP path is due (a pass that
+ * cuts sends it: tx_packet.h). Call it before the pass reads TUN. Worker thread.
+ */
+size_t txq_whole_max(struct txq *q);
+
+/*
+ * Queues a TCP superpacket of len bytes (at most txq_whole_max's) whole, ENCAP_HEADROOM before
+ * it, its checksum left partial where gso says. sock as in struct tx_ent. Sends what is queued
+ * first when the queue is full. Worker thread.
+ */
+void txq_add_whole(struct txq *q, uint8_t *inner, size_t len, const struct tx_gso *gso,
+		   unsigned sock);
 
 /* A number, never a flow's, for the segments of an untracked superpacket to share. */
 uint32_t txq_group(struct txq *q);

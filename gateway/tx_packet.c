@@ -170,16 +170,16 @@ static void ip_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer)
 }
 
 /* tx_ip_ops: every message on the IP path. */
-static void ip_send(struct txq *q, unsigned n, uint32_t seq)
+static void ip_send(struct txq *q, unsigned from, unsigned to, uint32_t seq)
 {
 	const struct encap_cfg *c = q->sh->cfg;
 
-	for (unsigned k = 0; k < n; k++) {
+	for (unsigned k = from; k < to; k++) {
 		struct tx_ent *e = &q->ents[k];
 
 		ip_iov(q, k, e, encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + k));
 	}
-	send_batch(q, q->packet.raw_fd, 0, n);
+	send_batch(q, q->packet.raw_fd, from, to);
 }
 
 /*
@@ -188,22 +188,22 @@ static void ip_send(struct txq *q, unsigned n, uint32_t seq)
  * entry in use, so that the kernel confirms it or finds it gone. On the IP path a checksum
  * left partial is completed first.
  */
-static void packet_send(struct txq *q, unsigned n, uint32_t seq)
+static void packet_send(struct txq *q, unsigned from, unsigned to, uint32_t seq)
 {
 	const struct encap_cfg *c = q->sh->cfg;
-	unsigned ip_first = ip_path_count(q, n);
+	unsigned ip_end = from + ip_path_count(q, to - from);
 
-	for (unsigned k = 0; k < n; k++) {
+	for (unsigned k = from; k < to; k++) {
 		struct tx_ent *e = &q->ents[k];
 		uint8_t *outer = encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + k);
 
-		if (k < ip_first)
+		if (k < ip_end)
 			ip_iov(q, k, e, outer);
 		else
 			frame_iov(q, k, e, outer);
 	}
-	send_batch(q, q->packet.raw_fd, 0, ip_first);
-	send_batch(q, q->packet.pkt_fd, ip_first, n);
+	send_batch(q, q->packet.raw_fd, from, ip_end);
+	send_batch(q, q->packet.pkt_fd, ip_end, to);
 }
 
 /* The raw socket, its messages addressed to the peer. */

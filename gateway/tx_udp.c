@@ -135,17 +135,17 @@ static void send_udp(struct txq *q, unsigned n)
 	}
 }
 
-/* The queued entries in sending order: grouped by socket (one sendmmsg each), a
+/* The queued entries from to to in sending order: grouped by socket (one sendmmsg each), a
  * stable counting sort, so each flow's packets (one socket per flow) keep their order. */
-static void order_by_socket(struct txq *q, unsigned n)
+static void order_by_socket(struct txq *q, unsigned from, unsigned to)
 {
 	unsigned start[UDP_TX_PORTS + 1] = { 0 };
 
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = from; i < to; i++)
 		start[q->ents[i].sock + 1]++;
 	for (unsigned s = 1; s <= UDP_TX_PORTS; s++)
 		start[s] += start[s - 1];
-	for (unsigned i = 0; i < n; i++)
+	for (unsigned i = from; i < to; i++)
 		q->udp.order[start[q->ents[i].sock]++] = (uint16_t)i;
 }
 
@@ -197,17 +197,20 @@ static int udp_open(struct txq *q)
 	return -EADDRINUSE;
 }
 
-/* The entries in sending order (by socket), encapsulated, as messages of UDP_SEGMENT. */
-static void udp_send(struct txq *q, unsigned n, uint32_t seq)
+/* The entries from to to in sending order (by socket), encapsulated, as messages of
+ * UDP_SEGMENT; the k-th sent is numbered seq + from + k. */
+static void udp_send(struct txq *q, unsigned from, unsigned to, uint32_t seq)
 {
 	const struct encap_cfg *c = q->sh->cfg;
+	unsigned n = to - from;
 
-	order_by_socket(q, n);
+	order_by_socket(q, from, to);
 	for (unsigned k = 0; k < n; k++) {
 		struct tx_ent *e = &q->ents[q->udp.order[k]];
 
-		txq_dgram_iov(q, k, e,
-			      encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + k), 0);
+		txq_dgram_iov(
+			q, k, e,
+			encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + from + k), 0);
 	}
 	send_udp(q, n);
 }

@@ -71,11 +71,30 @@ static void clamp(struct worker *w, uint8_t *pkt, size_t len, const struct ip_in
 		stat_add(&w->stats.ctr[STAT_MSS_CLAMPED], 1);
 }
 
+/* A superpacket handed over whole into the send queue; counted as the segments it carries,
+ * each with its headers, as if it had been cut. */
+static void add_whole(struct worker *w, const struct tun_pkt *p, unsigned sock)
+{
+	const struct tx_gso gso = { .size = (uint16_t)p->gso->mss,
+				    .type = (uint8_t)((p->ip.family == AF_INET6
+							       ? VIRTIO_NET_HDR_GSO_TCPV6
+							       : VIRTIO_NET_HDR_GSO_TCPV4) |
+						      (p->gso->ecn ? VIRTIO_NET_HDR_GSO_ECN : 0)),
+				    .l4_off = (uint16_t)p->gso->l4_off,
+				    .hdr_len = (uint16_t)p->gso->hdr_len,
+				    .nseg = (uint16_t)p->nseg };
+
+	txq_add_whole(&w->tx, p->data, p->len, &gso, sock);
+	stat_add(&w->stats.ctr[STAT_TUN_RX_PACKETS], p->nseg);
+	stat_add(&w->stats.ctr[STAT_TUN_RX_BYTES], p->len + (p->nseg - 1) * (size_t)gso.hdr_len);
+}
+
 /*
  * The packets of a pass from TUN into the send queue. Over UDP, what may share a UDP_SEGMENT
  * message is a flow's (its table entry's number), or an untracked superpacket's segments; its
  * hash picks its socket, that is its source port. A superpacket's flow is looked up once, at
- * its first segment. Returns packets handled.
+ * its first segment. Superpackets the transport takes whole this pass are queued so. Returns
+ * packets handled.
  */
 static unsigned from_tun(struct worker *w)
 {
@@ -83,6 +102,7 @@ static unsigned from_tun(struct worker *w)
 	uint32_t group = 0, hash;
 	struct tun_pkt p;
 
+	tunq_whole(&w->tun, txq_whole_max(&w->tx));
 	tunq_begin(&w->tun);
 	while (tunq_next(&w->tun, txq_hdr_room(&w->tx), &p)) {
 		struct flow_entry *e;
@@ -100,6 +120,10 @@ static unsigned from_tun(struct worker *w)
 				: p.nseg ? txq_group(&w->tx)
 					 : 0;
 			sock = hash % UDP_TX_PORTS;
+		}
+		if (p.whole) {
+			add_whole(w, &p, sock);
+			continue;
 		}
 		txq_add(&w->tx, p.data, p.len, p.tail, p.tail_len, group, sock, p.csum);
 		stat_add(&w->stats.ctr[STAT_TUN_RX_PACKETS], 1);
@@ -143,9 +167,11 @@ static void deliver_inner(struct worker *w, const struct decap_result *r, struct
 }
 
 /*
- * A superpacket the kernel merged from the peer's packets on the interface (rx.h): into TUN
- * whole, counted as the packets it was on the wire. GRE's GRO merges only packets without
- * sequence numbers, and never a SYN: no sequence accounting, no MSS clamp to do.
+ * A superpacket from the wire (rx.h: the kernel merged the peer's packets on the interface, or
+ * a sender on this host left it whole): into TUN whole, counted as the packets it was, or
+ * would have been, on the wire. GRE's GRO merges only packets without sequence numbers, a
+ * sender leaves whole only those (tx_tap.h), and never a SYN: no sequence accounting, no MSS
+ * clamp to do.
  */
 static enum drop_reason deliver_merged(struct worker *w, const struct rx_dgram *d,
 				       const struct decap_result *r)
@@ -166,9 +192,11 @@ static enum drop_reason deliver_merged(struct worker *w, const struct rx_dgram *
 	nseg = tunq_write_merged(&w->tun, r->inner, r->inner_len, &r->ip, &m);
 	if (!nseg)
 		return DROP_BAD_INNER;
-	/* The packets as they crossed the wire, each with its outer and inner headers. */
+	/* The packets as they crossed the wire, each with its outer and inner headers (the
+	 * socket's datagram starts past its outer IP and UDP headers). */
 	stat_add(&w->stats.ctr[STAT_WIRE_RX_PACKETS], nseg - 1);
-	stat_add(&w->stats.ctr[STAT_WIRE_RX_BYTES], (uint64_t)(nseg - 1) * (inner_off + m.hdr_len));
+	stat_add(&w->stats.ctr[STAT_WIRE_RX_BYTES],
+		 (uint64_t)(nseg - 1) * (d->wirelen - d->len + inner_off + m.hdr_len));
 	e = flow_of(w, r->inner, r->inner_len, &r->ip, &hash);
 	if (e)
 		stat_add(&e->decap_packets, nseg);
@@ -207,9 +235,9 @@ static void deliver(struct worker *w, const struct rx_dgram *d)
 	stat_add(&w->stats.ctr[STAT_WIRE_RX_BYTES], d->wirelen);
 	if (why != DROP_NONE)
 		goto drop;
-	why = d->merged.gso_size ? decap_merged(c, d->data, d->len, &r)
-	      : d->outer	 ? decap(c, d->data, d->len, d->wirelen, &r)
-				 : decap_gre(c, d->data, d->len, &r);
+	why = !d->outer		   ? decap_gre(c, d->data, d->len, &r)
+	      : d->merged.gso_size ? decap_merged(c, d->data, d->len, &r)
+				   : decap(c, d->data, d->len, d->wirelen, &r);
 	if (why != DROP_NONE)
 		goto undelivered;
 	/* A standing queue is told on an ECN-capable packet by CE, on any other by its loss. */

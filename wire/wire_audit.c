@@ -81,14 +81,21 @@ static void flow_port(struct wire_flow *fl, uint16_t port)
 		fl->ports_more = true;
 }
 
+/* The packets a datagram stands for on the wire: a TCP superpacket's segments, else 1. */
+static unsigned packets_of(const struct wire_frame *f)
+{
+	return f->segs > 1 ? f->segs : 1;
+}
+
 static void account_inner(struct wire_audit *a, struct wire_dir *d, const struct wire_frame *f,
 			  uint64_t seq)
 {
+	unsigned n = packets_of(f), more = n - 1;
 	struct wire_flow *fl;
 
-	d->inner_frames++;
-	d->inner_bytes += f->inner_len;
-	d->overhead_bytes += f->outer_len - f->inner_len;
+	d->inner_frames += n;
+	d->inner_bytes += f->inner_len + (uint64_t)more * f->seg_inner;
+	d->overhead_bytes += (uint64_t)n * (f->outer_len - f->inner_len);
 	fl = flow_get(a, &f->flow, f->dir);
 	if (!fl) {
 		/* No scoreboard: its payload cannot be told new or resent, so it is kept apart. */
@@ -97,8 +104,8 @@ static void account_inner(struct wire_audit *a, struct wire_dir *d, const struct
 			d->tcp_untracked_bytes += f->tcp_payload;
 		return;
 	}
-	fl->frames++;
-	fl->bytes += f->inner_len;
+	fl->frames += n;
+	fl->bytes += f->inner_len + (uint64_t)more * f->seg_inner;
 	if (f->has_gre && (f->gre.flags & GRE_F_SEQ)) {
 		if (fl->seq_seen && seq < fl->seq_hi)
 			d->flow_reordered++;
@@ -133,28 +140,38 @@ static unsigned hist_bucket(unsigned len)
 	return b;
 }
 
-/* Accounts one datagram of a tunnel frame in its direction. */
+/* Accounts one datagram of a tunnel frame in its direction: a TCP superpacket as the segments
+ * a NIC would cut, each with the link, outer and inner headers of the first, all full but the
+ * last. */
 static void account_datagram(struct wire_audit *a, const struct wire_frame *f, bool gso,
 			     uint64_t ts_ns)
 {
 	struct wire_dir *d = &a->dir[f->dir];
+	unsigned n = packets_of(f), more = n - 1;
+	unsigned seg = f->frame_len - f->outer_len + f->seg_outer + f->seg_inner + f->seg_mss;
 	uint64_t seq = 0;
 
 	if (d->frames == 0)
 		d->first_ns = ts_ns;
 	d->last_ns = ts_ns;
-	d->frames++;
-	d->bytes += f->frame_len;
-	d->ip_bytes += f->outer_len;
-	d->hist[hist_bucket(f->frame_len)]++;
-	if (gso)
-		d->gso_datagrams++;
+	d->frames += n;
+	d->bytes += f->frame_len +
+		    (uint64_t)more * (f->frame_len - f->outer_len + f->seg_outer + f->seg_inner);
+	d->ip_bytes += f->outer_len + (uint64_t)more * (f->seg_outer + f->seg_inner);
+	if (more) {
+		d->hist[hist_bucket(seg)] += more;
+		d->hist[hist_bucket(f->frame_len - more * f->seg_mss)]++;
+	} else {
+		d->hist[hist_bucket(f->frame_len)]++;
+	}
+	if (gso || more)
+		d->gso_datagrams += n;
 	if (f->encap == WIRE_ENCAP_GRE_UDP) {
-		d->gre_udp_frames++;
+		d->gre_udp_frames += n;
 		if (f->has_sport)
 			d->udp_ports[f->udp_sport / 64] |= 1ull << (f->udp_sport % 64);
 	} else {
-		d->gre_frames++;
+		d->gre_frames += n;
 	}
 	if (f->has_gre && (f->gre.flags & GRE_F_SEQ))
 		seq = wire_seq_add(&d->seq, f->gre.seq);
@@ -199,7 +216,7 @@ int wire_audit_frame(struct wire_audit *a, const uint8_t *p, size_t caplen, size
 	}
 	gso = f.next != 0;
 	if (f.dir >= 0) {
-		a->dir[f.dir].gso_frames += gso;
+		a->dir[f.dir].gso_frames += gso || f.segs > 1;
 		a->dir[f.dir].udp_csum_offloaded += f.udp_csum_offloaded;
 	}
 	/* A GSO super-frame's datagrams are one captured frame: its number, its violations. */

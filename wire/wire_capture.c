@@ -6,12 +6,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <pcap/pcap.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -25,9 +28,24 @@ struct wire_capture {
 	FILE *ready; /* the ready file, open until the capture runs */
 	int link;
 	bool nano;
+	unsigned mtu; /* live: the interface's, read as it opened; 0 unknown */
 	char filter[WIRE_FILTER_LEN];
 	struct wire_audit *audit;
 };
+
+/* The MTU of iface in the current namespace, or 0. */
+static unsigned iface_mtu(const char *iface)
+{
+	struct ifreq ifr = { 0 };
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return 0;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", iface);
+	rc = ioctl(fd, SIOCGIFMTU, &ifr);
+	close(fd);
+	return rc == 0 && ifr.ifr_mtu > 0 ? (unsigned)ifr.ifr_mtu : 0;
+}
 
 static int open_live(const struct wire_capture_cfg *c, struct wire_capture *cap)
 {
@@ -59,6 +77,7 @@ static int open_live(const struct wire_capture_cfg *c, struct wire_capture *cap)
 		pcap_set_tstamp_precision(cap->pcap, PCAP_TSTAMP_PRECISION_NANO);
 		rc = pcap_activate(cap->pcap);
 	}
+	cap->mtu = iface_mtu(c->iface);
 	if (saved >= 0 && netns_return(saved) < 0)
 		fatalx("cannot return to the original network namespace");
 	if (!cap->pcap) {
@@ -197,6 +216,11 @@ int wire_capture_open(const struct wire_capture_cfg *c, struct wire_capture **ou
 		log_info("writing the frames read to %s", c->write_path);
 	*out = cap;
 	return 0;
+}
+
+unsigned wire_capture_mtu(const struct wire_capture *cap)
+{
+	return cap->mtu;
 }
 
 int wire_capture_link(const struct wire_capture *cap)

@@ -44,6 +44,9 @@ struct wire_capture;
  */
 int wire_capture_open(const struct wire_capture_cfg *c, struct wire_capture **out);
 
+/* Live: the MTU of the interface as the capture opened; 0 for a file. */
+unsigned wire_capture_mtu(const struct wire_capture *cap);
+
 /* The link type of the frames (enum wire_link). */
 int wire_capture_link(const struct wire_capture *cap);
 

@@ -536,6 +536,35 @@ static size_t gre_decode(const struct wire_expect *e, const struct span *g, bool
 	return glen;
 }
 
+/*
+ * A GRE packet of outer bytes of headers (outer IP, UDP, GRE) holding a TCP packet too long for
+ * the link (e->link_mtu): a superpacket the sender left whole for the device to segment (the
+ * kernel's tunnels, gregw's TAP, over a veth pair that carries it so). It stands for the
+ * segments a NIC would cut to fit the link, each with the same headers, which the sender's TCP
+ * fills unless a smaller MTU lies beyond the tunnel; the MTU check applies to a segment's
+ * inner packet.
+ */
+static void tcp_superpacket(const struct wire_expect *e, unsigned outer, struct wire_frame *f)
+{
+	unsigned inner_hdr, mss;
+
+	if (!e->link_mtu || !f->has_tcp || outer + f->inner_len <= e->link_mtu)
+		return;
+	inner_hdr = f->inner_len - f->tcp_payload;
+	if (outer + inner_hdr >= e->link_mtu)
+		return;
+	mss = e->link_mtu - outer - inner_hdr;
+	f->segs = (f->tcp_payload + mss - 1) / mss;
+	f->seg_outer = outer;
+	f->seg_inner = inner_hdr;
+	f->seg_mss = mss;
+	if (e->mtu) {
+		f->violations &= ~(1u << WIRE_V_INNER_TOO_BIG);
+		if (inner_hdr + mss > e->mtu)
+			f->violations |= 1u << WIRE_V_INNER_TOO_BIG;
+	}
+}
+
 /* GRE-in-UDP: checks the UDP header of u (the outer payload) and returns the GRE span. */
 static bool udp_decode(const struct span *u, struct wire_frame *f, struct span *g)
 {
@@ -650,6 +679,8 @@ static int frame_decode(const struct wire_expect *e, int link, struct span *s,
 	if (out->encap == WIRE_ENCAP_GRE) {
 		/* An IP packet carries one GRE packet: what follows its inner packet is its own. */
 		gre_decode(e, &l4, false, out);
+		if (out->has_inner)
+			tcp_superpacket(e, out->outer_len - out->inner_len, out);
 		return 0;
 	}
 	if (!udp_decode(&l4, out, &g))
@@ -663,6 +694,8 @@ static int frame_decode(const struct wire_expect *e, int link, struct span *s,
 		out->next_len = g.len - glen;
 		out->frame_len -= (unsigned)out->next_len;
 		out->outer_len -= (unsigned)out->next_len;
+	} else if (out->has_inner) {
+		tcp_superpacket(e, out->outer_len - out->inner_len, out);
 	}
 	return 0;
 }

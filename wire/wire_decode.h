@@ -74,6 +74,8 @@ struct wire_expect {
 	enum wire_want key, seq, csum;
 	uint32_t key_value; /* with key == WIRE_WANT_YES */
 	unsigned mtu;	    /* largest inner packet; 0: not checked */
+	unsigned link_mtu;  /* largest outer IP packet the link carries: a TCP superpacket in one
+			     * GRE packet longer than that counts as its segments; 0: unknown */
 	uint16_t udp_port;  /* GRE-in-UDP destination port */
 	bool ecn;	    /* RFC 6040's normal mode: the outer ECN field copies the inner one */
 	enum wire_field dscp, ttl;
@@ -125,6 +127,12 @@ struct wire_frame {
 	uint8_t tcp_flags;
 	bool has_ip_id; /* inner IPv4: ip_id is its identification field */
 	uint16_t ip_id;
+	/* A TCP superpacket in one GRE packet longer than the link carries (e->link_mtu): what
+	 * a NIC cutting it to fit the link would send. segs 0: one packet. */
+	unsigned segs;	    /* its segments */
+	unsigned seg_outer; /* each one's outer headers: IP (and extension headers), UDP, GRE */
+	unsigned seg_inner; /* each one's inner IP and TCP headers */
+	unsigned seg_mss;   /* each one's TCP payload, the last one's the rest */
 };
 
 /*

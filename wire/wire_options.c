@@ -33,6 +33,7 @@ enum {
 	O_CSUM,
 	O_NO_CSUM,
 	O_MTU,
+	O_LINK_MTU,
 	O_UDP_PORT,
 	O_EXPECT_ECN,
 	O_EXPECT_TOS,
@@ -61,6 +62,7 @@ static const struct option opts[] = {
 	{ "csum", no_argument, NULL, O_CSUM },
 	{ "no-csum", no_argument, NULL, O_NO_CSUM },
 	{ "mtu", required_argument, NULL, O_MTU },
+	{ "link-mtu", required_argument, NULL, O_LINK_MTU },
 	{ "udp-port", required_argument, NULL, O_UDP_PORT },
 	{ "expect-ecn", required_argument, NULL, O_EXPECT_ECN },
 	{ "expect-tos", required_argument, NULL, O_EXPECT_TOS },
@@ -107,6 +109,10 @@ static void usage(void)
 	       "  --seq | --no-seq     every frame has a sequence number | has none\n"
 	       "  --csum | --no-csum   every frame has a GRE checksum | has none\n"
 	       "  --mtu N              no inner packet is longer than N bytes\n"
+	       "  --link-mtu N         the link's MTU (live: the interface's): a TCP\n"
+	       "                       superpacket in one GRE packet longer than that, which\n"
+	       "                       the sender left whole for the device to cut, counts as\n"
+	       "                       the segments a NIC would send (default for a file: none)\n"
 	       "  --udp-port P         GRE-in-UDP destination port (default %d)\n"
 	       "  --expect-ecn normal|any  normal (default): the outer ECN field copies the\n"
 	       "                       inner one, as RFC 6040's normal mode has it (a CE mark\n"
@@ -191,6 +197,11 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 		if (parse_u64(v, WIRE_MTU_MIN, WIRE_MTU_MAX, &n))
 			return opt_bad(name, v, "expected 68 to 65535");
 		e->mtu = (unsigned)n;
+		return 0;
+	case O_LINK_MTU:
+		if (parse_u64(v, WIRE_MTU_MIN, WIRE_MTU_MAX, &n))
+			return opt_bad(name, v, "expected 68 to 65535");
+		e->link_mtu = (unsigned)n;
 		return 0;
 	case O_UDP_PORT:
 		if (parse_u64(v, 1, 65535, &n))

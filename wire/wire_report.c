@@ -64,6 +64,10 @@ static json_t *expect_json(const struct wire_audit *a)
 	jout_str(o, "ecn", e->ecn ? "normal" : NULL);
 	jout_set(o, "tos", field_json(e->dscp, e->dscp_value));
 	jout_set(o, "ttl", field_json(e->ttl, e->ttl_value));
+	if (e->link_mtu)
+		jout_int(o, "link_mtu", e->link_mtu);
+	else
+		jout_set(o, "link_mtu", json_null());
 	return o;
 }
 

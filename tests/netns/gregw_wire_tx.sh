@@ -1,6 +1,7 @@
 #!/bin/bash
-# Plain GRE on packet sockets (--wire-tx packet, the default): gregw sends whole frames to the
-# next hop it looks up through rtnetlink and follows, inner checksums left to the device.
+# Plain GRE on packet sockets (--wire-tx packet; the TAP default sends what is not a whole
+# superpacket so, and falls back to it): gregw sends whole frames to the next hop it looks up
+# through rtnetlink and follows, inner checksums left to the device.
 # Checked: the next hop is the peer's MAC once the kernel resolved it (the first packets take
 # the IP path, whose sends make it do so); transfers both ways with their hashes equal, nearly
 # every packet on the packet socket, no checksum error at the endpoints; a partial checksum
@@ -26,7 +27,7 @@ ping_through() { ip netns exec "$P-client" ping -c "${1:-1}" -i 0.2 -W 2 198.18.
 "$TOPO" up ras --prefix "$P" >/dev/null
 MAC_B=$(ip -n "$P-gwb" -j link show transit | json_get "$(cat)" 'd[0]["address"]')
 
-gw_pair4 "$P" --workers 2
+gw_pair4 "$P" --workers 2 --wire-tx packet
 s=$(gw_stats gwa)
 expect_eq "config: GRE leaves on packet sockets" "$(json_get "$s" 'd["config"]["wire_tx"]')" "packet"
 expect_eq "config: inner checksums left to the device" "$(json_get "$s" 'd["config"]["tx_csum_offload"]')" "True"
@@ -91,8 +92,8 @@ gw_stop gwa
 gw_stop gwb
 
 # A receiving gregw without offloads completes the checksums the sender left partial.
-gw_a4 "$P" --workers 2
-gw_b4 "$P" --workers 2 --offload off
+gw_a4 "$P" --workers 2 --wire-tx packet
+gw_b4 "$P" --workers 2 --offload off --wire-tx packet
 poll 10 ping_through || fail "ping through the tunnel, gwb without offloads"
 e0=$(csum_errors server)
 bulk_transfer "$P" 198.18.3.2 2 $((50 * MB))

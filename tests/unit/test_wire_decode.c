@@ -2,8 +2,10 @@
  * Unit tests of wire_decode on frames built in memory: each link type the audit reads, VLAN
  * tags, IPv6 extension headers, snapped against truncated, Ethernet padding, the
  * classification of traffic that is not the tunnel's, broken or not, UDP checksums left to
- * offload, GSO super-frames of GRE-in-UDP split into their datagrams, and the outer header's
- * ECN, DSCP and TTL against the inner packet's (RFC 6040, RFC 2983), each violation kind.
+ * offload, GSO super-frames of GRE-in-UDP split into their datagrams, a TCP superpacket in
+ * one GRE packet counted as the segments a NIC would cut to fit the link, and the outer
+ * header's ECN, DSCP and TTL against the inner packet's (RFC 6040, RFC 2983), each violation
+ * kind.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -765,6 +767,56 @@ static void test_tos(void)
 	}
 }
 
+/*
+ * A TCP superpacket of 5000 bytes of payload in one GRE packet (outer 20 + 12, inner 40): on
+ * a 1500-byte link, 4 segments of 1428 bytes (the last 716); the MTU check goes by the
+ * segment's inner packet, 1468 bytes. Not a superpacket where the link carries it, or where
+ * the link's MTU is not known.
+ */
+static void test_tcp_superpacket(void)
+{
+	static uint8_t buf[8192];
+	struct pkt_spec big = inner;
+	struct gre_info gi = {
+		.flags = GRE_F_KEY | GRE_F_SEQ, .proto = GRE_PROTO_IPV4, .key = 7, .seq = 5
+	};
+	struct wire_expect e = expect();
+	struct wire_frame f;
+	size_t n;
+
+	big.payload = 5000;
+	memset(buf, 0, IPV4_HLEN);
+	buf[0] = 0x45;
+	buf[IPV4_TTL_OFF] = 64;
+	buf[IPV4_PROTO_OFF] = IPPROTO_GRE_NUM;
+	inet_pton(AF_INET, "198.18.0.1", buf + IPV4_SRC_OFF);
+	inet_pton(AF_INET, "198.18.0.2", buf + IPV4_DST_OFF);
+	n = IPV4_HLEN + (size_t)gre_build(buf + IPV4_HLEN, GRE_HLEN_MAX, &gi);
+	n += pkt_build(&big, buf + n);
+	store_be16(buf + IPV4_TOT_LEN_OFF, (uint16_t)n);
+	ip4_csum(buf, IPV4_HLEN, 0);
+	e.link_mtu = 1500;
+	e.mtu = 1468;
+	CHECK_INT(wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f), 0);
+	CHECK_INT(f.violations, 0);
+	CHECK_INT(f.segs, 4);
+	CHECK_INT(f.seg_outer, 32);
+	CHECK_INT(f.seg_inner, 40);
+	CHECK_INT(f.seg_mss, 1428);
+	CHECK_INT(f.tcp_payload, 5000);
+	e.mtu = 1400;
+	CHECK_INT(wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f), 0);
+	CHECK_INT(f.violations, 1u << WIRE_V_INNER_TOO_BIG);
+	e.mtu = 1468;
+	e.link_mtu = 9000;
+	CHECK_INT(wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f), 0);
+	CHECK_INT(f.segs, 0);
+	CHECK_INT(f.violations, 1u << WIRE_V_INNER_TOO_BIG);
+	e.link_mtu = 0;
+	CHECK_INT(wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f), 0);
+	CHECK_INT(f.segs, 0);
+}
+
 int main(void)
 {
 	test_links();
@@ -775,5 +827,6 @@ int main(void)
 	test_gso();
 	test_gso_trailing();
 	test_tos();
+	test_tcp_superpacket();
 	return check_done("test_wire_decode");
 }

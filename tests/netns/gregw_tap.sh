@@ -1,0 +1,199 @@
+#!/bin/bash
+# Superpackets whole on the wire (--wire-tx tap, the default where the kernel has it): gregw
+# writes each TCP superpacket it reads from gre0 whole into a queue of its TAP, whose tcx
+# program redirects it to transit (plain GRE: after putting the outer IPv4 and GRE header
+# before it, bpf_skb_adjust_room; GRE-in-UDP: written with its outer headers and a virtio
+# header of GSO over a UDP tunnel, Linux 6.17). Checked, for plain GRE and GRE-in-UDP, over a
+# verified tunbed-traffic transfer each way: gwa's stats count the superpackets written into
+# the TAP and their segments; a packet ring with virtio headers beside gwb (tunbed-framebench
+# recv --via vnet --no-drop) takes exactly those superpackets, each one skb with its gso_size
+# and segments; gwb takes each whole (the ring's superpackets, or the UDP socket's); the
+# wire audit on gwa's transit counts them as their segments, as gwa counted what it sent, and
+# finds nothing wrong. Then what keeps the per-segment path: --wire-tx packet (no superpacket
+# on the wire), --seq (said in config), a transit that cannot segment GRE itself (one warning
+# naming the feature); a receiving gregw without offloads, which cuts the superpackets it
+# takes whole; and a key, which the TAP's program writes into the GRE header.
+#
+#  P-client --lan-a-- P-gwa [gregw: gre0 -> TAP gregw-tx0 -(tcx)-> transit] ==transit== [gregw] P-gwb --lan-b-- P-server
+#                           [tunbed-wire on transit]          [tunbed-framebench recv --via vnet --no-drop on transit]
+# shellcheck source=gregw_lib.sh
+source "$(dirname "$0")/gregw_lib.sh"
+# shellcheck source=traffic_lib.sh
+source "$(dirname "$0")/traffic_lib.sh"
+gregw_test_init
+new_prefix P tbtap
+FB="$TUNBED_BIN/tunbed-framebench"
+WIRE="$TUNBED_BIN/tunbed-wire"
+[ -x "$FB" ] || die "$FB not built"
+[ -x "$WIRE" ] || die "$WIRE not built"
+command -v ethtool >/dev/null || die "ethtool is not installed"
+FB_PID=""
+WIRE_PID=""
+
+"$TOPO" up ras --prefix "$P" >/dev/null
+tr_server "$P-server" 9400
+
+# delta BEFORE AFTER KEY: a total's growth between two stats documents.
+delta() {
+	python3 -c 'import json,sys; print(json.loads(sys.argv[2])["total"][sys.argv[3]] - json.loads(sys.argv[1])["total"][sys.argv[3]])' "$1" "$2" "$3"
+}
+
+# watch_start WIRE-ARGS...: the vnet ring on gwb's transit and tunbed-wire on gwa's, ready.
+watch_start() {
+	rm -f "$TMP/wire.ready"
+	ip netns exec "$P-gwb" "$FB" recv --dev transit --via vnet --no-drop >"$TMP/fb.out" 2>"$TMP/fb.err" &
+	FB_PID=$!
+	ip netns exec "$P-gwa" "$WIRE" --iface transit --json --check --ready-file "$TMP/wire.ready" \
+		--local 198.18.0.1 --remote 198.18.0.2 --no-seq --no-csum "$@" >"$TMP/wire.json" 2>"$TMP/wire.err" &
+	WIRE_PID=$!
+	poll 30 grep -q '"ready": true' "$TMP/fb.out" || die "the vnet ring never got ready: $(cat "$TMP/fb.err")"
+	poll 30 grep -qx ready "$TMP/wire.ready" || die "tunbed-wire did not start: $(cat "$TMP/wire.err")"
+}
+
+# watch_stop WHAT: both stopped; the ring's counts in FBJ, the audit's in WJ.
+watch_stop() {
+	stop_bg "$FB_PID" TERM "$1: the vnet ring"
+	expect_eq "$1: the vnet ring's exit status" "$BG_STATUS" 0
+	stop_bg "$WIRE_PID" TERM "$1: tunbed-wire"
+	expect_eq "$1: tunbed-wire's exit status (3: a frame broke a rule)" "$BG_STATUS" 0
+	FB_PID=""
+	WIRE_PID=""
+	FBJ=$(tail -n 1 "$TMP/fb.out")
+	WJ=$(cat "$TMP/wire.json")
+}
+
+# transfer WHAT PATTERN: 2 sessions of 8 MiB client -> server (push) or back (pull), verified.
+transfer() {
+	local ok='s["sent"] == s["server_received"] == 8 << 20'
+	[ "$2" = pull ] && ok='s["received"] == s["server_sent"] == 8 << 20'
+	tr_client "$P-client" 198.18.3.2 --sessions 2 --bytes 8m --pattern "$2" --verify --json
+	expect_eq "$1: $2, 2 x 8 MiB verified, equal on both sides" \
+		"$TR_STATUS $(json_get "$TR_JSON" 'd["complete"] and d["tcp"]["verify"]["mismatches"] == 0 and all('"$ok"' for s in d["tcp"]["per_session"])')" "0 True"
+}
+
+# resolved: the endpoints' learned path MTUs forgotten, a ping through the tunnel, and both
+# gateways' next hops resolved: until then a gateway's first packets take the IP path, whose
+# kernel may queue and drop some before the neighbour answers.
+resolved() {
+	# What the endpoints learned of the path MTU in an earlier case goes: a smaller one would
+	# make their segments smaller than the tunnel's MTU, which the wire audit cannot see.
+	ip -n "$P-client" route flush cache
+	ip -n "$P-server" route flush cache
+	poll 10 ip netns exec "$P-client" ping -c 1 -W 1 198.18.3.2 || fail "no ping through the tunnel"
+	poll 10 gw_true gwa 'd["next_hop"]["lladdr"] is not None' || fail "gwa's next hop never resolved"
+	poll 10 gw_true gwb 'd["next_hop"]["lladdr"] is not None' || fail "gwb's next hop never resolved"
+}
+
+# csum_errors HOST: TCP segments the host's kernel found with a wrong checksum.
+csum_errors() { ip netns exec "$P-$1" nstat -saz TcpInCsumErrors | awk '/TcpInCsumErrors/ {print $2}'; }
+
+for encap in gre gre-udp; do
+	GW_MODE_ARGS=(--encap "$encap")
+	mtu=1476
+	[ "$encap" = gre-udp ] && mtu=1468
+	log "--- $encap: superpackets through the TAP"
+	gw_pair4 "$P"
+	resolved
+	a=$(gw_stats gwa)
+	expect_eq "$encap: config: through the TAP, nothing against it" \
+		"$(json_get "$a" '(d["config"]["wire_tx"], d["config"]["wire_tx_why"], d["config"]["tap"])')" "('tap', None, 'gregw-tx0')"
+	expect_eq "$encap: the TAP is up in gwa's namespace, without IPv6" \
+		"$(ip -n "$P-gwa" -j link show gregw-tx0 | json_get "$(cat)" '"UP" in d[0]["flags"]'), $(ip netns exec "$P-gwa" cat /proc/sys/net/ipv6/conf/gregw-tx0/disable_ipv6)" "True, 1"
+	watch_start --no-key --mtu "$mtu"
+	a0=$(gw_stats gwa)
+	b0=$(gw_stats gwb)
+	e0=$(csum_errors server)
+	transfer "$encap" push
+	a1=$(gw_stats gwa)
+	b1=$(gw_stats gwb)
+	watch_stop "$encap"
+	writes=$(delta "$a0" "$a1" tap_writes)
+	segs=$(delta "$a0" "$a1" tap_segments)
+	sent=$(delta "$a0" "$a1" wire_tx_packets)
+	log "$encap: gwa wrote $writes superpackets of $segs segments into the TAP, $sent packets in all; ring: $(json_get "$FBJ" '{k: d[k] for k in ("frames", "gso", "gso_segs", "gso_size_min", "gso_size_max", "len_max", "not_ours")}')"
+	expect_eq "$encap: gwa wrote superpackets into the TAP, several segments each" "$((writes > 0 && segs >= 2 * writes))" 1
+	expect_eq "$encap: and counted their segments as sent" "$((sent >= segs))" 1
+	expect_eq "$encap: the ring beside gwb took them, each one skb of its segments with gso_size (TCPV4)" \
+		"$(json_get "$FBJ" '(d["gso"], d["gso_tcpv4"], d["gso_segs"], d["not_ours"], d["drops"])')" "($writes, $writes, $segs, 0, 0)"
+	expect_eq "$encap: their gso_size fills the tunnel MTU at most" \
+		"$(json_get "$FBJ" '0 < d["gso_size_min"] <= d["gso_size_max"] <= '"$((mtu - 40))")" "True"
+	if [ "$encap" = gre ]; then took=gre_gro_reads; else took=udp_whole_reads; fi
+	expect_eq "$encap: gwb took each whole ($took)" "$(delta "$b0" "$b1" "$took")" "$writes"
+	expect_eq "$encap: gwb received as many packets as gwa sent" "$(delta "$b0" "$b1" wire_rx_packets)" "$sent"
+	expect_eq "$encap: the wire audit is clean" "$(json_get "$WJ" '(d["clean"], d["violation_frames"], d["source"]["capture_dropped"])')" "(True, 0, 0)"
+	expect_eq "$encap: the wire audit counts the superpackets as gwa's segments" \
+		"$(json_get "$WJ" '(d["directions"][0]["frames"], d["directions"][0]["gso_frames"] >= '"$writes"')')" "($sent, True)"
+	expect_eq "$encap: inner bytes on the wire = what gwa read from gre0" \
+		"$(json_get "$WJ" 'd["directions"][0]["inner_bytes"]')" "$(delta "$a0" "$a1" tun_rx_bytes)"
+	expect_eq "$encap: no checksum error at the server" "$(csum_errors server)" "$e0"
+	b0=$(gw_stats gwb)
+	transfer "$encap" pull
+	b1=$(gw_stats gwb)
+	expect_eq "$encap: pull: gwb wrote superpackets into its TAP" "$(($(delta "$b0" "$b1" tap_writes) > 0))" 1
+	for g in gwa gwb; do
+		expect_eq "$encap: $g dropped nothing" "$(json_get "$(gw_stats "$g")" 'd["total"]["dropped"]')" 0
+	done
+	gw_stop gwa
+	gw_stop gwb
+done
+GW_MODE_ARGS=(--encap gre)
+
+log "--- --wire-tx packet: frames only"
+gw_pair4 "$P" --wire-tx packet
+resolved
+expect_eq "--wire-tx packet: config" "$(json_get "$(gw_stats gwa)" '(d["config"]["wire_tx"], d["config"]["wire_tx_why"], d["config"]["tap"])')" "('packet', '--wire-tx packet', None)"
+watch_start --no-key --mtu 1476
+transfer "--wire-tx packet" push
+watch_stop "--wire-tx packet"
+expect_eq "--wire-tx packet: nothing written into a TAP, no superpacket on the wire" \
+	"$(json_get "$(gw_stats gwa)" 'd["total"]["tap_writes"]'), $(json_get "$FBJ" 'd["gso"]'), $(json_get "$WJ" 'd["directions"][0]["gso_frames"]')" "0, 0, 0"
+gw_stop gwa
+gw_stop gwb
+
+log "--- --seq: per-segment numbers keep the per-segment path"
+gw_pair4 "$P" --seq
+expect_eq "--seq: config says why" "$(json_get "$(gw_stats gwa)" '(d["config"]["wire_tx"], d["config"]["wire_tx_why"])')" "('packet', '--seq')"
+transfer "--seq" push
+expect_eq "--seq: nothing written into a TAP" "$(json_get "$(gw_stats gwa)" 'd["total"]["tap_writes"]')" 0
+gw_stop gwa
+gw_stop gwb
+
+log "--- a receiving gregw without offloads cuts the superpackets it takes whole"
+e0=$(csum_errors server)
+gw_a4 "$P"
+gw_b4 "$P" --offload off
+transfer "gwb without offloads" push
+b=$(gw_stats gwb)
+expect_eq "gwb without offloads: took superpackets whole and cut them" \
+	"$(json_get "$b" 'd["total"]["gre_gro_reads"] > 0 and d["total"]["tun_cut_superpackets"] == d["total"]["gre_gro_reads"]')" "True"
+expect_eq "gwb without offloads: dropped nothing, no checksum error at the server" \
+	"$(json_get "$b" 'd["total"]["dropped"]'), $(csum_errors server)" "0, $e0"
+gw_stop gwa
+gw_stop gwb
+
+log "--- a key, written by the TAP's program"
+gw_pair4 "$P" --key 7
+resolved
+watch_start --key 7 --mtu 1472
+a0=$(gw_stats gwa)
+transfer "key" push
+a1=$(gw_stats gwa)
+watch_stop "key"
+expect_eq "key: superpackets through the TAP" "$(($(delta "$a0" "$a1" tap_writes) > 0))" 1
+expect_eq "key: the wire audit finds key 7 on every frame, nothing wrong" \
+	"$(json_get "$WJ" '(d["clean"], d["directions"][0]["frames"])')" "(True, $(delta "$a0" "$a1" wire_tx_packets))"
+gw_stop gwa
+gw_stop gwb
+
+log "--- a transit that cannot segment GRE: the per-segment path, said once"
+ip netns exec "$P-gwa" ethtool -K transit tx-gre-segmentation off >/dev/null
+gw_pair4 "$P"
+expect_eq "no GRE segmentation: config" "$(json_get "$(gw_stats gwa)" '(d["config"]["wire_tx"], d["config"]["wire_tx_why"])')" \
+	"('packet', 'the interface towards the peer does not segment the tunnel')"
+expect_eq "no GRE segmentation: one warning naming the feature" "$(grep -c 'tx-gre-segmentation off' "$TMP/gwa.err")" 1
+transfer "no GRE segmentation" push
+expect_eq "no GRE segmentation: nothing written into a TAP" "$(json_get "$(gw_stats gwa)" 'd["total"]["tap_writes"]')" 0
+gw_stop gwa
+gw_stop gwb
+ip netns exec "$P-gwa" ethtool -K transit tx-gre-segmentation on >/dev/null
+tr_stop
