@@ -96,18 +96,90 @@ static int32_t mem_word(const uint8_t *p)
 	return (int32_t)w;
 }
 
-/* A program being written, and the jumps to its drop tail, patched once it is placed. */
-struct tap_prog {
+/* A program being written, and the jumps to its tails (drop; next), patched once they are
+ * placed. */
+struct tcx_prog {
 	struct bpf_insn p[TCX_TAP_INSNS_MAX];
 	unsigned n;
 	unsigned to_drop[8], ndrop;
+	unsigned to_next[16], nnext;
 };
 
 /* A conditional jump (op, imm) from r<reg> to the drop tail. */
-static void jump_drop(struct tap_prog *g, uint8_t op, uint8_t reg, int32_t imm)
+static void jump_drop(struct tcx_prog *g, uint8_t op, uint8_t reg, int32_t imm)
 {
 	g->to_drop[g->ndrop++] = g->n;
 	g->p[g->n++] = EBPF_JMP_IMM(op, reg, imm, 0);
+}
+
+/* The same to the next tail, comparing r0's low 32 bits (an address word). */
+static void jump_next32(struct tcx_prog *g, uint8_t op, int32_t imm)
+{
+	g->to_next[g->nnext++] = g->n;
+	g->p[g->n++] = EBPF_JMP32_IMM(op, BPF_REG_0, imm, 0);
+}
+
+/* Places the drop tail, then the next tail, and patches the jumps to them. */
+static void tails(struct tcx_prog *g)
+{
+	for (unsigned i = 0; i < g->ndrop; i++)
+		g->p[g->to_drop[i]].off = (int16_t)(g->n - g->to_drop[i] - 1);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, EBPF_TCX_DROP);
+	g->p[g->n++] = EBPF_EXIT();
+	for (unsigned i = 0; i < g->nnext; i++)
+		g->p[g->to_next[i]].off = (int16_t)(g->n - g->to_next[i] - 1);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, EBPF_TCX_NEXT);
+	g->p[g->n++] = EBPF_EXIT();
+}
+
+/* Loads g and attaches it at tcx ingress of ifindex. Returns the link's fd or -errno. */
+static int attach(int ifindex, const struct tcx_prog *g)
+{
+	int prog = ebpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, g->p, g->n), link;
+
+	if (prog < 0)
+		return prog;
+	link = ebpf_link_create(prog, ifindex, EBPF_ATTACH_TCX_INGRESS, 0);
+	close(prog); /* the link holds the program */
+	return link;
+}
+
+int tcx_udp_drop_attach(int ifindex, int family, const uint8_t *local, const uint8_t *remote,
+			uint16_t port)
+{
+	bool v6 = family == AF_INET6;
+	unsigned words = v6 ? 4 : 1;
+	struct tcx_prog g = { .n = 0 };
+
+	g.p[g.n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_6, BPF_REG_1);
+	g.p[g.n++] = EBPF_LD_ABS(BPF_H, ETH_TYPE_OFF);
+	jump_next32(&g, BPF_JNE, v6 ? ETH_P_IPV6 : ETH_P_IP);
+	g.p[g.n++] = EBPF_LD_ABS(BPF_B, ETH_HLEN + ip_proto_off(family));
+	jump_next32(&g, BPF_JNE, IPPROTO_UDP);
+	for (unsigned w = 0; w < words; w++) {
+		g.p[g.n++] = EBPF_LD_ABS(BPF_W, ETH_HLEN + ip_src_off(family) + 4 * (int)w);
+		jump_next32(&g, BPF_JNE, (int32_t)load_be32(remote + 4 * w));
+	}
+	for (unsigned w = 0; w < words; w++) {
+		g.p[g.n++] = EBPF_LD_ABS(BPF_W, ETH_HLEN + ip_dst_off(family) + 4 * (int)w);
+		jump_next32(&g, BPF_JNE, (int32_t)load_be32(local + 4 * w));
+	}
+	if (v6) {
+		g.p[g.n++] = EBPF_LD_ABS(BPF_H, ETH_HLEN + IPV6_HLEN + UDP_DPORT_OFF);
+	} else {
+		/* A later fragment has no UDP header: the stack reassembles it. */
+		g.p[g.n++] = EBPF_LD_ABS(BPF_H, ETH_HLEN + IPV4_FRAG_OFF);
+		g.p[g.n++] = EBPF_ALU64_IMM(BPF_AND, BPF_REG_0, IPV4_OFFMASK | IPV4_MF);
+		jump_next32(&g, BPF_JNE, 0);
+		g.p[g.n++] = EBPF_LD_ABS(BPF_B, ETH_HLEN);
+		g.p[g.n++] = EBPF_ALU64_IMM(BPF_AND, BPF_REG_0, 0x0f);
+		g.p[g.n++] = EBPF_ALU64_IMM(BPF_LSH, BPF_REG_0, 2);
+		g.p[g.n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_7, BPF_REG_0);
+		g.p[g.n++] = EBPF_LD_IND(BPF_H, BPF_REG_7, ETH_HLEN + UDP_DPORT_OFF);
+	}
+	jump_next32(&g, BPF_JNE, port);
+	tails(&g);
+	return attach(ifindex, &g);
 }
 
 /*
@@ -115,7 +187,7 @@ static void jump_drop(struct tap_prog *g, uint8_t op, uint8_t reg, int32_t imm)
  * (its length from skb->len; IPv4's checksum by bpf_csum_diff), then GRE, its protocol type the
  * frame's EtherType (r7). A frame too long for the header's length field goes to the drop.
  */
-static void tap_header(struct tap_prog *g, const struct tcx_tap *t)
+static void tap_header(struct tcx_prog *g, const struct tcx_tap *t)
 {
 	bool v6 = t->family == AF_INET6;
 	unsigned ipl = ip_fixed_hlen(t->family), grel = t->key ? 8 : 4, area = 4 + ipl + grel;
@@ -179,7 +251,7 @@ static void tap_header(struct tap_prog *g, const struct tcx_tap *t)
  * (its inner headers where the packet's were, gso_size kept: the segments' payload stays what
  * the writer chose), then the EtherType and the header written from offset 12 on.
  */
-static void tap_encap(struct tap_prog *g, const struct tcx_tap *t)
+static void tap_encap(struct tcx_prog *g, const struct tcx_tap *t)
 {
 	unsigned len = ip_fixed_hlen(t->family) + (t->key ? 8u : 4u);
 
@@ -205,8 +277,7 @@ static void tap_encap(struct tap_prog *g, const struct tcx_tap *t)
 
 int tcx_tap_attach(int ifindex, const struct tcx_tap *t)
 {
-	struct tap_prog g = { .n = 0 };
-	int prog, link;
+	struct tcx_prog g = { .n = 0 };
 
 	if (!t->redirect && !t->gre)
 		return -EINVAL;
@@ -237,10 +308,5 @@ int tcx_tap_attach(int ifindex, const struct tcx_tap *t)
 		g.p[g.n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_0, EBPF_TCX_DROP);
 		g.p[g.n++] = EBPF_EXIT();
 	}
-	prog = ebpf_prog_load(BPF_PROG_TYPE_SCHED_CLS, g.p, g.n);
-	if (prog < 0)
-		return prog;
-	link = ebpf_link_create(prog, ifindex, EBPF_ATTACH_TCX_INGRESS, 0);
-	close(prog); /* the link holds the program */
-	return link;
+	return attach(ifindex, &g);
 }

@@ -2,9 +2,10 @@
  * tc programs at an interface's ingress (tcx, Linux 6.6), written out as instructions
  * (ebpf.h) and attached by BPF links: each goes when its descriptor closes, also when the
  * process is killed.
- *  - The drop of plain GRE from the peer: a packet socket takes its copy before it (taps run
- *    before ingress), so the IP stack never climbs each GRE packet up to a sink socket.
- *    gregw's receive rings, and tunbed-framebench's ring receiver, which measures gregw's way.
+ *  - The drop of plain GRE (or GRE-in-UDP) from the peer: a packet socket takes its copy
+ *    before it (taps run before ingress), so the IP stack never climbs each packet up to a
+ *    sink socket. gregw's receive rings, and tunbed-framebench's ring receiver, which
+ *    measures gregw's way.
  *  - At a TAP's ingress, what the kernel does with a superpacket written into it: redirect it
  *    to another interface's egress (bpf_redirect), or first put an outer IP and GRE header
  *    before it (bpf_skb_adjust_room with the GRE encapsulation flags: a GSO skb of GRE the
@@ -24,6 +25,15 @@
  * runs, or -errno (EINVAL or ENOTSUPP from a kernel without tcx). Setup only.
  */
 int tcx_gre_drop_attach(int ifindex, int family, const uint8_t *local, const uint8_t *remote);
+
+/*
+ * The same for GRE-in-UDP: UDP from remote to local's port (network order addresses; port
+ * in host order), IPv4 of any header length, IPv6 with UDP right after the fixed header.
+ * Fragments, and UDP behind an IPv6 extension header, go on to the stack, whose socket on the
+ * port takes them. Returns the link's fd or -errno, as tcx_gre_drop_attach. Setup only.
+ */
+int tcx_udp_drop_attach(int ifindex, int family, const uint8_t *local, const uint8_t *remote,
+			uint16_t port);
 
 /* What the program at a TAP's ingress does with each frame written into the TAP. */
 struct tcx_tap {

@@ -47,6 +47,7 @@ enum opt_id {
 	OPT_GRO_HOLD,
 	OPT_INGRESS_DROP,
 	OPT_WIRE_TX,
+	OPT_WIRE_RX,
 	OPT_FAIR_QUEUE,
 	OPT_FQ_FULL,
 	OPT_FQ_LIMIT,
@@ -87,6 +88,7 @@ static const struct option options[] = {
 	{ "gro-hold", required_argument, NULL, OPT_GRO_HOLD },
 	{ "ingress-drop", required_argument, NULL, OPT_INGRESS_DROP },
 	{ "wire-tx", required_argument, NULL, OPT_WIRE_TX },
+	{ "wire-rx", required_argument, NULL, OPT_WIRE_RX },
 	{ "fair-queue", required_argument, NULL, OPT_FAIR_QUEUE },
 	{ "fq-full", required_argument, NULL, OPT_FQ_FULL },
 	{ "fq-limit", required_argument, NULL, OPT_FQ_LIMIT },
@@ -160,9 +162,10 @@ void config_usage(void)
 	       "                       it coalesces, and over plain GRE those the interface's\n"
 	       "                       GRO merged; what the kernel lacks is reported once and\n"
 	       "                       done without\n"
-	       "  --ingress-drop tcx|off  plain GRE: tcx (default) drops the peer's GRE at tc\n"
-	       "                       ingress once the receive rings have their copy, so the\n"
-	       "                       IP stack never takes it; off leaves it to the stack\n"
+	       "  --ingress-drop tcx|off  the rings (plain GRE; GRE-in-UDP with --wire-rx ring):\n"
+	       "                       tcx (default) drops the peer's packets at tc ingress\n"
+	       "                       once the rings have their copy, so the IP stack never\n"
+	       "                       takes them; off leaves them to the stack\n"
 	       "  --wire-tx tap|packet|ip  tap (default): TCP superpackets go whole into a TAP\n"
 	       "                       whose tcx program sends them to the interface towards\n"
 	       "                       the peer, which segments them (where the kernel has it:\n"
@@ -174,7 +177,11 @@ void config_usage(void)
 	       "                       sockets); without a resolved next hop, and with ip, the\n"
 	       "                       kernel's IP output sends plain GRE (its routing,\n"
 	       "                       netfilter and neighbour)\n"
-
+	       "  --wire-rx socket|ring  GRE-in-UDP: socket (default) takes it on a UDP socket\n"
+	       "                       with UDP_GRO; ring on plain GRE's packet ring, which also\n"
+	       "                       tells the segment size of a superpacket a sender on this\n"
+	       "                       host left whole (the socket cannot: it takes the tunnel\n"
+	       "                       MTU's)\n"
 	       "  --gro-hold US        with offloads, a superpacket merged from the wire waits\n"
 	       "                       up to US microseconds (0 to 1000) for the rest of its\n"
 	       "                       burst when the receive queue runs dry (default 0: it\n"
@@ -539,6 +546,14 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 			return bad(o, key, v, "expected tap, packet or ip");
 		c->wire_tx_tap = strcmp(v, "tap") == 0;
 		c->wire_tx_packet = strcmp(v, "ip") != 0;
+		return 0;
+	case OPT_WIRE_RX:
+		if (strcmp(v, "socket") == 0)
+			c->wire_rx_ring = false;
+		else if (strcmp(v, "ring") == 0)
+			c->wire_rx_ring = true;
+		else
+			return bad(o, key, v, "expected socket or ring");
 		return 0;
 	case OPT_GRO_HOLD:
 		if (parse_u64(v, 0, 1000, &n))

@@ -47,6 +47,7 @@ struct config {
 	bool ingress_drop;	/* --ingress-drop tcx */
 	bool wire_tx_packet;	/* --wire-tx packet, or tap (where the TAP is refused) */
 	bool wire_tx_tap;	/* --wire-tx tap (default) */
+	bool wire_rx_ring;	/* --wire-rx ring: GRE-in-UDP from the packet ring */
 	bool gre_udp;		/* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */
 	bool sched_batch;	/* --sched batch (default): workers under SCHED_BATCH */
 	bool any_address;	/* addresses and routes may lie outside the benchmarking ranges */

@@ -257,6 +257,25 @@ static int dstopts_len(const uint8_t *p, size_t len)
 static enum drop_reason gre_part(const struct encap_cfg *c, const uint8_t *gre, size_t gre_len,
 				 bool merged, struct decap_result *r);
 
+/*
+ * GRE-in-UDP from a packet ring (RFC 8086): the UDP header of the outer payload (len bytes at
+ * u), to our port, its length the payload's (a shorter one would leave bytes outside the
+ * datagram, a longer one claims bytes that are not there); its checksum is the transport's to
+ * check (rx_ring.c), as the kernel checks it for a socket. Then GRE.
+ */
+static enum drop_reason udp_part(const struct encap_cfg *c, const uint8_t *u, size_t len,
+				 bool merged, struct decap_result *r)
+{
+	size_t ulen;
+
+	if (len < UDP_HLEN)
+		return DROP_TRUNCATED;
+	ulen = load_be16(u + UDP_LEN_OFF);
+	if (load_be16(u + UDP_DPORT_OFF) != c->udp_port || ulen != len)
+		return DROP_BAD_OUTER;
+	return gre_part(c, u + UDP_HLEN, ulen - UDP_HLEN, merged, r);
+}
+
 static enum drop_reason outer_part(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen,
 				   size_t wirelen, bool merged, struct decap_result *r)
 {
@@ -292,7 +311,13 @@ static enum drop_reason outer_part(const struct encap_cfg *c, const uint8_t *pkt
 		outer.proto = pkt[hlen + IPV6_EXT_NEXT_OFF];
 		hlen += olen;
 	}
-	if (outer.proto != IPPROTO_GRE_NUM)
+	if (outer.family == AF_INET6 && outer.proto == IPPROTO_FRAGMENT && c->udp) {
+		if (outer.tot_len < IPV6_HLEN + IPV6_FRAG_HLEN)
+			return DROP_TRUNCATED;
+		if (pkt[IPV6_HLEN + IPV6_FRAG_NEXT_OFF] == IPPROTO_UDP)
+			return DROP_OUTER_FRAGMENT;
+	}
+	if (outer.proto != (c->udp ? IPPROTO_UDP : IPPROTO_GRE_NUM))
 		return DROP_BAD_OUTER;
 	if (outer.fragment)
 		return DROP_OUTER_FRAGMENT;
@@ -300,6 +325,8 @@ static enum drop_reason outer_part(const struct encap_cfg *c, const uint8_t *pkt
 	if (memcmp(outer.src, c->remote, alen) != 0 || memcmp(outer.dst, c->local, alen) != 0)
 		return DROP_UNKNOWN_PEER;
 	/* Ethernet pads short frames: the outer header's length is the packet's, not caplen. */
+	if (c->udp)
+		return udp_part(c, pkt + hlen, outer.tot_len - (size_t)hlen, merged, r);
 	return gre_part(c, pkt + hlen, outer.tot_len - (size_t)hlen, merged, r);
 }
 

@@ -122,7 +122,9 @@ struct decap_result {
  * pkt, or the reason to drop it. Checks in order: truncation, outer header, fragment, peer,
  * a GRE payload at all, GRE version, flags, key, sequence, checksum, payload protocol, inner
  * header, inner source (allowed, and not our own: DROP_SPOOFED_SOURCE), inner destination
- * (not the tunnel subnet but for our own address: DROP_TUNNEL_LOOP).
+ * (not the tunnel subnet but for our own address: DROP_TUNNEL_LOOP). With c->udp (a packet
+ * ring's GRE-in-UDP) the outer payload is UDP to c->udp_port, its length the payload's
+ * (else DROP_BAD_OUTER), holding the GRE packet; its checksum the caller's to check.
  */
 enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen, size_t wirelen,
 		       struct decap_result *r);

@@ -402,6 +402,7 @@ static int receive_setup(struct gregw *g)
 		 * (tunq_write_merged): taken whole with offloads off too. */
 		.gro = true,
 		.ingress_drop = c->ingress_drop,
+		.udp_ring = c->wire_rx_ring,
 	};
 	int rc = steer_maps_create(&g->sh.steer), prog;
 

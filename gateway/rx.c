@@ -12,7 +12,7 @@ int rx_group_init(struct rx_group *grp, struct gw_shared *sh, const struct rx_cf
 	memset(grp, 0, sizeof(*grp));
 	grp->sh = sh;
 	grp->cfg = *cfg;
-	grp->ops = sh->cfg->udp ? &rx_udp_ops : &rx_ring_ops;
+	grp->ops = sh->cfg->udp && !cfg->udp_ring ? &rx_udp_ops : &rx_ring_ops;
 	return grp->ops->group_init(grp);
 }
 

@@ -2,9 +2,10 @@
  * The receive side of a gregw worker: datagrams from the peer, from the transport gregw
  * chose at start, handed one at a time to one consumer with CoDel's verdict on each. A
  * transport is a table of operations (struct rx_ops, as iproute2's link_util is one per link
- * kind): plain GRE's packet ring (rx_ring.h) or GRE-in-UDP's socket (rx_udp.h); each has a
- * part every worker shares (struct rx_group) and a part per worker (struct rxq). With --aqm,
- * CoDel (RFC 8289) on the queue, from the kernel's arrival stamps (rx.c).
+ * kind): the packet ring (rx_ring.h; plain GRE's, and GRE-in-UDP's with --wire-rx ring) or
+ * GRE-in-UDP's socket (rx_udp.h); each has a part every worker shares (struct rx_group) and a
+ * part per worker (struct rxq). With --aqm, CoDel (RFC 8289) on the queue, from the kernel's
+ * arrival stamps (rx.c).
  */
 #ifndef TUNBED_GW_RX_H
 #define TUNBED_GW_RX_H
@@ -58,11 +59,12 @@ struct rx_dgram {
 struct rx_cfg {
 	enum pktring_kind ring; /* plain GRE: --rx-ring */
 	int ifindex;		/* the interface towards the peer */
-	unsigned fanout_group;	/* plain GRE: the rings' group, the same for every worker */
-	unsigned frame_max;	/* plain GRE: largest packet to hold whole in a frame (outer MTU) */
+	unsigned fanout_group;	/* the ring: the rings' group, the same for every worker */
+	unsigned frame_max;	/* the ring: largest packet to hold whole in a frame (outer MTU) */
 	unsigned nworkers;
-	bool gro;	   /* plain GRE: take the kernel's GRO superpackets whole */
-	bool ingress_drop; /* plain GRE: --ingress-drop tcx */
+	bool gro;	   /* the ring: take superpackets whole */
+	bool ingress_drop; /* the ring: --ingress-drop tcx */
+	bool udp_ring;	   /* GRE-in-UDP from the packet ring (--wire-rx ring), not the socket */
 };
 
 struct rx_ops;
@@ -121,8 +123,8 @@ struct rxq {
 };
 
 /*
- * Chooses the transport of sh->cfg (GRE-in-UDP's socket, or plain GRE's ring), once for every
- * worker, and sets up what they share. Main thread, before any rxq_init. Returns 0 or -errno,
+ * Chooses the transport of sh->cfg (GRE-in-UDP's socket, or the ring: plain GRE's, and
+ * GRE-in-UDP's with cfg->udp_ring), once for every worker, and sets up what they share. Main thread, before any rxq_init. Returns 0 or -errno,
  * said once.
  */
 int rx_group_init(struct rx_group *grp, struct gw_shared *sh, const struct rx_cfg *cfg);
@@ -175,6 +177,11 @@ void rxq_aqm_take(struct rxq *q, uint64_t queued);
  * ring had no room for (plain GRE), or buffers the socket dropped (GRE-in-UDP: udp_drops).
  * Any one thread may call it (the control thread does). */
 uint64_t rxq_drops(struct rxq *q);
+
+/* GRE-in-UDP: probes the kernel's UDP_SEGMENT and, with gro (the socket receives), UDP_GRO
+ * into sh, once for both directions (the send side reads sh->udp_gso); says what is missing
+ * in one warning. Main thread, at setup. */
+void udp_group_probe(struct gw_shared *sh, bool gro);
 
 /* GRE-in-UDP, worker 0: the namespace's UDP counters since the worker was set up, in *out.
  * Returns 0, or -ENODATA (another worker, plain GRE, or unreadable). Any thread. */

@@ -19,8 +19,10 @@
 #include "byteorder.h"
 #include "clock.h"
 #include "fd.h"
+#include "gso.h"
 #include "inet.h"
 #include "log.h"
+#include "netaddr.h"
 #include "steer.h"
 #include "tcx.h"
 
@@ -101,6 +103,71 @@ static int attach_filter(int fd, int family, const uint8_t *local)
 	return 0;
 }
 
+/* A jump of insn i to label l (an instruction index), relative as classic BPF has it. */
+#define TO(i, l) ((uint8_t)((l) - (i)-1))
+
+/*
+ * GRE-in-UDP (--wire-rx ring): IPv4 or IPv6 UDP addressed to local's port (over IPv4 behind
+ * a header of any length; over IPv6 right after the fixed header), and its fragments (a
+ * later IPv4 fragment has no UDP header, an IPv6 one a fragment header naming UDP) and UDP
+ * behind an IPv6 destination options header (the kernel's ip6gre with fou sends one), whose
+ * port decap checks. Offsets count from the network header.
+ */
+static int attach_udp_filter(int fd, int family, const uint8_t *local, uint16_t port)
+{
+	enum { V4_DROP = 15, V4_PASS = 14, V6_PORT = 19, V6_PASS = 21, V6_DROP = 22 };
+	struct sock_filter v4[] = {
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_PROTOCOL)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IP, 0, TO(1, V4_DROP)),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, NET_OFF(0)),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x40, 0, TO(4, V4_DROP)),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, NET_OFF(IPV4_PROTO_OFF)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, 0, TO(6, V4_DROP)),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NET_OFF(IPV4_DST_OFF)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local), 0, TO(8, V4_DROP)),
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, NET_OFF(IPV4_FRAG_OFF)),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, IPV4_OFFMASK, TO(10, V4_PASS), 0),
+		BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, NET_OFF(0)),
+		BPF_STMT(BPF_LD | BPF_H | BPF_IND, NET_OFF(UDP_DPORT_OFF)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, port, 0, TO(13, V4_DROP)),
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_filter v6[] = {
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, (uint32_t)(SKF_AD_OFF + SKF_AD_PROTOCOL)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ETH_P_IPV6, 0, TO(1, V6_DROP)),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, NET_OFF(0)),
+		BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xf0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x60, 0, TO(4, V6_DROP)),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NET_OFF(IPV6_DST_OFF)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local), 0, TO(6, V6_DROP)),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NET_OFF(IPV6_DST_OFF + 4)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local + 4), 0, TO(8, V6_DROP)),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NET_OFF(IPV6_DST_OFF + 8)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local + 8), 0, TO(10, V6_DROP)),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NET_OFF(IPV6_DST_OFF + 12)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, load_be32(local + 12), 0, TO(12, V6_DROP)),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, NET_OFF(IPV6_NEXT_OFF)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, TO(14, V6_PORT), 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_DSTOPTS, TO(15, V6_PASS), 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_FRAGMENT, 0, TO(16, V6_DROP)),
+		BPF_STMT(BPF_LD | BPF_B | BPF_ABS, NET_OFF(IPV6_HLEN + IPV6_FRAG_NEXT_OFF)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPPROTO_UDP, TO(18, V6_PASS), TO(18, V6_DROP)),
+		BPF_STMT(BPF_LD | BPF_H | BPF_ABS, NET_OFF(IPV6_HLEN + UDP_DPORT_OFF)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, port, 0, TO(20, V6_DROP)),
+		BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	struct sock_fprog prog = { .len = sizeof(v4) / sizeof(v4[0]), .filter = v4 };
+
+	if (family == AF_INET6)
+		prog = (struct sock_fprog){ .len = sizeof(v6) / sizeof(v6[0]), .filter = v6 };
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0)
+		return -errno;
+	return 0;
+}
+
 /*
  * A NIC driver's GRO (and veth's, when it is on) merges a flow's GRE packets into one
  * superpacket before the taps see it, too large for a frame sized to the MTU. With a copy
@@ -157,7 +224,8 @@ static int ring_open(struct rx_ring *r, const struct rx_group *grp)
 	 * as before; gregw says so (r->gro stays false). */
 	r->gro = cfg->gro && want_whole(r->fd) == 0;
 	/* The filter goes on before the bind, so no unfiltered packet slips in between. */
-	rc = attach_filter(r->fd, c->family, c->local);
+	rc = c->udp ? attach_udp_filter(r->fd, c->family, c->local, c->udp_port)
+		    : attach_filter(r->fd, c->family, c->local);
 	if (rc)
 		goto err;
 	rc = pktring_map(&r->pr, r->fd, cfg->ring, cfg->frame_max, r->gro);
@@ -241,24 +309,120 @@ static int read_copy(struct rx_ring *r, uint32_t mac_len, struct rx_dgram *d)
 }
 
 /*
- * A raw IPPROTO_GRE socket of family whose filter drops everything: its presence alone makes
- * the kernel treat GRE as delivered and send no "protocol unreachable". One per gregw, not per
- * worker: every raw socket gets a clone of every GRE packet. Returns an fd or -errno.
+ * A socket whose filter drops everything: its presence alone makes the kernel treat what it
+ * would take as delivered and send no ICMP "unreachable". Plain GRE: a raw IPPROTO_GRE socket
+ * of family (one per gregw, not per worker: every raw socket gets a clone of every GRE
+ * packet; "protocol unreachable" else); GRE-in-UDP from the ring: a UDP socket on c's port
+ * ("port unreachable" else). Returns an fd or -errno.
  */
-static int sink_open(int family)
+static int sink_open(const struct encap_cfg *c)
 {
 	struct sock_filter drop_all[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
 	struct sock_fprog prog = { .len = 1, .filter = drop_all };
+	struct sockaddr_storage ss;
+	socklen_t len;
 	int fd, one = 1;
 
-	fd = socket(family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_GRE);
+	fd = c->udp ? socket(c->family, SOCK_DGRAM | SOCK_CLOEXEC, 0)
+		    : socket(c->family, SOCK_RAW | SOCK_CLOEXEC, IPPROTO_GRE);
 	if (fd < 0)
 		return -errno;
+	len = netaddr_sockaddr(c->family, c->local, c->udp_port, &ss);
+	if (c->udp && bind(fd, (struct sockaddr *)&ss, len) < 0)
+		return fd_close_err(fd);
 	/* Refuse everything; nothing may queue up in a socket nobody reads. */
 	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)) < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_LOCK_FILTER, &one, sizeof(one)) < 0)
 		return fd_close_err(fd);
 	return fd;
+}
+
+/*
+ * GRE-in-UDP from the ring: the outer UDP header's place (behind the IP header and an IPv6
+ * destination options header), or 0 where it is not one decap would take. Pure.
+ */
+static size_t udp_at(const struct rx_dgram *d, struct ip_info *ip)
+{
+	size_t at;
+
+	if (ip_parse(d->data, d->len, false, ip) < 0 || ip->fragment)
+		return 0;
+	at = ip->hlen;
+	if (ip->family == AF_INET6 && ip->proto == IPPROTO_DSTOPTS) {
+		if (d->len < IPV6_HLEN + IPV6_EXT_UNIT)
+			return 0;
+		ip->proto = d->data[IPV6_HLEN + IPV6_EXT_NEXT_OFF];
+		at += ((size_t)d->data[IPV6_HLEN + IPV6_EXT_LEN_OFF] + 1) * IPV6_EXT_UNIT;
+	}
+	return ip->proto == IPPROTO_UDP && at + UDP_HLEN <= d->len ? at : 0;
+}
+
+/*
+ * The outer UDP checksum of GRE-in-UDP from the ring, which the kernel checks for a socket
+ * but not for a tap: right, or vouched for (status: the kernel checked it, or a sender on this
+ * host left a checksum to the device); zero means none over IPv4, and is refused over IPv6
+ * (RFC 8200, 8.1), as the kernel's socket refuses it. What decap cannot take (not UDP, a
+ * length past the packet) is left to it. Sets whether the inner checksum is the one left
+ * partial (the frame's virtio header says where; without one, a UDP socket's sender left the
+ * outer one so). Returns false for a wrong checksum.
+ */
+static bool udp_check(struct rx_dgram *d, uint32_t status)
+{
+	struct ip_info ip;
+	size_t at = udp_at(d, &ip), ulen;
+	uint16_t csum;
+
+	if (!at)
+		return true;
+	d->csum_partial = d->csum_partial && d->merged.csum_start > at + UDP_HLEN;
+	ulen = load_be16(d->data + at + UDP_LEN_OFF);
+	csum = load_be16(d->data + at + UDP_CSUM_OFF);
+	if (status & (TP_STATUS_CSUM_VALID | TP_STATUS_CSUMNOTREADY) || ulen < UDP_HLEN ||
+	    at + ulen > d->len)
+		return true;
+	if (csum == 0)
+		return ip.family == AF_INET;
+	return inet_csum_fold(inet_csum_add(
+		       inet_pseudo_sum(ip.family, ip.src, ip.dst, IPPROTO_UDP, (uint32_t)ulen),
+		       d->data + at, ulen)) == 0;
+}
+
+/* The next datagram of the burst in hand (rx_ring.burst). */
+static void burst_next(struct rx_ring *r, struct rx_dgram *d)
+{
+	size_t len = r->burst_left < r->burst_seg ? r->burst_left : r->burst_seg;
+
+	*d = (struct rx_dgram){ .data = r->burst, .len = len, .wirelen = len + r->burst_outer };
+	r->burst += len;
+	r->burst_left -= len;
+}
+
+/*
+ * A UDP GSO frame of GRE-in-UDP: the datagrams of a sender's UDP_SEGMENT send, carried whole
+ * (a veth pair), gso_size bytes of UDP payload each but the last, behind one outer IP and UDP
+ * header. Once those are the peer's to our port, to its length, the datagrams go out one at a
+ * time, as the socket's UDP_GRO bursts do (rx_udp.c); anything else goes whole to decap,
+ * which drops it for what it is. Returns whether a burst began.
+ */
+static bool burst_begin(struct rxq *q, struct rx_dgram *d)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+	unsigned alen = ip_addr_len(c->family);
+	struct ip_info ip;
+	size_t at = udp_at(d, &ip);
+
+	if (!at || d->len != d->wirelen || ip.family != c->family ||
+	    memcmp(ip.src, c->remote, alen) != 0 || memcmp(ip.dst, c->local, alen) != 0 ||
+	    load_be16(d->data + at + UDP_DPORT_OFF) != c->udp_port ||
+	    load_be16(d->data + at + UDP_LEN_OFF) != ip.tot_len - at)
+		return false;
+	q->ring.burst = d->data + at + UDP_HLEN;
+	q->ring.burst_left = ip.tot_len - at - UDP_HLEN;
+	q->ring.burst_seg = d->merged.gso_size;
+	q->ring.burst_outer = (unsigned)(at + UDP_HLEN);
+	stat_add(&q->stats->ctr[STAT_UDP_GRO_READS], 1);
+	burst_next(&q->ring, d);
+	return true;
 }
 
 static bool ring_next(struct rxq *q, struct rx_dgram *d)
@@ -269,6 +433,11 @@ static bool ring_next(struct rxq *q, struct rx_dgram *d)
 
 	if (q->taken >= RX_BUDGET)
 		return false;
+	/* A burst in hand goes on before the ring's next frame (which returns its slot). */
+	if (r->burst_left) {
+		burst_next(r, d);
+		return true;
+	}
 	if (!pktring_next(&r->pr, &p)) {
 		/* The ring ran empty: as for the socket, no standing queue behind it. */
 		rxq_aqm_take(q, q->now);
@@ -293,6 +462,12 @@ static bool ring_next(struct rxq *q, struct rx_dgram *d)
 		if (read_copy(r, p.mac_len, d) < 0)
 			d->drop = DROP_TRUNCATED;
 	}
+	if (q->sh->cfg->udp && d->drop == DROP_NONE && !udp_check(d, p.status))
+		d->drop = DROP_BAD_OUTER;
+	if (q->sh->cfg->udp && d->drop == DROP_NONE && d->merged.gso_size &&
+	    (d->merged.gso_type & ~VIRTIO_NET_HDR_GSO_ECN) == VIRTIO_NET_HDR_GSO_UDP_L4 &&
+	    burst_begin(q, d))
+		return true;
 	if (d->drop == DROP_NONE && d->merged.gso_size)
 		stat_add(&q->stats->ctr[STAT_GRE_GRO_READS], 1);
 	return true;
@@ -347,17 +522,23 @@ static int ring_group_init(struct rx_group *grp)
 	const struct encap_cfg *c = grp->sh->cfg;
 
 	rg->sink_fd = rg->tcx_fd = -1;
-	rg->fanout_prog = steer_fanout_load(c->outer_hlen, &grp->sh->steer, grp->cfg.nworkers);
+	/* Over UDP the inner packet lies past the outer IP and UDP headers and GRE. */
+	rg->fanout_prog = steer_fanout_load(
+		c->udp ? ip_fixed_hlen(c->family) + UDP_HLEN + c->outer_hlen : c->outer_hlen,
+		&grp->sh->steer, grp->cfg.nworkers);
 	if (rg->fanout_prog < 0)
 		log_warnx("no steering program for the receive rings (%s): the kernel's flow "
 			  "hash picks the worker, and the TUN device follows it",
 			  strerror(-rg->fanout_prog));
 	grp->tun_steer = rg->fanout_prog >= 0;
-	rg->sink_fd = sink_open(c->family);
+	if (c->udp)
+		udp_group_probe(grp->sh, false);
+	rg->sink_fd = sink_open(c);
 	if (rg->sink_fd < 0) {
 		int rc = rg->sink_fd;
 
-		log_warnx("cannot open the GRE sink socket: %s", strerror(-rc));
+		log_warnx("cannot open the %s sink socket: %s", c->udp ? "GRE-in-UDP" : "GRE",
+			  strerror(-rc));
 		if (rg->fanout_prog >= 0)
 			close(rg->fanout_prog);
 		rg->fanout_prog = -1;
@@ -382,11 +563,13 @@ static void ring_group_ready(struct rx_group *grp, const struct rxq *first)
 	if (!grp->cfg.ingress_drop)
 		return;
 	/* The rings take their copies first; the IP stack then never sees the GRE. */
-	rg->tcx_fd = tcx_gre_drop_attach(grp->cfg.ifindex, c->family, c->local, c->remote);
+	rg->tcx_fd = c->udp ? tcx_udp_drop_attach(grp->cfg.ifindex, c->family, c->local, c->remote,
+						  c->udp_port)
+			    : tcx_gre_drop_attach(grp->cfg.ifindex, c->family, c->local, c->remote);
 	if (rg->tcx_fd < 0)
-		log_warnx("no GRE drop at tc ingress (%s): the IP stack takes each GRE packet too, "
-			  "to the sink socket",
-			  strerror(-rg->tcx_fd));
+		log_warnx("no %s drop at tc ingress (tcx: Linux 6.6; %s): the IP stack takes each "
+			  "packet too, to the sink socket",
+			  c->udp ? "GRE-in-UDP" : "GRE", strerror(-rg->tcx_fd));
 }
 
 static void ring_group_fini(struct rx_group *grp)

@@ -100,8 +100,8 @@ static void udp_message(struct rxq *q)
  * nothing of (UDP_GRO tells only UDP's own superpackets). A GSO packet's checksum is left
  * partial: its field holds the pseudo-header's sum, which a complete checksum matches once in
  * 65536. Its segment size did not come along: the tunnel MTU's is taken, the one a sender's
- * TCP uses unless a smaller MTU lies beyond the tunnel (docs/gregw.md). Sets d->merged, from
- * d->data on, when it is one.
+ * TCP uses unless a smaller MTU lies beyond the tunnel (docs/gregw.md; the ring, --wire-rx
+ * ring, has the sender's). Sets d->merged, from d->data on, when it is one.
  */
 static void whole_superpacket(const struct encap_cfg *c, struct rx_dgram *d)
 {
@@ -251,17 +251,22 @@ static uint64_t udp_queue_drops(struct rxq *q)
 	return d;
 }
 
+void udp_group_probe(struct gw_shared *sh, bool gro)
+{
+	udp_probe(sh->cfg->family, &sh->udp_gso, &sh->udp_gro);
+	sh->udp_gro = sh->udp_gro && gro;
+	if (!sh->udp_gso || (gro && !sh->udp_gro))
+		log_warnx("GRE-in-UDP without%s%s: one datagram per message there "
+			  "(still batched by sendmmsg/recvmmsg)",
+			  sh->udp_gso ? "" : " UDP_SEGMENT (Linux 4.18)",
+			  !gro || sh->udp_gro ? "" : " UDP_GRO (Linux 5.0)");
+}
+
 /* A socket on port 4754 takes GRE-in-UDP: no GRE sink is needed. What the kernel offers is
  * probed once, for both directions: the send side reads sh->udp_gso. */
 static int udp_group_init(struct rx_group *grp)
 {
-	struct gw_shared *sh = grp->sh;
-
-	udp_probe(sh->cfg->family, &sh->udp_gso, &sh->udp_gro);
-	if (!sh->udp_gso || !sh->udp_gro)
-		log_warnx("GRE-in-UDP without%s%s: one datagram per message there "
-			  "(still batched by sendmmsg/recvmmsg)",
-			  sh->udp_gso ? "" : " UDP_SEGMENT", sh->udp_gro ? "" : " UDP_GRO");
+	udp_group_probe(grp->sh, true);
 	/* Each socket joins the reuseport group with the flow table's program (or fails). */
 	grp->tun_steer = true;
 	return 0;

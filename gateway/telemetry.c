@@ -67,12 +67,15 @@ static json_t *config_json(const struct gregw *g)
 	jout_str(o, "sched", g->sched_batch ? "batch" : "normal"); /* what is in force */
 	jout_str(o, "encap", c->gre_udp ? "gre-udp" : "gre");
 	jout_bool(o, "offload", c->offload);
-	if (!c->gre_udp) { /* the GRE drop at tc ingress (tcx), or the IP stack's sink */
+	/* How the tunnel arrives: the packet ring, or GRE-in-UDP's socket. */
+	jout_str(o, "wire_rx", g->rxg.ops == &rx_ring_ops ? "ring" : "socket");
+	if (g->rxg.ops == &rx_ring_ops) { /* the drop at tc ingress (tcx), or the stack's sink */
 		jout_str(o, "ingress_drop", g->rxg.ring.tcx_fd >= 0 ? "tcx" : "off");
 		/* superpackets from the wire: taken whole, or dropped truncated */
 		jout_str(o, "wire_gro", g->rxg.ring.whole ? "whole" : "off");
-		jout_bool(o, "tx_csum_offload", g->sh.tx_csum_partial);
 	}
+	if (!c->gre_udp)
+		jout_bool(o, "tx_csum_offload", g->sh.tx_csum_partial);
 	/* How the tunnel leaves: superpackets whole through the TAP (the rest as its fallback
 	 * sends it), frames on packet sockets to the next hop, the IP output, UDP sockets; and
 	 * why not through the TAP. */

@@ -12,7 +12,9 @@
 # finds nothing wrong. Then what keeps the per-segment path: --wire-tx packet (no superpacket
 # on the wire), --seq (said in config), a transit that cannot segment GRE itself (one warning
 # naming the feature); a receiving gregw without offloads, which cuts the superpackets it
-# takes whole; and a key, which the TAP's program writes into the GRE header.
+# takes whole; a key, which the TAP's program writes into the GRE header; and GRE-in-UDP taken
+# from the packet ring (--wire-rx ring), which tells each superpacket's gso_size, and cuts a
+# UDP_SEGMENT send carried whole into its datagrams.
 #
 #  P-client --lan-a-- P-gwa [gregw: gre0 -> TAP gregw-tx0 -(tcx)-> transit] ==transit== [gregw] P-gwb --lan-b-- P-server
 #                           [tunbed-wire on transit]          [tunbed-framebench recv --via vnet --no-drop on transit]
@@ -72,16 +74,19 @@ transfer() {
 }
 
 # resolved: the endpoints' learned path MTUs forgotten, a ping through the tunnel, and both
-# gateways' next hops resolved: until then a gateway's first packets take the IP path, whose
-# kernel may queue and drop some before the neighbour answers.
+# gateways' next hops resolved (those that follow one): until then a gateway's first packets
+# take the IP path, whose kernel may queue and drop some before the neighbour answers.
 resolved() {
 	# What the endpoints learned of the path MTU in an earlier case goes: a smaller one would
 	# make their segments smaller than the tunnel's MTU, which the wire audit cannot see.
 	ip -n "$P-client" route flush cache
 	ip -n "$P-server" route flush cache
 	poll 10 ip netns exec "$P-client" ping -c 1 -W 1 198.18.3.2 || fail "no ping through the tunnel"
-	poll 10 gw_true gwa 'd["next_hop"]["lladdr"] is not None' || fail "gwa's next hop never resolved"
-	poll 10 gw_true gwb 'd["next_hop"]["lladdr"] is not None' || fail "gwb's next hop never resolved"
+	local g
+	for g in gwa gwb; do
+		poll 10 gw_true "$g" '"next_hop" not in d or d["next_hop"]["lladdr"] is not None' ||
+			fail "$g's next hop never resolved"
+	done
 }
 
 # csum_errors HOST: TCP segments the host's kernel found with a wrong checksum.
@@ -184,6 +189,45 @@ expect_eq "key: the wire audit finds key 7 on every frame, nothing wrong" \
 	"$(json_get "$WJ" '(d["clean"], d["directions"][0]["frames"])')" "(True, $(delta "$a0" "$a1" wire_tx_packets))"
 gw_stop gwa
 gw_stop gwb
+
+log "--- GRE-in-UDP from the packet ring (--wire-rx ring): superpackets with their gso_size"
+GW_MODE_ARGS=(--encap gre-udp --wire-rx ring)
+gw_pair4 "$P"
+resolved
+expect_eq "--wire-rx ring: config" "$(json_get "$(gw_stats gwb)" '(d["config"]["wire_rx"], d["config"]["ingress_drop"])')" "('ring', 'tcx')"
+# What gwb's stack took up of UDP, and the ICMP errors it sent (a port unreachable each).
+# shellcheck disable=SC2016 # awk's fields, not the shell's
+udp_in() { ip netns exec "$P-gwb" awk '/^Udp:/ && $2 ~ /^[0-9]+$/ { print $2 }' /proc/net/snmp; }
+# shellcheck disable=SC2016 # awk's fields, not the shell's
+unreach() { ip netns exec "$P-gwb" awk '/^Icmp:/ && $2 ~ /^[0-9]+$/ { print $20 }' /proc/net/snmp; }
+u0=$(udp_in)
+i0=$(unreach)
+watch_start --no-key --mtu 1468
+a0=$(gw_stats gwa)
+b0=$(gw_stats gwb)
+transfer "--wire-rx ring" push
+a1=$(gw_stats gwa)
+b1=$(gw_stats gwb)
+watch_stop "--wire-rx ring"
+expect_eq "--wire-rx ring: gwb took each superpacket whole from its ring, with its gso_size" \
+	"$(delta "$b0" "$b1" gre_gro_reads), $(delta "$b0" "$b1" udp_whole_reads)" "$(delta "$a0" "$a1" tap_writes), 0"
+expect_eq "--wire-rx ring: gwb received as many packets as gwa sent" "$(delta "$b0" "$b1" wire_rx_packets)" "$(delta "$a0" "$a1" wire_tx_packets)"
+expect_eq "--wire-rx ring: the wire audit is clean" "$(json_get "$WJ" 'd["clean"]')" "True"
+expect_eq "--wire-rx ring: gwb's stack took no UDP up, sent no ICMP unreachable" "$(($(udp_in) - u0)), $(($(unreach) - i0))" "0, 0"
+transfer "--wire-rx ring" pull
+gw_stop gwa
+gw_stop gwb
+# UDP_SEGMENT sends carried whole by the veth pair: the ring cuts them into their datagrams.
+gw_a4 "$P" --wire-tx packet
+gw_b4 "$P"
+resolved
+transfer "--wire-rx ring, UDP_SEGMENT sends" push
+b=$(gw_stats gwb)
+expect_eq "--wire-rx ring, UDP_SEGMENT sends: gwb cut them (udp_gro_reads), dropped nothing" \
+	"$(json_get "$b" 'd["total"]["udp_gro_reads"] > 0 and d["total"]["dropped"] == 0')" "True"
+gw_stop gwa
+gw_stop gwb
+GW_MODE_ARGS=(--encap gre)
 
 log "--- a transit that cannot segment GRE: the per-segment path, said once"
 ip netns exec "$P-gwa" ethtool -K transit tx-gre-segmentation off >/dev/null

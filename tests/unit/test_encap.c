@@ -784,6 +784,68 @@ static void test_udp(void)
 	CHECK_INT(decap_gre(&c, out, 16 + len, &r), DROP_BAD_KEY);
 }
 
+/*
+ * GRE-in-UDP from a packet ring: decap reads the outer IP and UDP headers (port, length)
+ * before GRE, IPv4 and IPv6, also behind IPv6's destination options header, and a
+ * superpacket merged or sent whole (decap_merged); anything else is refused by its reason.
+ */
+static void test_udp_ring(void)
+{
+	for (int family = AF_INET; family != -1; family = family == AF_INET ? AF_INET6 : -1) {
+		struct encap_cfg c, p;
+		struct decap_result r;
+		uint8_t buf[ENCAP_HEADROOM + 2048], *inner = buf + ENCAP_HEADROOM, *gre, *udp, *ip;
+		unsigned iphl = ip_fixed_hlen(family);
+		size_t len, ulen, tot;
+
+		printf("case: GRE-in-UDP from a ring, %s\n", family == AF_INET ? "IPv4" : "IPv6");
+		cfg_init(&c, family, GRE_F_KEY);
+		c.udp = true;
+		c.udp_port = GRE_UDP_PORT;
+		encap_cfg_finish(&c);
+		cfg_peer(&c, &p);
+		len = inner_packet(AF_INET, inner, 200);
+		gre = encap_build(&p, inner, len, 0);
+		udp = gre - UDP_HLEN;
+		ip = udp - iphl;
+		ulen = UDP_HLEN + p.outer_hlen + len;
+		tot = iphl + ulen;
+		memset(ip, 0, iphl + UDP_HLEN);
+		if (family == AF_INET6) {
+			ip[0] = 0x60;
+			store_be16(ip + IPV6_PLEN_OFF, (uint16_t)ulen);
+			ip[IPV6_NEXT_OFF] = IPPROTO_UDP;
+			ip[IPV6_HOPS_OFF] = 64;
+		} else {
+			ip[0] = 0x45;
+			store_be16(ip + IPV4_TOT_LEN_OFF, (uint16_t)tot);
+			ip[IPV4_TTL_OFF] = 64;
+			ip[IPV4_PROTO_OFF] = IPPROTO_UDP;
+		}
+		memcpy(ip + ip_src_off(family), p.local, ip_addr_len(family));
+		memcpy(ip + ip_dst_off(family), p.remote, ip_addr_len(family));
+		if (family == AF_INET)
+			store_be16(ip + IPV4_CSUM_OFF, inet_csum(ip, IPV4_HLEN));
+		store_be16(udp + UDP_SPORT_OFF, 49152);
+		store_be16(udp + UDP_DPORT_OFF, GRE_UDP_PORT);
+		store_be16(udp + UDP_LEN_OFF, (uint16_t)ulen);
+		CHECK_INT(decap(&c, ip, tot, tot, &r), DROP_NONE);
+		CHECK(r.inner == inner && r.inner_len == len);
+		CHECK_INT(decap_merged(&c, ip, tot, &r), DROP_NONE);
+		CHECK_INT(decap(&c, ip, iphl + 4, iphl + 4, &r), DROP_TRUNCATED);
+		store_be16(udp + UDP_LEN_OFF, (uint16_t)(ulen - 1));
+		CHECK_INT(decap(&c, ip, tot, tot, &r), DROP_BAD_OUTER);
+		store_be16(udp + UDP_LEN_OFF, (uint16_t)ulen);
+		store_be16(udp + UDP_DPORT_OFF, 4789);
+		CHECK_INT(decap(&c, ip, tot, tot, &r), DROP_BAD_OUTER);
+		store_be16(udp + UDP_DPORT_OFF, GRE_UDP_PORT);
+		/* Plain GRE where UDP is wanted: not ours. */
+		c.udp = false;
+		encap_cfg_finish(&c);
+		CHECK_INT(decap(&c, ip, tot, tot, &r), DROP_BAD_OUTER);
+	}
+}
+
 int main(void)
 {
 	test_csum();
@@ -793,6 +855,7 @@ int main(void)
 	test_check();
 	test_vectors();
 	test_udp();
+	test_udp_ring();
 	test_sources();
 	return check_done("test_encap");
 }
