@@ -16,6 +16,24 @@ unsigned encap_overhead(int family, unsigned gre_flags, bool udp)
 	return ip_fixed_hlen(family) + (udp ? UDP_HLEN : 0) + (unsigned)gre_hlen(gre_flags);
 }
 
+void encap_ip_template(const struct encap_cfg *c, uint8_t proto, uint8_t *t)
+{
+	memset(t, 0, ip_fixed_hlen(c->family));
+	if (c->family == AF_INET6) {
+		t[0] = 0x60;
+		t[IPV6_NEXT_OFF] = proto;
+		t[IPV6_HOPS_OFF] = c->ttl;
+	} else {
+		t[0] = 0x45;
+		/* DF: the tunnel never fragments its outer packets; the inner MTU accounts. */
+		store_be16(t + IPV4_FRAG_OFF, IPV4_DF);
+		t[IPV4_TTL_OFF] = c->ttl;
+		t[IPV4_PROTO_OFF] = proto;
+	}
+	memcpy(t + ip_src_off(c->family), c->local, ip_addr_len(c->family));
+	memcpy(t + ip_dst_off(c->family), c->remote, ip_addr_len(c->family));
+}
+
 void encap_cfg_finish(struct encap_cfg *c)
 {
 	struct gre_info g = { .flags = c->gre_flags, .key = c->key };
@@ -30,19 +48,7 @@ void encap_cfg_finish(struct encap_cfg *c)
 		return;
 	}
 	c->outer_hlen = encap_overhead(c->family, c->gre_flags, false);
-	if (c->family == AF_INET6) {
-		t[0] = 0x60;
-		t[IPV6_NEXT_OFF] = IPPROTO_GRE_NUM;
-		t[IPV6_HOPS_OFF] = c->ttl;
-	} else {
-		t[0] = 0x45;
-		/* DF: the tunnel never fragments its outer packets; the inner MTU accounts. */
-		store_be16(t + IPV4_FRAG_OFF, IPV4_DF);
-		t[IPV4_TTL_OFF] = c->ttl;
-		t[IPV4_PROTO_OFF] = IPPROTO_GRE_NUM;
-	}
-	memcpy(t + ip_src_off(c->family), c->local, ip_addr_len(c->family));
-	memcpy(t + ip_dst_off(c->family), c->remote, ip_addr_len(c->family));
+	encap_ip_template(c, IPPROTO_GRE_NUM, t);
 	gre_build(t + ip_hlen, sizeof(c->outer_tmpl) - ip_hlen, &g);
 }
 

@@ -59,6 +59,11 @@ struct encap_cfg {
  * inner MTU. */
 unsigned encap_overhead(int family, unsigned gre_flags, bool udp);
 
+/* Writes the outer IP header of c into t (ip_fixed_hlen bytes): version, DF (IPv4),
+ * TTL or hop limit, protocol (or next header) proto, the addresses; lengths and the IPv4
+ * checksum 0, for the sender to fill. Pure. */
+void encap_ip_template(const struct encap_cfg *c, uint8_t proto, uint8_t *t);
+
 /* Computes the derived fields (outer header template) once the others are set. */
 void encap_cfg_finish(struct encap_cfg *c);
 

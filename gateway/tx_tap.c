@@ -117,24 +117,10 @@ static int tap_up(const struct tx_tap_group *t)
  * port; lengths, checksum and source port are the packet's. */
 static void udp_template(struct tx_tap_group *t, const struct encap_cfg *c)
 {
-	uint8_t *ip = t->outer, *udp;
-
 	memset(t->outer, 0, sizeof(t->outer));
 	t->ip_hlen = ip_fixed_hlen(c->family);
-	udp = ip + t->ip_hlen;
-	if (c->family == AF_INET6) {
-		ip[0] = 0x60;
-		ip[IPV6_NEXT_OFF] = IPPROTO_UDP;
-		ip[IPV6_HOPS_OFF] = c->ttl;
-	} else {
-		ip[0] = 0x45;
-		store_be16(ip + IPV4_FRAG_OFF, IPV4_DF);
-		ip[IPV4_TTL_OFF] = c->ttl;
-		ip[IPV4_PROTO_OFF] = IPPROTO_UDP;
-	}
-	memcpy(ip + ip_src_off(c->family), c->local, ip_addr_len(c->family));
-	memcpy(ip + ip_dst_off(c->family), c->remote, ip_addr_len(c->family));
-	store_be16(udp + UDP_DPORT_OFF, c->udp_port);
+	encap_ip_template(c, IPPROTO_UDP, t->outer);
+	store_be16(t->outer + t->ip_hlen + UDP_DPORT_OFF, c->udp_port);
 }
 
 /*

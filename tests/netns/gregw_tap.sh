@@ -89,6 +89,20 @@ resolved() {
 	done
 }
 
+# watched WHAT WIRE-ARGS...: a verified push under the watchers (watch_start, watch_stop); the
+# gateways' stats before and after it in a0, b0, a1, b1.
+watched() {
+	local what=$1
+	shift
+	watch_start "$@"
+	a0=$(gw_stats gwa)
+	b0=$(gw_stats gwb)
+	transfer "$what" push
+	a1=$(gw_stats gwa)
+	b1=$(gw_stats gwb)
+	watch_stop "$what"
+}
+
 # csum_errors HOST: TCP segments the host's kernel found with a wrong checksum.
 csum_errors() { ip netns exec "$P-$1" nstat -saz TcpInCsumErrors | awk '/TcpInCsumErrors/ {print $2}'; }
 
@@ -104,14 +118,8 @@ for encap in gre gre-udp; do
 		"$(json_get "$a" '(d["config"]["wire_tx"], d["config"]["wire_tx_why"], d["config"]["tap"])')" "('tap', None, 'gregw-tx0')"
 	expect_eq "$encap: the TAP is up in gwa's namespace, without IPv6" \
 		"$(ip -n "$P-gwa" -j link show gregw-tx0 | json_get "$(cat)" '"UP" in d[0]["flags"]'), $(ip netns exec "$P-gwa" cat /proc/sys/net/ipv6/conf/gregw-tx0/disable_ipv6)" "True, 1"
-	watch_start --no-key --mtu "$mtu"
-	a0=$(gw_stats gwa)
-	b0=$(gw_stats gwb)
 	e0=$(csum_errors server)
-	transfer "$encap" push
-	a1=$(gw_stats gwa)
-	b1=$(gw_stats gwb)
-	watch_stop "$encap"
+	watched "$encap" --no-key --mtu "$mtu"
 	writes=$(delta "$a0" "$a1" tap_writes)
 	segs=$(delta "$a0" "$a1" tap_segments)
 	sent=$(delta "$a0" "$a1" wire_tx_packets)
@@ -147,9 +155,7 @@ log "--- --wire-tx packet: frames only"
 gw_pair4 "$P" --wire-tx packet
 resolved
 expect_eq "--wire-tx packet: config" "$(json_get "$(gw_stats gwa)" '(d["config"]["wire_tx"], d["config"]["wire_tx_why"], d["config"]["tap"])')" "('packet', '--wire-tx packet', None)"
-watch_start --no-key --mtu 1476
-transfer "--wire-tx packet" push
-watch_stop "--wire-tx packet"
+watched "--wire-tx packet" --no-key --mtu 1476
 expect_eq "--wire-tx packet: nothing written into a TAP, no superpacket on the wire" \
 	"$(json_get "$(gw_stats gwa)" 'd["total"]["tap_writes"]'), $(json_get "$FBJ" 'd["gso"]'), $(json_get "$WJ" 'd["directions"][0]["gso_frames"]')" "0, 0, 0"
 gw_stop gwa
@@ -179,11 +185,7 @@ gw_stop gwb
 log "--- a key, written by the TAP's program"
 gw_pair4 "$P" --key 7
 resolved
-watch_start --key 7 --mtu 1472
-a0=$(gw_stats gwa)
-transfer "key" push
-a1=$(gw_stats gwa)
-watch_stop "key"
+watched "key" --key 7 --mtu 1472
 expect_eq "key: superpackets through the TAP" "$(($(delta "$a0" "$a1" tap_writes) > 0))" 1
 expect_eq "key: the wire audit finds key 7 on every frame, nothing wrong" \
 	"$(json_get "$WJ" '(d["clean"], d["directions"][0]["frames"])')" "(True, $(delta "$a0" "$a1" wire_tx_packets))"
@@ -202,13 +204,7 @@ udp_in() { ip netns exec "$P-gwb" awk '/^Udp:/ && $2 ~ /^[0-9]+$/ { print $2 }' 
 unreach() { ip netns exec "$P-gwb" awk '/^Icmp:/ && $2 ~ /^[0-9]+$/ { print $20 }' /proc/net/snmp; }
 u0=$(udp_in)
 i0=$(unreach)
-watch_start --no-key --mtu 1468
-a0=$(gw_stats gwa)
-b0=$(gw_stats gwb)
-transfer "--wire-rx ring" push
-a1=$(gw_stats gwa)
-b1=$(gw_stats gwb)
-watch_stop "--wire-rx ring"
+watched "--wire-rx ring" --no-key --mtu 1468
 expect_eq "--wire-rx ring: gwb took each superpacket whole from its ring, with its gso_size" \
 	"$(delta "$b0" "$b1" gre_gro_reads), $(delta "$b0" "$b1" udp_whole_reads)" "$(delta "$a0" "$a1" tap_writes), 0"
 expect_eq "--wire-rx ring: gwb received as many packets as gwa sent" "$(delta "$b0" "$b1" wire_rx_packets)" "$(delta "$a0" "$a1" wire_tx_packets)"
