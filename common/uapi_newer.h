@@ -27,7 +27,13 @@ struct virtio_net_hdr_v1_hash_tunnel {
 };
 #endif
 
-/* Linux 6.17 (uapi/linux/if_tun.h): TUNSETOFFLOAD's bits for the same. */
+/* Linux 6.2 (uapi/linux/if_tun.h): TUN offers UDP segmentation (USO). */
+#ifndef TUN_F_USO4
+#define TUN_F_USO4 0x20
+#define TUN_F_USO6 0x40
+#endif
+
+/* Linux 6.17 (uapi/linux/if_tun.h): TUNSETOFFLOAD's bits for GSO over a UDP tunnel. */
 #ifndef TUN_F_UDP_TUNNEL_GSO
 #define TUN_F_UDP_TUNNEL_GSO	  0x080
 #define TUN_F_UDP_TUNNEL_GSO_CSUM 0x100

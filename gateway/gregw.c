@@ -33,6 +33,7 @@
 #include "steer.h"
 #include "thread.h"
 #include "tun.h"
+#include "uapi_newer.h"
 
 /* Enters --netns before anything is created: the TUN device and every socket live there. */
 static int enter_netns(const struct config *c)
@@ -407,9 +408,10 @@ static int receive_setup(struct gregw *g)
 	int rc = steer_maps_create(&g->sh.steer), prog;
 
 	if (rc)
-		log_warnx("no flow table for the workers (%s): flows go to workers by a hash, "
-			  "unevenly when they are few",
-			  strerror(-rc));
+		log_warnx(
+			"no flow table for the workers (LRU maps and BPF atomics: Linux 5.12; %s): "
+			"flows go to workers by a hash, unevenly when they are few",
+			strerror(-rc));
 	rc = rx_group_init(&g->rxg, &g->sh, &rxc);
 	if (rc) {
 		steer_maps_close(&g->sh.steer);
@@ -419,8 +421,8 @@ static int receive_setup(struct gregw *g)
 		return 0;
 	prog = steer_tun_load(&g->sh.steer, g->nworkers);
 	if (prog < 0 || (rc = steer_tun_attach(g->tun_fds[0], prog)) < 0)
-		log_warnx("TUN queue steering unavailable (%s): a flow's first packets may pass "
-			  "another worker",
+		log_warnx("TUN queue steering unavailable (TUNSETSTEERINGEBPF: Linux 4.16; %s): a "
+			  "flow's first packets may pass another worker",
 			  strerror(prog < 0 ? -prog : -rc));
 	else
 		g->steer_table = g->sh.steer.flows >= 0;
@@ -473,12 +475,15 @@ static void tun_features(struct gregw *g)
 	/* The features belong to the device: one queue sets them for all. */
 	g->tun_offloads = tun_offload(g->tun_fds[0]);
 	if (g->tun_offloads < 0) {
-		log_warnx("TUN offloads refused (%s): no superpackets from TUN (coalesced ones are "
-			  "still written into it)",
+		log_warnx("TUN offloads refused (TUNSETOFFLOAD: Linux 2.6.27; %s): no superpackets "
+			  "from TUN (coalesced ones are still written into it)",
 			  strerror(-g->tun_offloads));
 		g->tun_offloads = 0;
 	} else if (!(g->tun_offloads & TUN_F_TSO4)) {
 		log_warnx("TUN offloads: only %s: no TCP superpackets from this kernel",
+			  tun_offload_names(g->tun_offloads, names, sizeof(names)));
+	} else if (!(g->tun_offloads & TUN_F_USO4)) {
+		log_warnx("TUN offloads: %s: no UDP superpackets from TUN (USO: Linux 6.2)",
 			  tun_offload_names(g->tun_offloads, names, sizeof(names)));
 	} else {
 		log_info("TUN offloads: %s",

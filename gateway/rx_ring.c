@@ -527,8 +527,9 @@ static int ring_group_init(struct rx_group *grp)
 		c->udp ? ip_fixed_hlen(c->family) + UDP_HLEN + c->outer_hlen : c->outer_hlen,
 		&grp->sh->steer, grp->cfg.nworkers);
 	if (rg->fanout_prog < 0)
-		log_warnx("no steering program for the receive rings (%s): the kernel's flow "
-			  "hash picks the worker, and the TUN device follows it",
+		log_warnx("no steering program for the receive rings (PACKET_FANOUT_EBPF: Linux "
+			  "4.3; %s): the kernel's flow hash picks the worker, and the TUN device "
+			  "follows it",
 			  strerror(-rg->fanout_prog));
 	grp->tun_steer = rg->fanout_prog >= 0;
 	if (c->udp)

@@ -18,6 +18,7 @@
 
 #include "encap.h"
 #include "flows.h"
+#include "uapi_newer.h"
 
 int tun_open(const char *name, unsigned n, bool vnet_hdr, int *fds)
 {
@@ -60,11 +61,6 @@ void tun_close(int *fds, unsigned n)
 		fds[i] = -1;
 	}
 }
-
-#ifndef TUN_F_USO4
-#define TUN_F_USO4 0x20 /* Linux 6.2 */
-#define TUN_F_USO6 0x40
-#endif
 
 int tun_offload(int fd)
 {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds what a test guest boots (tests/guest/README.md): Debian's kernel and an initramfs of
-# busybox, bash, iproute2's ip, iputils' ping, ethtool and the kernel modules of virtio-net and the
-# kernel's GRE tunnels (gre, ip_gre, ip6_gre, fou, fou6 and what they depend on), into a
+# busybox, bash, iproute2's ip, iputils' ping, ethtool and the kernel modules of virtio-net, TUN
+# and the kernel's GRE tunnels (gre, ip_gre, ip6_gre, fou, fou6 and what they depend on), into a
 # cache directory, once. The kernel comes from Debian's linux-image-amd64 package, fetched
 # with apt-get download and unpacked with dpkg-deb -x into the cache: never installed, so the
 # machine's own boot (its /boot, its boot loader, its initramfs) is never touched. The other
@@ -38,7 +38,7 @@ pkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '$1 == "Depends:" &&
 [ -n "$pkg" ] || die "apt-cache knows no linux-image-amd64 (run apt-get update first)"
 kver=${pkg#linux-image-}
 
-modules=(virtio_pci virtio_net gre ip_gre ip6_gre fou fou6)
+modules=(virtio_pci virtio_net tun gre ip_gre ip6_gre fou fou6)
 inputs=$(cat "$here/init" "$here/build.sh" | sha256sum | cut -c1-16)
 stamp="$pkg $inputs $(sha256sum "$busybox" "$(command -v bash)" "$(command -v ip)" "$(command -v ping)" "$(command -v ethtool)" | cut -c1-16 | tr '\n' ' ')"
 if [ -f "$cache/stamp" ] && [ "$(cat "$cache/stamp")" = "$stamp" ] && [ -f "$cache/vmlinuz" ] &&

@@ -3,7 +3,8 @@
 # namespace test on top of lib.sh, its NICs TAP devices in the test's namespaces. Source it
 # after lib.sh (or gregw_lib.sh) and the test's init; then:
 #
-#   guest_start VMNS SETUP NS:IFNAME:MAC...   boot, wait for the guest's ready line
+#   guest_start VMNS SETUP NS:IFNAME:MAC...   boot, wait for the guest's ready line (with
+#                                             GUEST_PROGRAMS in /guest/bin)
 #   guest_sh 'CMD'                            run CMD in the guest: its output, its status
 #   guest_stop                                poweroff, wait for qemu's exit, remove the TAPs
 #
@@ -24,6 +25,9 @@ GUEST_TAPS=()
 GUEST_TAPS_MADE=()
 GUEST_W=""
 GUEST_READER=""
+# Programs of this machine the guest gets too (guest_start), as /guest/bin/NAME, with the
+# libraries each links at their own paths: a test's own, built here (gregw).
+GUEST_PROGRAMS=()
 # Seconds a guest command may take (TCG is slow, and a busy box slower still).
 GUEST_CMD_TIMEOUT=${GUEST_CMD_TIMEOUT:-60}
 
@@ -52,8 +56,16 @@ guest_start() { # vmns setup ns:ifname:mac...
 	shift 2
 	guest_build
 	GUEST_DIR="$TMP/guest"
-	mkdir -p "$GUEST_DIR/extra/guest"
+	mkdir -p "$GUEST_DIR/extra/guest/bin"
 	cp "$setup" "$GUEST_DIR/extra/guest/setup.sh"
+	local prog lib
+	for prog in "${GUEST_PROGRAMS[@]}"; do
+		cp "$prog" "$GUEST_DIR/extra/guest/bin/" || die "cannot copy $prog into the guest"
+		for lib in $(ldd "$prog" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+			mkdir -p "$GUEST_DIR/extra$(dirname "$lib")"
+			cp -L "$lib" "$GUEST_DIR/extra$lib"
+		done
+	done
 	# The test's setup in an archive of its own after the cached one: the kernel unpacks both.
 	(cd "$GUEST_DIR/extra" && find . | busybox cpio -o -H newc 2>/dev/null) | gzip -1 >"$GUEST_DIR/extra.cpio.gz"
 	cat "$GUEST_CACHE/base.cpio.gz" "$GUEST_DIR/extra.cpio.gz" >"$GUEST_DIR/initrd"
