@@ -15,7 +15,10 @@
 # instead of being dropped by the bucket. A CUBIC sender's window grows until a packet is lost,
 # and the only queues that can lose one are gwa's flow queue (drop) and the TUN device's ring
 # behind it (pause): the backlog passes gwa's socket and fills the flow queue's 4 reads, and
-# with pause the TUN device's queue behind them, before the sender learns of any loss.
+# with pause the TUN device's queue behind them, before the sender learns of any loss. gwa
+# sends on its sockets (--wire-tx packet): a write into the TAP of --wire-tx tap never waits
+# (its superpackets queue at the transit's qdisc, whose drops are the bucket's, as with the
+# kernel's own tunnels), so its flow queue would not fill.
 # shellcheck source=gregw_lib.sh
 source "$(dirname "$0")/gregw_lib.sh"
 # shellcheck source=traffic_lib.sh
@@ -53,7 +56,7 @@ device_drops_agree() {
 }
 
 # Pause (the default).
-gw_a4 "$P" --workers 1 --fq-limit 4
+gw_a4 "$P" --workers 1 --wire-tx packet --fq-limit 4
 gw_b4 "$P" --workers 1
 transfer pause
 expect_eq "pause: configured" "$(json_get "$A" '(d["config"]["fair_queue"], d["config"]["fq_full"], d["config"]["fq_limit"])')" "(True, 'pause', 4)"
@@ -72,7 +75,7 @@ device_drops_agree "TUN queue of 8"
 
 # Drop: what the queue did before pausing existed; the same transfer fills it.
 gw_stop gwa
-gw_a4 "$P" --workers 1 --fq-limit 4 --fq-full drop
+gw_a4 "$P" --workers 1 --wire-tx packet --fq-limit 4 --fq-full drop
 transfer drop
 expect_eq "drop: configured" "$(json_get "$A" 'd["config"]["fq_full"]')" "drop"
 expect_eq "drop: the full queue gave up reads, and never paused" "$(json_get "$A" '(d["total"]["drops"]["tx_fq_overflow"] > 0, d["total"]["tun_read_pauses"])')" "(True, 0)"
