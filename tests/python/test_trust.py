@@ -631,14 +631,23 @@ class Reports(unittest.TestCase):
         with tempfile.TemporaryDirectory() as top:
             d = run_dir(os.path.join(top, "r"))
             os.chmod(top, 0o755)
+            env = ENV
             if os.geteuid() == 0:
                 argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+                # the checkout may be where the user cannot read (a fresh root's
+                # /root is 0700): the user runs a readable copy of the runner
+                lib = os.path.join(top, "lib")
+                shutil.copytree(os.path.join(SCRIPTS, "tunbedlib"),
+                                os.path.join(lib, "tunbedlib"))
+                subprocess.run(["chmod", "-R", "a+rX", lib], check=True)
+                env = dict(ENV, PYTHONPATH=lib)
             else:
                 os.chmod(d, 0o555)
                 argv = []
             try:
                 p = subprocess.run([*argv, sys.executable, "-B", "-m", "tunbedlib", "report", d],
-                                   capture_output=True, text=True, env=ENV, timeout=60)
+                                   capture_output=True, text=True, env=env, cwd=top,
+                                   timeout=60)
             finally:
                 os.chmod(d, 0o755)
             self.assertEqual((p.returncode, p.stdout), (1, ""), p.stderr)
