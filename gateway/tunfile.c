@@ -1,0 +1,727 @@
+/*
+ * The tunnel file (see tunfile.h): libinih splits "key = value" and strips comments; the line
+ * reader here feeds it from memory, counts lines and takes the section headers itself, so that
+ * a header is checked where it stands. The rules across tunnels are checked once the file is
+ * read, by sorting (a file of TUNNELS_MAX tunnels is checked in O(n log n)), and for one change
+ * by a scan; both say the same words.
+ */
+#include "tunfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gre.h"
+#include "opt.h"
+#include "parse.h"
+
+/* libinih copies keys into a buffer of this size and silently cuts longer ones. */
+enum { INIH_NAME_MAX = 50 };
+
+enum key_id { K_PEER, K_KEY, K_PREFIXES, K_ENCAP, K_SEQ, K_CSUM, K_COUNT };
+
+static const char *const key_names[K_COUNT] = { "peer", "key", "prefixes", "encap", "seq", "csum" };
+
+struct parser {
+	const char *p, *end; /* what is left to read */
+	int line;
+	bool any_address;
+	struct tunfile_error *err;
+	int rc; /* 0 until the first refusal */
+	/* The file's tunnels, or one tunnel alone (single: no sections). */
+	struct tunfile *f;
+	unsigned cap;
+	bool single;
+	struct tunnel_spec *spec; /* the one being read, NULL outside a section */
+	struct tunfile_lines *lines;
+	int seen[K_COUNT]; /* the line of each key given in this section */
+};
+
+static int fail(struct parser *ps, int rc, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Keeps the first refusal only: what follows it is noise. */
+static int fail(struct parser *ps, int rc, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ps->rc)
+		return 0;
+	ps->rc = rc;
+	ps->err->line = line;
+	va_start(ap, fmt);
+	vsnprintf(ps->err->msg, sizeof(ps->err->msg), fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+static bool name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n < TUNNEL_NAME_LEN &&
+	       strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-") == n;
+}
+
+/* The rules, in one place for the file and for a change. */
+
+static bool same_peer_key(const struct tunnel_spec *a, const struct tunnel_spec *b)
+{
+	bool ka = a->gre_flags & GRE_F_KEY, kb = b->gre_flags & GRE_F_KEY;
+
+	return netaddr_equal(&a->peer, &b->peer) && ka == kb && (!ka || a->key == b->key);
+}
+
+static bool same_prefix(const struct netprefix *a, const struct netprefix *b)
+{
+	return a->len == b->len && netaddr_equal(&a->addr, &b->addr);
+}
+
+static bool prefixes_overlap(const struct netprefix *a, const struct netprefix *b)
+{
+	return a->addr.family == b->addr.family &&
+	       (netaddr_prefix_within(a, b) || netaddr_prefix_within(b, a));
+}
+
+/* " (line N)" for a place in the file, nothing for a tunnel of the control socket's. */
+static const char *at_line(int line, char *buf, size_t size)
+{
+	if (line > 0)
+		snprintf(buf, size, " (line %d)", line);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+static int say_same_name(struct tunfile_error *err, int line, const char *name, int other_line)
+{
+	char at[32];
+
+	err->line = line;
+	snprintf(err->msg, sizeof(err->msg), "duplicate tunnel '%s'%s", name,
+		 at_line(other_line, at, sizeof(at)));
+	return -EEXIST;
+}
+
+static int say_same_peer_key(struct tunfile_error *err, int line, const struct tunnel_spec *s,
+			     const struct tunnel_spec *other, int other_line)
+{
+	char peer[NETADDR_STRLEN], key[24] = "without a key", at[32];
+
+	if (s->gre_flags & GRE_F_KEY)
+		snprintf(key, sizeof(key), "key %u", s->key);
+	err->line = line;
+	snprintf(err->msg, sizeof(err->msg),
+		 "tunnel '%s': peer %s %s is tunnel '%s''s already%s: a packet could not tell "
+		 "them apart",
+		 s->name, netaddr_format(&s->peer, peer), key, other->name,
+		 at_line(other_line, at, sizeof(at)));
+	return -EEXIST;
+}
+
+static int say_same_prefix(struct tunfile_error *err, int line, const struct tunnel_spec *s,
+			   const struct netprefix *p, const struct tunnel_spec *other,
+			   int other_line)
+{
+	char text[NETPREFIX_STRLEN], at[32];
+
+	err->line = line;
+	snprintf(err->msg, sizeof(err->msg), "tunnel '%s': prefix %s is tunnel '%s''s already%s",
+		 s->name, netaddr_format_prefix(p, text), other->name,
+		 at_line(other_line, at, sizeof(at)));
+	return -EEXIST;
+}
+
+/* The rules a tunnel keeps on its own (the file checks them as it reads). */
+static int check_alone(const struct tunnel_spec *s, const struct tunfile_lines *l,
+		       struct tunfile_error *err)
+{
+	char a[NETPREFIX_STRLEN], b[NETPREFIX_STRLEN], at[32];
+
+	if (!s->peer.family) {
+		err->line = l ? l->section : 0;
+		snprintf(err->msg, sizeof(err->msg), "tunnel '%s' has no peer", s->name);
+		return -EINVAL;
+	}
+	if (!s->nprefixes) {
+		err->line = l ? l->section : 0;
+		snprintf(err->msg, sizeof(err->msg),
+			 "tunnel '%s' has no prefixes: nothing would go into it or come from it",
+			 s->name);
+		return -EINVAL;
+	}
+	for (unsigned i = 1; i < s->nprefixes; i++) {
+		for (unsigned j = 0; j < i; j++) {
+			if (!prefixes_overlap(&s->prefixes[i], &s->prefixes[j]))
+				continue;
+			err->line = l ? l->prefixes[i] : 0;
+			snprintf(err->msg, sizeof(err->msg),
+				 "tunnel '%s': prefix %s overlaps its prefix %s%s", s->name,
+				 netaddr_format_prefix(&s->prefixes[i], a),
+				 netaddr_format_prefix(&s->prefixes[j], b),
+				 at_line(l ? l->prefixes[j] : 0, at, sizeof(at)));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int tunfile_check_change(const struct tunnel_spec *set, unsigned n, enum tunfile_change change,
+			 const struct tunnel_spec *s, struct tunfile_error *err)
+{
+	unsigned at = n;
+	int rc;
+
+	memset(err, 0, sizeof(*err));
+	for (unsigned i = 0; i < n && at == n; i++) {
+		if (strcmp(set[i].name, s->name) == 0)
+			at = i;
+	}
+	if (change == TUNFILE_ADD && at < n)
+		return say_same_name(err, 0, s->name, 0);
+	if (change != TUNFILE_ADD && at == n) {
+		snprintf(err->msg, sizeof(err->msg), "no tunnel '%s'", s->name);
+		return -ENOENT;
+	}
+	if (change == TUNFILE_REMOVE)
+		return 0;
+	if (change == TUNFILE_ADD && n >= TUNNELS_MAX) {
+		snprintf(err->msg, sizeof(err->msg), "too many tunnels: at most %d", TUNNELS_MAX);
+		return -E2BIG;
+	}
+	if (!name_ok(s->name)) {
+		snprintf(err->msg, sizeof(err->msg),
+			 "bad tunnel name '%.*s': use 1 to %d letters, digits, '_' or '-'",
+			 TUNNEL_NAME_LEN, s->name, TUNNEL_NAME_LEN - 1);
+		return -EINVAL;
+	}
+	rc = check_alone(s, NULL, err);
+	if (rc)
+		return rc;
+	for (unsigned i = 0; i < n; i++) {
+		if (i == at)
+			continue; /* the tunnel a replace replaces */
+		if (same_peer_key(s, &set[i]))
+			return say_same_peer_key(err, 0, s, &set[i], 0);
+		for (unsigned j = 0; j < s->nprefixes; j++) {
+			for (unsigned k = 0; k < set[i].nprefixes; k++) {
+				if (same_prefix(&s->prefixes[j], &set[i].prefixes[k]))
+					return say_same_prefix(err, 0, s, &s->prefixes[j], &set[i],
+							       0);
+			}
+		}
+	}
+	return 0;
+}
+
+/* Reading. */
+
+static int set_peer(struct parser *ps, const char *v)
+{
+	struct netprefix p;
+
+	if (netaddr_parse(v, &ps->spec->peer))
+		return fail(ps, -EINVAL, ps->line,
+			    "bad value '%s' for peer: expected an IPv4 or IPv6 address", v);
+	p.addr = ps->spec->peer;
+	p.len = netaddr_len(p.addr.family) * 8;
+	if (!ps->any_address && !netaddr_prefix_is_bench(&p))
+		return fail(ps, -EINVAL, ps->line,
+			    "peer %s " OPT_OUTSIDE_BENCH " (--any-address allows it)", v);
+	return 1;
+}
+
+static int set_key(struct parser *ps, const char *v)
+{
+	uint64_t n;
+
+	if (parse_u64(v, 0, UINT32_MAX, &n))
+		return fail(ps, -EINVAL, ps->line, "bad value '%s' for key: expected 0 to %u", v,
+			    UINT32_MAX);
+	ps->spec->gre_flags |= GRE_F_KEY;
+	ps->spec->key = (uint32_t)n;
+	return 1;
+}
+
+static int add_prefix(struct parser *ps, const char *v)
+{
+	struct tunnel_spec *s = ps->spec;
+	struct netprefix p;
+
+	if (netaddr_parse_prefix(v, &p) || !strchr(v, '/'))
+		return fail(ps, -EINVAL, ps->line, "bad prefix '%s': expected ADDR/LEN", v);
+	if (netaddr_prefix_has_host_bits(&p))
+		return fail(ps, -EINVAL, ps->line, "prefix '%s' has host bits set", v);
+	if (!ps->any_address && !netaddr_prefix_is_bench(&p))
+		return fail(ps, -EINVAL, ps->line,
+			    "prefix %s " OPT_OUTSIDE_BENCH " (--any-address allows it)", v);
+	if (s->nprefixes >= TUNNEL_PREFIXES_MAX)
+		return fail(ps, -EINVAL, ps->line, "tunnel '%s': too many prefixes: at most %d",
+			    s->name, TUNNEL_PREFIXES_MAX);
+	ps->lines->prefixes[s->nprefixes] = ps->line;
+	s->prefixes[s->nprefixes++] = p;
+	return 1;
+}
+
+/* "a/n, b/n c/n": commas or blanks between them. */
+static int set_prefixes(struct parser *ps, const char *v)
+{
+	char buf[256], *tok, *save = NULL;
+
+	if (strlen(v) >= sizeof(buf))
+		return fail(ps, -EINVAL, ps->line, "prefixes too long");
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
+		if (!add_prefix(ps, tok))
+			return 0;
+	}
+	return 1;
+}
+
+static int set_flag(struct parser *ps, const char *key, const char *v, unsigned flag)
+{
+	bool on;
+
+	if (parse_bool(v, &on))
+		return fail(ps, -EINVAL, ps->line, "bad value '%s' for %s: expected yes or no", v,
+			    key);
+	if (on)
+		ps->spec->gre_flags |= flag;
+	else
+		ps->spec->gre_flags &= ~flag;
+	return 1;
+}
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+	struct parser *ps = user;
+	int k;
+
+	(void)section;
+	if (ps->rc)
+		return 0;
+	if (!ps->spec)
+		return fail(ps, -EINVAL, ps->line, "key '%s' outside a [tunnel NAME] section",
+			    name);
+	for (k = 0; k < K_COUNT && strcmp(key_names[k], name) != 0; k++)
+		;
+	if (k == K_COUNT)
+		return fail(ps, -EINVAL, ps->line,
+			    "unknown key '%s' in tunnel '%s': expected peer, key, prefixes, encap, "
+			    "seq or csum",
+			    name, ps->spec->name);
+	/* Last-wins would hide a mistake; only prefixes accumulate. */
+	if (ps->seen[k] && k != K_PREFIXES)
+		return fail(ps, -EINVAL, ps->line,
+			    "duplicate key '%s' in tunnel '%s' (first at line %d)", name,
+			    ps->spec->name, ps->seen[k]);
+	ps->seen[k] = ps->line;
+	if (!*value)
+		return fail(ps, -EINVAL, ps->line, "key '%s' has no value", name);
+	switch (k) {
+	case K_PEER:
+		ps->lines->peer = ps->line;
+		return set_peer(ps, value);
+	case K_KEY:
+		ps->lines->key = ps->line;
+		return set_key(ps, value);
+	case K_PREFIXES:
+		return set_prefixes(ps, value);
+	case K_ENCAP:
+		if (strcmp(value, "gre") == 0)
+			ps->spec->udp = false;
+		else if (strcmp(value, "gre-udp") == 0)
+			ps->spec->udp = true;
+		else
+			return fail(ps, -EINVAL, ps->line,
+				    "bad value '%s' for encap: expected gre or gre-udp", value);
+		return 1;
+	case K_SEQ:
+		return set_flag(ps, name, value, GRE_F_SEQ);
+	default:
+		return set_flag(ps, name, value, GRE_F_CSUM);
+	}
+}
+
+/* The section read last is whole: the rules of a tunnel on its own. */
+static void end_section(struct parser *ps)
+{
+	if (!ps->spec || ps->rc)
+		return;
+	if (check_alone(ps->spec, ps->lines, ps->err))
+		ps->rc = -EINVAL;
+}
+
+/* "[tunnel NAME]" with the brackets removed and blanks trimmed. */
+static void begin_section(struct parser *ps, char *text)
+{
+	struct tunfile *f = ps->f;
+	char *kind, *name, *extra, *save = NULL;
+
+	end_section(ps);
+	if (ps->rc)
+		return;
+	kind = strtok_r(text, " \t", &save);
+	name = kind ? strtok_r(NULL, " \t", &save) : NULL;
+	extra = name ? strtok_r(NULL, " \t", &save) : NULL;
+	if (!kind || strcmp(kind, "tunnel") != 0 || !name || extra) {
+		fail(ps, -EINVAL, ps->line, "bad section header: expected [tunnel NAME]");
+		return;
+	}
+	if (!name_ok(name)) {
+		fail(ps, -EINVAL, ps->line,
+		     "bad tunnel name '%s': use 1 to %d letters, digits, '_' or '-'", name,
+		     TUNNEL_NAME_LEN - 1);
+		return;
+	}
+	if (f->n >= TUNNELS_MAX) {
+		fail(ps, -E2BIG, ps->line, "too many tunnels: at most %d", TUNNELS_MAX);
+		return;
+	}
+	if (f->n == ps->cap) {
+		unsigned cap = ps->cap ? 2 * ps->cap : 64;
+		struct tunnel_spec *specs = realloc(f->specs, cap * sizeof(*specs));
+		struct tunfile_lines *lines;
+
+		if (specs)
+			f->specs = specs;
+		lines = specs ? realloc(f->lines, cap * sizeof(*lines)) : NULL;
+		if (!lines) {
+			fail(ps, -ENOMEM, ps->line, "out of memory");
+			return;
+		}
+		f->lines = lines;
+		ps->cap = cap;
+	}
+	ps->spec = &f->specs[f->n];
+	ps->lines = &f->lines[f->n++];
+	memset(ps->spec, 0, sizeof(*ps->spec));
+	memset(ps->lines, 0, sizeof(*ps->lines));
+	memset(ps->seen, 0, sizeof(ps->seen));
+	snprintf(ps->spec->name, sizeof(ps->spec->name), "%s", name);
+	ps->lines->section = ps->line;
+}
+
+/*
+ * libinih's reader: one line at a time from memory, counted. libinih would cut a line longer
+ * than its buffer (num) into pieces and parse each as a line of its own, and a NUL byte would
+ * end a line early without a word: both are refused. Section headers are taken here.
+ */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct parser *ps = stream;
+	const char *nl, *s;
+	size_t n, key;
+
+	if (ps->rc || ps->p >= ps->end)
+		return NULL;
+	nl = memchr(ps->p, '\n', (size_t)(ps->end - ps->p));
+	n = nl ? (size_t)(nl - ps->p) : (size_t)(ps->end - ps->p);
+	s = ps->p;
+	ps->p += n + (nl ? 1 : 0);
+	ps->line++;
+	if (memchr(s, '\0', n)) {
+		fail(ps, -EINVAL, ps->line, "a NUL byte: this is not a text file");
+		return NULL;
+	}
+	while (n && (*s == ' ' || *s == '\t')) {
+		s++;
+		n--;
+	}
+	if (n + 2 > (size_t)num) {
+		fail(ps, -EINVAL, ps->line, "line longer than %d bytes", num - 2);
+		return NULL;
+	}
+	memcpy(str, s, n);
+	str[n] = '\0';
+	if (str[0] == '[') {
+		char *close = strchr(str, ']'), *rest, *name = str + 1;
+
+		if (ps->single) {
+			fail(ps, -EINVAL, ps->line, "a section header in one tunnel's keys");
+			return NULL;
+		}
+		if (!close) {
+			fail(ps, -EINVAL, ps->line, "missing ']' in section header");
+			return NULL;
+		}
+		for (rest = close + 1; *rest == ' ' || *rest == '\t' || *rest == '\r'; rest++)
+			;
+		if (*rest && *rest != ';' && *rest != '#') {
+			fail(ps, -EINVAL, ps->line, "text after section header: '%s'", rest);
+			return NULL;
+		}
+		*close = '\0';
+		begin_section(ps, name);
+		if (ps->rc)
+			return NULL;
+		/* libinih needs a section too; a clean one. */
+		snprintf(str, (size_t)num, "[s]\n");
+		return str;
+	}
+	key = strcspn(str, "=:");
+	while (key && (str[key - 1] == ' ' || str[key - 1] == '\t'))
+		key--;
+	if (str[0] != ';' && str[0] != '#' && key >= INIH_NAME_MAX) {
+		fail(ps, -EINVAL, ps->line, "key too long: at most %d characters",
+		     INIH_NAME_MAX - 1);
+		return NULL;
+	}
+	str[n] = '\n';
+	str[n + 1] = '\0';
+	return str;
+}
+
+/* Runs libinih over what ps holds, and ends the last section. */
+static int run(struct parser *ps)
+{
+	int rc = ini_parse_stream(read_line, ps, on_key, ps);
+
+	/* libinih reports its own first error (a line with no '=') by number only, and reads
+	 * on: a refusal of ours after it is not the first. */
+	if (rc > 0 && (!ps->rc || rc < ps->err->line)) {
+		ps->rc = 0;
+		fail(ps, -EINVAL, rc, "expected 'key = value' or [tunnel NAME]");
+	}
+	if (rc < 0 && !ps->rc)
+		fail(ps, -ENOMEM, 0, "cannot parse: libinih error %d", rc);
+	end_section(ps);
+	return ps->rc;
+}
+
+/* Sorting for the rules across tunnels. */
+
+struct ref {
+	const struct tunnel_spec *s;
+	const struct tunfile_lines *l;
+	unsigned prefix; /* for the prefix rule */
+};
+
+static int by_name(const void *a, const void *b)
+{
+	const struct ref *x = a, *y = b;
+	int c = strcmp(x->s->name, y->s->name);
+
+	return c ? c : (x->l->section > y->l->section) - (x->l->section < y->l->section);
+}
+
+static int by_peer_key(const void *a, const void *b)
+{
+	const struct ref *x = a, *y = b;
+	const struct tunnel_spec *s = x->s, *t = y->s;
+	unsigned ks = s->gre_flags & GRE_F_KEY, kt = t->gre_flags & GRE_F_KEY;
+	int c;
+
+	if (s->peer.family != t->peer.family)
+		return s->peer.family < t->peer.family ? -1 : 1;
+	c = memcmp(s->peer.bytes, t->peer.bytes, sizeof(s->peer.bytes));
+	if (c)
+		return c;
+	if (ks != kt)
+		return ks < kt ? -1 : 1;
+	if (ks && s->key != t->key)
+		return s->key < t->key ? -1 : 1;
+	return (x->l->section > y->l->section) - (x->l->section < y->l->section);
+}
+
+static int by_prefix(const void *a, const void *b)
+{
+	const struct ref *x = a, *y = b;
+	const struct netprefix *p = &x->s->prefixes[x->prefix], *q = &y->s->prefixes[y->prefix];
+	int c;
+
+	if (p->addr.family != q->addr.family)
+		return p->addr.family < q->addr.family ? -1 : 1;
+	c = memcmp(p->addr.bytes, q->addr.bytes, sizeof(p->addr.bytes));
+	if (c)
+		return c;
+	if (p->len != q->len)
+		return p->len < q->len ? -1 : 1;
+	return (x->l->section > y->l->section) - (x->l->section < y->l->section);
+}
+
+/* Of the refusals found, the one at the earliest line. */
+static void keep_first(struct tunfile_error *best, int *best_rc, const struct tunfile_error *e,
+		       int rc)
+{
+	if (!*best_rc || e->line < best->line) {
+		*best = *e;
+		*best_rc = rc;
+	}
+}
+
+/*
+ * Names, peers and keys, prefixes: each sorted, so that two alike sit side by side, the later
+ * in the file second; of all the pairs, the one whose later line comes first is reported.
+ */
+static int check_across(const struct tunfile *f, struct tunfile_error *err)
+{
+	struct tunfile_error e;
+	unsigned nrefs = 0, npfx = 0;
+	struct ref *r;
+	int rc = 0;
+
+	for (unsigned i = 0; i < f->n; i++)
+		npfx += f->specs[i].nprefixes;
+	r = malloc((npfx > f->n ? npfx : f->n ? f->n : 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (unsigned i = 0; i < f->n; i++)
+		r[i] = (struct ref){ .s = &f->specs[i], .l = &f->lines[i] };
+	qsort(r, f->n, sizeof(*r), by_name);
+	for (unsigned i = 1; i < f->n; i++) {
+		if (strcmp(r[i].s->name, r[i - 1].s->name) == 0) {
+			say_same_name(&e, r[i].l->section, r[i].s->name, r[i - 1].l->section);
+			keep_first(err, &rc, &e, -EEXIST);
+		}
+	}
+	qsort(r, f->n, sizeof(*r), by_peer_key);
+	for (unsigned i = 1; i < f->n; i++) {
+		const struct ref *a = &r[i - 1], *b = &r[i];
+
+		if (same_peer_key(a->s, b->s)) {
+			say_same_peer_key(&e, b->l->key ? b->l->key : b->l->peer, b->s, a->s,
+					  a->l->key ? a->l->key : a->l->peer);
+			keep_first(err, &rc, &e, -EEXIST);
+		}
+	}
+	for (unsigned i = 0; i < f->n; i++) {
+		for (unsigned j = 0; j < f->specs[i].nprefixes; j++)
+			r[nrefs++] =
+				(struct ref){ .s = &f->specs[i], .l = &f->lines[i], .prefix = j };
+	}
+	qsort(r, nrefs, sizeof(*r), by_prefix);
+	for (unsigned i = 1; i < nrefs; i++) {
+		const struct ref *a = &r[i - 1], *b = &r[i];
+
+		/* Twice in one tunnel is its own overlap, refused as it was read. */
+		if (a->s != b->s &&
+		    same_prefix(&a->s->prefixes[a->prefix], &b->s->prefixes[b->prefix])) {
+			say_same_prefix(&e, b->l->prefixes[b->prefix], b->s,
+					&b->s->prefixes[b->prefix], a->s,
+					a->l->prefixes[a->prefix]);
+			keep_first(err, &rc, &e, -EEXIST);
+		}
+	}
+	free(r);
+	/* The file's refusals are all bad input: the caller's exit status is 2 whatever
+	 * the rule. */
+	return rc ? -EINVAL : 0;
+}
+
+int tunfile_parse(const char *text, size_t len, bool any_address, struct tunfile *out,
+		  struct tunfile_error *err)
+{
+	struct parser ps = {
+		.p = text,
+		.end = text + len,
+		.any_address = any_address,
+		.err = err,
+		.f = out,
+	};
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(err, 0, sizeof(*err));
+	rc = run(&ps);
+	return rc ? rc : check_across(out, err);
+}
+
+void tunfile_free(struct tunfile *f)
+{
+	free(f->specs);
+	free(f->lines);
+	memset(f, 0, sizeof(*f));
+}
+
+int tunfile_parse_tunnel(const char *name, const char *text, size_t len, bool any_address,
+			 struct tunnel_spec *out, struct tunfile_error *err)
+{
+	struct tunfile one = { .specs = out };
+	struct tunfile_lines lines = { 0 };
+	struct parser ps = {
+		.p = text,
+		.end = text + len,
+		.any_address = any_address,
+		.err = err,
+		.f = &one,
+		.single = true,
+		.spec = out,
+		.lines = &lines,
+	};
+
+	memset(out, 0, sizeof(*out));
+	memset(err, 0, sizeof(*err));
+	if (!name_ok(name)) {
+		fail(&ps, -EINVAL, 0,
+		     "bad tunnel name '%.*s': use 1 to %d letters, digits, '_' or '-'",
+		     TUNNEL_NAME_LEN, name, TUNNEL_NAME_LEN - 1);
+		return ps.rc;
+	}
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	return run(&ps);
+}
+
+int tunfile_load(const char *path, bool any_address, struct tunfile *out, struct tunfile_error *err)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t used = 0;
+	ssize_t n = 0;
+	int fd, rc;
+
+	memset(out, 0, sizeof(*out));
+	memset(err, 0, sizeof(*err));
+	/* Non-blocking, so that a FIFO cannot hold the open; only a regular file is read: a
+	 * device such as /dev/zero would never end. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err->msg, sizeof(err->msg), "cannot open: %s", strerror(-rc));
+		return rc;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		snprintf(err->msg, sizeof(err->msg), "not a regular file");
+		return -EINVAL;
+	}
+	if (st.st_size > TUNFILE_MAX) {
+		close(fd);
+		snprintf(err->msg, sizeof(err->msg), "file too large: at most %d bytes",
+			 TUNFILE_MAX);
+		return -EFBIG;
+	}
+	/* The size may change while it is read: a byte more than the limit is enough to tell. */
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
+		return -ENOMEM;
+	}
+	while (used <= (size_t)st.st_size) {
+		n = read(fd, buf + used, (size_t)st.st_size + 1 - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		used += (size_t)n;
+	}
+	rc = n < 0 ? -errno : 0;
+	close(fd);
+	if (rc) {
+		snprintf(err->msg, sizeof(err->msg), "cannot read: %s", strerror(-rc));
+	} else if (used > (size_t)st.st_size) {
+		rc = -EAGAIN;
+		snprintf(err->msg, sizeof(err->msg), "changed while it was read");
+	} else {
+		rc = tunfile_parse(buf, used, any_address, out, err);
+	}
+	free(buf);
+	return rc;
+}

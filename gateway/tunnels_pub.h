@@ -1,0 +1,156 @@
+/*
+ * The tunnel table in force (tunnels.h) as the workers read it: published by the control
+ * thread with an atomic pointer swap, a replaced table freed once every worker has passed a
+ * quiescent point; the workers read the pointer and mark their passes, with no allocation and
+ * no lock. Per-tunnel counters of each worker and the tunnels' sequence numbers live here, by
+ * slot: a replace of a tunnel keeps its slot, so its counts and numbers go on.
+ */
+#ifndef TUNBED_GW_TUNNELS_PUB_H
+#define TUNBED_GW_TUNNELS_PUB_H
+
+#include <stdint.h>
+
+#include "drop.h"
+#include "limits.h"
+#include "tunnels.h"
+
+/*
+ * Per-tunnel counters of one worker. Drops are counted here by reason when the tunnel is known
+ * (after the lookup); a drop before it (an unknown peer, a bad key, no tunnel for a
+ * destination) has no tunnel, and the worker counts it in its own block. 128 bytes: a worker's
+ * TUNNELS_MAX of them are 2 MiB, allocated at start, touched only where tunnels are.
+ */
+enum tunnel_counter {
+	TUNNEL_TX_PACKETS, /* inner packets encapsulated into the tunnel */
+	TUNNEL_TX_BYTES,   /* their inner bytes */
+	TUNNEL_RX_PACKETS, /* inner packets decapsulated from it into TUN */
+	TUNNEL_RX_BYTES,
+	TUNNEL_COUNTERS,
+};
+
+enum { TUNNEL_DROPS = 11 }; /* the reasons of tunnels_drop_reason */
+
+struct tunnel_stats {
+	uint64_t ctr[TUNNEL_COUNTERS];
+	uint64_t drops[TUNNEL_DROPS];
+} __attribute__((aligned(64)));
+
+/* Where reason r is counted in tunnel_stats.drops, or -1 for a reason that comes before any
+ * tunnel is known. Pure. */
+int tunnels_drop_index(enum drop_reason r);
+
+/* The reason counted at drops[i], i below TUNNEL_DROPS. Pure. */
+enum drop_reason tunnels_drop_reason(unsigned i);
+
+/* Adds v to counter c, or counts a drop for reason r (where tunnels_drop_index has it), in a
+ * block of the calling worker's own: relaxed stores, no locked instruction (as stats.h). */
+static inline void tunnels_stat_add(struct tunnel_stats *s, enum tunnel_counter c, uint64_t v)
+{
+	__atomic_store_n(&s->ctr[c], __atomic_load_n(&s->ctr[c], __ATOMIC_RELAXED) + v,
+			 __ATOMIC_RELAXED);
+}
+
+static inline void tunnels_stat_drop(struct tunnel_stats *s, enum drop_reason r)
+{
+	int i = tunnels_drop_index(r);
+
+	if (i >= 0)
+		__atomic_store_n(&s->drops[i], __atomic_load_n(&s->drops[i], __ATOMIC_RELAXED) + 1,
+				 __ATOMIC_RELAXED);
+}
+
+/* One worker's place in the publication. */
+struct tunnels_reader {
+	uint64_t epoch;		    /* odd while a pass holds a table; only its worker writes it */
+	struct tunnel_stats *stats; /* TUNNELS_MAX blocks, by slot */
+} __attribute__((aligned(64)));
+
+/* A table replaced, and each worker's epoch when it was. */
+struct tunnels_retired {
+	struct tunnels *t;
+	uint64_t epochs[CONFIG_MAX_WORKERS];
+};
+
+/* A slot of a removed tunnel, reusable once no table older than gen is left. */
+struct tunnels_pending {
+	uint32_t slot;
+	uint64_t gen;
+};
+
+/*
+ * The published table, the workers' epochs and counters, and the tunnels' sequence numbers,
+ * which belong to a slot and so outlive a replace. The control thread owns the rest.
+ */
+struct tunnels_pub {
+	struct tunnels *cur; /* read with acquire by the workers; swapped by the control thread */
+	unsigned nreaders;
+	struct tunnels_reader readers[CONFIG_MAX_WORKERS];
+	uint32_t *tx_seq; /* TUNNELS_MAX, by slot: RFC 2890 numbers a tunnel, not a worker */
+	/* The control thread's. */
+	uint64_t gen;
+	unsigned nretired;
+	struct tunnels_retired retired[TUNNELS_RETIRED_MAX]; /* oldest first */
+	uint32_t *free_slots;				     /* a stack of TUNNELS_MAX at most */
+	unsigned nfree;
+	struct tunnels_pending *pending; /* a queue of TUNNELS_MAX at most, gen ascending */
+	unsigned pending_head, npending;
+};
+
+/*
+ * Sets up p for nreaders workers (1 to CONFIG_MAX_WORKERS): their counters, the sequence
+ * numbers, and an empty table published. Returns 0, -EINVAL or -ENOMEM (p then holds
+ * nothing). Main thread, before the workers start.
+ */
+int tunnels_pub_init(struct tunnels_pub *p, unsigned nreaders);
+
+/* Frees every table and block; after the workers have stopped. Safe after a failed init. */
+void tunnels_pub_fini(struct tunnels_pub *p);
+
+/*
+ * A worker's pass begins: returns the table to use until tunnels_leave, which stays valid
+ * until then whatever the control thread publishes. One full fence per pass. Worker reader
+ * only (0 to nreaders - 1), never nested.
+ */
+const struct tunnels *tunnels_enter(struct tunnels_pub *p, unsigned reader);
+
+/* The pass ends, a quiescent point: the worker holds no table until its next tunnels_enter.
+ * A worker calls it before it sleeps too. */
+void tunnels_leave(struct tunnels_pub *p, unsigned reader);
+
+/* Worker reader's counters of tunnel tn. */
+static inline struct tunnel_stats *tunnels_stats(struct tunnels_pub *p, unsigned reader,
+						 const struct tunnel *tn)
+{
+	return &p->readers[reader].stats[tn->slot];
+}
+
+/*
+ * Makes specs (n of them) the tunnels: builds their table, a tunnel keeping the slot of the
+ * tunnel of its name in the table before (its counters and sequence numbers go on), a new
+ * name taking a free slot (zeroed), and publishes it; then frees what it can
+ * (tunnels_pub_reclaim). Returns 0, -EBUSY when TUNNELS_RETIRED_MAX tables, or every free
+ * slot, still wait for a worker's pass (nothing changed: try again after one), or
+ * tunnels_build's errors (nothing changed). Control thread.
+ */
+int tunnels_pub_set(struct tunnels_pub *p, const struct tunnel_spec *specs, unsigned n);
+
+/*
+ * Frees the replaced tables no worker can still hold (each has left its pass since, or was
+ * outside one), and makes the slots of their removed tunnels free again. Returns how many
+ * tables still wait. Control thread.
+ */
+unsigned tunnels_pub_reclaim(struct tunnels_pub *p);
+
+/* The table in force, as the control thread sees it (its own publications). Control thread. */
+const struct tunnels *tunnels_pub_current(const struct tunnels_pub *p);
+
+/* The sum over the workers of slot's counters, read with relaxed loads. Control thread. */
+void tunnels_pub_stats(const struct tunnels_pub *p, uint32_t slot, struct tunnel_stats *sum);
+
+/* The first of n sequence numbers for tunnel tn, taken with one atomic add. Worker threads. */
+static inline uint32_t tunnels_seq_take(struct tunnels_pub *p, const struct tunnel *tn, uint32_t n)
+{
+	return __atomic_fetch_add(&p->tx_seq[tn->slot], n, __ATOMIC_RELAXED);
+}
+
+#endif
