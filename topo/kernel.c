@@ -277,6 +277,43 @@ out:
 	return rc;
 }
 
+int kernel_route_add_local(struct kernel_host *h, const struct netprefix *dst)
+{
+	struct rtnl_route *route = rtnl_route_alloc();
+	struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
+	struct nl_addr *d = to_nl_addr(&dst->addr, dst->len);
+	int rc, lo = kernel_ifindex(h, "lo");
+
+	if (!route || !nh || !d) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (lo < 0) {
+		rc = lo;
+		goto out;
+	}
+	rtnl_route_set_family(route, (uint8_t)dst->addr.family);
+	rtnl_route_set_table(route, RT_TABLE_LOCAL);
+	rtnl_route_set_protocol(route, RTPROT_STATIC);
+	rtnl_route_set_scope(route, RT_SCOPE_HOST);
+	rtnl_route_set_type(route, RTN_LOCAL);
+	rc = kernel_nlerr(rtnl_route_set_dst(route, d));
+	if (rc)
+		goto out;
+	rtnl_route_nh_set_ifindex(nh, lo);
+	rtnl_route_add_nexthop(route, nh);
+	nh = NULL; /* owned by the route now */
+	rc = kernel_nlerr(rtnl_route_add(h->sk, route, NLM_F_EXCL));
+out:
+	if (nh)
+		rtnl_route_nh_free(nh);
+	if (route)
+		rtnl_route_put(route);
+	if (d)
+		nl_addr_put(d);
+	return rc;
+}
+
 int kernel_tbf_add(struct kernel_host *h, const char *ifname, uint64_t rate, uint32_t burst,
 		   uint32_t limit)
 {

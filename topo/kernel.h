@@ -49,6 +49,13 @@ int kernel_addr_add(struct kernel_host *h, const char *ifname, const struct netp
 int kernel_route_add(struct kernel_host *h, const struct netprefix *dst, const struct netaddr *via,
 		     const char *dev, unsigned mtu);
 
+/*
+ * Adds a local route for dst on lo, in the local table, as `ip route add local DST dev lo`:
+ * the host takes every address of dst as its own (Linux's AnyIP). IPv6 binds to one need
+ * net.ipv6.ip_nonlocal_bind; IPv4 binds do not.
+ */
+int kernel_route_add_local(struct kernel_host *h, const struct netprefix *dst);
+
 /* Replaces the root qdisc of ifname with tbf at rate bit/s (at most TOPO_RATE_MAX_BPS). */
 int kernel_tbf_add(struct kernel_host *h, const char *ifname, uint64_t rate, uint32_t burst,
 		   uint32_t limit);

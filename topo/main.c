@@ -65,8 +65,8 @@ static void usage(FILE *f)
 		"  -h, --help        print this help\n"
 		"  -V, --version     print the version\n"
 		"\n"
-		"FILE is a topology file (docs/topology.md) or a built-in name: ras, ras6, direct\n"
-		"(from %s).\n"
+		"FILE is a topology file (docs/topology.md) or the name of a built-in one:\n"
+		"ras, ras6, direct, ras-pair, ras-hosts, intranet, tunnels (from %s).\n"
 		"Exit status: 0 done, 1 failed (anything made is undone), 2 bad usage or file.\n",
 		TUNBED_TOPO_DIR);
 }

@@ -85,6 +85,7 @@ struct topo_link {
 struct topo_route {
 	int host;
 	int line;
+	bool local; /* "local DEST": the host answers for every address of DEST (AnyIP) */
 	struct netprefix dst;
 	bool has_via;
 	struct netaddr via;

@@ -366,8 +366,13 @@ static void set_route(struct parser *ps, const char *key, const char *value)
 	snprintf(buf, sizeof(buf), "%s", value);
 
 	tok = strtok_r(buf, " \t", &save);
+	if (tok && strcmp(tok, "local") == 0) {
+		r->local = true;
+		tok = strtok_r(NULL, " \t", &save);
+	}
 	if (!tok) {
-		fail(ps, ps->line, "empty route: expected DEST [via ADDR] [dev LINK] [mtu N]");
+		fail(ps, ps->line,
+		     "empty route: expected DEST [via ADDR] [dev LINK] [mtu N], or local DEST");
 		return;
 	}
 	if (strcmp(tok, "default") == 0) {
@@ -391,6 +396,17 @@ static void set_route(struct parser *ps, const char *key, const char *value)
 			net.addr.bytes[bit / 8] &= (uint8_t) ~(0x80 >> (bit % 8));
 		fail(ps, ps->line, "route destination '%s' has host bits set: did you mean %s?",
 		     tok, netaddr_format_prefix(&net, pfx));
+		return;
+	}
+	if (r->local) {
+		tok = strtok_r(NULL, " \t", &save);
+		if (tok) {
+			fail(ps, ps->line,
+			     "route '%s': unexpected '%s': a local route takes no via, dev or mtu",
+			     value, tok);
+			return;
+		}
+		t->nroutes++;
 		return;
 	}
 	while ((tok = strtok_r(NULL, " \t", &save)) != NULL) {

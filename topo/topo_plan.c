@@ -213,6 +213,11 @@ void topo_step_describe(const struct topo *t, const char *prefix, const struct t
 		break;
 	case TOPO_STEP_ROUTE:
 		r = &t->routes[s->index];
+		if (r->local) {
+			snprintf(buf, size, "ip -n %s route add local %s dev lo", ns,
+				 netaddr_format_prefix(&r->dst, a));
+			break;
+		}
 		n = snprintf(buf, size, "ip -n %s route add %s", ns,
 			     netaddr_format_prefix(&r->dst, a));
 		if (n >= 0 && (size_t)n < size && r->has_via)

@@ -65,6 +65,8 @@ static int do_step(struct runner *r, const struct topo_step *s)
 	case TOPO_STEP_ROUTE: {
 		const struct topo_route *rt = &t->routes[s->index];
 
+		if (rt->local)
+			return kernel_route_add_local(h, &rt->dst);
 		return kernel_route_add(h, &rt->dst, rt->has_via ? &rt->via : NULL,
 					rt->dev[0] ? rt->dev : NULL, rt->mtu);
 	}

@@ -194,15 +194,21 @@ static json_t *routes_json(struct caches *c)
 		struct nl_addr *dst = rtnl_route_get_dst(r);
 		json_t *o;
 		uint32_t mtu = 0;
+		/* The local table's routes of ours (static: the kernel's own for each address
+		 * are "kernel"), as route = local DEST makes them. */
+		bool local = rtnl_route_get_table(r) == RT_TABLE_LOCAL &&
+			     rtnl_route_get_type(r) == RTN_LOCAL &&
+			     rtnl_route_get_protocol(r) == RTPROT_STATIC;
 
-		if (rtnl_route_get_table(r) != RT_TABLE_MAIN ||
-		    rtnl_route_get_type(r) != RTN_UNICAST)
+		if (!local && (rtnl_route_get_table(r) != RT_TABLE_MAIN ||
+			       rtnl_route_get_type(r) != RTN_UNICAST))
 			continue;
 		/* IPv6 link-local routes come with every interface; they say nothing here. */
 		if (rtnl_route_get_family(r) == AF_INET6 && nl_addr_get_prefixlen(dst) == 64 &&
 		    ((const uint8_t *)nl_addr_get_binary_addr(dst))[0] == 0xfe)
 			continue;
 		o = json_object();
+		jout_str(o, "type", local ? "local" : "unicast");
 		jout_set(o, "dst", prefix_json(dst));
 		nh = rtnl_route_nexthop_n(r, 0);
 		if (nh && rtnl_route_nh_get_gateway(nh))
@@ -350,7 +356,8 @@ void topo_show_text(FILE *f, const json_t *doc)
 		json_array_foreach(json_object_get(h, "interfaces"), m, i) iface_text(f, i);
 		json_array_foreach(json_object_get(h, "routes"), m, r)
 		{
-			fprintf(f, "  route %s", jstr(r, "dst"));
+			fprintf(f, "  route %s%s", strcmp(jstr(r, "type"), "local") ? "" : "local ",
+				jstr(r, "dst"));
 			if (json_object_get(r, "via"))
 				fprintf(f, " via %s", jstr(r, "via"));
 			if (json_object_get(r, "dev"))

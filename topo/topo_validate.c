@@ -142,6 +142,8 @@ static int check_route(const struct topo *t, int ri, struct topo_error *err)
 				       "route '%s' on host '%s': same destination as line %d",
 				       r->text, h->name, o->line);
 	}
+	if (r->local)
+		return 0;
 	if (r->dev[0]) {
 		dev = topo_end_find(t, r->host, r->dev);
 		if (!dev)

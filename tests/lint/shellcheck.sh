@@ -3,7 +3,7 @@
 set -eu
 top=${1:?usage: shellcheck.sh SOURCE_DIR}
 cd "$top"
-mapfile -t files < <({ find tests scripts -name '*.sh'; echo .ci/run; echo scripts/bootstrap; echo scripts/tunbed; echo scripts/package; echo scripts/build-id;
+mapfile -t files < <({ find tests scripts topo -name '*.sh'; echo .ci/run; echo scripts/bootstrap; echo scripts/tunbed; echo scripts/package; echo scripts/build-id;
 	echo scripts/test; echo tests/guest/init; } | sort -u | while read -r f; do [ -f "$f" ] && echo "$f"; done)
 [ "${#files[@]}" -gt 0 ] || { echo "no shell scripts found" >&2; exit 1; }
 shellcheck -x "${files[@]}"

@@ -250,6 +250,19 @@ static const struct bad_row bad_rows[] = {
 	{ "[host a]\nroute = 198.18.3.0/24 via 198.18.0.2\nroute = 198.18.3.0/24 via 198.18.0.3\n"
 	  "[host b]\n[link l]\na=a\nb=b\na.addr=198.18.0.1/24\n",
 	  3, "route '198.18.3.0/24 via 198.18.0.3' on host 'a': same destination as line 2" },
+	{ "[host a]\nroute = local 198.18.64.0/18 dev lo\n", 2,
+	  "route 'local 198.18.64.0/18 dev lo': unexpected 'dev': a local route takes no via, dev "
+	  "or mtu" },
+	{ "[host a]\nroute = local\n", 2,
+	  "empty route: expected DEST [via ADDR] [dev LINK] [mtu N], or local DEST" },
+	{ "[host a]\nroute = local 10.0.0.0/8\n", 2,
+	  "route destination '10.0.0.0/8' is outside 198.18.0.0/15 and 2001:2::/48" },
+	{ "[host a]\nroute = local 198.18.64.1/18\n", 2,
+	  "route destination '198.18.64.1/18' has host bits set: did you mean 198.18.64.0/18?" },
+	{ "[host a]\nroute = local 198.18.64.0/18\nroute = 198.18.64.0/18 dev l\n[host b]\n"
+	  "[link l]\na=a\nb=b\n",
+	  3, "route '198.18.64.0/18 dev l' on host 'a': same destination as line 2" },
+	{ "[host a]\nroute = local 198.18.64.0/18\nroute = local 2001:2:0:4000::/50\n", 0, NULL },
 	/* Hosts, links and routes may come in any order; a route may precede its link. */
 	{ "[host a]\nroute = 198.18.3.0/24 via 198.18.0.2\n[link l]\na=a\nb=b\n"
 	  "a.addr=198.18.0.1/24\n[host b]\n",
@@ -319,6 +332,10 @@ static void test_load(void)
 	CHECK_INT(t->links[1].end[0].addrs[0].addr.family, AF_INET6);
 	CHECK_INT(topo_load(TUNBED_TOPO_DIR "/direct.topo", t, &err), 0);
 	CHECK_INT(t->links[0].end[1].naddrs, 2);
+	CHECK_INT(topo_load(TUNBED_TOPO_DIR "/tunnels.topo", t, &err), 0);
+	CHECK(t->routes[0].local);
+	CHECK_INT(t->routes[0].dst.len, 18);
+	CHECK(!t->routes[2].local);
 }
 
 static void test_plan(void)
@@ -352,6 +369,15 @@ static void test_plan(void)
 			       "312500 limit 3437500");
 		break;
 	}
+	/* A local route, as iproute2 makes one. */
+	CHECK_INT(topo_load(TUNBED_TOPO_DIR "/tunnels.topo", t, &err), 0);
+	CHECK_INT(topo_plan_build(t, &plan), 0);
+	buf[0] = '\0';
+	for (int i = 0; i < plan.nsteps; i++) {
+		if (plan.steps[i].kind == TOPO_STEP_ROUTE && plan.steps[i].index == 0)
+			topo_step_describe(t, "p", &plan.steps[i], buf, sizeof(buf));
+	}
+	CHECK_STR(buf, "ip -n p-client route add local 198.18.64.0/18 dev lo");
 }
 
 int main(void)
