@@ -1,7 +1,7 @@
 /*
  * The tunnel file (see tunfile.h): libinih splits "key = value" and strips comments; the line
- * reader here feeds it from memory, counts lines and takes the section headers itself, so that
- * a header is checked where it stands. The rules across tunnels are checked once the file is
+ * reader (iniline.h) feeds it from memory and counts lines, and the section headers are taken
+ * here, so that a header is checked where it stands. The rules across tunnels are checked once the file is
  * read, by sorting (a file of TUNNELS_MAX tunnels is checked in O(n log n)), and for one change
  * by a scan; both say the same words.
  */
@@ -18,19 +18,17 @@
 #include <unistd.h>
 
 #include "gre.h"
+#include "iniline.h"
 #include "opt.h"
 #include "parse.h"
-
-/* libinih copies keys into a buffer of this size and silently cuts longer ones. */
-enum { INIH_NAME_MAX = 50 };
 
 enum key_id { K_PEER, K_KEY, K_PREFIXES, K_ENCAP, K_SEQ, K_CSUM, K_COUNT };
 
 static const char *const key_names[K_COUNT] = { "peer", "key", "prefixes", "encap", "seq", "csum" };
 
 struct parser {
-	const char *p, *end; /* what is left to read */
-	int line;
+	struct iniline in; /* what is left to read */
+	int line;	   /* the line read last */
 	bool any_address;
 	struct tunfile_error *err;
 	int rc; /* 0 until the first refusal */
@@ -408,74 +406,27 @@ static void begin_section(struct parser *ps, char *text)
 	ps->lines->section = ps->line;
 }
 
-/*
- * libinih's reader: one line at a time from memory, counted. libinih would cut a line longer
- * than its buffer (num) into pieces and parse each as a line of its own, and a NUL byte would
- * end a line early without a word: both are refused. Section headers are taken here.
- */
+/* libinih's reader: a line at a time (iniline.h); section headers taken here. */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct parser *ps = stream;
-	const char *nl, *s;
-	size_t n, key;
+	char why[sizeof(ps->err->msg)];
+	enum iniline_kind k;
 
-	if (ps->rc || ps->p >= ps->end)
+	if (ps->rc)
 		return NULL;
-	nl = memchr(ps->p, '\n', (size_t)(ps->end - ps->p));
-	n = nl ? (size_t)(nl - ps->p) : (size_t)(ps->end - ps->p);
-	s = ps->p;
-	ps->p += n + (nl ? 1 : 0);
-	ps->line++;
-	if (memchr(s, '\0', n)) {
-		fail(ps, -EINVAL, ps->line, "a NUL byte: this is not a text file");
+	k = iniline_next(&ps->in, str, num, why, sizeof(why));
+	ps->line = ps->in.line;
+	if (k == INILINE_BAD || (k == INILINE_SECTION && ps->single)) {
+		fail(ps, -EINVAL, ps->line, "%s",
+		     k == INILINE_BAD ? why : "a section header in one tunnel's keys");
 		return NULL;
 	}
-	while (n && (*s == ' ' || *s == '\t')) {
-		s++;
-		n--;
+	if (k == INILINE_SECTION) {
+		begin_section(ps, str);
+		return ps->rc ? NULL : iniline_section_mark(str, num);
 	}
-	if (n + 2 > (size_t)num) {
-		fail(ps, -EINVAL, ps->line, "line longer than %d bytes", num - 2);
-		return NULL;
-	}
-	memcpy(str, s, n);
-	str[n] = '\0';
-	if (str[0] == '[') {
-		char *close = strchr(str, ']'), *rest, *name = str + 1;
-
-		if (ps->single) {
-			fail(ps, -EINVAL, ps->line, "a section header in one tunnel's keys");
-			return NULL;
-		}
-		if (!close) {
-			fail(ps, -EINVAL, ps->line, "missing ']' in section header");
-			return NULL;
-		}
-		for (rest = close + 1; *rest == ' ' || *rest == '\t' || *rest == '\r'; rest++)
-			;
-		if (*rest && *rest != ';' && *rest != '#') {
-			fail(ps, -EINVAL, ps->line, "text after section header: '%s'", rest);
-			return NULL;
-		}
-		*close = '\0';
-		begin_section(ps, name);
-		if (ps->rc)
-			return NULL;
-		/* libinih needs a section too; a clean one. */
-		snprintf(str, (size_t)num, "[s]\n");
-		return str;
-	}
-	key = strcspn(str, "=:");
-	while (key && (str[key - 1] == ' ' || str[key - 1] == '\t'))
-		key--;
-	if (str[0] != ';' && str[0] != '#' && key >= INIH_NAME_MAX) {
-		fail(ps, -EINVAL, ps->line, "key too long: at most %d characters",
-		     INIH_NAME_MAX - 1);
-		return NULL;
-	}
-	str[n] = '\n';
-	str[n + 1] = '\0';
-	return str;
+	return k == INILINE_TEXT ? str : NULL;
 }
 
 /* Runs libinih over what ps holds, and ends the last section. */
@@ -619,8 +570,7 @@ int tunfile_parse(const char *text, size_t len, bool any_address, struct tunfile
 		  struct tunfile_error *err)
 {
 	struct parser ps = {
-		.p = text,
-		.end = text + len,
+		.in = { .p = text, .end = text + len },
 		.any_address = any_address,
 		.err = err,
 		.f = out,
@@ -646,8 +596,7 @@ int tunfile_parse_tunnel(const char *name, const char *text, size_t len, bool an
 	struct tunfile one = { .specs = out };
 	struct tunfile_lines lines = { 0 };
 	struct parser ps = {
-		.p = text,
-		.end = text + len,
+		.in = { .p = text, .end = text + len },
 		.any_address = any_address,
 		.err = err,
 		.f = &one,

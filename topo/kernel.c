@@ -223,19 +223,15 @@ out:
 	return rc;
 }
 
-int kernel_route_add(struct kernel_host *h, const struct netprefix *dst, const struct netaddr *via,
-		     const char *dev, unsigned mtu)
+/* A route of one next hop (via, ifindex: either may be NULL or 0) in table, of type and scope. */
+static int route_add(struct kernel_host *h, const struct netprefix *dst, uint32_t table,
+		     uint8_t type, uint8_t scope, const struct netaddr *via, int idx, unsigned mtu)
 {
 	struct rtnl_route *route;
 	struct rtnl_nexthop *nh;
 	struct nl_addr *d = NULL, *gw = NULL;
-	int rc, idx = 0;
+	int rc;
 
-	if (dev) {
-		idx = kernel_ifindex(h, dev);
-		if (idx < 0)
-			return idx;
-	}
 	route = rtnl_route_alloc();
 	nh = rtnl_route_nh_alloc();
 	d = to_nl_addr(&dst->addr, dst->len);
@@ -246,10 +242,10 @@ int kernel_route_add(struct kernel_host *h, const struct netprefix *dst, const s
 		goto out;
 	}
 	rtnl_route_set_family(route, (uint8_t)dst->addr.family);
-	rtnl_route_set_table(route, RT_TABLE_MAIN);
+	rtnl_route_set_table(route, table);
 	rtnl_route_set_protocol(route, RTPROT_STATIC);
-	rtnl_route_set_scope(route, via ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK);
-	rtnl_route_set_type(route, RTN_UNICAST);
+	rtnl_route_set_scope(route, scope);
+	rtnl_route_set_type(route, type);
 	rc = kernel_nlerr(rtnl_route_set_dst(route, d));
 	if (rc)
 		goto out;
@@ -277,41 +273,27 @@ out:
 	return rc;
 }
 
+int kernel_route_add(struct kernel_host *h, const struct netprefix *dst, const struct netaddr *via,
+		     const char *dev, unsigned mtu)
+{
+	int idx = 0;
+
+	if (dev) {
+		idx = kernel_ifindex(h, dev);
+		if (idx < 0)
+			return idx;
+	}
+	return route_add(h, dst, RT_TABLE_MAIN, RTN_UNICAST,
+			 via ? RT_SCOPE_UNIVERSE : RT_SCOPE_LINK, via, idx, mtu);
+}
+
 int kernel_route_add_local(struct kernel_host *h, const struct netprefix *dst)
 {
-	struct rtnl_route *route = rtnl_route_alloc();
-	struct rtnl_nexthop *nh = rtnl_route_nh_alloc();
-	struct nl_addr *d = to_nl_addr(&dst->addr, dst->len);
-	int rc, lo = kernel_ifindex(h, "lo");
+	int lo = kernel_ifindex(h, "lo");
 
-	if (!route || !nh || !d) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	if (lo < 0) {
-		rc = lo;
-		goto out;
-	}
-	rtnl_route_set_family(route, (uint8_t)dst->addr.family);
-	rtnl_route_set_table(route, RT_TABLE_LOCAL);
-	rtnl_route_set_protocol(route, RTPROT_STATIC);
-	rtnl_route_set_scope(route, RT_SCOPE_HOST);
-	rtnl_route_set_type(route, RTN_LOCAL);
-	rc = kernel_nlerr(rtnl_route_set_dst(route, d));
-	if (rc)
-		goto out;
-	rtnl_route_nh_set_ifindex(nh, lo);
-	rtnl_route_add_nexthop(route, nh);
-	nh = NULL; /* owned by the route now */
-	rc = kernel_nlerr(rtnl_route_add(h->sk, route, NLM_F_EXCL));
-out:
-	if (nh)
-		rtnl_route_nh_free(nh);
-	if (route)
-		rtnl_route_put(route);
-	if (d)
-		nl_addr_put(d);
-	return rc;
+	if (lo < 0)
+		return lo;
+	return route_add(h, dst, RT_TABLE_LOCAL, RTN_LOCAL, RT_SCOPE_HOST, NULL, lo, 0);
 }
 
 int kernel_tbf_add(struct kernel_host *h, const char *ifname, uint64_t rate, uint32_t burst,

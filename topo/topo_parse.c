@@ -12,12 +12,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "iniline.h"
 #include "parse.h"
 #include "topo.h"
 #include "topo_model.h"
-
-/* libinih copies keys into a buffer of this size and silently truncates longer ones. */
-enum { INIH_NAME_MAX = 50 };
 
 enum section_kind {
 	SEC_NONE,
@@ -29,8 +27,8 @@ enum section_kind {
 struct parser {
 	struct topo *t;
 	struct topo_error *err;
-	const char *p, *end; /* what is left to read */
-	int line;
+	struct iniline in; /* what is left to read */
+	int line;	   /* the line read last */
 	bool failed;
 	enum section_kind sec;
 	int index;	    /* host or link being filled */
@@ -167,77 +165,30 @@ static void begin_section(struct parser *ps, char *text)
 	}
 }
 
-/*
- * libinih's reader callback: hands over one line at a time. Leading blanks are removed so
- * that an indented key is a key, not a continuation of the one before.
- */
+/* libinih's reader callback: a line at a time (iniline.h); section headers taken here, so that
+ * a section without keys exists too. */
 static char *read_line(char *str, int num, void *stream)
 {
 	struct parser *ps = stream;
-	const char *nl, *s;
-	size_t n, key;
+	char why[sizeof(ps->err->msg)];
+	enum iniline_kind k;
 
-	if (ps->failed || ps->p >= ps->end)
+	if (ps->failed)
 		return NULL;
-	nl = memchr(ps->p, '\n', (size_t)(ps->end - ps->p));
-	n = nl ? (size_t)(nl - ps->p) : (size_t)(ps->end - ps->p);
-	s = ps->p;
-	ps->p += n + (nl ? 1 : 0);
-	ps->line++;
-	if (memchr(s, '\0', n)) {
-		fail(ps, ps->line, "NUL byte in line: this is not a text file");
+	k = iniline_next(&ps->in, str, num, why, sizeof(why));
+	ps->line = ps->in.line;
+	switch (k) {
+	case INILINE_END:
 		return NULL;
-	}
-	/* A UTF-8 byte order mark, as some editors write, is not part of the first line. */
-	if (ps->line == 1 && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
-		s += 3;
-		n -= 3;
-	}
-	while (n && (*s == ' ' || *s == '\t')) {
-		s++;
-		n--;
-	}
-	if (n + 2 > (size_t)num) {
-		fail(ps, ps->line, "line too long: at most %d characters", num - 2);
+	case INILINE_BAD:
+		fail(ps, ps->line, "%s", why);
 		return NULL;
+	case INILINE_SECTION:
+		begin_section(ps, str);
+		return ps->failed ? NULL : iniline_section_mark(str, num);
+	case INILINE_TEXT:
+		break;
 	}
-	memcpy(str, s, n);
-	str[n] = '\0';
-
-	if (str[0] == '[') {
-		char *close = strchr(str, ']'), *rest, *name = str + 1;
-
-		if (!close) {
-			fail(ps, ps->line, "missing ']' in section header '%s'", str);
-			return NULL;
-		}
-		for (rest = close + 1; *rest == ' ' || *rest == '\t' || *rest == '\r'; rest++)
-			;
-		if (*rest && *rest != ';' && *rest != '#') {
-			fail(ps, ps->line, "text after section header: '%s'", rest);
-			return NULL;
-		}
-		*close = '\0';
-		while (*name == ' ' || *name == '\t')
-			name++;
-		for (char *e = close; e > name && (e[-1] == ' ' || e[-1] == '\t'); e--)
-			e[-1] = '\0';
-		begin_section(ps, name);
-		if (ps->failed)
-			return NULL;
-		/* libinih needs to see the section too; hand it a clean one. */
-		snprintf(str, (size_t)num, "[s]\n");
-		return str;
-	}
-	key = strcspn(str, "=:");
-	while (key && (str[key - 1] == ' ' || str[key - 1] == '\t'))
-		key--;
-	if (str[0] != ';' && str[0] != '#' && key >= INIH_NAME_MAX) {
-		fail(ps, ps->line, "key too long: at most %d characters", INIH_NAME_MAX - 1);
-		return NULL;
-	}
-	str[n] = '\n';
-	str[n + 1] = '\0';
 	return str;
 }
 
@@ -648,8 +599,7 @@ int topo_parse_syntax(const char *text, size_t len, struct topo *t, struct topo_
 	struct parser ps = {
 		.t = t,
 		.err = err,
-		.p = text,
-		.end = text + len,
+		.in = { .p = text, .end = text + len },
 	};
 	int rc;
 

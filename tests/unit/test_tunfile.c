@@ -175,7 +175,7 @@ static void test_refusals(void)
 		{ "a name too long", "[tunnel abcdefghijklmnopqrstuvwxyz0123456]\n", 1,
 		  "bad tunnel name 'abcdefghijklmnopqrstuvwxyz0123456': use 1 to 31 letters, "
 		  "digits, '_' or '-'" },
-		{ "no ']'", "[tunnel a\n", 1, "missing ']' in section header" },
+		{ "no ']'", "[tunnel a\n", 1, "missing ']' in section header '[tunnel a'" },
 		{ "text after the header", "[tunnel a] peer = 1\n", 1,
 		  "text after section header: 'peer = 1'" },
 		{ "no peer", "[tunnel a]\nprefixes = 198.18.64.0/24\n[tunnel b]\n", 1,
@@ -225,19 +225,19 @@ static void test_refusals(void)
 		tunfile_free(&f);
 	}
 
-	printf("case: a NUL byte in the middle, a line too long, a CRLF file\n");
+	printf("case: a NUL byte in the middle, a line too long, CRLF, a byte order mark\n");
 	{
 		static const char nul[] = "[tunnel a]\npeer = 198.18.0.2\nkey\0 = 1\n";
 		char text[400];
 
 		CHECK_INT(tunfile_parse(nul, sizeof(nul) - 1, false, &f, &err), -EINVAL);
 		CHECK_INT(err.line, 3);
-		CHECK_STR(err.msg, "a NUL byte: this is not a text file");
+		CHECK_STR(err.msg, "NUL byte in line: this is not a text file");
 		tunfile_free(&f);
 		snprintf(text, sizeof(text), "[tunnel a]\n; %0199d\n", 0);
 		CHECK_INT(parse(text, false, &f, &err), -EINVAL);
 		CHECK_INT(err.line, 2);
-		CHECK_STR(err.msg, "line longer than 198 bytes");
+		CHECK_STR(err.msg, "line too long: at most 198 characters");
 		tunfile_free(&f);
 		/* 198 bytes is the longest taken. */
 		snprintf(text, sizeof(text), "[tunnel a]\n; %0196d\npeer = 198.18.0.2\n", 0);
@@ -246,6 +246,12 @@ static void test_refusals(void)
 				   "from it");
 		tunfile_free(&f);
 		CHECK_INT(parse("[tunnel a]\r\npeer = 198.18.0.2\r\nprefixes = 198.18.64.0/24\r\n",
+				false, &f, &err),
+			  0);
+		CHECK_INT(f.n, 1);
+		tunfile_free(&f);
+		CHECK_INT(parse("\xef\xbb\xbf[tunnel a]\npeer = 198.18.0.2\nprefixes = "
+				"198.18.64.0/24\n",
 				false, &f, &err),
 			  0);
 		CHECK_INT(f.n, 1);
