@@ -583,6 +583,16 @@ int tunfile_parse(const char *text, size_t len, bool any_address, struct tunfile
 	return rc ? rc : check_across(out, err);
 }
 
+const char *tunfile_error_line(const char *path, const struct tunfile_error *err, char *buf,
+			       size_t size)
+{
+	if (err->line > 0)
+		snprintf(buf, size, "%s:%d: %s", path, err->line, err->msg);
+	else
+		snprintf(buf, size, "%s: %s", path, err->msg);
+	return buf;
+}
+
 void tunfile_free(struct tunfile *f)
 {
 	free(f->specs);

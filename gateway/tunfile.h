@@ -51,6 +51,11 @@ int tunfile_load(const char *path, bool any_address, struct tunfile *out,
 
 void tunfile_free(struct tunfile *f);
 
+/* The one line a refusal of file path gets: "PATH:LINE: MESSAGE", or "PATH: MESSAGE" about the
+ * whole file, into buf (size bytes, cut as snprintf cuts); returns buf. Pure. */
+const char *tunfile_error_line(const char *path, const struct tunfile_error *err, char *buf,
+			       size_t size);
+
 /*
  * One tunnel's keys as the control socket takes them: "key = value" lines without a section
  * header (the same keys and values as a section of the file), for the tunnel name. Returns 0

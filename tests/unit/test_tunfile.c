@@ -1,7 +1,7 @@
 /*
  * The tunnel file (gateway/tunfile.h): a good file read into its tunnels; every refusal with
  * its exact line and words; one tunnel's keys as the control socket takes them; the checks of
- * a change (add, remove, replace); files that are not regular. With --bed DIR N it reads the
+ * a change (add, remove, replace); files that are not regular, and the line a refusal gets. With --bed DIR N it reads the
  * two files topo/tunnels.sh wrote for N tunnels and checks every tunnel's lookups both ways
  * on both gateways (unit/tunnels_bed).
  */
@@ -370,7 +370,7 @@ static void test_changes(void)
 
 static void test_files(void)
 {
-	char dir[] = "/tmp/test_tunfile.XXXXXX", path[64];
+	char dir[] = "/tmp/test_tunfile.XXXXXX", path[64], line[400];
 	struct tunfile f;
 	struct tunfile_error err;
 	FILE *fp;
@@ -389,6 +389,12 @@ static void test_files(void)
 	CHECK_INT(tunfile_load(path, false, &f, &err), -ENOENT);
 	CHECK_STR(err.msg, "cannot open: No such file or directory");
 	CHECK_INT(err.line, 0);
+	CHECK_STR(tunfile_error_line("gwa.tunnels", &err, line, sizeof(line)),
+		  "gwa.tunnels: cannot open: No such file or directory");
+	err.line = 7;
+	snprintf(err.msg, sizeof(err.msg), "tunnel 'a' has no peer");
+	CHECK_STR(tunfile_error_line("gwa.tunnels", &err, line, sizeof(line)),
+		  "gwa.tunnels:7: tunnel 'a' has no peer");
 	CHECK_INT(mkfifo(path, 0600), 0);
 	CHECK_INT(tunfile_load(path, false, &f, &err), -EINVAL);
 	CHECK_STR(err.msg, "not a regular file");
