@@ -9,6 +9,7 @@ import contextlib
 import ipaddress
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -18,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from . import cpu, inventory
 from . import pair as pairs
-from .common import ROOT, TOPO, TOPOLOGIES, Failure, run
+from .common import ROOT, TOPO, TOPOLOGIES, Failure, ScenarioError, deferred_signals, run
 from .hosts import HostLost, Netns, Ssh
 
 # The tunnel of a RAS-shaped topology, per outer family: gwa and gwb's transit addresses, the
@@ -37,14 +38,20 @@ BUILD_ID = os.path.join(ROOT, "scripts", "build-id")
 HOST_COMMANDS = ("ip", "ss", "taskset", "sysctl", "sha256sum", "ethtool")
 
 
-@contextlib.contextmanager
-def deferred_signals():
-    """SIGINT and SIGTERM wait (blocked, then delivered) until the block is done."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+def parse_pins(text):
+    """--pin HOST=CPUS,...: {host: "0,1"}; a ScenarioError (exit status 2) for a bad one."""
+    pins = {}
+    for part in (text or "").split(","):
+        if not part:
+            continue
+        host, _, cpus = part.partition("=")
+        # CPUS goes to taskset -c and gregw --cpus: numbers and ranges, + between them.
+        if host not in ("client", "gwa", "gwb", "server") or \
+                not re.fullmatch(r"[0-9]{1,4}(-[0-9]{1,4})?(\+[0-9]{1,4}(-[0-9]{1,4})?)*", cpus):
+            raise ScenarioError(f"bad value '{part}' for --pin: expected HOST=CPUS, "
+                                "HOST one of client, gwa, gwb, server")
+        pins[host] = cpus.replace("+", ",")
+    return pins
 
 
 def stop_leftovers(namespaces, grace_s=3.0):

@@ -15,8 +15,7 @@ import re
 import stat
 import time
 
-from .bed import deferred_signals
-from .common import Failure, log
+from .common import Failure, deferred_signals, log
 
 PERIOD_US = 5000  # a budget's period: short, so that a budget is a slow core, not one that stops
 MIN_US = 1000  # the kernel's least period and quota: min_bw_quota_period_us (kernel/sched/core.c)

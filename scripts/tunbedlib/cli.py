@@ -17,17 +17,10 @@ from . import scenario
 from .common import ROOT, TOPO, Failure, GatewayFailure, log, run
 from .drivers import DRIVERS
 from .point import measure
-from .runloop import Progress, measure_into, opened
+from .bed import parse_pins
+from .runloop import Progress, bootstrap, measure_into, opened, print_reports
 
 DEFAULT_PREFIX = "tb"
-
-
-def bootstrap():
-    """Installs what is missing and builds: the README promises one command does it all."""
-    status = subprocess.run([os.path.join(ROOT, "scripts", "bootstrap")],
-                            stdout=sys.stderr).returncode
-    if status:
-        raise Failure(f"scripts/bootstrap failed (exit status {status}; its output is above)")
 
 
 def ras_scenario(args):
@@ -55,22 +48,6 @@ def apply_overrides(sc, args):
     if getattr(args, "verify", False):
         sc.verify = True
     return sc
-
-
-def parse_pins(text):
-    """--pin HOST=CPUS,...: {host: "0,1"}; a ScenarioError (exit status 2) for a bad one."""
-    pins = {}
-    for part in (text or "").split(","):
-        if not part:
-            continue
-        host, _, cpus = part.partition("=")
-        # CPUS goes to taskset -c and gregw --cpus: numbers and ranges, + between them.
-        if host not in ("client", "gwa", "gwb", "server") or \
-                not re.fullmatch(r"[0-9]{1,4}(-[0-9]{1,4})?(\+[0-9]{1,4}(-[0-9]{1,4})?)*", cpus):
-            raise scenario.ScenarioError(f"bad value '{part}' for --pin: expected HOST=CPUS, "
-                                         "HOST one of client, gwa, gwb, server")
-        pins[host] = cpus.replace("+", ",")
-    return pins
 
 
 def execute(sc, args, title):
@@ -160,11 +137,6 @@ def execute(sc, args, title):
     return status
 
 
-def print_reports(outdir):
-    print(f"report: {os.path.join(outdir, 'report.md')}")
-    print(f"report: {os.path.join(outdir, 'report.html')}")
-
-
 def checked_topology(sc, where):
     """sc's topology file, a regular file of bounded size, before anything is built;
     ScenarioError naming where it was given."""
@@ -220,7 +192,7 @@ def ndr_execute(sc, nd, args, title):
         if g not in DRIVERS:
             raise scenario.ScenarioError(f"unknown gateway '{g}': expected some of "
                                          f"{', '.join(DRIVERS)}")
-    return ndr.execute(sc, nd, args, title, bootstrap)
+    return ndr.execute(sc, nd, args, title)
 
 
 def cmd_ndr(args):
@@ -453,7 +425,7 @@ def main():
                                    "of INVENTORY; a second run changes nothing. docs/hosts.md.")
     p.add_argument("--hosts", metavar="INVENTORY", required=True)
     p.set_defaults(func=cmd_provision)
-    failover.add_parser(sub, bootstrap)
+    failover.add_parser(sub)
     args = ap.parse_args()
     if not args.command:
         ap.print_help(sys.stderr)

@@ -1,7 +1,9 @@
 """What every runner module uses: paths, one-line failures, subprocess helpers."""
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -14,10 +16,17 @@ WIRE = os.path.join(BIN, "tunbed-wire")
 SAMPLE = os.path.join(BIN, "tunbed-sample")
 OVS_DRIVER = os.path.join(ROOT, "scripts", "drivers", "ovs-gre.sh")
 TOPOLOGIES = os.path.join(ROOT, "topo", "topologies")
+# The port tunbed-traffic's servers listen on, in every scenario.
+TRAFFIC_PORT = 9400
 
 
 class Failure(Exception):
     """A failure the user gets as one line."""
+
+
+class ScenarioError(Exception):
+    """A mistake in what the user gave (a command line, a scenario or topology file): one
+    line, FILE:LINE: what for a file, and exit status 2, before anything starts."""
 
 
 class GatewayFailure(Failure):
@@ -44,3 +53,13 @@ def ns(prefix, host, *cmd):
 
 def have(program):
     return shutil.which(program) is not None
+
+
+@contextlib.contextmanager
+def deferred_signals():
+    """SIGINT and SIGTERM wait (blocked, then delivered) until the block is done."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)

@@ -20,9 +20,9 @@ import sys
 import threading
 import time
 
-from . import failreport, files, frr, limits, pair, records, rundir, scenario
-from .bed import deferred_signals
-from .common import GREGW, ROOT, TOPO, TOPOLOGIES, TRAFFIC, Failure, log, run
+from . import failreport, files, frr, limits, pair, records, rundir, scenario, units
+from .common import GREGW, ROOT, TOPO, TOPOLOGIES, TRAFFIC, Failure, deferred_signals, log, run
+from .common import TRAFFIC_PORT as PORT
 from .pair import ASN_PAIR, CLIENT_LAN, GWA, GWB, HOSTS, SERVER, SERVER_LAN, SERVICE
 
 FAULTS = {
@@ -31,7 +31,6 @@ FAULTS = {
     "link": "its link down",
     "cut": "its host cut off (every packet dropped, links up)",
 }
-PORT = 9400
 READY_S = pair.READY_S
 
 
@@ -92,10 +91,9 @@ def check_machine():
 
 
 def scenario_rate(text):
-    mult = {"k": 1e3, "m": 1e6, "g": 1e9}
-    t = text.lower().removesuffix("bit").removesuffix("bps")
+    """The UDP stream's rate (units.rate), 8 kbit/s to 10 Gbit/s."""
     try:
-        v = float(t[:-1]) * mult[t[-1]] if t and t[-1] in mult else float(t)
+        v = units.rate(text, "--udp-rate")
     except ValueError:
         v = 0
     if not 8e3 <= v <= 10e9:
@@ -443,7 +441,8 @@ def vars_of(s):
                                        "failback_after", "tail", "mode", "workers", "topology")}
 
 
-def cmd_failover(args, bootstrap):
+def cmd_failover(args):
+    from .runloop import bootstrap
     s = parse(args)
     bootstrap()
     check_machine()
@@ -474,7 +473,7 @@ def cmd_failover(args, bootstrap):
     return status
 
 
-def add_parser(sub, bootstrap):
+def add_parser(sub):
     p = sub.add_parser("failover", help="the RAS gateway pair: fail the active gateway under "
                                         "load and measure the takeover (docs/failover.md)")
     p.add_argument("--faults", metavar="LIST",
@@ -491,4 +490,4 @@ def add_parser(sub, bootstrap):
     p.add_argument("--topology", default="ras-pair", help="a pair topology (default ras-pair)")
     p.add_argument("--prefix", default="tb", help="namespace prefix (default tb)")
     p.add_argument("--results", default=os.path.join(ROOT, "results"), metavar="DIR")
-    p.set_defaults(func=lambda a: cmd_failover(a, bootstrap))
+    p.set_defaults(func=cmd_failover)

@@ -40,7 +40,7 @@ import datetime
 import os
 import re
 
-from . import files, inventory, limits, records
+from . import files, inifile, inventory, limits, records, units
 
 STREAMS_MAX = 10000  # tunbed-traffic --sessions
 RATE_MIN, RATE_MAX = 8000, 32 * 10**9  # a tbf cap, as tunbed-topo takes it (docs/topology.md)
@@ -57,51 +57,41 @@ def udp_size(mtu, addr):
     return mtu - IP_UDP[6 if ":" in addr else 4]
 
 
-class IntranetError(Exception):
+class IntranetError(ValueError):
     """A bad value or file: one line, exit status 2."""
 
 
 def parse_rate(text, what):
-    """A bit rate as tunbed's tools read it: '1gbit', '2.5g', '100mbit', '1000000'."""
-    m = re.fullmatch(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([kmgt]?)(bit)?", text.strip().lower())
-    if not m:
-        raise IntranetError(f"bad value '{text}' for {what}: expected a bit rate such as "
-                            f"1gbit, 2.5g or 100mbit")
-    bps = round(float(m.group(1)) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m.group(2)])
+    """A bit rate as tunbed's tools read it (units.rate): '1gbit', '2.5g', '100mbit'; at
+    least 1 bit/s."""
+    try:
+        bps = round(units.rate(text, what))
+    except ValueError as e:
+        raise IntranetError(str(e)) from None
     if bps < 1:
         raise IntranetError(f"bad value '{text}' for {what}: expected a bit rate above 0")
     return bps
 
 
 def parse_size(text, what):
-    """Bytes as tunbed's tools read them: '64k', '1m' (1024-based), '125000'."""
-    m = re.fullmatch(r"([0-9]+)(?:([kmg])(?:ib)?)?b?", text.strip().lower())
-    if not m:
-        raise IntranetError(f"bad value '{text}' for {what}: expected bytes such as 125k or 1m")
-    return int(m.group(1)) << {None: 0, "k": 10, "m": 20, "g": 30}[m.group(2)]
+    """Bytes as tunbed's tools read them (units.size): '64k', '1m', '125000'."""
+    try:
+        return units.size(text, what)
+    except ValueError as e:
+        raise IntranetError(str(e)) from None
 
 
-def rate_text(bps):
-    """'1.5 Gbit/s', '500 Mbit/s', '64 kbit/s': a rate for people."""
-    for unit, scale in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
-        if bps >= scale:
-            return f"{bps / scale:.3g} {unit}"
-    return f"{bps:.0f} bit/s"
+rate_text = units.rate_text
 
 
 def number(text, lo, hi, what, whole=False):
     try:
-        x = int(text) if whole else float(text)
-    except ValueError:
-        raise IntranetError(f"bad value '{text}' for {what}: expected "
-                            f"{'a whole number' if whole else 'a number'}") from None
-    if not lo <= x <= hi:
-        raise IntranetError(f"bad value '{text}' for {what}: expected {lo:g} to {hi:g}")
-    return x
+        return inifile.number(text, lo, hi, what, whole)
+    except ValueError as e:
+        raise IntranetError(str(e)) from None
 
 
-def words(text):
-    return [w for w in text.replace(",", " ").split() if w]
+words = inifile.words
 
 
 @dataclasses.dataclass
@@ -267,51 +257,34 @@ PROFILE_KEYS = {
 def parse(text, filename="scenario"):
     """A scenario file's text as a Scenario. Raises IntranetError naming FILE:LINE."""
     sc = Scenario()
-    section, target, seen = None, None, {}
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in ";#":
+    headers = {}
+
+    def section(name, n):
+        if name == "intranet":
+            if name in headers:
+                raise IntranetError(f"[intranet] given twice (first at line {headers[name]})")
+        elif name.startswith("profile "):
+            profile = _name(name[8:], "profile name")
+            if profile in sc.defined:
+                raise IntranetError(f"profile '{profile}' defined twice (first at line "
+                                    f"{headers[name]})")
+            sc.defined[profile] = Profile(profile)
+        else:
+            raise IntranetError(f"unknown section [{name}]: expected [intranet] or "
+                                f"[profile NAME]")
+        headers[name] = n
+        return name
+
+    for n, name, key, value in inifile.entries(text, filename, IntranetError, section,
+                                               "a section"):
+        if key is None:
             continue
-        try:
-            if line.startswith("["):
-                if not line.endswith("]"):
-                    raise IntranetError(f"missing ']' in '{line}'")
-                section = " ".join(line[1:-1].split())
-                if (section, None) in seen and section == "intranet":
-                    raise IntranetError(f"[intranet] given twice (first at line "
-                                        f"{seen[(section, None)]})")
-                if section == "intranet":
-                    target = sc
-                elif section.startswith("profile "):
-                    name = _name(section[8:], "profile name")
-                    if name in sc.defined:
-                        raise IntranetError(f"profile '{name}' defined twice (first at line "
-                                            f"{seen[(section, None)]})")
-                    target = sc.defined[name] = Profile(name)
-                else:
-                    raise IntranetError(f"unknown section [{section}]: expected [intranet] or "
-                                        f"[profile NAME]")
-                seen[(section, None)] = n
-                continue
-            if section is None:
-                raise IntranetError(f"'{line}' outside a section")
-            if "=" not in line:
-                raise IntranetError(f"expected 'key = value', got '{line}'")
-            key, value = (x.strip() for x in line.split("=", 1))
-            value = value.split(" ;")[0].strip()
-            keys = SCENARIO_KEYS if target is sc else PROFILE_KEYS
-            if key not in keys:
-                raise IntranetError(f"unknown key '{key}' in [{section}]: expected one of "
-                                    f"{', '.join(keys)}")
-            if (section, key) in seen:
-                raise IntranetError(f"duplicate key '{key}' (first at line "
-                                    f"{seen[(section, key)]})")
-            seen[(section, key)] = n
-            if not value:
-                raise IntranetError(f"key '{key}' has no value")
-            keys[key](target, value)
-        except IntranetError as e:
-            raise IntranetError(f"{filename}:{n}: {e}") from None
+        target = sc if name == "intranet" else sc.defined[name[8:]]
+        keys = SCENARIO_KEYS if target is sc else PROFILE_KEYS
+        if not value and key in keys:
+            raise IntranetError(f"{filename}:{n}: key '{key}' has no value")
+        inifile.apply(keys, target, key, value, f"{filename}:{n}", IntranetError,
+                      f"unknown key '{key}' in [{name}]: expected one of {', '.join(keys)}")
     return sc
 
 
@@ -461,8 +434,7 @@ def execute(sc, args):
     """Runs the scenario into a new results directory; returns the exit status."""
     # Imported here: cli imports this module to register the command.
     from . import intranet_report, intranet_run
-    from .cli import bootstrap, print_reports
-    from .runloop import Progress, measure_into, opened
+    from .runloop import Progress, bootstrap, measure_into, opened, print_reports
     from .common import log
     inv, nominal = None, 0
     if args.hosts:

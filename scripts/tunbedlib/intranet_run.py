@@ -15,12 +15,12 @@ import tempfile
 import time
 
 from . import bed as beds, records
-from .common import TOPO, TOPOLOGIES, Failure, run
+from .common import TOPO, TOPOLOGIES, Failure, deferred_signals, run
+from .common import TRAFFIC_PORT as PORT
 from .hosts import Netns
 from .intranet import PING_GROUPS, udp_size
-from .point import PORT, wait_listening
+from .point import wait_listening
 
-deferred_signals = beds.deferred_signals
 TOPOLOGY = os.path.join(TOPOLOGIES, "intranet.topo")
 LAN, CAP = "lan", "cap"  # the topology's links (and interfaces): client-zone, zone-server
 SERVER_ADDR = "198.18.5.2"

@@ -19,9 +19,10 @@ import re
 import subprocess
 import time
 
-from . import cpu, files, limits, records, scenario, search, vpn
-from .bed import NamespaceBed, deferred_signals
-from .common import TOPO, Failure, log, run
+from . import cpu, files, inifile, limits, records, scenario, search, units, vpn
+from .bed import NamespaceBed
+from .common import TOPO, Failure, deferred_signals, log, run
+from .common import TRAFFIC_PORT as PORT
 from .drivers import DRIVERS
 from .hosts import Netns
 from .point import pinned, wait_listening
@@ -36,7 +37,6 @@ PAYLOAD_MIN = 18           # tunbed-traffic's short header (PROTO_UDP_SHORT_HLEN
 DEFAULT_SIZES = [64, 512, 1280]
 FULL_SIZES = [64, 128, 256, 512, 1024, 1280, 1518]  # RFC 2544, section 9.1
 FRACTIONS = (0.1, 0.5, 0.9)  # of PDR, where latency is measured (as CSIT does)
-PORT = 9400
 SAMPLE_HZ = 10             # CPU samples a second: a 1 s trial gets ten
 SAMPLES_PER_S = 1000       # latency samples a second of a trial (every N-th datagram)
 SAMPLE_EVERY_MIN = 100     # at most one datagram in this many asks for a reply
@@ -90,12 +90,8 @@ def frame(size, gateway, mode, family, transit_mtu, lan_mtu):
 
 
 def parse_rate(v, what):
-    """Datagrams a second: '800000', '800k', '1.5m' (1000-based)."""
-    m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)([kKmMgG]?)", v.strip())
-    if not m:
-        raise ValueError(f"bad value '{v}' for {what}: expected datagrams a second, e.g. 500k "
-                         "or 1.5m")
-    x = float(m[1]) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m[2].lower()]
+    """Datagrams a second (units.rate): '800000', '800k', '1.5m'; 1 to 100 million."""
+    x = units.rate(v, what, "pps")
     if not 1 <= x <= 1e8:
         raise ValueError(f"bad value '{v}' for {what}: expected 1 to 100m datagrams a second")
     return x
@@ -117,16 +113,16 @@ class Ndr:
 
 
 def _sizes(v):
-    return sorted(scenario._ints(v, 1, 65535, "sizes"))
+    return sorted(inifile.ints(v, 1, 65535, "sizes"))
 
 
 NDR_SETTERS = {
     "sizes": lambda n, v: setattr(n, "sizes", _sizes(v)),
-    "flows": lambda n, v: setattr(n, "flows", scenario._ints(v, 1, 1000, "flows")[0]),
-    "width": lambda n, v: setattr(n, "width", scenario._number(v, 0.001, 0.5, "width")),
-    "pdr_loss": lambda n, v: setattr(n, "pdr_loss", scenario._number(v, 0, 50, "pdr_loss")),
+    "flows": lambda n, v: setattr(n, "flows", inifile.ints(v, 1, 1000, "flows")[0]),
+    "width": lambda n, v: setattr(n, "width", inifile.number(v, 0.001, 0.5, "width")),
+    "pdr_loss": lambda n, v: setattr(n, "pdr_loss", inifile.number(v, 0, 50, "pdr_loss")),
     "initial_time": lambda n, v: setattr(n, "initial_time",
-                                         scenario._number(v, 0.1, 3600, "initial_time")),
+                                         inifile.number(v, 0.1, 3600, "initial_time")),
     "min_rate": lambda n, v: setattr(n, "min_rate", parse_rate(v, "min_rate")),
     "max_rate": lambda n, v: setattr(n, "max_rate", parse_rate(v, "max_rate")),
     "direct_topology": lambda n, v: setattr(n, "direct_topology", v),
@@ -144,18 +140,9 @@ def from_section(sc, path):
         if key in sc.lines:
             raise scenario.ScenarioError(f"{path}:{sc.lines[key]}: '{key}' does not apply to an "
                                          "NDR search (its keys are in [ndr])")
-    seen = {}
     for n, key, value in sc.ndr:
-        if key not in NDR_SETTERS:
-            raise scenario.ScenarioError(f"{path}:{n}: unknown key '{key}' in [ndr]")
-        if key in seen:
-            raise scenario.ScenarioError(f"{path}:{n}: duplicate key '{key}' (first at line "
-                                         f"{seen[key]})")
-        seen[key] = n
-        try:
-            NDR_SETTERS[key](nd, value)
-        except ValueError as e:
-            raise scenario.ScenarioError(f"{path}:{n}: {e}") from None
+        inifile.apply(NDR_SETTERS, nd, key, value, f"{path}:{n}", scenario.ScenarioError,
+                      f"unknown key '{key}' in [ndr]")
     return nd
 
 
@@ -439,11 +426,11 @@ def check(sc, nd):
     return family, fr, ceiling
 
 
-def execute(sc, nd, args, title, bootstrap):
+def execute(sc, nd, args, title):
     """Runs an NDR scenario into a new results directory; returns the exit status."""
     from . import ndr_report
-    from .cli import parse_pins, print_reports
-    from .runloop import Progress, measure_into
+    from .bed import parse_pins
+    from .runloop import Progress, bootstrap, measure_into, print_reports
     if getattr(args, "hosts", None):
         raise scenario.ScenarioError("tunbed ndr runs in namespaces only (no --hosts yet)")
     pins = parse_pins(args.pin)

@@ -20,7 +20,6 @@ ASN_CORE, ASN_PAIR = 65000, 65010
 # The addresses of ras-pair.topo: each gateway's own and its neighbour's on its link to core.
 GWB = {"gwb1": ("198.18.4.2", "198.18.4.1", "t1"), "gwb2": ("198.18.5.2", "198.18.5.1", "t2")}
 GWA, CLIENT_LAN, SERVER_LAN, SERVER = "198.18.0.1", "198.18.1.0/24", "198.18.3.0/24", "198.18.3.2"
-PORT = 9400
 READY_S = 20.0
 # 100 ms with 5 missed: 3 (FRR's default multiplier) flapped on a shared 2-core box at load 7.
 BFD = ("bfd\n profile fast\n  detect-multiplier 5\n  receive-interval 100\n"

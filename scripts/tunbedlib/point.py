@@ -10,12 +10,11 @@ import signal
 import time
 
 from . import cpu, records
-from .bed import deferred_signals
-from .common import Failure, GatewayFailure
+from .common import Failure, GatewayFailure, deferred_signals
+from .common import TRAFFIC_PORT as PORT
 from .drivers import DRIVERS
 from .hosts import HostLost
 
-PORT = 9400
 WIRE_OK = (0, 3)  # done; done and a frame broke an expectation (docs/wire.md, exit status)
 READY_TIMEOUT_S = 30
 

@@ -8,12 +8,28 @@ import contextlib
 import datetime
 import os
 import shutil
+import subprocess
 import sys
 import time
 
 from . import inventory, records
-from .bed import deferred_signals
-from .common import Failure, log
+from .common import ROOT, Failure, deferred_signals, log
+
+
+def bootstrap(kind=None):
+    """Installs what is missing and builds: the README promises one command does it all. The
+    one call of scripts/bootstrap; kind is the scenario kind about to run (None: a command of
+    no kind), for a bootstrap that installs per kind."""
+    status = subprocess.run([os.path.join(ROOT, "scripts", "bootstrap")],
+                            stdout=sys.stderr).returncode
+    if status:
+        raise Failure(f"scripts/bootstrap failed (exit status {status}; its output is above)")
+
+
+def print_reports(outdir):
+    """The lines that name a results directory's reports, report.md's first."""
+    print(f"report: {os.path.join(outdir, 'report.md')}")
+    print(f"report: {os.path.join(outdir, 'report.html')}")
 
 
 class Progress:

@@ -29,8 +29,8 @@ import hashlib
 import os
 import re
 
-from . import drivers, files, limits
-from .common import TOPOLOGIES
+from . import drivers, files, inifile, limits
+from .common import TOPOLOGIES, ScenarioError
 from .drivers import DRIVERS
 
 GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "external", "wireguard-go", "openvpn",
@@ -38,10 +38,6 @@ GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "external", "wireguard-
 GREGW_ENCAPS = ("gre", "gre-udp")
 GREGW_OPTIONS = ("key", "seq", "csum", "nooffload", "aqm", "iptx", "nofq")
 PATTERNS = ("push", "pull", "duplex")
-
-
-class ScenarioError(Exception):
-    """A bad scenario: the message is one line, FILE:LINE: what."""
 
 
 @dataclasses.dataclass
@@ -104,40 +100,14 @@ def file_name(gateway):
     return name
 
 
-def once_each(values, what):
-    """values, each given once: two points of one value would have one key, and their records
-    one file."""
-    seen = set()
-    for v in values:
-        if v in seen:
-            raise ValueError(f"{v} given twice in {what}")
-        seen.add(v)
-    return values
-
-
-def _ints(v, lo, hi, what):
-    out = []
-    for part in v.replace(",", " ").split():
-        try:
-            n = int(part)
-        except ValueError:
-            raise ValueError(f"bad value '{part}' for {what}: expected whole numbers") from None
-        if not lo <= n <= hi:
-            raise ValueError(f"bad value '{part}' for {what}: expected {lo} to {hi}")
-        out.append(n)
-    if not out:
-        raise ValueError(f"{what} needs at least one value")
-    return once_each(out, what)
-
-
 def _words(v, allowed, what):
-    out = [w for w in v.replace(",", " ").split()]
+    out = inifile.words(v)
     if not out:
         raise ValueError(f"{what} needs at least one value")
     for w in out:
         if allowed and w not in allowed:
             raise ValueError(f"unknown {what} '{w}': expected one of {', '.join(allowed)}")
-    return once_each(out, {"gateway": "gateways", "mode": "modes"}.get(what, what))
+    return inifile.once_each(out, {"gateway": "gateways", "mode": "modes"}.get(what, what))
 
 
 def _gateways(v, base):
@@ -169,24 +139,6 @@ def _modes(v):
     return out
 
 
-def _number(v, lo, hi, what):
-    try:
-        x = float(v)
-    except ValueError:
-        raise ValueError(f"bad value '{v}' for {what}: expected a number") from None
-    if not lo <= x <= hi:
-        raise ValueError(f"bad value '{v}' for {what}: expected {lo:g} to {hi:g}")
-    return x
-
-
-def _bool(v, what):
-    if v.lower() in ("yes", "on", "true", "1"):
-        return True
-    if v.lower() in ("no", "off", "false", "0"):
-        return False
-    raise ValueError(f"bad value '{v}' for {what}: expected yes or no")
-
-
 def _set_name(sc, v):
     # The results directory's name ends with it.
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", v):
@@ -202,7 +154,7 @@ def _set_congestion(sc, v):
 
 
 def _set_mtu(sc, v):
-    mtus = _ints(v, 0, 65535, "mtu")
+    mtus = inifile.ints(v, 0, 65535, "mtu")
     for m in mtus:
         if 0 < m < 1280:
             raise ValueError(f"bad value '{m}' for mtu: 0 (the topology's) or 1280 to 65535")
@@ -214,62 +166,43 @@ SETTERS = {
     "topology": lambda s, v: setattr(s, "topology", v),
     "gateways": lambda s, v, base="": setattr(s, "gateways", _gateways(v, base)),
     "modes": lambda s, v: setattr(s, "modes", _modes(v)),
-    "workers": lambda s, v: setattr(s, "workers", _ints(v, 1, 64, "workers")),
-    "sessions": lambda s, v: setattr(s, "sessions", _ints(v, 1, 10000, "sessions")),
+    "workers": lambda s, v: setattr(s, "workers", inifile.ints(v, 1, 64, "workers")),
+    "sessions": lambda s, v: setattr(s, "sessions", inifile.ints(v, 1, 10000, "sessions")),
     "mtu": _set_mtu,
     "pattern": lambda s, v: setattr(s, "pattern", _words(v, PATTERNS, "pattern")),
-    "time": lambda s, v: setattr(s, "time", _number(v, 1, 3600, "time")),
-    "warmup": lambda s, v: setattr(s, "warmup", _number(v, 0, 600, "warmup")),
-    "repeats": lambda s, v: setattr(s, "repeats", _ints(v, 1, 100, "repeats")[0]),
-    "rr": lambda s, v: setattr(s, "rr", _bool(v, "rr")),
+    "time": lambda s, v: setattr(s, "time", inifile.number(v, 1, 3600, "time")),
+    "warmup": lambda s, v: setattr(s, "warmup", inifile.number(v, 0, 600, "warmup")),
+    "repeats": lambda s, v: setattr(s, "repeats", inifile.ints(v, 1, 100, "repeats")[0]),
+    "rr": lambda s, v: setattr(s, "rr", inifile.flag(v, "rr")),
     "congestion": _set_congestion,
-    "wire_audit": lambda s, v: setattr(s, "wire_audit", _bool(v, "wire_audit")),
-    "verify": lambda s, v: setattr(s, "verify", _bool(v, "verify")),
+    "wire_audit": lambda s, v: setattr(s, "wire_audit", inifile.flag(v, "wire_audit")),
+    "verify": lambda s, v: setattr(s, "verify", inifile.flag(v, "verify")),
 }
 
 
 def parse(text, filename="scenario"):
     """Parses a scenario file's text. Raises ScenarioError naming file:line."""
     sc = Scenario(name=os.path.splitext(os.path.basename(filename))[0] or "scenario")
-    section, seen = None, {}
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in ";#":
-            continue
-        if line.startswith("["):
-            if not line.endswith("]"):
-                raise ScenarioError(f"{filename}:{n}: missing ']' in '{line}'")
-            section = line[1:-1].strip()
-            if section not in ("scenario", "ndr"):
-                raise ScenarioError(f"{filename}:{n}: unknown section [{section}]: "
-                                    f"expected [scenario] or [ndr]")
-            if section == "ndr":
-                sc.ndr = sc.ndr or []
-            continue
-        if section is None:
-            raise ScenarioError(f"{filename}:{n}: '{line}' outside [scenario]")
-        if "=" not in line:
-            raise ScenarioError(f"{filename}:{n}: expected 'key = value', got '{line}'")
-        key, value = (x.strip() for x in line.split("=", 1))
-        value = value.split(" ;")[0].strip()
+    # A cmd:PATH gateway's PATH is relative to the file.
+    setters = dict(SETTERS, gateways=lambda s, v: SETTERS["gateways"](s, v,
+                                                                       os.path.dirname(filename)))
+    for n, section, key, value in inifile.entries(text, filename, ScenarioError, _section,
+                                                  "[scenario]"):
         if section == "ndr":
-            sc.ndr.append((n, key, value))
-            continue
-        if key not in SETTERS:
-            raise ScenarioError(f"{filename}:{n}: unknown key '{key}'")
-        if key in seen:
-            raise ScenarioError(f"{filename}:{n}: duplicate key '{key}' (first at line "
-                                f"{seen[key]})")
-        seen[key] = n
-        sc.lines[key] = n
-        try:
-            if key == "gateways":
-                SETTERS[key](sc, value, os.path.dirname(filename))
-            else:
-                SETTERS[key](sc, value)
-        except ValueError as e:
-            raise ScenarioError(f"{filename}:{n}: {e}") from None
+            sc.ndr = sc.ndr or []
+            if key is not None:
+                sc.ndr.append((n, key, value))
+        elif key is not None:
+            sc.lines[key] = n
+            inifile.apply(setters, sc, key, value, f"{filename}:{n}", ScenarioError,
+                          f"unknown key '{key}'")
     return sc
+
+
+def _section(name, n):
+    if name not in ("scenario", "ndr"):
+        raise ValueError(f"unknown section [{name}]: expected [scenario] or [ndr]")
+    return name
 
 
 def load(path):
