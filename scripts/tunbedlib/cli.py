@@ -15,7 +15,7 @@ from . import bed as beds
 from . import drivers, failover, files, intranet, inventory, ndr, provision, records, report
 from . import scenario
 from .common import ROOT, TOPO, Failure, GatewayFailure, log, run
-from .drivers import DRIVERS
+from .drivers import DRIVERS, gregw
 from .point import measure
 from .bed import parse_pins
 from .runloop import Progress, bootstrap, measure_into, opened, print_reports
@@ -323,10 +323,7 @@ def add_matrix_options(p, defaults_note):
     p.add_argument("--sessions", metavar="LIST", help=f"sessions per point, e.g. 1,8,64 "
                                                      f"({defaults_note})")
     p.add_argument("--workers", metavar="LIST", help="gregw worker threads, e.g. 1,2")
-    p.add_argument("--modes", metavar="LIST",
-                   help="gregw modes: gre or gre-udp, with +key, +seq, +csum, +nooffload, "
-                   "+aqm (CoDel: --aqm codel), +iptx (plain GRE on the IP path: --wire-tx ip), "
-                   "+nofq (first in, first out: --fair-queue off) (e.g. gre-udp+seq,gre+nooffload)")
+    p.add_argument("--modes", metavar="LIST", help=gregw.modes_help())
     p.add_argument("--repeats", type=int, metavar="N", help="repeats of every point")
     p.add_argument("--time", type=float, metavar="S", help="measured seconds per run")
     p.add_argument("--warmup", type=float, metavar="S", help="warm-up seconds per run (default 2)")
@@ -368,9 +365,9 @@ def main():
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("compare", help="the same points for several gateways, side by side")
     p.add_argument("--gateways", required=True, metavar="LIST",
-                   help="e.g. gregw,route,vxlan,ovs-gre,wireguard-go,openvpn-none,openvpn,fastd,"
-                        "fastd-null (one this machine cannot run is skipped with a note); "
-                        "cmd:PATH for a gateway of your own (CONTRIBUTING.md)")
+                   help=f"some of {', '.join(drivers.GATEWAYS)}, between commas (one this "
+                        "machine cannot run is skipped with a note); cmd:PATH for a gateway of "
+                        "your own (CONTRIBUTING.md)")
     add_matrix_options(p, "default 1,8,64")
     p.set_defaults(func=cmd_compare)
     intranet.add_parser(sub, os.path.join(ROOT, "results"), DEFAULT_PREFIX)

@@ -21,6 +21,7 @@ import threading
 import time
 
 from . import failreport, files, frr, limits, pair, records, rundir, scenario, units
+from .drivers import gregw
 from .common import GREGW, ROOT, TOPO, TOPOLOGIES, TRAFFIC, Failure, deferred_signals, log, run
 from .common import TRAFFIC_PORT as PORT
 from .pair import ASN_PAIR, CLIENT_LAN, GWA, GWB, HOSTS, SERVER, SERVER_LAN, SERVICE
@@ -32,6 +33,10 @@ FAULTS = {
     "cut": "its host cut off (every packet dropped, links up)",
 }
 READY_S = pair.READY_S
+
+
+# Every option of gregw's modes but the key, which the pair always has (7).
+MODE_OPTIONS = tuple(o for o in gregw.OPTIONS if o != "key")
 
 
 class Settings:
@@ -72,12 +77,10 @@ def parse(args):
     if args.udp_rate is not None:
         s.udp_rate = scenario_rate(args.udp_rate)
     if args.mode is not None:
-        encap, *opts = args.mode.split("+")
-        if encap not in scenario.GREGW_ENCAPS or len(set(opts)) != len(opts) or \
-                any(o not in ("seq", "csum", "nooffload") for o in opts):
-            raise scenario.ScenarioError(
-                f"--mode: bad gregw mode '{args.mode}': gre or gre-udp, with +seq, +csum, "
-                f"+nooffload (the key is always 7)")
+        try:
+            gregw.check_mode(args.mode, MODE_OPTIONS, "gregw mode")
+        except ValueError as e:
+            raise scenario.ScenarioError(f"--mode: {e} (the key is always 7)") from None
         s.mode = args.mode
     s.topology = topology_path(args.topology)
     return s
@@ -172,21 +175,14 @@ class Bed:
         pair.wait(ready, what, timeout)
 
     def gregw_cmd(self, host):
-        encap, *opts = self.s.mode.split("+")
         sock = os.path.join(self.tmp, f"{host}.sock")
         if host == "gwa":
             ends = ["--remote", SERVICE, "--addr", "198.19.0.1/24", "--route", SERVER_LAN]
         else:
             ends = ["--local", SERVICE, "--remote", GWA, "--addr", "198.19.0.2/24",
                     "--route", CLIENT_LAN]
-        cmd = [GREGW, *ends, "--encap", encap, "--key", "7", "--ctl", sock,
+        cmd = [GREGW, *ends, *gregw.flags(self.s.mode + "+key"), "--ctl", sock,
                "--workers", str(self.s.workers)]
-        if "seq" in opts:
-            cmd.append("--seq")
-        if "csum" in opts:
-            cmd.append("--csum")
-        if "nooffload" in opts:
-            cmd += ["--offload", "off"]
         return cmd, sock
 
     def start_gregw(self, host):

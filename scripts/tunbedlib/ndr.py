@@ -19,7 +19,7 @@ import re
 import subprocess
 import time
 
-from . import cpu, files, inifile, limits, records, scenario, search, units, vpn
+from . import cpu, files, inifile, limits, records, scenario, search, units
 from .bed import NamespaceBed
 from .common import TOPO, Failure, deferred_signals, log, run
 from .common import TRAFFIC_PORT as PORT
@@ -47,17 +47,12 @@ DIRECT_MAX_RATE = 2e7      # where the ceiling's search starts: above any rate a
 
 
 def overhead(gateway, mode, family):
-    """Bytes a gateway's tunnel adds to each inner IP packet on transit, or None if unknown."""
-    ip = IP_HEADER[family]
-    if gateway == "gregw":
-        encap, *opts = mode.split("+")
-        return (ip + (UDP_HEADER if encap == "gre-udp" else 0) + 4
-                + 4 * sum(o in opts for o in ("key", "seq", "csum")))
-    daemon = DRIVERS.get(gateway)
-    if daemon is not None and issubclass(daemon, vpn.Daemon):
-        return ip + vpn.UDP + daemon.overhead  # what each puts before an inner packet
-    return {"route": 0, DIRECT: 0, "gre": ip + 4, "ovs-gre": ip + 8,  # OVS: key 7
-            "vxlan": ip + UDP_HEADER + 8 + 14}.get(gateway)
+    """Bytes a gateway's tunnel adds to each inner IP packet on transit (its driver's
+    overhead()), or None if unknown."""
+    if gateway == DIRECT:
+        return 0
+    driver = DRIVERS.get(gateway)
+    return driver.overhead(mode, IP_HEADER[family]) if driver else None
 
 
 def frame(size, gateway, mode, family, transit_mtu, lan_mtu):
@@ -75,7 +70,7 @@ def frame(size, gateway, mode, family, transit_mtu, lan_mtu):
     oh = overhead(gateway, mode, family)
     if oh is None:
         raise ValueError(f"gateway {gateway}: its tunnel overhead is not known to tunbed ndr "
-                         "(overhead() in scripts/tunbedlib/ndr.py)")
+                         "(its driver's overhead(), scripts/tunbedlib/drivers/)")
     what = gateway if mode == "-" else f"{gateway} {mode}"
     if inner > lan_mtu:
         raise ValueError(f"frame size {size} is too big for the LAN: its inner IP packet "

@@ -3,7 +3,7 @@
     [scenario]
     name = ras
     topology = ras              ; built-in name or path
-    gateways = gregw, route     ; drivers, see drivers.py; cmd:PATH for a user's own
+    gateways = gregw, route     ; drivers (drivers/); cmd:PATH for a user's own
                                 ; (PATH relative to this file)
     modes = gre                 ; gregw: gre or gre-udp, +key +seq +csum +nooffload +aqm +iptx +nofq
     workers = 1, 2              ; gregw worker threads
@@ -31,12 +31,9 @@ import re
 
 from . import drivers, files, inifile, limits
 from .common import TOPOLOGIES, ScenarioError
-from .drivers import DRIVERS
+from .drivers import DRIVERS, GATEWAYS
+from .drivers import gregw
 
-GATEWAYS = ("gregw", "route", "vxlan", "gre", "ovs-gre", "external", "wireguard-go", "openvpn",
-            "openvpn-none", "fastd", "fastd-null")
-GREGW_ENCAPS = ("gre", "gre-udp")
-GREGW_OPTIONS = ("key", "seq", "csum", "nooffload", "aqm", "iptx", "nofq")
 PATTERNS = ("push", "pull", "duplex")
 
 
@@ -128,14 +125,7 @@ def _gateways(v, base):
 def _modes(v):
     out = _words(v, None, "mode")
     for m in out:
-        parts = m.split("+")
-        if parts[0] not in GREGW_ENCAPS or any(p not in GREGW_OPTIONS for p in parts[1:]) \
-                or len(set(parts)) != len(parts):
-            raise ValueError(f"bad mode '{m}': expected gre or gre-udp, optionally +key, +seq, "
-                             "+csum, +nooffload, +aqm, +iptx, +nofq")
-        if parts[0] != "gre" and "iptx" in parts:
-            raise ValueError(f"bad mode '{m}': +iptx is plain GRE's (gre): GRE-in-UDP always "
-                             "leaves on UDP sockets")
+        gregw.check_mode(m)
     return out
 
 

@@ -43,8 +43,15 @@ class Refusals(unittest.TestCase):
         self.refused("--sessions: '0' is not 1 to 10000", sessions=0)
         self.refused("--fail-at: '0.5' is not 1 to 600 seconds", fail_at=0.5)
         self.refused("--udp-rate: 'fast' is not a rate of 8kbit to 10gbit", udp_rate="fast")
-        self.refused("--mode: bad gregw mode 'gre+seq+seq': gre or gre-udp, with +seq, +csum, "
-                     "+nooffload (the key is always 7)", mode="gre+seq+seq")
+        self.refused("--mode: bad gregw mode 'gre+seq+seq': expected gre or gre-udp, "
+                     "optionally +seq, +csum, +nooffload, +aqm, +iptx, +nofq (the key is always "
+                     "7)", mode="gre+seq+seq")
+        self.refused("--mode: bad gregw mode 'gre+key': expected gre or gre-udp, optionally "
+                     "+seq, +csum, +nooffload, +aqm, +iptx, +nofq (the key is always 7)",
+                     mode="gre+key")
+        self.refused("--mode: bad gregw mode 'gre-udp+iptx': +iptx is plain GRE's (gre): "
+                     "GRE-in-UDP always leaves on UDP sockets (the key is always 7)",
+                     mode="gre-udp+iptx")
         self.refused("--topology: ras has no gateway pair for the failover (no host core, "
                      "gwb1, gwb2): use ras-pair", topology="ras")
         self.refused("--topology: nope.topo: cannot read: No such file or directory",
@@ -53,6 +60,15 @@ class Refusals(unittest.TestCase):
     def test_rates(self):
         self.assertEqual(failover.parse(args(udp_rate="100mbit")).udp_rate, 100_000_000)
         self.assertEqual(failover.parse(args(udp_rate="64k")).udp_rate, 64_000)
+
+    def test_one_mapping_of_modes(self):
+        """The pair's gregw takes its flags from the one mapping of modes (drivers/gregw.py),
+        with the key always on: every option of a mode, aqm, iptx and nofq too."""
+        bed = failover.Bed(failover.parse(args(mode="gre+seq+aqm+nofq")), "tbx", "/s")
+        cmd, sock = bed.gregw_cmd("gwb1")
+        self.assertEqual(cmd[cmd.index("--encap"):], [
+            "--encap", "gre", "--key", "7", "--seq", "--aqm", "codel", "--fair-queue", "off",
+            "--ctl", "/s/gwb1.sock", "--workers", "1"])
 
 
 class FrrConfig(unittest.TestCase):

@@ -25,7 +25,8 @@ SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, HERE)
 
-from tunbedlib import contract, intranet, limits, ndr, records, report  # noqa: E402
+from tunbedlib import intranet, limits, ndr, records, report  # noqa: E402
+from tunbedlib.drivers import contract  # noqa: E402
 from tunbedlib import scenario  # noqa: E402
 from tunbedlib import bed as beds  # noqa: E402
 from tunbedlib import hosts as hostlib  # noqa: E402

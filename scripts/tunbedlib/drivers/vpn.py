@@ -7,10 +7,8 @@ salsa2012+umac, or null). Each device's MTU is the transit MTU less the outer IP
 headers and what the daemon adds, measured on the wire (docs/runner.md)."""
 
 
-from .common import Failure, have
-from .gateway import Driver, endpoint, peer_host
-
-UDP = 8
+from ..common import Failure, have
+from .base import UDP_HEADER, Driver, endpoint, peer_host
 
 
 class Daemon(Driver):
@@ -18,11 +16,11 @@ class Daemon(Driver):
     first ping through. A subclass says what it needs and how its daemon starts."""
     program = "?"  # the daemon: its process label, log and pid file are named after it
     needs = ()  # other commands it needs on the gateways
-    packages = "?"  # the Debian packages with all of them, for the note when one is missing
     dev = "?"  # the tunnel device, on each gateway
     port = 0  # UDP, both ends
-    overhead = 0  # what the daemon adds to an inner packet besides the outer IP and UDP
+    daemon_bytes = 0  # what the daemon adds to an inner packet besides the outer IP and UDP
     cipher = "none"
+    can_budget = True
 
     def __init__(self, *a):
         super().__init__(*a)
@@ -34,11 +32,16 @@ class Daemon(Driver):
             return True, ""  # the hosts' packages show when the daemon starts there
         missing = [c for c in (cls.program, *cls.needs) if not have(c)]
         if missing:
-            return False, f"{', '.join(missing)} not installed (Debian: {cls.packages})"
+            return False, (f"{', '.join(missing)} not installed (Debian: "
+                           f"{', '.join(cls.packages)})")
         return True, ""
 
+    @classmethod
+    def overhead(cls, mode, ip_header):
+        return ip_header + UDP_HEADER + cls.daemon_bytes
+
     def mtu(self, role, local):
-        return self.transit_mtu(role) - self.outer_ip(local) - UDP - self.overhead
+        return self.transit_mtu(role) - self.overhead("-", self.outer_ip(local))
 
     def setup(self):
         sides = self.sides()
@@ -92,12 +95,12 @@ class WireguardGo(Daemon):
     name = "wireguard-go"
     program = "wireguard-go"
     needs = ("wg", "unshare", "nsenter")
-    packages = "wireguard-go, wireguard-tools"
+    packages = ("wireguard-go", "wireguard-tools")
     dev = "tbwg0"
     port = 51820
     # The data message's header (type, receiver index, counter: 16 bytes) and its
     # Poly1305 tag (16).
-    overhead = 32
+    daemon_bytes = 32
     cipher = "ChaCha20-Poly1305"
 
     def make_keys(self, role):
@@ -156,11 +159,11 @@ class OpenVpn(Daemon):
     name = "openvpn"
     program = "openvpn"
     needs = ("openssl",)
-    packages = "openvpn, openssl"
+    packages = ("openvpn", "openssl")
     dev = "tbovpn0"
     port = 1194
     # P_DATA_V2's opcode and peer id (4 bytes), the packet id (4) and the GCM tag (16).
-    overhead = 24
+    daemon_bytes = 24
     tls = True
 
     def make_keys(self, role):
@@ -205,8 +208,8 @@ class OpenVpnNone(OpenVpn):
     with a warning; 2.7 is to remove it."""
     name = "openvpn-none"
     needs = ()
-    packages = "openvpn"
-    overhead = 0
+    packages = ("openvpn",)
+    daemon_bytes = 0
     tls = False
 
 
@@ -215,12 +218,12 @@ class Fastd(Daemon):
     (fastd's recommended one)."""
     name = "fastd"
     program = "fastd"
-    packages = "fastd"
+    packages = ("fastd",)
     dev = "tbfastd0"
     port = 10000
     method = "salsa2012+umac"
     # fastd's packet type (1 byte); the method's nonce (8) and UMAC tag (16).
-    overhead = 1 + 24
+    daemon_bytes = 1 + 24
 
     def make_keys(self, role):
         h = self.host(role)
@@ -249,4 +252,4 @@ class FastdNull(Fastd):
     still authenticated); the cost of fastd's forwarding alone."""
     name = "fastd-null"
     method = "null"
-    overhead = 1
+    daemon_bytes = 1

@@ -1,5 +1,7 @@
-"""What a gateway driver is (docs/runner.md, CONTRIBUTING.md "Adding a gateway"): the interface
-point.measure drives, and what drivers share: the two sides of the tunnel, their transit MTU,
+"""What a gateway driver is (docs/runner.md, CONTRIBUTING.md "Adding a gateway"): everything the
+runner asks of a gateway (whether it can run here, its setup, processes, version, telemetry and
+teardown, what the wire audit expects of it, the bytes it adds on transit, whether its threads
+can be given CPU budgets or it can run as a pair), and what drivers share: the two sides of the tunnel, their transit MTU,
 a directory per side, processes started with their output in a log on their host, waits with a
 deadline that fail with the last line that log holds, the tunnel device addressed and routed
 to, and the first ping through the tunnel. The same code runs in namespaces and on hosts."""
@@ -9,12 +11,14 @@ import json
 import signal
 import time
 
-from .common import Failure
+from ..common import Failure
 
 # How long a gateway has to come up: its daemon to answer, its device to appear, a ping from the
 # client to reach the server through it (handshakes included).
 START_TIMEOUT_S = 30
 POLL_S = 0.05
+UDP_HEADER = 8
+GRE_HEADER = 4
 
 
 class Driver:
@@ -27,6 +31,13 @@ class Driver:
     # the gateways at all (an external gateway does not: tunbed starts nothing on them).
     tunnel = True
     needs_gateways = True
+    # Whether its threads can be given CPU budgets (emulated cores, docs/scaling.md: a
+    # gateway of processes can, the kernel's cannot), and whether it can run as an active and
+    # passive pair (tunbed failover, docs/failover.md).
+    can_budget = False
+    can_pair = False
+    # The Debian packages it needs, for the note when one is missing.
+    packages = ()
 
     def __init__(self, bed, point):
         self.bed, self.point = bed, point
@@ -36,6 +47,12 @@ class Driver:
     @classmethod
     def available(cls, hosts_mode=False):
         return True, ""
+
+    @classmethod
+    def overhead(cls, mode, ip_header):
+        """The bytes its tunnel adds to an inner packet on transit, with an outer IP header of
+        ip_header bytes (20 or 40); None where it is not known (tunbed ndr refuses it)."""
+        return None
 
     def host(self, role):
         return self.bed.host(role)

@@ -16,9 +16,9 @@ import os
 import re
 import time
 
-from . import limits
-from .common import OVS_DRIVER, Failure, have, log
-from .gateway import Driver
+from .. import limits
+from ..common import Failure, log
+from .base import Driver
 
 ROLES = ("client", "gwa", "gwb", "server")
 # A call on the role's host, run by sh with its prefix of files ($0), its time limit and the
@@ -50,6 +50,7 @@ class Cmd(Driver):
     """The driver of an executable that keeps the contract."""
     name = "cmd:?"
     path = ""  # absolute
+    can_budget = True  # its pids are processes
 
     def __init__(self, *a):
         super().__init__(*a)
@@ -191,19 +192,6 @@ class Cmd(Driver):
                 log(f"{self.name} down on {self.host(role).label()} failed (exit "
                     f"{p.returncode}): {self.said_last(p)}")
         self.up = []
-
-
-class OvsGre(Cmd):
-    """Open vSwitch's userspace datapath as GRE endpoint (key 7), scripts/drivers/ovs-gre.sh
-    kept to the contract."""
-    name = "ovs-gre"
-    path = OVS_DRIVER
-
-    @classmethod
-    def available(cls, hosts_mode=False):
-        if not hosts_mode and not have("ovs-vswitchd"):
-            return False, "Open vSwitch is not installed (Debian: openvswitch-switch)"
-        return super().available(hosts_mode)
 
 
 def command(name, base=""):
