@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
 from . import intranet_report as ir  # noqa: E402
-from .plots import save  # noqa: E402
+from . import plots  # noqa: E402
 
 
 def streams_axis(ax, xs):
@@ -46,7 +46,7 @@ def throughput(outdir, res):
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     ax.set_title("Throughput against streams, and each profile's cap")
-    return save(fig, outdir, "throughput")
+    return plots.save(fig, outdir, "throughput")
 
 
 def rtt(outdir, res):
@@ -76,7 +76,7 @@ def rtt(outdir, res):
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title("Round trip idle and during the transfer (most streams)")
-    return save(fig, outdir, "rtt")
+    return plots.save(fig, outdir, "rtt")
 
 
 def spread(outdir, res):
@@ -100,16 +100,4 @@ def spread(outdir, res):
         ax.set_title(ir.title(p), fontsize=9)
     axes[0][0].set_ylabel("per stream, Mbit/s (red: the fair share)")
     fig.suptitle("Per-stream throughput: every stream of every repeat")
-    return save(fig, outdir, "streams")
-
-
-def make(outdir, res):
-    """Draws what the results allow; returns [(title, name, svg)] in report order."""
-    out = []
-    for title, name, fn in (("Throughput against streams", "throughput", throughput),
-                            ("Round trip idle and loaded", "rtt", rtt),
-                            ("Per-stream throughput", "streams", spread)):
-        svg = fn(outdir, res)
-        if svg:
-            out.append((title, name, svg))
-    return out
+    return plots.save(fig, outdir, "streams")

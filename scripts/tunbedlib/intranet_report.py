@@ -4,16 +4,15 @@ by side; throughput at each stream count against the cap; UDP at each rate; the 
 facts; and the plots (throughput against streams with the cap drawn, RTT idle against loaded,
 the per-stream spread). One analysis of the raw records feeds summary.json, summary.csv,
 report.md and report.html, as report.py does for the gateway scenarios, whose HTML parts it
-uses. Pure but for the writers: tested on recorded runs."""
+uses. Pure: tested on recorded runs."""
 
-import csv
 import dataclasses
-import html
-import json
 
-from . import analysis, files, report
+from . import analysis, render, report
 from . import records as recordfiles
-from .intranet import rate_text
+from .document import Csv, Document, Plot, Section, Table, footer
+from .document import title as document_title
+from .units import rate_text
 
 spread = analysis.spread
 
@@ -238,8 +237,7 @@ def probe_words(res):
     return out
 
 
-def fmt(s, scale=1.0, digits=2):
-    return report.fmt(s, scale, digits)
+fmt = report.fmt
 
 
 LATENCY_HEADER = ("profile", "ICMP idle avg / min / max / mdev ms", "idle loss %",
@@ -366,98 +364,57 @@ INTRO = {
                  "(its interface, buffers, kernel).",
 }
 
-FOOTER = report.FOOTER
-
-
 def sections(res):
-    """[(id, title, intro, extra lines, (header, rows))]: the report's tables, in order."""
+    """The report's sections, in order: latency, throughput, UDP, the instances."""
     return [
-        ("latency", "Latency", INTRO["latency"], [PROBES, *probe_words(res)], latency_table(res)),
-        ("throughput", "Throughput", INTRO["throughput"], [], throughput_table(res)),
-        ("udp", "UDP", INTRO["udp"], [], udp_table(res)),
-        ("instances", "Instances", INTRO["instances"], [], instance_table(res)),
+        Section("Latency", "latency", [INTRO["latency"], PROBES, *probe_words(res)],
+                Table(*latency_table(res), "latency")),
+        Section("Throughput", "throughput", [INTRO["throughput"]],
+                Table(*throughput_table(res), "throughput")),
+        Section("UDP", "udp", [INTRO["udp"]], Table(*udp_table(res), "udp")),
+        Section("Instances", "instances", [INTRO["instances"]],
+                Table(*instance_table(res), "instances")),
     ]
-
-
-# Writers.
-
-def write_summary_json(outdir, res):
-    with files.output(outdir, "summary.json") as f:
-        json.dump({"meta": res.meta, "complete": res.complete, "profiles": res.profiles,
-                   "summary": res.summary, "runs": res.runs}, f, indent=2)
-        f.write("\n")
 
 
 CSV_COLUMNS = ("bits_per_second", "session_min_bps", "jain", "retransmits", "icmp_avg_ms",
                "icmp_max_ms", "icmp_mdev_ms", "icmp_loss_pct", "rr_p50_ms", "rr_p99_ms",
                "udp_loss_pct", "udp_jitter_ms", "udp_received_bps")
+SUMMARY_HEADER = (["point", "profile", "kind", "streams", "udp_rate_bps", "repeats"]
+                  + [f"{c}_{k}" for c in CSV_COLUMNS for k in ("median", "min", "max")])
 
 
-def write_summary_csv(outdir, res):
-    with files.output(outdir, "summary.csv") as f:
-        w = csv.writer(f)
-        w.writerow(["point", "profile", "kind", "streams", "udp_rate_bps", "repeats"]
-                   + [f"{c}_{k}" for c in CSV_COLUMNS for k in ("median", "min", "max")])
-        for p in res.profiles:
-            for kind in ("idle", "tcp", "udp"):
-                for s in points(res, p, kind):
-                    key = next(k for k, v in res.summary.items() if v is s)
-                    row = [key, s["profile"], kind, s["streams"], s["udp_rate_bps"], s["repeats"]]
-                    for c in CSV_COLUMNS:
-                        row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
-                    w.writerow(row)
+def summary_rows(res):
+    for p in res.profiles:
+        for kind in ("idle", "tcp", "udp"):
+            for s in points(res, p, kind):
+                key = next(k for k, v in res.summary.items() if v is s)
+                row = [key, s["profile"], kind, s["streams"], s["udp_rate_bps"], s["repeats"]]
+                for c in CSV_COLUMNS:
+                    row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
+                yield row
 
 
-def write_plots(outdir, res):
-    # matplotlib only here: the runner starts on the standard library alone.
-    from . import intranet_plots
-    return [report.Plot(t, name, svg) for t, name, svg in intranet_plots.make(outdir, res)]
+def drawing(name, res):
+    """How to draw one of intranet_plots.py's plots (matplotlib imported only then)."""
+    def draw(outdir):
+        from . import intranet_plots
+        return getattr(intranet_plots, name)(outdir, res)
+    return draw
 
 
-def write_markdown(outdir, res, plots):
-    with files.output(outdir, "report.md") as f:
-        f.write(f"# {report.title(res.meta)}\n\n")
-        if not res.complete:
-            f.write(f"**{report.PARTIAL}**\n\n")
-        for line in headlines(res):
-            f.write(f"- {line}\n")
-        f.write(f"\n{method(res.meta)}\n\n")
-        for _, name, intro, extra, table in sections(res):
-            f.write(f"## {name}\n\n{intro}\n\n")
-            for line in extra:
-                f.write(f"{line}\n\n")
-            report.md_table(f, *table)
-        for p in plots:
-            f.write(f"## {p.title}\n\n![{p.title}](plots/{p.name}.svg)\n\n"
-                    f"(PNG: [plots/{p.name}.png](plots/{p.name}.png))\n\n")
-        f.write(f"{FOOTER}\n")
-
-
-def write_html(outdir, res, plots):
-    """report.html: report.md's content in one file that loads nothing, plots inline."""
-    t = html.escape(report.title(res.meta))
-    out = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-           'style-src \'unsafe-inline\'">\n'
-           f"<title>{t}</title>\n<style>{report.HTML_STYLE}</style>\n</head>\n<body>\n"
-           f"<h1>{t}</h1>\n"]
-    if not res.complete:
-        out.append(f'<p class="partial">{html.escape(report.PARTIAL)}</p>\n')
-    out.append('<ul class="headline" id="headline">\n'
-               + "".join(f"<li>{html.escape(line)}</li>\n" for line in headlines(res))
-               + "</ul>\n")
-    out.append(f"<p>{report.words(method(res.meta))}</p>\n")
-    for id_, name, intro, extra, table in sections(res):
-        out.append(f'<h2 id="{id_}">{html.escape(name)}</h2>\n<p>{report.words(intro)}</p>\n')
-        out.extend(f"<p>{report.words(line)}</p>\n" for line in extra)
-        out.append(report.html_table(*table, id_))
-    for i, p in enumerate(plots):
-        out.append(f'<h2>{html.escape(p.title)}</h2>\n<figure class="plot" '
-                   f'id="plot-{html.escape(p.name)}">\n{report.inline_svg(p.svg, f"plot{i}-")}\n'
-                   f"<figcaption>{html.escape(p.title)} (also plots/{html.escape(p.name)}.svg "
-                   f"and .png)</figcaption>\n</figure>\n")
-    out.append(f"<p>{report.words(FOOTER)}</p>\n</body>\n</html>\n")
-    files.write(outdir, "report.html", "".join(out))
+def document(res):
+    """The report of an intranet run (Results)."""
+    return Document(
+        title=document_title(res.meta), complete=res.complete, headline=headlines(res),
+        paragraphs=[method(res.meta)], sections=sections(res),
+        plots=[Plot("Throughput against streams", "throughput", draw=drawing("throughput", res)),
+               Plot("Round trip idle and loaded", "rtt", draw=drawing("rtt", res)),
+               Plot("Per-stream throughput", "streams", draw=drawing("spread", res))],
+        footer=footer(),
+        summary={"meta": res.meta, "complete": res.complete, "profiles": res.profiles,
+                 "summary": res.summary, "runs": res.runs},
+        csv=[Csv("summary", SUMMARY_HEADER, list(summary_rows(res)))])
 
 
 def write(outdir, meta, complete=True, records=None):
@@ -465,9 +422,4 @@ def write(outdir, meta, complete=True, records=None):
     records (outdir/runs/ unless given); returns the headline lines."""
     res = analyse_all(recordfiles.load_runs(outdir, "intranet") if records is None else records,
                       meta, complete)
-    write_summary_json(outdir, res)
-    write_summary_csv(outdir, res)
-    plots = write_plots(outdir, res)
-    write_markdown(outdir, res, plots)
-    write_html(outdir, res, plots)
-    return headlines(res)
+    return render.write_all(outdir, document(res))

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
 from .ndr import DIRECT, FRACTIONS  # noqa: E402
-from .plots import save  # noqa: E402
+from . import plots  # noqa: E402
 
 
 def by_config(summaries):
@@ -46,7 +46,7 @@ def rates(outdir, summaries, ceiling):
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title("NDR and PDR against frame size")
-    return save(fig, outdir, "rates")
+    return plots.save(fig, outdir, "rates")
 
 
 def loss(outdir, recs, size, pdr_loss):
@@ -76,7 +76,7 @@ def loss(outdir, recs, size, pdr_loss):
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title(f"Loss against offered load, {size}-byte frames")
-    return save(fig, outdir, f"loss-f{size}")
+    return plots.save(fig, outdir, f"loss-f{size}")
 
 
 def latency(outdir, summaries, size):
@@ -108,23 +108,4 @@ def latency(outdir, summaries, size):
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title(f"Latency under load, {size}-byte frames")
-    return save(fig, outdir, f"latency-f{size}")
-
-
-def make(outdir, recs, summaries, meta):
-    """Draws every plot; returns [(title, name, svg)] in report order."""
-    ceiling = {int(k): v for k, v in (meta.get("ceiling") or {}).items()}
-    for s in summaries:
-        if s["gateway"] == DIRECT and s["pdr"]["rate_pps"]:
-            ceiling[s["frame"]["lan"]] = s["pdr"]["rate_pps"]
-    pdr_loss = (meta.get("ndr") or {}).get("pdr_loss", 0.5) / 100
-    made = [("NDR and PDR against frame size", "rates", rates(outdir, summaries, ceiling))]
-    for size in sorted({r["frame"]["lan"] for r in recs}):
-        at = [r for r in recs if r["frame"]["lan"] == size]
-        made.append((f"Loss against offered load, {size}-byte frames", f"loss-f{size}",
-                     loss(outdir, at, size, pdr_loss)))
-        svg = latency(outdir, summaries, size)
-        if svg:
-            made.append((f"Latency at 10, 50 and 90% of PDR, {size}-byte frames",
-                         f"latency-f{size}", svg))
-    return made
+    return plots.save(fig, outdir, f"latency-f{size}")

@@ -9,12 +9,10 @@ Gbit/s on the wire the transit frames' with their preamble and inter-frame gap (
 a link must carry at that rate. CPU at PDR is over the final trial at the PDR rate: the box's
 busy cores (every process, the generator's too) and the gateway's own processes', in cores."""
 
-import csv
-import html
-import json
 import os
 
-from . import analysis, files, limits, records, report
+from . import analysis, limits, records, render
+from .document import Csv, Document, Plot, Section, Table, footer, title
 from .ndr import DIRECT, FRACTIONS, NDR_FORMAT, WIRE_GAP
 from .records import FormatError
 from .schema import ANY, NUM, STR, List, Map, Num, Obj, Opt
@@ -258,87 +256,72 @@ def trial_rows(recs):
             yield [row.get(k) for k in TRIAL_FIELDS]
 
 
-def write_csv(outdir, recs, summaries):
-    with files.output(outdir, "summary.csv") as f:
-        w = csv.writer(f)
-        w.writerow(["point", "gateway", "frame", "inner_ip", "transit", "ndr_pps", "ndr_upper_pps",
-                    "ndr_inner_gbps", "ndr_wire_gbps", "pdr_pps", "pdr_upper_pps",
-                    "pdr_inner_gbps", "pdr_wire_gbps", "box_cores_at_pdr",
-                    "gateway_cores_at_pdr", "trials", "note"])
-        for s in summaries:
-            fr = s["frame"]
-            w.writerow([s["key"], s["gateway"], fr["lan"], fr["inner_ip"], fr["transit"],
-                        s["ndr"]["rate_pps"], s["ndr"]["upper_pps"], s["ndr"]["inner_gbps"],
-                        s["ndr"]["wire_gbps"], s["pdr"]["rate_pps"], s["pdr"]["upper_pps"],
-                        s["pdr"]["inner_gbps"], s["pdr"]["wire_gbps"], s["box_cores_at_pdr"],
-                        s["gateway_cores_at_pdr"], s["trials"], note(s)])
-    with files.output(outdir, "trials.csv") as f:
-        w = csv.writer(f)
-        w.writerow(TRIAL_FIELDS)
-        w.writerows(trial_rows(recs))
+SUMMARY_HEADER = ["point", "gateway", "frame", "inner_ip", "transit", "ndr_pps", "ndr_upper_pps",
+                  "ndr_inner_gbps", "ndr_wire_gbps", "pdr_pps", "pdr_upper_pps",
+                  "pdr_inner_gbps", "pdr_wire_gbps", "box_cores_at_pdr", "gateway_cores_at_pdr",
+                  "trials", "note"]
 
 
-def write_markdown(outdir, meta, complete, lines, summaries, plots):
-    with files.output(outdir, "report.md") as f:
-        f.write(f"# {report.title(meta)}\n\n")
-        if not complete:
-            f.write(f"**{report.PARTIAL}**\n\n")
-        for line in lines:
-            f.write(f"- {line}\n")
-        f.write("\n")
-        for n in meta.get("notes", []):
-            f.write(f"> {n}\n")
-        if meta.get("notes"):
-            f.write("\n")
-        f.write(f"{method(meta)}\n\n")
-        report.md_table(f, HEADER, [cells(s) for s in summaries])
-        for p in plots:
-            f.write(f"## {p.title}\n\n![{p.title}](plots/{p.name}.svg)\n\n"
-                    f"(PNG: [plots/{p.name}.png](plots/{p.name}.png))\n\n")
-        f.write(f"{FOOTER}\n")
+def summary_rows(summaries):
+    for s in summaries:
+        fr = s["frame"]
+        yield [s["key"], s["gateway"], fr["lan"], fr["inner_ip"], fr["transit"],
+               s["ndr"]["rate_pps"], s["ndr"]["upper_pps"], s["ndr"]["inner_gbps"],
+               s["ndr"]["wire_gbps"], s["pdr"]["rate_pps"], s["pdr"]["upper_pps"],
+               s["pdr"]["inner_gbps"], s["pdr"]["wire_gbps"], s["box_cores_at_pdr"],
+               s["gateway_cores_at_pdr"], s["trials"], note(s)]
 
 
-FOOTER = ("Raw records: `searches/*.json`, every trial of every search; the numbers above are "
-          "in `summary.json` and `summary.csv`, every trial in `trials.csv`. Rebuild this report "
-          "with `scripts/tunbed report DIR`.")
+def ceiling_of(meta, summaries):
+    """{frame size: the generator's PDR}: an earlier run's (meta.json) and this run's."""
+    ceiling = {int(k): v for k, v in (meta.get("ceiling") or {}).items()}
+    for s in summaries:
+        if s["gateway"] == DIRECT and s["pdr"]["rate_pps"]:
+            ceiling[s["frame"]["lan"]] = s["pdr"]["rate_pps"]
+    return ceiling
 
 
-def write_html(outdir, meta, complete, lines, summaries, plots):
-    t = html.escape(report.title(meta))
-    out = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-           'style-src \'unsafe-inline\'">\n'
-           f"<title>{t}</title>\n<style>{report.HTML_STYLE}</style>\n</head>\n<body>\n"
-           f"<h1>{t}</h1>\n"]
-    if not complete:
-        out.append(f'<p class="partial">{html.escape(report.PARTIAL)}</p>\n')
-    out.append('<ul class="headline" id="headline">\n'
-               + "".join(f"<li>{html.escape(x)}</li>\n" for x in lines) + "</ul>\n")
-    if meta.get("notes"):
-        out.append("<blockquote>\n" + "".join(f"<p>{html.escape(n)}</p>\n"
-                                              for n in meta["notes"]) + "</blockquote>\n")
-    out.append(f"<p>{report.words(method(meta))}</p>\n")
-    out.append(report.html_table(HEADER, [cells(s) for s in summaries], "points"))
-    for i, p in enumerate(plots):
-        out.append(f'<h2>{html.escape(p.title)}</h2>\n<figure class="plot" '
-                   f'id="plot-{html.escape(p.name)}">\n{report.inline_svg(p.svg, f"plot{i}-")}\n'
-                   f"<figcaption>{html.escape(p.title)} (also plots/{html.escape(p.name)}.svg "
-                   f"and .png)</figcaption>\n</figure>\n")
-    out.append(f"<p>{report.words(FOOTER)}</p>\n</body>\n</html>\n")
-    files.write(outdir, "report.html", "".join(out))
+def drawing(name, *args):
+    """How to draw one of ndr_plots.py's plots (matplotlib imported only then)."""
+    def draw(outdir):
+        from . import ndr_plots
+        return getattr(ndr_plots, name)(outdir, *args)
+    return draw
+
+
+def plot_list(recs, summaries, meta):
+    """NDR and PDR against frame size; per frame size, loss against offered load and latency
+    at 10, 50 and 90% of PDR (where there are samples)."""
+    pdr_loss = (meta.get("ndr") or {}).get("pdr_loss", 0.5) / 100
+    out = [Plot("NDR and PDR against frame size", "rates",
+                draw=drawing("rates", summaries, ceiling_of(meta, summaries)))]
+    for size in sorted({r["frame"]["lan"] for r in recs}):
+        at = [r for r in recs if r["frame"]["lan"] == size]
+        out += [Plot(f"Loss against offered load, {size}-byte frames", f"loss-f{size}",
+                     draw=drawing("loss", at, size, pdr_loss)),
+                Plot(f"Latency at 10, 50 and 90% of PDR, {size}-byte frames",
+                     f"latency-f{size}", draw=drawing("latency", summaries, size))]
+    return out
+
+
+FOOTER = footer("`searches/*.json`, every trial of every search", "the numbers above are in "
+                "`summary.json` and `summary.csv`, every trial in `trials.csv`")
+
+
+def document(meta, complete, recs):
+    """The report of an NDR run's search records."""
+    recs = order(recs)
+    summaries = [summarise(r) for r in recs]
+    return Document(
+        title=title(meta), complete=complete, headline=headline(summaries),
+        notes=list(meta.get("notes", [])), paragraphs=[method(meta)],
+        sections=[Section(table=Table(HEADER, [cells(s) for s in summaries], "points"))],
+        plots=plot_list(recs, summaries, meta), footer=FOOTER,
+        summary={"meta": meta, "complete": complete, "searches": summaries},
+        csv=[Csv("summary", SUMMARY_HEADER, list(summary_rows(summaries))),
+             Csv("trials", TRIAL_FIELDS, list(trial_rows(recs)))])
 
 
 def write(outdir, meta, complete=True):
     """Every output of an NDR results directory from its records; returns the headline."""
-    from . import ndr_plots
-    recs = order(load_searches(outdir))
-    summaries = [summarise(r) for r in recs]
-    lines = headline(summaries)
-    with files.output(outdir, "summary.json") as f:
-        json.dump({"meta": meta, "complete": complete, "searches": summaries}, f, indent=2)
-        f.write("\n")
-    write_csv(outdir, recs, summaries)
-    plots = [report.Plot(t, n, svg) for t, n, svg in ndr_plots.make(outdir, recs, summaries, meta)]
-    write_markdown(outdir, meta, complete, lines, summaries, plots)
-    write_html(outdir, meta, complete, lines, summaries, plots)
-    return lines
+    return render.write_all(outdir, document(meta, complete, load_searches(outdir)))

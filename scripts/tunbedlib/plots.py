@@ -175,24 +175,3 @@ def cores(outdir, name, record, title):
         axes[-1][col].set_xlabel("s from the end of the warm-up (grey: warm-up)")
     fig.suptitle(title)
     return save(fig, outdir, name)
-
-
-def make(outdir, records, runs, points, summary):
-    """Draws everything the results allow; returns [(title, name, svg)] in report order."""
-    made = [("Throughput against sessions", "throughput", throughput(outdir, points, summary)),
-            ("CPU-seconds per GB", "cost", cost(outdir, points, summary))]
-    svg = latency(outdir, points, summary)
-    if svg:
-        made.append(("Latency under load", "latency", svg))
-    for config, ps in by_config(points).items():
-        for p in sorted({ps[0]["sessions"], ps[-1]["sessions"]}):
-            point = next(q for q in ps if q["sessions"] == p)
-            want = summary[point["key"]]["median_repeat"]
-            rec = next((r for r in records if r["point"]["key"] == point["key"]
-                        and r["repeat"] == want), None)
-            name = f"cores-{point['key']}"
-            title = f"{config}, {p} session{'s' if p > 1 else ''}: per-core CPU"
-            svg = cores(outdir, name, rec, title) if rec else None
-            if svg:
-                made.append((title, name, svg))
-    return made

@@ -1,20 +1,14 @@
-"""A run's results directory: raw records in runs/, summary.csv and summary.json, report.md
-and report.html with the headline in words first, and the plots. `tunbed report DIR` rebuilds
-all but the raw records from them.
+"""The report of a gateway scenario (ras, compare, run): from its raw records (runs/*.json),
+the analysis (analysis.py, one Results), the order of the points (order()), and a document
+(document.py): the headline in words, the table of points, the gateways side by side, the
+hosts, gregw's cost, the wire audit, the plots and the numbers; render.py writes it. The words
+and tables are made once here, for report.md and report.html alike."""
 
-write() composes three steps: the analysis (analysis.py, one Results for all writers), the
-order of the points (order()), and one writer per output, each taking the Results: summary.json,
-summary.csv, the plots, report.md and report.html. The words and tables both reports show are
-made once here (headline(), point_table(), wire_table(), ...); the two writers only format
-them."""
-
-import csv
 import dataclasses
-import html
-import json
-import re
 
-from . import analysis, files, pairview, records as recordfiles
+from . import analysis, pairview, render
+from . import records as recordfiles
+from .document import Csv, Document, Plot, Section, Table, footer, title
 
 COLUMNS = ("bits_per_second", "retransmits", "retransmits_per_gb", "jain", "box_cpu_s_per_gb",
            "gateway_cpu_s_per_gb", "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")
@@ -27,10 +21,10 @@ def load_runs(outdir):
 
 @dataclasses.dataclass
 class Results:
-    """What every writer takes: the run's meta, whether it completed, the raw records, each
-    run's numbers (analysis.analyse), each point's (analysis.summarise), the points in report
-    order (also those of which every run failed), and the runs whose gateway did not come
-    up."""
+    """What the document is made of: the run's meta, whether it completed, the raw records,
+    each run's numbers (analysis.analyse), each point's (analysis.summarise), the points in
+    report order (also those of which every run failed), and the runs whose gateway did not
+    come up."""
     meta: dict
     complete: bool
     records: list
@@ -38,14 +32,6 @@ class Results:
     summary: dict
     points: list
     failed: list = dataclasses.field(default_factory=list)
-
-
-@dataclasses.dataclass
-class Plot:
-    """A drawn plot: its title, its file name in plots/ (without .svg or .png), and its SVG."""
-    title: str
-    name: str
-    svg: str
 
 
 def order(records):
@@ -193,14 +179,6 @@ def headlines(res):
             + wire_headline(res.points, res.summary) + verify_headline(res.points, res.summary))
 
 
-def title(meta):
-    return f"tunbed {meta.get('scenario', '')}: {meta.get('title', '')}"
-
-
-PARTIAL = ("PARTIAL: the run was interrupted or failed; these are the points measured before "
-           "it stopped.")
-
-
 def congestion_line(res):
     ccs = sorted({((r.get("traffic") or {}).get("config") or {}).get("congestion") or "not recorded"
                   for r in res.records})
@@ -325,75 +303,78 @@ def wire_cells(p, w):
             pct(w["tcp_resent_pct"]), pct(w["tcp_reordered_pct"])]
 
 
-def wire_table(points, summary):
-    """The wire audit's table, (header, rows of cells), and the lines on the points where it
-    failed; None when the audit did not run."""
+def wire_section(points, summary):
+    """The wire audit's section: its table and the points where it failed; None when the
+    audit did not run."""
     rows = wire_audited(points, summary)
     if not rows:
         return None
     failed = [f"{where(p)}: {w['failed']} of {plural(w['repeats'], 'repeat')}: "
               f"{'; '.join(w['errors'])}" for p, w in rows if w.get("failed")]
-    return WIRE_HEADER, [wire_cells(p, w) for p, w in rows], failed
+    return Section("Wire audit", "wire-audit", [WIRE_INTRO],
+                   Table(WIRE_HEADER, [wire_cells(p, w) for p, w in rows], "wire"),
+                   [WIRE_FAILED] if failed else [], failed)
 
 
 WIRE_FAILED = "The audit failed (the raw records keep `wire_error`):"
 
-FOOTER = ("Raw records: `runs/*.json`; every number above is in `summary.json` and "
-          "`summary.csv`. Rebuild this report with `scripts/tunbed report DIR`.")
+
+def summary_rows(res):
+    """summary.csv's rows: a point a row, with its version, cipher and inner MTU; a point of
+    which every run failed is in the reports only, with what failed."""
+    for p in res.points:
+        s = res.summary.get(p["key"])
+        if not s:
+            continue
+        row = [p["key"], p["gateway"], *(p.get(k, "") for k in ("mode", "workers", "mtu",
+                                                                  "pattern")),
+               p["sessions"], s["repeats"]]
+        for c in COLUMNS:
+            row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
+        row.append(" ".join(core_name(x) for x in s["saturated"]))
+        info = s.get("gateway_info") or {}
+        row += [info.get("version") or "", info.get("cipher") or "", info.get("mtu") or ""]
+        yield row
 
 
-# The writers: one per output, each taking the Results.
-
-def write_summary_json(outdir, res):
-    with files.output(outdir, "summary.json") as f:
-        json.dump({"meta": res.meta, "complete": res.complete, "points": res.points,
-                   "summary": res.summary, "runs": res.runs}, f, indent=2)
-        f.write("\n")
+SUMMARY_HEADER = (["point", "gateway", "mode", "workers", "mtu", "pattern", "sessions", "repeats"]
+                  + [f"{c}_{s}" for c in COLUMNS for s in ("median", "min", "max")]
+                  + ["saturated_cores", "version", "cipher", "inner_mtu"])
 
 
-def write_summary_csv(outdir, res):
-    with files.output(outdir, "summary.csv") as f:
-        w = csv.writer(f)
-        w.writerow(["point", "gateway", "mode", "workers", "mtu", "pattern", "sessions",
-                    "repeats"] + [f"{c}_{s}" for c in COLUMNS for s in ("median", "min", "max")]
-                   + ["saturated_cores", "version", "cipher", "inner_mtu"])
-        for p in res.points:
-            s = res.summary.get(p["key"])
-            if not s:
-                continue  # every run failed: in the reports, with what failed
-            row = [p["key"], p["gateway"], *(p.get(k, "") for k in ("mode", "workers", "mtu",
-                                                                      "pattern")),
-                   p["sessions"], s["repeats"]]
-            for c in COLUMNS:
-                row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
-            row.append(" ".join(core_name(x) for x in s["saturated"]))
-            info = s.get("gateway_info") or {}
-            row += [info.get("version") or "", info.get("cipher") or "", info.get("mtu") or ""]
-            w.writerow(row)
+def drawing(name, *args):
+    """How to draw one of plots.py's plots: matplotlib is imported only when it is drawn (the
+    runner must start, and bootstrap, with nothing but Python's standard library)."""
+    def draw(outdir):
+        from . import plots
+        return getattr(plots, name)(outdir, *args)
+    return draw
 
 
-def write_plots(outdir, res):
-    """plots/*.png and *.svg; returns the [Plot] drawn, in report order."""
-    # Imported here, not at the top: the runner must start (and bootstrap, which installs
-    # python3-matplotlib) with nothing but Python's standard library.
-    from . import plots
+def plot_list(res):
+    """The plots, in report order: throughput, cost and latency against sessions, and the
+    per-core CPU of the median repeat at the fewest and the most sessions of each
+    configuration."""
     points = [p for p in res.points if p["key"] in res.summary]
-    return [Plot(t, name, svg) for t, name, svg in
-            plots.make(outdir, res.records, res.runs, points, res.summary)]
-
-
-def md_cell(text):
-    """A table cell of report.md: a record's text (a gateway's path, a host's name) cannot end
-    the cell or the row."""
-    return " ".join(text.splitlines()).replace("|", "\\|")
-
-
-def md_table(f, header, rows):
-    f.write("| " + " | ".join(header) + " |\n")
-    f.write("|" + " --- |" * len(header) + "\n")
-    for cells in rows:
-        f.write("| " + " | ".join(md_cell(c) for c in cells) + " |\n")
-    f.write("\n")
+    out = [Plot("Throughput against sessions", "throughput",
+                draw=drawing("throughput", points, res.summary)),
+           Plot("CPU-seconds per GB", "cost", draw=drawing("cost", points, res.summary)),
+           Plot("Latency under load", "latency", draw=drawing("latency", points, res.summary))]
+    configs = {}
+    for p in points:
+        configs.setdefault(p["config"], []).append(p)
+    for config, ps in configs.items():
+        ps.sort(key=lambda p: p["sessions"])
+        for n in sorted({ps[0]["sessions"], ps[-1]["sessions"]}):
+            point = next(q for q in ps if q["sessions"] == n)
+            want = res.summary[point["key"]]["median_repeat"]
+            rec = next((r for r in res.records if r["point"]["key"] == point["key"]
+                        and r["repeat"] == want), None)
+            t = f"{config}, {n} session{'s' if n > 1 else ''}: per-core CPU"
+            if rec:
+                out.append(Plot(t, f"cores-{point['key']}",
+                                draw=drawing("cores", f"cores-{point['key']}", rec, t)))
+    return out
 
 
 HOSTS_INTRO = ("Each host's facts as the run read them (the first run's), and how far its "
@@ -483,150 +464,32 @@ def cost_table(records, points):
     return (COST_HEADER, rows) if rows else None
 
 
-def wire_section(f, points, summary):
-    """report.md's "Wire audit" section, if the audit ran."""
-    wire = wire_table(points, summary)
-    if not wire:
-        return
-    header, rows, failed = wire
-    f.write(f"## Wire audit\n\n{WIRE_INTRO}\n\n")
-    md_table(f, header, rows)
-    if failed:
-        f.write(f"{WIRE_FAILED}\n\n")
-        for line in failed:
-            f.write(f"- {line}\n")
-        f.write("\n")
-
-
-def write_markdown(outdir, res, plots):
+def document(res, plots=None):
+    """The report of res (Results), with plots (plot_list(res) unless given)."""
     meta = res.meta
-    with files.output(outdir, "report.md") as f:
-        f.write(f"# {title(meta)}\n\n")
-        if not res.complete:
-            f.write(f"**{PARTIAL}**\n\n")
-        for line in headlines(res):
-            f.write(f"- {line}\n")
-        f.write("\n")
-        for note in meta.get("notes", []):
-            f.write(f"> {note}\n")
-        if meta.get("notes"):
-            f.write("\n")
-        f.write(f"{congestion_line(res)}\n\n{method(meta)}\n\n")
-        md_table(f, *point_table(res.points, res.summary))
-        peers = peer_table(res.points, res.summary, res.failed)
-        if peers:
-            f.write(f"## Gateways side by side\n\n{PEER_INTRO}\n\n")
-            md_table(f, *peers)
-        hosts = host_table(res.records)
-        if hosts:
-            f.write(f"## Hosts\n\n{HOSTS_INTRO}\n\n")
-            md_table(f, *hosts)
-        cost = cost_table(res.records, res.points)
-        if cost:
-            f.write(f"## What a packet costs in gregw\n\n{COST_INTRO}\n\n")
-            md_table(f, *cost)
-        wire_section(f, res.points, res.summary)
-        for p in plots:
-            f.write(f"## {p.title}\n\n![{p.title}](plots/{p.name}.svg)\n\n"
-                    f"(PNG: [plots/{p.name}.png](plots/{p.name}.png))\n\n")
-        f.write(f"{FOOTER}\n")
-
-
-def words(text):
-    """Text for HTML: escaped, with `code` as <code>."""
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(text))
-
-
-def inline_svg(svg, prefix):
-    """A plot's SVG document as an element of an HTML page: without the XML prolog and the
-    metadata (links to vocabularies, never loaded, but links all the same), and with every id
-    and reference to one prefixed, since the page's plots share one space of ids."""
-    svg = svg[svg.index("<svg"):]
-    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
-    svg = re.sub(r'\bid="([^"]*)"', lambda m: f'id="{prefix}{m[1]}"', svg)
-    return re.sub(r'(href="#|url\(#)', lambda m: m[1] + prefix, svg)
-
-
-HTML_STYLE = """
-body { font-family: sans-serif; margin: 2em auto; max-width: 80em; padding: 0 1em;
-       line-height: 1.4; color: #222; }
-.partial { color: #b00; font-weight: bold; }
-.headline li { font-weight: bold; margin: 0.3em 0; }
-blockquote { border-left: 3px solid #ccc; margin: 1em 0; padding: 0 1em; color: #555; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; }
-th { background: #f3f3f3; }
-figure { margin: 1em 0; }
-figure svg { max-width: 100%; height: auto; }
-code { background: #f3f3f3; padding: 0 0.2em; }
-"""
-
-
-def html_table(header, rows, id_):
-    out = [f'<table id="{id_}">\n<thead><tr>'
-           + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr></thead>\n<tbody>\n"]
-    for cells in rows:
-        out.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>\n")
-    out.append("</tbody>\n</table>\n")
-    return "".join(out)
-
-
-def write_html(outdir, res, plots):
-    """report.html: report.md's content in one file that needs nothing else, every plot
-    inline as SVG. Its policy forbids the page to load anything at all."""
-    meta = res.meta
-    out = ['<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-           '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-           'style-src \'unsafe-inline\'">\n'
-           f"<title>{html.escape(title(meta))}</title>\n<style>{HTML_STYLE}</style>\n"
-           f"</head>\n<body>\n<h1>{html.escape(title(meta))}</h1>\n"]
-    if not res.complete:
-        out.append(f'<p class="partial">{html.escape(PARTIAL)}</p>\n')
-    out.append('<ul class="headline" id="headline">\n'
-               + "".join(f"<li>{html.escape(line)}</li>\n" for line in headlines(res))
-               + "</ul>\n")
-    if meta.get("notes"):
-        out.append("<blockquote>\n" + "".join(f"<p>{html.escape(n)}</p>\n"
-                                              for n in meta["notes"]) + "</blockquote>\n")
-    out.append(f"<p>{words(congestion_line(res))}</p>\n<p>{words(method(meta))}</p>\n")
-    out.append(html_table(*point_table(res.points, res.summary), "points"))
-    peers = peer_table(res.points, res.summary, res.failed)
-    if peers:
-        out.append(f'<h2 id="peers">Gateways side by side</h2>\n<p>{words(PEER_INTRO)}</p>\n')
-        out.append(html_table(*peers, "peer-table"))
-    hosts = host_table(res.records)
-    if hosts:
-        out.append(f'<h2 id="hosts">Hosts</h2>\n<p>{words(HOSTS_INTRO)}</p>\n')
-        out.append(html_table(*hosts, "hosts"))
-    cost = cost_table(res.records, res.points)
-    if cost:
-        out.append(f'<h2 id="cost">What a packet costs in gregw</h2>\n<p>{words(COST_INTRO)}</p>\n')
-        out.append(html_table(*cost, "cost"))
-    wire = wire_table(res.points, res.summary)
+    sections = [Section(table=Table(*point_table(res.points, res.summary), "points"))]
+    for heading, id_, intro, table, table_id in (
+            ("Gateways side by side", "peers", PEER_INTRO,
+             peer_table(res.points, res.summary, res.failed), "peer-table"),
+            ("Hosts", "hosts", HOSTS_INTRO, host_table(res.records), "hosts"),
+            ("What a packet costs in gregw", "cost", COST_INTRO,
+             cost_table(res.records, res.points), "cost")):
+        if table:
+            sections.append(Section(heading, id_, [intro], Table(*table, table_id)))
+    wire = wire_section(res.points, res.summary)
     if wire:
-        header, rows, failed = wire
-        out.append(f'<h2 id="wire-audit">Wire audit</h2>\n<p>{words(WIRE_INTRO)}</p>\n')
-        out.append(html_table(header, rows, "wire"))
-        if failed:
-            out.append(f"<p>{words(WIRE_FAILED)}</p>\n<ul>\n"
-                       + "".join(f"<li>{html.escape(line)}</li>\n" for line in failed)
-                       + "</ul>\n")
-    for i, p in enumerate(plots):
-        out.append(f'<h2>{html.escape(p.title)}</h2>\n<figure class="plot" '
-                   f'id="plot-{html.escape(p.name)}">\n{inline_svg(p.svg, f"plot{i}-")}\n'
-                   f"<figcaption>{html.escape(p.title)} (also plots/{html.escape(p.name)}.svg "
-                   f"and .png)</figcaption>\n</figure>\n")
-    out.append(f"<p>{words(FOOTER)}</p>\n</body>\n</html>\n")
-    files.write(outdir, "report.html", "".join(out))
+        sections.append(wire)
+    return Document(
+        title=title(meta), complete=res.complete, headline=headlines(res),
+        notes=list(meta.get("notes", [])), paragraphs=[congestion_line(res), method(meta)],
+        sections=sections, plots=plot_list(res) if plots is None else plots, footer=footer(),
+        summary={"meta": meta, "complete": res.complete, "points": res.points,
+                 "summary": res.summary, "runs": res.runs},
+        csv=[Csv("summary", SUMMARY_HEADER, list(summary_rows(res)))])
 
 
 def write(outdir, meta, complete=True, records=None):
     """Writes summary.json, summary.csv, the plots, report.md and report.html from the raw
     records (outdir/runs/ unless given, in today's layout); returns the headline lines."""
     res = analyse(load_runs(outdir) if records is None else records, meta, complete)
-    write_summary_json(outdir, res)
-    write_summary_csv(outdir, res)
-    plots = write_plots(outdir, res)
-    write_markdown(outdir, res, plots)
-    write_html(outdir, res, plots)
-    return headlines(res)
+    return render.write_all(outdir, document(res))

@@ -15,7 +15,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import intranet, intranet_report as ir, intranet_run  # noqa: E402
+from tunbedlib import document, intranet, intranet_report as ir, intranet_run, render  # noqa: E402
 from tunbedlib.intranet import IntranetError, Profile  # noqa: E402
 
 
@@ -338,13 +338,11 @@ class Report(unittest.TestCase):
 
     def test_writers(self):
         svg = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"></svg>'
-        plots = [ir.report.Plot("Throughput against streams", "throughput", svg)]
         res = ir.analyse_all(self.res.records, dict(self.res.meta, scenario="a<b>"), False)
+        doc = ir.document(res)
+        doc.plots = [document.Plot("Throughput against streams", "throughput", svg)]
         with tempfile.TemporaryDirectory() as d:
-            ir.write_markdown(d, res, plots)
-            ir.write_html(d, res, plots)
-            ir.write_summary_csv(d, res)
-            ir.write_summary_json(d, res)
+            render.write_all(d, doc)
             with open(os.path.join(d, "report.md")) as f:
                 md = f.read()
             with open(os.path.join(d, "report.html"), encoding="utf-8") as f:
@@ -358,8 +356,8 @@ class Report(unittest.TestCase):
         self.assertIn("**PARTIAL", md)
         self.assertIn("".join(f"<li>{html.escape(line)}</li>\n" for line in lines), page)
         self.assertLess(page.index('<ul class="headline"'), page.index("<table"))
-        for _, _, _, _, (header, rows) in ir.sections(res):
-            for cells in rows:
+        for section in ir.sections(res):
+            for cells in section.table.rows:
                 self.assertIn("| " + " | ".join(cells) + " |\n", md)
         self.assertIn("<title>tunbed a&lt;b&gt;: ", page)
         self.assertNotIn("<script", page)

@@ -19,7 +19,8 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import analysis, drivers, inventory, point, records, report  # noqa: E402
+from tunbedlib import analysis, document, drivers, inventory, point, records, render  # noqa: E402
+from tunbedlib import report  # noqa: E402
 from tunbedlib import scenario  # noqa: E402
 from tunbedlib.drivers import contract, vpn  # noqa: E402
 from tunbedlib import bed as beds  # noqa: E402
@@ -187,10 +188,8 @@ class Wire(unittest.TestCase):
         s = analysis.wire_spread([w, w])
         self.assertIsNone(s["tcp_resent_pct"])
         points = [{"key": "a", "config": "gregw gre+seq 2w", "sessions": 64}]
-        with tempfile.TemporaryFile("w+") as f:
-            report.wire_section(f, points, {"a": {"wire": s}})
-            f.seek(0)
-            rows = [line for line in f.read().splitlines() if line.startswith("| gregw")]
+        text = render.md_section(report.wire_section(points, {"a": {"wire": s}}))
+        rows = [line for line in text.splitlines() if line.startswith("| gregw")]
         self.assertEqual(rows, ["| gregw gre+seq 2w | 64 | 340359 | 0 | 0 | gwa -> gwb | 1.870 "
                                 "| 0 / 51120 | 0.139 | 1.518 | - | - |"])
 
@@ -229,10 +228,7 @@ class Wire(unittest.TestCase):
                           "tunbed-wire: capture on \"transit\" stopped: gone); gregw gre 2w, 1 "
                           "session (1 of 1 repeat: tunbed-wire: capture on \"transit\" stopped: "
                           "gone); every tunnel frame of 1 point as expected"])
-        with tempfile.TemporaryFile("w+") as f:
-            report.wire_section(f, points, summary)
-            f.seek(0)
-            text = f.read()
+        text = render.md_section(report.wire_section(points, summary))
         rows = [line for line in text.splitlines() if line.startswith("| gregw")]
         self.assertEqual(rows[1], "| gregw gre 2w | 1 | audit failed | - | - | - | - | - | - "
                          "| - | - | - |")
@@ -297,10 +293,8 @@ class Wire(unittest.TestCase):
         self.assertEqual(report.wire_headline(points, summary),
                          ["wire audit: frames broke an expectation at gregw gre 2w, 1 session: 2 "
                           "frames (unexpected_seq 2)"])
-        with tempfile.TemporaryFile("w+") as f:
-            report.wire_section(f, points, summary)
-            f.seek(0)
-            rows = [line for line in f.read().splitlines() if line.startswith("| gregw")]
+        text = render.md_section(report.wire_section(points, summary))
+        rows = [line for line in text.splitlines() if line.startswith("| gregw")]
         self.assertEqual(rows[0], "| gregw gre+seq 2w | 64 | 340359 | 0 | 0 | gwa -> gwb | 1.870 "
                          "| 0 / 51120 | 0.139 | 1.518 | 1.518 | 0.000 |")
         self.assertEqual(rows[1], "| gregw gre 2w | 1 | 340359 | 2 | 0 | gwa -> gwb | 1.870 | - "
@@ -442,15 +436,10 @@ class Writers(unittest.TestCase):
                 "notes": ["gre skipped: <none>"]}
         res = report.analyse(recs, meta, complete=False)
         self.assertEqual([p["sessions"] for p in res.points], [1, 8])
-        plots = [report.Plot("Throughput <1>", "throughput", self.SVG),
-                 report.Plot("Cost", "cost", self.SVG)]
-        with tempfile.TemporaryDirectory() as d:
-            report.write_markdown(d, res, plots)
-            report.write_html(d, res, plots)
-            with open(os.path.join(d, "report.md")) as f:
-                md = f.read()
-            with open(os.path.join(d, "report.html"), encoding="utf-8") as f:
-                page = f.read()
+        plots = [document.Plot("Throughput <1>", "throughput", self.SVG),
+                 document.Plot("Cost", "cost", self.SVG)]
+        doc = report.document(res, plots)
+        md, page = render.markdown(doc), render.page(doc)
         lines = report.headlines(res)
         self.assertEqual(len(lines), 2)
         self.assertIn("".join(f"- {line}\n" for line in lines), md)
@@ -544,8 +533,7 @@ class Peers(unittest.TestCase):
         rows = report.point_table(res.points, res.summary)[1]
         self.assertEqual(rows[-1], ["fastd", "1", "FAILED"] + ["-"] * 7)
         with tempfile.TemporaryDirectory() as d:
-            report.write_summary_csv(d, res)
-            report.write_markdown(d, res, [])
+            render.write_all(d, report.document(res, plots=[]))
             with open(os.path.join(d, "summary.csv")) as f:
                 csv_rows = list(csv.DictReader(f))
             with open(os.path.join(d, "report.md")) as f:

@@ -25,7 +25,7 @@ SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, HERE)
 
-from tunbedlib import intranet, limits, ndr, records, report  # noqa: E402
+from tunbedlib import intranet, limits, ndr, records, render, report  # noqa: E402
 from tunbedlib.drivers import contract  # noqa: E402
 from tunbedlib import scenario  # noqa: E402
 from tunbedlib import bed as beds  # noqa: E402
@@ -273,10 +273,7 @@ class MathText(unittest.TestCase):
         """A '|' or a line break in a name ended report.md's table cell, or its row."""
         recs = [records.upgrade_record(record("run-gregw-s1.json"))]
         recs[0]["point"]["config"] = "cmd:/x/a|b\nc.sh"
-        res = report.analyse(recs, {})
-        with tempfile.TemporaryDirectory() as d:
-            report.write_markdown(d, res, [])
-            md = content(os.path.join(d, "report.md"), "r")
+        md = render.markdown(report.document(report.analyse(recs, {}), plots=[]))
         rows = [ln for ln in md.splitlines() if ln.startswith("| cmd:")]
         self.assertEqual(len(rows), 1, md)
         self.assertTrue(rows[0].startswith("| cmd:/x/a\\|b c.sh | 1 | "), rows[0])
