@@ -16,6 +16,14 @@ def spread(values):
     return {"median": statistics.median(v), "min": min(v), "max": max(v), "n": len(v)}
 
 
+def fmt(s, scale=1.0, digits=2):
+    """A spread (spread()) for a table: '4.82 (4.70-4.90)'; '-' for none."""
+    if not s:
+        return "-"
+    return (f"{s['median'] * scale:.{digits}f} ({s['min'] * scale:.{digits}f}-"
+            f"{s['max'] * scale:.{digits}f})")
+
+
 def core_shares(a, b):
     """{cpu: {field: percent, "busy": percent}} between two /proc/stat samples (ticks)."""
     out = {}

@@ -17,7 +17,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import cpu, inventory
+from . import inventory
 from . import pair as pairs
 from .common import ROOT, TOPO, TOPOLOGIES, Failure, ScenarioError, deferred_signals, run
 from .hosts import HostLost, Netns, Ssh
@@ -75,6 +75,23 @@ def stop_leftovers(namespaces, grace_s=3.0):
             time.sleep(0.05)
         if not pids():
             return
+
+
+@contextlib.contextmanager
+def topology(path, prefix, show=True):
+    """The topology of file path built under prefix (tunbed-topo up), and removed again after
+    (down), whatever happens; yields what `tunbed-topo show --json` says of it (with show).
+    The one bring-up of every namespace bed: Ctrl-C waits until the topology is up (an
+    interrupted `up` would leave namespaces), and the waiting signal is delivered as that block
+    ends, inside the try whose finally takes the topology down again."""
+    try:
+        with deferred_signals():
+            run([TOPO, "up", path, "--prefix", prefix])
+        yield json.loads(run([TOPO, "show", path, "--prefix", prefix, "--json"])) if show \
+            else None
+    finally:
+        with deferred_signals():
+            run([TOPO, "down", path, "--prefix", prefix], check=False)
 
 
 def topology_file(topology, mtu, tmpdir):
@@ -151,6 +168,7 @@ class Bed:
 
 class NamespaceBed(Bed):
     """The built-in topology (or a topology file) in namespaces PREFIX-HOST of this machine."""
+    undone = "topology and processes removed"
 
     def __init__(self, sc, prefix, pin_override):
         self.sc, self.prefix, self.pin_override = sc, prefix, pin_override
@@ -165,43 +183,36 @@ class NamespaceBed(Bed):
         pass
 
     @contextlib.contextmanager
-    def point(self, point):
-        """The topology up for one point, and down again after, whatever happens."""
+    def point(self, item):
+        """The topology up for one item (its point's transit MTU), and down again after,
+        whatever happens."""
         with tempfile.TemporaryDirectory(prefix="tunbed-run-") as tmp:
-            topo = topology_file(self.sc.topology, point.mtu, tmp)
-            shown = None
-            try:
-                # Ctrl-C waits until the topology is up: an interrupted `up` would leave
-                # namespaces. The waiting signal is delivered as the block ends, so the block
-                # sits inside the try whose finally takes the topology down again.
-                with deferred_signals():
-                    run([TOPO, "up", topo, "--prefix", self.prefix])
-                shown = json.loads(run([TOPO, "show", topo, "--prefix", self.prefix, "--json"]))
-                if pairs.is_pair({h["name"] for h in shown["hosts"]}):
-                    self.open_pair(shown)
-                else:
-                    family, pins, transit = describe(shown)
-                    pins.update(self.pin_override)
-                    self.pair, self.pins = PAIRS[family], pins
-                    self.transit = {"gwa": transit, "gwb": transit}
-                for hs in self.roles.values():
-                    for h in hs:
-                        h.open()
-                yield self
-            finally:
-                with deferred_signals():
+            topo = topology_file(self.sc.topology, item.point.mtu, tmp)
+            with topology(topo, self.prefix) as shown:
+                try:
+                    if pairs.is_pair({h["name"] for h in shown["hosts"]}):
+                        self.open_pair(shown)
+                    else:
+                        family, pins, transit = describe(shown)
+                        pins.update(self.pin_override)
+                        self.pair, self.pins = PAIRS[family], pins
+                        self.transit = {"gwa": transit, "gwb": transit}
                     for hs in self.roles.values():
                         for h in hs:
-                            with contextlib.suppress(Failure):
-                                h.run_undo()
-                            h.close()
-                    if self.routing is not None:
-                        self.routing.stop()
-                        self.routing = None
-                        self.roles.pop("gwb2", None)
-                    stop_leftovers([f"{self.prefix}-{h['name']}" for h in shown["hosts"]]
-                                   if shown else [h.ns for hs in self.roles.values() for h in hs])
-                    run([TOPO, "down", topo, "--prefix", self.prefix], check=False)
+                            h.open()
+                    yield self
+                finally:
+                    with deferred_signals():
+                        for hs in self.roles.values():
+                            for h in hs:
+                                with contextlib.suppress(Failure):
+                                    h.run_undo()
+                                h.close()
+                        if self.routing is not None:
+                            self.routing.stop()
+                            self.routing = None
+                            self.roles.pop("gwb2", None)
+                        stop_leftovers([f"{self.prefix}-{h['name']}" for h in shown["hosts"]])
 
     def open_pair(self, shown):
         """A gateway pair (ras-pair.topo, docs/failover.md): gwb1 is the role gwb, behind the
@@ -233,6 +244,7 @@ def local_build_id():
 
 class HostsBed(Bed):
     """The hosts of an inventory, each reached over SSH (docs/hosts.md)."""
+    undone = "processes stopped and changes undone on every host reached"
 
     def __init__(self, inv, prefix, pin_override, need_gateways=True):
         self.inv, self.prefix = inv, prefix
@@ -407,8 +419,8 @@ class HostsBed(Bed):
         shutil.rmtree(self.ctl_dir, ignore_errors=True)
 
     @contextlib.contextmanager
-    def point(self, point):
-        if point.mtu:
+    def point(self, item):
+        if item.point.mtu:
             raise Failure("a transit MTU (mtu =) is the topology's: the hosts mode uses the "
                           "hosts' own")
         self._facts = self._facts or self.gather_facts()

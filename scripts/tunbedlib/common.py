@@ -29,6 +29,12 @@ class ScenarioError(Exception):
     line, FILE:LINE: what for a file, and exit status 2, before anything starts."""
 
 
+class Refused(ScenarioError):
+    """What the command line asked turned out impossible only once the run had measured
+    something (tunbed ndr's --max-rate above the generator's ceiling): the run stops, its
+    partial report is written, then this one line and exit status 2."""
+
+
 class GatewayFailure(Failure):
     """The gateway under test did not come up: its point fails, and the run goes on."""
 

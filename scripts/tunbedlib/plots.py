@@ -1,9 +1,9 @@
-"""The report's pictures (matplotlib, PNG and SVG): throughput against sessions with min-max
-bars, CPU-seconds per GB, latency under load, and per-core utilisation over time for the
-fewest and the most sessions (the Task Manager view of the RAS test). Each is written to
-plots/ and its SVG also returned, for report.html to inline. Text in a plot is the records'
-(gateway names, paths, host names, labels): matplotlib reads none of it as math text
-(text.parse_math off), as report.html escapes it."""
+"""What every report's plots share (matplotlib, PNG and SVG): the backend, text drawn as it is
+written, and save(), which writes plots/NAME.png and NAME.svg (files.py: never through a link)
+and returns the SVG for report.html to inline. Text in a plot is the records' (gateway names,
+paths, host names, labels): matplotlib reads none of it as math text (text.parse_math off), as
+report.html escapes it. Every plot module imports this one first; the runner imports them only
+when it draws (it must start, and bootstrap, on Python's standard library alone)."""
 
 import io
 
@@ -11,15 +11,15 @@ import matplotlib
 
 matplotlib.use("Agg")
 # "$...$" in a name is that text, never math: a bad one would raise and lose the report, a
-# good one be drawn as a formula. Every plot module imports this one.
+# good one be drawn as a formula.
 matplotlib.rcParams["text.parse_math"] = False
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 
-from . import analysis, files  # noqa: E402
+from . import files  # noqa: E402
 
 
 def save(fig, outdir, name):
-    """Writes plots/NAME.png and NAME.svg (files.py: never through a link); returns the SVG."""
+    """Writes plots/NAME.png and NAME.svg; returns the SVG."""
     try:
         files.figure(fig, outdir, f"{name}.png", dpi=110, bbox_inches="tight")
         buf = io.StringIO()
@@ -28,150 +28,3 @@ def save(fig, outdir, name):
         plt.close(fig)
     files.write(outdir, f"plots/{name}.svg", buf.getvalue())
     return buf.getvalue()
-
-
-def by_config(points):
-    out = {}
-    for p in points:
-        out.setdefault(p["config"], []).append(p)
-    for ps in out.values():
-        ps.sort(key=lambda p: p["sessions"])
-    return out
-
-
-def sessions_axis(ax, points):
-    xs = sorted({p["sessions"] for p in points})
-    if len(xs) > 2:
-        ax.set_xscale("log", base=2)
-    ax.set_xticks(xs)
-    ax.set_xticklabels([str(x) for x in xs])
-    ax.set_xlabel("TCP sessions")
-    ax.grid(True, alpha=0.3)
-
-
-MARKERS = "os^vD<>ph*"
-
-
-def style(i):
-    """The colour and marker of the i-th gateway configuration, the same in every plot."""
-    return {"color": f"C{i % 10}", "marker": MARKERS[(i // 10) % len(MARKERS)]}
-
-
-def throughput(outdir, points, summary):
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    for i, (config, ps) in enumerate(by_config(points).items()):
-        ps = [p for p in ps if summary[p["key"]]["bits_per_second"]]
-        if not ps:
-            continue
-        med = [summary[p["key"]]["bits_per_second"]["median"] / 1e9 for p in ps]
-        lo = [m - summary[p["key"]]["bits_per_second"]["min"] / 1e9 for m, p in zip(med, ps)]
-        hi = [summary[p["key"]]["bits_per_second"]["max"] / 1e9 - m for m, p in zip(med, ps)]
-        ax.errorbar([p["sessions"] for p in ps], med, yerr=[lo, hi], capsize=4, label=config,
-                    **style(i))
-    sessions_axis(ax, points)
-    ax.set_ylabel("throughput, Gbit/s (median, min-max)")
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
-    ax.set_title("Tunnel throughput against sessions")
-    return save(fig, outdir, "throughput")
-
-
-def cost(outdir, points, summary):
-    """CPU-seconds per GB, the whole box on the left and the gateway's processes on the
-    right, a line per gateway configuration in both."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
-    for ax, key, what in ((axes[0], "box_cpu_s_per_gb", "whole box"),
-                          (axes[1], "gateway_cpu_s_per_gb", "gateway processes")):
-        for i, (config, ps) in enumerate(by_config(points).items()):
-            qs = [p for p in ps if summary[p["key"]][key]]
-            if qs:
-                ax.plot([p["sessions"] for p in qs],
-                        [summary[p["key"]][key]["median"] for p in qs], label=config,
-                        **style(i))
-        sessions_axis(ax, points)
-        ax.set_ylim(bottom=0)
-        ax.set_title(what, fontsize=10)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8)
-    axes[0].set_ylabel("CPU-seconds per GB")
-    fig.suptitle("Cost: CPU-seconds per GB received (kernel gateways have no processes)")
-    return save(fig, outdir, "cost")
-
-
-def latency(outdir, points, summary):
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    drawn = False
-    for i, (config, ps) in enumerate(by_config(points).items()):
-        qs = [p for p in ps if summary[p["key"]]["rr_load_p50_ms"]]
-        if not qs:
-            continue
-        drawn = True
-        line = ax.plot([p["sessions"] for p in qs],
-                       [summary[p["key"]]["rr_load_p50_ms"]["median"] for p in qs],
-                       label=f"{config}: p50 under load", **style(i))[0]
-        ax.plot([p["sessions"] for p in qs],
-                [summary[p["key"]]["rr_load_p99_ms"]["median"] for p in qs], ":", marker="^",
-                color=line.get_color(), label=f"{config}: p99 under load")
-        idle = [summary[p["key"]]["rr_idle_p50_ms"]["median"] for p in qs
-                if summary[p["key"]]["rr_idle_p50_ms"]]
-        if idle:
-            ax.axhline(sorted(idle)[len(idle) // 2], color=line.get_color(), alpha=0.4,
-                       linestyle="--", label=f"{config}: p50 idle")
-    if not drawn:
-        plt.close(fig)
-        return None
-    sessions_axis(ax, points)
-    ax.set_yscale("log")
-    ax.set_ylabel("request/response round trip, ms")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
-    ax.set_title("Latency, idle and under load")
-    return save(fig, outdir, "latency")
-
-
-def cores(outdir, name, record, title):
-    """Per-core CPU over time, a column per sampled machine (the RAS test's Task Manager
-    windows of its gateways, side by side), all on the first client's clock."""
-    tr = record.get("traffic") or {}
-    machines = []
-    for host in record.get("hosts") or []:
-        samples, _ = analysis.aligned(host)
-        tl = analysis.timeline(samples)
-        if tl:
-            machines.append((host, samples, tl))
-    if not machines:
-        return None
-    t0 = tr.get("measure_start_mono_s")
-    t0 = machines[0][1][0]["t"] if t0 is None else t0
-    ncpu = max(max(len(s) for _, s in tl) for _, _, tl in machines)
-    if not ncpu:
-        return None
-    cols = len(machines)
-    fig, axes = plt.subplots(ncpu, cols, figsize=(7 if cols == 1 else 4 * cols,
-                                                  1.7 * ncpu + 0.9), sharex=True,
-                             squeeze=False)
-    for col, (host, _, tl) in enumerate(machines):
-        n = max(len(s) for _, s in tl)
-        for c in range(ncpu):
-            ax = axes[c][col]
-            if c >= n:
-                ax.set_visible(False)
-                continue
-            ts = [t - t0 for t, _ in tl]
-            parts = [[s.get(c, s.get(str(c), {})).get(f, 0) for _, s in tl] for f in
-                     ("user", "system", "softirq")]
-            other = [max(0.0, s.get(c, s.get(str(c), {})).get("busy", 0) - u - y - q)
-                     for (_, s), u, y, q in zip(tl, *parts)]
-            ax.stackplot(ts, *parts, other, labels=["user", "system", "softirq", "other"],
-                         step="post", alpha=0.85)
-            ax.axhline(analysis.SATURATED, color="red", linewidth=0.8, linestyle="--")
-            ax.axvspan(min(ts), 0, color="grey", alpha=0.15)
-            ax.set_ylim(0, 100)
-            ax.set_ylabel(f"cpu{c} %")
-        if cols > 1:
-            axes[0][col].set_title(f"{host['name']} ({', '.join(host.get('roles', []))})",
-                                   fontsize=9)
-    axes[0][0].legend(loc="upper left", ncol=4, fontsize=7)
-    for col in range(cols):
-        axes[-1][col].set_xlabel("s from the end of the warm-up (grey: warm-up)")
-    fig.suptitle(title)
-    return save(fig, outdir, name)

@@ -1,9 +1,12 @@
-"""The files a run leaves that `tunbed report` reads again: the raw records (runs/*.json) and
-meta.json. Each carries `format`, the version of its layout (FORMAT, raised whenever a field is
-renamed, moved or given another meaning); a file without it is format 1, as every file written
-before the field was. Reading converts an older file to today's layout here, and only here, so
-the analysis and the report see one layout. A file newer than this runner is refused in one
-line (exit status 2, a file this runner cannot read)."""
+"""The files a run leaves that `tunbed report` reads again: the raw records (runs/*.json, or a
+kind's own directory) and meta.json, of any scenario kind. Each carries the run's `kind` and
+`format`, the version of its kind's layout (a kind's FORMAT, raised whenever a field is renamed,
+moved or given another meaning; kinds/base.py). Reading checks a file against its kind's schema
+of its format (schema.py) and converts it to today's layout here, one step a format, oldest
+first, so that a report sees one layout. A file newer than this runner, malformed, or not a
+regular file is refused in one line (FormatError: exit status 2, a file this runner cannot
+read). The parts of records that several kinds share (a point's key, CPU samples, machines)
+are specified here."""
 
 import glob
 import json
@@ -11,19 +14,16 @@ import math
 import os
 
 from . import files, limits, schema
-from .schema import ANY, BOOL, INT, NUM, STR, List, Map, Num, Obj, Opt, Str, Tup
+from .schema import ANY, INT, NUM, STR, List, Map, Num, Obj, Opt, Str, Tup
 
-FORMAT = 3
 ONE_MACHINE = "this machine"  # the host of a run in namespaces
-ROLES = ["client", "server", "gwa", "gwb"]  # as inventory.ROLES
-OLDEST = 1
 
 
 class FormatError(Exception):
     """A record or meta.json this runner cannot read: one line, FILE: what."""
 
 
-def format_of(doc, path, newest=FORMAT, oldest=OLDEST, default=1, what="results"):
+def format_of(doc, path, newest, oldest=1, default=1, what="results"):
     """doc's format: a whole number from oldest to newest (absent: default); else a FormatError
     that names the file, and for a newer one what the file holds."""
     fmt = doc.get("format", default)
@@ -34,25 +34,6 @@ def format_of(doc, path, newest=FORMAT, oldest=OLDEST, default=1, what="results"
         raise FormatError(f"{path}: {what} written by a newer tunbed (format {fmt}); this one "
                           f"reads {oldest}-{newest}")
     return fmt
-
-
-def _upgrade(doc, path):
-    """doc in today's layout. Format 2 is format 1 with `format` added. Format 3 keeps each
-    sampled machine's CPU, processes and named threads in `hosts` (one entry per machine,
-    with its roles, clock offset and facts); before, a run had one machine, and they were
-    `cpu`, `processes` and `thread_labels` of the record. A later format that changes a field
-    converts it here, one step per format, oldest first."""
-    fmt = format_of(doc, path)
-    if fmt < 2:
-        doc = dict(doc, format=2)
-    if fmt < 3:
-        doc = dict(doc, format=3)
-        if "point" in doc:  # a run record, not meta.json
-            doc["hosts"] = [{"name": ONE_MACHINE, "roles": ROLES, "cpu": doc.pop("cpu", None),
-                             "processes": doc.pop("processes", {}),
-                             "thread_labels": doc.pop("thread_labels", {}),
-                             "clock": {"offset_s": 0.0, "error_s": 0.0}, "facts": None}]
-    return doc
 
 
 def _number(text):
@@ -111,19 +92,10 @@ def write_object(path, doc, indent=None):
                 json.dumps(doc, indent=indent))
 
 
-# The fields the reports read (schema.py), by kind of run. A key names files (plots/cores-KEY,
+# The fields of records that several kinds read (schema.py). A key names files (plots/cores-KEY,
 # runs/KEY-rN.json): a plain name, never a path.
 KEY = Str(rf"[A-Za-z0-9_+-][A-Za-z0-9_.+-]{{0,{limits.KEY_CHARS - 1}}}", "a point's key")
-POINT = Obj({"key": KEY, "config": STR, "gateway": STR, "sessions": Num(1, whole=True),
-             "mode": STR, "workers": Num(0, whole=True), "mtu": Num(0, whole=True),
-             "pattern": STR}, need=("key", "config", "gateway", "sessions"))
 RR = Obj({"p50_ms": Opt(NUM), "p99_ms": Opt(NUM)})
-TRAFFIC = Obj({
-    "tcp": Opt(Obj({"bits_per_second": Opt(NUM), "bytes": Opt(NUM), "retransmits": Opt(NUM),
-                    "jain": Opt(NUM),
-                    "verify": Opt(Obj({"on": Opt(BOOL), "mismatches": Opt(NUM)}))})),
-    "measure_start_mono_s": Opt(NUM), "measure_end_mono_s": Opt(NUM), "measured_s": Opt(NUM),
-    "complete": Opt(BOOL), "rr": Opt(RR), "config": Opt(Obj({"congestion": Opt(STR)}))})
 # A CPU sample of tunbed-sample (docs/runner.md): per-CPU ticks by field, per-thread [pid, comm,
 # ticks, CPU]. The per-core plot draws a row per CPU: limits.RECORD_CPUS.
 SAMPLE = Obj({"t": NUM,
@@ -136,84 +108,6 @@ MACHINE = {"cpu": Opt(CPU), "processes": Map(STR), "thread_labels": Map(STR)}
 HOST = Obj(MACHINE | {"name": STR, "roles": List(STR),
                       "clock": Opt(Obj({"offset_s": NUM, "error_s": NUM})), "facts": Opt(FACTS)},
            need=("name",))
-WAY = {"segments_per_syscall": Opt(NUM), "syscalls_per_gb": Opt(NUM)}
-COST = Obj({"tun_to_wire": Obj(WAY, need=WAY),
-            "wire_to_tun": Obj(WAY | {"superpacket_segments": Map(NUM)},
-                               need=("superpacket_segments", *WAY)),
-            "wakeups_per_gb": Opt(NUM)}, need=("tun_to_wire", "wire_to_tun", "wakeups_per_gb"))
-DIRECTION = Obj({
-    "name": STR, "inner_bytes": NUM, "overhead_pct": Opt(NUM),
-    "tcp": Obj({k: NUM for k in ("payload_bytes", "late_bytes", "late_resent_bytes",
-                                 "retransmitted_bytes")} | {"late_unresolved_bytes": Opt(NUM)},
-               need=("payload_bytes", "late_bytes", "late_resent_bytes", "retransmitted_bytes")),
-    "seq": Obj({k: NUM for k in ("frames", "missing", "reordered")},
-               need=("frames", "missing", "reordered"))},
-    need=("name", "inner_bytes", "tcp", "seq"))
-WIRE = Obj({"directions": List(DIRECTION, least=1), "tunnel_frames": NUM,
-            "violation_frames": NUM, "violations": Map(Obj({"count": NUM}, need=("count",))),
-            "source": Obj({"capture_dropped": Opt(NUM)})},
-           need=("directions", "tunnel_frames", "violation_frames", "violations", "source"))
-RUN = {"point": POINT, "repeat": Num(1, whole=True), "started": NUM, "finished": Opt(NUM),
-       "traffic": Opt(TRAFFIC), "rr_idle": Opt(RR), "gateway_info": Opt(Obj({
-           "version": Opt(STR), "cipher": Opt(STR), "dev": Opt(STR),
-           "mtu": Opt(Num(whole=True))})),
-       "gateway": Opt(Map(Opt(Obj({"total": Obj({"cost": COST})})))),
-       "wire": Opt(WIRE), "wire_error": Opt(STR)}
-# Today's record keeps each machine's CPU under hosts; formats 1 and 2, the one machine's in
-# the record itself.
-RUN_SCHEMA = Obj(RUN | {"hosts": List(HOST, most=limits.RECORD_HOSTS)},
-                 need=("point", "repeat"))
-RUN_SCHEMA_2 = Obj(RUN | MACHINE, need=("point", "repeat"))
-META_SCHEMA = Obj({"kind": Opt(Str("intranet|ndr", "intranet, ndr or none")), "notes": List(STR), "congestion": Opt(STR),
-                   "failed": List(Obj({"point": POINT, "repeat": Num(1, whole=True),
-                                       "started": NUM, "error": STR},
-                                      need=("point", "repeat", "error")))})
-
-# tunbed intranet's (intranet.py): a point per profile and kind, its profile in meta.json.
-PROFILE = Obj({"name": STR, "title": Opt(STR), "rate": Opt(NUM), "nominal": Opt(NUM),
-               "congestion": Opt(STR), "cpus": Opt(Obj({"shared": Opt(BOOL)}))}, need=("name",))
-INTRANET_POINT = Obj({"key": KEY, "profile": STR, "kind": Str("idle|tcp|udp", "idle, tcp or udp"),
-                      "streams": Num(0, whole=True), "udp_rate_bps": Num(0)},
-                     need=("key", "profile", "kind"))
-ICMP = Obj({k: Opt(NUM) for k in ("probes", "loss_percent", "avg_ms", "min_ms", "max_ms",
-                                  "mdev_ms", "jitter_ms")})
-UDP = Obj({k: Opt(NUM) for k in ("received", "lost", "loss_percent", "jitter_ms_max",
-                                 "reordered", "duplicates", "not_sent", "bits_per_second")}
-          | {"sent": NUM, "size": NUM})
-INTRANET_RUN = Obj({
-    "point": INTRANET_POINT, "repeat": Num(1, whole=True), "started": NUM,
-    "traffic": Opt(Obj({
-        "icmp": Opt(ICMP), "rr": Opt(RR), "complete": Opt(BOOL), "measured_s": Opt(NUM),
-        "tcp": Opt(Obj({"bits_per_second": Opt(NUM), "session_bps_min": Opt(NUM),
-                        "session_bps_max": Opt(NUM), "jain": Opt(NUM), "retransmits": Opt(NUM),
-                        "per_session": List(Obj({"bits_per_second": Opt(NUM)}))})),
-        "config": Opt(Obj({"congestion": Opt(STR)})), "udp": Opt(UDP)})),
-    "traffic_error": Opt(STR),
-    "qdisc": Opt(Obj({"forward": Opt(Obj({"drops": Opt(NUM)})),
-                      "client": Opt(Obj({"drops": Opt(NUM)}))})),
-    "facts": Opt(Obj({"client": Opt(FACTS), "server": Opt(FACTS)})), "profile": Opt(PROFILE)},
-    need=("point", "repeat"))
-INTRANET_META = Obj({"profiles": List(PROFILE)})
-
-SCHEMAS = {None: (RUN_SCHEMA, META_SCHEMA), "intranet": (INTRANET_RUN, INTRANET_META)}
-
-
-def upgrade_record(record, path="record", kind=None):
-    """A raw record (runs/*.json) of any format this runner reads, checked (schema.py) and in
-    today's layout; kind is meta.json's (None: a gateway scenario's, "intranet")."""
-    if "point" not in record or "repeat" not in record:
-        raise FormatError(f"{path}: not a run record (no point or repeat)")
-    fmt = format_of(record, path)
-    check(record, RUN_SCHEMA_2 if kind is None and fmt < 3 else SCHEMAS[kind][0], path)
-    return _upgrade(record, path)
-
-
-def upgrade_meta(meta, path="meta.json"):
-    """meta.json of any format this runner reads, checked and in today's layout."""
-    format_of(meta, path)
-    kind = meta.get("kind")
-    check(meta, SCHEMAS["intranet" if kind == "intranet" else None][1], path)
-    return _upgrade(meta, path)
 
 
 def record_paths(outdir, sub):
@@ -241,19 +135,34 @@ def one_key_each(recs, paths):
                               f"{other}")
 
 
-def load_runs(outdir, kind=None):
-    """The raw records of outdir/runs/, by file name, checked and in today's layout; kind is
-    meta.json's."""
-    paths = record_paths(outdir, "runs")
-    recs = [upgrade_record(read_object(path), path, kind) for path in paths]
-    one_key_each(recs, paths)
-    return recs
+def read_record(kind, doc, path="record"):
+    """A record of kind as today's layout: checked against the schema of its format, then
+    upgraded a format at a time; a FormatError naming path otherwise."""
+    kind.is_record(doc, path)
+    fmt = format_of(doc, path, kind.FORMAT, kind.OLDEST, kind.UNNUMBERED, kind.WHAT)
+    check(doc, kind.record_schema(fmt), path)
+    for f in range(fmt, kind.FORMAT):
+        doc = dict(kind.upgrade_record(doc, f), format=f + 1)
+    return doc
 
 
-def load_meta(outdir):
-    """outdir/meta.json, checked and in today's layout; {} (in today's format) when there is
-    none."""
+def read_meta(kind, doc, path="meta.json"):
+    """meta.json of kind as today's layout, checked and upgraded as read_record does."""
+    fmt = format_of(doc, path, kind.FORMAT, kind.OLDEST, kind.UNNUMBERED, kind.WHAT)
+    check(doc, kind.meta_schema(fmt), path)
+    for f in range(fmt, kind.FORMAT):
+        doc = dict(kind.upgrade_meta(doc, f), format=f + 1)
+    return doc
+
+
+def load(kind, outdir):
+    """(meta, records) of a results directory of kind, every file read and checked before
+    any is used: meta.json ({format, kind} when there is none) and the records, by file
+    name."""
     path = os.path.join(outdir, "meta.json")
-    if not os.path.lexists(path):
-        return {"format": FORMAT}
-    return upgrade_meta(read_object(path), path)
+    meta = read_meta(kind, read_object(path), path) if os.path.lexists(path) else \
+        {"format": kind.FORMAT, "kind": kind.name}
+    paths = record_paths(outdir, kind.RECORD_DIR)
+    recs = [read_record(kind, read_object(p), p) for p in paths]
+    kind.check_records(recs, paths)
+    return meta, recs

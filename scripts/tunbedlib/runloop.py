@@ -1,19 +1,23 @@
-"""What every measuring command does around its measurements (ras, run, compare, intranet,
-ndr): progress on stderr, the bed opened and closed whatever happens, Ctrl-C and failures
-turned into an exit status and a line that says what was cleaned up and where the partial
-results are, and meta.json written last with the finish time and whether the work completed.
-"""
+"""The one run loop of every measuring command (execute): the kind's plan checked, bootstrap,
+a new results directory, meta.json with the run's provenance, progress and the time left on
+stderr, the bed opened and closed whatever happens, each item measured on it and its record
+written whole, a gateway that did not come up recorded and the run going on, Ctrl-C and
+failures turned into an exit status (130, 1; 2 for bad input) and a line that says what was
+cleaned up and where the partial results are, meta.json written last with the finish time and
+whether the work completed, then the report (render.py) and its headline. No kind has a loop, a
+bed's try/finally, progress or meta.json of its own (kinds/base.py says what a kind provides)."""
 
 import contextlib
 import datetime
 import os
+import platform
 import shutil
 import subprocess
 import sys
 import time
 
-from . import inventory, records
-from .common import ROOT, Failure, deferred_signals, log
+from . import files, inventory, records, render
+from .common import ROOT, Failure, GatewayFailure, Refused, deferred_signals, log
 
 
 def bootstrap(kind=None):
@@ -64,30 +68,111 @@ def opened(bed):
             bed.close()
 
 
-def measure_into(outdir, meta, progress, measure_all, undone):
-    """Runs measure_all() (true when every measurement it meant to make was made) and returns
-    (complete, status): status 130 after Ctrl-C, 1 after a Failure, each said in one line with
-    undone() (what was cleaned up) and where the partial results are; an InventoryError
-    removes the results directory and goes on up (nothing was measured). Then writes
-    meta.json: meta with finished_utc and complete."""
-    complete, status = False, 0
+def provenance():
+    """Where and how a run was made: the command line, this checkout's commit (and whether it
+    had changes), the build's id, the machine (CPU model and count, memory, kernel)."""
+    def out(cmd):
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        return p.stdout.strip() if p.returncode == 0 else None
+    git = ["git", "-C", ROOT]
+    commit = out([*git, "rev-parse", "HEAD"]) if os.path.exists(os.path.join(ROOT, ".git")) \
+        else None
+    model, memory = None, None
+    with contextlib.suppress(OSError):
+        with open("/proc/cpuinfo") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f
+                          if ln.startswith("model name")), None)
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/meminfo") as f:
+            memory = int(next(ln for ln in f if ln.startswith("MemTotal:")).split()[1]) * 1024
+    return {"command": ["tunbed", *sys.argv[1:]],
+            "commit": commit,
+            "changed": bool(out([*git, "status", "--porcelain", "--untracked-files=no"]))
+            if commit else None,
+            "build_id": out([os.path.join(ROOT, "scripts", "build-id"),
+                             os.path.join(ROOT, "build", "bin")]),
+            "machine": {"cpu_model": model, "cpus": os.cpu_count(), "memory_bytes": memory,
+                        "kernel": platform.release()}}
+
+
+def execute(kind, args):
+    """Runs what args ask of kind into a new results directory; returns the exit status."""
+    plan = kind.check(args)
+    kind = getattr(plan, "kind", None) or kind
+    bootstrap(kind)
+    kind.prepare(plan)
+    items = kind.items(plan)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    outdir = os.path.join(args.results, started.strftime("%Y%m%dT%H%M%SZ") + "-"
+                          + kind.results_name(plan))
+    files.new_dir(outdir, kind.RECORD_DIR)
+    meta = {"format": kind.FORMAT, "kind": kind.name, **kind.meta(plan),
+            "started_utc": started.isoformat(), "provenance": provenance(), "failed": []}
+    progress = Progress(len(items))
+    bed = kind.bed(plan)
+    complete, status, refused = False, 0, None
     try:
-        complete = bool(measure_all())
+        measure_all(kind, plan, bed, items, outdir, meta["failed"], progress)
+        complete = True
     except KeyboardInterrupt:
         progress.done()
-        log(f"interrupted; {undone()}; partial results in {outdir}")
+        log(f"interrupted; {bed.undone}; partial results in {outdir}")
         status = 130
     except inventory.InventoryError:
         progress.done()
         shutil.rmtree(outdir, ignore_errors=True)
         raise
+    except Refused as e:
+        progress.done()
+        refused, status = str(e), 2
     except Failure as e:
         progress.done()
-        log(f"{e}; {undone()}; partial results in {outdir}")
+        log(f"{e}; {bed.undone}; partial results in {outdir}")
         status = 1
     else:
         progress.done()
     meta["finished_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat()
     records.write_object(os.path.join(outdir, "meta.json"), meta | {"complete": complete},
                          indent=2)
-    return complete, status
+    meta, recs = records.load(kind, outdir)
+    if recs:
+        for line in render.write_all(outdir, kind.report(meta, recs, complete)):
+            print(line)
+        print_reports(outdir)
+    elif not refused:
+        log(f"no {kind.UNIT} finished: nothing to report in {outdir}")
+        return status or 1
+    if refused:
+        log(refused)
+    elif meta["failed"] and not status:
+        log(f"{len(meta['failed'])} of {len(items)} {kind.UNIT}s failed: their gateway did not "
+            "come up (above, and in the report)")
+        status = 1
+    return status
+
+
+def measure_all(kind, plan, bed, items, outdir, failed, progress):
+    """Measures every item on bed, each group of items in one bed.point(), and writes each
+    record whole (records.write_object); a GatewayFailure fails its item alone."""
+    with opened(bed), contextlib.ExitStack() as point:
+        for i, item in enumerate(items):
+            kind.admit(plan, item)
+            progress.show(i, item.label)
+            if not i or item.group is None or item.group != items[i - 1].group:
+                here = point.enter_context(bed.point(item))
+            started = time.time()
+            try:
+                rec = kind.measure(plan, here, item)
+            except GatewayFailure as e:
+                rec = None
+                failed.append(kind.failed(item, started, str(e)))
+            last = i + 1 == len(items) or item.group is None or item.group != items[i + 1].group
+            if last:
+                point.close()
+            if rec is None:
+                progress.done()
+                log(f"{item.label} FAILED: {failed[-1]['error']}")
+                continue
+            rec.update(kind=kind.name, format=kind.FORMAT)
+            records.write_object(os.path.join(outdir, kind.RECORD_DIR, f"{item.key}.json"), rec)
+            kind.measured(plan, item, rec)

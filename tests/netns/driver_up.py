@@ -19,8 +19,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "scripts"))
 
 from tunbedlib import bed as beds  # noqa: E402
-from tunbedlib import drivers, point, scenario  # noqa: E402
+from tunbedlib import drivers, scenario  # noqa: E402
 from tunbedlib.common import Failure  # noqa: E402
+from tunbedlib.kinds import matrix_point as point  # noqa: E402
+from tunbedlib.kinds.base import Item  # noqa: E402
 
 
 def main():
@@ -35,7 +37,7 @@ def main():
     p = scenario.points(sc)[0]
     bed = beds.NamespaceBed(sc, prefix, {})
     status = 0
-    with bed.point(p):
+    with bed.point(Item(p.key(), p.config(), p)):
         d = drivers.DRIVERS[gateway](bed, p)
         try:
             pids, info = point.gateway_up(d, bed)

@@ -43,7 +43,9 @@ d, out = sys.argv[1], sys.argv[2]
 run = lambda n: json.load(open(os.path.join(d, "runs", n + "-r1.json")))
 cap = 1e9
 meta = json.load(open(os.path.join(d, "meta.json")))
-assert meta["format"] == 3 and meta["kind"] == "intranet" and meta["complete"], meta
+assert meta["format"] == 4 and meta["kind"] == "intranet" and meta["complete"], meta
+for f in glob.glob(os.path.join(d, "runs", "*.json")):
+    assert (json.load(open(f))["format"], json.load(open(f))["kind"]) == (4, "intranet"), f
 p = meta["profiles"][0]
 assert (p["rate"], p["burst"], p["limit"], p["mtu"]) == (cap, 125000, 1375000, 9000), p
 assert p["cpus"]["client"] and p["cpus"]["server"], p["cpus"]

@@ -49,9 +49,9 @@ import csv, json, os, sys
 d = sys.argv[1]
 cap = 20e6 / (8 * 1014)
 meta = json.load(open(os.path.join(d, "meta.json")))
-assert (meta["format"], meta["kind"], meta["complete"]) == (1, "ndr", True), meta
+assert (meta["format"], meta["kind"], meta["complete"]) == (2, "ndr", True), meta
 rec = json.load(open(os.path.join(d, "searches", "direct-f1018.json")))
-assert rec["format"] == 1 and rec["frame"]["udp_payload"] == 972, rec["frame"]
+assert (rec["format"], rec["kind"]) == (2, "ndr") and rec["frame"]["udp_payload"] == 972, rec
 ndr, pdr = rec["result"]["ndr"], rec["result"]["pdr"]
 # Within a wide margin of the cap (a busy machine's trials may fall short and count less).
 assert 0.6 * cap <= ndr["rate"] <= 1.1 * cap, (ndr, cap)

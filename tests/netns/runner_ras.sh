@@ -33,9 +33,10 @@ import glob, html, json, os, sys
 d = sys.argv[1]
 s = json.load(open(os.path.join(d, "summary.json")))
 assert s["complete"] is True, "not complete"
-# Today's result files carry their format (docs/runner.md).
+# Today's result files carry their kind and format (docs/runner.md).
 for f in [os.path.join(d, "meta.json")] + glob.glob(os.path.join(d, "runs", "*.json")):
-    assert json.load(open(f)).get("format") == 3, f
+    doc = json.load(open(f))
+    assert (doc.get("kind"), doc.get("format")) == ("matrix", 3), f
 # In namespaces one machine is sampled, for every role, on its own clock.
 for f in glob.glob(os.path.join(d, "runs", "*.json")):
     hosts = json.load(open(f))["hosts"]

@@ -15,7 +15,9 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import failover, failreport, health, pair, scenario  # noqa: E402
+from tunbedlib import health, pair, scenario  # noqa: E402
+from tunbedlib.kinds import failover, failover_analysis as failreport  # noqa: E402
+from tunbedlib.kinds import failover_report  # noqa: E402
 
 
 def args(**kw):
@@ -64,8 +66,8 @@ class Refusals(unittest.TestCase):
     def test_one_mapping_of_modes(self):
         """The pair's gregw takes its flags from the one mapping of modes (drivers/gregw.py),
         with the key always on: every option of a mode, aqm, iptx and nofq too."""
-        bed = failover.Bed(failover.parse(args(mode="gre+seq+aqm+nofq")), "tbx", "/s")
-        cmd, sock = bed.gregw_cmd("gwb1")
+        p = failover.Pair(failover.parse(args(mode="gre+seq+aqm+nofq")), "tbx", "/s")
+        cmd, sock = p.gregw_cmd("gwb1")
         self.assertEqual(cmd[cmd.index("--encap"):], [
             "--encap", "gre", "--key", "7", "--seq", "--aqm", "codel", "--fair-queue", "off",
             "--ctl", "/s/gwb1.sock", "--workers", "1"])
@@ -130,7 +132,7 @@ class Figures(unittest.TestCase):
         rec = made_up_record()
         rec["routes"] = [(8.0, "gwb1"), (10.3, None)]
         s = failreport.summarise([failreport.analyse(rec)])
-        line = failreport.headline(s, True)[0]
+        line = failover_report.headline(s)[0]
         self.assertIn("takeover after not measured", line)
         self.assertIn("the passive took over in only 0 of 1 repeats", line)
 
@@ -140,7 +142,7 @@ class Figures(unittest.TestCase):
             rec = made_up_record()
             rec["udp"][0]["udp"]["lost"] = lost
             rows.append(failreport.analyse(rec))
-        line = failreport.headline(failreport.summarise(rows), True)[0]
+        line = failover_report.headline(failreport.summarise(rows))[0]
         self.assertTrue(line.startswith("kill -9 of gwb1's gregw: 0.5 s outage (0.4-1)"), line)
         self.assertIn("4 of 4 sessions survived, 0 wrong bytes", line)
 

@@ -15,8 +15,10 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import document, intranet, intranet_report as ir, intranet_run, render  # noqa: E402
-from tunbedlib.intranet import IntranetError, Profile  # noqa: E402
+from tunbedlib import document, render  # noqa: E402
+from tunbedlib.kinds import intranet_analysis, intranet_bed as intranet_run  # noqa: E402
+from tunbedlib.kinds import intranet_plan as intranet, intranet_report as ir  # noqa: E402
+from tunbedlib.kinds.intranet_plan import IntranetError, Profile  # noqa: E402
 
 
 def recorded():
@@ -284,7 +286,7 @@ class Checks(unittest.TestCase):
 class Report(unittest.TestCase):
     def setUp(self):
         d = recorded()
-        self.res = ir.analyse_all(d["records"], d["meta"])
+        self.res = intranet_analysis.analyse_all(d["records"], d["meta"])
 
     def test_headline(self):
         self.assertEqual(ir.headlines(self.res), [
@@ -338,7 +340,8 @@ class Report(unittest.TestCase):
 
     def test_writers(self):
         svg = '<svg xmlns="http://www.w3.org/2000/svg" width="1" height="1"></svg>'
-        res = ir.analyse_all(self.res.records, dict(self.res.meta, scenario="a<b>"), False)
+        res = intranet_analysis.analyse_all(self.res.records, dict(self.res.meta, scenario="a<b>"),
+                                            False)
         doc = ir.document(res)
         doc.plots = [document.Plot("Throughput against streams", "throughput", svg)]
         with tempfile.TemporaryDirectory() as d:

@@ -11,7 +11,9 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import ndr, ndr_report, scenario, search  # noqa: E402
+from tunbedlib import records, render, scenario, search  # noqa: E402
+from tunbedlib.kinds import ndr_plan as ndr  # noqa: E402
+from tunbedlib.kinds.ndr import KIND as NDR  # noqa: E402
 
 
 def capped(cap, buffer=0, loss=0.0, offer=None):
@@ -295,7 +297,7 @@ class Report(unittest.TestCase):
 
     def test_writers(self):
         import csv
-        lines = ndr_report.write(self.dir, self.meta)
+        lines = render.write_all(self.dir, NDR.report(*records.load(NDR, self.dir), True))
         self.assertEqual(len(lines), 4)
         self.assertTrue(lines[2].startswith(
             "gregw gre 2w, 64-byte frames (46-byte inner IP packets, 88-byte frames on "
@@ -331,11 +333,11 @@ class Report(unittest.TestCase):
             f"report: {self.dir}/report.md", f"report: {self.dir}/report.html"])
         self.assertEqual(len(p.stdout.splitlines()), 6)
         with open(os.path.join(self.dir, "searches", "gregw-s8-f64.json"), "w") as f:
-            f.write('{"format": 2, "kind": "ndr-search", "point": {}}')
+            f.write('{"format": 3, "kind": "ndr", "point": {}}')
         p = subprocess.run([tunbed, "report", self.dir], capture_output=True, text=True)
         self.assertEqual((p.returncode, p.stdout), (2, ""))
         self.assertEqual(p.stderr, f"tunbed: {self.dir}/searches/gregw-s8-f64.json: NDR results "
-                                   "written by a newer tunbed (format 2); this one reads 1-1\n")
+                                   "written by a newer tunbed (format 3); this one reads 1-2\n")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""A property test of the record reader (records.py, ndr_report.py, schema.py) and of every
-report built on what it lets through: results directories made of recorded runs (a gateway
+"""A property test of the record reader (records.py, each kind's schemas, schema.py) and of
+every report built on what it lets through: results directories made of recorded runs (a gateway
 scenario's, tunbed intranet's, tunbed ndr's) with a few random changes each (a value of another
 type or range, a field removed or added, a list emptied, a key renamed, the text cut short or
 given NaN), read as `tunbed report` reads them. The property: each is either refused with one
@@ -21,7 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 sys.path.insert(0, HERE)
 
-from tunbedlib import intranet_report, ndr_report, plots, records, report  # noqa: E402
+from tunbedlib import kinds, plots, records, render  # noqa: E402
+from tunbedlib.kinds.matrix import KIND as MATRIX  # noqa: E402
 
 import test_ndr  # noqa: E402  (its NDR searches)
 
@@ -53,7 +54,7 @@ def run_dirs():
     wire = data("wire-gregw-seq-2w-64s.json")
     today = []
     for r, rep in ((s1, 1), (s8, 1), (s8, 2)):
-        r = records.upgrade_record(copy.deepcopy(r))
+        r = records.read_record(MATRIX, copy.deepcopy(r))
         r["repeat"] = rep
         r["wire"], r["wire_error"] = wire, None
         r["gateway_info"] = {"version": "gregw 0.1.0", "cipher": "none", "dev": "gre0",
@@ -146,17 +147,13 @@ def cheap_save(fig, outdir, name):
     return "<svg/>"
 
 
-def report_of(d, kind, draw):
+def report_of(d, draw):
     """`tunbed report d` as cli.cmd_report does it, in this process."""
-    if kind == "ndr":
-        meta = ndr_report.load_meta(d)
-        ndr_report.load_searches(d)
-        write = lambda: ndr_report.write(d, meta, meta.get("complete", False))  # noqa: E731
-    else:
-        meta = records.load_meta(d)
-        runs = records.load_runs(d, *(["intranet"] if meta.get("kind") == "intranet" else []))
-        w = intranet_report.write if meta.get("kind") == "intranet" else report.write
-        write = lambda: w(d, meta, meta.get("complete", False), runs)  # noqa: E731
+    kind = kinds.for_dir(d)
+    meta, recs = records.load(kind, d)
+
+    def write():
+        render.write_all(d, kind.report(meta, recs, meta.get("complete", False)))
     if draw:
         write()
     else:
@@ -191,7 +188,7 @@ class RecordReader(unittest.TestCase):
                     f.write(text)
             draw = i % DRAW_EVERY == DRAW_EVERY - 1
             try:
-                report_of(d, kind, draw)
+                report_of(d, draw)
             except records.FormatError as e:
                 msg = str(e)
                 self.assertTrue(msg.startswith(d + "/"), f"#{i} ({kind}, {target}: {what}): "

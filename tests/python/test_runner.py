@@ -19,11 +19,13 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import analysis, document, drivers, inventory, point, records, render  # noqa: E402
-from tunbedlib import report  # noqa: E402
+from tunbedlib import analysis, document, drivers, inventory, records, render  # noqa: E402
 from tunbedlib import scenario  # noqa: E402
-from tunbedlib.drivers import contract, vpn  # noqa: E402
 from tunbedlib import bed as beds  # noqa: E402
+from tunbedlib.drivers import contract, vpn  # noqa: E402
+from tunbedlib.kinds import matrix_point as point, matrix_report as report  # noqa: E402
+from tunbedlib.kinds.base import Item  # noqa: E402
+from tunbedlib.kinds.matrix import KIND as MATRIX  # noqa: E402
 
 
 def record(name):
@@ -33,7 +35,7 @@ def record(name):
 
 def upgraded(name):
     """A recorded run as the runner reads it (records.py converts it to today's layout)."""
-    return records.upgrade_record(record(name))
+    return records.read_record(MATRIX, record(name))
 
 
 class Statistics(unittest.TestCase):
@@ -252,8 +254,6 @@ class Wire(unittest.TestCase):
                          ["wire audit: no GRE on the link at 2 points (route)"])
 
     def test_wire_stop_checks_the_exit_status(self):
-        from tunbedlib import point
-
         class Proc:
             """What wire_stop sees of a tunbed-wire that printed out and err, then exited."""
             def __init__(self, out, err, status):
@@ -313,8 +313,8 @@ class Formats(unittest.TestCase):
     def test_format_1_reads_as_today(self):
         old = record("run-gregw-s1.json")
         self.assertNotIn("format", old)
-        new = records.upgrade_record(old)
-        self.assertEqual(records.FORMAT, 3)
+        new = records.read_record(MATRIX, old)
+        self.assertEqual(MATRIX.FORMAT, 3)
         self.assertEqual(new["format"], 3)
         # Format 3: the one machine's CPU, processes and threads, under hosts.
         moved = ("cpu", "processes", "thread_labels")
@@ -326,10 +326,10 @@ class Formats(unittest.TestCase):
                                          "thread_labels": old["thread_labels"],
                                          "clock": {"offset_s": 0.0, "error_s": 0.0},
                                          "facts": None}])
-        self.assertEqual(records.upgrade_record(dict(old, format=2)), new)
-        self.assertEqual(records.upgrade_record(new), new)
-        self.assertEqual(records.upgrade_meta({"scenario": "ras"}), {"scenario": "ras",
-                                                                     "format": 3})
+        self.assertEqual(records.read_record(MATRIX, dict(old, format=2)), new)
+        self.assertEqual(records.read_record(MATRIX, new), new)
+        self.assertEqual(records.read_meta(MATRIX, {"scenario": "ras"}), {"scenario": "ras",
+                                                                          "format": 3})
 
     def test_refusals(self):
         r = record("run-gregw-s1.json")
@@ -339,13 +339,13 @@ class Formats(unittest.TestCase):
                           (True, "bad format true: expected a whole number from 1")):
             with self.subTest(format=fmt):
                 with self.assertRaises(records.FormatError) as e:
-                    records.upgrade_record(dict(r, format=fmt), "d/runs/x-r1.json")
+                    records.read_record(MATRIX, dict(r, format=fmt), "d/runs/x-r1.json")
                 self.assertEqual(str(e.exception), f"d/runs/x-r1.json: {want}")
         with self.assertRaises(records.FormatError) as e:
-            records.upgrade_meta({"format": 4}, "d/meta.json")
+            records.read_meta(MATRIX, {"format": 4}, "d/meta.json")
         self.assertEqual(str(e.exception), f"d/meta.json: {self.NEWER}")
         with self.assertRaises(records.FormatError) as e:
-            records.upgrade_record({"format": 2}, "d/runs/x.json")
+            records.read_record(MATRIX, {"format": 2}, "d/runs/x.json")
         self.assertEqual(str(e.exception), "d/runs/x.json: not a run record (no point or repeat)")
 
     def test_a_write_is_whole_or_none(self):
@@ -373,7 +373,7 @@ class Formats(unittest.TestCase):
             self.assertEqual(records.read_object(path), {"a": 1})
             self.assertEqual(os.listdir(d), ["x-r1.json"])
             records.write_object(os.path.join(d, "new.json"), {"b": 2})
-            self.assertEqual(records.load_meta(d), {"format": records.FORMAT})
+            self.assertEqual(records.load(MATRIX, d)[0], {"format": 3, "kind": "matrix"})
             self.assertEqual(sorted(os.listdir(d)), ["new.json", "x-r1.json"])
 
     def test_a_directory_of_both_formats(self):
@@ -381,12 +381,13 @@ class Formats(unittest.TestCase):
             write_json(os.path.join(d, "runs", "a-r1.json"), record("run-gregw-s1.json"))
             write_json(os.path.join(d, "runs", "b-r1.json"),
                        dict(record("run-gregw-s8.json"), format=2))
-            self.assertEqual([r["format"] for r in records.load_runs(d)], [3, 3])
-            self.assertEqual(records.load_meta(d), {"format": 3})
+            meta, recs = records.load(MATRIX, d)
+            self.assertEqual([r["format"] for r in recs], [3, 3])
+            self.assertEqual(meta, {"format": 3, "kind": "matrix"})
             with open(os.path.join(d, "runs", "c-r1.json"), "w") as f:
                 f.write("{")
             with self.assertRaises(records.FormatError) as e:
-                records.load_runs(d)
+                records.load(MATRIX, d)
             self.assertRegex(str(e.exception), r"/runs/c-r1\.json: not JSON: ")
 
     def test_tunbed_report_refuses_a_newer_format(self):
@@ -430,8 +431,8 @@ class Writers(unittest.TestCase):
            ' <g id="figure_1" clip-path="url(#p1)"><use xlink:href="#m1"/></g>\n</svg>\n')
 
     def test_both_reports_from_one_analysis(self):
-        recs = [records.upgrade_record(record(n)) for n in ("run-gregw-s8.json",
-                                                            "run-gregw-s1.json")]
+        recs = [records.read_record(MATRIX, record(n)) for n in ("run-gregw-s8.json",
+                                                                 "run-gregw-s1.json")]
         meta = {"scenario": "ras", "title": "a <script>x</script> & b", "topology": "ras",
                 "notes": ["gre skipped: <none>"]}
         res = report.analyse(recs, meta, complete=False)
@@ -483,8 +484,8 @@ class Peers(unittest.TestCase):
     """The compare report's peer table, and the points whose gateway did not come up."""
 
     def results(self):
-        recs = [records.upgrade_record(record(n)) for n in ("run-gregw-s1.json",
-                                                            "run-gregw-s8.json")]
+        recs = [records.read_record(MATRIX, record(n)) for n in ("run-gregw-s1.json",
+                                                                 "run-gregw-s8.json")]
         for r in recs:
             r["gateway_info"] = {"version": "gregw 0.1.0", "cipher": "none", "dev": "gre0",
                                  "mtu": 1476}
@@ -626,7 +627,7 @@ class Contract(unittest.TestCase):
 
     def test_ndr_knows_the_daemons_overhead(self):
         # tunbed ndr sizes its frames by what each VPN daemon adds on transit (vpn.py).
-        from tunbedlib import ndr
+        from tunbedlib.kinds import ndr_plan as ndr
         for gateway, want in (("wireguard-go", 60), ("openvpn", 52), ("openvpn-none", 28),
                               ("fastd", 53), ("fastd-null", 29)):
             self.assertEqual(ndr.frame(512, gateway, "-", 4, 1500, 1500)["tunnel_mtu"],
@@ -799,7 +800,8 @@ class Interrupt(unittest.TestCase):
             sc = scenario.Scenario()
             p = scenario.Point("route", "-", 2, 0, "push", 1)
             with self.assertRaises(KeyboardInterrupt):
-                point.measure(sc, p, 1, beds.NamespaceBed(sc, "tbunit", {}))
+                with beds.NamespaceBed(sc, "tbunit", {}).point(Item("k", "l", p)):
+                    pass
         finally:
             beds.run = saved[0]
             signal.signal(signal.SIGINT, saved[1])
@@ -931,13 +933,13 @@ class NotInstalled:
         return None
 
 sys.meta_path.insert(0, NotInstalled())
-from tunbedlib import cli
+from tunbedlib import cli, runloop
 
-def bootstrap():
+def bootstrap(kind=None):
     print(" ".join(sorted(m for m in sys.modules if m.startswith("tunbedlib"))))
     sys.exit(42)
 
-cli.bootstrap = bootstrap
+runloop.bootstrap = bootstrap
 os.geteuid = lambda: 0
 sys.argv = ["tunbed", "ras"]
 cli.main()
@@ -956,7 +958,7 @@ class FreshMachine(unittest.TestCase):
     def test_the_blocker_blocks(self):
         # The stand-in for a fresh machine must itself refuse matplotlib, or the test above
         # proves nothing.
-        child = FRESH_CHILD.replace("from tunbedlib import cli", "import matplotlib")
+        child = FRESH_CHILD.replace("from tunbedlib import cli, runloop", "import matplotlib")
         p = subprocess.run([sys.executable, "-B", "-c", child, "."], capture_output=True,
                            text=True, timeout=30)
         self.assertIn("No module named 'matplotlib' (blocked)", p.stderr)

@@ -25,7 +25,12 @@ SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
 sys.path.insert(0, SCRIPTS)
 sys.path.insert(0, HERE)
 
-from tunbedlib import intranet, limits, ndr, records, render, report  # noqa: E402
+from tunbedlib import limits, records, render  # noqa: E402
+from tunbedlib.kinds import intranet_plan as intranet, matrix_report as report  # noqa: E402
+from tunbedlib.kinds import ndr_plan as ndr  # noqa: E402
+from tunbedlib.kinds.intranet import KIND as INTRANET  # noqa: E402
+from tunbedlib.kinds.matrix import KIND as MATRIX  # noqa: E402
+from tunbedlib.kinds.ndr import KIND as NDR  # noqa: E402
 from tunbedlib.drivers import contract  # noqa: E402
 from tunbedlib import scenario  # noqa: E402
 from tunbedlib import bed as beds  # noqa: E402
@@ -111,8 +116,8 @@ class Outputs(unittest.TestCase):
         d = run_dir(os.path.join(self.top, "r"))
         self.plant(d, self.LINKED)
         before = tree(self.victim)
-        meta = records.load_meta(d)
-        report.write(d, meta, True, records.load_runs(d))
+        meta, recs = records.load(MATRIX, d)
+        render.write_all(d, MATRIX.report(meta, recs, True))
         self.check(d, self.LINKED, before)
 
     def test_records_and_meta(self):
@@ -124,7 +129,6 @@ class Outputs(unittest.TestCase):
         self.check(d, ["runs/a-r1.json", "meta.json"], before)
 
     def test_ndr_report(self):
-        from tunbedlib import ndr_report
         d = os.path.join(self.top, "n")
         recs = [test_ndr.fake_record("direct", "direct", 64, 900000, 1, 0),
                 test_ndr.fake_record("gregw gre 2w", "gregw", 64, 200000, 2)]
@@ -134,11 +138,11 @@ class Outputs(unittest.TestCase):
                  "plots/rates.png", "plots/loss-f64.svg"]
         self.plant(d, names)
         before = tree(self.victim)
-        ndr_report.write(d, {"format": 1, "kind": "ndr", "scenario": "ndr"})
+        render.write_all(d, NDR.report({"format": 2, "kind": "ndr", "scenario": "ndr"},
+                                       records.load(NDR, d)[1], True))
         self.check(d, names, before)
 
     def test_intranet_report(self):
-        from tunbedlib import intranet_report
         d = os.path.join(self.top, "i")
         data = record("intranet-runs.json")
         names = ["report.html", "report.md", "summary.json", "summary.csv",
@@ -147,7 +151,7 @@ class Outputs(unittest.TestCase):
             write_json(os.path.join(d, "runs", f"r{i}.json"), r)
         self.plant(d, names)
         before = tree(self.victim)
-        intranet_report.write(d, data["meta"], True)  # its records read from runs/
+        render.write_all(d, INTRANET.report(data["meta"], records.load(INTRANET, d)[1], True))
         self.check(d, names, before)
 
     def test_a_new_results_directory(self):
@@ -258,20 +262,19 @@ class MathText(unittest.TestCase):
         a, b = record("run-gregw-s1.json"), record("run-gregw-s8.json")
         for r, name in ((a, "cmd:/x/$\\notacommand{$.sh"), (b, "cmd:/x/$x^2$.sh")):
             r["point"]["config"] = r["point"]["gateway"] = name
-            r = records.upgrade_record(r)
-        recs = [records.upgrade_record(r) for r in (a, b)]
+        recs = [records.read_record(MATRIX, r) for r in (a, b)]
         for r in recs:
             twin = dict(r["hosts"][0], name="$\\bad{$")
             r["hosts"].append(twin)
         with tempfile.TemporaryDirectory() as d:
-            lines = report.write(d, {"scenario": "x"}, True, recs)
+            lines = render.write_all(d, MATRIX.report({"scenario": "x"}, recs, True))
             svg = content(os.path.join(d, "plots", "throughput.svg"), "r")
         self.assertEqual(len(lines), 2)
         self.assertIn(self.DOLLAR, svg, "a name's $ was not drawn as itself")
 
     def test_markdown_cells(self):
         """A '|' or a line break in a name ended report.md's table cell, or its row."""
-        recs = [records.upgrade_record(record("run-gregw-s1.json"))]
+        recs = [records.read_record(MATRIX, record("run-gregw-s1.json"))]
         recs[0]["point"]["config"] = "cmd:/x/a|b\nc.sh"
         md = render.markdown(report.document(report.analyse(recs, {}), plots=[]))
         rows = [ln for ln in md.splitlines() if ln.startswith("| cmd:")]
@@ -280,12 +283,11 @@ class MathText(unittest.TestCase):
         self.assertEqual(rows[0].count(" | "), len(report.POINT_HEADER) - 1)
 
     def test_intranet_label(self):
-        from tunbedlib import intranet_report
         data = record("intranet-runs.json")
         for p in data["meta"]["profiles"]:
             p["title"] = "$\\notacommand{$"
         with tempfile.TemporaryDirectory() as d:
-            intranet_report.write(d, data["meta"], True, data["records"])
+            render.write_all(d, INTRANET.report(data["meta"], data["records"], True))
             self.assertTrue(os.path.exists(os.path.join(d, "report.html")))
 
 
@@ -324,7 +326,8 @@ class Files(unittest.TestCase):
             for what in ("ndr.links", "failover.topology_path", "scenario.topology_file"):
                 for path in ("/dev/zero", fifo):
                     with self.subTest(what=what, path=path):
-                        code = (f"from tunbedlib import ndr, failover, scenario\n"
+                        code = (f"from tunbedlib import scenario\n"
+                                f"from tunbedlib.kinds import failover, ndr_plan as ndr\n"
                                 f"try:\n    {what}({path!r})\n"
                                 f"except Exception as e:\n    print(type(e).__name__, e)\n")
                         p = subprocess.run([sys.executable, "-B", "-c", code], env=ENV,
@@ -486,13 +489,13 @@ class Drivers(unittest.TestCase):
 CHILD = r"""
 import os, sys
 sys.path.insert(0, sys.argv[1])
-from tunbedlib import cli
+from tunbedlib import cli, runloop
 
-def bootstrap():
+def bootstrap(kind=None):
     print("reached bootstrap")
     sys.exit(42)
 
-cli.bootstrap = bootstrap
+runloop.bootstrap = bootstrap
 os.geteuid = lambda: 0
 sys.argv = ["tunbed", *sys.argv[2:]]
 sys.exit(cli.main())

@@ -14,6 +14,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 from tunbedlib import records, verdict  # noqa: E402
+from tunbedlib.kinds.matrix import KIND as MATRIX  # noqa: E402
 
 HZ = 100
 GWA, CLIENT, SERVER = 100, 200, 300
@@ -246,7 +247,7 @@ class Foreign(unittest.TestCase):
 class Recorded(unittest.TestCase):
     def judged(self, name):
         with open(os.path.join(HERE, "data", name)) as f:
-            r = records.upgrade_record(json.load(f))
+            r = records.read_record(MATRIX, json.load(f))
         return judge(r, r["traffic"]["tcp"]["bits_per_second"])
 
     def test_one_session_the_pair_shares_core_1(self):

@@ -1,8 +1,8 @@
-"""The runs of tunbed intranet (intranet.py) on a pair of hosts: in namespaces, the pair and the
-zone's network between them built for each profile from topo/topologies/intranet.topo with the
-profile's cap, MTU and sysctls (NetnsPair); on the client and server hosts of an inventory, as
-they are (HostsPair). For each
-profile the traffic server runs on the server, pinned to the profile's CPUs, and each run is
+"""The bed and the runs of tunbed intranet (intranet.py) on a pair of hosts: in namespaces, the
+pair and the zone's network between them built for each profile from
+topo/topologies/intranet.topo with the profile's cap, MTU and sysctls (NetnsPair); on the
+client and server hosts of an inventory, as they are (HostsPair). For each profile the traffic
+server runs on the server, pinned to the profile's CPUs, and each run is
 one tunbed-traffic client on the client: idle ping and TCP probes, a stream count with both
 probes beside it, or UDP at a rate. Everything started is stopped by its PID, and everything
 built or changed is undone, also on a failure or Ctrl-C."""
@@ -14,12 +14,12 @@ import subprocess
 import tempfile
 import time
 
-from . import bed as beds, records
-from .common import TOPO, TOPOLOGIES, Failure, deferred_signals, run
-from .common import TRAFFIC_PORT as PORT
-from .hosts import Netns
-from .intranet import PING_GROUPS, udp_size
-from .point import wait_listening
+from .. import bed as beds
+from ..common import TOPOLOGIES, Failure, deferred_signals
+from ..common import TRAFFIC_PORT as PORT
+from ..hosts import Netns
+from .intranet_plan import PING_GROUPS, udp_size
+from .matrix_point import wait_listening
 
 TOPOLOGY = os.path.join(TOPOLOGIES, "intranet.topo")
 LAN, CAP = "lan", "cap"  # the topology's links (and interfaces): client-zone, zone-server
@@ -66,7 +66,25 @@ def delta(before, after):
             isinstance(before.get(k), int) else after.get(k) for k in after}
 
 
-class NetnsPair:
+class PairBed:
+    """What both pairs share: the bed of intranet.py's run loop, up for a profile's runs."""
+    plans = {}
+
+    def point(self, item):
+        """The pair up under the profile of item, for its runs (an item's group)."""
+        profile = item.point[0]
+        return self.profile(profile, self.plans[profile.name])
+
+
+def pair_bed(inv, prefix, plans):
+    """The bed of a run: the hosts of inv, or namespaces of prefix; plans: the CPUs of each
+    profile's endpoints."""
+    pair = HostsPair(inv, prefix) if inv else NetnsPair(prefix)
+    pair.plans = plans
+    return pair
+
+
+class NetnsPair(PairBed):
     """The pair in namespaces PREFIX-client and PREFIX-server of this machine, and the zone's
     network between them in PREFIX-zone."""
     undone = "topology and processes removed"
@@ -100,20 +118,16 @@ class NetnsPair:
         with tempfile.TemporaryDirectory(prefix="tunbed-intranet-") as tmp:
             path = os.path.join(tmp, f"intranet-{profile.name}.topo")
             topology(profile, path)
-            try:
-                # Ctrl-C waits until the topology is up; the waiting signal arrives inside the
-                # try whose finally takes it down (as bed.NamespaceBed does).
-                with deferred_signals():
-                    run([TOPO, "up", path, "--prefix", self.prefix])
-                for h in (self.client, self.zone, self.server):
-                    h.open()
-                with serving(self, plan) as pair:
-                    yield pair
-            finally:
-                with deferred_signals():
+            with beds.topology(path, self.prefix, show=False):
+                try:
                     for h in (self.client, self.zone, self.server):
-                        h.close()
-                    run([TOPO, "down", path, "--prefix", self.prefix], check=False)
+                        h.open()
+                    with serving(self, plan) as pair:
+                        yield pair
+                finally:
+                    with deferred_signals():
+                        for h in (self.client, self.zone, self.server):
+                            h.close()
 
     def facts(self):
         return {role: beds.host_facts(h, self.iface(role)) for role, h in
@@ -125,7 +139,7 @@ class NetnsPair:
         return {"forward": qdisc(self.zone, CAP), "reverse": qdisc(self.server, CAP)}
 
 
-class HostsPair:
+class HostsPair(PairBed):
     """The client and server hosts of an inventory, over SSH (docs/hosts.md)."""
     undone = "processes stopped and changes undone on every host reached"
 
@@ -250,8 +264,8 @@ def measure(sc, profile, plan, pair, kind, streams, rate, repeat):
         length = sc.time
         args = ["--udp", "--rate", str(rate), "--size", str(udp_size(pair.mtu, pair.server_addr)),
                 "--time", f"{sc.time:g}"]
-    rec = {"format": records.FORMAT, "repeat": repeat, "started": time.time(),
-           "profile": profile.as_dict() | {"cpus": plan}, "kind": kind}
+    rec = {"repeat": repeat, "started": time.time(),
+           "profile": profile.as_dict() | {"cpus": plan}}
     if kind == "idle":
         rec["facts"] = pair.facts()
     before = pair.counters()

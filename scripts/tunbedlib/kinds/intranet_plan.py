@@ -6,8 +6,9 @@ cap with its burst, the CPUs each endpoint's processes may use, socket buffers a
 congestion control. With --hosts the pair is two machines of an inventory, with no cap of
 ours, measured against the nominal bandwidth the inventory states.
 
-This module holds the profiles, the scenario file, the checks made before anything starts
-and the command; intranet_run.py measures, intranet_report.py reports.
+This module holds the profiles, the scenario file and the checks made before anything starts;
+intranet.py is the kind (the command and its run), intranet_bed.py measures,
+intranet_report.py reports.
 
     [intranet]
     name = zone-a               ; results/<UTC time>-NAME/ (default intranet)
@@ -36,11 +37,10 @@ Every error is one line (FILE:LINE: what, for the file) and exit status 2, befor
 installed, built or started."""
 
 import dataclasses
-import datetime
 import os
 import re
 
-from . import files, inifile, inventory, limits, records, units
+from .. import files, inifile, inventory, limits, units
 
 STREAMS_MAX = 10000  # tunbed-traffic --sessions
 RATE_MIN, RATE_MAX = 8000, 32 * 10**9  # a tbf cap, as tunbed-topo takes it (docs/topology.md)
@@ -428,127 +428,3 @@ def point_of(profile, kind, streams, rate):
            "udp": f"{profile.name}-udp-{rate}bps"}[kind]
     return {"key": key, "config": profile.name, "profile": profile.name, "kind": kind,
             "streams": streams, "udp_rate_bps": rate}
-
-
-def execute(sc, args):
-    """Runs the scenario into a new results directory; returns the exit status."""
-    # Imported here: cli imports this module to register the command.
-    from . import intranet_report, intranet_run
-    from .runloop import Progress, bootstrap, measure_into, opened, print_reports
-    from .common import log
-    inv, nominal = None, 0
-    if args.hosts:
-        inv = inventory.parse(args.hosts, ("client", "server"))
-        nominal = inventory_nominal(args.hosts, inv)
-    with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
-        available = f.read().split()
-    profiles = resolve(sc, hosts=inv, nominal=nominal, cpus=None if inv else machine_cpus(),
-                       available_cc=None if inv else available)
-    bootstrap()
-    started = datetime.datetime.now(datetime.timezone.utc)
-    outdir = os.path.join(args.results, started.strftime("%Y%m%dT%H%M%SZ") + f"-{sc.name}")
-    files.new_dir(outdir, "runs")
-    plans = {p.name: ({"client": "", "server": "", "shared": False} if inv
-                      else plan_cpus(p, machine_cpus())) for p in profiles}
-    meta = {"format": records.FORMAT, "kind": "intranet", "scenario": sc.name,
-            "title": "cloud same-zone benchmark" + (f" between {profiles[0].title()}" if inv
-                                                    else " (namespaces)"),
-            "mode": "hosts" if inv else "namespaces",
-            "hosts": args.hosts and os.path.abspath(args.hosts),
-            "time": sc.time, "warmup": sc.warmup, "repeats": sc.repeats,
-            "streams": sc.streams, "udp_rates": [r.text for r in sc.udp_rates],
-            "ping_count": sc.ping_count,
-            "ping_interval": sc.ping_interval, "prefix": args.prefix,
-            "profiles": [p.as_dict() | {"cpus": plans[p.name]} for p in profiles],
-            "cpus": cpu_list(machine_cpus()), "started_utc": started.isoformat()}
-    runs = [(rep, p, r) for rep in range(1, sc.repeats + 1) for p in profiles
-            for r in runs_of(sc, p)]
-    progress = Progress(len(runs))
-    bed = intranet_run.HostsPair(inv, args.prefix) if inv else \
-        intranet_run.NetnsPair(args.prefix)
-
-    def measure_all():
-        i = 0
-        with opened(bed):
-            for rep in range(1, sc.repeats + 1):
-                for p in profiles:
-                    with bed.profile(p, plans[p.name]) as pair:
-                        for kind, streams, rate in runs_of(sc, p):
-                            what = {"idle": "idle latency", "tcp": f"{streams} stream"
-                                    f"{'s' if streams > 1 else ''}",
-                                    "udp": f"UDP {rate_text(rate)}"}[kind]
-                            progress.show(i, f"{p.title()}: {what}, repeat {rep}")
-                            i += 1
-                            rec = intranet_run.measure(sc, p, plans[p.name], pair, kind,
-                                                       streams, rate, rep)
-                            rec["point"] = point_of(p, kind, streams, rate)
-                            path = os.path.join(outdir, "runs", f"{rec['point']['key']}-r{rep}"
-                                                ".json")
-                            records.write_object(path, rec)
-        return True
-
-    complete, status = measure_into(outdir, meta, progress, measure_all, lambda: bed.undone)
-    recs = records.load_runs(outdir, "intranet")
-    if not recs:
-        log(f"no run finished: nothing to report in {outdir}")
-        return status or 1
-    for line in intranet_report.write(outdir, meta, complete, recs):
-        print(line)
-    print_reports(outdir)
-    return status
-
-
-def report_writer():
-    """intranet_report.write, for `tunbed report DIR` of an intranet run."""
-    from . import intranet_report
-    return intranet_report.write
-
-
-def cmd_intranet(args):
-    try:
-        sc = load(args.scenario) if args.scenario else Scenario()
-        sc = overrides(sc, args)
-        return execute(sc, args)
-    except IntranetError as e:
-        # The command's own mistakes: one line, exit status 2 (cli.main's convention for
-        # scenario errors), before anything started.
-        from .scenario import ScenarioError
-        raise ScenarioError(str(e)) from None
-
-
-def add_parser(sub, default_results, default_prefix):
-    """The intranet command on cli.py's subcommands."""
-    p = sub.add_parser(
-        "intranet", help="the cloud same-zone benchmark: ping, 1 to 16 streams, UDP, instance "
-                         "profiles (docs/intranet.md)",
-        description="Two hosts on one link, as the published VM-to-VM benchmarks of one cloud "
-                    "zone measure them: ICMP echo and TCP probes idle and during the transfer, "
-                    "1, 4, 8 and 16 TCP streams, UDP at a rate with loss and jitter; per "
-                    "instance profile (tbf cap with its burst, CPUs per endpoint, socket "
-                    "buffers, congestion control). Shipped profiles: "
-                    + ", ".join(f"{p.name} ({p.title()})" for p in SHIPPED.values())
-                    + "; a scenario file defines more. With --hosts, two real hosts with no "
-                      "cap of ours, against the inventory's tunbed_nominal.")
-    p.add_argument("--scenario", metavar="FILE", help="an intranet scenario file: [intranet] "
-                                                      "and [profile NAME] sections")
-    p.add_argument("--profiles", metavar="LIST", help="profiles to run, e.g. c1-1.5g,c2-2g "
-                                                      "(default: the file's, else the shipped)")
-    p.add_argument("--streams", metavar="LIST", help="TCP streams per run (default 1,4,8,16)")
-    p.add_argument("--time", metavar="S", help="measured seconds per run (default 10)")
-    p.add_argument("--warmup", metavar="S", help="warm-up seconds per TCP run (default 2)")
-    p.add_argument("--repeats", metavar="N", help="repeats of every run (default 3)")
-    p.add_argument("--udp-rate", metavar="LIST",
-                   help="UDP rates: bit rates or shares of the profile's cap, e.g. 1gbit or "
-                        "50%%,150%% (default 1gbit)")
-    p.add_argument("--ping-count", metavar="N", help="ICMP echo probes idle, and at most under "
-                                                     "load (default 100)")
-    p.add_argument("--ping-interval", metavar="S", help="seconds between probes (default 0.2)")
-    p.add_argument("--prefix", default=default_prefix,
-                   help=f"namespace prefix (default {default_prefix})")
-    p.add_argument("--results", default=default_results, metavar="DIR",
-                   help="where result directories go (default results/)")
-    p.add_argument("--hosts", metavar="INVENTORY",
-                   help="between the client and server hosts of an Ansible inventory, with no "
-                        "cap of ours (docs/hosts.md, docs/intranet.md)")
-    p.set_defaults(func=cmd_intranet)
-    return p

@@ -6,17 +6,12 @@ and tables are made once here, for report.md and report.html alike."""
 
 import dataclasses
 
-from . import analysis, pairview, render
-from . import records as recordfiles
-from .document import Csv, Document, Plot, Section, Table, footer, title
+from .. import analysis
+from ..document import Csv, Document, Plot, Section, Table, footer, title
+from . import matrix_pairview
 
 COLUMNS = ("bits_per_second", "retransmits", "retransmits_per_gb", "jain", "box_cpu_s_per_gb",
            "gateway_cpu_s_per_gb", "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")
-
-
-def load_runs(outdir):
-    """The raw records of outdir/runs/ in today's layout (records.py)."""
-    return recordfiles.load_runs(outdir)
 
 
 @dataclasses.dataclass
@@ -59,15 +54,11 @@ def analyse(records, meta, complete=True):
 
 # What both reports say, in words and tables.
 
+fmt = analysis.fmt
+
+
 def gbps(x):
     return f"{x / 1e9:.2f}" if x is not None else "-"
-
-
-def fmt(s, scale=1.0, digits=2):
-    if not s:
-        return "-"
-    return (f"{s['median'] * scale:.{digits}f} ({s['min'] * scale:.{digits}f}-"
-            f"{s['max'] * scale:.{digits}f})")
 
 
 def headline(points, summary):
@@ -174,7 +165,7 @@ def failed_headline(points, failed):
 def headlines(res):
     """Every headline line of a run: the points', the pair's, the failed ones', then the wire
     audit's and the check's."""
-    return (headline(res.points, res.summary) + pairview.headline(res.points, res.records)
+    return (headline(res.points, res.summary) + matrix_pairview.headline(res.points, res.records)
             + failed_headline(res.points, res.failed)
             + wire_headline(res.points, res.summary) + verify_headline(res.points, res.summary))
 
@@ -343,11 +334,11 @@ SUMMARY_HEADER = (["point", "gateway", "mode", "workers", "mtu", "pattern", "ses
 
 
 def drawing(name, *args):
-    """How to draw one of plots.py's plots: matplotlib is imported only when it is drawn (the
+    """How to draw one of matrix_plots.py's plots: matplotlib is imported only when it is drawn (the
     runner must start, and bootstrap, with nothing but Python's standard library)."""
     def draw(outdir):
-        from . import plots
-        return getattr(plots, name)(outdir, *args)
+        from . import matrix_plots
+        return getattr(matrix_plots, name)(outdir, *args)
     return draw
 
 
@@ -486,10 +477,3 @@ def document(res, plots=None):
         summary={"meta": meta, "complete": res.complete, "points": res.points,
                  "summary": res.summary, "runs": res.runs},
         csv=[Csv("summary", SUMMARY_HEADER, list(summary_rows(res)))])
-
-
-def write(outdir, meta, complete=True, records=None):
-    """Writes summary.json, summary.csv, the plots, report.md and report.html from the raw
-    records (outdir/runs/ unless given, in today's layout); returns the headline lines."""
-    res = analyse(load_runs(outdir) if records is None else records, meta, complete)
-    return render.write_all(outdir, document(res))

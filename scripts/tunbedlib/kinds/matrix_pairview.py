@@ -3,7 +3,7 @@
 configuration: each gateway's CPU per core over the measured window, the active's beside the
 passive's, as the RAS figures show the two gateway VMs side by side."""
 
-from . import analysis
+from .. import analysis
 
 GATEWAYS = (("gregw gwa", "gwa"), ("gregw gwb", "gwb1 (active)"), ("gregw gwb2", "gwb2 (passive)"))
 

@@ -9,69 +9,9 @@ Gbit/s on the wire the transit frames' with their preamble and inter-frame gap (
 a link must carry at that rate. CPU at PDR is over the final trial at the PDR rate: the box's
 busy cores (every process, the generator's too) and the gateway's own processes', in cores."""
 
-import os
-
-from . import analysis, limits, records, render
-from .document import Csv, Document, Plot, Section, Table, footer, title
-from .ndr import DIRECT, FRACTIONS, NDR_FORMAT, WIRE_GAP
-from .records import FormatError
-from .schema import ANY, NUM, STR, List, Map, Num, Obj, Opt
-
-
-# What the report reads of a search and of meta.json (schema.py, records.py).
-BOUND = Obj({"rate": Opt(NUM), "upper": Opt(NUM), "width": Opt(NUM),
-             "lower_trial": Opt(Num(0, whole=True))})
-LATENCY = Opt(Obj({"samples": Opt(NUM), "p50_ms": Opt(NUM), "p90_ms": Opt(NUM),
-                   "p99_ms": Opt(NUM), "max_ms": Opt(NUM)}))
-TRIAL = {"duration": NUM, "valid": ANY, "rate": NUM, "sent": NUM, "lost": NUM,
-         "offered_pps": Opt(NUM), "loss_ratio": NUM, "latency": LATENCY,
-         "measure_start_mono_s": Opt(NUM), "measure_end_mono_s": Opt(NUM)}
-SEARCH = Obj({
-    "point": Obj({"key": records.KEY, "config": STR, "gateway": STR},
-                 need=("key", "config", "gateway")),
-    "frame": Obj({"lan": Num(1, 1 << 20, whole=True), "inner_ip": NUM, "transit": NUM,
-                  "overhead": NUM}, need=("lan", "inner_ip", "transit", "overhead")),
-    "started": NUM, "params": Opt(Obj({"max_rate": Opt(NUM)})),
-    "result": Opt(Obj({"ndr": Opt(BOUND), "pdr": Opt(BOUND)})),
-    "trials": Opt(List(Obj(TRIAL, need=("duration", "valid", "rate", "sent", "lost",
-                                        "loss_ratio")))),
-    "latency_trials": Opt(List(Obj(TRIAL | {"fraction": NUM},
-                                   need=("fraction", "rate", "valid", "sent", "lost")))),
-    "hosts": Opt(List(records.HOST, most=limits.RECORD_HOSTS))},
-    need=("point", "frame"))
-META = Obj({"notes": List(STR), "ndr": Opt(Obj({"pdr_loss": NUM})),
-            "ceiling": Opt(Map(NUM, key=r"[0-9]{1,7}", keywhat="a frame size"))})
-
-
-def _read(path, spec):
-    doc = records.read_object(path)
-    records.format_of(doc, path, NDR_FORMAT, oldest=1, default=None, what="NDR results")
-    records.check(doc, spec, path)
-    return doc
-
-
-def load_searches(outdir):
-    """The search records of outdir/searches/, by file name, checked."""
-    out = []
-    paths = records.record_paths(outdir, "searches")
-    for path in paths:
-        doc = _read(path, SEARCH)
-        if doc.get("kind") != "ndr-search":
-            raise FormatError(f"{path}: not an NDR search record")
-        out.append(doc)
-    seen = {}
-    for doc, path in zip(out, paths):
-        p, size = doc["point"], doc["frame"]["lan"]
-        other = seen.setdefault((p["key"], size), path)
-        if other != path:
-            raise FormatError(f"{path}: the search of {p['key']} at {size}-byte frames is also "
-                              f"{other}")
-    return out
-
-
-def load_meta(outdir):
-    path = os.path.join(outdir, "meta.json")
-    return _read(path, META) if os.path.lexists(path) else {"format": NDR_FORMAT, "kind": "ndr"}
+from .. import analysis
+from ..document import Csv, Document, Plot, Section, Table, footer, title
+from .ndr_plan import DIRECT, FRACTIONS, WIRE_GAP
 
 
 def order(recs):
@@ -322,6 +262,3 @@ def document(meta, complete, recs):
              Csv("trials", TRIAL_FIELDS, list(trial_rows(recs)))])
 
 
-def write(outdir, meta, complete=True):
-    """Every output of an NDR results directory from its records; returns the headline."""
-    return render.write_all(outdir, document(meta, complete, load_searches(outdir)))

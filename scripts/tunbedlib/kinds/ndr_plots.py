@@ -3,13 +3,9 @@ report.html): NDR and PDR against frame size for every gateway configuration wit
 generator's ceiling; per frame size, loss ratio against offered load for every trial, and
 latency at 10, 50 and 90% of PDR."""
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
-
-from .ndr import DIRECT, FRACTIONS  # noqa: E402
-from . import plots  # noqa: E402
+from .. import plots
+from ..plots import plt
+from .ndr_plan import DIRECT, FRACTIONS
 
 
 def by_config(summaries):

@@ -2,13 +2,9 @@
 throughput against streams per profile with its cap drawn, round trips idle against loaded
 (ICMP echo and TCP probe), and the spread of the streams' rates at each stream count."""
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
-
-from . import intranet_report as ir  # noqa: E402
-from . import plots  # noqa: E402
+from .. import plots
+from ..plots import plt
+from . import intranet_analysis as ir
 
 
 def streams_axis(ax, xs):

@@ -1,0 +1,295 @@
+"""The gateway scenarios, `tunbed ras`, `compare` and `run` (docs/runner.md): a matrix of points
+(gateway x gregw mode x workers x transit MTU x pattern x sessions, scenario.py), each measured
+`repeats` times from scratch on the RAS topology in namespaces or on the hosts of an inventory
+(bed.py): TCP sessions through the gateway with latency probes and CPU samples
+(matrix_point.py), and the report of matrix_report.py. `tunbed run` of a file with an [ndr]
+section is an NDR search (ndr.py).
+
+Records: runs/POINT-rREPEAT.json and meta.json, format 3. Format 1 had no `format`; format 2
+added it; format 3 keeps each sampled machine's CPU, processes and named threads in `hosts`
+(before, a run had one machine, and they were the record's `cpu`, `processes` and
+`thread_labels`)."""
+
+import dataclasses
+import os
+
+from .. import bed as beds
+from .. import drivers, inventory, limits, records, scenario
+from ..common import Failure, ScenarioError, log
+from ..drivers import DRIVERS, gregw
+from ..records import HOST, KEY, MACHINE, ONE_MACHINE, RR
+from ..schema import BOOL, NUM, STR, List, Map, Num, Obj, Opt, Str
+from . import matrix_point, matrix_report, ndr, ndr_plan
+from .base import Command, Item, Kind, bed_options
+
+ROLES = ["client", "server", "gwa", "gwb"]  # of the one machine of formats 1 and 2
+
+POINT = Obj({"key": KEY, "config": STR, "gateway": STR, "sessions": Num(1, whole=True),
+             "mode": STR, "workers": Num(0, whole=True), "mtu": Num(0, whole=True),
+             "pattern": STR}, need=("key", "config", "gateway", "sessions"))
+TRAFFIC = Obj({
+    "tcp": Opt(Obj({"bits_per_second": Opt(NUM), "bytes": Opt(NUM), "retransmits": Opt(NUM),
+                    "jain": Opt(NUM),
+                    "verify": Opt(Obj({"on": Opt(BOOL), "mismatches": Opt(NUM)}))})),
+    "measure_start_mono_s": Opt(NUM), "measure_end_mono_s": Opt(NUM), "measured_s": Opt(NUM),
+    "complete": Opt(BOOL), "rr": Opt(RR), "config": Opt(Obj({"congestion": Opt(STR)}))})
+WAY = {"segments_per_syscall": Opt(NUM), "syscalls_per_gb": Opt(NUM)}
+COST = Obj({"tun_to_wire": Obj(WAY, need=WAY),
+            "wire_to_tun": Obj(WAY | {"superpacket_segments": Map(NUM)},
+                               need=("superpacket_segments", *WAY)),
+            "wakeups_per_gb": Opt(NUM)}, need=("tun_to_wire", "wire_to_tun", "wakeups_per_gb"))
+DIRECTION = Obj({
+    "name": STR, "inner_bytes": NUM, "overhead_pct": Opt(NUM),
+    "tcp": Obj({k: NUM for k in ("payload_bytes", "late_bytes", "late_resent_bytes",
+                                 "retransmitted_bytes")} | {"late_unresolved_bytes": Opt(NUM)},
+               need=("payload_bytes", "late_bytes", "late_resent_bytes", "retransmitted_bytes")),
+    "seq": Obj({k: NUM for k in ("frames", "missing", "reordered")},
+               need=("frames", "missing", "reordered"))},
+    need=("name", "inner_bytes", "tcp", "seq"))
+WIRE = Obj({"directions": List(DIRECTION, least=1), "tunnel_frames": NUM,
+            "violation_frames": NUM, "violations": Map(Obj({"count": NUM}, need=("count",))),
+            "source": Obj({"capture_dropped": Opt(NUM)})},
+           need=("directions", "tunnel_frames", "violation_frames", "violations", "source"))
+RUN = {"kind": Opt(Str("matrix", "matrix")), "point": POINT, "repeat": Num(1, whole=True),
+       "started": NUM, "finished": Opt(NUM), "traffic": Opt(TRAFFIC), "rr_idle": Opt(RR),
+       "gateway_info": Opt(Obj({"version": Opt(STR), "cipher": Opt(STR), "dev": Opt(STR),
+                                "mtu": Opt(Num(whole=True))})),
+       "gateway": Opt(Map(Opt(Obj({"total": Obj({"cost": COST})})))),
+       "wire": Opt(WIRE), "wire_error": Opt(STR)}
+# Today's record keeps each machine's CPU under hosts; formats 1 and 2, the one machine's in
+# the record itself.
+RUN_SCHEMA = Obj(RUN | {"hosts": List(HOST, most=limits.RECORD_HOSTS)},
+                 need=("point", "repeat"))
+RUN_SCHEMA_2 = Obj(RUN | MACHINE, need=("point", "repeat"))
+META_SCHEMA = Obj({"kind": Opt(Str("matrix", "matrix")), "notes": List(STR),
+                   "congestion": Opt(STR),
+                   "failed": List(Obj({"point": POINT, "repeat": Num(1, whole=True),
+                                       "started": NUM, "error": STR},
+                                      need=("point", "repeat", "error")))})
+
+
+@dataclasses.dataclass
+class Plan:
+    sc: scenario.Scenario
+    title: str
+    pins: dict
+    inv: object
+    prefix: str
+    hosts: str
+    notes: list = dataclasses.field(default_factory=list)
+    points: list = dataclasses.field(default_factory=list)
+
+    @property
+    def name(self):
+        return self.sc.name
+
+
+def ras_scenario(args):
+    sc = scenario.Scenario(name="ras", topology=args.topology, gateways=["gregw"])
+    if args.full:
+        sc.sessions, sc.workers, sc.time, sc.repeats = [1, 2, 4, 8, 16, 32, 64], [1, 2], 10, 3
+    else:
+        # About five minutes on two cores: the ends and the middle of the session range.
+        sc.sessions, sc.workers, sc.time, sc.repeats = [1, 8, 64], [1, 2], 8, 3
+    return sc
+
+
+def compare_scenario(args):
+    gws = [g.strip() for g in args.gateways.split(",") if g.strip()]
+    for g in gws:
+        if not drivers.lookup(g):
+            known = ", ".join(n for n in DRIVERS if not n.startswith("cmd:"))
+            raise ScenarioError(f"unknown gateway '{g}': expected some of {known}, or cmd:PATH")
+    return scenario.Scenario(name="compare", topology=args.topology, gateways=gws,
+                             sessions=[1, 8, 64], workers=[2], time=10, repeats=3)
+
+
+def overrides(sc, args):
+    """The command line over the scenario."""
+    for key in ("sessions", "workers", "repeats", "time", "warmup", "modes", "congestion"):
+        v = getattr(args, key, None)
+        if v is not None:
+            try:
+                scenario.SETTERS[key](sc, str(v))
+            except ValueError as e:
+                raise ScenarioError(f"--{key}: {e}") from None
+    if getattr(args, "no_rr", False):
+        sc.rr = False
+    if getattr(args, "wire_audit", False):
+        sc.wire_audit = True
+    if getattr(args, "verify", False):
+        sc.verify = True
+    return sc
+
+
+def checked_topology(sc, where):
+    """sc's topology file, a regular file of bounded size, before anything is built;
+    ScenarioError naming where it was given."""
+    try:
+        scenario.topology_file(sc.topology)
+    except ScenarioError as e:
+        raise ScenarioError(f"{where}: {e}") from None
+    return sc
+
+
+def available_congestion():
+    with open("/proc/sys/net/ipv4/tcp_available_congestion_control") as f:
+        return f.read().split()
+
+
+def matrix_options(p, defaults_note):
+    p.add_argument("--sessions", metavar="LIST", help=f"sessions per point, e.g. 1,8,64 "
+                                                     f"({defaults_note})")
+    p.add_argument("--workers", metavar="LIST", help="gregw worker threads, e.g. 1,2")
+    p.add_argument("--modes", metavar="LIST", help=gregw.modes_help())
+    p.add_argument("--repeats", type=int, metavar="N", help="repeats of every point")
+    p.add_argument("--time", type=float, metavar="S", help="measured seconds per run")
+    p.add_argument("--warmup", type=float, metavar="S", help="warm-up seconds per run (default 2)")
+    p.add_argument("--no-rr", action="store_true", help="no latency probes")
+    p.add_argument("--congestion", metavar="ALG",
+                   help="TCP congestion control of the sessions, e.g. cubic or bbr "
+                        "(default: the system's; the report names the one used)")
+    p.add_argument("--wire-audit", action="store_true",
+                   help="run tunbed-wire on the transit link during each run and report what "
+                        "crossed it (it costs CPU, which the report attributes to it)")
+    p.add_argument("--verify", action="store_true",
+                   help="check every byte of every session against its pattern (tunbed-traffic "
+                        "--verify); the report says how many were wrong")
+    bed_options(p, "pin a host's processes (client, gwa, gwb, server) to CPUs, over the "
+                   "topology's cpus =; use + between CPUs: gwa=0+1")
+    p.add_argument("--hosts", metavar="INVENTORY",
+                   help="run on the hosts of an Ansible inventory over SSH instead of in "
+                        "namespaces (docs/hosts.md; provision them first)")
+
+
+def ras_arguments(p):
+    p.add_argument("--full", action="store_true", help="the whole session matrix")
+    matrix_options(p, "default 1,8,64")
+
+
+def run_arguments(p):
+    p.add_argument("file")
+    matrix_options(p, "default: the file's")
+
+
+def compare_arguments(p):
+    p.add_argument("--gateways", required=True, metavar="LIST",
+                   help=f"some of {', '.join(drivers.GATEWAYS)}, between commas (one this "
+                        "machine cannot run is skipped with a note); cmd:PATH for a gateway of "
+                        "your own (CONTRIBUTING.md)")
+    matrix_options(p, "default 1,8,64")
+
+
+class Matrix(Kind):
+    name = "matrix"
+    FORMAT = 3
+    commands = (
+        Command("ras", "the RAS-style scenario: gregw on ras.topo", ras_arguments,
+                "gregw on ras.topo, 1 to 64 sessions, 1 and 2 workers, 3 repeats. Default: 1, 8 "
+                "and 64 sessions, 8 s each (about 5 minutes on 2 cores); --full: 1, 2, 4, ... "
+                "64 sessions, 10 s each."),
+        Command("run", "run a scenario file (docs/runner.md)", run_arguments),
+        Command("compare", "the same points for several gateways, side by side",
+                compare_arguments),
+    )
+
+    def check(self, args):
+        if args.command == "run":
+            sc = scenario.load(args.file)
+            where = (f"{args.file}:{sc.lines['topology']}: topology" if "topology" in sc.lines
+                     else "topology")
+            checked_topology(sc, where)
+            title = f"scenario {args.file}"
+            if sc.ndr is not None:
+                return ndr.KIND.plan_of(sc, ndr_plan.from_section(sc, args.file), args, title)
+        elif args.command == "compare":
+            sc = checked_topology(compare_scenario(args), "--topology")
+            title = f"comparison of {', '.join(sc.gateways)}"
+        else:
+            sc = checked_topology(ras_scenario(args), "--topology")
+            title = "RAS-style gateway test (gregw)"
+        sc = overrides(sc, args)
+        pins = beds.parse_pins(args.pin)
+        if sc.congestion and sc.congestion not in available_congestion():
+            raise ScenarioError(f"congestion control '{sc.congestion}' is not available here "
+                                f"(available: {', '.join(available_congestion())})")
+        scenario.points(sc)  # the matrix's size and keys, before anything is installed
+        inv = None
+        if args.hosts:
+            # The inventory is checked before anything is installed, built or connected to.
+            need = inventory.ROLES if any(DRIVERS[g].needs_gateways for g in sc.gateways) \
+                else ("client", "server")
+            inv = inventory.parse(args.hosts, need)
+            if any(p for p in sc.mtu if p):
+                raise ScenarioError("a transit MTU (mtu =) is the topology's: the hosts mode "
+                                    "uses the hosts' own")
+        return Plan(sc, title, pins, inv, args.prefix, args.hosts)
+
+    def prepare(self, plan):
+        gateways = []
+        for g in plan.sc.gateways:
+            ok, why = DRIVERS[g].available(hosts_mode=bool(plan.inv))
+            if ok:
+                gateways.append(g)
+            else:
+                plan.notes.append(f"{g} skipped: {why}")
+                log(f"{g} skipped: {why}")
+        plan.sc.gateways = gateways
+        plan.points = scenario.points(plan.sc)
+        if not plan.points:
+            raise Failure("nothing to run: every gateway was skipped")
+
+    def items(self, plan):
+        return [Item(f"{p.key()}-r{rep}", f"{p.config()}, {p.sessions} "
+                     f"session{'s' if p.sessions > 1 else ''}, repeat {rep}", p, rep)
+                for rep in range(1, plan.sc.repeats + 1) for p in plan.points]
+
+    def meta(self, plan):
+        sc = plan.sc
+        return {"scenario": sc.name, "title": plan.title, "topology": sc.topology,
+                "time": sc.time, "warmup": sc.warmup, "repeats": sc.repeats,
+                "gateways": sc.gateways, "notes": plan.notes, "pins": plan.pins,
+                "prefix": plan.prefix, "wire_audit": sc.wire_audit,
+                "congestion": sc.congestion or None, "verify": sc.verify,
+                "hosts": plan.hosts and os.path.abspath(plan.hosts)}
+
+    def bed(self, plan):
+        if plan.inv:
+            return beds.HostsBed(plan.inv, plan.prefix, plan.pins)
+        return beds.NamespaceBed(plan.sc, plan.prefix, plan.pins)
+
+    def measure(self, plan, bed, item):
+        return matrix_point.measure(plan.sc, item.point, item.repeat, bed)
+
+    def failed(self, item, started, error):
+        p = item.point
+        return {"point": p.__dict__ | {"key": p.key(), "config": p.config()},
+                "repeat": item.repeat, "started": started, "error": error}
+
+    def record_schema(self, fmt):
+        return RUN_SCHEMA if fmt >= 3 else RUN_SCHEMA_2
+
+    def meta_schema(self, fmt):
+        return META_SCHEMA
+
+    def is_record(self, doc, path):
+        if "point" not in doc or "repeat" not in doc:
+            raise records.FormatError(f"{path}: not a run record (no point or repeat)")
+
+    def upgrade_record(self, doc, fmt):
+        if fmt == 2:
+            doc = dict(doc)
+            doc["hosts"] = [{"name": ONE_MACHINE, "roles": ROLES, "cpu": doc.pop("cpu", None),
+                             "processes": doc.pop("processes", {}),
+                             "thread_labels": doc.pop("thread_labels", {}),
+                             "clock": {"offset_s": 0.0, "error_s": 0.0}, "facts": None}]
+        return doc
+
+    def check_records(self, recs, paths):
+        records.one_key_each(recs, paths)
+
+    def report(self, meta, recs, complete):
+        return matrix_report.document(matrix_report.analyse(recs, meta, complete))
+
+
+KIND = Matrix()

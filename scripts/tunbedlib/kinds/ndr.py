@@ -1,0 +1,458 @@
+"""`tunbed ndr` (and `tunbed run` of a scenario file with an [ndr] section), as a scenario kind:
+per frame size and gateway, the no-drop rate (NDR) and the partial-drop rate (PDR) in one search
+(search.py), then latency at 10, 50 and 90% of PDR (docs/ndr.md). First the generator's own
+ceiling: the same search on the direct topology (client and server on one link), whose PDR at
+each frame size is the highest rate offered to the gateways; a result at that ceiling is the
+generator's, and says so. ndr_plan.py plans and checks, ndr_report.py makes the report.
+
+Records: searches/POINT-fSIZE.json, one per gateway configuration and frame size (every trial,
+the result, the gateway's telemetry and the CPU samples of the whole search), and meta.json;
+format 2. Format 1 named a search record's kind `ndr-search`; today it is the scenario kind,
+`ndr`, as in every record."""
+
+import contextlib
+import dataclasses
+import json
+import subprocess
+import time
+
+from .. import bed as beds
+from .. import cpu, limits, records, scenario, search
+from ..common import Failure, Refused, ScenarioError, deferred_signals, log
+from ..common import TRAFFIC_PORT as PORT
+from ..drivers import DRIVERS
+from ..hosts import Netns
+from ..records import HOST, KEY
+from ..schema import ANY, NUM, STR, List, Map, Num, Obj, Opt, Str
+from . import ndr_report
+from .base import Command, Item, Kind, bed_options
+from .matrix_point import pinned, wait_listening
+from .ndr_plan import (DEFAULT_SIZES, DIRECT, FRACTIONS, FULL_SIZES, NDR_SETTERS, Ndr,
+                       above_ceiling, check, check_ceiling, plan, point_key, topology_path)
+
+SAMPLE_HZ = 10             # CPU samples a second: a 1 s trial gets ten
+SAMPLES_PER_S = 1000       # latency samples a second of a trial (every N-th datagram)
+SAMPLE_EVERY_MIN = 100     # at most one datagram in this many asks for a reply
+TRIAL_GRACE_S = 60         # a trial's client beyond its duration (start, results) at most
+DIRECT_MAX_RATE = 2e7      # where the ceiling's search starts: above any rate a host's stack
+                           # sends (10GbE carries 14.88 million 64-byte frames a second)
+# The options of the command line that set [ndr] keys.
+NDR_OPTIONS = ("sizes", "flows", "width", "pdr_loss", "initial_time", "min_rate", "max_rate",
+               "direct_topology")
+
+# What the report reads of a search and of meta.json (schema.py, records.py).
+BOUND = Obj({"rate": Opt(NUM), "upper": Opt(NUM), "width": Opt(NUM),
+             "lower_trial": Opt(Num(0, whole=True))})
+LATENCY = Opt(Obj({"samples": Opt(NUM), "p50_ms": Opt(NUM), "p90_ms": Opt(NUM),
+                   "p99_ms": Opt(NUM), "max_ms": Opt(NUM)}))
+TRIAL = {"duration": NUM, "valid": ANY, "rate": NUM, "sent": NUM, "lost": NUM,
+         "offered_pps": Opt(NUM), "loss_ratio": NUM, "latency": LATENCY,
+         "measure_start_mono_s": Opt(NUM), "measure_end_mono_s": Opt(NUM)}
+SEARCH = {
+    "point": Obj({"key": KEY, "config": STR, "gateway": STR}, need=("key", "config", "gateway")),
+    "frame": Obj({"lan": Num(1, 1 << 20, whole=True), "inner_ip": NUM, "transit": NUM,
+                  "overhead": NUM}, need=("lan", "inner_ip", "transit", "overhead")),
+    "started": NUM, "params": Opt(Obj({"max_rate": Opt(NUM)})),
+    "result": Opt(Obj({"ndr": Opt(BOUND), "pdr": Opt(BOUND)})),
+    "trials": Opt(List(Obj(TRIAL, need=("duration", "valid", "rate", "sent", "lost",
+                                        "loss_ratio")))),
+    "latency_trials": Opt(List(Obj(TRIAL | {"fraction": NUM},
+                                   need=("fraction", "rate", "valid", "sent", "lost")))),
+    "hosts": Opt(List(HOST, most=limits.RECORD_HOSTS))}
+SEARCH_SCHEMA = {fmt: Obj(SEARCH | {"kind": Str(kind, f"{kind}, an NDR search's kind")},
+                          need=("point", "frame", "kind"))
+                 for fmt, kind in ((1, "ndr-search"), (2, "ndr"))}
+META_SCHEMA = Obj({"kind": Opt(Str("ndr", "ndr")), "notes": List(STR),
+                   "ndr": Opt(Obj({"pdr_loss": NUM})),
+                   "ceiling": Opt(Map(NUM, key=r"[0-9]{1,7}", keywhat="a frame size"))})
+
+
+class DirectBed(beds.NamespaceBed):
+    """The generator alone: client and server on one link (direct.topo, or another file with
+    hosts client and server and a link wire)."""
+
+    def __init__(self, topology, family, prefix, pins):
+        self.topology, self.family, self.prefix, self.pin_override = topology, family, prefix, pins
+        self.roles = {r: [Netns(prefix, r)] for r in ("client", "server")}
+        self.clients, self.servers = self.roles["client"], self.roles["server"]
+
+    @contextlib.contextmanager
+    def point(self, item):
+        topo = topology_path(self.topology)
+        with beds.topology(topo, self.prefix) as shown:
+            try:
+                hosts = {h["name"]: h for h in shown["hosts"]}
+                if "client" not in hosts or "server" not in hosts:
+                    raise Failure(f"{topo}: the generator's topology needs hosts client and "
+                                  "server")
+                addrs = [a.split("/")[0] for i in hosts["server"].get("interfaces", [])
+                         if i.get("link") == "wire" for a in i.get("addresses", [])]
+                addr = next((a for a in addrs if (":" in a) == (self.family == 6)), None)
+                if not addr:
+                    raise Failure(f"{topo}: the server has no IPv{self.family} address on link "
+                                  "'wire'")
+                self.pair = {"server": addr}
+                self.pins = {h: hosts[h]["cpus"] for h in hosts if hosts[h].get("cpus")}
+                self.pins.update(self.pin_override)
+                for hs in self.roles.values():
+                    for h in hs:
+                        h.open()
+                yield self
+            finally:
+                with deferred_signals():
+                    for hs in self.roles.values():
+                        for h in hs:
+                            h.close()
+
+
+class Beds:
+    """The two beds of a run: the generator alone (direct), and the gateways' topology."""
+    undone = "topology and processes removed"
+
+    def __init__(self, plan):
+        self.gateways = beds.NamespaceBed(plan.sc, plan.prefix, plan.pins)
+        self.direct = DirectBed(plan.nd.direct_topology, plan.family, plan.prefix, plan.pins)
+
+    def open(self):
+        pass
+
+    def close(self):
+        pass
+
+    def point(self, item):
+        p, _ = item.point
+        bed = self.direct if p.gateway == DIRECT else self.gateways
+        return bed.point(dataclasses.replace(item, point=p))
+
+
+def udp_counters(h):
+    """The Udp line of /proc/net/snmp in a host's namespace: the receiver's socket drops."""
+    lines = [ln.split() for ln in h.run(["cat", "/proc/net/snmp"]).splitlines()
+             if ln.startswith("Udp:")]
+    return dict(zip(lines[0][1:], map(int, lines[1][1:]))) if len(lines) >= 2 else {}
+
+
+def sample_every(rate):
+    return max(SAMPLE_EVERY_MIN, int(rate // SAMPLES_PER_S))
+
+
+class Trials:
+    """The trials of one search on a bed that is up: each a tunbed-traffic client run, its
+    process watched by the CPU sampler, the receiver's socket drops read around it."""
+
+    def __init__(self, bed, nd, fr, sampler, processes):
+        self.bed, self.nd, self.fr = bed, nd, fr
+        self.sampler, self.processes = sampler, processes
+
+    def __call__(self, rate, duration, purpose="search"):
+        h, srv = self.bed.clients[0], self.bed.servers[0]
+        args = [self.bed.pair["server"], "--port", str(PORT), "--udp", "--pps", str(int(rate)),
+                "--size", str(self.fr["udp_payload"]), "--sessions", str(self.nd.flows),
+                "--time", f"{duration:g}", "--sample", str(sample_every(rate)), "--json"]
+        before = udp_counters(srv)
+        p = h.spawn("traffic-client", pinned(self.bed.pins, "client",
+                                             [h.bin("tunbed-traffic"), "client", *args]),
+                    stdout=-1)
+        self.sampler.watch(p.pid)
+        self.processes[str(p.pid)] = "tunbed-traffic client"
+        try:
+            out, err = p.communicate(timeout=duration + TRIAL_GRACE_S)
+        except subprocess.TimeoutExpired:
+            p.stop()
+            raise Failure(f"tunbed-traffic client: no result within {duration:g} s + "
+                          f"{TRIAL_GRACE_S} s") from None
+        after = udp_counters(srv)
+        try:
+            doc = json.loads(out)
+        except (TypeError, ValueError):
+            raise Failure("tunbed-traffic client: " + ((err or "").strip().splitlines()
+                                                       or ["no output"])[-1]) from None
+        u = doc.get("udp") or {}
+        # InErrors: every datagram the receiver's kernel dropped (a full socket buffer counts
+        # in RcvbufErrors too).
+        drops = after.get("InErrors", 0) - before.get("InErrors", 0)
+        status = p.local.returncode
+        # The generator's own shortfalls make a trial say nothing of the gateway: a rate not
+        # offered within 1%, datagrams its receiver dropped, a session that failed.
+        valid = bool(u.get("offered_ok")) and drops <= 0 and status == 0 and \
+            not doc.get("interrupted")
+        doc.get("udp", {}).pop("per_session", None)
+        return {"purpose": purpose, "sent": u.get("sent", 0), "received": u.get("received", 0),
+                "lost": u.get("lost", 0), "valid": valid, "offered_pps": u.get("offered_pps"),
+                "offered_ratio": u.get("offered_ratio"), "late": u.get("late"),
+                "not_sent": u.get("not_sent"), "receiver_drops": drops,
+                "latency": u.get("latency"), "status": status,
+                "error": ((err or "").strip().splitlines() or [None])[-1],
+                "measure_start_mono_s": doc.get("measure_start_mono_s"),
+                "measure_end_mono_s": doc.get("measure_end_mono_s"), "traffic": doc}
+
+
+def search_one(bed, nd, sc, point, fr, max_rate):
+    """One search of one gateway configuration at one frame size, on a bed that is up for it
+    (bed.point); the raw record. What it starts it stops, whatever happens."""
+    params = search.Params(min_rate=min(nd.min_rate, max_rate / 2), max_rate=max_rate,
+                           final_s=sc.time, initial_s=min(nd.initial_time, sc.time),
+                           width=nd.width, pdr_loss=nd.pdr_loss / 100)
+    rec = {"point": point.__dict__ | {"key": point_key(point), "config": point.config()},
+           "frame": fr, "flows": nd.flows, "params": dataclasses.asdict(params),
+           "started": time.time()}
+    driver = server = sampler = None
+    try:
+        rec["pins"] = bed.pins
+        processes = {}
+        sampler = cpu.Sampler(hz=SAMPLE_HZ)
+        if point.gateway != DIRECT:
+            driver = DRIVERS[point.gateway](bed, point)
+            driver.setup()
+            for role, pid, label in driver.pids():
+                sampler.watch(pid)
+                processes[str(pid)] = label
+        h = bed.servers[0]
+        server = h.spawn("traffic-server", pinned(bed.pins, "server", [
+            h.bin("tunbed-traffic"), "server", "--port", str(PORT)]))
+        wait_listening(h)
+        sampler.watch(server.pid)
+        processes[str(server.pid)] = "tunbed-traffic server"
+        sampler.start()
+        trials = Trials(bed, nd, fr, sampler, processes)
+        s = search.Search(trials, params)
+        try:
+            rec["result"] = s.run()
+        finally:
+            rec["trials"] = s.trials
+        pdr = rec["result"]["pdr"]["rate"]
+        rec["latency_trials"] = []
+        for f in FRACTIONS if pdr else ():
+            t = trials(max(1, pdr * f), sc.time, purpose="latency")
+            rec["latency_trials"].append(dict(t, fraction=f, rate=int(max(1, pdr * f)),
+                                              duration=sc.time,
+                                              loss_ratio=search.loss_ratio(t)))
+        sampler.stop()
+        rec["gateway"] = driver.telemetry() if driver else None
+        labels = driver.thread_labels() if driver else {}
+        rec["hosts"] = [{"name": "this machine", "roles": list(bed.roles),
+                         "cpu": sampler.export(), "processes": processes,
+                         "thread_labels": {str(tid): lb for (_, tid), lb in labels.items()},
+                         "clock": {"offset_s": 0.0, "error_s": 0.0}, "facts": None}]
+    finally:
+        with deferred_signals():
+            if server and server.poll() is None:
+                server.stop()
+            if sampler:
+                sampler.abort()
+            if driver:
+                driver.teardown()
+    rec["finished"] = time.time()
+    return rec
+
+
+def load_ceiling(outdir):
+    """{frame size: PDR of the direct searches} of an earlier NDR results directory."""
+    _, recs = records.load(KIND, outdir)
+    recs = [r for r in recs if r["point"]["gateway"] == DIRECT]
+    if not recs:
+        raise ScenarioError(f"{outdir}: no search of the generator alone (direct) to take the "
+                            "ceiling from")
+    # A size where the generator found no PDR has no ceiling: check_ceiling refuses it.
+    return {r["frame"]["lan"]: r["result"]["pdr"]["rate"] for r in recs
+            if ((r.get("result") or {}).get("pdr") or {}).get("rate")}
+
+
+@dataclasses.dataclass
+class Plan:
+    """An NDR run: the scenario's gateways, modes, workers, mtu and time (the final trials'),
+    the searches' settings, and what check() found."""
+    sc: scenario.Scenario
+    nd: Ndr
+    title: str
+    pins: dict
+    prefix: str
+    kind: object
+    family: int = 4
+    frames: dict = dataclasses.field(default_factory=dict)
+    ceiling: dict = dataclasses.field(default_factory=dict)
+    notes: list = dataclasses.field(default_factory=list)
+
+    @property
+    def name(self):
+        return self.sc.name
+
+
+def arguments(p):
+    p.add_argument("--gateways", metavar="LIST",
+                   help="gateways, e.g. gregw,vxlan (default gregw; 'direct' alone: only the "
+                        "generator's ceiling)")
+    p.add_argument("--modes", metavar="LIST", help="gregw modes (default gre)")
+    p.add_argument("--workers", metavar="LIST", help="gregw worker threads (default 2)")
+    p.add_argument("--mtu", metavar="LIST", help="transit MTU, 0: the topology's (default 0)")
+    p.add_argument("--sizes", metavar="LIST",
+                   help="Ethernet frame sizes the client sends, FCS included (default "
+                        f"{','.join(map(str, DEFAULT_SIZES))})")
+    p.add_argument("--full", action="store_true",
+                   help=f"RFC 2544's sizes: {','.join(map(str, FULL_SIZES))}")
+    p.add_argument("--time", type=float, metavar="S", help="the final trials' duration (default 5)")
+    p.add_argument("--initial-time", metavar="S", help="the first trials' duration (default 1)")
+    p.add_argument("--width", metavar="W", help="goal width of the final bounds, relative "
+                                                "(default 0.02)")
+    p.add_argument("--pdr-loss", metavar="PCT", help="the loss PDR may have, %% (default 0.5)")
+    p.add_argument("--flows", metavar="N", help="UDP flows, each its own source port (default 8)")
+    p.add_argument("--min-rate", metavar="PPS", help="lowest rate searched (default 1k)")
+    p.add_argument("--max-rate", metavar="PPS",
+                   help="highest rate searched (default: the generator's ceiling; above it: "
+                        "refused)")
+    p.add_argument("--ceiling-from", metavar="DIR",
+                   help="take the generator's ceiling from an earlier NDR results directory "
+                        "instead of measuring it")
+    p.add_argument("--direct-topology", metavar="FILE",
+                   help="where the ceiling is measured (default direct)")
+    bed_options(p, "as for ras")
+
+
+class NdrKind(Kind):
+    name = "ndr"
+    RECORD_DIR = "searches"
+    FORMAT = 2
+    UNNUMBERED = None
+    WHAT = "NDR results"
+    UNIT = "search"
+    commands = (Command(
+        "ndr", "NDR and PDR per frame size: the packet rates a gateway forwards without loss "
+               "(docs/ndr.md)", arguments,
+        "For each frame size and gateway, the no-drop rate (NDR) and the partial-drop rate "
+        "(PDR, loss <= 0.5%%) in one MLRsearch-like search, short trials first and the final "
+        "ones at --time; then latency at 10, 50 and 90%% of PDR. The generator's own ceiling "
+        "is measured first, on the direct topology. docs/ndr.md."),)
+
+    def check(self, args):
+        sc = scenario.Scenario(name="ndr", topology=args.topology, gateways=["gregw"],
+                               workers=[2], time=5.0, repeats=1)
+        if args.gateways is not None:
+            gws = [g.strip() for g in args.gateways.split(",") if g.strip()]
+            # --gateways direct (or none): the generator alone, its ceiling.
+            args.gateways = None
+            sc.gateways = [g for g in gws if g not in (DIRECT, "none")]
+            for g in sc.gateways:
+                if g not in DRIVERS:
+                    raise ScenarioError(f"unknown gateway '{g}': expected some of direct, "
+                                        f"{', '.join(DRIVERS)}")
+        title = ("NDR and PDR per frame size ("
+                 + (", ".join(sc.gateways) or "the generator alone") + ")")
+        return self.plan_of(sc, Ndr(), args, title)
+
+    def plan_of(self, sc, nd, args, title):
+        """The plan of an NDR run: the command line's options over the file's (sc, nd) or the
+        defaults, everything checked (also by `tunbed run` of a file with [ndr])."""
+        for key in ("gateways", "modes", "workers", "time", "mtu"):
+            v = getattr(args, key, None)
+            if v is not None:
+                try:
+                    scenario.SETTERS[key](sc, str(v))
+                except ValueError as e:
+                    raise ScenarioError(f"--{key}: {e}") from None
+        for key in NDR_OPTIONS:
+            v = getattr(args, key, None)
+            if v is not None:
+                try:
+                    NDR_SETTERS[key](nd, str(v))
+                except ValueError as e:
+                    raise ScenarioError(f"--{key.replace('_', '-')}: {e}") from None
+        if getattr(args, "full", False) and getattr(args, "sizes", None) is None:
+            nd.sizes = list(FULL_SIZES)
+        if getattr(args, "ceiling_from", None):
+            nd.ceiling_from = args.ceiling_from
+        for g in sc.gateways:
+            if g not in DRIVERS:
+                raise ScenarioError(f"unknown gateway '{g}': expected some of "
+                                    f"{', '.join(DRIVERS)}")
+        if getattr(args, "hosts", None):
+            raise ScenarioError("tunbed ndr runs in namespaces only (no --hosts yet)")
+        pl = Plan(sc, nd, title, beds.parse_pins(args.pin), args.prefix, self)
+        pl.family, pl.frames = check(sc, nd)
+        if nd.ceiling_from:
+            pl.ceiling = load_ceiling(nd.ceiling_from)
+            check_ceiling(nd, pl.ceiling)
+        return pl
+
+    def prepare(self, plan):
+        gateways = []
+        for g in plan.sc.gateways:
+            ok, why = DRIVERS[g].available()
+            if ok:
+                gateways.append(g)
+            else:
+                plan.notes.append(f"{g} skipped: {why}")
+                log(f"{g} skipped: {why}")
+        if plan.sc.gateways and not gateways:
+            raise Failure("nothing to run: every gateway was skipped")
+        plan.sc.gateways = gateways
+
+    def items(self, pl):
+        return [Item(f"{point_key(p)}-f{size}", f"{p.config()}, {size}-byte frames", (p, size))
+                for p, size in plan(pl.sc, pl.nd)]
+
+    def meta(self, plan):
+        sc, nd = plan.sc, plan.nd
+        meta = {"scenario": sc.name, "title": plan.title, "topology": sc.topology,
+                "direct_topology": nd.direct_topology, "family": plan.family, "time": sc.time,
+                "ndr": dataclasses.asdict(nd), "gateways": sc.gateways, "notes": plan.notes,
+                "pins": plan.pins, "prefix": plan.prefix}
+        if nd.ceiling_from:
+            meta["ceiling"] = {str(k): v for k, v in plan.ceiling.items()}
+        return meta
+
+    def bed(self, plan):
+        return Beds(plan)
+
+    def admit(self, plan, item):
+        p, size = item.point
+        if p.gateway != DIRECT:
+            # Once the ceiling is known, a --max-rate above it is refused (exit 2): the
+            # searches measured so far stay, with their report.
+            line = above_ceiling(plan.nd, plan.ceiling)
+            if line:
+                raise Refused(line)
+
+    def measure(self, plan, bed, item):
+        p, size = item.point
+        nd = plan.nd
+        if p.gateway == DIRECT:
+            # Below --max-rate the generator must manage alone, or the gateways are not
+            # searched up there (refused by admit); without it, from far above anything.
+            max_rate = nd.max_rate or DIRECT_MAX_RATE
+        else:
+            max_rate = min(nd.max_rate or plan.ceiling[size], plan.ceiling[size])
+        return search_one(bed, nd, plan.sc, p, plan.frames[(p.gateway, p.mode)][size], max_rate)
+
+    def measured(self, plan, item, rec):
+        p, size = item.point
+        if p.gateway == DIRECT:
+            got = rec["result"]["pdr"]["rate"]
+            if not got:
+                raise Failure(f"the generator alone lost over {plan.nd.pdr_loss:g}% of "
+                              f"datagrams at every rate at {size}-byte frames: no ceiling to "
+                              "measure gateways against")
+            plan.ceiling[size] = got
+
+    def record_schema(self, fmt):
+        return SEARCH_SCHEMA[fmt]
+
+    def meta_schema(self, fmt):
+        return META_SCHEMA
+
+    def upgrade_record(self, doc, fmt):
+        return dict(doc, kind=self.name)  # 1 -> 2: ndr-search becomes ndr
+
+    def check_records(self, recs, paths):
+        seen = {}
+        for doc, path in zip(recs, paths):
+            p, size = doc["point"], doc["frame"]["lan"]
+            other = seen.setdefault((p["key"], size), path)
+            if other != path:
+                raise records.FormatError(f"{path}: the search of {p['key']} at {size}-byte "
+                                          f"frames is also {other}")
+
+    def report(self, meta, recs, complete):
+        return ndr_report.document(meta, complete, recs)
+
+
+KIND = NdrKind()

@@ -1,0 +1,223 @@
+"""What `tunbed ndr` (ndr.py) plans, checked before anything runs: its settings (the command
+line's, or a scenario file's [ndr] section), the frame sizes of every gateway configuration
+(RFC 2544's: the Ethernet frame the client sends, FCS included, whose inner IP packet is 18
+bytes shorter; on transit the tunnel adds its driver's overhead()), and the searches, in order.
+Pure: tested without root (tests/python/test_ndr.py)."""
+
+import dataclasses
+import re
+
+from .. import files, inifile, limits, scenario, search, units
+from ..common import ScenarioError
+from ..drivers import DRIVERS
+
+ETHERNET = 18              # Ethernet header and FCS: RFC 2544's frame sizes count both
+ETHERNET_MIN = 64          # a shorter frame is padded to this
+WIRE_GAP = 20              # preamble and inter-frame gap: what a frame costs on a wire beyond itself
+IP_HEADER = {4: 20, 6: 40}
+UDP_HEADER = 8
+PAYLOAD_MIN = 18           # tunbed-traffic's short header (PROTO_UDP_SHORT_HLEN)
+DEFAULT_SIZES = [64, 512, 1280]
+FULL_SIZES = [64, 128, 256, 512, 1024, 1280, 1518]  # RFC 2544, section 9.1
+FRACTIONS = (0.1, 0.5, 0.9)  # of PDR, where latency is measured (as CSIT does)
+DIRECT = "direct"          # the pseudo-gateway of the ceiling: no gateway at all
+
+
+def overhead(gateway, mode, family):
+    """Bytes a gateway's tunnel adds to each inner IP packet on transit (its driver's
+    overhead()), or None if unknown."""
+    if gateway == DIRECT:
+        return 0
+    driver = DRIVERS.get(gateway)
+    return driver.overhead(mode, IP_HEADER[family]) if driver else None
+
+
+def frame(size, gateway, mode, family, transit_mtu, lan_mtu):
+    """The frame sizes of one search: `lan` (asked: the client's Ethernet frame), `inner_ip`,
+    `udp_payload` (tunbed-traffic's --size), `transit` (the Ethernet frame the tunnel puts on
+    transit), `overhead` and `tunnel_mtu`. Raises ValueError with one line for a size the
+    generator cannot build or the tunnel cannot carry."""
+    inner = size - ETHERNET
+    payload = inner - IP_HEADER[family] - UDP_HEADER
+    smallest = PAYLOAD_MIN + UDP_HEADER + IP_HEADER[family] + ETHERNET
+    if payload < PAYLOAD_MIN:
+        raise ValueError(f"frame size {size} is below the smallest frame tunbed-traffic sends "
+                         f"over IPv{family}: {smallest} bytes (IP, UDP and its {PAYLOAD_MIN}-byte "
+                         "header)")
+    oh = overhead(gateway, mode, family)
+    if oh is None:
+        raise ValueError(f"gateway {gateway}: its tunnel overhead is not known to tunbed ndr "
+                         "(its driver's overhead(), scripts/tunbedlib/drivers/)")
+    what = gateway if mode == "-" else f"{gateway} {mode}"
+    if inner > lan_mtu:
+        raise ValueError(f"frame size {size} is too big for the LAN: its inner IP packet "
+                         f"({inner} bytes) exceeds the link MTU {lan_mtu}")
+    if inner > transit_mtu - oh:
+        raise ValueError(f"frame size {size} is too big for {what}: its inner IP packet "
+                         f"({inner} bytes) exceeds the tunnel MTU {transit_mtu - oh} (transit "
+                         f"MTU {transit_mtu} - {oh} of tunnel headers)")
+    return {"lan": size, "inner_ip": inner, "udp_payload": payload, "overhead": oh,
+            "transit": max(ETHERNET_MIN, inner + oh + ETHERNET), "tunnel_mtu": transit_mtu - oh,
+            "family": family}
+
+
+def parse_rate(v, what):
+    """Datagrams a second (units.rate): '800000', '800k', '1.5m'; 1 to 100 million."""
+    x = units.rate(v, what, "pps")
+    if not 1 <= x <= 1e8:
+        raise ValueError(f"bad value '{v}' for {what}: expected 1 to 100m datagrams a second")
+    return x
+
+
+@dataclasses.dataclass
+class Ndr:
+    """What an NDR run searches, beyond the scenario's gateways, modes, workers, mtu and time
+    (the final trials' duration)."""
+    sizes: list = dataclasses.field(default_factory=lambda: list(DEFAULT_SIZES))
+    flows: int = 8             # UDP sessions, each its own source port
+    width: float = 0.02        # the goal width at the final duration
+    pdr_loss: float = 0.5      # percent
+    initial_time: float = 1.0  # the first phase's trials, seconds
+    min_rate: float = 1000.0
+    max_rate: float = 0.0      # 0: the generator's ceiling
+    direct_topology: str = "direct"
+    ceiling_from: str = ""     # a results directory whose direct searches are the ceiling
+
+
+def _sizes(v):
+    return sorted(inifile.ints(v, 1, 65535, "sizes"))
+
+
+NDR_SETTERS = {
+    "sizes": lambda n, v: setattr(n, "sizes", _sizes(v)),
+    "flows": lambda n, v: setattr(n, "flows", inifile.ints(v, 1, 1000, "flows")[0]),
+    "width": lambda n, v: setattr(n, "width", inifile.number(v, 0.001, 0.5, "width")),
+    "pdr_loss": lambda n, v: setattr(n, "pdr_loss", inifile.number(v, 0, 50, "pdr_loss")),
+    "initial_time": lambda n, v: setattr(n, "initial_time",
+                                         inifile.number(v, 0.1, 3600, "initial_time")),
+    "min_rate": lambda n, v: setattr(n, "min_rate", parse_rate(v, "min_rate")),
+    "max_rate": lambda n, v: setattr(n, "max_rate", parse_rate(v, "max_rate")),
+    "direct_topology": lambda n, v: setattr(n, "direct_topology", v),
+    "ceiling_from": lambda n, v: setattr(n, "ceiling_from", v),
+}
+# Scenario keys an NDR run has no use for: refused in a file with an [ndr] section.
+NOT_FOR_NDR = ("sessions", "pattern", "rr", "congestion", "wire_audit", "verify", "warmup")
+
+
+def from_section(sc, path):
+    """The Ndr of a scenario's [ndr] section (scenario.py keeps its lines); ScenarioError
+    FILE:LINE for a bad key or value, or a [scenario] key that does not apply."""
+    nd = Ndr()
+    for key in NOT_FOR_NDR:
+        if key in sc.lines:
+            raise ScenarioError(f"{path}:{sc.lines[key]}: '{key}' does not apply to an "
+                                         "NDR search (its keys are in [ndr])")
+    for n, key, value in sc.ndr:
+        inifile.apply(NDR_SETTERS, nd, key, value, f"{path}:{n}", ScenarioError,
+                      f"unknown key '{key}' in [ndr]")
+    return nd
+
+
+topology_path = scenario.topology_path
+
+
+def links(path):
+    """{link: {"mtu": int, "addrs": [a.addr values]}} of a topology file, read before anything
+    runs (tunbed-topo checks the file itself when it builds it)."""
+    out, cur = {}, None
+    text = files.read_text(path, limits.SCENARIO_BYTES, ScenarioError, "topology file")
+    for line in text.splitlines():
+        line = line.split(" ;")[0].strip()
+        m = re.fullmatch(r"\[link\s+(\S+)\]", line)
+        if m:
+            cur = out.setdefault(m[1], {"mtu": 1500, "addrs": []})
+        elif line.startswith("["):
+            cur = None
+        elif cur is not None and "=" in line:
+            k, v = (x.strip() for x in line.split("=", 1))
+            if k == "mtu" and re.fullmatch(r"[0-9]{1,6}", v):
+                cur["mtu"] = int(v)
+            elif k == "a.addr":
+                cur["addrs"] += v.replace(",", " ").split()
+    return out
+
+
+def frames(sc, nd):
+    """{(gateway, mode): {size: frame}} for every configuration of the run, direct first;
+    ScenarioError (one line, exit 2) for a size one of them cannot take."""
+    path = topology_path(sc.topology)
+    ls = links(path)
+    transit = ls.get("transit")
+    if not transit or not transit["addrs"]:
+        raise ScenarioError(f"topology '{sc.topology}': no link 'transit' with "
+                                     "addresses (tunbed ndr needs a RAS-shaped topology)")
+    family = 6 if ":" in transit["addrs"][0] else 4
+    lan = min(ls.get(n, {"mtu": 1500})["mtu"] for n in ("lan-a", "lan-b"))
+    wire = links(topology_path(nd.direct_topology)).get("wire", {"mtu": 1500})["mtu"]
+    out = {}
+    configs = [(DIRECT, "-", wire, wire)] if not nd.ceiling_from else []
+    for g in sc.gateways:
+        for m in (sc.modes if DRIVERS[g].has_modes else ["-"]):
+            for mtu in sc.mtu:
+                configs.append((g, m, mtu or transit["mtu"], lan))
+    for g, m, tmtu, lmtu in configs:
+        for size in nd.sizes:
+            try:
+                out.setdefault((g, m), {})[size] = frame(size, g, m, family, tmtu, lmtu)
+            except ValueError as e:
+                raise ScenarioError(str(e)) from None
+    return family, out
+
+
+def point_key(point):
+    """A search's name without its frame size: gregw-gre-w2, vxlan, direct, gregw-gre-w2-mtu9000."""
+    gw = scenario.file_name(point.gateway)
+    key = gw if point.mode == "-" else f"{gw}-{point.mode}-w{point.workers}"
+    return key + (f"-mtu{point.mtu}" if point.mtu else "")
+
+
+def above_ceiling(nd, ceiling):
+    """The line for a --max-rate the generator cannot offer at some frame size, or None."""
+    for size in nd.sizes:
+        c = ceiling.get(size)
+        if c is not None and nd.max_rate > c:
+            return (f"--max-rate {nd.max_rate:g} is above the generator's ceiling at {size}-byte "
+                    f"frames ({c:g} datagrams/s, measured alone on {nd.direct_topology}): a "
+                    "result there would be the generator's, not the gateway's")
+    return None
+
+
+def plan(sc, nd):
+    """The searches of a run, in order: the generator alone at every frame size (unless the
+    ceiling comes from an earlier run), then every gateway configuration at every size."""
+    direct = [] if nd.ceiling_from else [scenario.Point(DIRECT, "-", 0, 0, "udp", nd.flows)]
+    gws = [scenario.Point(p.gateway, p.mode, p.workers, p.mtu, "udp", nd.flows)
+           for p in scenario.points(dataclasses.replace(sc, sessions=[nd.flows],
+                                                        pattern=["udp"]))]
+    return [(p, size) for p in direct + list(dict.fromkeys(gws)) for size in nd.sizes]
+
+
+def check(sc, nd):
+    """Everything about the searches that can be refused before anything runs (ScenarioError:
+    one line, exit status 2); returns (family, frames)."""
+    try:
+        search.Params(min_rate=nd.min_rate, max_rate=max(nd.max_rate, nd.min_rate * 2),
+                      final_s=sc.time, initial_s=min(nd.initial_time, sc.time), width=nd.width,
+                      pdr_loss=nd.pdr_loss / 100).check()
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    if nd.max_rate and nd.max_rate <= nd.min_rate:
+        raise ScenarioError(f"--max-rate {nd.max_rate:g} is not above --min-rate "
+                            f"{nd.min_rate:g}")
+    return frames(sc, nd)
+
+
+def check_ceiling(nd, ceiling):
+    """Refuses a ceiling of an earlier run (--ceiling-from) that lacks a frame size, or a
+    --max-rate above it."""
+    for size in nd.sizes:
+        if size not in ceiling:
+            raise ScenarioError(f"{nd.ceiling_from}: no ceiling measured at {size}-byte frames")
+    line = above_ceiling(nd, ceiling)
+    if line:
+        raise ScenarioError(line)
