@@ -17,8 +17,9 @@ class Table:
 
 @dataclasses.dataclass
 class Section:
-    """A part of the report: its heading (none for the report's main table) and the heading's
-    HTML id, paragraphs, a table, then paragraphs and a list of lines about the table."""
+    """A part of the report: its heading (none for the report's main table) and its id (the
+    heading's in HTML is section-ID), paragraphs, a table, then paragraphs and a list of lines
+    about the table."""
     heading: str = ""
     id: str = ""
     paragraphs: list = dataclasses.field(default_factory=list)

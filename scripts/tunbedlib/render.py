@@ -122,7 +122,8 @@ def html_table(table):
 
 
 def html_section(s):
-    out = [f'<h2 id="{s.id}">{html.escape(s.heading)}</h2>\n'] if s.heading else []
+    # The heading's id is the section's, apart from its table's: an id names one element.
+    out = [f'<h2 id="section-{s.id}">{html.escape(s.heading)}</h2>\n'] if s.heading else []
     out += [f"<p>{words(p)}</p>\n" for p in s.paragraphs]
     if s.table:
         out.append(html_table(s.table))

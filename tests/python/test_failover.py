@@ -3,6 +3,7 @@ health.py): refusals of bad input, FRR's configuration of the pair, and the figu
 record gives (detection, takeover, RFC 6201 outage, the longest TCP gap, failback), on a
 record made up to have known answers."""
 
+import json
 import os
 import shutil
 import socket
@@ -15,7 +16,7 @@ import unittest
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import health, pair, scenario  # noqa: E402
+from tunbedlib import health, pair, records, scenario  # noqa: E402
 from tunbedlib.kinds import failover, failover_analysis as failreport  # noqa: E402
 from tunbedlib.kinds import failover_report  # noqa: E402
 
@@ -145,6 +146,34 @@ class Figures(unittest.TestCase):
         line = failover_report.headline(failreport.summarise(rows))[0]
         self.assertTrue(line.startswith("kill -9 of gwb1's gregw: 0.5 s outage (0.4-1)"), line)
         self.assertIn("4 of 4 sessions survived, 0 wrong bytes", line)
+
+
+class Format1(unittest.TestCase):
+    def test_cpu_as_tunbed_sample_has_it(self):
+        """A format 1 record's CPU (the runner's own /proc reader: per core busy and total
+        ticks, per gateway its threads) reads as one machine of tunbed-sample's, and gives
+        each gateway's share of each core over time as format 1's plot computed it."""
+        with open(os.path.join(HERE, "data", "formats", "failover-1", "runs",
+                               "kill-r1.json")) as f:
+            old = json.load(f)
+        new = records.read_record(failover.KIND, old)
+        self.assertEqual((new["format"], new["kind"]), (2, "failover"))
+        host = new["hosts"][0]
+        self.assertEqual(sorted(host["processes"].values()),
+                         ["gregw gwa", "gregw gwb1", "gregw gwb2"])
+        cpu = old["cpu"]
+        for gw in ("gwa", "gwb1", "gwb2"):
+            for core in range(len(cpu[0]["cores"])):
+                want = []
+                for a, b in zip(cpu, cpu[1:]):
+                    dt = b["cores"][core][1] - a["cores"][core][1]
+                    prev = {tid: ticks for tid, ticks, _ in a["threads"].get(gw, [])}
+                    used = sum(ticks - prev[tid] for tid, ticks, c in b["threads"].get(gw, [])
+                               if c == core and tid in prev)
+                    want.append((b["t"], 100.0 * used / dt if dt > 0 else 0))
+                got = failreport.core_shares(host, f"gregw {gw}", str(core))
+                self.assertEqual(got, want, (gw, core))
+                self.assertGreater(max(v for _, v in got), 10 if core == 0 else -1)
 
 
 class HealthCheck(unittest.TestCase):

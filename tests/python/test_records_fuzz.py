@@ -1,6 +1,7 @@
 """A property test of the record reader (records.py, each kind's schemas, schema.py) and of
 every report built on what it lets through: results directories made of recorded runs (a gateway
-scenario's, tunbed intranet's, tunbed ndr's) with a few random changes each (a value of another
+scenario's, tunbed intranet's, tunbed ndr's, tunbed failover's of both formats, tunbed smoke's)
+with a few random changes each (a value of another
 type or range, a field removed or added, a list emptied, a key renamed, the text cut short or
 given NaN), read as `tunbed report` reads them. The property: each is either refused with one
 line naming the file (records.FormatError, exit status 2), or its whole report is written,
@@ -85,7 +86,23 @@ def run_dirs():
     ndr = {"meta.json": {"format": 1, "kind": "ndr", "scenario": "ndr", "notes": [],
                          "ndr": {"pdr_loss": 0.5, "flows": 8}, "ceiling": {"64": 900000}}} | {
         f"searches/s{i}.json": s for i, s in enumerate(searches)}
-    return [("gateway", gateway), ("intranet", intranet), ("ndr", ndr)]
+    return [("gateway", gateway), ("intranet", intranet), ("ndr", ndr),
+            ("failover", stored("failover-1") | {"runs/b-r1.json": stored("failover-2")[
+                "runs/stop-r1.json"]}),
+            ("smoke", stored("smoke-1"))]
+
+
+def stored(name):
+    """{file: document} of a results directory of data/formats/ (its summary.json left out)."""
+    top = os.path.join(HERE, "data", "formats", name)
+    out = {}
+    for d, _, names in os.walk(top):
+        for n in names:
+            path = os.path.join(d, n)
+            if n.endswith(".json") and n != "summary.json":
+                with open(path) as f:
+                    out[os.path.relpath(path, top)] = json.load(f)
+    return out
 
 
 def pick(rng, doc):

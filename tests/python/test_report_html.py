@@ -1,6 +1,6 @@
 """report.html as a browser shows it: `tunbed report` on the recorded runs of data/ (two real
 runs of gregw on ras.topo, each given the recorded tunbed-wire document, and a meta.json whose
-title needs escaping) writes report.html, which headless Chromium opens from file://. What the
+title needs escaping, and a run of each other scenario kind) writes report.html, which headless Chromium opens from file://. What the
 page shows is measured from outside, through the DevTools protocol on a pipe
 (--remote-debugging-pipe), so the file under test is exactly the one the runner wrote: the
 headline lines first, the tables of report.md, every plot an inline SVG drawn at a nonzero size
@@ -400,6 +400,31 @@ class ReportHtml(unittest.TestCase):
         self.assertEqual(s["wire"], md_rows(md, "## Wire audit"))
         self.assertEqual(len(s["points"]), 2)
         self.assertEqual(re.findall(r"!\[[^]]*\]\(plots/([^)]+)\.svg\)", md), PLOTS)
+
+    def test_every_kind(self):
+        """report.html of a run of every other kind (the stored runs of today's formats,
+        data/formats/, rebuilt by tunbed report): the headline the command printed first,
+        every plot of the kind drawn, the points' table where the kind has one, nothing
+        broken or loaded."""
+        for name, plots, table in (
+                ("intranet-4", ["throughput", "rtt", "streams"], None),
+                ("ndr-2", ["rates", "loss-f64", "latency-f64"], "points"),
+                ("failover-2", ["stop-throughput", "stop-cpu"], None),
+                ("smoke-1", [], "points")):
+            with self.subTest(name=name):
+                d = os.path.join(self.dir, name)
+                shutil.copytree(os.path.join(HERE, "data", "formats", name), d)
+                p = subprocess.run([sys.executable, "-B", "-m", "tunbedlib", "report", d],
+                                   capture_output=True, text=True, timeout=120,
+                                   env=dict(os.environ, PYTHONPATH=SCRIPTS))
+                self.assertEqual(p.returncode, 0, p.stderr)
+                headline = p.stdout.splitlines()[:-2]
+                self.assertTrue(headline, p.stdout)
+                page = Page(self.browser, os.path.join(d, "report.html"))
+                self.assertEqual(page.problems(headline, plots), [])
+                if table:
+                    with open(os.path.join(d, "report.md")) as f:
+                        self.assertEqual(page.shown["points"], md_rows(f.read(), None))
 
     def test_the_file_needs_nothing_else(self):
         with open(os.path.join(self.dir, "report.html")) as f:

@@ -477,14 +477,14 @@ RUN = {"fault": Str("|".join(FAULTS), "a fault: " + ", ".join(FAULTS)),
        "gateways": Map(Opt(Obj({"seq": Opt(Obj({"resyncs": Opt(NUM),
                                                 "out_of_window": Opt(NUM)})),
                                 "total": Opt(Obj({"tun_tx_packets": Opt(NUM)}))})))}
-NEED = ("fault", "repeat", "settings", "t_start", "t_fault", "t_repair", "routes", "udp",
+NEED = ("fault", "repeat", "settings", "t_start", "t_fault", "t_repair", "routes", "tcp", "udp",
         "health")
 # Format 1's CPU samples: per core [busy, total] ticks, per gateway its threads [tid, ticks, cpu].
 CPU_1 = List(Obj({"t": NUM, "cores": List(Tup(NUM, NUM), most=limits.RECORD_CPUS),
                   "threads": Map(List(Tup(Num(1, whole=True), NUM, Num(0, whole=True))),
                                  key="gwa|gwb1|gwb2", keywhat="gwa, gwb1 or gwb2")},
                  need=("t", "cores", "threads")))
-RUN_SCHEMA = {1: Obj(RUN | {"cpu": CPU_1}, need=NEED),
+RUN_SCHEMA = {1: Obj(RUN | {"cpu": CPU_1}, need=(*NEED, "cpu")),
               2: Obj(RUN | {"kind": Str("failover", "failover"),
                             "hosts": List(HOST, most=limits.RECORD_HOSTS)},
                      need=(*NEED, "kind"))}
@@ -524,6 +524,7 @@ class Plan:
 class Failover(Kind):
     name = "failover"
     FORMAT = 2
+    UNNUMBERED = None  # format 1 wrote its number
     commands = (Command("failover", "the RAS gateway pair: fail the active gateway under load "
                                     "and measure the takeover (docs/failover.md)", arguments),)
 

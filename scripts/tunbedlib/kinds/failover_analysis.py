@@ -5,6 +5,8 @@ survived; per fault, their median and range over the repeats. Pure: tested on a 
 
 import statistics
 
+from .. import analysis
+
 FAULT_WORDS = {
     "kill": "kill -9 of gwb1's gregw",
     "stop": "SIGSTOP of gwb1's gregw",
@@ -130,4 +132,22 @@ def summarise(rows):
             "took_over": sum(1 for r in rs if r["takeover_s"] is not None),
             "failed_back": sum(1 for r in rs if r["failback_s"] is not None),
         })
+    return out
+
+
+def core_shares(host, label, core):
+    """[(t, percent of the core)] of the gregw threads of the process labelled label between
+    consecutive samples: each interval's ticks go to the CPU a thread is on at its end."""
+    samples, _ = analysis.aligned(host)
+    pids = {pid for pid, name in (host.get("processes") or {}).items() if name == label}
+    out = []
+    for a, b in zip(samples, samples[1:]):
+        ca, cb = a["cpus"].get(core), b["cpus"].get(core)
+        if ca is None or cb is None:
+            continue
+        total = sum(cb.values()) - sum(ca.values())
+        used = sum(ticks - a["threads"][tid][2]
+                   for tid, (pid, _, ticks, c) in b["threads"].items()
+                   if str(pid) in pids and str(c) == core and tid in a["threads"])
+        out.append((b["t"], 100.0 * used / total if total > 0 else 0.0))
     return out

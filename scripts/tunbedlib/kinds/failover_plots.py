@@ -4,7 +4,7 @@ the takeover, the repair and the failback marked on both."""
 
 from .. import analysis, plots
 from ..plots import plt
-from .failover_analysis import FAULT_WORDS, ROLE_WORDS, first_after
+from .failover_analysis import FAULT_WORDS, ROLE_WORDS, core_shares, first_after
 
 
 def marks(ax, rec, t0):
@@ -41,24 +41,6 @@ def throughput(outdir, rec):
     return plots.save(fig, outdir, f"{fault}-throughput")
 
 
-def shares(host, label, core):
-    """[(t, percent of the core)] of the gregw threads of the process labelled label between
-    consecutive samples: each interval's ticks go to the CPU a thread is on at its end."""
-    samples, _ = analysis.aligned(host)
-    pids = {pid for pid, name in (host.get("processes") or {}).items() if name == label}
-    out = []
-    for a, b in zip(samples, samples[1:]):
-        ca, cb = a["cpus"].get(core), b["cpus"].get(core)
-        if ca is None or cb is None:
-            continue
-        total = sum(cb.values()) - sum(ca.values())
-        used = sum(ticks - a["threads"][tid][2]
-                   for tid, (pid, _, ticks, c) in b["threads"].items()
-                   if str(pid) in pids and str(c) == core and tid in a["threads"])
-        out.append((b["t"], 100.0 * used / total if total > 0 else 0.0))
-    return out
-
-
 def cpu(outdir, rec):
     """Each gateway's gregw CPU per core over time; None without two samples."""
     host = (rec.get("hosts") or [{}])[0]
@@ -71,7 +53,7 @@ def cpu(outdir, rec):
     fig, axes = plt.subplots(1, len(gws), figsize=(12, 3.2), sharey=True)
     for ax, gw in zip(axes, gws):
         for core in cores:
-            pts = shares(host, f"gregw {gw}", core)
+            pts = core_shares(host, f"gregw {gw}", core)
             ax.plot([t - t0 for t, _ in pts], [v for _, v in pts], label=f"core {core}",
                     linewidth=1)
         marks(ax, rec, t0)

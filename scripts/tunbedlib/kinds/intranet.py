@@ -3,9 +3,9 @@ is intranet_plan.py's (profiles, the scenario file, every check before anything 
 bed a pair of hosts built per profile (intranet_bed.py), each item one run of a profile (idle
 latency, a stream count, a UDP rate) in every repeat, its report intranet_report.py's.
 
-Records: runs/POINT-rREPEAT.json and meta.json, format 4. Formats up to 3 had the point's kind
-(idle, tcp, udp) also as the record's `kind`, which is now the scenario kind (`intranet`), as in
-every record; the point keeps its own."""
+Records: runs/POINT-rREPEAT.json and meta.json, format 4. Format 3, the first, had the point's
+kind (idle, tcp, udp) also as the record's `kind`, which is now the scenario kind (`intranet`),
+as in every record; the point keeps its own."""
 
 import dataclasses
 import os
@@ -87,6 +87,8 @@ def arguments(p):
 class Intranet(Kind):
     name = "intranet"
     FORMAT = 4
+    OLDEST = 3  # the first intranet runs wrote the matrix's format of the day, 3
+    UNNUMBERED = None
     commands = (Command(
         "intranet", "the cloud same-zone benchmark: ping, 1 to 16 streams, UDP, instance "
                     "profiles (docs/intranet.md)", arguments,

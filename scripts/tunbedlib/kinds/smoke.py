@@ -16,10 +16,10 @@ from ..schema import NUM, Num, Obj, Opt, Str
 from .base import Command, Item, Kind, output_options
 from .matrix_point import traffic_client, wait_listening
 
+TCP = Obj({"bits_per_second": NUM}, need=("bits_per_second",))
 RUN_SCHEMA = Obj({"kind": Str("smoke", "smoke"),
                   "point": Obj({"key": records.KEY}, need=("key",)),
-                  "traffic": Obj({"tcp": Obj({"bits_per_second": NUM}),
-                                  "measured_s": Opt(NUM)})},
+                  "traffic": Obj({"tcp": TCP, "measured_s": Opt(NUM)}, need=("tcp",))},
                  need=("kind", "point", "traffic"))
 META_SCHEMA = Obj({"kind": Str("smoke", "smoke"), "time": Num(1, 60)}, need=("kind", "time"))
 

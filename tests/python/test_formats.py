@@ -1,0 +1,150 @@
+"""Every format of every scenario kind, stored, rebuilt: tests/python/data/formats/ holds a results
+directory of each format each kind has written (real runs; format 1 of the matrix and format 3 of
+intranet are the records of data/ they name), with the summary.json the runner of its day
+made of it. `tunbed report` reads each (kinds.for_dir picks its kind, records.load upgrades it
+to today's format) and writes its report in every renderer, and its summary.json is the stored
+one, but for meta.json's format (a rebuilt report says today's) and kind (which the upgrade of a
+failover run adds). failover-1 is a run of the failover that `tunbed report` refused; its
+summary.json is the one the run wrote itself. A record of a format newer than its kind's is
+refused in one line."""
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
+FORMATS = os.path.join(HERE, "data", "formats")
+sys.path.insert(0, SCRIPTS)
+
+from tunbedlib import kinds, plots, records, render  # noqa: E402
+
+# Stored records of data/ that a directory of formats/ uses (its name: {file: (data file, a
+# change)}).
+BORROWED = {
+    "matrix-1": {"runs/gregw-gre-w2-mtu0-push-s1-r1.json": ("run-gregw-s1.json", {})},
+    "matrix-2": {"runs/gregw-gre-w2-mtu0-push-s8-r1.json": ("run-gregw-s8.json",
+                                                            {"format": 2})},
+}
+# Which kind and format each directory is of.
+DIRS = {"matrix-1": ("matrix", 1), "matrix-2": ("matrix", 2), "matrix-3": ("matrix", 3),
+        "matrix-3-kind": ("matrix", 3), "intranet-3": ("intranet", 3),
+        "intranet-4": ("intranet", 4), "ndr-1": ("ndr", 1), "ndr-2": ("ndr", 2),
+        "failover-1": ("failover", 1), "failover-2": ("failover", 2), "smoke-1": ("smoke", 1)}
+
+
+def copy_of(name, top):
+    """A copy of formats/NAME in top, its records complete, without its summary.json."""
+    d = os.path.join(top, name)
+    shutil.copytree(os.path.join(FORMATS, name), d)
+    os.unlink(os.path.join(d, "summary.json"))
+    borrowed = dict(BORROWED.get(name, {}))
+    if name == "intranet-3":
+        with open(os.path.join(HERE, "data", "intranet-runs.json")) as f:
+            for r in json.load(f)["records"]:
+                borrowed[f"runs/{r['point']['key']}-r{r['repeat']}.json"] = r
+    for path, what in borrowed.items():
+        if isinstance(what, tuple):
+            with open(os.path.join(HERE, "data", what[0])) as f:
+                what = dict(json.load(f), **what[1])
+        os.makedirs(os.path.dirname(os.path.join(d, path)), exist_ok=True)
+        with open(os.path.join(d, path), "w") as f:
+            json.dump(what, f)
+    return d
+
+
+def comparable(summary):
+    """A summary.json without what a rebuilt report says anew of its meta.json."""
+    s = copy.deepcopy(summary)
+    for k in ("format", "kind"):
+        s["meta"].pop(k, None)
+    return s
+
+
+def cheap_save(fig, outdir, name):
+    """plots.save without drawing."""
+    from tunbedlib.plots import plt
+    plt.close(fig)
+    return "<svg/>"
+
+
+class Formats(unittest.TestCase):
+    def setUp(self):
+        self.top = tempfile.mkdtemp(prefix="tunbed-formats-")
+        self.addCleanup(shutil.rmtree, self.top, ignore_errors=True)
+
+    def test_every_format_of_every_kind_is_stored(self):
+        self.assertEqual(sorted(os.listdir(FORMATS)), sorted(DIRS))
+        for name, kind in kinds.KINDS.items():
+            self.assertEqual(sorted({f for k, f in DIRS.values() if k == name}),
+                             list(range(kind.OLDEST, kind.FORMAT + 1)), name)
+
+    def test_rebuilt(self):
+        for name, (kind_name, fmt) in DIRS.items():
+            with self.subTest(name=name):
+                d = copy_of(name, self.top)
+                kind = kinds.for_dir(d)
+                self.assertEqual(kind.name, kind_name)
+                for path in records.record_paths(d, kind.RECORD_DIR):
+                    doc = records.read_object(path)
+                    self.assertEqual(doc.get("format", kind.UNNUMBERED), fmt, path)
+                meta, recs = records.load(kind, d)
+                self.assertEqual({r["format"] for r in recs} | {meta["format"]}, {kind.FORMAT})
+                with mock.patch.object(plots, "save", cheap_save):
+                    render.write_all(d, kind.report(meta, recs, meta.get("complete", False)))
+                for f in ("report.md", "report.html", "summary.csv"):
+                    self.assertTrue(os.path.getsize(os.path.join(d, f)), f)
+                with open(os.path.join(d, "summary.json")) as f:
+                    got = json.load(f)
+                with open(os.path.join(FORMATS, name, "summary.json")) as f:
+                    want = json.load(f)
+                self.assertEqual(comparable(got), comparable(want))
+
+    def test_tunbed_report_of_a_failover_run_of_format_1(self):
+        """It was refused (`not a run record`); now its report is the one the run wrote, and
+        report.html with its plots inline."""
+        d = copy_of("failover-1", self.top)
+        p = subprocess.run([sys.executable, "-B", "-m", "tunbedlib", "report", d],
+                           capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=SCRIPTS))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("kill -9 of gwb1's gregw: 0.422 s outage, "),
+                        p.stdout)
+        self.assertEqual(p.stdout.splitlines()[-1], f"report: {d}/report.html")
+        with open(os.path.join(d, "report.html")) as f:
+            page = f.read()
+        self.assertEqual(page.count("<svg"), 2)
+        self.assertIn('id="plot-kill-cpu"', page)
+
+    def test_a_newer_format_is_refused(self):
+        for name in ("matrix-3-kind", "intranet-4", "ndr-2", "failover-2", "smoke-1"):
+            with self.subTest(name=name):
+                d = copy_of(name, self.top)
+                kind = kinds.for_dir(d)
+                path = records.record_paths(d, kind.RECORD_DIR)[0]
+                doc = dict(records.read_object(path), format=kind.FORMAT + 1)
+                records.write_object(path, doc)
+                with self.assertRaises(records.FormatError) as e:
+                    records.load(kind, d)
+                self.assertEqual(str(e.exception),
+                                 f"{path}: {kind.WHAT} written by a newer tunbed (format "
+                                 f"{kind.FORMAT + 1}); this one reads {kind.OLDEST}-"
+                                 f"{kind.FORMAT}")
+
+    def test_a_record_of_another_kind_is_refused(self):
+        d = copy_of("smoke-1", self.top)
+        path = os.path.join(d, "runs", "route-s1-r1.json")
+        records.write_object(path, dict(records.read_object(path), kind="matrix"))
+        with self.assertRaises(records.FormatError) as e:
+            records.load(kinds.KINDS["smoke"], d)
+        self.assertEqual(str(e.exception), f"{path}: kind: expected smoke")
+
+
+if __name__ == "__main__":
+    unittest.main()
