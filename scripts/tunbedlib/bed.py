@@ -128,7 +128,18 @@ def describe(topo_json):
     return family, pins, transit[0].get("name", "transit")
 
 
-class Bed:
+class ItemBed:
+    """A bed built anew for each item (point()), with nothing around the whole run."""
+    undone = "topology and processes removed"
+
+    def open(self):
+        pass
+
+    def close(self):
+        pass
+
+
+class Bed(ItemBed):
     """What drivers and the runner ask of a bed."""
     pair = None
     pins = {}
@@ -137,6 +148,19 @@ class Bed:
     def host(self, role):
         """The Host of a role (client and server: the first of them)."""
         return self.roles[role][0]
+
+    def open_hosts(self):
+        for hs in self.roles.values():
+            for h in hs:
+                h.open()
+
+    def close_hosts(self):
+        """Each host's undo lines run, and its state removed."""
+        for hs in self.roles.values():
+            for h in hs:
+                with contextlib.suppress(Failure):
+                    h.run_undo()
+                h.close()
 
     def transit_iface(self, role):
         return self.transit[role]
@@ -168,19 +192,12 @@ class Bed:
 
 class NamespaceBed(Bed):
     """The built-in topology (or a topology file) in namespaces PREFIX-HOST of this machine."""
-    undone = "topology and processes removed"
 
     def __init__(self, sc, prefix, pin_override):
         self.sc, self.prefix, self.pin_override = sc, prefix, pin_override
         self.roles = {r: [Netns(prefix, r)] for r in inventory.ROLES}
         self.clients, self.servers = self.roles["client"], self.roles["server"]
         self.routing = None
-
-    def open(self):
-        pass
-
-    def close(self):
-        pass
 
     @contextlib.contextmanager
     def point(self, item):
@@ -197,17 +214,11 @@ class NamespaceBed(Bed):
                         pins.update(self.pin_override)
                         self.pair, self.pins = PAIRS[family], pins
                         self.transit = {"gwa": transit, "gwb": transit}
-                    for hs in self.roles.values():
-                        for h in hs:
-                            h.open()
+                    self.open_hosts()
                     yield self
                 finally:
                     with deferred_signals():
-                        for hs in self.roles.values():
-                            for h in hs:
-                                with contextlib.suppress(Failure):
-                                    h.run_undo()
-                                h.close()
+                        self.close_hosts()
                         if self.routing is not None:
                             self.routing.stop()
                             self.routing = None

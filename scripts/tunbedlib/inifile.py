@@ -49,6 +49,19 @@ def apply(setters, target, key, value, where, error, unknown):
         raise error(f"{where}: {e}") from None
 
 
+def override(setters, target, args, keys, error):
+    """The command line over a file: for each of keys that args gives (option --KEY, '_' as
+    '-'), setters[key](target, its value); an error naming the option with the setter's words
+    for a bad one."""
+    for key in keys:
+        v = getattr(args, key, None)
+        if v is not None:
+            try:
+                setters[key](target, str(v))
+            except ValueError as e:
+                raise error(f"--{key.replace('_', '-')}: {e}") from None
+
+
 # Typed values: each returns the value or raises ValueError with the words of the mistake.
 
 def once_each(values, what):

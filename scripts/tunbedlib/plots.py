@@ -18,6 +18,17 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 from . import files  # noqa: E402
 
 
+def counts_axis(ax, xs, label):
+    """An x axis of counts (sessions, streams): log 2 beyond two of them, a tick at each."""
+    xs = sorted(set(xs))
+    if len(xs) > 2:
+        ax.set_xscale("log", base=2)
+    ax.set_xticks(xs)
+    ax.set_xticklabels([str(x) for x in xs])
+    ax.set_xlabel(label)
+    ax.grid(True, alpha=0.3)
+
+
 def save(fig, outdir, name):
     """Writes plots/NAME.png and NAME.svg; returns the SVG."""
     try:

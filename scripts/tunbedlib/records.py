@@ -119,20 +119,28 @@ def record_paths(outdir, sub):
     return paths
 
 
+def one_each(recs, paths, key_of, words):
+    """Refuses two records of one key_of(record), which the report would merge (FormatError
+    naming both files; words(record) says what the two are)."""
+    seen = {}
+    for r, path in zip(recs, paths):
+        other = seen.setdefault(key_of(r), path)
+        if other != path:
+            raise FormatError(f"{path}: {words(r)} is also {other}")
+
+
 def one_key_each(recs, paths):
     """Refuses two records of one key but not of one point, and two of one repeat: the report
     would merge them (FormatError naming both files)."""
-    seen, repeats = {}, {}
+    seen = {}
     for r, path in zip(recs, paths):
         p = r["point"]
         first = seen.setdefault(p["key"], (p, path))
         if first[0] != p:
             raise FormatError(f"{path}: point {p['key']} is also {first[1]}'s, another point "
                               "(two points of one key)")
-        other = repeats.setdefault((p["key"], r["repeat"]), path)
-        if other != path:
-            raise FormatError(f"{path}: repeat {r['repeat']} of point {p['key']} is also "
-                              f"{other}")
+    one_each(recs, paths, lambda r: (r["point"]["key"], r["repeat"]),
+             lambda r: f"repeat {r['repeat']} of point {r['point']['key']}")
 
 
 def read_record(kind, doc, path="record"):

@@ -20,6 +20,7 @@ the run's record (hosts[].budgets), where the verdict reads them."""
 import dataclasses
 import os
 
+from .. import records
 from ..common import ROOT
 
 DEFAULT_PREFIX = "tb"
@@ -109,8 +110,14 @@ class Kind:
     def meta_schema(self, fmt):
         raise NotImplementedError
 
+    # What a record has whatever its format (one without is no record of the kind at all).
+    RECORD_NEEDS = ("point", "repeat")
+
     def is_record(self, doc, path):
         """Refuses, in one line, a file that is no record of this kind at all."""
+        if any(k not in doc for k in self.RECORD_NEEDS):
+            raise records.FormatError(f"{path}: not a run record (no "
+                                      f"{' or '.join(self.RECORD_NEEDS)})")
 
     def upgrade_record(self, doc, fmt):
         """A record of format fmt as format fmt + 1 (its `format` is set by the caller)."""
@@ -120,7 +127,9 @@ class Kind:
         return doc
 
     def check_records(self, recs, paths):
-        """Refuses records that cannot stand together (two of one key)."""
+        """Refuses records that cannot stand together: two of one point's key but of two
+        points, two of one repeat of a point."""
+        records.one_key_each(recs, paths)
 
     # 5. The report.
     def report(self, meta, records, complete):

@@ -274,19 +274,13 @@ class Pair:
             self.routing.stop()
 
 
-class Bed:
+class Bed(beds.ItemBed):
     """The bed of a failover run: for each item, the pair topology built and its processes
     started, and all of it removed after, in reverse order."""
     undone = "everything it started is removed"
 
     def __init__(self, s, prefix):
         self.s, self.prefix = s, prefix
-
-    def open(self):
-        pass
-
-    def close(self):
-        pass
 
     @contextlib.contextmanager
     def point(self, item):
@@ -525,6 +519,7 @@ class Failover(Kind):
     name = "failover"
     FORMAT = 2
     UNNUMBERED = None  # format 1 wrote its number
+    RECORD_NEEDS = ("fault", "repeat")
     commands = (Command("failover", "the RAS gateway pair: fail the active gateway under load "
                                     "and measure the takeover (docs/failover.md)", arguments),)
 
@@ -558,11 +553,6 @@ class Failover(Kind):
     def meta_schema(self, fmt):
         return META_SCHEMA
 
-    def is_record(self, doc, path):
-        if "fault" not in doc or "repeat" not in doc:
-            raise records.FormatError(f"{path}: not a failover run's record (no fault or "
-                                      "repeat)")
-
     def upgrade_record(self, doc, fmt):
         doc = dict(doc, kind=self.name)
         samples, processes = cpu_of(doc.pop("cpu"))
@@ -576,12 +566,8 @@ class Failover(Kind):
         return dict(doc, kind=self.name)
 
     def check_records(self, recs, paths):
-        seen = {}
-        for r, path in zip(recs, paths):
-            other = seen.setdefault((r["fault"], r["repeat"]), path)
-            if other != path:
-                raise records.FormatError(f"{path}: repeat {r['repeat']} of fault {r['fault']} "
-                                          f"is also {other}")
+        records.one_each(recs, paths, lambda r: (r["fault"], r["repeat"]),
+                         lambda r: f"repeat {r['repeat']} of fault {r['fault']}")
 
     def report(self, meta, recs, complete):
         return failover_report.document(meta, recs, complete)

@@ -10,7 +10,7 @@ as in every record; the point keeps its own."""
 import dataclasses
 import os
 
-from .. import inventory, records
+from .. import inventory
 from ..common import ScenarioError
 from ..records import FACTS, KEY, RR
 from ..schema import BOOL, NUM, STR, List, Num, Obj, Opt, Str
@@ -162,15 +162,8 @@ class Intranet(Kind):
     def meta_schema(self, fmt):
         return META_SCHEMA
 
-    def is_record(self, doc, path):
-        if "point" not in doc or "repeat" not in doc:
-            raise records.FormatError(f"{path}: not a run record (no point or repeat)")
-
     def upgrade_record(self, doc, fmt):
         return dict(doc, kind=self.name) if fmt == 3 else doc
-
-    def check_records(self, recs, paths):
-        records.one_key_each(recs, paths)
 
     def report(self, meta, recs, complete):
         return intranet_report.document(intranet_analysis.analyse_all(recs, meta, complete))

@@ -84,10 +84,9 @@ def pair_bed(inv, prefix, plans):
     return pair
 
 
-class NetnsPair(PairBed):
+class NetnsPair(PairBed, beds.ItemBed):
     """The pair in namespaces PREFIX-client and PREFIX-server of this machine, and the zone's
     network between them in PREFIX-zone."""
-    undone = "topology and processes removed"
 
     def __init__(self, prefix):
         self.prefix = prefix
@@ -95,12 +94,6 @@ class NetnsPair(PairBed):
         self.zone = Netns(prefix, "zone")
         self.server_addr = SERVER_ADDR
         self.mtu = 0
-
-    def open(self):
-        pass
-
-    def close(self):
-        pass
 
     def check(self):
         pass

@@ -8,13 +8,7 @@ from . import intranet_analysis as ir
 
 
 def streams_axis(ax, xs):
-    xs = sorted(set(xs))
-    if len(xs) > 2:
-        ax.set_xscale("log", base=2)
-    ax.set_xticks(xs)
-    ax.set_xticklabels([str(x) for x in xs])
-    ax.set_xlabel("TCP streams")
-    ax.grid(True, alpha=0.3)
+    plots.counts_axis(ax, xs, "TCP streams")
 
 
 def throughput(outdir, res):

@@ -14,7 +14,7 @@ import dataclasses
 import os
 
 from .. import bed as beds
-from .. import drivers, inventory, limits, records, scenario
+from .. import drivers, inifile, inventory, limits, scenario
 from ..common import Failure, ScenarioError, log
 from ..drivers import DRIVERS, gregw
 from ..records import HOST, KEY, MACHINE, ONE_MACHINE, RR
@@ -106,13 +106,9 @@ def compare_scenario(args):
 
 def overrides(sc, args):
     """The command line over the scenario."""
-    for key in ("sessions", "workers", "repeats", "time", "warmup", "modes", "congestion"):
-        v = getattr(args, key, None)
-        if v is not None:
-            try:
-                scenario.SETTERS[key](sc, str(v))
-            except ValueError as e:
-                raise ScenarioError(f"--{key}: {e}") from None
+    inifile.override(scenario.SETTERS, sc, args, ("sessions", "workers", "repeats", "time",
+                                                  "warmup", "modes", "congestion"),
+                     ScenarioError)
     if getattr(args, "no_rr", False):
         sc.rr = False
     if getattr(args, "wire_audit", False):
@@ -272,10 +268,6 @@ class Matrix(Kind):
     def meta_schema(self, fmt):
         return META_SCHEMA
 
-    def is_record(self, doc, path):
-        if "point" not in doc or "repeat" not in doc:
-            raise records.FormatError(f"{path}: not a run record (no point or repeat)")
-
     def upgrade_record(self, doc, fmt):
         if fmt == 2:
             doc = dict(doc)
@@ -284,9 +276,6 @@ class Matrix(Kind):
                              "thread_labels": doc.pop("thread_labels", {}),
                              "clock": {"offset_s": 0.0, "error_s": 0.0}, "facts": None}]
         return doc
-
-    def check_records(self, recs, paths):
-        records.one_key_each(recs, paths)
 
     def report(self, meta, recs, complete):
         return matrix_report.document(matrix_report.analyse(recs, meta, complete))

@@ -17,13 +17,7 @@ def by_config(points):
 
 
 def sessions_axis(ax, points):
-    xs = sorted({p["sessions"] for p in points})
-    if len(xs) > 2:
-        ax.set_xscale("log", base=2)
-    ax.set_xticks(xs)
-    ax.set_xticklabels([str(x) for x in xs])
-    ax.set_xlabel("TCP sessions")
-    ax.grid(True, alpha=0.3)
+    plots.counts_axis(ax, [p["sessions"] for p in points], "TCP sessions")
 
 
 MARKERS = "os^vD<>ph*"

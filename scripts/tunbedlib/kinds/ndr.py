@@ -17,7 +17,7 @@ import subprocess
 import time
 
 from .. import bed as beds
-from .. import cpu, limits, records, scenario, search
+from .. import cpu, inifile, limits, records, scenario, search
 from ..common import Failure, Refused, ScenarioError, deferred_signals, log
 from ..common import TRAFFIC_PORT as PORT
 from ..drivers import DRIVERS
@@ -94,30 +94,19 @@ class DirectBed(beds.NamespaceBed):
                 self.pair = {"server": addr}
                 self.pins = {h: hosts[h]["cpus"] for h in hosts if hosts[h].get("cpus")}
                 self.pins.update(self.pin_override)
-                for hs in self.roles.values():
-                    for h in hs:
-                        h.open()
+                self.open_hosts()
                 yield self
             finally:
                 with deferred_signals():
-                    for hs in self.roles.values():
-                        for h in hs:
-                            h.close()
+                    self.close_hosts()
 
 
-class Beds:
+class Beds(beds.ItemBed):
     """The two beds of a run: the generator alone (direct), and the gateways' topology."""
-    undone = "topology and processes removed"
 
     def __init__(self, plan):
         self.gateways = beds.NamespaceBed(plan.sc, plan.prefix, plan.pins)
         self.direct = DirectBed(plan.nd.direct_topology, plan.family, plan.prefix, plan.pins)
-
-    def open(self):
-        pass
-
-    def close(self):
-        pass
 
     def point(self, item):
         p, _ = item.point
@@ -315,6 +304,7 @@ class NdrKind(Kind):
     UNNUMBERED = None
     WHAT = "NDR results"
     UNIT = "search"
+    RECORD_NEEDS = ()
     commands = (Command(
         "ndr", "NDR and PDR per frame size: the packet rates a gateway forwards without loss "
                "(docs/ndr.md)", arguments,
@@ -342,20 +332,9 @@ class NdrKind(Kind):
     def plan_of(self, sc, nd, args, title):
         """The plan of an NDR run: the command line's options over the file's (sc, nd) or the
         defaults, everything checked (also by `tunbed run` of a file with [ndr])."""
-        for key in ("gateways", "modes", "workers", "time", "mtu"):
-            v = getattr(args, key, None)
-            if v is not None:
-                try:
-                    scenario.SETTERS[key](sc, str(v))
-                except ValueError as e:
-                    raise ScenarioError(f"--{key}: {e}") from None
-        for key in NDR_OPTIONS:
-            v = getattr(args, key, None)
-            if v is not None:
-                try:
-                    NDR_SETTERS[key](nd, str(v))
-                except ValueError as e:
-                    raise ScenarioError(f"--{key.replace('_', '-')}: {e}") from None
+        inifile.override(scenario.SETTERS, sc, args, ("gateways", "modes", "workers", "time",
+                                                      "mtu"), ScenarioError)
+        inifile.override(NDR_SETTERS, nd, args, NDR_OPTIONS, ScenarioError)
         if getattr(args, "full", False) and getattr(args, "sizes", None) is None:
             nd.sizes = list(FULL_SIZES)
         if getattr(args, "ceiling_from", None):
@@ -443,13 +422,9 @@ class NdrKind(Kind):
         return dict(doc, kind=self.name)  # 1 -> 2: ndr-search becomes ndr
 
     def check_records(self, recs, paths):
-        seen = {}
-        for doc, path in zip(recs, paths):
-            p, size = doc["point"], doc["frame"]["lan"]
-            other = seen.setdefault((p["key"], size), path)
-            if other != path:
-                raise records.FormatError(f"{path}: the search of {p['key']} at {size}-byte "
-                                          f"frames is also {other}")
+        records.one_each(recs, paths, lambda r: (r["point"]["key"], r["frame"]["lan"]),
+                         lambda r: f"the search of {r['point']['key']} at "
+                                   f"{r['frame']['lan']}-byte frames")
 
     def report(self, meta, recs, complete):
         return ndr_report.document(meta, complete, recs)

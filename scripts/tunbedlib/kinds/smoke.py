@@ -18,9 +18,9 @@ from .matrix_point import traffic_client, wait_listening
 
 TCP = Obj({"bits_per_second": NUM}, need=("bits_per_second",))
 RUN_SCHEMA = Obj({"kind": Str("smoke", "smoke"),
-                  "point": Obj({"key": records.KEY}, need=("key",)),
+                  "point": Obj({"key": records.KEY}, need=("key",)), "repeat": Num(1, 1),
                   "traffic": Obj({"tcp": TCP, "measured_s": Opt(NUM)}, need=("tcp",))},
-                 need=("kind", "point", "traffic"))
+                 need=("kind", "point", "repeat", "traffic"))
 META_SCHEMA = Obj({"kind": Str("smoke", "smoke"), "time": Num(1, 60)}, need=("kind", "time"))
 
 
@@ -77,7 +77,7 @@ class Smoke(Kind):
                 if server and server.poll() is None:
                     server.stop()
                 driver.teardown()
-        return {"point": {"key": "route-s1"}, "traffic": doc}
+        return {"point": {"key": "route-s1"}, "repeat": item.repeat, "traffic": doc}
 
     # 4. The records: the schema of each format (and an upgrade step for each older one).
     def record_schema(self, fmt):
