@@ -122,6 +122,18 @@ class Formats(unittest.TestCase):
         self.assertEqual(page.count("<svg"), 2)
         self.assertIn('id="plot-kill-cpu"', page)
 
+    def test_the_kind_of_a_directory_before_kind(self):
+        """meta.json without kind: a failover run's has its settings; a scenario file named
+        failover.ini makes a matrix run of scenario failover, which stays the matrix's."""
+        d = copy_of("matrix-3", self.top)
+        path = os.path.join(d, "meta.json")
+        records.write_object(path, dict(records.read_object(path), scenario="failover"))
+        self.assertEqual(kinds.for_dir(d).name, "matrix")
+        self.assertEqual(kinds.for_dir(copy_of("failover-1", self.top)).name, "failover")
+        d = copy_of("ndr-1", self.top)
+        os.unlink(os.path.join(d, "meta.json"))
+        self.assertEqual(kinds.for_dir(d).name, "ndr")
+
     def test_a_newer_format_is_refused(self):
         for name in ("matrix-3-kind", "intranet-4", "ndr-2", "failover-2", "smoke-1"):
             with self.subTest(name=name):

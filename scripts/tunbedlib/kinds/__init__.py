@@ -17,7 +17,7 @@ COMMANDS = [(c, k) for k in KINDS.values() for c in k.commands]
 
 def for_dir(outdir):
     """The kind that reads the results directory outdir: meta.json's `kind`; before the field,
-    ndr by its searches/, failover by its scenario, else the matrix. A Failure when outdir is
+    ndr by its searches/, failover by its scenario and settings, else the matrix. A Failure when outdir is
     no results directory, a FormatError for a kind this runner does not know."""
     if os.path.isdir(os.path.join(outdir, "searches")):
         return KINDS["ndr"]
@@ -27,7 +27,10 @@ def for_dir(outdir):
     meta = records.read_object(path) if os.path.lexists(path) else {}
     name = meta.get("kind")
     if name is None:
-        return KINDS["failover" if meta.get("scenario") == "failover" else "matrix"]
+        # A failover run's meta.json of format 1 has its settings; a scenario file may be
+        # named failover.
+        legacy = meta.get("scenario") == "failover" and "settings" in meta
+        return KINDS["failover" if legacy else "matrix"]
     if not isinstance(name, str) or name not in KINDS:
         raise records.FormatError(f"{path}: kind: expected {', '.join(KINDS)}")
     return KINDS[name]
