@@ -8,8 +8,8 @@ the built gregw and the other programs, whose --help it reads). Fails, one line 
   (its README.md, common's in docs/common.md), and any README.md with a table whose first
   column is "module" (.c, .h and .py files, a module's .c and .h by either name, a subfolder
   by `name/`) or "file" (every file but README.md);
-- the gregw modes differ: gregw --help's --encap values against the runner's GREGW_ENCAPS,
-  the runner's mapping of each GREGW_OPTIONS entry to gregw flags against --help, and the
+- the gregw modes differ: gregw --help's --encap values against the runner's ENCAPS,
+  each option's gregw flags in the runner's table OPTIONS (drivers/gregw.py) against --help, and the
   docs' mode lists (a sentence or table cell naming four or more of the options must name
   them all; fewer is a subset, such as failover's), mode names (gre+seq) and "`+option`
   (`--flag value`)" remarks against both;
@@ -18,12 +18,12 @@ the built gregw and the other programs, whose --help it reads). Fails, one line 
 - a relative link in any .md does not resolve: its file, and its #anchor by GitHub's rules
   (headings, <a id>);
 - a docs/*.md is not linked from README.md;
-- a record format stated in the docs differs from the code's (records.FORMAT, and any
-  `NAME` ... (today N) of a constant in scripts/tunbedlib);
+- a record format stated in the docs differs from the code's (each kind's FORMAT in
+  scripts/tunbedlib/kinds/: "FORMAT in kinds/K.py (today N)", "`kind` K, format N", and the
+  matrix's and intranet's formats in RECORD_DOCS);
 - a doc but benchmarks.md says "this kernel" or "this VM": one machine's facts go to
   benchmarks.md, which names the machine."""
 
-import ast
 import collections
 import os
 import re
@@ -31,7 +31,9 @@ import subprocess
 import sys
 import urllib.parse
 
-RECORD_DOCS = ("docs/testing.md", "docs/runner.md", "docs/intranet.md")
+# The docs that state a kind's record format, and the kind.
+RECORD_DOCS = {"docs/testing.md": "matrix", "docs/runner.md": "matrix",
+               "docs/intranet.md": "intranet"}
 # Where a C folder's module table lives when not in its README.md: docs/common.md is common's
 # module table with each module's contract.
 TABLE_HOME = {"common": "docs/common.md"}
@@ -304,44 +306,21 @@ def run_help(path):
 
 
 def runner_modes(top):
-    """GREGW_ENCAPS, GREGW_OPTIONS and {option: [gregw arguments, ...]} from every module of
-    scripts/tunbedlib (the mapping: each `if "OPT" in ...:` whose body gives gregw options)."""
-    lib = os.path.join(top, "scripts", "tunbedlib")
-    consts, trees = {}, []
-    for d, dirs, names in os.walk(lib):
-        dirs[:] = [x for x in dirs if x not in SKIP_DIRS]
-        for n in sorted(names):
-            if n.endswith(".py"):
-                p = os.path.join(d, n)
-                with open(p, encoding="utf-8") as f:
-                    tree = ast.parse(f.read(), p)
-                trees.append((os.path.relpath(p, top), tree))
-                for node in ast.walk(tree):
-                    if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
-                            isinstance(node.targets[0], ast.Name) and \
-                            node.targets[0].id in ("GREGW_ENCAPS", "GREGW_OPTIONS"):
-                        consts[node.targets[0].id] = list(ast.literal_eval(node.value))
-    encaps, options = consts.get("GREGW_ENCAPS"), consts.get("GREGW_OPTIONS")
-    mapping = collections.defaultdict(list)
-    for rel, tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and \
-                    isinstance(node.test.left, ast.Constant) and \
-                    node.test.left.value in (options or ()) and \
-                    isinstance(node.test.ops[0], ast.In):
-                args = [c.value for s in node.body for c in ast.walk(s)
-                        if isinstance(c, ast.Constant) and isinstance(c.value, str)]
-                if args and args[0].startswith("--"):
-                    mapping[node.test.left.value].append((rel, node.lineno, args))
-            elif isinstance(node, ast.Dict) and node.keys and all(
-                    isinstance(k, ast.Constant) and k.value in (options or ()) for k in node.keys):
-                # The same mapping as a table: {"nooffload": ("--offload", "off"), ...}.
-                for k, v in zip(node.keys, node.values):
-                    args = [c.value for c in ast.walk(v)
-                            if isinstance(c, ast.Constant) and isinstance(c.value, str)]
-                    if args and args[0].startswith("--"):
-                        mapping[k.value].append((rel, node.lineno, args))
-    return encaps, options, mapping
+    """ENCAPS, the option names and {option: [(file, line, gregw arguments)]} of the runner's
+    gregw modes: the table OPTIONS of scripts/tunbedlib/drivers/gregw.py, imported."""
+    rel = os.path.join("scripts", "tunbedlib", "drivers", "gregw.py")
+    sys.path.insert(0, os.path.join(top, "scripts"))
+    try:
+        from tunbedlib.drivers import gregw as driver  # noqa: E402 (the tree being linted)
+    except ImportError as e:
+        report(rel, 1, f"cannot import the runner's gregw driver: {e}")
+        return None, None, {}
+    finally:
+        sys.path.pop(0)
+    line = next((i for i, t in enumerate(read(top, rel).splitlines(), 1)
+                 if t.startswith("OPTIONS = ")), 1)
+    mapping = {name: [(rel, line, list(o.flags))] for name, o in driver.OPTIONS.items()}
+    return list(driver.ENCAPS), list(driver.OPTIONS), mapping
 
 
 OPT_TOKEN = re.compile(r"(?<![\w+-])\+([a-z][a-z0-9]*)\b")
@@ -359,10 +338,10 @@ def check_modes(top, bindir, mds):
     values = {o: listed_values(a) for o, a in opts.items() if listed_values(a) is not None}
     encaps, options, mapping = runner_modes(top)
     if encaps is None or options is None:
-        report("scripts/tunbedlib", 1, "no GREGW_ENCAPS or GREGW_OPTIONS found")
+        report("scripts/tunbedlib", 1, "no ENCAPS or OPTIONS in drivers/gregw.py")
         return
     if "--encap" not in values or set(encaps) != values["--encap"][0]:
-        report("scripts/tunbedlib", 1, f"GREGW_ENCAPS {sorted(encaps)} differ from gregw --help's "
+        report("scripts/tunbedlib", 1, f"ENCAPS {sorted(encaps)} differ from gregw --help's "
                f"--encap {opts['--encap']}")
     flags_of = {}
     for o in options:
@@ -404,7 +383,7 @@ def check_mode_text(top, rel, encaps, options, flags_of):
         bad = [o for o in m.group(2).split("+")[1:] if o not in options]
         if bad:
             report(rel, line_of(text, m.start()), f"mode {m.group(0)}: no option "
-                   f"{', '.join('+' + b for b in bad)} in the runner's GREGW_OPTIONS")
+                   f"{', '.join('+' + b for b in bad)} in the runner's OPTIONS (drivers/gregw.py)")
     for line, s in sentences(blank_fences(text)):
         named = [o for o in OPT_TOKEN.findall(s) if o in options or re.search(
             r"`\+" + re.escape(o) + "`", s)]
@@ -413,7 +392,7 @@ def check_mode_text(top, rel, encaps, options, flags_of):
             extra = sorted(set(named) - set(options))
             report(rel, line, "a list of gregw's mode options"
                    + (f" misses {', '.join('+' + o for o in missing)}" if missing else "")
-                   + (f" names {', '.join('+' + o for o in extra)}, not in GREGW_OPTIONS"
+                   + (f" names {', '.join('+' + o for o in extra)}, not in OPTIONS (drivers/gregw.py)"
                       if extra else "")
                    + f" (the runner's: {' '.join('+' + o for o in options)})")
     for m in REMARK.finditer(text):
@@ -458,48 +437,54 @@ def check_gregw_md(top, bindir, opts, values):
 # Record formats
 
 
-def code_constants(top):
-    out = {}
-    for d, dirs, names in os.walk(os.path.join(top, "scripts", "tunbedlib")):
-        dirs[:] = [x for x in dirs if x not in SKIP_DIRS]
-        for n in names:
-            if n.endswith(".py"):
-                with open(os.path.join(d, n), encoding="utf-8") as f:
-                    for m in re.finditer(r"^([A-Z][A-Z0-9_]*FORMAT) = (\d+)", f.read(), re.M):
-                        out.setdefault(m.group(1), int(m.group(2)))
+def kind_formats(top):
+    """{kind module: FORMAT} of scripts/tunbedlib/kinds/*.py (each kind's record layout)."""
+    out, d = {}, os.path.join(top, "scripts", "tunbedlib", "kinds")
+    for n in sorted(os.listdir(d)):
+        if n.endswith(".py"):
+            with open(os.path.join(d, n), encoding="utf-8") as f:
+                m = re.search(r"^    FORMAT = (\d+)", f.read(), re.M)
+            if m:
+                out[n[:-3]] = int(m.group(1))
     return out
 
 
 def check_formats(top, mds):
-    rec = read(top, "scripts/tunbedlib/records.py")
-    m = re.search(r"^FORMAT = (\d+)", rec, re.M)
-    if not m:
-        report("scripts/tunbedlib/records.py", 1, "no FORMAT = N")
+    formats = kind_formats(top)
+    if "matrix" not in formats:
+        report("scripts/tunbedlib/kinds/matrix.py", 1, "no FORMAT = N")
         return
-    fmt, consts = int(m.group(1)), code_constants(top)
     for rel in mds:
         text = read(top, rel)
-        for m in re.finditer(r"`?\b([A-Z][A-Z0-9_]*FORMAT)\b`?[^;()]{0,80}?\(?today (\d+)", text):
-            name, n = m.group(1), int(m.group(2))
-            if name not in consts:
-                report(rel, line_of(text, m.start()), f"{name}: no such constant in "
-                       "scripts/tunbedlib")
-            elif consts[name] != n:
-                report(rel, line_of(text, m.start()), f"{name} is said to be {n}; the code "
-                       f"has {consts[name]}")
+        for m in re.finditer(r"`?FORMAT`?(?: in|,) `?scripts/tunbedlib/kinds/(\w+)\.py`?,? "
+                             r"\(?today (\d+)", text):
+            kind, n = m.group(1), int(m.group(2))
+            if kind not in formats:
+                report(rel, line_of(text, m.start()), f"scripts/tunbedlib/kinds/{kind}.py: "
+                       "no such kind, or it has no FORMAT")
+            elif formats[kind] != n:
+                report(rel, line_of(text, m.start()), f"{kind}'s FORMAT is said to be {n}; "
+                       f"the code has {formats[kind]}")
+        for m in re.finditer(r"`kind` (\w+)(?:,| and) format (\d+)", text):
+            kind, n = m.group(1), int(m.group(2))
+            if kind in formats and formats[kind] != n:
+                report(rel, line_of(text, m.start()), f"'{m.group(0)}': the {kind} kind's "
+                       f"record format is {formats[kind]}")
     stated = {r: 0 for r in RECORD_DOCS}
-    for rel in RECORD_DOCS:
-        text = read(top, rel)
+    for rel, kind in RECORD_DOCS.items():
+        text, fmt = read(top, rel), formats.get(kind)
         for pat in (r"\"format\": (\d+)", r"today's layout with `?format`? (\d+)",
                     r"\b(?:reads|formats) (?:formats )?1 ?(?:to|-) ?(\d+)",
-                    r"meta\.json`? \(format (\d+)", r"`FORMAT`[^;()]{0,80}?\(today (\d+)"):
+                    r"meta\.json`? \(format (\d+)", r"today's layout, format (\d+)"):
             for m in re.finditer(pat, text):
                 stated[rel] += 1
                 if int(m.group(1)) != fmt:
-                    report(rel, line_of(text, m.start()), f"'{m.group(0)}': the record format "
-                           f"is {fmt} (FORMAT in scripts/tunbedlib/records.py)")
+                    report(rel, line_of(text, m.start()), f"'{m.group(0)}': the {kind} kind's "
+                           f"record format is {fmt} (FORMAT in scripts/tunbedlib/kinds/"
+                           f"{kind}.py)")
     if not stated["docs/runner.md"]:
-        report("docs/runner.md", 1, f"states no record format (the code's is {fmt})")
+        report("docs/runner.md", 1, f"states no record format (the matrix's is "
+               f"{formats['matrix']})")
 
 
 # One machine's facts said as everyone's
