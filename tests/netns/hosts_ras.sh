@@ -193,7 +193,10 @@ in_mgmt "$TUNBED" ras --hosts "$INV" --sessions 4 --workers 1 --repeats 1 --time
 RUNNER_PID=$!
 gregw_on() { ip netns pids "$P-$1" | while read -r pid; do [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = gregw ] && echo "$pid"; done; }
 flowing() { ip netns exec "$P-server" ss -Htn state established "sport = :9400" | grep -q .; }
-poll 60 flowing || die "lost host: the load did not start: $(tail -3 "$TMP/lost.err")"
+# Ready when the sessions flow, or never if the runner ended first; the cap only ends a hung
+# start (a loaded machine builds and provisions slowly).
+flowing_or_ended() { flowing || ! kill -0 "$RUNNER_PID" 2>/dev/null; }
+poll 600 flowing_or_ended; flowing || die "lost host: the load did not start: $(tail -3 "$TMP/lost.err")"
 sshd_stop gwb
 status=0
 wait_bg "$RUNNER_PID" 120 "the runner after gwb was lost"
@@ -219,7 +222,7 @@ expect_same_state "after the lost host and down"
 in_mgmt "$TUNBED" ras --hosts "$INV" --sessions 2 --workers 1 --repeats 1 --time 60 --warmup 1 \
 	--no-rr --prefix "$RUN_PREFIX" --results "$R" >/dev/null 2>"$TMP/killed.err" &
 RUNNER_PID=$!
-poll 60 flowing || die "killed runner: the load did not start: $(tail -3 "$TMP/killed.err")"
+poll 600 flowing_or_ended; flowing || die "killed runner: the load did not start: $(tail -3 "$TMP/killed.err")"
 # RUNNER_PID is the subshell of in_mgmt; ip netns exec and the wrapper exec, so its child is
 # the runner's python3, the process that holds the connections.
 py=$(ps -o pid=,comm= --ppid "$RUNNER_PID" | awk '$2 == "python3" {print $1}')
