@@ -345,6 +345,9 @@ def check_modes(top, bindir, mds):
                f"--encap {opts['--encap']}")
     flags_of = {}
     for o in options:
+        if mapping.get(o) and not mapping[o][0][2]:
+            flags_of[o] = ""  # an option of the bed's (+frames), no gregw flag
+            continue
         if not mapping.get(o):
             report("scripts/tunbedlib", 1, f"mode option +{o}: no gregw flags found for it")
             continue

@@ -8,6 +8,7 @@ to, and the first ping through the tunnel. The same code runs in namespaces and 
 
 import ipaddress
 import json
+import re
 import signal
 import time
 
@@ -19,6 +20,13 @@ START_TIMEOUT_S = 30
 POLL_S = 0.05
 UDP_HEADER = 8
 GRE_HEADER = 4
+# A transit device's segmentation of tunnels, by ethtool's names: with them off the kernel cuts
+# a tunnel's superpacket into frames of the MTU before the device, as it must for a NIC without
+# tunnel offloads (Driver.transit_frames). tx-udp-segmentation is UDP's own (UDP_SEGMENT), which
+# gregw's GRE-in-UDP sockets use.
+TUNNEL_SEGMENTATION = ("tx-gre-segmentation", "tx-gre-csum-segmentation",
+                       "tx-udp_tnl-segmentation", "tx-udp_tnl-csum-segmentation",
+                       "tx-udp-segmentation")
 
 
 class Driver:
@@ -101,6 +109,23 @@ class Driver:
         link = json.loads(h.run(["ip", "-j", "link", "show", "dev",
                                  self.bed.transit_iface(role)]))
         return int(link[0]["mtu"])
+
+    def transit_frames(self):
+        """Both gateways' transit devices without tunnel segmentation until the point ends:
+        frames of the MTU on the wire, whoever encapsulates (the kernel's VXLAN or gregw).
+        A feature the device has fixed on fails the point, named."""
+        for role, *_ in self.sides():
+            h, dev = self.host(role), self.bed.transit_iface(role)
+            have = dict(re.findall(r"^\s*([\w-]+): ((?:on|off).*)$",
+                                   h.run(["ethtool", "-k", dev]), re.M))
+            on = [f for f in TUNNEL_SEGMENTATION if have.get(f, "off").startswith("on")]
+            fixed = [f for f in on if "[fixed]" in have[f]]
+            if fixed:
+                raise Failure(f"{h.label()}: {dev}: {fixed[0]} is fixed on: its frames cannot "
+                              "be made MTU-sized")
+            if on:
+                h.run(["ethtool", "-K", dev, *(x for f in on for x in (f, "off"))])
+                h.undo(["ethtool", "-K", dev, *(x for f in on for x in (f, "on"))])
 
     @staticmethod
     def outer_ip(addr):

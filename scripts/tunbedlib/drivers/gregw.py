@@ -25,6 +25,10 @@ OPTIONS = {
                    ("gre",)),
     "nofq": Option(("--fair-queue", "off"), "first in, first out: --fair-queue off", (), (), 0,
                    ENCAPS),
+    # Not a flag: the bed's transit devices without tunnel segmentation (frames of the MTU on
+    # the wire, as vxlan-frames); gregw sees it at start and sends frame by frame.
+    "frames": Option((), "frames of the MTU on the wire: the transits' tunnel segmentation off",
+                     (), (), 0, ENCAPS),
 }
 
 
@@ -85,6 +89,8 @@ class Gregw(Driver):
         return overhead(mode, ip_header)
 
     def setup(self):
+        if "frames" in self.point.mode.split("+")[1:]:
+            self.transit_frames()  # before gregw starts: it chooses its send path then
         sides = list(self.sides())
         if "gwb2" in self.bed.roles:
             # A gateway pair (docs/failover.md): the passive runs hot, as gwb does.

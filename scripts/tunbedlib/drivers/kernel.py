@@ -1,4 +1,5 @@
-"""The kernel's own gateways: plain forwarding (route, the upper bound), VXLAN and GRE; and
+"""The kernel's own gateways: plain forwarding (route, the upper bound), VXLAN (also with
+frames of the MTU on the wire: vxlan-frames) and GRE; and
 external, a gateway tunbed does not start. None has processes of its own: their CPU is the
 kernel's, and none can be given a CPU budget."""
 
@@ -67,6 +68,17 @@ class Vxlan(Kernel):
             x("link", "set", "vx0", "up")
             for net in nets:
                 x("route", "replace", net, "via", peer.split("/")[0], "dev", "vx0")
+
+
+class VxlanFrames(Vxlan):
+    """The kernel's VXLAN with frames of the MTU on the wire: both transit devices without
+    tunnel segmentation, as a NIC without tunnel offloads (the kernel cuts each superpacket
+    before the device). The baseline to compare gregw's +frames with, like with like."""
+    name = "vxlan-frames"
+
+    def setup(self):
+        self.transit_frames()
+        super().setup()
 
 
 class KernelGre(Kernel):

@@ -47,7 +47,8 @@ READY_S = pair.READY_S
 CPU_HZ = 10  # CPU samples a second: the takeover is a few hundred ms
 ROUTE_EVERY_S = 0.02  # core's route to the service address, looked at this often
 # Every option of gregw's modes but the key, which the pair always has (7).
-MODE_OPTIONS = tuple(o for o in gregw.OPTIONS if o != "key")
+# The key is the pair's own (7); +frames is the matrix bed's (its two transit devices).
+MODE_OPTIONS = tuple(o for o in gregw.OPTIONS if o not in ("key", "frames"))
 GATEWAYS = ("gwa", *GWB)
 
 
