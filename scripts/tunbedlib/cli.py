@@ -16,7 +16,7 @@ from . import inventory, pair, provision, records, render, runloop
 from .common import OVS_DRIVER, ROOT, TOPO, Failure, ScenarioError, log, run
 from .kinds import COMMANDS, for_dir
 from .kinds.base import DEFAULT_PREFIX
-from .runloop import bootstrap, print_reports
+from .runloop import print_reports
 
 
 def writable(outdir):
@@ -41,9 +41,9 @@ def cmd_report(args):
     meta, recs = records.load(kind, args.dir)
     if importlib.util.find_spec("matplotlib") is None:
         if os.geteuid() != 0:
-            raise Failure("the plots need python3-matplotlib: run scripts/bootstrap as root "
-                          "(or this command with sudo) to install it")
-        bootstrap(kind)
+            raise Failure("the plots need python3-matplotlib: run scripts/bootstrap --no-build "
+                          "as root (or this command with sudo) to install it")
+        runloop.bootstrap(["ras"], build=False)
     for line in render.write_all(args.dir, kind.report(meta, recs, meta.get("complete", False))):
         print(line)
     print_reports(args.dir)
@@ -54,7 +54,7 @@ def cmd_down(args):
     if getattr(args, "hosts", None):
         return provision.down(inventory.parse(args.hosts, ()), args.prefix)
     if not os.path.exists(TOPO):
-        bootstrap()
+        runloop.bootstrap(["ras"])
     n = pair.down(args.prefix)
     if n:
         log(f"ended {n} processes of a failover run or gateway pair under {args.prefix}")
@@ -69,7 +69,7 @@ def cmd_down(args):
 
 def cmd_provision(args):
     inv = inventory.parse(args.hosts, ())
-    bootstrap()
+    runloop.bootstrap(["hosts"])  # the Debian package of this build
     return provision.provision(inv)
 
 
@@ -112,9 +112,9 @@ def parser():
     return ap
 
 
-def main():
+def main(argv=None):
     ap = parser()
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if not args.command:
         ap.print_help(sys.stderr)
         return 2
@@ -130,6 +130,9 @@ def main():
     try:
         if getattr(args, "prefix", None) is not None:
             inventory.check_prefix(args.prefix)  # it names what down removes, here and on hosts
+        if getattr(args, "hosts", None):
+            # Ansible reads the inventory (inventory.parse), before anything else is installed.
+            runloop.bootstrap(["hosts"], build=False)
         return args.func(args)
     except (ScenarioError, records.FormatError, inventory.InventoryError) as e:
         log(escaped(e))

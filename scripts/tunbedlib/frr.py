@@ -30,7 +30,7 @@ def available():
         missing.append("vtysh")
     if missing:
         return False, (f"the failover needs FRR ({', '.join(missing)} missing): "
-                       f"run scripts/bootstrap as root to install Debian's frr")
+                       "run scripts/bootstrap --for failover as root to install Debian's frr")
     return True, ""
 
 

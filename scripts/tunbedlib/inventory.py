@@ -220,7 +220,7 @@ def load(path):
         over, status, out, err = run_bounded(["ansible-inventory", "-i", path, "--list"], env)
     except FileNotFoundError:
         raise InventoryError("ansible-inventory is not installed (Debian: ansible-core; "
-                             "scripts/bootstrap installs it)") from None
+                             "scripts/bootstrap --for hosts installs it)") from None
     if over:
         raise InventoryError(f"{path}: ansible-inventory {over} reading it (nested YAML "
                              "aliases or a host range that expands without end?)")

@@ -19,9 +19,10 @@ the run's record (hosts[].budgets), where the verdict reads them."""
 
 import dataclasses
 import os
+import re
 
-from .. import records
-from ..common import ROOT
+from .. import files, limits, pair, records, scenario
+from ..common import ROOT, ScenarioError
 
 DEFAULT_PREFIX = "tb"
 RESULTS = os.path.join(ROOT, "results")
@@ -67,6 +68,11 @@ class Kind:
         (ScenarioError and the like: one line, exit status 2); returns the plan. A plan with an
         attribute `kind` is run by that kind (tunbed run of a file of another kind)."""
         raise NotImplementedError
+
+    def needs(self, plan):
+        """The sets of scripts/bootstrap's table that a run of plan in namespaces installs
+        before prepare (the hosts mode's is runloop's): the main job's by default."""
+        return ["ras"]
 
     def prepare(self, plan):
         """After bootstrap: what this machine cannot run is left out of plan (its notes, said
@@ -135,6 +141,18 @@ class Kind:
     def report(self, meta, records, complete):
         """The document of a results directory (document.py)."""
         raise NotImplementedError
+
+
+def gateway_sets(sc):
+    """The bootstrap sets of a run of scenario sc in namespaces: the main job's, each
+    gateway's (a cmd:PATH gateway brings its own program), and the failover's (FRR) when the
+    topology is a gateway pair (ras-pair.topo), whose routing the bed starts."""
+    sets = ["ras", *(g for g in sc.gateways if not g.startswith("cmd:"))]
+    text = files.read_text(scenario.topology_path(sc.topology), limits.SCENARIO_BYTES,
+                           ScenarioError, "topology file")
+    if pair.is_pair(set(re.findall(r"^[ \t]*\[[ \t]*host[ \t]+([^\]\s]+)", text, re.M))):
+        sets.append("failover")
+    return sets
 
 
 def bed_options(p, pin_help):

@@ -527,6 +527,9 @@ class Failover(Kind):
     def check(self, args):
         return Plan(parse(args), args.prefix)
 
+    def needs(self, plan):
+        return ["failover"]
+
     def prepare(self, plan):
         ok, why = frr.available()  # FRR comes with bootstrap
         if not ok:

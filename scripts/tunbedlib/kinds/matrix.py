@@ -20,7 +20,7 @@ from ..drivers import DRIVERS, gregw
 from ..records import HOST, KEY, MACHINE, ONE_MACHINE, RR
 from ..schema import BOOL, NUM, STR, List, Map, Num, Obj, Opt, Str
 from . import matrix_point, matrix_report, ndr, ndr_plan
-from .base import Command, Item, Kind, bed_options
+from .base import Command, Item, Kind, bed_options, gateway_sets
 
 ROLES = ["client", "server", "gwa", "gwb"]  # of the one machine of formats 1 and 2
 
@@ -220,6 +220,9 @@ class Matrix(Kind):
                 raise ScenarioError("a transit MTU (mtu =) is the topology's: the hosts mode "
                                     "uses the hosts' own")
         return Plan(sc, title, pins, inv, args.prefix, args.hosts)
+
+    def needs(self, plan):
+        return gateway_sets(plan.sc)
 
     def prepare(self, plan):
         gateways = []

@@ -25,7 +25,7 @@ from ..hosts import Netns
 from ..records import HOST, KEY
 from ..schema import ANY, NUM, STR, List, Map, Num, Obj, Opt, Str
 from . import ndr_report
-from .base import Command, Item, Kind, bed_options
+from .base import Command, Item, Kind, bed_options, gateway_sets
 from .matrix_point import pinned, wait_listening
 from .ndr_plan import (DEFAULT_SIZES, DIRECT, FRACTIONS, FULL_SIZES, NDR_SETTERS, Ndr,
                        above_ceiling, check, check_ceiling, plan, point_key, topology_path)
@@ -351,6 +351,9 @@ class NdrKind(Kind):
             pl.ceiling = load_ceiling(nd.ceiling_from)
             check_ceiling(nd, pl.ceiling)
         return pl
+
+    def needs(self, plan):
+        return gateway_sets(plan.sc)
 
     def prepare(self, plan):
         gateways = []

@@ -1,0 +1,122 @@
+"""The tunbed command line (scripts/tunbedlib/cli.py): which of scripts/bootstrap's sets each
+subcommand installs before it needs them (issue 33: install by need), with a fake bootstrap in
+runloop's seam that records each call and ends the run at the first that builds."""
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from unittest import mock
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+
+from tunbedlib import cli, inventory, provision, runloop  # noqa: E402
+from tunbedlib.drivers import GATEWAYS  # noqa: E402
+
+
+class Stop(Exception):
+    """The fake bootstrap's end of a run: what came before it is what the test reads."""
+
+
+def calls(argv):
+    """What `tunbed ARGV` asks in order, as root: ("bootstrap", sets, build) for each call of
+    scripts/bootstrap, ("inventory", path) when it reads an inventory; a run ends at its first
+    bootstrap that builds."""
+    seen = []
+
+    def bootstrap(sets=("ras",), build=True):
+        seen.append(("bootstrap", ",".join(sets), build))
+        if build:
+            raise Stop
+
+    def parse(path, need_roles=inventory.ROLES):
+        seen.append(("inventory", path))
+        return mock.MagicMock()
+
+    with mock.patch.object(runloop, "bootstrap", bootstrap), \
+            mock.patch.object(inventory, "parse", parse), \
+            mock.patch.object(provision, "down", lambda inv, prefix: seen.append(("down",))), \
+            mock.patch("os.geteuid", return_value=0), \
+            contextlib.redirect_stderr(io.StringIO()) as err:
+        try:
+            status = cli.main(argv)
+            seen.append(("exit", status))
+        except Stop:
+            pass
+    if seen and seen[-1][0] == "exit" and seen[-1][1] not in (0, None):
+        raise AssertionError(f"tunbed {' '.join(argv)}: exit {seen[-1][1]}: {err.getvalue()}")
+    return seen
+
+
+class InstallByNeed(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def path(self, name, text):
+        p = os.path.join(self.tmp.name, name)
+        with open(p, "w") as f:
+            f.write(text)
+        return p
+
+    def first(self, *argv):
+        """The sets of the first bootstrap that builds, and whether one came before."""
+        seen = calls(list(argv))
+        builds = [c for c in seen if c[0] == "bootstrap" and c[2]]
+        self.assertEqual(len(builds), 1, seen)
+        return builds[0][1]
+
+    def test_the_main_job_installs_its_set_and_gregw_s(self):
+        self.assertEqual(self.first("ras"), "ras,gregw")
+        self.assertEqual(self.first("smoke"), "ras")
+        self.assertEqual(self.first("intranet"), "ras")
+
+    def test_compare_installs_the_gateways_it_compares(self):
+        self.assertEqual(self.first("compare", "--gateways", "gregw,ovs-gre,openvpn"),
+                         "ras,gregw,ovs-gre,openvpn")
+
+    def test_a_gateway_pair_s_topology_brings_frr(self):
+        self.assertEqual(self.first("ras", "--topology", "ras-pair"), "ras,gregw,failover")
+        self.assertEqual(self.first("failover"), "failover")
+
+    def test_a_scenario_file_s_gateways(self):
+        sc = self.path("s.ini", "[scenario]\nname = s\ngateways = vxlan, wireguard-go\n"
+                                "sessions = 1\nrepeats = 1\ntime = 1\n")
+        self.assertEqual(self.first("run", sc), "ras,vxlan,wireguard-go")
+
+    def test_ndr_installs_the_main_job_and_its_gateways(self):
+        self.assertEqual(self.first("ndr", "--gateways", "gregw,fastd"), "ras,gregw,fastd")
+
+    def test_the_hosts_mode_installs_ansible_before_it_reads_the_inventory(self):
+        inv = self.path("inv.ini", "[client]\nc\n")
+        seen = calls(["ras", "--hosts", inv])
+        self.assertEqual(seen[:3], [("bootstrap", "hosts", False), ("inventory", inv),
+                                    ("bootstrap", "hosts", True)])
+        seen = calls(["provision", "--hosts", inv])
+        self.assertEqual(seen[:3], [("bootstrap", "hosts", False), ("inventory", inv),
+                                    ("bootstrap", "hosts", True)])
+        self.assertEqual(calls(["down", "--hosts", inv]),
+                         [("bootstrap", "hosts", False), ("inventory", inv), ("down",),
+                          ("exit", None)])
+
+    def test_every_set_asked_for_is_in_bootstrap_s_table(self):
+        sets = ["ras", "failover", "hosts", *GATEWAYS]
+        p = subprocess.run([runloop.BOOTSTRAP, "--list", "--for", ",".join(sets)],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_a_mistake_installs_nothing(self):
+        seen = []
+        with mock.patch.object(runloop, "bootstrap", lambda *a, **k: seen.append(a)), \
+                mock.patch("os.geteuid", return_value=0), \
+                contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(cli.main(["ras", "--topology", "/nonexistent.topo"]), 2)
+        self.assertEqual(seen, [])
+
+
+if __name__ == "__main__":
+    unittest.main()
