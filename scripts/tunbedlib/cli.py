@@ -4,6 +4,8 @@ no kind: report, down, provision. Root (sudo), signals and exit statuses: 2 for 
 command line, a file, an inventory), 1 for a failure, 130 for an interrupt."""
 
 import argparse
+import contextlib
+import difflib
 import importlib.util
 import os
 import re
@@ -83,22 +85,94 @@ def on_sigterm(signum, frame):
     raise KeyboardInterrupt
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """--help with every option's default: its value, where the option's help does not say it
+    (a default computed later, such as a scenario file's, is said in the help itself)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if not action.option_strings or "default" in text or \
+                action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return f"{text} (default %(default)s)".lstrip()
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of tunbed and of each subcommand: a mistake prints the usage of the command
+    it was made in, and one line (the nearest option, for a mistyped one), exit status 2."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+        self.commands = {}
+
+    def add_subparsers(self, **kwargs):
+        sub = super().add_subparsers(**kwargs)
+        self.commands = sub.choices
+        return sub
+
+    def parse_args(self, args=None, namespace=None):
+        args, extra = self.parse_known_args(args, namespace)
+        if extra:
+            # argparse leaves a subcommand's unknown options to the top parser, whose usage
+            # is not the subcommand's.
+            where = self.commands.get(getattr(args, "command", None), self)
+            near = difflib.get_close_matches(extra[0].partition("=")[0], [
+                o for a in where._actions for o in a.option_strings], n=1)
+            where.error(f"unrecognized argument{'s' if len(extra) > 1 else ''}: "
+                        f"{' '.join(extra)}" + (f" (did you mean {near[0]}?)" if near else ""))
+        return args
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: {escaped(message)}\n")
+
+
+class Version(argparse.Action):
+    """tunbed --version: the version, the build's id and the checkout's commit, found when
+    asked (they take a git command and the build's checksums)."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, ap, namespace, values, option_string=None):
+        print(version())
+        ap.exit()
+
+
+def version():
+    """`tunbed VERSION` (CMakeLists.txt's project version, which the programs and the Debian
+    package carry), and, where known, the build's id (scripts/build-id of build/bin) and this
+    checkout's commit, as a run's provenance records them."""
+    v = None
+    with contextlib.suppress(OSError):
+        with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+            v = next((m[1] for m in map(re.compile(r"project\(tunbed VERSION ([0-9.]+)").match, f)
+                      if m), None)
+    p = runloop.provenance()
+    where = [f"build {p['build_id']}" if p["build_id"] else "not built",
+             *([f"commit {p['commit'][:12]}{' with changes' if p['changed'] else ''}"]
+               if p["commit"] else [])]
+    return f"tunbed {v or 'unknown'} ({', '.join(where)})"
+
+
 def parser():
-    ap = argparse.ArgumentParser(
+    ap = Parser(
         prog="tunbed",
         description="tunbed: tunnel gateway throughput testbed. Builds a gateway test in network "
                     "namespaces, drives TCP sessions through the gateways under test, and "
                     "reports throughput, per-core CPU saturation, cost and latency, with plots.")
+    ap.add_argument("--version", action=Version, help="the version, build id and commit")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     for command, kind in COMMANDS:
         p = sub.add_parser(command.name, help=command.help, description=command.description)
         command.arguments(p)
         p.set_defaults(func=lambda a, k=kind: runloop.execute(k, a))
     p = sub.add_parser("report", help="rebuild a results directory's report from its raw runs")
-    p.add_argument("dir")
+    p.add_argument("dir", help="a results directory (results/TIME-NAME)")
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("down", help="remove everything a run left behind")
-    p.add_argument("--prefix", default=DEFAULT_PREFIX)
+    p.add_argument("--prefix", default=DEFAULT_PREFIX, help="the run's namespace prefix")
     p.add_argument("--hosts", metavar="INVENTORY",
                    help="on the hosts of an inventory: stop what a run left, undo its changes")
     p.set_defaults(func=cmd_down)
@@ -107,7 +181,8 @@ def parser():
                        description="Installs, with Ansible, the runtime packages each role needs "
                                    "and this build of tunbed (its Debian package) on every host "
                                    "of INVENTORY; a second run changes nothing. docs/hosts.md.")
-    p.add_argument("--hosts", metavar="INVENTORY", required=True)
+    p.add_argument("--hosts", metavar="INVENTORY", required=True, help="an Ansible inventory "
+                   "(docs/hosts.md)")
     p.set_defaults(func=cmd_provision)
     return ap
 

@@ -1,10 +1,13 @@
 """The tunbed command line (scripts/tunbedlib/cli.py): which of scripts/bootstrap's sets each
 subcommand installs before it needs them (issue 33: install by need), with a fake bootstrap in
-runloop's seam that records each call and ends the run at the first that builds."""
+runloop's seam that records each call and ends the run at the first that builds; --version; a
+mistake's usage and line; the defaults in every --help."""
 
 import contextlib
+import argparse
 import io
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -37,7 +40,14 @@ def calls(argv):
         seen.append(("inventory", path))
         return mock.MagicMock()
 
+    def stop(*a, **k):
+        seen.append(("results directory",))
+        raise Stop
+
+    # A run that got past bootstrap stops before it makes a directory or a bed.
     with mock.patch.object(runloop, "bootstrap", bootstrap), \
+            mock.patch.object(runloop.files, "new_dir", stop), \
+            mock.patch("os.execvp", stop), \
             mock.patch.object(inventory, "parse", parse), \
             mock.patch.object(provision, "down", lambda inv, prefix: seen.append(("down",))), \
             mock.patch("os.geteuid", return_value=0), \
@@ -116,6 +126,84 @@ class InstallByNeed(unittest.TestCase):
                 contextlib.redirect_stderr(io.StringIO()):
             self.assertEqual(cli.main(["ras", "--topology", "/nonexistent.topo"]), 2)
         self.assertEqual(seen, [])
+
+
+TUNBED = os.path.join(HERE, "..", "..", "scripts", "tunbed")
+
+
+def tunbed(*argv):
+    """scripts/tunbed ARGV as this user (none of these reaches the root check)."""
+    return subprocess.run([TUNBED, *argv], capture_output=True, text=True, timeout=60)
+
+
+def parsed(argv):
+    """(exit status, stdout, stderr) of cli.main(argv) where a command line that parses runs
+    nothing: no command, no bootstrap, no sudo (a parser that lets a mistake through must
+    not start a run as root)."""
+    def stop(*a, **k):
+        raise Stop
+
+    with mock.patch.object(runloop, "execute", stop), \
+            mock.patch.object(runloop, "bootstrap", stop), \
+            mock.patch.multiple(cli, cmd_report=stop, cmd_down=stop, cmd_provision=stop), \
+            mock.patch("os.execvp", stop), mock.patch("os.geteuid", return_value=0), \
+            contextlib.redirect_stdout(io.StringIO()) as out, \
+            contextlib.redirect_stderr(io.StringIO()) as err:
+        try:
+            status = cli.main(argv)
+        except SystemExit as e:
+            status = e.code
+        except Stop:
+            status = "ran"
+    return status, out.getvalue(), err.getvalue()
+
+
+class Conventions(unittest.TestCase):
+    def test_version(self):
+        p = tunbed("--version")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"^tunbed [0-9]+\.[0-9]+\.[0-9]+ \((build [0-9a-f]{12}|not "
+                                   r"built)(, commit [0-9a-f]{12}( with changes)?)?\)\n$")
+        if os.path.isdir(os.path.join(HERE, "..", "..", ".git")):
+            self.assertIn("commit ", p.stdout)
+
+    def test_a_mistyped_option_gets_its_subcommand_s_usage_and_one_line(self):
+        status, out, err = parsed(["ras", "--sesions", "3"])
+        self.assertEqual(status, 2)
+        self.assertTrue(err.startswith("usage: tunbed ras "), err)
+        errors = [ln for ln in err.splitlines() if not ln.startswith(("usage:", " "))]
+        self.assertEqual(errors, ["tunbed ras: unrecognized arguments: --sesions 3 (did you "
+                                  "mean --sessions?)"])
+        self.assertEqual(out, "")
+
+    def test_every_subcommand_s_bad_option(self):
+        for name in cli.parser().commands:
+            status, _, err = parsed([name, "--no-such-option"])
+            self.assertEqual(status, 2, name)
+            self.assertTrue(err.startswith(f"usage: tunbed {name} "), err)
+            errors = [ln for ln in err.splitlines() if not ln.startswith(("usage:", " "))]
+            self.assertEqual(len(errors), 1, err)
+            self.assertTrue(errors[0].startswith(f"tunbed {name}: "), err)
+        status, _, err = parsed(["rsa"])
+        self.assertEqual(status, 2)
+        self.assertTrue(err.startswith("usage: tunbed "), err)
+
+    # Options that have no default to state: each is a thing given or not (an inventory, a
+    # file, CPUs to pin to, a directory to read a ceiling from).
+    NO_DEFAULT = {"--hosts", "--scenario", "--pin", "--ceiling-from"}
+
+    def test_every_help_states_the_defaults(self):
+        for name, p in cli.parser().commands.items():
+            text = p.format_help()
+            self.assertNotIn("%%", text, name)
+            fmt = p._get_formatter()
+            for a in p._actions:
+                if not a.option_strings or a.nargs == 0 or a.required or \
+                        isinstance(a, argparse._HelpAction) or a.option_strings[0] in \
+                        self.NO_DEFAULT:
+                    continue
+                with self.subTest(command=name, option=a.option_strings[0]):
+                    self.assertIn("default", fmt._expand_help(a) if a.help else "")
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from ..pair import ASN_PAIR, CLIENT_LAN, GWA, GWB, HOSTS, SERVER, SERVER_LAN, SE
 from ..records import HOST
 from ..schema import BOOL, NUM, STR, List, Map, Num, Obj, Opt, Str, Tup
 from . import failover_report
-from .base import RESULTS, Command, Item, Kind
+from .base import Command, Item, Kind, output_options
 
 FAULTS = {
     "kill": "kill -9 of gregw",
@@ -498,15 +498,15 @@ def arguments(p):
     p.add_argument("--sessions", type=int, metavar="N", help="verified TCP sessions (default 8)")
     p.add_argument("--repeats", type=int, metavar="N", help="repeats of every fault (default 3)")
     p.add_argument("--udp-rate", metavar="RATE", help="the UDP stream's rate (default 20mbit)")
-    p.add_argument("--fail-at", type=float, metavar="S", help="seconds before the fault (3)")
+    p.add_argument("--fail-at", type=float, metavar="S", help=f"seconds before the fault (default {Settings.fail_at:g})")
     p.add_argument("--failback-after", type=float, metavar="S",
-                   help="seconds from the fault to its repair (4)")
-    p.add_argument("--tail", type=float, metavar="S", help="seconds after the repair (3)")
+                   help="seconds from the fault to its repair "
+                        f"(default {Settings.failback_after:g})")
+    p.add_argument("--tail", type=float, metavar="S", help=f"seconds after the repair (default {Settings.tail:g})")
     p.add_argument("--mode", metavar="MODE", help="gregw mode (default gre+seq)")
     p.add_argument("--workers", type=int, metavar="N", help="gregw workers (default 1)")
     p.add_argument("--topology", default="ras-pair", help="a pair topology (default ras-pair)")
-    p.add_argument("--prefix", default="tb", help="namespace prefix (default tb)")
-    p.add_argument("--results", default=RESULTS, metavar="DIR")
+    output_options(p)
 
 
 @dataclasses.dataclass

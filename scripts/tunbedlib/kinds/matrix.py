@@ -12,6 +12,7 @@ added it; format 3 keeps each sampled machine's CPU, processes and named threads
 
 import dataclasses
 import os
+from argparse import Namespace
 
 from .. import bed as beds
 from .. import drivers, inifile, inventory, limits, scenario
@@ -133,14 +134,20 @@ def available_congestion():
         return f.read().split()
 
 
-def matrix_options(p, defaults_note):
+def matrix_options(p, defaults):
+    """The matrix's options; defaults: {key: the words of its default}."""
     p.add_argument("--sessions", metavar="LIST", help=f"sessions per point, e.g. 1,8,64 "
-                                                     f"({defaults_note})")
-    p.add_argument("--workers", metavar="LIST", help="gregw worker threads, e.g. 1,2")
-    p.add_argument("--modes", metavar="LIST", help=gregw.modes_help())
-    p.add_argument("--repeats", type=int, metavar="N", help="repeats of every point")
-    p.add_argument("--time", type=float, metavar="S", help="measured seconds per run")
-    p.add_argument("--warmup", type=float, metavar="S", help="warm-up seconds per run (default 2)")
+                                                     f"(default {defaults['sessions']})")
+    p.add_argument("--workers", metavar="LIST", help="gregw worker threads, e.g. 1,2 "
+                                                    f"(default {defaults['workers']})")
+    p.add_argument("--modes", metavar="LIST",
+                   help=f"{gregw.modes_help()} (default {defaults['modes']})")
+    p.add_argument("--repeats", type=int, metavar="N",
+                   help=f"repeats of every point (default {defaults['repeats']})")
+    p.add_argument("--time", type=float, metavar="S",
+                   help=f"measured seconds per run (default {defaults['time']})")
+    p.add_argument("--warmup", type=float, metavar="S",
+                   help=f"warm-up seconds per run (default {defaults['warmup']})")
     p.add_argument("--no-rr", action="store_true", help="no latency probes")
     p.add_argument("--congestion", metavar="ALG",
                    help="TCP congestion control of the sessions, e.g. cubic or bbr "
@@ -158,14 +165,27 @@ def matrix_options(p, defaults_note):
                         "namespaces (docs/hosts.md; provision them first)")
 
 
+def defaults_of(sc, full=None, prefix=""):
+    """The words of sc's values for --help, with full's where they differ (--full's)."""
+    def words(s, key):
+        v = getattr(s, key)
+        return ",".join(f"{x:g}" if isinstance(x, float) else str(x) for x in v) \
+            if isinstance(v, list) else (f"{v:g}" if isinstance(v, float) else str(v))
+    return {k: prefix + words(sc, k) + (f"; --full: {words(full, k)}" if full and
+                                        words(full, k) != words(sc, k) else "")
+            for k in ("sessions", "workers", "modes", "repeats", "time", "warmup")}
+
+
 def ras_arguments(p):
     p.add_argument("--full", action="store_true", help="the whole session matrix")
-    matrix_options(p, "default 1,8,64")
+    args = {"topology": "ras"}
+    matrix_options(p, defaults_of(ras_scenario(Namespace(**args, full=False)),
+                                  ras_scenario(Namespace(**args, full=True))))
 
 
 def run_arguments(p):
-    p.add_argument("file")
-    matrix_options(p, "default: the file's")
+    p.add_argument("file", help="a scenario file (docs/runner.md)")
+    matrix_options(p, defaults_of(scenario.Scenario(), prefix=": the file's, else "))
 
 
 def compare_arguments(p):
@@ -173,7 +193,8 @@ def compare_arguments(p):
                    help=f"some of {', '.join(drivers.GATEWAYS)}, between commas (one this "
                         "machine cannot run is skipped with a note); cmd:PATH for a gateway of "
                         "your own (CONTRIBUTING.md)")
-    matrix_options(p, "default 1,8,64")
+    matrix_options(p, defaults_of(compare_scenario(Namespace(gateways="gregw",
+                                                             topology="ras"))))
 
 
 class Matrix(Kind):

@@ -309,8 +309,8 @@ class NdrKind(Kind):
         "ndr", "NDR and PDR per frame size: the packet rates a gateway forwards without loss "
                "(docs/ndr.md)", arguments,
         "For each frame size and gateway, the no-drop rate (NDR) and the partial-drop rate "
-        "(PDR, loss <= 0.5%%) in one MLRsearch-like search, short trials first and the final "
-        "ones at --time; then latency at 10, 50 and 90%% of PDR. The generator's own ceiling "
+        "(PDR, loss <= 0.5%) in one MLRsearch-like search, short trials first and the final "
+        "ones at --time; then latency at 10, 50 and 90% of PDR. The generator's own ceiling "
         "is measured first, on the direct topology. docs/ndr.md."),)
 
     def check(self, args):
