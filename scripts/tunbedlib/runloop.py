@@ -1,6 +1,6 @@
 """The one run loop of every measuring command (execute): the kind's plan checked, bootstrap,
-a new results directory, meta.json with the run's provenance, progress and the time left on
-stderr, the bed opened and closed whatever happens, each item measured on it and its record
+a new results directory, meta.json with the run's provenance, progress on stderr (each item's
+result, the time left, the time it all took), the bed opened and closed whatever happens, each item measured on it and its record
 written whole, a gateway that did not come up recorded and the run going on, Ctrl-C and
 failures turned into an exit status (130, 1; 2 for bad input) and a line that says what was
 cleaned up and where the partial results are, meta.json written last with the finish time and
@@ -40,23 +40,52 @@ def print_reports(outdir):
     print(f"report: {os.path.join(outdir, 'report.html')}")
 
 
-class Progress:
-    """'point i of n, elapsed, time left' on stderr, redrawn in place on a terminal."""
+def clock(seconds):
+    """'4:02', '1:04:02': a duration for people."""
+    m, sec = divmod(int(seconds), 60)
+    return f"{m // 60}:{m % 60:02d}:{sec:02d}" if m >= 60 else f"{m}:{sec:02d}"
 
-    def __init__(self, total):
-        self.total, self.start, self.tty = total, time.monotonic(), sys.stderr.isatty()
+
+class Progress:
+    """On stderr: before each item '[i/n] what' and the time so far (redrawn in place on a
+    terminal); after it, one line that stays: the item, its result (Kind.figure), the time so
+    far and, from the first finished item on, the time left; at the end, 'done in'."""
+
+    def __init__(self, total, start=None):
+        self.total, self.tty = total, sys.stderr.isatty()
+        self.start = time.monotonic() if start is None else start
+        self.began = None  # the first item's start: the time left is the items' alone
+        self.open = False  # a terminal's line waiting to be redrawn
+
+    def times(self, finished):
+        now = time.monotonic()
+        self.began = self.began or now
+        left = f"  left ~{clock((now - self.began) / finished * (self.total - finished))}" \
+            if finished else ""
+        return f"  elapsed {clock(now - self.start)}{left}"
+
+    def line(self, msg, keep):
+        if self.tty:
+            print("\r" + msg + "\033[K", end="\n" if keep else "", file=sys.stderr, flush=True)
+            self.open = not keep
+        else:
+            print("tunbed: " + msg, file=sys.stderr, flush=True)
 
     def show(self, i, what):
-        el = time.monotonic() - self.start
-        left = el / i * (self.total - i) if i else 0
-        msg = (f"[{i + 1}/{self.total}] {what}  elapsed {int(el) // 60}:{int(el) % 60:02d}"
-               f"  left ~{int(left) // 60}:{int(left) % 60:02d}")
-        print(("\r" + msg + "\033[K") if self.tty else ("tunbed: " + msg), end="" if self.tty
-              else "\n", file=sys.stderr, flush=True)
+        self.line(f"[{i + 1}/{self.total}] {what}{self.times(i)}", keep=False)
+
+    def result(self, i, what, figure):
+        self.line(f"[{i + 1}/{self.total}] {what}: {figure or 'done'}{self.times(i + 1)}",
+                  keep=True)
 
     def done(self):
-        if self.tty:
+        if self.open:
             print(file=sys.stderr)
+            self.open = False
+
+    def finished(self, outdir):
+        self.done()
+        log(f"done in {clock(time.monotonic() - self.start)}: {outdir}")
 
 
 @contextlib.contextmanager
@@ -101,6 +130,7 @@ def provenance():
 
 def execute(kind, args):
     """Runs what args ask of kind into a new results directory; returns the exit status."""
+    start = time.monotonic()
     plan = kind.check(args)
     kind = getattr(plan, "kind", None) or kind
     # The hosts mode runs the gateways on the hosts: here, Ansible and the build (cli.py
@@ -114,7 +144,7 @@ def execute(kind, args):
     files.new_dir(outdir, kind.RECORD_DIR)
     meta = {"format": kind.FORMAT, "kind": kind.name, **kind.meta(plan),
             "started_utc": started.isoformat(), "provenance": provenance(), "failed": []}
-    progress = Progress(len(items))
+    progress = Progress(len(items), start)
     bed = kind.bed(plan)
     complete, status, refused = False, 0, None
     try:
@@ -145,6 +175,8 @@ def execute(kind, args):
         for line in render.write_all(outdir, kind.report(meta, recs, complete)):
             print(line)
         print_reports(outdir)
+        if complete:
+            progress.finished(outdir)
     elif not refused:
         log(f"no {kind.UNIT} finished: nothing to report in {outdir}")
         return status or 1
@@ -182,3 +214,4 @@ def measure_all(kind, plan, bed, items, outdir, failed, progress):
             rec.update(kind=kind.name, format=kind.FORMAT)
             records.write_object(os.path.join(outdir, kind.RECORD_DIR, f"{item.key}.json"), rec)
             kind.measured(plan, item, rec)
+            progress.result(i, item.label, kind.figure(plan, item, rec))

@@ -1,7 +1,7 @@
 """The tunbed command line (scripts/tunbedlib/cli.py): which of scripts/bootstrap's sets each
 subcommand installs before it needs them (issue 33: install by need), with a fake bootstrap in
 runloop's seam that records each call and ends the run at the first that builds; --version; a
-mistake's usage and line; the defaults in every --help."""
+mistake's usage and line; the defaults in every --help; the run loop's progress lines."""
 
 import contextlib
 import argparse
@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 from tunbedlib import cli, inventory, provision, runloop  # noqa: E402
 from tunbedlib.drivers import GATEWAYS  # noqa: E402
+from tunbedlib.kinds.base import Item, Kind  # noqa: E402
 
 
 class Stop(Exception):
@@ -204,6 +205,87 @@ class Conventions(unittest.TestCase):
                     continue
                 with self.subTest(command=name, option=a.option_strings[0]):
                     self.assertIn("default", fmt._expand_help(a) if a.help else "")
+
+
+class Clock:
+    """time.monotonic that moves only when told."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+class FakeKind(Kind):
+    """Items that take 10 s of a fake clock each; the second's gateway does not come up."""
+    name, RECORD_DIR = "fake", "runs"
+
+    def __init__(self, clock):
+        self.clock = clock
+
+    def measure(self, plan, bed, item):
+        self.clock.now += 10
+        if item.key == "b":
+            raise runloop.GatewayFailure("gregw did not start")
+        return {"traffic": {"tcp": {"bits_per_second": 2.5e9}}}
+
+
+class FakeBed:
+    def open(self):
+        pass
+
+    def close(self):
+        pass
+
+    @contextlib.contextmanager
+    def point(self, item):
+        yield self
+
+
+class Progress(unittest.TestCase):
+    def run_items(self, tty):
+        clock = Clock()
+        err = io.StringIO()
+        err.isatty = lambda: tty
+        items = [Item("a", "gregw gre 2w, 1 session"), Item("b", "gregw gre 2w, 8 sessions"),
+                 Item("c", "gregw gre 2w, 64 sessions")]
+        with tempfile.TemporaryDirectory() as d, mock.patch("time.monotonic", clock), \
+                contextlib.redirect_stderr(err):
+            os.mkdir(os.path.join(d, "runs"))
+            clock.now += 65  # the install and the build, before the first item
+            progress = runloop.Progress(len(items), start=1000.0)
+            runloop.measure_all(FakeKind(clock), None, FakeBed(), items, d, [], progress)
+            progress.finished(d)
+        return err.getvalue(), d
+
+    def test_each_item_s_result_the_time_left_and_done(self):
+        out, d = self.run_items(tty=False)
+        self.assertEqual(out.splitlines(), [
+            # No time left before an item has finished; then the items' own pace, not the
+            # install's.
+            "tunbed: [1/3] gregw gre 2w, 1 session  elapsed 1:05",
+            "tunbed: [1/3] gregw gre 2w, 1 session: 2.5 Gbit/s  elapsed 1:15  left ~0:20",
+            "tunbed: [2/3] gregw gre 2w, 8 sessions  elapsed 1:15  left ~0:20",
+            "tunbed: gregw gre 2w, 8 sessions FAILED: gregw did not start",
+            "tunbed: [3/3] gregw gre 2w, 64 sessions  elapsed 1:25  left ~0:10",
+            "tunbed: [3/3] gregw gre 2w, 64 sessions: 2.5 Gbit/s  elapsed 1:35  left ~0:00",
+            f"tunbed: done in 1:35: {d}"])
+
+    def test_a_terminal_s_lines_are_redrawn_and_results_stay(self):
+        out, d = self.run_items(tty=True)
+        self.assertEqual(out.split("\n"), [
+            "\r[1/3] gregw gre 2w, 1 session  elapsed 1:05\033[K"
+            "\r[1/3] gregw gre 2w, 1 session: 2.5 Gbit/s  elapsed 1:15  left ~0:20\033[K",
+            "\r[2/3] gregw gre 2w, 8 sessions  elapsed 1:15  left ~0:20\033[K",
+            "tunbed: gregw gre 2w, 8 sessions FAILED: gregw did not start",
+            "\r[3/3] gregw gre 2w, 64 sessions  elapsed 1:25  left ~0:10\033[K"
+            "\r[3/3] gregw gre 2w, 64 sessions: 2.5 Gbit/s  elapsed 1:35  left ~0:00\033[K",
+            f"tunbed: done in 1:35: {d}", ""])
+
+    def test_clock(self):
+        self.assertEqual([runloop.clock(s) for s in (0, 59.9, 61, 3600, 3725)],
+                         ["0:00", "0:59", "1:01", "1:00:00", "1:02:05"])
 
 
 if __name__ == "__main__":

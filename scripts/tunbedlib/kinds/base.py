@@ -21,7 +21,7 @@ import dataclasses
 import os
 import re
 
-from .. import files, limits, pair, records, scenario
+from .. import files, limits, pair, records, scenario, units
 from ..common import ROOT, ScenarioError
 
 DEFAULT_PREFIX = "tb"
@@ -103,6 +103,12 @@ class Kind:
 
     def measured(self, plan, item, record):
         """After an item's record is written (tunbed ndr learns the generator's ceiling)."""
+
+    def figure(self, plan, item, record):
+        """The words of an item's result on its progress line ('2.31 Gbit/s'), or None: by
+        default the TCP throughput of a record with tunbed-traffic's document."""
+        bps = (((record.get("traffic") or {}).get("tcp")) or {}).get("bits_per_second")
+        return units.rate_text(bps) if isinstance(bps, (int, float)) else None
 
     def failed(self, item, started, error):
         """What meta.json keeps of an item whose gateway did not come up (GatewayFailure)."""

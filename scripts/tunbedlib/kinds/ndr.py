@@ -355,6 +355,11 @@ class NdrKind(Kind):
     def needs(self, plan):
         return gateway_sets(plan.sc)
 
+    def figure(self, plan, item, record):
+        found = record.get("result") or {}
+        return ", ".join(f"{k.upper()} {ndr_report.mpps(found[k]['rate'] / 1e6)} Mpps"
+                         for k in ("ndr", "pdr") if (found.get(k) or {}).get("rate")) or None
+
     def prepare(self, plan):
         gateways = []
         for g in plan.sc.gateways:
