@@ -34,13 +34,17 @@ def writable(outdir):
 def cmd_report(args):
     """Rebuilds a results directory's reports from its records, whatever its kind. Every file
     is read and checked (a newer format, a malformed record refused) before anything is
-    installed or written."""
+    installed or written; a directory that is not a results directory, or holds no record,
+    is refused (exit status 2) and left as it is."""
     if not os.path.isdir(os.path.join(args.dir, "searches")) and \
             not os.path.isdir(os.path.join(args.dir, "runs")):
-        raise Failure(f"{args.dir}: not a results directory (no runs/)")
+        raise ScenarioError(f"{args.dir}: not a results directory (no runs/)")
     writable(args.dir)
     kind = for_dir(args.dir)
     meta, recs = records.load(kind, args.dir)
+    if not recs:
+        raise ScenarioError(f"{args.dir}: no {kind.UNIT} in {kind.RECORD_DIR}/: nothing to "
+                            "report")
     if importlib.util.find_spec("matplotlib") is None:
         if os.geteuid() != 0:
             raise Failure("the plots need python3-matplotlib: run scripts/bootstrap --no-build "

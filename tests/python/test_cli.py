@@ -207,6 +207,38 @@ class Conventions(unittest.TestCase):
                     self.assertIn("default", fmt._expand_help(a) if a.help else "")
 
 
+class Report(unittest.TestCase):
+    def refusal(self, d):
+        before = sorted(os.listdir(d))
+        status, out, err = parsed_report(d)
+        self.assertEqual((status, out), (2, ""))
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertEqual(sorted(os.listdir(d)), before, "the directory was written to")
+        return err
+
+    def test_no_results_directory(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.assertEqual(self.refusal(d),
+                             f"tunbed: {d}: not a results directory (no runs/)\n")
+
+    def test_a_results_directory_without_a_record(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.mkdir(os.path.join(d, "runs"))
+            self.assertEqual(self.refusal(d), f"tunbed: {d}: no run in runs/: nothing to report\n")
+
+
+def parsed_report(d):
+    """cli.main(["report", d]) with nothing to install."""
+    def stop(*a, **k):
+        raise Stop
+
+    with mock.patch.object(runloop, "bootstrap", stop), \
+            contextlib.redirect_stdout(io.StringIO()) as out, \
+            contextlib.redirect_stderr(io.StringIO()) as err:
+        status = cli.main(["report", d])
+    return status, out.getvalue(), err.getvalue()
+
+
 class Clock:
     """time.monotonic that moves only when told."""
 
