@@ -207,6 +207,12 @@ def topology_path(topology):
         os.path.join(TOPOLOGIES, f"{topology}.topo")
 
 
+def topology_hosts(text):
+    """The names of the [host NAME] sections of a topology file's text (tunbed-topo checks the
+    rest when it builds it)."""
+    return set(re.findall(r"^[ \t]*\[[ \t]*host[ \t]+([^\]\s]+)[ \t]*\]", text, re.M))
+
+
 def topology_file(topology):
     """The path of a topology, checked to be a regular file of at most limits.SCENARIO_BYTES
     (tunbed-topo and the runner read it); ScenarioError if not."""

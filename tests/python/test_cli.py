@@ -7,7 +7,6 @@ import contextlib
 import argparse
 import io
 import os
-import re
 import subprocess
 import sys
 import tempfile

@@ -19,7 +19,6 @@ the run's record (hosts[].budgets), where the verdict reads them."""
 
 import dataclasses
 import os
-import re
 
 from .. import files, limits, pair, records, scenario, units
 from ..common import ROOT, ScenarioError
@@ -156,7 +155,7 @@ def gateway_sets(sc):
     sets = ["ras", *(g for g in sc.gateways if not g.startswith("cmd:"))]
     text = files.read_text(scenario.topology_path(sc.topology), limits.SCENARIO_BYTES,
                            ScenarioError, "topology file")
-    if pair.is_pair(set(re.findall(r"^[ \t]*\[[ \t]*host[ \t]+([^\]\s]+)", text, re.M))):
+    if pair.is_pair(scenario.topology_hosts(text)):
         sets.append("failover")
     return sets
 

@@ -18,7 +18,6 @@ import contextlib
 import dataclasses
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -27,7 +26,7 @@ import threading
 import time
 
 from .. import bed as beds
-from .. import cpu, files, frr, limits, pair, records, rundir, units
+from .. import cpu, files, frr, limits, pair, records, rundir, scenario, units
 from ..common import GREGW, ROOT, TOPOLOGIES, TRAFFIC, Failure, ScenarioError, deferred_signals
 from ..common import TRAFFIC_PORT as PORT
 from ..drivers import gregw
@@ -119,7 +118,7 @@ def topology_path(name):
         text = files.read_text(path, limits.SCENARIO_BYTES, ScenarioError, "topology file")
     except ScenarioError as e:
         raise ScenarioError(f"--topology: {e}") from None
-    hosts = set(re.findall(r"^\s*\[host\s+([^\]\s]+)\s*\]", text, re.M))
+    hosts = scenario.topology_hosts(text)
     missing = [h for h in HOSTS if h not in hosts]
     if missing:
         raise ScenarioError(f"--topology: {name} has no gateway pair for the failover (no host "
