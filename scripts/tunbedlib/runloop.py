@@ -1,11 +1,12 @@
-"""The one run loop of every measuring command (execute): the kind's plan checked, bootstrap,
-a new results directory, meta.json with the run's provenance, progress on stderr (each item's
-result, the time left, the time it all took), the bed opened and closed whatever happens, each item measured on it and its record
-written whole, a gateway that did not come up recorded and the run going on, Ctrl-C and
-failures turned into an exit status (130, 1; 2 for bad input) and a line that says what was
-cleaned up and where the partial results are, meta.json written last with the finish time and
-whether the work completed, then the report (render.py) and its headline. No kind has a loop, a
-bed's try/finally, progress or meta.json of its own (kinds/base.py says what a kind provides)."""
+"""The one run loop of every measuring command (execute): the kind's plan checked, bootstrap
+of the sets it needs, a new results directory, meta.json with the run's provenance, progress
+on stderr (each item's result, the time left, the time it all took), the bed opened and closed
+whatever happens, each item measured on it and its record written whole, a gateway that did
+not come up recorded and the run going on, Ctrl-C and failures turned into an exit status
+(130, 1; 2 for bad input) and a line that says what was cleaned up and where the partial
+results are, meta.json written last with the finish time and whether the work completed, then
+the report (render.py) and its headline. No kind has a loop, a bed's try/finally, progress or
+meta.json of its own (kinds/base.py says what a kind provides)."""
 
 import contextlib
 import datetime

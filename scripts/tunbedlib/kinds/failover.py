@@ -497,11 +497,13 @@ def arguments(p):
     p.add_argument("--sessions", type=int, metavar="N", help="verified TCP sessions (default 8)")
     p.add_argument("--repeats", type=int, metavar="N", help="repeats of every fault (default 3)")
     p.add_argument("--udp-rate", metavar="RATE", help="the UDP stream's rate (default 20mbit)")
-    p.add_argument("--fail-at", type=float, metavar="S", help=f"seconds before the fault (default {Settings.fail_at:g})")
+    p.add_argument("--fail-at", type=float, metavar="S",
+                   help=f"seconds before the fault (default {Settings.fail_at:g})")
     p.add_argument("--failback-after", type=float, metavar="S",
                    help="seconds from the fault to its repair "
                         f"(default {Settings.failback_after:g})")
-    p.add_argument("--tail", type=float, metavar="S", help=f"seconds after the repair (default {Settings.tail:g})")
+    p.add_argument("--tail", type=float, metavar="S",
+                   help=f"seconds after the repair (default {Settings.tail:g})")
     p.add_argument("--mode", metavar="MODE", help="gregw mode (default gre+seq)")
     p.add_argument("--workers", type=int, metavar="N", help="gregw workers (default 1)")
     p.add_argument("--topology", default="ras-pair", help="a pair topology (default ras-pair)")
