@@ -136,16 +136,22 @@ def tunbed(*argv):
     return subprocess.run([TUNBED, *argv], capture_output=True, text=True, timeout=60)
 
 
-def parsed(argv):
+def parsed(argv, run=False):
     """(exit status, stdout, stderr) of cli.main(argv) where a command line that parses runs
-    nothing: no command, no bootstrap, no sudo (a parser that lets a mistake through must
-    not start a run as root)."""
+    nothing: no command (with run, the commands' checks, up to their first bootstrap, or the
+    one a test set), no bootstrap, no sudo (a parser that lets a mistake through must not
+    start a run as root)."""
     def stop(*a, **k):
         raise Stop
 
-    with mock.patch.object(runloop, "execute", stop), \
-            mock.patch.object(runloop, "bootstrap", stop), \
-            mock.patch.multiple(cli, cmd_report=stop, cmd_down=stop, cmd_provision=stop), \
+    commands = contextlib.ExitStack()
+    if not run:
+        commands.enter_context(mock.patch.object(runloop, "execute", stop))
+        commands.enter_context(mock.patch.object(runloop, "bootstrap", stop))
+        commands.enter_context(mock.patch.multiple(cli, cmd_report=stop, cmd_provision=stop))
+    with commands, mock.patch.object(runloop.files, "new_dir", stop), \
+            mock.patch.object(cli, "cmd_down", stop), \
+            mock.patch.object(provision, "provision", stop), \
             mock.patch("os.execvp", stop), mock.patch("os.geteuid", return_value=0), \
             contextlib.redirect_stdout(io.StringIO()) as out, \
             contextlib.redirect_stderr(io.StringIO()) as err:
@@ -204,6 +210,37 @@ class Conventions(unittest.TestCase):
                     continue
                 with self.subTest(command=name, option=a.option_strings[0]):
                     self.assertIn("default", fmt._expand_help(a) if a.help else "")
+
+
+class BadInput(unittest.TestCase):
+    """Every subcommand's bad values: one line, exit status 2, before anything is built (the
+    hosts mode's Ansible, installed without a build, aside)."""
+    CASES = [["ras", "--sessions", "0"], ["ras", "--sessions", "x"], ["ras", "--pin", "bad"],
+             ["ras", "--congestion", "no-such-algorithm"], ["ras", "--modes", "nope"],
+             ["ras", "--repeats", "0"], ["ras", "--time", "-1"], ["ras", "--warmup", "-5"],
+             ["ras", "--topology", "no-such-topology"], ["ras", "--prefix", "x" * 40],
+             ["ras", "--hosts", "/nonexistent"], ["compare", "--gateways", "nope"],
+             ["run", "/nonexistent"], ["smoke", "--time", "0"],
+             ["intranet", "--profiles", "nope"], ["intranet", "--scenario", "/nonexistent"],
+             ["ndr", "--sizes", "10"], ["ndr", "--ceiling-from", "/nonexistent"],
+             ["ndr", "--gateways", "nope"], ["ndr", "--pdr-loss", "x"],
+             ["failover", "--faults", "x"], ["failover", "--sessions", "0"],
+             ["failover", "--udp-rate", "x"], ["failover", "--topology", "ras"],
+             ["down", "--prefix", "bad/x"], ["provision", "--hosts", "/nonexistent"],
+             ["report", "/nonexistent"]]
+
+    def test_refused_in_one_line_with_exit_status_2(self):
+        for argv in self.CASES:
+            with self.subTest(argv=" ".join(argv)):
+                seen = []
+                with mock.patch.object(runloop, "bootstrap",
+                                       lambda sets=(), build=True: seen.append(build)):
+                    status, out, err = parsed(argv, run=True)
+                self.assertEqual(status, 2, err)
+                self.assertEqual(out, "")
+                self.assertEqual(len(err.splitlines()), 1, err)
+                self.assertTrue(err.startswith("tunbed: "), err)
+                self.assertNotIn(True, seen, "built before the refusal")
 
 
 class Report(unittest.TestCase):
