@@ -740,24 +740,24 @@ class Scenarios(unittest.TestCase):
         rows = [
             ("gateways = gregw", "f:1: 'gateways = gregw' outside [scenario]"),
             ("[scenario]\ngateways = ipsec", "f:2: unknown gateway 'ipsec': expected one of "
-             "gregw, route, vxlan, gre, ovs-gre, external, wireguard-go, openvpn, openvpn-none, "
+             "gregw, route, vxlan, vxlan-frames, gre, ovs-gre, external, wireguard-go, openvpn, openvpn-none, "
              "fastd, fastd-null, or cmd:PATH"),
             ("[scenario]\ngateways = cmd:", "f:2: unknown gateway 'cmd:': expected one of "
-             "gregw, route, vxlan, gre, ovs-gre, external, wireguard-go, openvpn, openvpn-none, "
+             "gregw, route, vxlan, vxlan-frames, gre, ovs-gre, external, wireguard-go, openvpn, openvpn-none, "
              "fastd, fastd-null, or cmd:PATH"),
             ("[scenario]\nsessions = 0", "f:2: bad value '0' for sessions: expected 1 to 10000"),
             ("[scenario]\nsessions = 1, x", "f:2: bad value 'x' for sessions: expected whole numbers"),
             ("[scenario]\nworkers = 65", "f:2: bad value '65' for workers: expected 1 to 64"),
             ("[scenario]\nmodes = gre+aqm+aqm", "f:2: bad mode 'gre+aqm+aqm': expected gre or "
-             "gre-udp, optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq"),
+             "gre-udp, optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +frames"),
             ("[scenario]\ncongestion = cubic;rm", "f:2: bad value 'cubic;rm' for congestion: "
              "expected an algorithm's name, e.g. cubic or bbr"),
             ("[scenario]\nmodes = gre+fast", "f:2: bad mode 'gre+fast': expected gre or gre-udp, "
-             "optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq"),
+             "optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +frames"),
             ("[scenario]\nmodes = gre+key+key", "f:2: bad mode 'gre+key+key': expected gre or "
-             "gre-udp, optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq"),
+             "gre-udp, optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +frames"),
             ("[scenario]\nmodes = udp+seq", "f:2: bad mode 'udp+seq': expected gre or gre-udp, "
-             "optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq"),
+             "optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +frames"),
             ("[scenario]\nmodes = gre-udp+iptx", "f:2: bad mode 'gre-udp+iptx': +iptx is plain "
              "GRE's (gre): GRE-in-UDP always leaves on UDP sockets"),
             ("[scenario]\nmtu = 1000", "f:2: bad value '1000' for mtu: 0 (the topology's) or 1280 "
