@@ -1,6 +1,6 @@
 """The tunbed command: a subcommand per scenario kind's command (kinds/: ras, run, compare,
 intranet, ndr, failover, smoke), each run by the one run loop (runloop.py), and the commands of
-no kind: report, down, provision. Root (sudo), signals and exit statuses: 2 for bad input (a
+no kind: report, diff, down, provision. Root (sudo), signals and exit statuses: 2 for bad input (a
 command line, a file, an inventory), 1 for a failure, 130 for an interrupt."""
 
 import argparse
@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 
-from . import inventory, pair, provision, records, render, runloop
+from . import diff, inventory, pair, provision, records, render, runloop
 from .common import OVS_DRIVER, ROOT, TOPO, Failure, ScenarioError, log, run
 from .kinds import COMMANDS, for_dir
 from .kinds.base import DEFAULT_PREFIX
@@ -56,6 +56,25 @@ def cmd_report(args):
     return 0
 
 
+def diff_command(sub):
+    """`tunbed diff A B [--threshold PCT]` (diff.py), which needs no root."""
+    p = sub.add_parser(
+        "diff", help="two results directories point by point: a change, or noise?",
+        description="Compares two results directories of one scenario kind point by point "
+                    "(summary.json's runs): each point's change in throughput with both "
+                    "ranges, whether it exceeds the noise floor of the directories' repeats, a "
+                    "line per point and each directory's minimum detectable difference "
+                    "(docs/scaling.md). Exit status 0: no regression; 1: a point slower beyond "
+                    "the noise and the threshold; 2: bad input (different kinds, no point in "
+                    "common, not a results directory).")
+    p.add_argument("a", metavar="A", help="the results directory to compare against")
+    p.add_argument("b", metavar="B", help="the results directory compared")
+    p.add_argument("--threshold", default=str(diff.THRESHOLD_PCT), metavar="PCT",
+                   help="a slowdown beyond the noise is a regression from PCT percent, 0 to "
+                        f"100 (default {diff.THRESHOLD_PCT:g})")
+    p.set_defaults(func=lambda a: diff.main(a.a, a.b, a.threshold))
+
+
 def cmd_down(args):
     if getattr(args, "hosts", None):
         return provision.down(inventory.parse(args.hosts, ()), args.prefix)
@@ -83,6 +102,9 @@ def escaped(e):
     """An error's message as the one line it is meant to be: a file's name or a value from a
     file may hold a newline or a terminal's control sequence, shown escaped."""
     return re.sub(r"[\x00-\x1f\x7f]", lambda m: repr(m[0])[1:-1], str(e))
+
+
+NO_ROOT = ("report", "diff")  # commands that read results only
 
 
 def on_sigterm(signum, frame):
@@ -175,6 +197,7 @@ def parser():
     p = sub.add_parser("report", help="rebuild a results directory's report from its raw runs")
     p.add_argument("dir", help="a results directory (results/TIME-NAME)")
     p.set_defaults(func=cmd_report)
+    diff_command(sub)
     p = sub.add_parser("down", help="remove everything a run left behind")
     p.add_argument("--prefix", default=DEFAULT_PREFIX, help="the run's namespace prefix")
     p.add_argument("--hosts", metavar="INVENTORY",
@@ -197,7 +220,7 @@ def main(argv=None):
     if not args.command:
         ap.print_help(sys.stderr)
         return 2
-    if os.geteuid() != 0 and args.command != "report":
+    if os.geteuid() != 0 and args.command not in NO_ROOT:
         if shutil.which("sudo") is None:
             log(f"{args.command} needs root (it builds network namespaces): run it as root")
             return 1

@@ -3,19 +3,25 @@ no change; against a copy with one point halved it finds that one (exit 1), doub
 faster (exit 0); the rule's two halves (overlapping ranges, a change within the noise floor);
 the threshold; too few repeats; the noise floor; and the refusals in one line with exit status
 2 (different kinds, no common point, a bad summary.json, a bad threshold), through main() on
-results directories written here."""
+results directories written here; and `tunbed diff` itself (cli.py) on the stored results
+directories of data/formats/: one against itself, against a copy with one point halved, of two
+kinds, with no point in common."""
 
 import contextlib
 import copy
 import io
 import json
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+SCRIPTS = os.path.join(HERE, "..", "..", "scripts")
+FORMATS = os.path.join(HERE, "data", "formats")
+sys.path.insert(0, SCRIPTS)
 
 from tunbedlib import diff  # noqa: E402
 
@@ -173,6 +179,73 @@ class Main(unittest.TestCase):
             self.assertEqual(status, 2)
             self.assertEqual(err, f"tunbed: bad value '{bad}' for --threshold: a percentage "
                              "from 0 to 100\n")
+
+
+class Command(unittest.TestCase):
+    """`tunbed diff` as a user runs it (python3 -m tunbedlib diff: no root needed), on stored
+    results directories: intranet-3 has two repeats of two TCP points."""
+
+    HALVED = "c1-1.5g-tcp-s4"
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def tunbed(self, *args):
+        p = subprocess.run([sys.executable, "-B", "-m", "tunbedlib", "diff", *args],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, PYTHONPATH=SCRIPTS))
+        return p.returncode, p.stdout.splitlines(), p.stderr
+
+    def copy(self, name, change):
+        """A copy of formats/NAME whose summary.json's runs change(run) changed."""
+        d = os.path.join(self.tmp.name, name)
+        shutil.copytree(os.path.join(FORMATS, name), d)
+        path = os.path.join(d, "summary.json")
+        with open(path) as f:
+            doc = json.load(f)
+        for r in doc["runs"]:
+            change(r)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return d
+
+    def test_itself(self):
+        a = os.path.join(FORMATS, "intranet-3")
+        status, out, err = self.tunbed(a, a)
+        self.assertEqual((status, err), (0, ""))
+        self.assertEqual(out[-1], "verdict: no regression beyond 5%; 2 unchanged, 2 with too "
+                                  "few repeats")
+
+    def test_one_point_halved(self):
+        def halve(r):
+            if r["key"] == self.HALVED:
+                r["bits_per_second"] /= 2
+        a = os.path.join(FORMATS, "intranet-3")
+        status, out, err = self.tunbed(a, self.copy("intranet-3", halve), "--threshold", "10")
+        self.assertEqual((status, err), (1, ""))
+        changed = [line for line in out if "no change" not in line and "too few" not in line
+                   and line.startswith("c")]
+        self.assertEqual(len(changed), 1, out)
+        self.assertTrue(changed[0].startswith(f"{self.HALVED}: 1.23 -> 0.62 Gbit/s (-50.0%"),
+                        changed[0])
+        self.assertIn("a regression", changed[0])
+        self.assertEqual(out[-1], f"verdict: 1 regression beyond 10% ({self.HALVED}); 1 "
+                                  "unchanged, 2 with too few repeats")
+
+    def test_refusals(self):
+        a = os.path.join(FORMATS, "intranet-3")
+        other = self.copy("intranet-3", lambda r: r.update(key="x" + r["key"]))
+        for b, want in ((os.path.join(FORMATS, "matrix-3"), "is of kind intranet and "),
+                        (other, "no point in common"),
+                        (self.tmp.name, "meta.json: cannot read")):
+            status, out, err = self.tunbed(a, b)
+            self.assertEqual((status, out), (2, []), b)
+            self.assertIn(want, err)
+            self.assertEqual(err.count("\n"), 1, err)
+        status, out, err = self.tunbed(a, a, "--threshold", "200")
+        self.assertEqual((status, err), (2, "tunbed: bad value '200' for --threshold: a "
+                                            "percentage from 0 to 100\n"))
 
 
 if __name__ == "__main__":
