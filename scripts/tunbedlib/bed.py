@@ -113,6 +113,15 @@ def topology_file(topology, mtu, tmpdir):
     return out
 
 
+def rate_cap(topo_json):
+    """The least tbf rate (bits/s) of a topology's interfaces, from tunbed-topo show; None
+    where none has a rate (docs/topology.md)."""
+    rates = [i["qdisc"]["rate_bps"] for h in topo_json["hosts"]
+             for i in h.get("interfaces") or []
+             if isinstance(i.get("qdisc"), dict) and i["qdisc"].get("rate_bps")]
+    return min(rates) if rates else None
+
+
 def describe(topo_json):
     """Outer family and per-host CPU pins of a RAS-shaped topology, from tunbed-topo show."""
     hosts = {h["name"]: h for h in topo_json["hosts"]}
@@ -144,6 +153,7 @@ class Bed(ItemBed):
     pair = None
     pins = {}
     clients = servers = ()
+    rate_cap_bps = None  # the least tbf rate of its links (bits/s), None: no cap known
 
     def host(self, role):
         """The Host of a role (client and server: the first of them)."""
@@ -214,6 +224,7 @@ class NamespaceBed(Bed):
                         pins.update(self.pin_override)
                         self.pair, self.pins = PAIRS[family], pins
                         self.transit = {"gwa": transit, "gwb": transit}
+                    self.rate_cap_bps = rate_cap(shown)
                     self.open_hosts()
                     yield self
                 finally:

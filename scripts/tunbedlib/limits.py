@@ -74,3 +74,6 @@ PID_MAX = 1 << 22
 # (a column each).
 RECORD_CPUS = 256
 RECORD_HOSTS = 64
+# CPU budgets per machine in a record: gregw's workers at most (64, CONFIG_MAX_WORKERS) on each of
+# the gateways a machine can hold (gwa, gwb, gwb2), with room for a contract driver's threads.
+RECORD_BUDGETS = 1024

@@ -59,11 +59,27 @@ def copy_of(name, top):
     return d
 
 
+# What the matrix's analysis has added since those runs' reports: the bottleneck verdict of
+# each run and point (kinds/matrix_verdict.py; test_verdict's Report checks them).
+ADDED = {"runs": ("verdict", "verdict_reason", "verdict_hosts", "ceiling_bps", "rate_cap_bps",
+                  "budgeted_softirq", "foreign", "foreign_flagged", "foreign_words"),
+         "summary": ("verdict", "verdict_reason", "verdicts")}
+
+
 def comparable(summary):
-    """A summary.json without what a rebuilt report says anew of its meta.json."""
+    """A summary.json without what a rebuilt report says anew of its meta.json, and without
+    what the analysis has added since (ADDED)."""
     s = copy.deepcopy(summary)
+    matrix = s["meta"].get("kind", "matrix") == "matrix" and "points" in s
     for k in ("format", "kind"):
         s["meta"].pop(k, None)
+    if matrix:
+        for r in s.get("runs") or []:
+            for k in ADDED["runs"]:
+                r.pop(k, None)
+        for p in (s.get("summary") or {}).values():
+            for k in ADDED["summary"]:
+                p.pop(k, None)
     return s
 
 

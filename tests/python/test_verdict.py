@@ -3,17 +3,24 @@ each verdict, its edges (95.0% of an allowance against 94.9%, the 10% of the gen
 ceiling, the 5% of a rate cap), the order of the rules, budgets, IRQ time accounted apart,
 hosts mode (per machine), the CPU of processes tunbed did not start with its threshold; and
 the two recorded runs of data/ (1 session: the gateway pair's workers share core 1; 8
-sessions: the box)."""
+sessions: the box); and the matrix's report of those runs (kinds/matrix_verdict.py): each
+point's verdict in the headline, the table and summary.json, in words where the figure is not
+the gateway's, the generator's ceiling from route's runs of the same run, the topology's rate
+cap from the record, budgets refused by the record's schema."""
 
+import copy
 import json
 import os
 import sys
+import tempfile
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import records, verdict  # noqa: E402
+from tunbedlib import plots, records, render, verdict  # noqa: E402
+from tunbedlib.kinds import matrix_report  # noqa: E402
 from tunbedlib.kinds.matrix import KIND as MATRIX  # noqa: E402
 
 HZ = 100
@@ -261,6 +268,99 @@ class Recorded(unittest.TestCase):
         v = self.judged("run-gregw-s8.json")
         self.assertEqual(v["verdict"], "box")
         self.assertTrue(v["sentence"].startswith("measures the box, not the gateway"))
+
+
+def recorded(name, **change):
+    """A recorded run of data/ as the runner reads it (today's format), with changes."""
+    with open(os.path.join(HERE, "data", name)) as f:
+        return dict(records.read_record(MATRIX, json.load(f)), **change)
+
+
+def as_route(rec, bps):
+    """rec as a run of the kernel's route at the same sessions, MTU and pattern, at bps."""
+    r = copy.deepcopy(rec)
+    r["point"].update(gateway="route", mode="-", workers=0, config="route",
+                      key=r["point"]["key"].replace("gregw-gre-w2", "route---w0"))
+    r["traffic"]["tcp"]["bits_per_second"] = bps
+    r["hosts"][0]["processes"] = {}
+    return r
+
+
+def cheap_save(fig, outdir, name):
+    from tunbedlib.plots import plt
+    plt.close(fig)
+    return "<svg/>"
+
+
+class Report(unittest.TestCase):
+    """The matrix's report of stored runs says what limited each figure."""
+
+    def report(self, recs):
+        res = matrix_report.analyse(recs, {"notes": [], "topology": "ras"})
+        return res, matrix_report.document(res)
+
+    def test_stored_runs(self):
+        res, doc = self.report([recorded("run-gregw-s1.json"), recorded("run-gregw-s8.json")])
+        s1, s8 = (res.summary[f"gregw-gre-w2-mtu0-push-s{n}"] for n in (1, 8))
+        self.assertEqual((s1["verdict"], s8["verdict"]), ("gateway", "box"))
+        self.assertEqual(s8["verdicts"], {"box": 1})
+        self.assertTrue(doc.headline[0].endswith(
+            "; gateway-bound: gregw gwb worker 1 and gregw gwa worker 1 together at 97% of "
+            "core 1"), doc.headline[0])
+        self.assertIn("; measures the box, not the gateway: every core saturated; ",
+                      doc.headline[1])
+        table = doc.sections[0].table
+        col = table.header.index("limited by")
+        self.assertEqual([row[col] for row in table.rows],
+                         ["gateway", "box: measures the box, not the gateway"])
+        with tempfile.TemporaryDirectory() as d:
+            with mock.patch.object(plots, "save", cheap_save):
+                render.write_all(d, doc)
+            with open(os.path.join(d, "report.md")) as f:
+                md = f.read()
+            with open(os.path.join(d, "summary.json")) as f:
+                summary = json.load(f)
+        self.assertIn("| box: measures the box, not the gateway |", md)
+        self.assertIn("measures the box, not the gateway: every core saturated", md)
+        self.assertEqual([r["verdict"] for r in summary["runs"]], ["gateway", "box"])
+
+    def test_route_is_the_generators_ceiling(self):
+        # gregw's 0.62 Gbit/s is 95% of route's 0.65 at the same point: the generator's;
+        # route's own run is judged by its CPU alone.
+        s1 = recorded("run-gregw-s1.json")
+        res, doc = self.report([as_route(s1, 0.65e9), s1])
+        gregw = res.summary["gregw-gre-w2-mtu0-push-s1"]
+        self.assertEqual(gregw["verdict"], "generator")
+        self.assertIn("of the generator's own ceiling (0.65 Gbit/s through route)",
+                      gregw["verdict_reason"])
+        self.assertEqual(res.runs[0]["ceiling_bps"], None)
+        self.assertEqual(res.runs[1]["ceiling_bps"], 0.65e9)
+        peers = doc.sections[1].table
+        self.assertIn("generator: measures the generator, not the gateway",
+                      peers.rows[1][peers.header.index("limited by")])
+        # At another session count route is no ceiling.
+        res, _ = self.report([as_route(recorded("run-gregw-s8.json"), 0.65e9), s1])
+        self.assertEqual(res.summary["gregw-gre-w2-mtu0-push-s1"]["verdict"], "gateway")
+
+    def test_rate_cap_of_the_record(self):
+        res, _ = self.report([recorded("run-gregw-s1.json", rate_cap_bps=0.64e9)])
+        s = res.summary["gregw-gre-w2-mtu0-push-s1"]
+        self.assertEqual(s["verdict"], "link")
+        self.assertEqual(res.runs[0]["rate_cap_bps"], 0.64e9)
+
+    def test_budgets_in_a_record_are_checked(self):
+        with open(os.path.join(HERE, "data", "run-gregw-s1.json")) as f:
+            doc = records.read_record(MATRIX, json.load(f))
+        doc["hosts"][0]["budgets"] = {"123": {"share_pct": 20, "period_us": 5000,
+                                              "quota_us": 1000, "cpu": 0}}
+        records.read_record(MATRIX, dict(doc, format=MATRIX.FORMAT))
+        for bad, field in (({"123": {"share_pct": 0}}, "share_pct"),
+                           ({"x": {"share_pct": 20}}, "x")):
+            doc["hosts"][0]["budgets"] = bad
+            with self.assertRaises(records.FormatError) as e:
+                records.read_record(MATRIX, dict(doc, format=MATRIX.FORMAT))
+            self.assertIn("budgets", str(e.exception))
+            self.assertIn(field, str(e.exception))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ section is an NDR search (ndr.py).
 Records: runs/POINT-rREPEAT.json and meta.json, format 3. Format 1 had no `format`; format 2
 added it; format 3 keeps each sampled machine's CPU, processes and named threads in `hosts`
 (before, a run had one machine, and they were the record's `cpu`, `processes` and
-`thread_labels`)."""
+`thread_labels`). Optional in format 3, read by the verdict (docs/scaling.md) where present:
+the topology's rate cap (`rate_cap_bps`), each machine's CPU budgets (`hosts[].budgets`) and
+whether its kernel accounts IRQ time apart (`hosts[].facts.irq_time_accounting`)."""
 
 import dataclasses
 import os
@@ -18,7 +20,7 @@ from .. import bed as beds
 from .. import drivers, inifile, inventory, limits, scenario
 from ..common import Failure, ScenarioError, log
 from ..drivers import DRIVERS, gregw
-from ..records import HOST, KEY, MACHINE, ONE_MACHINE, RR
+from ..records import FACTS, HOST, KEY, MACHINE, ONE_MACHINE, RR
 from ..schema import BOOL, NUM, STR, List, Map, Num, Obj, Opt, Str
 from . import matrix_point, matrix_report, ndr, ndr_plan
 from .base import Command, Item, Kind, bed_options, gateway_sets
@@ -51,15 +53,25 @@ WIRE = Obj({"directions": List(DIRECTION, least=1), "tunnel_frames": NUM,
             "violation_frames": NUM, "violations": Map(Obj({"count": NUM}, need=("count",))),
             "source": Obj({"capture_dropped": Opt(NUM)})},
            need=("directions", "tunnel_frames", "violation_frames", "violations", "source"))
+# A thread's CPU budget (budget.Budgets.export()): a share of one core; its TID the key.
+BUDGET = Obj({"share_pct": Num(1, 100), "period_us": Opt(Num(1, whole=True)),
+              "quota_us": Opt(Num(1, whole=True)), "cpu": Opt(Num(0, whole=True))},
+             need=("share_pct",))
+HOST_BUDGETS = Obj(HOST.fields | {"budgets": Opt(Map(BUDGET, key=r"[0-9]{1,7}",
+                                                     keywhat="a thread id",
+                                                     most=limits.RECORD_BUDGETS)),
+                                  "facts": Opt(Obj(FACTS.fields |
+                                                   {"irq_time_accounting": Opt(BOOL)}))},
+                   need=HOST.need)
 RUN = {"kind": Opt(Str("matrix", "matrix")), "point": POINT, "repeat": Num(1, whole=True),
        "started": NUM, "finished": Opt(NUM), "traffic": Opt(TRAFFIC), "rr_idle": Opt(RR),
        "gateway_info": Opt(Obj({"version": Opt(STR), "cipher": Opt(STR), "dev": Opt(STR),
                                 "mtu": Opt(Num(whole=True))})),
        "gateway": Opt(Map(Opt(Obj({"total": Obj({"cost": COST})})))),
-       "wire": Opt(WIRE), "wire_error": Opt(STR)}
+       "wire": Opt(WIRE), "wire_error": Opt(STR), "rate_cap_bps": Opt(Num(1))}
 # Today's record keeps each machine's CPU under hosts; formats 1 and 2, the one machine's in
 # the record itself.
-RUN_SCHEMA = Obj(RUN | {"hosts": List(HOST, most=limits.RECORD_HOSTS)},
+RUN_SCHEMA = Obj(RUN | {"hosts": List(HOST_BUDGETS, most=limits.RECORD_HOSTS)},
                  need=("point", "repeat"))
 RUN_SCHEMA_2 = Obj(RUN | MACHINE, need=("point", "repeat"))
 META_SCHEMA = Obj({"kind": Opt(Str("matrix", "matrix")), "notes": List(STR),

@@ -296,7 +296,8 @@ def measure(sc, point, repeat, bed):
     """Runs point once on bed, which is up for it (bed.point); returns the raw record
     (JSON-ready). What it starts it stops, whatever happens."""
     record = {"point": point.__dict__ | {"key": point.key(), "config": point.config()},
-              "repeat": repeat, "started": time.time(), "pins": bed.pins}
+              "repeat": repeat, "started": time.time(), "pins": bed.pins,
+              "rate_cap_bps": getattr(bed, "rate_cap_bps", None)}
     run = Run(sc, point, bed)
     try:
         driver_pids, record["gateway_info"] = run.gateway_up()

@@ -8,7 +8,7 @@ import dataclasses
 
 from .. import analysis
 from ..document import Csv, Document, Plot, Section, Table, footer, title
-from . import matrix_pairview
+from . import matrix_pairview, matrix_verdict
 
 COLUMNS = ("bits_per_second", "retransmits", "retransmits_per_gb", "jain", "box_cpu_s_per_gb",
            "gateway_cpu_s_per_gb", "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")
@@ -44,12 +44,13 @@ def order(records):
 
 
 def analyse(records, meta, complete=True):
-    """The Results of a run's raw records (today's layout, records.py)."""
-    runs = [analysis.analyse(r) for r in records]
+    """The Results of a run's raw records (today's layout, records.py), every run and point
+    with its bottleneck verdict (matrix_verdict.py)."""
+    runs = matrix_verdict.judge_runs(records, [analysis.analyse(r) for r in records])
     failed = meta.get("failed") or []
     return Results(meta=meta, complete=complete, records=records, runs=runs,
-                   summary=analysis.summarise(runs), points=order(records + failed),
-                   failed=failed)
+                   summary=matrix_verdict.judge_points(analysis.summarise(runs), runs),
+                   points=order(records + failed), failed=failed)
 
 
 # What both reports say, in words and tables.
@@ -63,7 +64,7 @@ def gbps(x):
 
 def headline(points, summary):
     """The report's first lines: per gateway configuration, the fewest and the most sessions,
-    in words."""
+    in words, with what limited each figure."""
     lines = []
     configs = {}
     for p in points:
@@ -79,8 +80,9 @@ def headline(points, summary):
             rate = f"{gbps(t['median'])} Gbit/s" if t else "no throughput"
             if t and t["n"] > 1:
                 rate += f" ({gbps(t['min'])}-{gbps(t['max'])})"
+            why = f"; {s['verdict_reason']}" if s.get("verdict_reason") else ""
             lines.append(f"{config}, {n} session{'s' if n > 1 else ''}: {rate}, "
-                         f"{analysis.saturation_words(s['saturated'])}")
+                         f"{analysis.saturation_words(s['saturated'])}{why}")
     return lines
 
 
@@ -167,7 +169,8 @@ def headlines(res):
     audit's and the check's."""
     return (headline(res.points, res.summary) + matrix_pairview.headline(res.points, res.records)
             + failed_headline(res.points, res.failed)
-            + wire_headline(res.points, res.summary) + verify_headline(res.points, res.summary))
+            + wire_headline(res.points, res.summary) + verify_headline(res.points, res.summary)
+            + matrix_verdict.foreign_lines(res.runs))
 
 
 def congestion_line(res):
@@ -185,11 +188,17 @@ def method(meta):
             "/proc/PID/task/TID/stat sampled at 4 Hz on CLOCK_MONOTONIC over the same "
             "window. A core at 95% or more is saturated. CPU-s/GB: CPU seconds per 10^9 "
             "bytes received, for the whole box and for the gateway processes (kernel "
-            "gateways have none).")
+            "gateways have none). Limited by: what limited the figure (docs/scaling.md), "
+            "the median repeat's verdict: the gateway (its threads at 95% of their core or "
+            "budget, nothing else saturated), the generator (tunbed-traffic at its limit, or "
+            "within 10% of route's figure at the same sessions in this run), the link (within "
+            "5% of the topology's rate cap), the box (every core saturated, the gateway "
+            "below its allowance) or unclear; only a gateway-bound figure measures the "
+            "gateway.")
 
 
-POINT_HEADER = ("gateway", "sessions", "Gbit/s", "retransmits", "Jain", "box CPU-s/GB",
-                "gateway CPU-s/GB", "RTT idle p50 ms", "RTT loaded p50 / p99 ms",
+POINT_HEADER = ("gateway", "sessions", "Gbit/s", "limited by", "retransmits", "Jain",
+                "box CPU-s/GB", "gateway CPU-s/GB", "RTT idle p50 ms", "RTT loaded p50 / p99 ms",
                 "saturated cores")
 
 
@@ -205,29 +214,30 @@ def point_cells(p, s):
     if s["rr_load_p50_ms"] and s["rr_load_p99_ms"]:
         loaded = f"{s['rr_load_p50_ms']['median']:.3f} / {s['rr_load_p99_ms']['median']:.3f}"
     return [p["config"], str(p["sessions"]), fmt(s["bits_per_second"], 1e-9),
-            fmt(s["retransmits"], 1, 0), fmt(s["jain"], 1, 3), fmt(s["box_cpu_s_per_gb"], 1, 1),
-            fmt(s["gateway_cpu_s_per_gb"], 1, 1), idle, loaded, sat]
+            matrix_verdict.cell(s), fmt(s["retransmits"], 1, 0), fmt(s["jain"], 1, 3),
+            fmt(s["box_cpu_s_per_gb"], 1, 1), fmt(s["gateway_cpu_s_per_gb"], 1, 1), idle, loaded,
+            sat]
 
 
 def point_table(points, summary):
     """The table of points: (header, rows of cells); a point of which no run came up has
     FAILED for its numbers."""
     return POINT_HEADER, [point_cells(p, summary[p["key"]]) if p["key"] in summary else
-                          [p["config"], str(p["sessions"]), "FAILED"] + ["-"] * 7
+                          [p["config"], str(p["sessions"]), "FAILED"] + ["-"] * 8
                           for p in points]
 
 
 PEER_INTRO = (
     "The gateways side by side, a row per gateway and session count (medians over the "
     "repeats): the version and cipher each ran with, the MTU of the device the tunnel's inner "
-    "packets enter (read on gwa), throughput, the CPU-seconds per GB of the whole box and of "
-    "the gateway's own processes, TCP retransmissions per GB received, request/response round "
-    "trips idle and under load, Jain's fairness index over the sessions, and on each saturated "
-    "core the thread that ran on it most.")
+    "packets enter (read on gwa), throughput and what limited it, the CPU-seconds per GB of "
+    "the whole box and of the gateway's own processes, TCP retransmissions per GB received, "
+    "request/response round trips idle and under load, Jain's fairness index over the "
+    "sessions, and on each saturated core the thread that ran on it most.")
 
-PEER_HEADER = ("sessions", "gateway", "version", "cipher", "inner MTU", "Gbit/s", "box CPU-s/GB",
-               "gateway CPU-s/GB", "retransmits/GB", "RTT idle p50 ms", "RTT loaded p50 ms",
-               "Jain", "saturated thread")
+PEER_HEADER = ("sessions", "gateway", "version", "cipher", "inner MTU", "Gbit/s", "limited by",
+               "box CPU-s/GB", "gateway CPU-s/GB", "retransmits/GB", "RTT idle p50 ms",
+               "RTT loaded p50 ms", "Jain", "saturated thread")
 
 
 def median(s, digits, scale=1.0):
@@ -244,13 +254,14 @@ def peer_table(points, summary, failed=()):
     for p in sorted(points, key=lambda p: p["sessions"]):  # stable: the run's order within
         s = summary.get(p["key"])
         if not s:
-            rows.append([str(p["sessions"]), p["config"], "-", "-", "-", "FAILED"] + ["-"] * 6
+            rows.append([str(p["sessions"]), p["config"], "-", "-", "-", "FAILED"] + ["-"] * 7
                         + [errors.get(p["key"], "-")])
             continue
         info = s.get("gateway_info") or {}
         rows.append([str(p["sessions"]), p["config"], info.get("version") or "-",
                      info.get("cipher") or "-", str(info.get("mtu") or "-"),
-                     median(s["bits_per_second"], 2, 1e-9), median(s["box_cpu_s_per_gb"], 1),
+                     median(s["bits_per_second"], 2, 1e-9), matrix_verdict.cell(s),
+                     median(s["box_cpu_s_per_gb"], 1),
                      median(s["gateway_cpu_s_per_gb"], 1), median(s["retransmits_per_gb"], 0),
                      median(s["rr_idle_p50_ms"], 3), median(s["rr_load_p50_ms"], 3),
                      median(s["jain"], 3), analysis.saturating_threads(s["saturated"])])
@@ -324,13 +335,14 @@ def summary_rows(res):
             row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
         row.append(" ".join(core_name(x) for x in s["saturated"]))
         info = s.get("gateway_info") or {}
-        row += [info.get("version") or "", info.get("cipher") or "", info.get("mtu") or ""]
+        row += [info.get("version") or "", info.get("cipher") or "", info.get("mtu") or "",
+                s.get("verdict") or ""]
         yield row
 
 
 SUMMARY_HEADER = (["point", "gateway", "mode", "workers", "mtu", "pattern", "sessions", "repeats"]
                   + [f"{c}_{s}" for c in COLUMNS for s in ("median", "min", "max")]
-                  + ["saturated_cores", "version", "cipher", "inner_mtu"])
+                  + ["saturated_cores", "version", "cipher", "inner_mtu", "verdict"])
 
 
 def drawing(name, *args):

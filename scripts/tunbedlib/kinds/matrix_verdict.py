@@ -1,0 +1,93 @@
+"""The bottleneck verdict of every run and point of a gateway scenario (verdict.py's rules,
+docs/scaling.md): each run judged from its record with the generator's ceiling (the kernel's
+`route` at the same sessions, transit MTU and pattern, measured in the same run) and the
+topology's rate cap (the record's rate_cap_bps); each point's verdict is its median repeat's,
+with the count of every verdict over its repeats. And the words the report puts beside a
+figure: what limited it, and that a figure the gateway did not limit does not measure the
+gateway."""
+
+import statistics
+
+from .. import verdict
+
+SHORT = {"gateway": "gateway", "generator": "generator: measures the generator, not the gateway",
+         "link": "link: measures the link, not the gateway",
+         "box": "box: measures the box, not the gateway",
+         "unclear": "unclear: does not measure the gateway"}
+
+
+def ceilings(records, runs):
+    """{(mtu, pattern, sessions): the median throughput of route's runs there}."""
+    by = {}
+    for rec, run in zip(records, runs):
+        p = rec["point"]
+        if p.get("gateway") == "route" and run["bits_per_second"] is not None and \
+                run["complete"]:
+            by.setdefault((p.get("mtu"), p.get("pattern"), p["sessions"]), []).append(
+                run["bits_per_second"])
+    return {k: statistics.median(v) for k, v in by.items()}
+
+
+def judge_runs(records, runs):
+    """Adds to each run (analysis.analyse of its record) `verdict`, `verdict_reason` (the
+    report's sentence), `verdict_hosts` (hosts mode: each machine's), `ceiling_bps`,
+    `rate_cap_bps`, `budgeted_softirq` and the CPU of processes tunbed did not start
+    (`foreign`: per machine; `foreign_flagged`)."""
+    tops = ceilings(records, runs)
+    for rec, run in zip(records, runs):
+        p = rec["point"]
+        # route's own runs are the ceiling: judged by their CPU alone.
+        ceiling = None if p.get("gateway") == "route" else \
+            tops.get((p.get("mtu"), p.get("pattern"), p["sessions"]))
+        cap = rec.get("rate_cap_bps")
+        v = verdict.judge(rec, run["bits_per_second"], ceiling, cap)
+        several = len(v["hosts"]) > 1
+        run.update({"verdict": v["verdict"], "verdict_reason": v["sentence"],
+                    "verdict_hosts": [{"name": h["name"], "verdict": h["verdict"]}
+                                      for h in v["hosts"]] if several else None,
+                    "ceiling_bps": ceiling, "rate_cap_bps": cap,
+                    "budgeted_softirq": [dict(h["budgeted_softirq"], host=h["name"])
+                                         for h in v["hosts"] if h["budgeted_softirq"]] or None,
+                    "foreign": [{k: f[k] for k in ("host", "foreign_pct", "softirq_pct",
+                                                   "steal_pct", "flagged")}
+                                for f in v["foreign"]],
+                    "foreign_flagged": v["foreign_flagged"],
+                    "foreign_words": verdict.foreign_words(v["foreign"])})
+    return runs
+
+
+def judge_points(summary, runs):
+    """Adds to each point of summary (analysis.summarise) its median repeat's `verdict` and
+    `verdict_reason`, and `verdicts`: how many repeats had each."""
+    for key, s in summary.items():
+        rs = [r for r in runs if r["key"] == key and "verdict" in r]
+        med = next((r for r in rs if r["repeat"] == s["median_repeat"]), None)
+        s["verdict"] = med["verdict"] if med else None
+        s["verdict_reason"] = med["verdict_reason"] if med else None
+        counts = {}
+        for r in rs:
+            counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+        s["verdicts"] = counts
+    return summary
+
+
+def cell(s):
+    """A table's cell for a point's verdict: the word, and where it is not the gateway, that
+    its figure measures something else; the other repeats' verdicts where they differ."""
+    v = s.get("verdict")
+    if not v:
+        return "-"
+    out = SHORT[v]
+    others = {k: n for k, n in (s.get("verdicts") or {}).items() if k != v}
+    if others:
+        out += " (" + ", ".join(f"{n} {'repeat' if n == 1 else 'repeats'} {k}"
+                                for k, n in sorted(others.items())) + ")"
+    return out
+
+
+def foreign_lines(runs):
+    """A headline line per run where processes tunbed did not start used more than
+    verdict.FOREIGN_FLAG percent of a machine's CPU."""
+    return [f"{r['key']} repeat {r['repeat']}: {r['foreign_words']} (flagged from "
+            f"{verdict.FOREIGN_FLAG:g}%): its figure may be low"
+            for r in runs if r.get("foreign_flagged")]
