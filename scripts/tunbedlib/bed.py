@@ -17,7 +17,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import inventory
+from . import inventory, machine
 from . import pair as pairs
 from .common import ROOT, TOPO, TOPOLOGIES, Failure, ScenarioError, deferred_signals, run
 from .hosts import HostLost, Netns, Ssh
@@ -254,6 +254,12 @@ class NamespaceBed(Bed):
     def samplers(self):
         return [("this machine", None, list(inventory.ROLES) +
                  (["gwb2"] if "gwb2" in self.roles else []))]
+
+    def facts(self):
+        """The one machine's facts (machine.py), read once per bed."""
+        if getattr(self, "_facts", None) is None:
+            self._facts = {"this machine": machine.facts()}
+        return self._facts
 
     def sampler_of(self, role):
         return "this machine"

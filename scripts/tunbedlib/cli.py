@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 
-from . import diff, inventory, pair, provision, records, render, runloop
+from . import budget, diff, inventory, pair, provision, records, render, runloop
 from .common import OVS_DRIVER, ROOT, TOPO, Failure, ScenarioError, log, run
 from .kinds import COMMANDS, for_dir
 from .kinds.base import DEFAULT_PREFIX
@@ -84,6 +84,9 @@ def cmd_down(args):
     if n:
         log(f"ended {n} processes of a failover run or gateway pair under {args.prefix}")
     print(run([TOPO, "down", "--prefix", args.prefix]).strip())
+    # The CPU budgets of a killed run with --gateway-cpu (docs/scaling.md).
+    for path in budget.remove_leftovers(args.prefix):
+        log(f"removed cgroup {path}")
     # The Open vSwitch driver keeps its run directories per namespace.
     for d in sorted(os.listdir("/run/tunbed-ovs")) if os.path.isdir("/run/tunbed-ovs") else []:
         if d.startswith(args.prefix + "-"):

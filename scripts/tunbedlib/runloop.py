@@ -11,13 +11,12 @@ meta.json of its own (kinds/base.py says what a kind provides)."""
 import contextlib
 import datetime
 import os
-import platform
 import shutil
 import subprocess
 import sys
 import time
 
-from . import files, inventory, records, render
+from . import files, inventory, machine, records, render
 from .common import ROOT, Failure, GatewayFailure, Refused, deferred_signals, log
 
 
@@ -111,22 +110,13 @@ def provenance():
     git = ["git", "-C", ROOT]
     commit = out([*git, "rev-parse", "HEAD"]) if os.path.exists(os.path.join(ROOT, ".git")) \
         else None
-    model, memory = None, None
-    with contextlib.suppress(OSError):
-        with open("/proc/cpuinfo") as f:
-            model = next((ln.split(":", 1)[1].strip() for ln in f
-                          if ln.startswith("model name")), None)
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        with open("/proc/meminfo") as f:
-            memory = int(next(ln for ln in f if ln.startswith("MemTotal:")).split()[1]) * 1024
     return {"command": ["tunbed", *sys.argv[1:]],
             "commit": commit,
             "changed": bool(out([*git, "status", "--porcelain", "--untracked-files=no"]))
             if commit else None,
             "build_id": out([os.path.join(ROOT, "scripts", "build-id"),
                              os.path.join(ROOT, "build", "bin")]),
-            "machine": {"cpu_model": model, "cpus": os.cpu_count(), "memory_bytes": memory,
-                        "kernel": platform.release()}}
+            "machine": machine.facts()}
 
 
 def execute(kind, args):

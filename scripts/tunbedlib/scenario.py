@@ -17,6 +17,7 @@
     congestion = cubic          ; TCP congestion control of the sessions (default: the system's)
     wire_audit = no             ; tunbed-wire on the transit link during each run
     verify = no                 ; every byte of every session checked (tunbed-traffic --verify)
+    gateway_cpu = off           ; each gateway thread's CPU budget, 1-100 (% of a core), or off
 
 An [ndr] section makes the file an NDR search (`tunbed run` hands it to ndr.py, which
 reads the section's keys: docs/ndr.md).
@@ -29,7 +30,7 @@ import hashlib
 import os
 import re
 
-from . import drivers, files, inifile, limits
+from . import budget, drivers, files, inifile, limits
 from .common import TOPOLOGIES, ScenarioError
 from .drivers import DRIVERS, GATEWAYS
 from .drivers import gregw
@@ -54,6 +55,7 @@ class Scenario:
     congestion: str = ""  # the system's default
     wire_audit: bool = False
     verify: bool = False
+    gateway_cpu: float = None  # each gateway thread's budget, percent of a core; None: off
     # Where each key of the file was (key: line), and an [ndr] section's (line, key, value)
     # lines, None without one: ndr.py reads them.
     lines: dict = dataclasses.field(default_factory=dict)
@@ -151,6 +153,16 @@ def _set_mtu(sc, v):
     sc.mtu = mtus
 
 
+def _set_gateway_cpu(sc, v):
+    try:
+        shares = budget.parse_shares(v, "gateway_cpu")
+    except budget.BudgetError as e:
+        raise ValueError(str(e)) from None
+    if shares and len(shares) > 1:
+        raise ValueError(f"bad value '{v}' for gateway_cpu: one share for every gateway thread")
+    sc.gateway_cpu = shares[0] if shares else None
+
+
 SETTERS = {
     "name": _set_name,
     "topology": lambda s, v: setattr(s, "topology", v),
@@ -167,6 +179,7 @@ SETTERS = {
     "congestion": _set_congestion,
     "wire_audit": lambda s, v: setattr(s, "wire_audit", inifile.flag(v, "wire_audit")),
     "verify": lambda s, v: setattr(s, "verify", inifile.flag(v, "verify")),
+    "gateway_cpu": _set_gateway_cpu,
 }
 
 

@@ -1,19 +1,25 @@
 """Unit tests of emulated cores' input (scripts/tunbedlib/budget.py), no root needed: shares
 parsed and refused in one line, the period and quota of a share against the kernel's 1 ms
 floor, prefixes, and which cpu controller a machine's mounts offer (fake /proc/self/mounts and
-cgroup trees: v1's cpu hierarchy, v2 with and without cpu, none). The cgroups themselves:
-test_budget_cgroup.py (root)."""
+cgroup trees: v1's cpu hierarchy, v2 with and without cpu, none); and the runner's option and
+scenario key (`--gateway-cpu`, `gateway_cpu =`, kinds/matrix_budget.check): one share, off, the
+hosts mode and a machine without a cpu controller refused in one line, the option over the
+file. The cgroups themselves: test_budget_cgroup.py (root); the runner with budgets:
+netns/runner_budget."""
 
 import gzip
 import os
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import budget  # noqa: E402
+from tunbedlib import budget, scenario  # noqa: E402
+from tunbedlib.common import ScenarioError  # noqa: E402
+from tunbedlib.kinds import matrix_budget  # noqa: E402
 
 
 class Shares(unittest.TestCase):
@@ -142,6 +148,56 @@ class Controllers(unittest.TestCase):
 
     def test_check_off_needs_no_controller(self):
         self.assertEqual(budget.check("off"), (None, None))
+
+
+class Option(unittest.TestCase):
+    CTL = budget.Controller(1, "/sys/fs/cgroup/cpu")
+
+    def check(self, text, file_text="[scenario]\n", hosts=None):
+        sc = scenario.parse(file_text, "s.ini")
+        with mock.patch.object(budget, "find", return_value=self.CTL):
+            return sc, matrix_budget.check(sc, text, hosts)
+
+    def test_off_by_default(self):
+        sc, got = self.check(None)
+        self.assertEqual((sc.gateway_cpu, got), (None, (None, None)))
+
+    def test_share(self):
+        sc, got = self.check("20")
+        self.assertEqual((sc.gateway_cpu, got), (20.0, (20.0, self.CTL)))
+        sc, got = self.check(None, "[scenario]\ngateway_cpu = 12.5%\n")
+        self.assertEqual(got, (12.5, self.CTL))
+        # The option over the file, both ways.
+        self.assertEqual(self.check("off", "[scenario]\ngateway_cpu = 30\n")[1], (None, None))
+        self.assertEqual(self.check("40", "[scenario]\ngateway_cpu = off\n")[1][0], 40.0)
+
+    def test_refused(self):
+        for text, want in (
+                ("0", "bad value '0' for --gateway-cpu: a share of one core from 1 to 100 "
+                      "(percent), or off"),
+                ("20,30", "bad value '20,30' for --gateway-cpu: one share for every gateway "
+                          "thread")):
+            with self.assertRaises(ScenarioError) as e:
+                self.check(text)
+            self.assertEqual(str(e.exception), want)
+        with self.assertRaises(ScenarioError) as e:
+            self.check("20", hosts="inv.ini")
+        self.assertIn("the hosts mode has none", str(e.exception))
+        with self.assertRaises(ScenarioError) as e:
+            scenario.parse("[scenario]\ngateway_cpu = 101\n", "s.ini")
+        self.assertEqual(str(e.exception), "s.ini:2: bad value '101' for gateway_cpu: a share "
+                                           "of one core from 1 to 100 (percent), or off")
+
+    def test_no_cpu_controller(self):
+        sc = scenario.parse("[scenario]\n", "s.ini")
+        nothing = budget.BudgetError("no cpu controller to budget threads with: cgroup v1's cpu "
+                                     "hierarchy is not mounted")
+        with mock.patch.object(budget, "find", side_effect=nothing):
+            with self.assertRaises(ScenarioError) as e:
+                matrix_budget.check(sc, "20", None)
+            self.assertEqual(str(e.exception), str(nothing))
+            # Off asks nothing of the machine.
+            self.assertEqual(matrix_budget.check(sc, "off", None), (None, None))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from ..common import Failure, ScenarioError, log
 from ..drivers import DRIVERS, gregw
 from ..records import FACTS, HOST, KEY, MACHINE, ONE_MACHINE, RR
 from ..schema import BOOL, NUM, STR, List, Map, Num, Obj, Opt, Str
-from . import matrix_point, matrix_report, ndr, ndr_plan
+from . import matrix_budget, matrix_point, matrix_report, ndr, ndr_plan
 from .base import Command, Item, Kind, bed_options, gateway_sets
 
 ROLES = ["client", "server", "gwa", "gwb"]  # of the one machine of formats 1 and 2
@@ -75,7 +75,7 @@ RUN_SCHEMA = Obj(RUN | {"hosts": List(HOST_BUDGETS, most=limits.RECORD_HOSTS)},
                  need=("point", "repeat"))
 RUN_SCHEMA_2 = Obj(RUN | MACHINE, need=("point", "repeat"))
 META_SCHEMA = Obj({"kind": Opt(Str("matrix", "matrix")), "notes": List(STR),
-                   "congestion": Opt(STR),
+                   "congestion": Opt(STR), "gateway_cpu": Opt(Num(1, 100)),
                    "failed": List(Obj({"point": POINT, "repeat": Num(1, whole=True),
                                        "started": NUM, "error": STR},
                                       need=("point", "repeat", "error")))})
@@ -89,6 +89,7 @@ class Plan:
     inv: object
     prefix: str
     hosts: str
+    budget_ctl: object = None  # budget.Controller of --gateway-cpu; None: off
     notes: list = dataclasses.field(default_factory=list)
     points: list = dataclasses.field(default_factory=list)
 
@@ -170,6 +171,10 @@ def matrix_options(p, defaults):
     p.add_argument("--verify", action="store_true",
                    help="check every byte of every session against its pattern (tunbed-traffic "
                         "--verify); the report says how many were wrong")
+    p.add_argument("--gateway-cpu", metavar="SHARE|off",
+                   help="emulated cores: each gateway thread (gregw's workers) gets SHARE "
+                        "percent of one core, 1 to 100, and a pin, through the cpu controller "
+                        "(docs/scaling.md); kernel gateways cannot be budgeted (default: off)")
     bed_options(p, "pin a host's processes (client, gwa, gwb, server) to CPUs, over the "
                    "topology's cpus =; use + between CPUs: gwa=0+1")
     p.add_argument("--hosts", metavar="INVENTORY",
@@ -238,6 +243,7 @@ class Matrix(Kind):
             sc = checked_topology(ras_scenario(args), "--topology")
             title = "RAS-style gateway test (gregw)"
         sc = overrides(sc, args)
+        share, ctl = matrix_budget.check(sc, getattr(args, "gateway_cpu", None), args.hosts)
         pins = beds.parse_pins(args.pin)
         if sc.congestion and sc.congestion not in available_congestion():
             raise ScenarioError(f"congestion control '{sc.congestion}' is not available here "
@@ -252,7 +258,7 @@ class Matrix(Kind):
             if any(p for p in sc.mtu if p):
                 raise ScenarioError("a transit MTU (mtu =) is the topology's: the hosts mode "
                                     "uses the hosts' own")
-        return Plan(sc, title, pins, inv, args.prefix, args.hosts)
+        return Plan(sc, title, pins, inv, args.prefix, args.hosts, ctl)
 
     def needs(self, plan):
         return gateway_sets(plan.sc)
@@ -283,11 +289,15 @@ class Matrix(Kind):
                 "gateways": sc.gateways, "notes": plan.notes, "pins": plan.pins,
                 "prefix": plan.prefix, "wire_audit": sc.wire_audit,
                 "congestion": sc.congestion or None, "verify": sc.verify,
-                "hosts": plan.hosts and os.path.abspath(plan.hosts)}
+                "hosts": plan.hosts and os.path.abspath(plan.hosts),
+                "gateway_cpu": sc.gateway_cpu}
 
     def bed(self, plan):
         if plan.inv:
             return beds.HostsBed(plan.inv, plan.prefix, plan.pins)
+        if plan.budget_ctl:
+            return matrix_budget.BudgetedBed(plan.sc, plan.prefix, plan.pins, plan.sc.gateway_cpu,
+                                             plan.budget_ctl)
         return beds.NamespaceBed(plan.sc, plan.prefix, plan.pins)
 
     def measure(self, plan, bed, item):

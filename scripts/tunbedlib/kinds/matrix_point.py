@@ -9,6 +9,7 @@ import signal
 import time
 
 from .. import cpu
+from . import matrix_budget
 from ..common import Failure, GatewayFailure, deferred_signals
 from ..common import TRAFFIC_PORT as PORT
 from ..drivers import DRIVERS
@@ -301,6 +302,9 @@ def measure(sc, point, repeat, bed):
     run = Run(sc, point, bed)
     try:
         driver_pids, record["gateway_info"] = run.gateway_up()
+        budgeted = getattr(bed, "budgets", None) is not None
+        if budgeted:
+            record["budget_note"] = matrix_budget.give(bed, run.driver, driver_pids)
         run.servers_up()
         if sc.rr:
             record["rr_idle"] = run.idle_latency()
@@ -311,6 +315,8 @@ def measure(sc, point, repeat, bed):
             run.wire = None
         record["gateway"] = run.driver.telemetry()
         record["hosts"] = run.hosts(clocks)
+        if budgeted:
+            record["hosts"][0]["budgets"] = matrix_budget.export(bed)
     finally:
         run.stop()
     record["finished"] = time.time()

@@ -189,8 +189,8 @@ def method(meta):
             "window. A core at 95% or more is saturated. CPU-s/GB: CPU seconds per 10^9 "
             "bytes received, for the whole box and for the gateway processes (kernel "
             "gateways have none). Limited by: what limited the figure (docs/scaling.md), "
-            "the median repeat's verdict: the gateway (its threads at 95% of their core or "
-            "budget, nothing else saturated), the generator (tunbed-traffic at its limit, or "
+            "the median repeat's verdict: the gateway (its threads at 95% of their core or 90% "
+            "of their budget, nothing else saturated), the generator (tunbed-traffic at its limit, or "
             "within 10% of route's figure at the same sessions in this run), the link (within "
             "5% of the topology's rate cap), the box (every core saturated, the gateway "
             "below its allowance) or unclear; only a gateway-bound figure measures the "
@@ -484,7 +484,9 @@ def document(res, plots=None):
         sections.append(wire)
     return Document(
         title=title(meta), complete=res.complete, headline=headlines(res),
-        notes=list(meta.get("notes", [])), paragraphs=[congestion_line(res), method(meta)],
+        notes=list(meta.get("notes", [])),
+        paragraphs=[congestion_line(res), method(meta)] + list(filter(None, [
+            matrix_verdict.budget_paragraph(meta, res.runs)])),
         sections=sections, plots=plot_list(res) if plots is None else plots, footer=footer(),
         summary={"meta": meta, "complete": res.complete, "points": res.points,
                  "summary": res.summary, "runs": res.runs},

@@ -91,3 +91,25 @@ def foreign_lines(runs):
     return [f"{r['key']} repeat {r['repeat']}: {r['foreign_words']} (flagged from "
             f"{verdict.FOREIGN_FLAG:g}%): its figure may be low"
             for r in runs if r.get("foreign_flagged")]
+
+
+def budget_paragraph(meta, runs):
+    """With --gateway-cpu: what the budgets were, and the softirq on the budgeted threads' CPUs
+    (the median over the runs), inside the budgets or outside them; None without budgets."""
+    share = meta.get("gateway_cpu")
+    if not share:
+        return None
+    text = (f"Emulated cores: each gateway thread had {share:g}% of one core and a pin (the "
+            "cpu controller's bandwidth limit, docs/scaling.md): a fast core that much of the "
+            "time, not a slower core; kernel gateways are not budgeted.")
+    seen = [(pct, b["charged"]) for r in runs for b in r.get("budgeted_softirq") or []
+            for pct in b["cpus"].values()]
+    if seen:
+        med = statistics.median(p for p, _ in seen)
+        charged = all(c for _, c in seen)
+        text += (f" Softirq on the budgeted threads' CPUs: {med:.1f}% of a CPU (median); "
+                 + ("the run's kernel charges what runs in a thread's context to it, inside its "
+                    "budget, and only ksoftirqd's share is outside." if charged else
+                    "the run's kernel accounts IRQ time apart: all of it was gateway work outside "
+                    "the budgets."))
+    return text

@@ -1,0 +1,119 @@
+"""Emulated gateway cores in a gateway scenario (`--gateway-cpu SHARE`, scenario key
+`gateway_cpu`; docs/scaling.md): the option checked before anything starts (a share of 1-100%
+of a core, one cpu controller to give it with), a namespace bed whose run holds one
+budget.Budgets (made when the bed opens, emptied after every point, removed when it closes,
+whatever happens), and each point's gateway threads budgeted and pinned once the driver has
+named them (gregw's workers from its telemetry; every thread of another userspace gateway's
+processes). Kernel gateways have no threads to budget: their points run unbudgeted, with a
+note."""
+
+import contextlib
+import os
+
+from .. import bed as beds
+from .. import budget
+from ..common import Failure, ScenarioError, deferred_signals
+
+
+def check(sc, text, hosts):
+    """The budget of sc: --gateway-cpu's text over the file's gateway_cpu; the share (None:
+    off) and the controller to give it with. A ScenarioError in one line for a bad share, a
+    run on hosts, or a machine without a cpu controller."""
+    if text is not None:
+        try:
+            shares = budget.parse_shares(text)
+        except budget.BudgetError as e:
+            raise ScenarioError(str(e)) from None
+        if shares and len(shares) > 1:
+            raise ScenarioError(f"bad value '{text}' for --gateway-cpu: one share for every "
+                                "gateway thread")
+        sc.gateway_cpu = shares[0] if shares else None
+    if sc.gateway_cpu is None:
+        return None, None
+    if hosts:
+        raise ScenarioError("--gateway-cpu (gateway_cpu) budgets threads of this machine: the "
+                            "hosts mode has none")
+    try:
+        return sc.gateway_cpu, budget.find()
+    except budget.BudgetError as e:
+        raise ScenarioError(str(e)) from None
+
+
+class BudgetedBed(beds.NamespaceBed):
+    """The namespace bed with a run's budgets: the parent cgroup tunbed-PREFIX made on open()
+    and removed on close(), every budget taken off after each point."""
+
+    def __init__(self, sc, prefix, pins, share, ctl):
+        super().__init__(sc, prefix, pins)
+        self.share = share
+        self.budgets = budget.Budgets(prefix, ctl)
+        self.made = False
+        self.undone = "topology, processes and CPU budgets removed"
+
+    def open(self):
+        super().open()
+        try:
+            self.budgets.__enter__()
+        except budget.BudgetError as e:
+            raise Failure(str(e)) from None
+        self.made = True
+
+    def close(self):
+        try:
+            super().close()
+        finally:
+            if self.made:
+                self.made = False
+                self.budgets.__exit__(None, None, None)
+
+    @contextlib.contextmanager
+    def point(self, item):
+        with super().point(item) as here:
+            try:
+                yield here
+            finally:
+                with deferred_signals():
+                    self.budgets.clear()
+
+
+def threads_of(pid):
+    """The TIDs of a process of this machine, in order; none when it has ended."""
+    try:
+        return sorted(int(t) for t in os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return []
+
+
+def pin_of(tid, index):
+    """The CPU to pin a budgeted thread to: the one it is pinned to already (gregw pins its
+    workers, --pin and cpus = too), else one in turn by its index."""
+    try:
+        cpus = os.sched_getaffinity(tid)
+    except OSError:
+        cpus = set()
+    if len(cpus) == 1:
+        return next(iter(cpus))
+    return index % (os.cpu_count() or 1)
+
+
+def give(bed, driver, driver_pids):
+    """Budgets and pins the gateway threads of a point that is up, at bed.share each. Returns
+    a note for the record when the gateway cannot be budgeted, else None."""
+    if not driver.can_budget:
+        return (f"{driver.name}: a kernel gateway, whose work runs as softirq in other threads: "
+                "not budgeted")
+    driver.telemetry()
+    named = sorted(tid for (_, tid) in driver.thread_labels())
+    tids = named or [t for _, pid, _ in driver_pids for t in threads_of(pid)]
+    if not tids:
+        raise Failure(f"{driver.name}: no thread to budget")
+    for i, tid in enumerate(tids):
+        bed.budgets.add(tid, bed.share, pin_of(tid, i))
+    return None
+
+
+def export(bed):
+    """What the record keeps of the point's budgets: each thread's share, period, quota and
+    CPU, with its cgroup's periods and throttling (budget.cpu_stat)."""
+    stats = bed.budgets.stats()
+    return {tid: dict(b, throttling=stats.get(tid)) for tid, b in bed.budgets.export().items()}
