@@ -70,6 +70,28 @@ def title(meta):
     return f"tunbed {meta.get('scenario', '')}: {meta.get('title', '')}"
 
 
+def provenance(meta):
+    """The line every report has on how its run was made (meta.json's started_utc and
+    provenance, runloop.py): when (UTC), the command, the commit and build, the machine;
+    None for a run from before provenance was kept."""
+    prov = meta.get("provenance")
+    if not isinstance(prov, dict):
+        return None
+    cmd = prov.get("command")
+    cmd = " ".join(str(a) for a in cmd).replace("`", "'") if isinstance(cmd, list) else None
+    commit = prov.get("commit")
+    where = (f"commit {str(commit)[:12]}" + (" with uncommitted changes" if prov.get("changed")
+                                             else "")) if commit else "no git checkout"
+    m = prov.get("machine") if isinstance(prov.get("machine"), dict) else {}
+    mem = m.get("memory_bytes")
+    mem = f"{mem / 2**30:.1f} GiB" if isinstance(mem, (int, float)) else "memory unknown"
+    return (f"Run started {meta.get('started_utc') or 'at an unrecorded time'} (UTC): "
+            f"`{cmd or 'command not recorded'}`, {where}, build "
+            f"{prov.get('build_id') or 'unknown'}; machine: {m.get('cpus') or '?'} CPUs "
+            f"({m.get('cpu_model') or 'model unknown'}), {mem}, Linux "
+            f"{m.get('kernel') or 'unknown'}.")
+
+
 def footer(records="`runs/*.json`",
            numbers="every number above is in `summary.json` and `summary.csv`"):
     """The report's last line: where its raw records and numbers are, and how to rebuild it."""

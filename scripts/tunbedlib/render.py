@@ -11,7 +11,7 @@ import json
 import re
 
 from . import files
-from .document import PARTIAL
+from .document import PARTIAL, provenance
 
 
 def write_all(outdir, doc):
@@ -77,6 +77,8 @@ def markdown(doc):
     out += [md_section(s) for s in doc.sections]
     out += [f"## {p.title}\n\n![{p.title}](plots/{p.name}.svg)\n\n"
             f"(PNG: [plots/{p.name}.png](plots/{p.name}.png))\n\n" for p in doc.plots]
+    prov = provenance(doc.summary.get("meta") or {})
+    out += [f"{prov}\n\n"] if prov else []
     return "".join(out) + f"{doc.footer}\n"
 
 
@@ -157,5 +159,7 @@ def page(doc):
                    f'id="plot-{html.escape(p.name)}">\n{inline_svg(p.svg, f"plot{i}-")}\n'
                    f"<figcaption>{html.escape(p.title)} (also plots/{html.escape(p.name)}.svg "
                    f"and .png)</figcaption>\n</figure>\n")
+    prov = provenance(doc.summary.get("meta") or {})
+    out += [f'<p id="provenance">{words(prov)}</p>\n'] if prov else []
     out.append(f"<p>{words(doc.footer)}</p>\n</body>\n</html>\n")
     return "".join(out)

@@ -43,10 +43,20 @@ for f in glob.glob(os.path.join(d, "runs", "*.json")):
     assert [(h["name"], h["roles"]) for h in hosts] == [("this machine", ["client", "server", "gwa", "gwb"])], f
     assert len(hosts[0]["cpu"]["samples"]) >= 4 and hosts[0]["clock"] == {"offset_s": 0.0, "error_s": 0.0}, f
     assert {"gregw gwa", "gregw gwb", "tunbed-traffic server", "tunbed-traffic client", "tunbed-wire"} <= set(hosts[0]["processes"].values()), f
+    # The machine's facts, also in namespaces (machine.py).
+    assert hosts[0]["facts"]["kernel"] == os.uname().release and hosts[0]["facts"]["cpus"] == os.cpu_count(), f
+# Every run and point says what limited it; the report says how the run was made.
+assert all(r["verdict"] in ("gateway", "generator", "link", "box", "unclear") and r["verdict_reason"] for r in s["runs"]), s["runs"]
+assert all(p["verdict"] for p in s["summary"].values()), s["summary"]
+prov = s["meta"]["provenance"]
+assert prov["command"][:2] == ["tunbed", "ras"] and prov["machine"]["kernel"] == os.uname().release, prov
+assert "\nRun started " + s["meta"]["started_utc"] + " (UTC): `tunbed ras " in open(os.path.join(d, "report.md")).read(), "report.md: no provenance"
 # report.html opens with the headline the command printed, every line of it.
 page = open(os.path.join(d, "report.html"), encoding="utf-8").read()
 lines = [x for x in sys.argv[2].splitlines() if not x.startswith("report: ")]
-assert len(lines) == 3, lines
+# Two points and the wire audit, and a line per run that other processes' CPU made suspect
+# (a machine busy with other work).
+assert len([x for x in lines if "processes tunbed did not start" not in x]) == 3, lines
 want = '<ul class="headline" id="headline">\n' + "".join(f"<li>{html.escape(x)}</li>\n" for x in lines)
 assert want in page and page.index(want) < page.index("<table"), "report.html: no headline first"
 assert page.count("<svg") == 5 and "<img" not in page and "<script" not in page, "report.html: plots"

@@ -63,7 +63,8 @@ def copy_of(name, top):
 # each run and point (kinds/matrix_verdict.py; test_verdict's Report checks them).
 ADDED = {"runs": ("verdict", "verdict_reason", "verdict_hosts", "ceiling_bps", "rate_cap_bps",
                   "budgeted_softirq", "foreign", "foreign_flagged", "foreign_words"),
-         "summary": ("verdict", "verdict_reason", "verdicts")}
+         "summary": ("verdict", "verdict_reason", "verdicts", "spread_pct", "spread_flagged"),
+         "top": ("noise_floor_pct",)}
 
 
 def comparable(summary):
@@ -74,6 +75,8 @@ def comparable(summary):
     for k in ("format", "kind"):
         s["meta"].pop(k, None)
     if matrix:
+        for k in ADDED["top"]:
+            s.pop(k, None)
         for r in s.get("runs") or []:
             for k in ADDED["runs"]:
                 r.pop(k, None)

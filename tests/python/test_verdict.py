@@ -1,12 +1,13 @@
-"""Unit tests of the bottleneck verdict (scripts/tunbedlib/verdict.py) on synthetic records:
-each verdict, its edges (95.0% of a core against 94.9%, 90.0% of a budget against 89.9%, the
-10% of the generator's ceiling, the 5% of a rate cap), the order of the rules, budgets, IRQ time accounted apart,
-hosts mode (per machine), the CPU of processes tunbed did not start with its threshold; and
-the two recorded runs of data/ (1 session: the gateway pair's workers share core 1; 8
-sessions: the box); and the matrix's report of those runs (kinds/matrix_verdict.py): each
+"""Unit tests of the bottleneck verdict (scripts/tunbedlib/verdict.py) on synthetic records: each
+verdict, its edges (95.0% of a core against 94.9%, 90.0% of a budget against 89.9%, the 10% of
+the generator's ceiling, the 5% of a rate cap), the order of the rules, budgets, IRQ time
+accounted apart, hosts mode (per machine), the CPU of processes tunbed did not start with its
+threshold; and the two recorded runs of data/ (1 session: the gateway pair's workers share core
+1; 8 sessions: the box); and the matrix's report of those runs (kinds/matrix_verdict.py): each
 point's verdict in the headline, the table and summary.json, in words where the figure is not
 the gateway's, the generator's ceiling from route's runs of the same run, the topology's rate
-cap from the record, budgets refused by the record's schema."""
+cap from the record, budgets refused by the record's schema, the budgets' paragraph, repeats
+wider than the run's noise flagged, the provenance line of every kind's report."""
 
 import copy
 import json
@@ -365,6 +366,55 @@ class Report(unittest.TestCase):
         self.assertEqual(len(para), 1)
         self.assertIn("each gateway thread had 50% of one core", para[0])
         self.assertIn("Softirq on the budgeted threads' CPUs: 37.3% of a CPU (median)", para[0])
+
+    def test_repeats_wider_than_the_noise(self):
+        # Three points of three repeats: 2% and 4% wide, and one 40% wide, past twice the
+        # run's noise floor (the median, 4%).
+        recs = []
+        for rec, spread in ((recorded("run-gregw-s1.json"), (1.0, 1.01, 0.99)),
+                            (recorded("run-gregw-s8.json"), (1.0, 1.02, 0.98)),
+                            (as_route(recorded("run-gregw-s1.json"), 0), (1.0, 1.2, 0.8))):
+            for i, f in enumerate(spread):
+                r = copy.deepcopy(rec)
+                r["repeat"], r["started"] = i + 1, i
+                r["traffic"]["tcp"]["bits_per_second"] = 1e9 * f
+                recs.append(r)
+        res, doc = self.report(recs)
+        self.assertAlmostEqual(res.noise_floor, 4.0)
+        self.assertEqual([k for k, s in res.summary.items() if s["spread_flagged"]],
+                         ["route---w0-mtu0-push-s1"])
+        self.assertEqual(doc.headline[-1], "repeats spread wider than this run's noise (route, "
+                         "1 session: 40%, against a noise floor of 4.0%, the median of every "
+                         "point's (max - min) / median): those figures are not to be trusted")
+        self.assertEqual(doc.summary["noise_floor_pct"], res.noise_floor)
+        # Two points cannot make an outlier of one: their median is their mean.
+        res, doc = self.report([r for r in recs if r["point"]["gateway"] == "gregw"])
+        self.assertFalse(any(s["spread_flagged"] for s in res.summary.values()))
+        self.assertFalse(any(line.startswith("repeats spread") for line in doc.headline))
+
+    def test_provenance_in_every_report(self):
+        meta = {"started_utc": "2026-12-03T13:32:05+00:00", "provenance": {
+            "command": ["tunbed", "ras", "--gateway-cpu", "20"], "commit": "a3553ce01234567",
+            "changed": True, "build_id": "33cd527cefae",
+            "machine": {"cpus": 2, "cpu_model": "AMD <EPYC>", "memory_bytes": 4 * 2**30,
+                        "kernel": "6.1.0-18-amd64"}}}
+        want = ("Run started 2026-12-03T13:32:05+00:00 (UTC): `tunbed ras --gateway-cpu 20`, "
+                "commit a3553ce01234 with uncommitted changes, build 33cd527cefae; machine: 2 "
+                "CPUs (AMD <EPYC>), 4.0 GiB, Linux 6.1.0-18-amd64.")
+        doc = matrix_report.document(matrix_report.analyse(
+            [recorded("run-gregw-s1.json")], dict(meta, notes=[])), plots=[])
+        self.assertIn(f"\n{want}\n\n{doc.footer}\n", render.markdown(doc))
+        self.assertIn("<p id=\"provenance\">Run started 2026-12-03T13:32:05+00:00 (UTC): <code>"
+                      "tunbed ras --gateway-cpu 20</code>, commit a3553ce01234 with uncommitted "
+                      "changes, build 33cd527cefae; machine: 2 CPUs (AMD &lt;EPYC&gt;), 4.0 GiB, "
+                      "Linux 6.1.0-18-amd64.</p>", render.page(doc))
+        # Any kind's: the smoke kind's document, and none for a run from before provenance.
+        from tunbedlib.kinds import smoke
+        doc = smoke.KIND.report(dict(meta, scenario="smoke"), [{"point": {"key": "route-s1"},
+                                "traffic": {"tcp": {"bits_per_second": 1e9}}}], True)
+        self.assertIn(want, render.markdown(doc))
+        doc.summary["meta"].pop("provenance")
+        self.assertNotIn("Run started", render.markdown(doc))
 
     def test_budgets_in_a_record_are_checked(self):
         with open(os.path.join(HERE, "data", "run-gregw-s1.json")) as f:

@@ -27,6 +27,7 @@ class Results:
     summary: dict
     points: list
     failed: list = dataclasses.field(default_factory=list)
+    noise_floor: float = None  # percent: the median over the points of their repeats' range
 
 
 def order(records):
@@ -48,9 +49,10 @@ def analyse(records, meta, complete=True):
     with its bottleneck verdict (matrix_verdict.py)."""
     runs = matrix_verdict.judge_runs(records, [analysis.analyse(r) for r in records])
     failed = meta.get("failed") or []
-    return Results(meta=meta, complete=complete, records=records, runs=runs,
-                   summary=matrix_verdict.judge_points(analysis.summarise(runs), runs),
-                   points=order(records + failed), failed=failed)
+    summary = matrix_verdict.judge_points(analysis.summarise(runs), runs)
+    return Results(meta=meta, complete=complete, records=records, runs=runs, summary=summary,
+                   points=order(records + failed), failed=failed,
+                   noise_floor=matrix_verdict.spread_flags(summary, runs))
 
 
 # What both reports say, in words and tables.
@@ -170,7 +172,8 @@ def headlines(res):
     return (headline(res.points, res.summary) + matrix_pairview.headline(res.points, res.records)
             + failed_headline(res.points, res.failed)
             + wire_headline(res.points, res.summary) + verify_headline(res.points, res.summary)
-            + matrix_verdict.foreign_lines(res.runs))
+            + matrix_verdict.foreign_lines(res.runs)
+            + matrix_verdict.spread_line(res.points, res.summary, res.noise_floor))
 
 
 def congestion_line(res):
@@ -189,12 +192,12 @@ def method(meta):
             "window. A core at 95% or more is saturated. CPU-s/GB: CPU seconds per 10^9 "
             "bytes received, for the whole box and for the gateway processes (kernel "
             "gateways have none). Limited by: what limited the figure (docs/scaling.md), "
-            "the median repeat's verdict: the gateway (its threads at 95% of their core or 90% "
-            "of their budget, nothing else saturated), the generator (tunbed-traffic at its limit, or "
-            "within 10% of route's figure at the same sessions in this run), the link (within "
-            "5% of the topology's rate cap), the box (every core saturated, the gateway "
-            "below its allowance) or unclear; only a gateway-bound figure measures the "
-            "gateway.")
+            "the median repeat's verdict: the gateway (its threads at 95% of their core or "
+            "90% of their budget, nothing else saturated), the generator (tunbed-traffic at "
+            "its limit, or within 10% of route's figure at the same sessions in this run), "
+            "the link (within 5% of the topology's rate cap), the box (every core saturated, "
+            "the gateway below its allowance) or unclear; only a gateway-bound figure "
+            "measures the gateway.")
 
 
 POINT_HEADER = ("gateway", "sessions", "Gbit/s", "limited by", "retransmits", "Jain",
@@ -488,6 +491,7 @@ def document(res, plots=None):
         paragraphs=[congestion_line(res), method(meta)] + list(filter(None, [
             matrix_verdict.budget_paragraph(meta, res.runs)])),
         sections=sections, plots=plot_list(res) if plots is None else plots, footer=footer(),
-        summary={"meta": meta, "complete": res.complete, "points": res.points,
+        summary={"meta": meta, "complete": res.complete, "noise_floor_pct": res.noise_floor,
+                 "points": res.points,
                  "summary": res.summary, "runs": res.runs},
         csv=[Csv("summary", SUMMARY_HEADER, list(summary_rows(res)))])

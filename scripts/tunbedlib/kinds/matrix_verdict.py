@@ -3,12 +3,19 @@ docs/scaling.md): each run judged from its record with the generator's ceiling (
 `route` at the same sessions, transit MTU and pattern, measured in the same run) and the
 topology's rate cap (the record's rate_cap_bps); each point's verdict is its median repeat's,
 with the count of every verdict over its repeats. And the words the report puts beside a
-figure: what limited it, and that a figure the gateway did not limit does not measure the
-gateway."""
+figure: what limited it, that a figure the gateway did not limit does not measure the
+gateway, and whether the machine's noise lets the figure be trusted (other processes' CPU, a
+point whose repeats spread far wider than the run's others)."""
 
 import statistics
 
-from .. import verdict
+from .. import diff, verdict
+
+# A point's repeats are flagged when their relative range is more than this many times the
+# run's noise floor (diff.noise_floor: the median of every point's): half the points of any
+# run spread more than the median, so the median itself would flag noise as noise; twice it
+# is an outlier among the run's own points.
+WIDE_SPREAD = 2.0
 
 SHORT = {"gateway": "gateway", "generator": "generator: measures the generator, not the gateway",
          "link": "link: measures the link, not the gateway",
@@ -113,3 +120,28 @@ def budget_paragraph(meta, runs):
                     "the run's kernel accounts IRQ time apart: all of it was gateway work outside "
                     "the budgets."))
     return text
+
+
+def spread_flags(summary, runs):
+    """Marks each point of summary whose repeats spread wider than WIDE_SPREAD times the run's
+    noise floor (`spread_pct`, `spread_flagged`); returns the floor (None: no point has two
+    repeats)."""
+    by = diff.values(runs)
+    floor = diff.noise_floor(by)
+    for key, s in summary.items():
+        rel = diff.rel_range(by.get(key, []))
+        s["spread_pct"] = rel
+        s["spread_flagged"] = bool(floor and rel is not None and rel > WIDE_SPREAD * floor)
+    return floor
+
+
+def spread_line(points, summary, floor):
+    """A headline line naming the points whose repeats spread wider than the noise allows."""
+    wide = [p for p in points if (summary.get(p["key"]) or {}).get("spread_flagged")]
+    if not wide:
+        return []
+    return ["repeats spread wider than this run's noise (" + "; ".join(
+        f"{p['config']}, {p['sessions']} session{'s' if p['sessions'] > 1 else ''}: "
+        f"{summary[p['key']]['spread_pct']:.0f}%" for p in wide) +
+        f", against a noise floor of {floor:.1f}%, the median of every point's (max - min) / "
+        "median): those figures are not to be trusted"]
