@@ -17,9 +17,10 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import budget, scenario  # noqa: E402
+from tunbedlib import budget, cli, scenario  # noqa: E402
 from tunbedlib.common import ScenarioError  # noqa: E402
 from tunbedlib.kinds import matrix_budget  # noqa: E402
+from tunbedlib.kinds.matrix import KIND as MATRIX  # noqa: E402
 
 
 class Shares(unittest.TestCase):
@@ -187,6 +188,38 @@ class Option(unittest.TestCase):
             scenario.parse("[scenario]\ngateway_cpu = 101\n", "s.ini")
         self.assertEqual(str(e.exception), "s.ini:2: bad value '101' for gateway_cpu: a share "
                                            "of one core from 1 to 100 (percent), or off")
+
+    def test_a_run_of_the_prefix_left_its_budgets(self):
+        with tempfile.TemporaryDirectory() as root:
+            sc = scenario.parse("[scenario]\n", "s.ini")
+            ctl = budget.Controller(1, root)
+            with mock.patch.object(budget, "find", return_value=ctl):
+                self.assertEqual(matrix_budget.check(sc, "20", None, "h1"), (20.0, ctl))
+                os.mkdir(os.path.join(root, "tunbed-h1"))
+                with self.assertRaises(ScenarioError) as e:
+                    matrix_budget.check(sc, "20", None, "h1")
+                self.assertEqual(str(e.exception), f"{root}/tunbed-h1 exists: a run with prefix "
+                                 "h1 is going on or was killed (tunbed down --prefix h1 removes "
+                                 "what it left)")
+                # Another prefix's are not this run's business.
+                self.assertEqual(matrix_budget.check(sc, "20", None, "h2")[0], 20.0)
+
+    def test_not_for_an_ndr_search(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "n.ini")
+            with open(path, "w") as f:
+                f.write("[scenario]\ngateways = route\n[ndr]\n")
+            args = cli.parser().parse_args(["run", path, "--gateway-cpu", "20"])
+            with self.assertRaises(ScenarioError) as e:
+                MATRIX.check(args)
+            self.assertEqual(str(e.exception), "--gateway-cpu: an NDR search has no emulated "
+                                               "cores; ras, compare and run of a matrix do")
+            with open(path, "w") as f:
+                f.write("[scenario]\ngateway_cpu = 20\n[ndr]\n")
+            with self.assertRaises(ScenarioError) as e:
+                MATRIX.check(cli.parser().parse_args(["run", path]))
+            self.assertEqual(str(e.exception), f"{path}:2: 'gateway_cpu' does not apply to an "
+                                               "NDR search (its keys are in [ndr])")
 
     def test_no_cpu_controller(self):
         sc = scenario.parse("[scenario]\n", "s.ini")

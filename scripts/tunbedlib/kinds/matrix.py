@@ -235,7 +235,11 @@ class Matrix(Kind):
             checked_topology(sc, where)
             title = f"scenario {args.file}"
             if sc.ndr is not None:
-                return ndr.KIND.plan_of(sc, ndr_plan.from_section(sc, args.file), args, title)
+                nd = ndr_plan.from_section(sc, args.file)
+                if matrix_budget.asked(sc, getattr(args, "gateway_cpu", None)) is not None:
+                    raise ScenarioError("--gateway-cpu: an NDR search has no emulated cores; "
+                                        "ras, compare and run of a matrix do")
+                return ndr.KIND.plan_of(sc, nd, args, title)
         elif args.command == "compare":
             sc = checked_topology(compare_scenario(args), "--topology")
             title = f"comparison of {', '.join(sc.gateways)}"
@@ -243,7 +247,8 @@ class Matrix(Kind):
             sc = checked_topology(ras_scenario(args), "--topology")
             title = "RAS-style gateway test (gregw)"
         sc = overrides(sc, args)
-        share, ctl = matrix_budget.check(sc, getattr(args, "gateway_cpu", None), args.hosts)
+        _, ctl = matrix_budget.check(sc, getattr(args, "gateway_cpu", None), args.hosts,
+                                     args.prefix)
         pins = beds.parse_pins(args.pin)
         if sc.congestion and sc.congestion not in available_congestion():
             raise ScenarioError(f"congestion control '{sc.congestion}' is not available here "

@@ -15,10 +15,30 @@ from .. import budget
 from ..common import Failure, ScenarioError, deferred_signals
 
 
-def check(sc, text, hosts):
+def check(sc, text, hosts, prefix=None):
     """The budget of sc: --gateway-cpu's text over the file's gateway_cpu; the share (None:
     off) and the controller to give it with. A ScenarioError in one line for a bad share, a
-    run on hosts, or a machine without a cpu controller."""
+    run on hosts, a machine without a cpu controller, or the budgets of a run of prefix
+    (going on, or killed and not cleaned up)."""
+    if asked(sc, text) is None:
+        return None, None
+    if hosts:
+        raise ScenarioError("--gateway-cpu (gateway_cpu) budgets threads of this machine: the "
+                            "hosts mode has none")
+    try:
+        ctl = budget.find()
+        parent = os.path.join(ctl.root, budget.parent_name(prefix)) if prefix else None
+    except budget.BudgetError as e:
+        raise ScenarioError(str(e)) from None
+    if parent and os.path.lexists(parent):
+        raise ScenarioError(f"{parent} exists: a run with prefix {prefix} is going on or was "
+                            f"killed (tunbed down --prefix {prefix} removes what it left)")
+    return sc.gateway_cpu, ctl
+
+
+def asked(sc, text):
+    """The share asked for: --gateway-cpu's text (None: not given) over the file's
+    gateway_cpu, set in sc; None for off. A ScenarioError for a bad share or several."""
     if text is not None:
         try:
             shares = budget.parse_shares(text)
@@ -28,15 +48,7 @@ def check(sc, text, hosts):
             raise ScenarioError(f"bad value '{text}' for --gateway-cpu: one share for every "
                                 "gateway thread")
         sc.gateway_cpu = shares[0] if shares else None
-    if sc.gateway_cpu is None:
-        return None, None
-    if hosts:
-        raise ScenarioError("--gateway-cpu (gateway_cpu) budgets threads of this machine: the "
-                            "hosts mode has none")
-    try:
-        return sc.gateway_cpu, budget.find()
-    except budget.BudgetError as e:
-        raise ScenarioError(str(e)) from None
+    return sc.gateway_cpu
 
 
 class BudgetedBed(beds.NamespaceBed):

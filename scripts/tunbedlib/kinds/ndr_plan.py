@@ -101,7 +101,8 @@ NDR_SETTERS = {
     "ceiling_from": lambda n, v: setattr(n, "ceiling_from", v),
 }
 # Scenario keys an NDR run has no use for: refused in a file with an [ndr] section.
-NOT_FOR_NDR = ("sessions", "pattern", "rr", "congestion", "wire_audit", "verify", "warmup")
+NOT_FOR_NDR = ("sessions", "pattern", "rr", "congestion", "wire_audit", "verify", "warmup",
+               "gateway_cpu")
 
 
 def from_section(sc, path):
