@@ -392,6 +392,31 @@ class Report(unittest.TestCase):
         self.assertFalse(any(s["spread_flagged"] for s in res.summary.values()))
         self.assertFalse(any(line.startswith("repeats spread") for line in doc.headline))
 
+    def test_scaling_with_workers(self):
+        # The stored runs as 1 and 2 workers at 1 and 8 sessions: 2 workers carry 1.5x one
+        # at 8 sessions (efficiency 0.75) and as much at 1 (0.50).
+        recs = []
+        for name, workers, bps in (("run-gregw-s1.json", 1, 1e9), ("run-gregw-s8.json", 1, 2e9),
+                                   ("run-gregw-s1.json", 2, 1e9), ("run-gregw-s8.json", 2, 3e9)):
+            r = recorded(name)
+            r["point"] = dict(r["point"], workers=workers, config=f"gregw gre {workers}w",
+                              key=r["point"]["key"].replace("-w2-", f"-w{workers}-"))
+            r["traffic"]["tcp"]["bits_per_second"] = bps
+            recs.append(r)
+        res, doc = self.report(recs)
+        sec = [x for x in doc.sections if x.id == "scaling"]
+        self.assertEqual(len(sec), 1)
+        rows = {(r[1], r[2]): r for r in sec[0].table.rows}
+        self.assertEqual(rows[("8", "2")][3:6], ["3.00", "1.50", "0.75"])
+        self.assertEqual(rows[("1", "2")][5], "0.50")
+        self.assertEqual(rows[("1", "1")][5], "1.00")
+        # cores per Gbit/s: the gateway's CPU-s per GB over 8.
+        s = res.summary["gregw-gre-w1-mtu0-push-s1"]
+        self.assertEqual(rows[("1", "1")][6], f"{s['gateway_cpu_s_per_gb']['median'] / 8:.2f}")
+        # One worker count: no section.
+        _, doc = self.report(recs[:2])
+        self.assertEqual([x for x in doc.sections if x.id == "scaling"], [])
+
     def test_provenance_in_every_report(self):
         meta = {"started_utc": "2026-12-03T13:32:05+00:00", "provenance": {
             "command": ["tunbed", "ras", "--gateway-cpu", "20"], "commit": "a3553ce01234567",

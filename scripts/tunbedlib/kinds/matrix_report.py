@@ -8,7 +8,7 @@ import dataclasses
 
 from .. import analysis
 from ..document import Csv, Document, Plot, Section, Table, footer, title
-from . import matrix_pairview, matrix_verdict
+from . import matrix_pairview, matrix_scaling, matrix_verdict
 
 COLUMNS = ("bits_per_second", "retransmits", "retransmits_per_gb", "jain", "box_cpu_s_per_gb",
            "gateway_cpu_s_per_gb", "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")
@@ -477,6 +477,9 @@ def document(res, plots=None):
     for heading, id_, intro, table, table_id in (
             ("Gateways side by side", "peers", PEER_INTRO,
              peer_table(res.points, res.summary, res.failed), "peer-table"),
+            ("Scaling with workers", "scaling", matrix_scaling.INTRO,
+             matrix_scaling.scaling_table(res.points, res.summary, matrix_verdict.cell),
+             "scaling-table"),
             ("Hosts", "hosts", HOSTS_INTRO, host_table(res.records), "hosts"),
             ("What a packet costs in gregw", "cost", COST_INTRO,
              cost_table(res.records, res.points), "cost")):
