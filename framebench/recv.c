@@ -17,7 +17,7 @@
 
 #include "frame.h"
 #include "inet.h"
-#include "limits.h"
+#include "fb_limits.h"
 #include "tcx.h"
 
 /* Passes IPv4 GRE, keeps everything else out of the ring. */

@@ -17,7 +17,7 @@
 
 #include "frame.h"
 #include "inet.h"
-#include "limits.h"
+#include "fb_limits.h"
 #include "progs.h"
 
 /* Passes IPv4 GRE and IPv4 UDP to port 4754, keeps everything else out of the ring. */

@@ -20,7 +20,7 @@
 #include "byteorder.h"
 #include "clock.h"
 #include "fd.h"
-#include "limits.h"
+#include "fb_limits.h"
 #include "tcx.h"
 #include "uapi_newer.h"
 #include "xsk.h"

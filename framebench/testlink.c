@@ -5,10 +5,7 @@
 #include "testlink.h"
 
 #include <errno.h>
-/* linux/ethtool.h uses INT_MAX, and <limits.h> here is framebench's own. */
-#ifndef INT_MAX
-#define INT_MAX __INT_MAX__
-#endif
+#include <limits.h> /* INT_MAX, which linux/ethtool.h uses without including it */
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 #include <net/if.h>

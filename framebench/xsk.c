@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "ebpf.h"
-#include "limits.h"
+#include "fb_limits.h"
 
 /* xdp_md's rx_queue_index (uapi/linux/bpf.h): the key of the frame's socket in the map. */
 enum { XDP_MD_RX_QUEUE_OFF = 16 };

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "limits.h"
+#include "fb_limits.h"
 
 /* One of the four single-producer rings the kernel shares with us. */
 struct xsk_ring {

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "limits.h"
+#include "gw_limits.h"
 #include "netaddr.h"
 #include "privs.h"
 #include "pktring.h"

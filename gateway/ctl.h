@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "limits.h"
+#include "gw_limits.h"
 #include "privs.h"
 
 /* One client connection: reading its command line, then writing its reply. */

@@ -13,7 +13,7 @@
 #include "drop.h"
 #include "gre.h"
 #include "inet.h"
-#include "limits.h"
+#include "gw_limits.h"
 
 enum {
 	/* Room before an inner packet for the largest outer header, IPv6 plus full GRE, and

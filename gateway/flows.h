@@ -12,7 +12,7 @@
 
 #include "flow.h"
 #include "inet.h"
-#include "limits.h"
+#include "gw_limits.h"
 
 struct flow_entry {
 	uint32_t used; /* set last, with release: the key is then complete */

@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "inet.h"
-#include "limits.h"
+#include "gw_limits.h"
 
 /*
  * Receives each packet to write into TUN with its virtio header: a superpacket of nseg > 1

@@ -16,7 +16,7 @@
 
 #include "drop.h"
 #include "inet.h"
-#include "limits.h"
+#include "gw_limits.h"
 
 #ifndef VIRTIO_NET_HDR_GSO_UDP_L4
 #define VIRTIO_NET_HDR_GSO_UDP_L4 5 /* Linux 6.2: UDP segmentation (USO) */

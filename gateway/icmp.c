@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 
 #include "byteorder.h"
-#include "limits.h"
+#include "gw_limits.h"
 
 enum {
 	ICMP4_PROTO = 1,

@@ -8,11 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libmnl/libmnl.h>
+#include <limits.h> /* INT_MAX, which linux/ethtool.h uses without including it */
 #include <stddef.h>
-/* The uapi header uses INT_MAX; <limits.h> here would be gregw's own (gateway/limits.h). */
-#ifndef INT_MAX
-#define INT_MAX __INT_MAX__
-#endif
 #include <linux/ethtool.h>
 #include <linux/if.h>
 #include <linux/if_addr.h>

@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "limits.h"
+#include "gw_limits.h"
 #include "udp.h"
 
 /* A worker's socket, its last recvmmsg, and where in it the next datagram is. */

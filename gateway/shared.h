@@ -11,7 +11,7 @@
 
 #include "encap.h"
 #include "fq.h"
-#include "limits.h"
+#include "gw_limits.h"
 #include "nexthop.h"
 #include "steer.h"
 

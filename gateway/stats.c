@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "limits.h"
+#include "gw_limits.h"
 
 static const char *const names[STAT_MAX] = {
 	[STAT_TUN_RX_PACKETS] = "tun_rx_packets",

@@ -9,7 +9,7 @@
 
 #include "byteorder.h"
 #include "inet.h"
-#include "limits.h"
+#include "gw_limits.h"
 
 void tos_cfg_init(struct tos_cfg *c)
 {

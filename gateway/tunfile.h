@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "limits.h"
+#include "gw_limits.h"
 #include "tunnels.h"
 
 /* Where a tunnel's values were in the file (0: not given). */

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "drop.h"
-#include "limits.h"
+#include "gw_limits.h"
 #include "netaddr.h"
 
 /* One tunnel as the tunnel file or the control socket gives it. */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "drop.h"
-#include "limits.h"
+#include "gw_limits.h"
 #include "tunnels.h"
 
 /*

@@ -18,7 +18,7 @@
 #include <sys/socket.h>
 
 #include "inet.h"
-#include "limits.h"
+#include "gw_limits.h"
 #include "nexthop.h"
 #include "shared.h"
 #include "stats.h"

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "inet.h"
-#include "limits.h"
+#include "gw_limits.h"
 #include "nexthop.h"
 
 /* A worker's queue of the TAP. */

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "limits.h"
+#include "gw_limits.h"
 
 /* A worker's sockets, and its batch's sending order. */
 struct tx_udp {

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "limits.h"
+#include "gw_limits.h"
 
 #ifndef UDP_SEGMENT
 #define UDP_SEGMENT 103

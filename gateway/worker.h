@@ -29,7 +29,7 @@
 
 #include "flows.h"
 #include "icmp.h"
-#include "limits.h"
+#include "gw_limits.h"
 #include "rx.h"
 #include "shared.h"
 #include "stats.h"

@@ -27,7 +27,7 @@ bad() {
 	exit 2
 }
 
-max=16384 # gateway/limits.h TUNNELS_MAX, and what the bed's pools (/18, /50) hold
+max=16384 # gateway/gw_limits.h TUNNELS_MAX, and what the bed's pools (/18, /50) hold
 outer=4
 encap=gre
 seq=no

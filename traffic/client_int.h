@@ -15,7 +15,7 @@
 #include "client.h"
 #include "conn.h"
 #include "hist.h"
-#include "limits.h"
+#include "traffic_limits.h"
 #include "pacer.h"
 #include "proto.h"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "limits.h"
+#include "traffic_limits.h"
 #include "pattern.h"
 
 void stream_init(struct stream *s, uint64_t seed)

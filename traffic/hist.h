@@ -8,9 +8,9 @@
 
 #include <stdint.h>
 
-#include "limits.h"
+#include "traffic_limits.h"
 
-/* HIST_SUB_BITS and HIST_OCTAVES are in limits.h. */
+/* HIST_SUB_BITS and HIST_OCTAVES are in traffic_limits.h. */
 enum {
 	HIST_SUB = 1 << HIST_SUB_BITS,
 	HIST_BUCKETS = HIST_OCTAVES * HIST_SUB,

@@ -10,7 +10,7 @@
 
 #include "icmp.h"
 #include "inet.h"
-#include "limits.h"
+#include "traffic_limits.h"
 #include "log.h"
 #include "opt.h"
 #include "parse.h"

@@ -6,7 +6,7 @@
 
 #include <math.h>
 
-#include "limits.h"
+#include "traffic_limits.h"
 
 enum {
 	NS_PER_SEC = 1000000000,

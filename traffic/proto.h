@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "limits.h" /* PROTO_MAX_SESSIONS, PROTO_RR_MAX */
+#include "traffic_limits.h" /* PROTO_MAX_SESSIONS, PROTO_RR_MAX */
 
 enum {
 	PROTO_VERSION = 1,

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "limits.h" /* RESULTS_TESTS, RESULTS_KEEP_S */
+#include "traffic_limits.h" /* RESULTS_TESTS, RESULTS_KEEP_S */
 #include "proto.h"
 
 /* Adds a finished (or failed) connection of a session to its test's record. Any thread. */

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "limits.h" /* SEQ_WINDOW */
+#include "traffic_limits.h" /* SEQ_WINDOW */
 
 struct seqstat {
 	uint64_t received;   /* datagrams accepted (duplicates not included) */

@@ -19,7 +19,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "inet.h"
-#include "limits.h"
+#include "traffic_limits.h"
 #include "log.h"
 #include "netaddr.h"
 #include "pattern.h"

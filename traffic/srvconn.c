@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "limits.h"
+#include "traffic_limits.h"
 #include "pattern.h"
 #include "results.h"
 

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "limits.h" /* SRV_UDP_SLOTS, SRV_UDP_PROBES, RESULTS_TESTS, RESULTS_KEEP_S */
+#include "traffic_limits.h" /* SRV_UDP_SLOTS, SRV_UDP_PROBES, RESULTS_TESTS, RESULTS_KEEP_S */
 #include "seqstat.h"
 
 struct udptab_key {

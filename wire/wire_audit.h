@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "limits.h"
+#include "wire_limits.h"
 #include "wire_decode.h"
 #include "wire_seq.h"
 #include "wire_tcp.h"

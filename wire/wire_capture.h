@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "limits.h"
+#include "wire_limits.h"
 #include "wire_audit.h"
 #include "wire_report.h"
 

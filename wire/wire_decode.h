@@ -13,7 +13,7 @@
 
 #include "flow.h"
 #include "gre.h"
-#include "limits.h"
+#include "wire_limits.h"
 #include "netaddr.h"
 
 /* Link types the decoder reads: the libpcap DLT_ values, kept here so it needs no pcap.h. */

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "limits.h"
+#include "wire_limits.h"
 #include "privs.h"
 #include "wire_capture.h"
 #include "wire_decode.h"

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "limits.h" /* WIRE_SEQ_WINDOW */
+#include "wire_limits.h" /* WIRE_SEQ_WINDOW */
 
 struct wire_seq {
 	bool started;

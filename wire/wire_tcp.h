@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "limits.h" /* WIRE_TCP_HOLES */
+#include "wire_limits.h" /* WIRE_TCP_HOLES */
 
 struct wire_tcp {
 	bool seen;

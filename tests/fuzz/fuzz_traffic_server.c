@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "limits.h"
+#include "traffic_limits.h"
 #include "srvconn.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -11,7 +11,7 @@
 
 #include "check.h"
 #include "flows.h"
-#include "limits.h"
+#include "gw_limits.h"
 #include "pkt.h"
 #include "stats.h"
 

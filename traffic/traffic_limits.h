@@ -3,8 +3,8 @@
  * options and the protocol accept, what the client and the server allocate before their
  * threads start, their batches and their waits.
  */
-#ifndef TUNBED_TR_LIMITS_H
-#define TUNBED_TR_LIMITS_H
+#ifndef TUNBED_TRAFFIC_LIMITS_H
+#define TUNBED_TRAFFIC_LIMITS_H
 
 enum traffic_limits {
 	/* What the options accept (options.c) and the protocol carries (proto.c). */
