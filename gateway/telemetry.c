@@ -1,9 +1,12 @@
 /*
- * JSON telemetry of gregw (see telemetry.h; fields documented in docs/gregw.md).
+ * JSON telemetry of gregw (see telemetry.h; fields documented in docs/gregw.md): gather reads
+ * the workers' counters and the kernel's once, into a struct sample; the writers format the
+ * sample and gregw's configuration, and read nothing else.
  */
 #include "telemetry.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -13,6 +16,37 @@
 #include "cpustat.h"
 #include "jout.h"
 #include "tun.h"
+
+/* One worker's counters and CPU time, each read once. */
+struct worker_sample {
+	pid_t tid;
+	bool udp_gso;	/* UDP_SEGMENT still in use (GRE-in-UDP) */
+	bool has_cpu_s; /* its thread's CPU clock was read */
+	bool has_task;	/* its /proc stat was read */
+	double cpu_s;
+	struct cpustat_task task;
+	uint64_t ctr[STAT_MAX];
+	uint64_t drops[DROP_MAX];
+	uint64_t segs[STAT_TUN_DIRS][STAT_SEG_BUCKETS];
+	uint64_t rx_drops; /* since start: gregw's ring_drops, as accumulated */
+	unsigned flows;
+	uint64_t flows_untracked;
+};
+
+/* What a stats document says, gathered before a line of it is written. */
+struct sample {
+	uint64_t time_ns, uptime_ns;
+	struct worker_sample w[CONFIG_MAX_WORKERS];
+	uint64_t tot[STAT_MAX], drops[DROP_MAX], rx_drops;
+	uint64_t segs[STAT_TUN_DIRS][STAT_SEG_BUCKETS];
+	bool udp_gso; /* offered by the kernel and still taken by every worker */
+	bool has_mib; /* GRE-in-UDP: the namespace's UDP counters were read */
+	struct udp_mib mib;
+	bool has_tun_drops; /* the TUN device's tx_dropped was read */
+	uint64_t tun_tx_dropped;
+	struct seq_summary seq;
+	const struct nexthop *nh; /* the main thread's; NULL: the transport follows none */
+};
 
 /* Prefixes as text: ["198.18.1.0/24", ...]. */
 static json_t *prefixes_json(const struct encap_prefix *list, unsigned n)
@@ -29,7 +63,7 @@ static json_t *prefixes_json(const struct encap_prefix *list, unsigned n)
 	return arr;
 }
 
-static json_t *config_json(const struct gregw *g)
+static json_t *config_json(const struct gregw *g, const struct sample *s)
 {
 	const struct config *c = g->cfg;
 	char a[NETADDR_STRLEN], p[NETPREFIX_STRLEN], names[64];
@@ -94,12 +128,8 @@ static json_t *config_json(const struct gregw *g)
 		jout_int(o, "aqm_interval_us", c->aqm_interval_us);
 	}
 	jout_str(o, "tun_offloads", tun_offload_names(g->tun_offloads, names, sizeof(names)));
-	if (c->gre_udp) { /* offered by the kernel and still taken by every worker */
-		bool gso = g->sh.udp_gso;
-
-		for (unsigned i = 0; i < g->nworkers; i++)
-			gso = gso && worker_udp_gso(&g->workers[i]);
-		jout_bool(o, "udp_gso", gso);
+	if (c->gre_udp) {
+		jout_bool(o, "udp_gso", s->udp_gso);
 		jout_bool(o, "udp_gro", g->sh.udp_gro);
 	}
 	jout_str(o, "ctl", g->ctl_path);
@@ -130,18 +160,6 @@ static json_t *drops_json(const uint64_t *drops)
 	return o;
 }
 
-/* Sets key to the TUN device's own drops (its tx_dropped: a queue's ring full, or a queue
- * without a reader), packets gregw never read; null when they cannot be read. */
-static void tun_device_drops(json_t *o, const char *key, struct gregw *g)
-{
-	struct ifconf_link l;
-
-	if (g->tun_nl.sock && ifconf_link_get(&g->tun_nl, g->ifindex, &l) == 0 && l.has_stats)
-		jout_u64(o, key, l.tx_dropped);
-	else
-		jout_set(o, key, json_null());
-}
-
 static unsigned flows_tracked(const struct flow_table *t)
 {
 	unsigned n = 0;
@@ -151,33 +169,22 @@ static unsigned flows_tracked(const struct flow_table *t)
 	return n;
 }
 
-/* Numbers the tunnel never delivered: the span of the workers' windows of the era most
- * numbers were taken in, minus the numbers taken (stats_seq_merge). */
-static json_t *seq_json(const struct gregw *g, const uint64_t *tot)
+/* Numbers the tunnel never delivered (gather_seq). */
+static json_t *seq_json(const struct sample *s)
 {
 	json_t *o = json_object();
-	struct seq_era eras[CONFIG_MAX_WORKERS];
-	struct seq_summary sum;
+	const uint64_t *tot = s->tot;
+	const struct seq_summary *sum = &s->seq;
 
-	for (unsigned i = 0; i < g->nworkers; i++) {
-		unsigned tries = 0;
-
-		/* A window being replaced (a resync) is read again, a few times. */
-		while (!stats_seq_read(&g->workers[i].stats.seq, &eras[i]) && tries++ < 3)
-			;
-		if (tries > 3)
-			eras[i].id = 0;
-	}
-	stats_seq_merge(eras, g->nworkers, &sum);
 	jout_u64(o, "received", tot[STAT_SEQ_PACKETS]);
 	jout_u64(o, "reordered", tot[STAT_SEQ_REORDERED]);
 	jout_u64(o, "duplicate", tot[STAT_SEQ_DUPLICATE]);
 	jout_u64(o, "out_of_window", tot[STAT_SEQ_OUTSIDE]);
 	jout_u64(o, "resyncs", tot[STAT_SEQ_RESYNCS]);
-	if (sum.any) {
-		jout_int(o, "lowest", sum.lowest);
-		jout_int(o, "highest", sum.highest);
-		jout_u64(o, "lost", sum.lost);
+	if (sum->any) {
+		jout_int(o, "lowest", sum->lowest);
+		jout_int(o, "highest", sum->highest);
+		jout_u64(o, "lost", sum->lost);
 	}
 	return o;
 }
@@ -227,7 +234,7 @@ static void send_cost(json_t *o, const uint64_t *tot)
 		 per_call(tot[STAT_TAP_SEGMENTS], tot[STAT_TAP_WRITES]));
 }
 
-static json_t *cost_json(const uint64_t *tot, uint64_t segs[STAT_TUN_DIRS][STAT_SEG_BUCKETS])
+static json_t *cost_json(const uint64_t *tot, const uint64_t segs[STAT_TUN_DIRS][STAT_SEG_BUCKETS])
 {
 	json_t *o = json_object(), *out;
 
@@ -246,97 +253,170 @@ static json_t *cost_json(const uint64_t *tot, uint64_t segs[STAT_TUN_DIRS][STAT_
 	return o;
 }
 
-static json_t *worker_json(struct gregw *g, unsigned i, uint64_t *tot, uint64_t *drops,
-			   uint64_t segs[STAT_TUN_DIRS][STAT_SEG_BUCKETS])
+/* Numbers the tunnel never delivered: the span of the workers' windows of the era most
+ * numbers were taken in, minus the numbers taken (stats_seq_merge). */
+static void gather_seq(const struct gregw *g, struct seq_summary *out)
+{
+	struct seq_era eras[CONFIG_MAX_WORKERS];
+
+	for (unsigned i = 0; i < g->nworkers; i++) {
+		unsigned tries = 0;
+
+		/* A window being replaced (a resync) is read again, a few times. */
+		while (!stats_seq_read(&g->workers[i].stats.seq, &eras[i]) && tries++ < 3)
+			;
+		if (tries > 3)
+			eras[i].id = 0;
+	}
+	stats_seq_merge(eras, g->nworkers, out);
+}
+
+/* Worker i's counters, its CPU time from its clock and /proc, and the drops its ring or
+ * socket reported since the last call, added to g->ring_drops (the kernel's count resets). */
+static void gather_worker(struct gregw *g, unsigned i, struct worker_sample *ws)
 {
 	struct worker *w = &g->workers[i];
-	json_t *o = json_object();
-	pid_t tid = __atomic_load_n(&w->tid, __ATOMIC_ACQUIRE);
-	struct cpustat_task t;
 	clockid_t cid;
 	struct timespec ts;
+
+	ws->tid = __atomic_load_n(&w->tid, __ATOMIC_ACQUIRE);
+	ws->udp_gso = worker_udp_gso(w);
+	ws->has_cpu_s = w->started && pthread_getcpuclockid(w->thread, &cid) == 0 &&
+			clock_gettime(cid, &ts) == 0;
+	if (ws->has_cpu_s)
+		ws->cpu_s = clock_secs(clock_ns_from_ts(&ts));
+	ws->has_task = ws->tid > 0 && cpustat_task_read(getpid(), ws->tid, &ws->task) == 0;
+	for (int c = 0; c < STAT_MAX; c++)
+		ws->ctr[c] = stat_read(&w->stats.ctr[c]);
+	for (int r = 0; r < DROP_MAX; r++)
+		ws->drops[r] = stat_read(&w->stats.drops[r]);
+	for (unsigned d = 0; d < STAT_TUN_DIRS; d++)
+		for (unsigned b = 0; b < STAT_SEG_BUCKETS; b++)
+			ws->segs[d][b] = stat_read(&w->stats.segs[d][b]);
+	g->ring_drops[i] += worker_rx_drops(w);
+	ws->rx_drops = g->ring_drops[i];
+	ws->flows = flows_tracked(w->flows);
+	ws->flows_untracked = __atomic_load_n(&w->flows->untracked, __ATOMIC_RELAXED);
+}
+
+/* Everything a stats document says, read once: the clocks, every worker, their sums, and
+ * the kernel's counters (the namespace's UDP, the TUN device's drops). */
+static void gather(struct gregw *g, struct sample *s)
+{
+	struct ifconf_link l;
+
+	s->time_ns = clock_real_ns();
+	s->uptime_ns = clock_mono_ns() - g->start_ns;
+	s->nh = tx_group_nexthop(&g->txg);
+	s->udp_gso = g->sh.udp_gso;
+	for (unsigned i = 0; i < g->nworkers; i++) {
+		struct worker_sample *ws = &s->w[i];
+
+		gather_worker(g, i, ws);
+		s->udp_gso = s->udp_gso && ws->udp_gso;
+		for (int c = 0; c < STAT_MAX; c++)
+			s->tot[c] += ws->ctr[c];
+		for (int r = 0; r < DROP_MAX; r++)
+			s->drops[r] += ws->drops[r];
+		for (unsigned d = 0; d < STAT_TUN_DIRS; d++)
+			for (unsigned b = 0; b < STAT_SEG_BUCKETS; b++)
+				s->segs[d][b] += ws->segs[d][b];
+		s->rx_drops += ws->rx_drops;
+	}
+	/* The namespace's, not gregw's alone: datagrams it never saw. */
+	s->has_mib = g->cfg->gre_udp && g->nworkers && worker_udp_mib(&g->workers[0], &s->mib) == 0;
+	/* The TUN device's own drops (its tx_dropped: a queue's ring full, or a queue without a
+	 * reader), packets gregw never read. */
+	s->has_tun_drops =
+		g->tun_nl.sock && ifconf_link_get(&g->tun_nl, g->ifindex, &l) == 0 && l.has_stats;
+	if (s->has_tun_drops)
+		s->tun_tx_dropped = l.tx_dropped;
+	if (g->cfg->seq)
+		gather_seq(g, &s->seq);
+}
+
+static json_t *worker_json(const struct gregw *g, unsigned i, const struct worker_sample *ws)
+{
+	const struct worker *w = &g->workers[i];
+	json_t *o = json_object();
 	double hz = (double)cpustat_ticks_per_sec();
 
 	jout_int(o, "id", i);
 	jout_set(o, "cpu", w->cpu >= 0 ? json_integer(w->cpu) : json_null());
-	jout_int(o, "tid", tid);
+	jout_int(o, "tid", ws->tid);
 	if (g->cfg->gre_udp) /* false once this worker had UDP_SEGMENT refused */
-		jout_bool(o, "udp_gso", worker_udp_gso(w));
-	if (w->started && pthread_getcpuclockid(w->thread, &cid) == 0 &&
-	    clock_gettime(cid, &ts) == 0)
-		jout_real(o, "cpu_s", clock_secs(clock_ns_from_ts(&ts)));
-	if (tid > 0 && cpustat_task_read(getpid(), tid, &t) == 0) {
-		jout_real(o, "cpu_user_s", (double)t.utime / hz);
-		jout_real(o, "cpu_system_s", (double)t.stime / hz);
-		jout_int(o, "last_cpu", t.processor);
+		jout_bool(o, "udp_gso", ws->udp_gso);
+	if (ws->has_cpu_s)
+		jout_real(o, "cpu_s", ws->cpu_s);
+	if (ws->has_task) {
+		jout_real(o, "cpu_user_s", (double)ws->task.utime / hz);
+		jout_real(o, "cpu_system_s", (double)ws->task.stime / hz);
+		jout_int(o, "last_cpu", ws->task.processor);
 	}
-	for (int c = 0; c < STAT_MAX; c++) {
-		uint64_t v = stat_read(&w->stats.ctr[c]);
-
-		jout_u64(o, stat_name((enum stat_counter)c), v);
-		tot[c] += v;
-	}
-	g->ring_drops[i] += worker_rx_drops(w);
+	for (int c = 0; c < STAT_MAX; c++)
+		jout_u64(o, stat_name((enum stat_counter)c), ws->ctr[c]);
 	/* The ring's frames, or the socket's buffers (a GRO burst counts once): named so. */
-	jout_u64(o, g->rxg.ops->drops_name, g->ring_drops[i]);
-	for (int r = 0; r < DROP_MAX; r++)
-		drops[r] += stat_read(&w->stats.drops[r]);
-	for (unsigned d = 0; d < STAT_TUN_DIRS; d++)
-		for (unsigned b = 0; b < STAT_SEG_BUCKETS; b++)
-			segs[d][b] += stat_read(&w->stats.segs[d][b]);
-	{
-		uint64_t mine[DROP_MAX];
-
-		for (int r = 0; r < DROP_MAX; r++)
-			mine[r] = stat_read(&w->stats.drops[r]);
-		jout_set(o, "drops", drops_json(mine));
-	}
-	jout_int(o, "flows", flows_tracked(w->flows));
-	jout_u64(o, "flows_untracked", __atomic_load_n(&w->flows->untracked, __ATOMIC_RELAXED));
+	jout_u64(o, g->rxg.ops->drops_name, ws->rx_drops);
+	jout_set(o, "drops", drops_json(ws->drops));
+	jout_int(o, "flows", ws->flows);
+	jout_u64(o, "flows_untracked", ws->flows_untracked);
 	return o;
+}
+
+/* The stats document of sample s: writes, reads nothing but s and gregw's configuration. */
+static json_t *stats_json(const struct gregw *g, const struct sample *s, bool final)
+{
+	json_t *doc = json_object(), *workers = json_array(), *total = json_object();
+	uint64_t all = 0;
+
+	if (!doc || !workers || !total) {
+		json_decref(doc);
+		json_decref(workers);
+		json_decref(total);
+		return NULL;
+	}
+	jout_str(doc, "gregw", TUNBED_VERSION);
+	jout_real(doc, "time", clock_secs(s->time_ns));
+	jout_real(doc, "uptime", clock_secs(s->uptime_ns));
+	jout_bool(doc, "final", final);
+	jout_set(doc, "config", config_json(g, s));
+	if (s->nh)
+		jout_set(doc, "next_hop", next_hop_json(s->nh));
+	for (unsigned i = 0; i < g->nworkers; i++)
+		jout_append(workers, worker_json(g, i, &s->w[i]));
+	for (int c = 0; c < STAT_MAX; c++)
+		jout_u64(total, stat_name((enum stat_counter)c), s->tot[c]);
+	jout_u64(total, g->rxg.ops->drops_name, s->rx_drops);
+	if (s->has_mib) {
+		jout_u64(total, "netns_udp_rcvbuf_errors", s->mib.rcvbuf_errors);
+		jout_u64(total, "netns_udp_csum_errors", s->mib.csum_errors);
+	}
+	for (int r = 0; r < DROP_MAX; r++)
+		all += s->drops[r];
+	jout_u64(total, "dropped", all);
+	jout_set(total, "drops", drops_json(s->drops));
+	if (s->has_tun_drops)
+		jout_u64(total, "tun_device_tx_dropped", s->tun_tx_dropped);
+	else /* the TUN device's counters cannot be read */
+		jout_set(total, "tun_device_tx_dropped", json_null());
+	jout_set(total, "cost", cost_json(s->tot, s->segs));
+	jout_set(doc, "total", total);
+	if (g->cfg->seq)
+		jout_set(doc, "seq", seq_json(s));
+	jout_set(doc, "workers", workers);
+	return doc;
 }
 
 json_t *telemetry_stats(struct gregw *g, bool final)
 {
-	json_t *doc = json_object(), *workers = json_array(), *total = json_object();
-	uint64_t tot[STAT_MAX] = { 0 }, drops[DROP_MAX] = { 0 }, ring = 0, all = 0;
-	uint64_t segs[STAT_TUN_DIRS][STAT_SEG_BUCKETS] = { { 0 } };
+	struct sample *s = calloc(1, sizeof(*s));
+	json_t *doc;
 
-	if (!doc || !workers || !total)
+	if (!s)
 		return NULL;
-	jout_str(doc, "gregw", TUNBED_VERSION);
-	jout_real(doc, "time", clock_secs(clock_real_ns()));
-	jout_real(doc, "uptime", clock_secs(clock_mono_ns() - g->start_ns));
-	jout_bool(doc, "final", final);
-	jout_set(doc, "config", config_json(g));
-	if (tx_group_nexthop(&g->txg))
-		jout_set(doc, "next_hop", next_hop_json(tx_group_nexthop(&g->txg)));
-	for (unsigned i = 0; i < g->nworkers; i++) {
-		jout_append(workers, worker_json(g, i, tot, drops, segs));
-		ring += g->ring_drops[i];
-	}
-	for (int c = 0; c < STAT_MAX; c++)
-		jout_u64(total, stat_name((enum stat_counter)c), tot[c]);
-	jout_u64(total, g->rxg.ops->drops_name, ring);
-	if (g->cfg->gre_udp) {
-		struct udp_mib mib;
-
-		/* The namespace's, not gregw's alone: datagrams it never saw. */
-		if (g->nworkers && worker_udp_mib(&g->workers[0], &mib) == 0) {
-			jout_u64(total, "netns_udp_rcvbuf_errors", mib.rcvbuf_errors);
-			jout_u64(total, "netns_udp_csum_errors", mib.csum_errors);
-		}
-	}
-	for (int r = 0; r < DROP_MAX; r++)
-		all += drops[r];
-	jout_u64(total, "dropped", all);
-	jout_set(total, "drops", drops_json(drops));
-	tun_device_drops(total, "tun_device_tx_dropped", g);
-	jout_set(total, "cost", cost_json(tot, segs));
-	jout_set(doc, "total", total);
-	if (g->cfg->seq)
-		jout_set(doc, "seq", seq_json(g, tot));
-	jout_set(doc, "workers", workers);
+	gather(g, s);
+	doc = stats_json(g, s, final);
+	free(s);
 	return doc;
 }
 

@@ -11,7 +11,12 @@
 
 #include "gregw.h"
 
-/* The stats document; final marks the summary written on exit. NULL if out of memory. */
+/*
+ * The stats document; final marks the summary written on exit. Everything it says is read
+ * first, once: the workers' counters, their CPU time, the drops the kernel reports of each
+ * ring or socket since the last call (added to gregw's running sums), the namespace's UDP
+ * counters and the TUN device's drops; then written. NULL if out of memory.
+ */
 json_t *telemetry_stats(struct gregw *g, bool final);
 
 /* Every tracked inner flow of every worker. NULL if out of memory. */
