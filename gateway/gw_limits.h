@@ -66,12 +66,14 @@ enum gw_limits {
 	UDP_SPORT_PID_STEP = 61,  /* where the tries start: prime steps over the range, from */
 	UDP_SPORT_TRY_STEP = 997, /* the PID (two gregw rarely collide) and the try */
 
-	/* Offloads (gso.c, gro.c). */
+	/* Offloads (gso.c, coalesce.c). */
 	GSO_HDR_MAX = 256, /* a segment's inner headers: IPv4 with options or IPv6 with some
 			    * extension headers, and TCP with options; larger are refused */
-	GRO_FLOWS = 8,	   /* superpackets open at once per worker, as a NAPI poll holds few */
-	GRO_MAX = 65535,   /* largest superpacket: the IP total length */
-	GRO_BUF = 65536,   /* one superpacket's buffer */
+
+	SUPERPACKET_MAX = 65535, /* largest superpacket: the IP total length */
+
+	COALESCE_FLOWS = 8,   /* superpackets open at once per worker, as a NAPI poll holds few */
+	COALESCE_BUF = 65536, /* one superpacket's buffer */
 
 	/* Sequence accounting (stats.c, RFC 2890). A sending gregw numbers blocks of up to
 	 * TX_MSGS per batch on each of up to CONFIG_MAX_WORKERS workers, so its numbers reach a

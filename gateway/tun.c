@@ -120,8 +120,8 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 	q->sh = sh;
 	q->stats = stats;
 	q->slots = aligned_alloc(64, (size_t)WORKER_BATCH * (ENCAP_HEADROOM + WORKER_SLOT));
-	q->gro_mem = aligned_alloc(64, (size_t)GRO_FLOWS * GRO_BUF);
-	if (!q->slots || !q->gro_mem) {
+	q->coal_mem = aligned_alloc(64, (size_t)COALESCE_FLOWS * COALESCE_BUF);
+	if (!q->slots || !q->coal_mem) {
 		tunq_fini(q);
 		return -ENOMEM;
 	}
@@ -137,7 +137,7 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 		for (unsigned i = 0; i < WORKER_BATCH; i++)
 			q->free_slots[q->nfree++] = WORKER_BATCH - 1 - i;
 	}
-	gro_init(&q->gro, q->gro_mem);
+	coalesce_init(&q->coal, q->coal_mem);
 	return 0;
 }
 
@@ -147,11 +147,11 @@ void tunq_fini(struct tunq *q)
 	free(q->hdrs);
 	free(q->sent);
 	free(q->free_slots);
-	free(q->gro_mem);
+	free(q->coal_mem);
 	free(q->slots);
 	q->hdrs = NULL;
 	q->sent = q->free_slots = NULL;
-	q->gro_mem = NULL;
+	q->coal_mem = NULL;
 	q->slots = NULL;
 }
 
@@ -389,7 +389,7 @@ static bool write_one(struct tunq *q, const struct virtio_net_hdr *h, const uint
 	return writev(q->fd, iov, 2) == (ssize_t)(sizeof(*h) + len);
 }
 
-/* gro_emit_fn, and the path without offloads: a packet or superpacket of nseg segments into
+/* coalesce_emit_fn, and the path without offloads: a packet or superpacket of nseg segments into
  * TUN, counted as the segments that make it up, as they crossed the wire. */
 static void emit(void *ctx, const struct virtio_net_hdr *h, const uint8_t *pkt, size_t len,
 		 unsigned nseg)
@@ -417,7 +417,7 @@ void tunq_write(struct tunq *q, uint8_t *pkt, size_t len, struct l4_csum csum)
 		emit(q, NULL, pkt, len, 1);
 		return;
 	}
-	if (gro_add(&q->gro, pkt, len, csum, emit, q) == GRO_BAD_CSUM)
+	if (coalesce_add(&q->coal, pkt, len, csum, emit, q) == COALESCE_BAD_CSUM)
 		stat_add(&q->stats->ctr[STAT_GRO_BAD_CSUM], 1);
 }
 
@@ -477,7 +477,7 @@ static unsigned cut_write(struct tunq *q, const struct virtio_net_hdr *h, const 
 	struct gso_pkt g;
 	unsigned took = 0;
 
-	if (gso_parse(h, pkt, len, GRO_MAX, &g) != DROP_NONE)
+	if (gso_parse(h, pkt, len, SUPERPACKET_MAX, &g) != DROP_NONE)
 		return 0;
 	for (unsigned i = 0; i < g.nseg; i++) {
 		size_t plen = gso_segment(&g, i, q->seg_hdr, false);
@@ -514,7 +514,7 @@ unsigned tunq_write_merged(struct tunq *q, const uint8_t *pkt, size_t len, const
 	if (!nseg)
 		return 0;
 	/* What the coalescer holds arrived before: it goes first. */
-	gro_flush(&q->gro, emit, q);
+	coalesce_flush(&q->coal, emit, q);
 	if ((q->sh->tun_offloads & (int)need) != (int)need) {
 		stat_add(&q->stats->ctr[STAT_TUN_CUT_SUPERPACKETS], 1);
 		return cut_write(q, &h, pkt, len) ? nseg : 0;
@@ -530,22 +530,22 @@ bool tunq_put(struct tunq *q, const uint8_t *pkt, size_t len)
 
 void tunq_clock(struct tunq *q, uint64_t now_ns)
 {
-	gro_clock(&q->gro, now_ns);
+	coalesce_clock(&q->coal, now_ns);
 }
 
 void tunq_flush(struct tunq *q, uint64_t now_ns)
 {
 	if (q->sh->vnet_hdr)
-		gro_flush_older(&q->gro, now_ns + 1 - q->sh->gro_hold_ns, emit, q);
+		coalesce_flush_older(&q->coal, now_ns + 1 - q->sh->gro_hold_ns, emit, q);
 }
 
 bool tunq_holding(const struct tunq *q)
 {
-	return q->sh->vnet_hdr && gro_holding(&q->gro);
+	return q->sh->vnet_hdr && coalesce_holding(&q->coal);
 }
 
 void tunq_flush_all(struct tunq *q)
 {
 	if (q->sh->vnet_hdr)
-		gro_flush(&q->gro, emit, q);
+		coalesce_flush(&q->coal, emit, q);
 }

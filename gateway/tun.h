@@ -3,7 +3,7 @@
  * one non-blocking fd per queue, one queue per worker. Not persistent: the device goes away
  * with the last fd. A worker's queue (struct tunq) hides the device's quirks: with offloads
  * (IFF_VNET_HDR) the virtio header, the superpackets it reads, cut into segments (gso.h),
- * and the segments it writes, merged into superpackets (gro.h); the worker sees packets.
+ * and the segments it writes, merged into superpackets (coalesce.h); the worker sees packets.
  */
 #ifndef TUNBED_GW_TUN_H
 #define TUNBED_GW_TUN_H
@@ -15,7 +15,7 @@
 
 #include "drop.h"
 #include "fq.h"
-#include "gro.h"
+#include "coalesce.h"
 #include "gso.h"
 #include "inet.h"
 #include "shared.h"
@@ -75,11 +75,11 @@ struct tunq {
 	struct virtio_net_hdr *hdrs; /* per slot: its virtio header */
 	struct gso_pkt gso;	     /* the superpacket being cut */
 	struct ip_info gso_ip;
-	unsigned gso_next; /* its next segment; gso.nseg when done */
-	bool gso_partial;  /* its segments' checksums left to the device (tun_pkt.csum) */
-	size_t whole_max;  /* this pass: TCP superpackets up to this long go whole; 0: none */
-	struct gro gro;	   /* --offload: coalescing towards TUN */
-	uint8_t *gro_mem;  /* its GRO_FLOWS buffers */
+	unsigned gso_next;     /* its next segment; gso.nseg when done */
+	bool gso_partial;      /* its segments' checksums left to the device (tun_pkt.csum) */
+	size_t whole_max;      /* this pass: TCP superpackets up to this long go whole; 0: none */
+	struct coalescer coal; /* --offload: coalescing towards TUN */
+	uint8_t *coal_mem;     /* its COALESCE_FLOWS buffers */
 	uint8_t seg_hdr[GSO_HDR_MAX]; /* a segment's headers, cut from the wire's superpacket */
 };
 

@@ -14,7 +14,7 @@
  *   wire --rxq_next--> datagrams with CoDel's verdict (rx.c), from the transport chosen at
  *     start: ring frames (rx_ring.c), or UDP_GRO bursts cut (rx_udp.c)
  *     --worker.c deliver: decap (encap.c), CoDel's mark or drop, flow, MSS clamp-->
- *     tunq_write ... tunq_flush --> TUN queue i (segments merged into superpackets: gro.c)
+ *     tunq_write ... tunq_flush --> TUN queue i (segments merged into superpackets: coalesce.c)
  *
  * A pass reads up to WORKER_BATCH packets from TUN and RX_BUDGET datagrams from the wire;
  * with no work the worker sleeps in poll until either has more, or the stop eventfd fires.

@@ -4,7 +4,7 @@
  *        gso_parse; every segment gso_segment writes must be a well-formed packet of the
  *        expected size whose payload lies inside the input;
  * odd  - packets from the tunnel: 2-byte big-endian lengths, each followed by that many
- *        bytes, go through gro_add; whatever comes out must fit in 64 KB, and a superpacket
+ *        bytes, go through coalesce_add; whatever comes out must fit in 64 KB, and a superpacket
  *        cut again by gso must give back as many segments as were merged into it.
  */
 #include <stdint.h>
@@ -12,13 +12,14 @@
 #include <string.h>
 
 #include "byteorder.h"
-#include "gro.h"
+#include "coalesce.h"
 #include "gso.h"
 #include "inet.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static uint8_t pkt[65536 + 16], seg[GSO_HDR_MAX + 65536], mem[GRO_FLOWS * GRO_BUF], again[65536];
+static uint8_t pkt[65536 + 16], seg[GSO_HDR_MAX + 65536], mem[COALESCE_FLOWS * COALESCE_BUF],
+	again[65536];
 
 /* Every segment: a whole IP packet of its length, its transport checksum right (once
  * completed, when partial). */
@@ -54,7 +55,7 @@ static void emitted(void *ctx, const struct virtio_net_hdr *h, const uint8_t *p,
 	struct gso_pkt g;
 
 	(void)ctx;
-	if (len > GRO_MAX || nseg == 0)
+	if (len > SUPERPACKET_MAX || nseg == 0)
 		abort();
 	if (nseg == 1)
 		return;
@@ -66,7 +67,7 @@ static void emitted(void *ctx, const struct virtio_net_hdr *h, const uint8_t *p,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct gro gro;
+	static struct coalescer coal;
 	struct l4_csum cs, partial = { 0 };
 
 	if (size < 1)
@@ -84,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_segments(&g, data[0] & 4);
 		return 0;
 	}
-	gro_init(&gro, mem);
+	coalesce_init(&coal, mem);
 	for (size_t off = 1; off + 2 <= size;) {
 		size_t len = load_be16(data + off);
 
@@ -99,10 +100,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (ip_parse(pkt, len, false, &ip) >= 0 && inet_l4_csum_at(len, &ip, &cs))
 				partial = cs;
 		}
-		gro_add(&gro, pkt, len, partial, emitted, NULL);
+		coalesce_add(&coal, pkt, len, partial, emitted, NULL);
 		partial = (struct l4_csum){ 0 };
 		off += len;
 	}
-	gro_flush(&gro, emitted, NULL);
+	coalesce_flush(&coal, emitted, NULL);
 	return 0;
 }

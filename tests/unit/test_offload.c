@@ -1,6 +1,6 @@
 /*
  * Segmentation of TUN superpackets (gateway/gso.c) and coalescing towards TUN
- * (gateway/gro.c): every segment a well-formed packet with the right lengths, identification,
+ * (gateway/coalesce.c): every segment a well-formed packet with the right lengths, identification,
  * sequence number, flags and checksums; odd sizes and the last short segment; ECN; IPv4
  * options; IPv6; UDP (USO); refusals; and coalescing: what segmentation cut is put back
  * together byte for byte, flows interleaved, and nothing merged that the kernel's GRO would
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "gro.h"
+#include "coalesce.h"
 #include "gso.h"
 #include "inet.h"
 #include "pkt.h"
@@ -263,7 +263,7 @@ static void test_udp_and_refusals(void)
 /* What the coalescer emitted, in order. */
 static struct out {
 	struct virtio_net_hdr h;
-	uint8_t pkt[GRO_BUF];
+	uint8_t pkt[COALESCE_BUF];
 	size_t len;
 	unsigned nseg;
 } outs[16];
@@ -282,30 +282,30 @@ static void collect(void *ctx, const struct virtio_net_hdr *h, const uint8_t *pk
 	nouts++;
 }
 
-static uint8_t gro_mem[GRO_FLOWS * GRO_BUF];
-static struct gro gro;
-static unsigned results[GRO_BAD_CSUM + 1]; /* what gro_add said, since the last reset */
+static uint8_t coal_mem[COALESCE_FLOWS * COALESCE_BUF];
+static struct coalescer coal;
+static unsigned results[COALESCE_BAD_CSUM + 1]; /* what coalesce_add said, since the last reset */
 
 /* A fresh coalescer: nothing held, nothing emitted, nothing counted. */
-static void gro_reset(void)
+static void coal_reset(void)
 {
-	gro_init(&gro, gro_mem);
+	coalesce_init(&coal, coal_mem);
 	memset(results, 0, sizeof(results));
 	nouts = 0;
 }
 
 static void add(const uint8_t *p, size_t len)
 {
-	results[gro_add(&gro, p, len, (struct l4_csum){ 0 }, collect, NULL)]++;
+	results[coalesce_add(&coal, p, len, (struct l4_csum){ 0 }, collect, NULL)]++;
 }
 
 /* From a fresh coalescer: p1, then p2, then the flush. Returns what came out. */
 static unsigned coalesce_pair(const uint8_t *p1, size_t l1, const uint8_t *p2, size_t l2)
 {
-	gro_reset();
+	coal_reset();
 	add(p1, l1);
 	add(p2, l2);
-	gro_flush(&gro, collect, NULL);
+	coalesce_flush(&coal, collect, NULL);
 	return nouts;
 }
 
@@ -349,7 +349,7 @@ static void test_round_trip(int family)
 		memcpy(orig[i], seg[i], seg_len[i]);
 		orig_len[i] = seg_len[i];
 	}
-	gro_reset();
+	coal_reset();
 	for (unsigned i = 0; i < n; i++)
 		add(orig[i], orig_len[i]);
 	/* The short last segment with PSH closed it: out before any flush. */
@@ -367,7 +367,7 @@ static void test_round_trip(int family)
 		if (seg_len[i] != orig_len[i] || memcmp(seg[i], orig[i], orig_len[i]) != 0)
 			bad++;
 	CHECK_INT(bad, 0);
-	gro_flush(&gro, collect, NULL);
+	coalesce_flush(&coal, collect, NULL);
 	CHECK_INT(nouts, 1);
 }
 
@@ -388,28 +388,28 @@ static void test_rules(void)
 	}
 
 	printf("case: two flows interleaved\n");
-	gro_reset();
+	coal_reset();
 	for (unsigned i = 0; i < 4; i++) {
 		add(a[i], alen[i]);
 		add(b[i], blen[i]);
 	}
 	CHECK_INT(nouts, 0);
-	gro_flush(&gro, collect, NULL);
+	coalesce_flush(&coal, collect, NULL);
 	CHECK_INT(nouts, 2);
 	CHECK_INT(outs[0].nseg, 4);
 	CHECK_INT(outs[1].nseg, 4);
 	CHECK_INT(load_be16(outs[0].pkt + TCP4 + TCP_SPORT_OFF) +
 			  load_be16(outs[1].pkt + TCP4 + TCP_SPORT_OFF),
 		  3);
-	CHECK_INT(results[GRO_MERGED], 6);
-	CHECK_INT(results[GRO_HELD], 2);
+	CHECK_INT(results[COALESCE_MERGED], 6);
+	CHECK_INT(results[COALESCE_HELD], 2);
 
 	printf("case: a gap ends the superpacket\n");
-	gro_reset();
+	coal_reset();
 	add(a[0], alen[0]);
 	add(a[1], alen[1]);
 	add(a[3], alen[3]);
-	gro_flush(&gro, collect, NULL);
+	coalesce_flush(&coal, collect, NULL);
 	CHECK_INT(nouts, 2);
 	CHECK_INT(outs[0].nseg, 2);
 	CHECK_INT(outs[1].nseg, 1);
@@ -418,19 +418,19 @@ static void test_rules(void)
 	CHECK(memcmp(outs[1].pkt, a[3], alen[3]) == 0);
 
 	printf("case: a wrong checksum is passed on alone, unverified\n");
-	gro_reset();
+	coal_reset();
 	add(a[0], alen[0]);
 	a[1][100] ^= 0x40;
 	add(a[1], alen[1]);
 	a[1][100] ^= 0x40;
 	add(a[2], alen[2]);
-	gro_flush(&gro, collect, NULL);
+	coalesce_flush(&coal, collect, NULL);
 	CHECK_INT(nouts, 3);
 	CHECK_INT(outs[0].nseg, 1);
 	CHECK_INT(outs[1].h.flags, 0);
 	CHECK_INT(outs[1].pkt[100], a[1][100] ^ 0x40);
 	CHECK_INT(outs[2].nseg, 1);
-	CHECK_INT(results[GRO_BAD_CSUM], 1);
+	CHECK_INT(results[COALESCE_BAD_CSUM], 1);
 
 	printf("case: changed options, identification, SYN, pure ACK, UDP\n");
 	{
@@ -462,7 +462,7 @@ static void test_rules(void)
 		s.tcp_flags = TCP_F_SYN;
 		s.payload = 0;
 		l3 = pkt_build(&s, p3);
-		gro_reset();
+		coal_reset();
 		add(p1, l1);
 		add(p3, l3);
 		CHECK_INT(nouts, 2); /* the flow first, then the SYN, at once */
@@ -483,7 +483,7 @@ static void test_rules(void)
 		add(p3, l3);
 		CHECK_INT(nouts, 1);
 		CHECK_INT(outs[0].len, l3);
-		gro_flush(&gro, collect, NULL);
+		coalesce_flush(&coal, collect, NULL);
 		CHECK_INT(nouts, 2);
 	}
 
@@ -502,7 +502,7 @@ static void test_rules(void)
 	}
 
 	printf("case: no more than 64 KB, and the oldest of 9 flows goes first\n");
-	gro_reset();
+	coal_reset();
 	for (unsigned half = 0; half < 2; half++) {
 		/* Two superpackets of 30 segments, one after the other in sequence. */
 		unsigned n = flow_segments(AF_INET, 3, 30 * 1400, 1400, TCP_F_ACK);
@@ -514,19 +514,19 @@ static void test_rules(void)
 			add(seg[i], seg_len[i]);
 		}
 	}
-	gro_flush(&gro, collect, NULL);
+	coalesce_flush(&coal, collect, NULL);
 	CHECK_INT(nouts, 2);
 	CHECK_INT(outs[0].nseg, (65535 - HDRS4) / 1400);
 	CHECK(outs[0].len <= 65535);
 	CHECK_INT(outs[0].nseg + outs[1].nseg, 60);
-	gro_reset();
+	coal_reset();
 	for (uint16_t port = 10; port < 19; port++) {
 		flow_segments(AF_INET, port, 2000, 1400, TCP_F_ACK);
 		add(seg[0], seg_len[0]);
 	}
 	CHECK_INT(nouts, 1);
 	CHECK_INT(load_be16(outs[0].pkt + TCP4 + TCP_SPORT_OFF), 10);
-	gro_flush(&gro, collect, NULL);
+	coalesce_flush(&coal, collect, NULL);
 	CHECK_INT(nouts, 9);
 }
 
@@ -675,10 +675,10 @@ static void test_header_edits(void)
 		len[1] = apply_edit(p[1], len[1], k->family, k->edit);
 		if (k->fix)
 			refresh(p[1], len[1]);
-		gro_reset();
+		coal_reset();
 		for (unsigned i = 0; i < 3; i++)
 			add(p[i], len[i]);
-		gro_flush(&gro, collect, NULL);
+		coalesce_flush(&coal, collect, NULL);
 		CHECK_INT(nouts, k->outs);
 		CHECK_INT(outs[0].nseg, k->first);
 		if (k->outs == 3) {
@@ -791,23 +791,23 @@ static void test_partial(void)
 	h = tso_hdr(AF_INET, IPV4_HLEN, 1400, false);
 	CHECK_INT(gso_parse(&h, super, len, 1476, &g), DROP_NONE);
 	c = gso_csum(&g);
-	gro_reset();
+	coal_reset();
 	for (unsigned i = 0; i < 3; i++) {
 		size_t plen = gso_segment(&g, i, whole[i], true);
 
 		memcpy(whole[i] + g.hdr_len, super + g.hdr_len + (size_t)i * g.mss, plen);
-		results[gro_add(&gro, whole[i], g.hdr_len + plen, c, collect, NULL)]++;
+		results[coalesce_add(&coal, whole[i], g.hdr_len + plen, c, collect, NULL)]++;
 	}
-	gro_flush(&gro, collect, NULL);
-	CHECK_INT(results[GRO_BAD_CSUM], 0);
+	coalesce_flush(&coal, collect, NULL);
+	CHECK_INT(results[COALESCE_BAD_CSUM], 0);
 	CHECK_INT(nouts, 1);
 	CHECK_INT(outs[0].nseg, 3);
 	CHECK_INT(outs[0].h.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
 
 	printf("case: a lone partial segment goes on with NEEDS_CSUM where it came\n");
-	gro_reset();
-	results[gro_add(&gro, whole[0], g.hdr_len + 1400, c, collect, NULL)]++;
-	gro_flush(&gro, collect, NULL);
+	coal_reset();
+	results[coalesce_add(&coal, whole[0], g.hdr_len + 1400, c, collect, NULL)]++;
+	coalesce_flush(&coal, collect, NULL);
 	CHECK_INT(nouts, 1);
 	CHECK_INT(outs[0].nseg, 1);
 	CHECK_INT(outs[0].h.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
@@ -816,13 +816,13 @@ static void test_partial(void)
 	CHECK(memcmp(outs[0].pkt, whole[0], g.hdr_len + 1400) == 0);
 	printf("case: ... and one that opens no superpacket (SYN), and one coalescing cannot "
 	       "read\n");
-	gro_reset();
+	coal_reset();
 	whole[0][TCP4 + TCP_FLAGS_OFF] |= TCP_F_SYN;
-	results[gro_add(&gro, whole[0], g.hdr_len + 1400, c, collect, NULL)]++;
+	results[coalesce_add(&coal, whole[0], g.hdr_len + 1400, c, collect, NULL)]++;
 	s = lan_pkt(AF_INET, IPPROTO_UDP, 5, 6, 0, 100);
 	len = pkt_build(&s, super);
-	results[gro_add(&gro, super, len, (struct l4_csum){ IPV4_HLEN, UDP_CSUM_OFF }, collect,
-			NULL)]++;
+	results[coalesce_add(&coal, super, len, (struct l4_csum){ IPV4_HLEN, UDP_CSUM_OFF },
+			     collect, NULL)]++;
 	CHECK_INT(nouts, 2);
 	CHECK_INT(outs[0].h.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
 	CHECK_INT(outs[1].h.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);

@@ -1,7 +1,7 @@
 /*
- * Receive-side coalescing (see gro.h).
+ * Receive-side coalescing (see coalesce.h).
  */
-#include "gro.h"
+#include "coalesce.h"
 
 #include <endian.h>
 #include <netinet/in.h>
@@ -75,7 +75,7 @@ static bool csum_ok(const struct seg *s)
 
 /* Same addresses and ports: the flow. Both addresses at once: the destination follows the
  * source; each family's length a constant, so that the comparison is inlined. */
-static bool same_flow(const struct gro_flow *f, const struct seg *s)
+static bool same_flow(const struct coalesce_flow *f, const struct seg *s)
 {
 	const uint8_t *a = f->buf, *b = s->pkt;
 	const uint8_t *pa = a + f->l4_off + L4_SPORT_OFF, *pb = b + s->l4_off + L4_SPORT_OFF;
@@ -90,13 +90,13 @@ static bool same_flow(const struct gro_flow *f, const struct seg *s)
 }
 
 /* Whether s may be appended to f, as tcp_gro_receive and inet_gro_receive would. */
-static bool joins(const struct gro_flow *f, const struct seg *s)
+static bool joins(const struct coalesce_flow *f, const struct seg *s)
 {
 	const uint8_t *a = f->buf, *b = s->pkt;
 	const uint8_t *ta = a + f->l4_off, *tb = b + s->l4_off;
 
 	if (!s->mergeable || s->hdr_len != f->hdr_len || s->plen == 0 || s->plen > f->mss ||
-	    f->len + s->plen > GRO_MAX || s->seq != f->next_seq || (s->flags & TCP_F_CWR))
+	    f->len + s->plen > SUPERPACKET_MAX || s->seq != f->next_seq || (s->flags & TCP_F_CWR))
 		return false;
 	if (s->family == AF_INET) {
 		/* TOS, DF, TTL; the identification counts up. */
@@ -128,16 +128,16 @@ static struct virtio_net_hdr one_hdr(struct l4_csum csum, bool verified)
 }
 
 static void emit_one(const uint8_t *pkt, size_t len, struct l4_csum csum, bool verified,
-		     gro_emit_fn *emit, void *ctx)
+		     coalesce_emit_fn *emit, void *ctx)
 {
 	struct virtio_net_hdr h = one_hdr(csum, verified);
 
 	emit(ctx, &h, pkt, len, 1);
 }
 
-static void emit_flow(struct gro *g, unsigned i, gro_emit_fn *emit, void *ctx)
+static void emit_flow(struct coalescer *g, unsigned i, coalesce_emit_fn *emit, void *ctx)
 {
-	struct gro_flow *f = &g->flow[i];
+	struct coalesce_flow *f = &g->flow[i];
 	uint8_t *p = f->buf, *th = p + f->l4_off;
 	struct virtio_net_hdr h = one_hdr(f->csum, true);
 
@@ -177,7 +177,8 @@ static void emit_flow(struct gro *g, unsigned i, gro_emit_fn *emit, void *ctx)
  * may belong to a held flow, which must not be reordered. Other protocols pass held flows
  * (over IPv6: anything not TCP and not behind an extension header).
  */
-static void flush_hosts(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_fn *emit, void *ctx)
+static void flush_hosts(struct coalescer *g, const uint8_t *pkt, size_t len, coalesce_emit_fn *emit,
+			void *ctx)
 {
 	int family = 0;
 	unsigned off, alen;
@@ -191,35 +192,35 @@ static void flush_hosts(struct gro *g, const uint8_t *pkt, size_t len, gro_emit_
 		family = AF_INET6;
 	off = ip_src_off(family);
 	alen = 2 * ip_addr_len(family);
-	for (unsigned i = 0; family && i < GRO_FLOWS; i++)
+	for (unsigned i = 0; family && i < COALESCE_FLOWS; i++)
 		if ((g->open & (1u << i)) && g->flow[i].family == family &&
 		    memcmp(g->flow[i].buf + off, pkt + off, alen) == 0)
 			emit_flow(g, i, emit, ctx);
 }
 
-void gro_init(struct gro *g, uint8_t *mem)
+void coalesce_init(struct coalescer *g, uint8_t *mem)
 {
 	memset(g, 0, sizeof(*g));
-	for (unsigned i = 0; i < GRO_FLOWS; i++)
-		g->flow[i].buf = mem + (size_t)i * GRO_BUF;
+	for (unsigned i = 0; i < COALESCE_FLOWS; i++)
+		g->flow[i].buf = mem + (size_t)i * COALESCE_BUF;
 }
 
-enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, struct l4_csum csum,
-			gro_emit_fn *emit, void *ctx)
+enum coalesce_result coalesce_add(struct coalescer *g, const uint8_t *pkt, size_t len,
+				  struct l4_csum csum, coalesce_emit_fn *emit, void *ctx)
 {
 	struct seg s;
-	struct gro_flow *f = NULL;
-	unsigned i, slot = GRO_FLOWS, oldest = GRO_FLOWS;
+	struct coalesce_flow *f = NULL;
+	unsigned i, slot = COALESCE_FLOWS, oldest = COALESCE_FLOWS;
 
 	g->clock++;
 	if (!parse(pkt, len, &s)) {
 		flush_hosts(g, pkt, len, emit, ctx);
 		emit_one(pkt, len, csum, false, emit, ctx);
-		return GRO_PASSED;
+		return COALESCE_PASSED;
 	}
-	for (i = 0; i < GRO_FLOWS; i++) {
+	for (i = 0; i < COALESCE_FLOWS; i++) {
 		if (!(g->open & (1u << i))) {
-			if (slot == GRO_FLOWS)
+			if (slot == COALESCE_FLOWS)
 				slot = i;
 			continue;
 		}
@@ -227,7 +228,7 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, struct l4
 			f = &g->flow[i];
 			break;
 		}
-		if (oldest == GRO_FLOWS || g->flow[i].age < g->flow[oldest].age)
+		if (oldest == COALESCE_FLOWS || g->flow[i].age < g->flow[oldest].age)
 			oldest = i;
 	}
 	/* Only payload is merged, and only after its checksum is known right: a merged
@@ -237,7 +238,7 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, struct l4
 		if (f)
 			emit_flow(g, i, emit, ctx);
 		emit_one(pkt, len, csum, false, emit, ctx);
-		return GRO_BAD_CSUM;
+		return COALESCE_BAD_CSUM;
 	}
 	if (f) {
 		if (joins(f, &s)) {
@@ -249,7 +250,7 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, struct l4
 			f->buf[f->l4_off + TCP_FLAGS_OFF] |= s.flags & (TCP_F_PSH | TCP_F_FIN);
 			if (s.plen < f->mss || (s.flags & (TCP_F_PSH | TCP_F_FIN)))
 				emit_flow(g, i, emit, ctx);
-			return GRO_MERGED;
+			return COALESCE_MERGED;
 		}
 		emit_flow(g, i, emit, ctx);
 		slot = i;
@@ -257,9 +258,9 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, struct l4
 	if (!s.mergeable || s.plen == 0 ||
 	    (s.flags & (TCP_F_SYN | TCP_F_FIN | TCP_F_RST | TCP_F_URG | TCP_F_PSH))) {
 		emit_one(pkt, len, csum, s.plen && s.mergeable, emit, ctx);
-		return GRO_PASSED;
+		return COALESCE_PASSED;
 	}
-	if (slot == GRO_FLOWS) {
+	if (slot == COALESCE_FLOWS) {
 		slot = oldest;
 		emit_flow(g, slot, emit, ctx);
 	}
@@ -277,19 +278,20 @@ enum gro_result gro_add(struct gro *g, const uint8_t *pkt, size_t len, struct l4
 	f->age = g->clock;
 	f->opened_ns = g->now_ns;
 	g->open |= 1u << slot;
-	return GRO_HELD;
+	return COALESCE_HELD;
 }
 
-void gro_flush(struct gro *g, gro_emit_fn *emit, void *ctx)
+void coalesce_flush(struct coalescer *g, coalesce_emit_fn *emit, void *ctx)
 {
-	for (unsigned i = 0; i < GRO_FLOWS; i++)
+	for (unsigned i = 0; i < COALESCE_FLOWS; i++)
 		if (g->open & (1u << i))
 			emit_flow(g, i, emit, ctx);
 }
 
-void gro_flush_older(struct gro *g, uint64_t before_ns, gro_emit_fn *emit, void *ctx)
+void coalesce_flush_older(struct coalescer *g, uint64_t before_ns, coalesce_emit_fn *emit,
+			  void *ctx)
 {
-	for (unsigned i = 0; i < GRO_FLOWS; i++)
+	for (unsigned i = 0; i < COALESCE_FLOWS; i++)
 		if ((g->open & (1u << i)) && g->flow[i].opened_ns < before_ns)
 			emit_flow(g, i, emit, ctx);
 }
