@@ -24,6 +24,7 @@ from tunbedlib import analysis, document, drivers, inventory, records, render  #
 from tunbedlib import scenario  # noqa: E402
 from tunbedlib import bed as beds  # noqa: E402
 from tunbedlib.drivers import contract, vpn  # noqa: E402
+from tunbedlib.kinds import matrix_baselines  # noqa: E402
 from tunbedlib.kinds import matrix_point as point, matrix_report as report  # noqa: E402
 from tunbedlib.kinds.base import Item  # noqa: E402
 from tunbedlib.kinds.matrix import KIND as MATRIX  # noqa: E402
@@ -553,6 +554,39 @@ class Peers(unittest.TestCase):
             {"cpu": 0, "host": "gw-b", "by": []}]),
             "openvpn gwa (97% of core 1); the kernel (core 0 of gw-b)")
 
+
+
+class Baselines(unittest.TestCase):
+    """Each point over the baselines of the run at the same sessions, MTU and pattern."""
+
+    @staticmethod
+    def pt(gateway, sessions, mode="-", mtu=0):
+        key = f"{gateway}-{mode}-s{sessions}-mtu{mtu}"
+        return {"key": key, "gateway": gateway, "mode": mode, "sessions": sessions, "mtu": mtu,
+                "pattern": "push", "config": f"{gateway} {mode}"}
+
+    def test_ratios_and_table(self):
+        pts = [self.pt("route", 1), self.pt("vxlan", 1), self.pt("vxlan-frames", 1),
+               self.pt("gregw", 1, "gre"), self.pt("gregw", 8, "gre"), self.pt("vxlan", 8),
+               self.pt("gregw", 1, "gre", mtu=9000)]
+        gbit = (20, 10, 5, 8, 6, 12, 9)  # each point's Gbit/s, in pts' order
+        summary = {p["key"]: {"bits_per_second": {"median": g * 1e9}} for p, g in zip(pts, gbit)}
+        r = matrix_baselines.ratios(pts, summary)
+        self.assertEqual(r["gregw-gre-s1-mtu0"], {"route": 0.4, "vxlan": 0.8, "vxlan-frames": 1.6})
+        self.assertEqual(r["gregw-gre-s8-mtu0"], {"vxlan": 0.5})  # only vxlan ran at 8
+        self.assertNotIn("gregw-gre-s1-mtu9000", r)  # no baseline at that MTU
+        self.assertEqual(r["vxlan-frames---s1-mtu0"], {"route": 0.25, "vxlan": 0.5})
+        header, rows = matrix_baselines.table(pts, summary)
+        self.assertEqual(header, ("sessions", "gateway", "Gbit/s", "x route", "x vxlan",
+                                  "x vxlan-frames"))
+        self.assertIn(["1", "gregw gre", "8.00", "0.40", "0.80", "1.60"], rows)
+        self.assertIn(["8", "gregw gre", "6.00", "-", "0.50", "-"], rows)
+
+    def test_no_baseline_no_table(self):
+        pts = [self.pt("gregw", 1, "gre"), self.pt("gregw", 1, "gre-udp")]
+        summary = {p["key"]: {"bits_per_second": {"median": 1e9}} for p in pts}
+        self.assertIsNone(matrix_baselines.table(pts, summary))
+        self.assertEqual(matrix_baselines.ratios(pts, summary), {})
 
 class GregwCost(unittest.TestCase):
     """report.cost_table: gregw's cost along the data's way, medians over the repeats."""

@@ -8,7 +8,7 @@ import dataclasses
 
 from .. import analysis
 from ..document import Csv, Document, Plot, Section, Table, footer, title
-from . import matrix_pairview, matrix_scaling, matrix_verdict
+from . import matrix_baselines, matrix_pairview, matrix_scaling, matrix_verdict
 
 COLUMNS = ("bits_per_second", "retransmits", "retransmits_per_gb", "jain", "box_cpu_s_per_gb",
            "gateway_cpu_s_per_gb", "rr_idle_p50_ms", "rr_load_p50_ms", "rr_load_p99_ms")
@@ -477,6 +477,8 @@ def document(res, plots=None):
     for heading, id_, intro, table, table_id in (
             ("Gateways side by side", "peers", PEER_INTRO,
              peer_table(res.points, res.summary, res.failed), "peer-table"),
+            ("Against the baselines", "baselines", matrix_baselines.INTRO,
+             matrix_baselines.table(res.points, res.summary), "baselines-table"),
             ("Scaling with workers", "scaling", matrix_scaling.INTRO,
              matrix_scaling.scaling_table(res.points, res.summary, matrix_verdict.cell),
              "scaling-table"),
@@ -496,5 +498,6 @@ def document(res, plots=None):
         sections=sections, plots=plot_list(res) if plots is None else plots, footer=footer(),
         summary={"meta": meta, "complete": res.complete, "noise_floor_pct": res.noise_floor,
                  "points": res.points,
+                 "baselines": matrix_baselines.ratios(res.points, res.summary),
                  "summary": res.summary, "runs": res.runs},
         csv=[Csv("summary", SUMMARY_HEADER, list(summary_rows(res)))])
