@@ -22,10 +22,11 @@ enum {
 	/* The longest drop program, IPv6's: 1 + 2 + 2 + 3 + 2 * 2 * 4 + 2 + 2
 	 * (tcx_gre_drop_attach). */
 	TCX_INSNS_MAX = 28,
-	/* The TAP's longest program, IPv4 with a key: 5 to check the EtherType, 8 stores, 3 for
-	 * the protocol type, 5 for the length, 17 for the checksum, 14 to encapsulate, 4 to
-	 * redirect, 2 to drop: 58 (IPv6 with a key: 46). */
-	TCX_TAP_INSNS_MAX = 64,
+	/* The TAP's longest program, IPv4 with a key: 5 to check the EtherType, 8 stores, 14 for
+	 * the DS field and TTL (IPv6 outside: 20), 3 for the protocol type, 5 for the length,
+	 * 17 for the checksum, 14 to encapsulate, 4 to redirect, 2 to drop: 72 (IPv6 with a
+	 * key: 66). */
+	TCX_TAP_INSNS_MAX = 80,
 	/* The outer header on the stack, from r10: 2 bytes unused, the EtherType, the outer IP
 	 * header and GRE; words aligned, as the stores are. */
 	TCX_TAP_HDR = -56,
@@ -183,6 +184,58 @@ int tcx_udp_drop_attach(int ifindex, int family, const uint8_t *local, const uin
 }
 
 /*
+ * The outer DS field and TTL written over the template's (the outer IP header at ip_at on the
+ * stack) from the frame's IP header, IPv4 or IPv6 as its EtherType (r7) says: r8 the inner DS
+ * field, r9 its TTL. The template holds a fixed DSCP already; nothing is read when nothing is
+ * inherited.
+ */
+static void tap_tos(struct tcx_prog *g, const struct tcx_tap *t, int ip_at)
+{
+	int32_t mask = (t->dscp_inherit ? 0xfc : 0) | (t->ecn_copy ? IP_ECN_MASK : 0);
+	int32_t fixed = t->dscp_inherit ? 0 : t->dscp << IP_DSCP_SHIFT;
+	unsigned to_v4, to_end;
+
+	if (!mask && !t->ttl_inherit)
+		return;
+	to_v4 = g->n;
+	g->p[g->n++] = EBPF_JMP_IMM(BPF_JNE, BPF_REG_7, ETH_P_IPV6, 0);
+	/* Version, traffic class, the flow label's top: the class is bits 4 to 11. */
+	g->p[g->n++] = EBPF_LD_ABS(BPF_H, ETH_HLEN);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_RSH, BPF_REG_0, IPV6_TCLASS_SHIFT);
+	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_8, BPF_REG_0);
+	g->p[g->n++] = EBPF_LD_ABS(BPF_B, ETH_HLEN + IPV6_HOPS_OFF);
+	to_end = g->n;
+	g->p[g->n++] = EBPF_JA(0);
+	g->p[to_v4].off = (int16_t)(g->n - to_v4 - 1);
+	g->p[g->n++] = EBPF_LD_ABS(BPF_B, ETH_HLEN + 1);
+	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_8, BPF_REG_0);
+	g->p[g->n++] = EBPF_LD_ABS(BPF_B, ETH_HLEN + IPV4_TTL_OFF);
+	g->p[to_end].off = (int16_t)(g->n - to_end - 1);
+	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_9, BPF_REG_0);
+	if (t->ttl_inherit)
+		g->p[g->n++] = EBPF_STX_MEM(BPF_B, BPF_REG_10, BPF_REG_9,
+					    ip_at + (int)ip_ttl_off(t->family));
+	if (!mask)
+		return;
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_AND, BPF_REG_8, mask);
+	if (fixed)
+		g->p[g->n++] = EBPF_ALU64_IMM(BPF_OR, BPF_REG_8, fixed);
+	if (t->family != AF_INET6) {
+		g->p[g->n++] = EBPF_STX_MEM(BPF_B, BPF_REG_10, BPF_REG_8, ip_at + 1);
+		return;
+	}
+	/* The class across the first two bytes: the version and its high nibble, then its low
+	 * nibble and the flow label's first bits (0). */
+	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_1, BPF_REG_8);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_RSH, BPF_REG_1, 4);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_OR, BPF_REG_1, 0x60);
+	g->p[g->n++] = EBPF_STX_MEM(BPF_B, BPF_REG_10, BPF_REG_1, ip_at);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_AND, BPF_REG_8, 0x0f);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_LSH, BPF_REG_8, 4);
+	g->p[g->n++] = EBPF_STX_MEM(BPF_B, BPF_REG_10, BPF_REG_8, ip_at + 1);
+}
+
+/*
  * The outer header at TCX_TAP_HDR on the stack: the outer EtherType at +2, the IP header at +4
  * (its length from skb->len; IPv4's checksum by bpf_csum_diff), then GRE, its protocol type the
  * frame's EtherType (r7). A frame too long for the header's length field goes to the drop.
@@ -197,13 +250,16 @@ static void tap_header(struct tcx_prog *g, const struct tcx_tap *t)
 	 * or what follows the fixed header (IPv6). */
 	int32_t add = v6 ? (int32_t)grel - ETH_HLEN : (int32_t)(ipl + grel) - ETH_HLEN;
 
+	uint8_t ds = t->dscp_inherit ? 0 : (uint8_t)(t->dscp << IP_DSCP_SHIFT);
+
 	store_be16(w + 2, v6 ? ETH_P_IPV6 : ETH_P_IP);
 	if (v6) {
-		ip[0] = 0x60;
+		store_be16(ip, (uint16_t)(0x6000 | ds << IPV6_TCLASS_SHIFT));
 		ip[IPV6_NEXT_OFF] = IPPROTO_GRE_NUM;
 		ip[IPV6_HOPS_OFF] = t->ttl ? t->ttl : 64;
 	} else {
 		ip[0] = 0x45;
+		ip[1] = ds;
 		store_be16(ip + IPV4_FRAG_OFF, IPV4_DF);
 		ip[IPV4_TTL_OFF] = t->ttl ? t->ttl : 64;
 		ip[IPV4_PROTO_OFF] = IPPROTO_GRE_NUM;
@@ -216,6 +272,7 @@ static void tap_header(struct tcx_prog *g, const struct tcx_tap *t)
 	}
 	for (unsigned i = 0; i < area; i += 4)
 		g->p[g->n++] = EBPF_ST_MEM(BPF_W, BPF_REG_10, hdr + (int)i, mem_word(w + i));
+	tap_tos(g, t, ip_at);
 	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_1, BPF_REG_7);
 	g->p[g->n++] = EBPF_TO_BE16(BPF_REG_1);
 	g->p[g->n++] = EBPF_STX_MEM(BPF_H, BPF_REG_10, BPF_REG_1, ip_at + (int)ipl + GRE_PROTO_OFF);

@@ -42,6 +42,11 @@ struct tcx_tap {
 	int family;		  /* the outer header's: AF_INET or AF_INET6 */
 	uint8_t src[16], dst[16]; /* network order, 4 or 16 bytes used */
 	uint8_t ttl;		  /* TTL or hop limit; 0: 64 */
+	bool ttl_inherit;	  /* ... the inner packet's instead */
+	bool dscp_inherit;	  /* the outer DSCP the inner one's (RFC 2983)... */
+	uint8_t dscp;		  /* ... else this one, 0 to 63 */
+	bool ecn_copy;		  /* the outer ECN field the inner one's (RFC 6040, normal mode);
+				   * else Not-ECT */
 	bool key;		  /* a GRE key (RFC 2890) in the header */
 	uint32_t key_value;
 };
@@ -52,7 +57,8 @@ struct tcx_tap {
  * GSO fields, or one packet): the program makes room after the Ethernet header
  * (bpf_skb_adjust_room, BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 or _IPV6 | ENCAP_L4_GRE | FIXED_GSO:
  * gso_size stays the writer's), writes the outer header there (IPv4: DF, identification 0,
- * its length from the skb's, its checksum; IPv6: traffic class and flow label 0) and GRE with
+ * its length from the skb's, its checksum; IPv6: flow label 0; the DS field and TTL as t says,
+ * from the frame's IP header where they are inherited or copied) and GRE with
  * the packet's EtherType as its protocol type, and sets the frame's EtherType to the outer
  * family's. A frame of another EtherType, or whose outer packet would pass 65535 bytes, is
  * dropped. Returns the link's fd (its close detaches it) or -errno (EINVAL: a kernel without

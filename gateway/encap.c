@@ -34,6 +34,14 @@ void encap_ip_template(const struct encap_cfg *c, uint8_t proto, uint8_t *t)
 	memcpy(t + ip_dst_off(c->family), c->remote, ip_addr_len(c->family));
 }
 
+struct tos_fields encap_tos(const struct encap_cfg *c, const uint8_t *inner)
+{
+	int family = (inner[0] >> 4) == 6 ? AF_INET6 : AF_INET;
+	struct tos_fields f = { .ds = ip_dsfield(inner), .ttl = inner[ip_ttl_off(family)] };
+
+	return tos_encap(&c->tos, f);
+}
+
 void encap_cfg_finish(struct encap_cfg *c)
 {
 	struct gre_info g = { .flags = c->gre_flags, .key = c->key };
@@ -187,14 +195,18 @@ uint8_t *encap_build2(const struct encap_cfg *c, uint8_t *inner, size_t len, con
 	memcpy(out, c->outer_tmpl, c->outer_hlen);
 	gre = out + ip_hlen;
 	store_be16(gre + GRE_PROTO_OFF, (inner[0] >> 4) == 6 ? GRE_PROTO_IPV6 : GRE_PROTO_IPV4);
+	if (!c->udp)
+		tos_write(out, ip_hlen, encap_tos(c, inner));
 	if (c->udp) {
 		/* The UDP socket writes the outer headers. */
 	} else if (c->family == AF_INET6) {
 		store_be16(out + IPV6_PLEN_OFF, (uint16_t)gre_len);
 	} else {
 		/* The sending socket has the kernel write the outer IP header (tx_packet.c);
-		 * the bytes here stand alone all the same, as encap.h promises. */
+		 * the bytes here stand alone all the same, as encap.h promises. The template's
+		 * checksum was no sum to update: it is made whole. */
 		store_be16(out + IPV4_TOT_LEN_OFF, (uint16_t)(IPV4_HLEN + gre_len));
+		store_be16(out + IPV4_CSUM_OFF, 0);
 		store_be16(out + IPV4_CSUM_OFF, inet_csum(out, IPV4_HLEN));
 	}
 	if (c->gre_flags & GRE_F_CSUM)

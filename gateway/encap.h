@@ -14,6 +14,7 @@
 #include "gre.h"
 #include "inet.h"
 #include "gw_limits.h"
+#include "tos.h"
 
 enum {
 	/* Room before an inner packet for the largest outer header, IPv6 plus full GRE, and
@@ -40,7 +41,10 @@ struct encap_cfg {
 	bool udp;	   /* GRE-in-UDP (RFC 8086): the kernel writes the outer IP and UDP */
 	uint16_t udp_port; /* its destination port, 4754 */
 	unsigned mtu;	   /* largest inner packet the tunnel carries */
-	uint8_t ttl;	   /* outer TTL / hop limit */
+	uint8_t ttl;	   /* outer TTL / hop limit of the template and the sockets */
+	/* --tos, --ttl: each packet's outer DS field and TTL (encap_tos); with --ttl inherit,
+	 * ttl above is TUNNEL_TTL. */
+	struct tos_cfg tos;
 	bool mss_clamp;
 	bool has_addr4, has_addr6; /* the TUN's own addresses, sources of ICMP errors */
 	uint8_t addr4[4], addr6[16];
@@ -63,6 +67,13 @@ unsigned encap_overhead(int family, unsigned gre_flags, bool udp);
  * TTL or hop limit, protocol (or next header) proto, the addresses; lengths and the IPv4
  * checksum 0, for the sender to fill. Pure. */
 void encap_ip_template(const struct encap_cfg *c, uint8_t proto, uint8_t *t);
+
+/*
+ * The outer header's DS field and TTL for the inner packet at inner, whose IP header is whole
+ * there (encap_check passed, or a segment's headers): the DSCP copied or fixed, the ECN field
+ * copied (RFC 6040 normal mode), the TTL copied or fixed, as c->tos says (tos_encap). Pure.
+ */
+struct tos_fields encap_tos(const struct encap_cfg *c, const uint8_t *inner);
 
 /* Computes the derived fields (outer header template) once the others are set. */
 void encap_cfg_finish(struct encap_cfg *c);
@@ -89,8 +100,9 @@ enum drop_reason encap_check(const struct encap_cfg *c, const uint8_t *inner, si
 
 /*
  * Writes the outer headers into the ENCAP_HEADROOM bytes before inner and returns the start
- * of the outer packet; its length is c->outer_hlen + len. seq is used with GRE_F_SEQ. Over
- * UDP that is the GRE header alone: the UDP socket adds the rest.
+ * of the outer packet; its length is c->outer_hlen + len. seq is used with GRE_F_SEQ. The
+ * outer IP header's DS field and TTL are encap_tos's. Over UDP that is the GRE header alone:
+ * the UDP socket adds the rest (its sender sets encap_tos's fields).
  */
 uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint32_t seq);
 

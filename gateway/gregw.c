@@ -110,7 +110,8 @@ static int plan_tunnel(struct gregw *g)
 	e->gre_flags = (c->has_key ? GRE_F_KEY : 0) | (c->seq ? GRE_F_SEQ : 0) |
 		       (c->csum ? GRE_F_CSUM : 0);
 	e->key = c->key;
-	e->ttl = TUNNEL_TTL;
+	e->tos = c->tos;
+	e->ttl = c->tos.ttl_inherit ? TUNNEL_TTL : c->tos.ttl;
 	e->udp = c->gre_udp;
 	e->udp_port = GRE_UDP_PORT;
 	overhead = encap_overhead(e->family, e->gre_flags, e->udp);

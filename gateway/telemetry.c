@@ -84,7 +84,7 @@ static json_t *config_json(const struct gregw *g, const struct sample *s)
 	jout_bool(o, "key", c->has_key); /* whether, never which: the socket is no secret store */
 	jout_bool(o, "seq", c->seq);
 	jout_bool(o, "csum", c->csum);
-	/* What --tos and --ttl say, "inherit" or the number: not yet what is sent (tos.h). */
+	/* What --tos and --ttl say, "inherit" or the number (tos.h). */
 	if (c->tos.dscp_inherit)
 		jout_str(o, "tos", "inherit");
 	else

@@ -5,8 +5,11 @@
 #include "tx.h"
 
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "udp.h"
 
 /* An untracked superpacket's segments share a number with this bit set (the flow table numbers
  * its entries from 1, far below it). */
@@ -64,6 +67,36 @@ void txq_count_sent(struct txq *q, uint64_t packets, uint64_t bytes)
 	stat_add(&q->stats->ctr[STAT_WIRE_TX_BYTES], bytes);
 }
 
+/* One control message of level and type holding n bytes of v at at; returns its space. */
+static size_t cmsg_put(char *at, int level, int type, const void *v, size_t n)
+{
+	struct cmsghdr *cm = (struct cmsghdr *)(void *)at;
+
+	cm->cmsg_level = level;
+	cm->cmsg_type = type;
+	cm->cmsg_len = CMSG_LEN(n);
+	memcpy(CMSG_DATA(cm), v, n);
+	return CMSG_SPACE(n);
+}
+
+void txq_cmsg(struct txq *q, struct msghdr *m, unsigned slot, struct tos_fields tos, uint16_t gso)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+	bool v6 = c->family == AF_INET6;
+	int level = v6 ? IPPROTO_IPV6 : IPPROTO_IP, ds = tos.ds, ttl = tos.ttl;
+	char *buf = q->cmsg[slot].buf;
+	size_t len = 0;
+
+	if (ds)
+		len += cmsg_put(buf + len, level, v6 ? IPV6_TCLASS : IP_TOS, &ds, sizeof(ds));
+	if (tos.ttl != c->ttl)
+		len += cmsg_put(buf + len, level, v6 ? IPV6_HOPLIMIT : IP_TTL, &ttl, sizeof(ttl));
+	if (gso)
+		len += cmsg_put(buf + len, IPPROTO_UDP, UDP_SEGMENT, &gso, sizeof(gso));
+	m->msg_control = len ? buf : NULL;
+	m->msg_controllen = len;
+}
+
 void txq_dgram_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer, unsigned skip)
 {
 	const struct encap_cfg *c = q->sh->cfg;
@@ -105,7 +138,7 @@ void txq_add(struct txq *q, uint8_t *inner, size_t len, const uint8_t *tail, siz
 	if (q->nents == TX_MSGS)
 		txq_flush(q);
 	q->ents[q->nents++] =
-		(struct tx_ent){ inner, len, tail, tail_len, flow, sock, csum, { 0 } };
+		(struct tx_ent){ inner, len, tail, tail_len, flow, sock, csum, { 0 }, { 0 } };
 }
 
 void txq_add_whole(struct txq *q, uint8_t *inner, size_t len, const struct tx_gso *gso,
@@ -115,7 +148,7 @@ void txq_add_whole(struct txq *q, uint8_t *inner, size_t len, const struct tx_gs
 
 	if (q->nents == TX_MSGS)
 		txq_flush(q);
-	q->ents[q->nents++] = (struct tx_ent){ inner, len, NULL, 0, 0, sock, csum, *gso };
+	q->ents[q->nents++] = (struct tx_ent){ inner, len, NULL, 0, 0, sock, csum, *gso, { 0 } };
 }
 
 size_t txq_whole_max(struct txq *q)

@@ -53,6 +53,16 @@ struct tx_ent {
 	unsigned sock;	     /* over UDP: which sending socket (source port) */
 	struct l4_csum csum; /* an inner checksum left partial (sh->tx_csum_partial) */
 	struct tx_gso gso;   /* a superpacket whole (txq_add_whole); size 0 otherwise */
+	/* Over UDP: the outer DS field and TTL (encap_tos), which a UDP_SEGMENT message's
+	 * datagrams share. */
+	struct tos_fields tos;
+};
+
+/* A message's control messages on a datagram socket: the outer DS field and TTL (txq_cmsg),
+ * and UDP_SEGMENT. */
+union tx_cmsg {
+	char buf[2 * CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint16_t))];
+	struct cmsghdr align;
 };
 
 /* What a send transport is told of the gateway, by the main thread at start. */
@@ -117,6 +127,7 @@ struct txq {
 	uint8_t *hdrs;	 /* TX_MSGS of TX_SEG_HDR */
 	struct mmsghdr msgs[TX_MSGS];
 	struct iovec iov[TX_IOV * TX_MSGS];
+	union tx_cmsg cmsg[TX_MSGS];
 	union {
 		struct tx_packet packet; /* tx_packet_ops, tx_ip_ops, tx_tap_gre_ops */
 		struct tx_udp udp;	 /* tx_udp_ops, tx_tap_udp_ops */
@@ -208,6 +219,15 @@ static inline size_t tx_ent_len(const struct tx_ent *e, unsigned outer_hlen)
 /* Counts what the kernel accepted for the wire: packets, and their bytes with the outer
  * headers. Worker thread. */
 void txq_count_sent(struct txq *q, uint64_t packets, uint64_t bytes);
+
+/*
+ * The control messages of message m (its buffer q->cmsg[slot]) on a datagram socket, whose
+ * kernel writes the outer IP header: the DS field and TTL of tos where they differ from what
+ * the socket sends by itself (DS field 0, TTL c->ttl: most packets carry none), IP_TOS and
+ * IP_TTL or IPV6_TCLASS and IPV6_HOPLIMIT; then with gso set, UDP_SEGMENT of gso bytes.
+ * Worker thread.
+ */
+void txq_cmsg(struct txq *q, struct msghdr *m, unsigned slot, struct tos_fields tos, uint16_t gso);
 
 /*
  * Message k's pieces on a datagram socket, whose kernel writes the first skip bytes of the

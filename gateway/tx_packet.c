@@ -20,7 +20,8 @@
 /*
  * The plain GRE socket: raw, protocol GRE, bound to the local address, the kernel writing the
  * outer IP header from the socket's options (the template's fields: TTL or hop limit, DF and
- * no local fragmentation, traffic class 0, no flow label). With IP_HDRINCL the kernel would
+ * no local fragmentation, traffic class 0, no flow label) and a packet's control messages
+ * (its DS field and TTL where they differ: txq_cmsg). With IP_HDRINCL the kernel would
  * look the route up as "next hop known" (FLOWI_FLAG_KNOWN_NH) and allocate, list and free a
  * route for every packet, which cost one plain GRE session about a third of its throughput
  * here (docs/benchmarks.md, 2026-12-01). It receives
@@ -157,16 +158,24 @@ static void frame_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *oute
 	iov[1] = (struct iovec){ (void *)e->tail, e->tail_len };
 	q->msgs[k].msg_hdr.msg_name = &q->packet.ll;
 	q->msgs[k].msg_hdr.msg_namelen = sizeof(q->packet.ll);
+	q->msgs[k].msg_hdr.msg_control = NULL;
+	q->msgs[k].msg_hdr.msg_controllen = 0;
 	q->msgs[k].msg_hdr.msg_iov = iov;
 	q->msgs[k].msg_hdr.msg_iovlen = e->tail ? 2 : 1;
 }
 
-/* Message k on the IP path: the kernel writes the outer IP header, to the peer. */
+/* Message k on the IP path: the kernel writes the outer IP header, to the peer, its DS field
+ * and TTL as encap_build wrote them in outer (the control messages where they are not the
+ * socket's own). */
 static void ip_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer)
 {
+	struct tos_fields f;
+
+	tos_read(outer, q->packet.ip_hlen, &f);
 	txq_dgram_iov(q, k, e, outer, q->packet.ip_hlen);
 	q->msgs[k].msg_hdr.msg_name = &q->packet.peer;
 	q->msgs[k].msg_hdr.msg_namelen = q->packet.peer_len;
+	txq_cmsg(q, &q->msgs[k].msg_hdr, k, f, 0);
 }
 
 /* tx_ip_ops: every message on the IP path. */

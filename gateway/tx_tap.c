@@ -196,6 +196,10 @@ static int tap_prepare(struct tx_group *grp)
 		memcpy(prog.src, c->local, ip_addr_len(c->family));
 		memcpy(prog.dst, c->remote, ip_addr_len(c->family));
 		prog.ttl = c->ttl;
+		prog.ttl_inherit = c->tos.ttl_inherit;
+		prog.ecn_copy = true;
+		prog.dscp_inherit = c->tos.dscp_inherit;
+		prog.dscp = c->tos.dscp;
 		prog.key = c->gre_flags & GRE_F_KEY;
 		prog.key_value = c->key;
 	}
@@ -314,8 +318,9 @@ static void vnet_fill(const struct txq *q, const struct tx_ent *e, unsigned pre,
 
 /*
  * Entry e's frame, written before its inner packet: the virtio header, the Ethernet header to
- * the next hop and, over UDP, the outer IP and UDP headers (outer checksum 0 over IPv4, as the
- * kernel's fou sends it; over IPv6 the pseudo-header's sum, for the device) and GRE. Plain
+ * the next hop and, over UDP, the outer IP (its DS field and TTL encap_tos's: the kernel's
+ * segmentation copies them into every segment) and UDP headers (outer checksum 0 over IPv4, as
+ * the kernel's fou sends it; over IPv6 the pseudo-header's sum, for the device) and GRE. Plain
  * GRE's frame carries the inner packet's EtherType: the TAP's program puts GRE before it.
  * Returns the frame's start; *len its length.
  */
@@ -333,6 +338,7 @@ static uint8_t *frame_build(struct txq *q, const struct tx_ent *e, size_t *len)
 
 		l3 = udp - t->ip_hlen;
 		memcpy(l3, t->outer, t->ip_hlen + UDP_HLEN);
+		tos_write(l3, t->ip_hlen, encap_tos(c, e->inner));
 		store_be16(udp + UDP_SPORT_OFF, q->sh->udp_sports[e->sock]);
 		store_be16(udp + UDP_LEN_OFF, (uint16_t)ulen);
 		if (c->family == AF_INET6) {
@@ -343,6 +349,7 @@ static uint8_t *frame_build(struct txq *q, const struct tx_ent *e, size_t *len)
 							   l3 + IPV6_DST_OFF, IPPROTO_UDP, ulen)));
 		} else {
 			store_be16(l3 + IPV4_TOT_LEN_OFF, (uint16_t)(IPV4_HLEN + ulen));
+			store_be16(l3 + IPV4_CSUM_OFF, 0);
 			store_be16(l3 + IPV4_CSUM_OFF, inet_csum(l3, IPV4_HLEN));
 		}
 		th = ETH_HLEN + t->ip_hlen;

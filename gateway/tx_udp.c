@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fd.h"
 #include "log.h"
 #include "udp.h"
 
@@ -19,8 +20,8 @@
  * datagram by datagram from now on, says so once (the send already failed: off the fast
  * path), and sends this message's datagrams one by one.
  */
-static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned segs,
-		      unsigned outer_wire)
+static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned slot,
+		      struct tos_fields tos, unsigned segs, unsigned outer_wire)
 {
 	if (!q->udp.gso_off) {
 		__atomic_store_n(&q->udp.gso_off, true, __ATOMIC_RELAXED);
@@ -31,6 +32,7 @@ static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned se
 		struct msghdr one = { .msg_iov = m->msg_iov + TX_IOV * k, .msg_iovlen = TX_IOV };
 		ssize_t sent;
 
+		txq_cmsg(q, &one, slot, tos, 0);
 		do {
 			stat_add(&q->stats->ctr[STAT_SEND_CALLS], 1);
 			sent = sendmsg(fd, &one, 0);
@@ -43,25 +45,11 @@ static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned se
 	}
 }
 
-/* Adds the UDP_SEGMENT control message of datagrams of size bytes to message i. */
-static void set_gso(struct txq *q, unsigned i, size_t size)
-{
-	struct msghdr *m = &q->msgs[i].msg_hdr;
-	struct cmsghdr *cm = (struct cmsghdr *)q->udp.cmsg[i].buf;
-	uint16_t gso = (uint16_t)size;
-
-	m->msg_control = cm;
-	m->msg_controllen = CMSG_SPACE(sizeof(gso));
-	cm->cmsg_level = IPPROTO_UDP;
-	cm->cmsg_type = UDP_SEGMENT;
-	cm->cmsg_len = CMSG_LEN(sizeof(gso));
-	memcpy(CMSG_DATA(cm), &gso, sizeof(gso));
-}
-
 /*
  * The queued packets become messages, in the order udp_send put them (by socket, each flow's
- * packets in their order): consecutive packets of one flow, all of one size but the
- * last, go in one message with UDP_SEGMENT (within the kernel's limits on count and size), so
+ * packets in their order): consecutive packets of one flow and one outer DS field and TTL
+ * (their control messages are the message's), all of one size but the last, go in one
+ * message with UDP_SEGMENT (within the kernel's limits on count and size), so
  * a flow's superpackets of a pass, and its ACKs, leave in one send whenever their sizes allow;
  * anything else alone. Messages on one socket go in one sendmmsg. A message holds one flow
  * only: the peer's socket, that is its worker, is chosen by the first one.
@@ -71,6 +59,7 @@ static void send_udp(struct txq *q, unsigned n)
 	const struct encap_cfg *c = q->sh->cfg;
 	unsigned outer_wire = (c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + UDP_HLEN;
 	unsigned nmsg = 0, segs[TX_MSGS], socks[TX_MSGS];
+	struct tos_fields toss[TX_MSGS];
 	bool use_gso = txq_udp_gso(q);
 
 	for (unsigned i = 0; i < n;) {
@@ -86,7 +75,8 @@ static void send_udp(struct txq *q, unsigned n)
 			size_t len = tx_ent_len(next, c->outer_hlen);
 
 			if (next->flow != e->flow || len > size || last != size ||
-			    total + len > UDP_PAYLOAD_MAX)
+			    total + len > UDP_PAYLOAD_MAX || next->tos.ds != e->tos.ds ||
+			    next->tos.ttl != e->tos.ttl)
 				break;
 			total += len;
 			last = len;
@@ -95,12 +85,10 @@ static void send_udp(struct txq *q, unsigned n)
 		m->msg_namelen = 0;
 		m->msg_iov = &q->iov[TX_IOV * i];
 		m->msg_iovlen = TX_IOV * (j - i);
-		m->msg_control = NULL;
-		m->msg_controllen = 0;
-		if (j - i > 1)
-			set_gso(q, nmsg, size);
+		txq_cmsg(q, m, nmsg, e->tos, j - i > 1 ? (uint16_t)size : 0);
 		segs[nmsg] = j - i;
 		socks[nmsg] = e->sock;
+		toss[nmsg] = e->tos;
 		nmsg++;
 		i = j;
 	}
@@ -117,8 +105,8 @@ static void send_udp(struct txq *q, unsigned n)
 			if (errno == EINTR)
 				continue;
 			if (errno == EIO && segs[off] > 1)
-				send_each(q, q->udp.fd[socks[off]], &q->msgs[off].msg_hdr,
-					  segs[off], outer_wire);
+				send_each(q, q->udp.fd[socks[off]], &q->msgs[off].msg_hdr, off,
+					  toss[off], segs[off], outer_wire);
 			else
 				stat_add(&q->stats->drops[DROP_TX_SEND], segs[off]);
 			off++;
@@ -147,6 +135,17 @@ static void order_by_socket(struct txq *q, unsigned from, unsigned to)
 		start[s] += start[s - 1];
 	for (unsigned i = from; i < to; i++)
 		q->udp.order[start[q->ents[i].sock]++] = (uint16_t)i;
+}
+
+/* The TTL or hop limit the socket sends with by itself, c->ttl: txq_cmsg gives a packet
+ * another. */
+static int set_ttl(int fd, const struct encap_cfg *c)
+{
+	int ttl = c->ttl;
+
+	if (c->family == AF_INET6)
+		return setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &ttl, sizeof(ttl));
+	return setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
 }
 
 /*
@@ -178,6 +177,8 @@ static int udp_open(struct txq *q)
 
 			q->udp.fd[i] = udp_tx_open(c->family, c->local, &port, c->remote,
 						   c->udp_port, TX_SEND_TIMEOUT_MS);
+			if (q->udp.fd[i] >= 0 && set_ttl(q->udp.fd[i], c) < 0)
+				q->udp.fd[i] = fd_close_err(q->udp.fd[i]);
 			if (q->udp.fd[i] < 0)
 				break;
 			sports[i] = port;
@@ -208,6 +209,7 @@ static void udp_send(struct txq *q, unsigned from, unsigned to, uint32_t seq)
 	for (unsigned k = 0; k < n; k++) {
 		struct tx_ent *e = &q->ents[q->udp.order[k]];
 
+		e->tos = encap_tos(c, e->inner);
 		txq_dgram_iov(
 			q, k, e,
 			encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + from + k), 0);

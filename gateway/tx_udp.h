@@ -17,10 +17,6 @@ struct tx_udp {
 	bool gso_off;		 /* UDP_SEGMENT refused at run time: datagram by datagram since
 				  * (atomic: the stats read it) */
 	uint16_t order[TX_MSGS]; /* the queue's entries in sending order, by socket */
-	union tx_cmsg {
-		char buf[CMSG_SPACE(sizeof(uint16_t))];
-		struct cmsghdr align;
-	} cmsg[TX_MSGS];
 };
 
 #endif

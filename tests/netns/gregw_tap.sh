@@ -12,9 +12,12 @@
 # finds nothing wrong. Then what keeps the per-segment path: --wire-tx packet (no superpacket
 # on the wire), --seq (said in config), a transit that cannot segment GRE itself (one warning
 # naming the feature); a receiving gregw without offloads, which cuts the superpackets it
-# takes whole; a key, which the TAP's program writes into the GRE header; and GRE-in-UDP taken
+# takes whole; a key, which the TAP's program writes into the GRE header, with --tos 10 and
+# --ttl inherit, which it takes from each inner header; and GRE-in-UDP taken
 # from the packet ring (--wire-rx ring), which tells each superpacket's gso_size, and cuts a
-# UDP_SEGMENT send carried whole into its datagrams.
+# UDP_SEGMENT send carried whole into its datagrams. Every transfer's sessions are marked DSCP
+# 46 and negotiate ECN (ECT(0) data): the wire audit checks each outer header, a superpacket's
+# too, against its inner one (--expect-tos inherit, RFC 6040's normal mode).
 #
 #  P-client --lan-a-- P-gwa [gregw: gre0 -> TAP gregw-tx0 -(tcx)-> transit] ==transit== [gregw] P-gwb --lan-b-- P-server
 #                           [tunbed-wire on transit]          [tunbed-framebench recv --via vnet --no-drop on transit]
@@ -33,6 +36,7 @@ FB_PID=""
 WIRE_PID=""
 
 "$TOPO" up ras --prefix "$P" >/dev/null
+ip netns exec "$P-client" sysctl -qw net.ipv4.tcp_ecn=1
 tr_server "$P-server" 9400
 
 # delta BEFORE AFTER KEY: a total's growth between two stats documents.
@@ -46,7 +50,7 @@ watch_start() {
 	ip netns exec "$P-gwb" "$FB" recv --dev transit --via vnet --no-drop >"$TMP/fb.out" 2>"$TMP/fb.err" &
 	FB_PID=$!
 	ip netns exec "$P-gwa" "$WIRE" --iface transit --json --check --ready-file "$TMP/wire.ready" \
-		--local 198.18.0.1 --remote 198.18.0.2 --no-seq --no-csum "$@" >"$TMP/wire.json" 2>"$TMP/wire.err" &
+		--local 198.18.0.1 --remote 198.18.0.2 --no-seq --no-csum --expect-tos inherit "$@" >"$TMP/wire.json" 2>"$TMP/wire.err" &
 	WIRE_PID=$!
 	poll 30 grep -q '"ready": true' "$TMP/fb.out" || die "the vnet ring never got ready: $(cat "$TMP/fb.err")"
 	poll 30 grep -qx ready "$TMP/wire.ready" || die "tunbed-wire did not start: $(cat "$TMP/wire.err")"
@@ -64,13 +68,14 @@ watch_stop() {
 	WJ=$(cat "$TMP/wire.json")
 }
 
-# transfer WHAT PATTERN: 2 sessions of 8 MiB client -> server (push) or back (pull), verified.
+# transfer WHAT PATTERN: 2 sessions of 8 MiB client -> server (push) or back (pull), verified,
+# marked DSCP 46, ECN negotiated.
 transfer() {
 	local ok='s["sent"] == s["server_received"] == 8 << 20'
 	[ "$2" = pull ] && ok='s["received"] == s["server_sent"] == 8 << 20'
-	tr_client "$P-client" 198.18.3.2 --sessions 2 --bytes 8m --pattern "$2" --verify --json
-	expect_eq "$1: $2, 2 x 8 MiB verified, equal on both sides" \
-		"$TR_STATUS $(json_get "$TR_JSON" 'd["complete"] and d["tcp"]["verify"]["mismatches"] == 0 and all('"$ok"' for s in d["tcp"]["per_session"])')" "0 True"
+	tr_client "$P-client" 198.18.3.2 --sessions 2 --bytes 8m --pattern "$2" --verify --dscp 46 --ecn on --json
+	expect_eq "$1: $2, 2 x 8 MiB verified, equal on both sides, ECN negotiated" \
+		"$TR_STATUS $(json_get "$TR_JSON" 'd["complete"] and d["tcp"]["verify"]["mismatches"] == 0 and d["tcp"]["ecn_negotiated"] == 2 and all('"$ok"' for s in d["tcp"]["per_session"])')" "0 True"
 }
 
 # resolved: the endpoints' learned path MTUs forgotten, a ping through the tunnel, and both
@@ -182,12 +187,12 @@ expect_eq "gwb without offloads: dropped nothing, no checksum error at the serve
 gw_stop gwa
 gw_stop gwb
 
-log "--- a key, written by the TAP's program"
-gw_pair4 "$P" --key 7
+log "--- a key, written by the TAP's program, with --tos 10 and --ttl inherit"
+gw_pair4 "$P" --key 7 --tos 10 --ttl inherit
 resolved
-watched "key" --key 7 --mtu 1472
+watched "key" --key 7 --mtu 1472 --expect-tos 10 --expect-ttl inherit
 expect_eq "key: superpackets through the TAP" "$(($(delta "$a0" "$a1" tap_writes) > 0))" 1
-expect_eq "key: the wire audit finds key 7 on every frame, nothing wrong" \
+expect_eq "key: the wire audit finds key 7, DSCP 10, the inner ECN field and TTL on every frame, nothing wrong" \
 	"$(json_get "$WJ" '(d["clean"], d["directions"][0]["frames"])')" "(True, $(delta "$a0" "$a1" wire_tx_packets))"
 gw_stop gwa
 gw_stop gwb

@@ -90,13 +90,12 @@ expect_eq "gwb: nothing else dropped" "$(json_get "$after" 'd["total"]["dropped"
 expect_eq "gwb: every packet not dropped went into TUN, the 50 good injected ones too" "$(json_get "$after" 'd["total"]["tun_tx_packets"] - d["total"]["wire_rx_packets"] + d["total"]["dropped"]')" "0"
 
 # 3. DSCP, ECN and TTL across gregw, as tunbed-wire sees them on gwa's transit (docs/gregw.md,
-# "DSCP, ECN and TTL across the tunnel"). gregw does not carry them yet: every outer header has
-# DSCP 0, Not-ECT and TTL 64. So each datagram of a UDP session marked DSCP 46 and ECT(0) is
-# flagged twice, bad_dscp (--expect-tos inherit) and ecn_not_copied, and none bad_ttl
-# (--expect-ttl 64). When the packet path applies tos.c, the first two go to 0 (and this test
-# says what is expected then). With them, crafted frames from gwa, 20 of each: well made
-# (DSCP 46, ECT(0) inside and out), ECT(0) in Not-ECT, CE in ECT(0) (RFC 3168's reset), Not-ECT
-# in ECT(1), ECT(1) in CE (a mark on the way: no violation), DSCP 46 in 0, outer TTL 63.
+# "DSCP, ECN and TTL across the tunnel"): gregw runs with its defaults, --tos inherit and
+# --ttl 64, so each datagram of a UDP session marked DSCP 46 and ECT(0) leaves in an outer
+# header of DSCP 46 and ECT(0) (RFC 2983, RFC 6040 normal mode) and TTL 64, and none is
+# flagged. With them, crafted frames from gwa, 20 of each: well made (DSCP 46, ECT(0) inside
+# and out), ECT(0) in Not-ECT, CE in ECT(0) (RFC 3168's reset), Not-ECT in ECT(1), ECT(1) in CE
+# (a mark on the way: no violation), DSCP 46 in 0, outer TTL 63: each flagged as its kind.
 WIRE="$TUNBED_BIN/tunbed-wire"
 [ -x "$WIRE" ] || die "$WIRE not built"
 tr_server "$P-server" 9400
@@ -124,13 +123,13 @@ stop_bg "$wpid" TERM tunbed-wire
 expect_eq "tunbed-wire exit status after SIGTERM" "$BG_STATUS" "0"
 W=$(cat "$TMP/tos.json")
 log "tos: $(json_get "$W" '({k: v["count"] for k, v in d["violations"].items() if v["count"]}, d["directions"][0]["tos"])')"
-expect_eq "gregw today, the marked datagrams: DSCP and ECN not carried, TTL 64; the crafted frames each of its kind" \
+expect_eq "gregw's marked datagrams: none flagged; the crafted frames each of its kind" \
 	"$(json_get "$W" 'sorted((k, v["count"]) for k, v in d["violations"].items() if v["count"])')" \
-	"[('bad_dscp', $((marked + 20))), ('bad_ttl', 20), ('ecn_ce_reset', 20), ('ecn_mismatch', 20), ('ecn_not_copied', $((marked + 20)))]"
-expect_eq "frames flagged: the marked datagrams and 100 crafted" "$(json_get "$W" 'd["violation_frames"]')" "$((marked + 100))"
-expect_eq "what crossed gwa -> gwb, inner>outer: the marked datagrams ECT(0) in Not-ECT" \
+	"[('bad_dscp', 20), ('bad_ttl', 20), ('ecn_ce_reset', 20), ('ecn_mismatch', 20), ('ecn_not_copied', 20)]"
+expect_eq "frames flagged: 100 crafted" "$(json_get "$W" 'd["violation_frames"]')" "100"
+expect_eq "what crossed gwa -> gwb, inner>outer: the marked datagrams ECT(0) in ECT(0), DSCP copied" \
 	"$(json_get "$W" '(lambda t: (t["ecn"]["ect0"]["not-ect"], t["ecn"]["ect0"]["ect0"], t["ecn"]["ce"]["ect0"], t["ecn"]["not-ect"]["ect1"], t["ecn"]["ect1"]["ce"], t["dscp_marked"], t["dscp_copied"]))(d["directions"][0]["tos"])')" \
-	"($((marked + 20)), 20, 20, 20, 20, $((marked + 140)), 120)"
+	"(20, $((marked + 20)), 20, 20, 20, $((marked + 140)), $((marked + 120)))"
 tr_stop
 
 gw_stop gwa

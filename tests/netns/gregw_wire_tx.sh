@@ -102,8 +102,9 @@ expect_eq "gwb without offloads dropped nothing" "$(json_get "$(gw_stats gwb)" '
 gw_stop gwa
 gw_stop gwb
 
-# --wire-tx ip: the kernel's IP output sends every packet, as before packet sockets.
-gw_pair4 "$P" --workers 2 --wire-tx ip
+# --wire-tx ip: the kernel's IP output sends every packet, as before packet sockets, the outer
+# DS field and TTL from each send's control messages (IP_TOS, IP_TTL): here --ttl inherit.
+gw_pair4 "$P" --workers 2 --wire-tx ip --ttl inherit
 s=$(gw_stats gwa)
 expect_eq "config: --wire-tx ip" "$(json_get "$s" 'd["config"]["wire_tx"]')" "ip"
 expect_eq "config: --wire-tx ip completes every checksum" "$(json_get "$s" 'd["config"]["tx_csum_offload"]')" "False"
@@ -111,6 +112,15 @@ expect_eq "no next hop in the stats" "$(json_get "$s" '"next_hop" in d')" "False
 poll 10 ping_through || fail "ping through the tunnel with --wire-tx ip"
 bulk_transfer "$P" 198.18.3.2 2 $((50 * MB))
 expect_eq "--wire-tx ip: every packet on the IP path" "$(json_get "$(gw_stats gwa)" 'd["total"]["wire_tx_ip"] == d["total"]["wire_tx_packets"] > 0')" "True"
+# Pings marked DSCP 46 and ECT(1), TTL 64 (63 once gwa forwarded them into gre0), as gwb's
+# transit sees their outer headers: the inner DS field and TTL (--tos inherit, RFC 6040).
+ip netns exec "$P-gwb" tcpdump -i transit -n -v -c 3 -U 'ip proto 47 and src 198.18.0.1' >"$TMP/ip-path.txt" 2>"$TMP/ip-path.err" &
+cap=$!
+poll 30 grep -q "listening on" "$TMP/ip-path.err" || die "tcpdump did not start: $(cat "$TMP/ip-path.err")"
+ip netns exec "$P-client" ping -c 3 -i 0.2 -W 2 -Q 0xb9 198.18.3.2 >/dev/null || fail "marked pings through the tunnel"
+wait_bg "$cap" 30 "tcpdump of the marked pings"
+expect_eq "--wire-tx ip: the marked pings' outer headers" \
+	"$(grep 'proto GRE' "$TMP/ip-path.txt" | grep -o 'tos [^ ]*, ttl [0-9]*' | sort | uniq -c | tr -s ' ')" " 3 tos 0xb9,ECT(1), ttl 63"
 gw_stop gwa
 gw_stop gwb
 

@@ -56,6 +56,7 @@ static void cfg_init(struct encap_cfg *c, int family, unsigned flags)
 	c->gre_flags = flags;
 	c->key = 0xdeadbeef;
 	c->ttl = 64;
+	tos_cfg_init(&c->tos);
 	c->mtu = 1500 - encap_overhead(family, flags, false);
 	encap_cfg_finish(c);
 }
@@ -206,6 +207,69 @@ static void test_roundtrip(void)
 							  ip.proto == IPPROTO_GRE_NUM && ip.df,
 						  row);
 				}
+			}
+		}
+	}
+}
+
+/* The outer header's DS field and TTL (encap_tos): the DSCP copied or fixed, the ECN field
+ * copied whatever --tos says (RFC 6040 normal mode), the TTL copied or fixed; an IPv4 outer
+ * checksum right after them. Over UDP the socket writes them: encap_tos alone. */
+static void test_outer_tos(void)
+{
+	static const struct {
+		const char *name;
+		bool dscp_inherit;
+		uint8_t dscp;
+		uint8_t ttl; /* 0: inherit */
+		uint8_t inner_ds, inner_ttl, want_ds, want_ttl;
+	} rows[] = {
+		{ "inherit, EF ECT(0)", true, 0, 64, 0xba, 17, 0xba, 64 },
+		{ "inherit, CE", true, 0, 64, 0x03, 17, 0x03, 64 },
+		{ "inherit, Not-ECT", true, 0, 64, 0x00, 17, 0x00, 64 },
+		{ "fixed 10, ECT(1) copied", false, 10, 64, 0xb9, 17, 10 << 2 | 1, 64 },
+		{ "fixed 0, CE copied", false, 0, 64, 0xbb, 17, 0x03, 64 },
+		{ "ttl inherit", true, 0, 0, 0x00, 17, 0x00, 17 },
+		{ "ttl 200", true, 0, 200, 0x48, 9, 0x48, 200 },
+	};
+	static const int families[] = { AF_INET, AF_INET6 };
+	uint8_t buf[ENCAP_HEADROOM + 2048];
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		for (size_t f = 0; f < 2; f++) {
+			for (size_t in = 0; in < 2; in++) {
+				struct encap_cfg c;
+				struct ip_info ip;
+				struct tos_fields got;
+				uint8_t *inner = buf + ENCAP_HEADROOM, *outer;
+				size_t len = inner_packet(families[in], inner, 100), olen;
+				char row[96];
+
+				snprintf(row, sizeof(row), "%s: outer %d inner %d", rows[i].name,
+					 families[f], families[in]);
+				cfg_init(&c, families[f], GRE_F_KEY);
+				c.tos.dscp_inherit = rows[i].dscp_inherit;
+				c.tos.dscp = rows[i].dscp;
+				c.tos.ttl_inherit = rows[i].ttl == 0;
+				c.tos.ttl = rows[i].ttl;
+				tos_write(
+					inner, len,
+					(struct tos_fields){ rows[i].inner_ds, rows[i].inner_ttl });
+				outer = encap_build(&c, inner, len, 0);
+				olen = c.outer_hlen + len;
+				CHECK_ROW(ip_parse(outer, olen, true, &ip) > 0 &&
+						  ip.tot_len == olen,
+					  row);
+				CHECK_ROW(tos_read(outer, olen, &got) == 0, row);
+				CHECK_INT(got.ds, rows[i].want_ds);
+				CHECK_INT(got.ttl, rows[i].want_ttl);
+				if (families[f] == AF_INET6)
+					CHECK_ROW((load_be32(outer) & 0xfffff) == 0, row);
+				c.udp = true;
+				encap_cfg_finish(&c);
+				got = encap_tos(&c, inner);
+				CHECK_ROW(got.ds == rows[i].want_ds && got.ttl == rows[i].want_ttl,
+					  row);
 			}
 		}
 	}
@@ -851,6 +915,7 @@ int main(void)
 	test_csum();
 	test_gre();
 	test_roundtrip();
+	test_outer_tos();
 	test_drops();
 	test_check();
 	test_vectors();
