@@ -22,6 +22,7 @@ static const char *const names[DROP_MAX] = {
 	[DROP_TUNNEL_LOOP] = "tunnel_loop",
 	[DROP_TUN_WRITE] = "tun_write",
 	[DROP_AQM] = "aqm",
+	[DROP_ECN_CE_NOT_ECT] = "ecn_ce_not_ect",
 	[DROP_TX_BAD_INNER] = "tx_bad_inner",
 	[DROP_TX_TOO_BIG] = "tx_too_big",
 	[DROP_TX_SEND] = "tx_send",

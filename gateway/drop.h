@@ -24,6 +24,8 @@ enum drop_reason {
 	DROP_TUNNEL_LOOP,    /* inner destination in the tunnel subnet, not our address */
 	DROP_TUN_WRITE,	     /* the TUN refused the write (queue full, device down) */
 	DROP_AQM,	     /* --aqm: CoDel dropped it from a standing queue */
+	DROP_ECN_CE_NOT_ECT, /* CE outside, Not-ECT inside (RFC 6040, 4.2): its transport
+			      * would never hear of the congestion but by a loss */
 	/* From TUN, before encapsulation. */
 	DROP_TX_BAD_INNER,   /* not a well-formed IPv4 or IPv6 packet */
 	DROP_TX_TOO_BIG,     /* larger than the tunnel MTU (an ICMP error goes back if allowed) */

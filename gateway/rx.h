@@ -53,6 +53,8 @@ struct rx_dgram {
 				* DROP_UNKNOWN_PEER (a UDP source other than --remote), or
 				* DROP_NONE */
 	bool aqm; /* --aqm: CoDel's signal goes to this one (rxq_next): mark it CE, or drop it */
+	uint8_t outer_ds; /* without outer: the outer header's DS field, as the socket (its
+			   * control data) or the ring's burst had it */
 };
 
 /* What a receive transport is told of the gateway, by the main thread at start. */

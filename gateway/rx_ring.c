@@ -392,7 +392,10 @@ static void burst_next(struct rx_ring *r, struct rx_dgram *d)
 {
 	size_t len = r->burst_left < r->burst_seg ? r->burst_left : r->burst_seg;
 
-	*d = (struct rx_dgram){ .data = r->burst, .len = len, .wirelen = len + r->burst_outer };
+	*d = (struct rx_dgram){ .data = r->burst,
+				.len = len,
+				.wirelen = len + r->burst_outer,
+				.outer_ds = r->burst_ds };
 	r->burst += len;
 	r->burst_left -= len;
 }
@@ -417,6 +420,7 @@ static bool burst_begin(struct rxq *q, struct rx_dgram *d)
 	    load_be16(d->data + at + UDP_LEN_OFF) != ip.tot_len - at)
 		return false;
 	q->ring.burst = d->data + at + UDP_HLEN;
+	q->ring.burst_ds = ip_dsfield(d->data);
 	q->ring.burst_left = ip.tot_len - at - UDP_HLEN;
 	q->ring.burst_seg = d->merged.gso_size;
 	q->ring.burst_outer = (unsigned)(at + UDP_HLEN);

@@ -28,10 +28,12 @@ struct rx_ring {
 	uint8_t *gro_buf;  /* with gro: RX_GRO_BUF for one such superpacket, read whole */
 	/* GRE-in-UDP: a UDP GSO frame (a sender's UDP_SEGMENT, carried whole), its datagrams
 	 * handed out one at a time from where it lies (the ring holds it meanwhile): the next
-	 * one, the bytes left, each one's size, the outer headers before the first. */
+	 * one, the bytes left, each one's size, the outer headers before the first, and their
+	 * DS field. */
 	uint8_t *burst;
 	size_t burst_left, burst_seg;
 	unsigned burst_outer;
+	uint8_t burst_ds;
 };
 
 /* What the rings share: the main thread's. */

@@ -21,17 +21,28 @@
 #include "udp.h"
 
 /* What the kernel says of a received message: its GRO segment size (returned; 0 when it is
- * one datagram), when it queued it (*queued, ns, CLOCK_REALTIME; 0 without a stamp) and
- * whether it reassembled it from fragments (*frag: IP_RECVFRAGSIZE names the largest). */
-static size_t msg_meta(const struct msghdr *m, uint64_t *queued, bool *frag)
+ * one datagram), when it queued it (*queued, ns, CLOCK_REALTIME; 0 without a stamp), whether
+ * it reassembled it from fragments (*frag: IP_RECVFRAGSIZE names the largest) and its outer
+ * DS field (*ds; a UDP_GRO burst has one: the kernel merges only datagrams of one). */
+static size_t msg_meta(const struct msghdr *m, uint64_t *queued, bool *frag, uint8_t *ds)
 {
 	size_t seg = 0;
 
 	*queued = 0;
 	*frag = false;
+	*ds = 0;
 	for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm; cm = CMSG_NXTHDR((struct msghdr *)m, cm)) {
-		if ((cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_RECVFRAGSIZE) ||
-		    (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_RECVFRAGSIZE)) {
+		if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS &&
+		    cm->cmsg_len >= CMSG_LEN(1)) {
+			*ds = *CMSG_DATA(cm);
+		} else if (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_TCLASS &&
+			   cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			*ds = (uint8_t)v;
+		} else if ((cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_RECVFRAGSIZE) ||
+			   (cm->cmsg_level == IPPROTO_IPV6 && cm->cmsg_type == IPV6_RECVFRAGSIZE)) {
 			*frag = true;
 		} else if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO) {
 			int v;
@@ -81,7 +92,7 @@ static void udp_message(struct rxq *q)
 	size_t len = q->udp.msgs[q->udp.cur].msg_len;
 	uint64_t queued;
 
-	q->udp.seg = msg_meta(m, &queued, &q->udp.frag);
+	q->udp.seg = msg_meta(m, &queued, &q->udp.frag, &q->udp.ds);
 	/* A batch that emptied the socket ends on an empty queue: as RFC 8289 never drops from a
 	 * queue of at most one packet, its last message counts as no wait. */
 	rxq_aqm_take(q, q->udp.cur == q->udp.got - 1 && !q->udp.full ? q->now : queued);
@@ -165,6 +176,7 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 	d->len = len - q->udp.off < q->udp.seg ? len - q->udp.off : q->udp.seg;
 	d->wirelen = d->len + outer_wire;
 	d->outer = false;
+	d->outer_ds = q->udp.ds;
 	d->merged = (struct rx_merged){ 0 };
 	d->csum_partial = false;
 	d->drop = DROP_NONE;
@@ -214,6 +226,12 @@ static int udp_queue_open(struct rxq *q, unsigned id, const struct rx_group *grp
 		if (setsockopt(q->udp.fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0)
 			return -errno;
 	}
+	/* Each message's outer DS field, for RFC 6040's decapsulation (worker.c). */
+	if ((c->family == AF_INET6
+		     ? setsockopt(q->udp.fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &(int){ 1 },
+				  sizeof(int))
+		     : setsockopt(q->udp.fd, IPPROTO_IP, IP_RECVTOS, &(int){ 1 }, sizeof(int))) < 0)
+		return -errno;
 	/* Each worker joins the group in turn; the program, the group's, is set again by each
 	 * so that it knows how many sockets there are by the last. */
 	rc = steer_reuseport_attach(q->udp.fd, c->outer_hlen, &q->sh->steer, id + 1);

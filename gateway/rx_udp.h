@@ -27,7 +27,7 @@ struct rx_udp {
 	struct iovec iov[RX_UDP_BATCH];
 	struct sockaddr_storage from[RX_UDP_BATCH];
 	union rx_cmsg {
-		char buf[2 * CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
+		char buf[3 * CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
 		struct cmsghdr align;
 	} cmsg[RX_UDP_BATCH];
 	unsigned got, cur; /* messages in the batch; the one being cut */
@@ -35,6 +35,7 @@ struct rx_udp {
 	bool cut;	   /* every datagram of message cur handed out (an empty one is one) */
 	bool frag;	   /* message cur was reassembled from outer fragments by the kernel */
 	bool full;	   /* the batch was full: the socket may hold more */
+	uint8_t ds;	   /* message cur's outer DS field (IP_RECVTOS, IPV6_RECVTCLASS) */
 };
 
 #endif

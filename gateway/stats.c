@@ -48,6 +48,7 @@ static const char *const names[STAT_MAX] = {
 	[STAT_POLLS] = "polls",
 	[STAT_RX_SOCKET_ERRORS] = "rx_socket_errors",
 	[STAT_TUN_READ_PAUSES] = "tun_read_pauses",
+	[STAT_ECN_ALARMS] = "ecn_alarms",
 };
 
 const char *stat_name(enum stat_counter c)

@@ -60,6 +60,9 @@ enum stat_counter {
 				* or away): taken, so that poll sleeps again */
 	STAT_TUN_READ_PAUSES,  /* --fq-full pause: passes that found the flow queue full and
 				* left what TUN held in its queue, unread, until there was room */
+	STAT_ECN_ALARMS,       /* packets from the wire delivered whose outer and inner ECN
+				* fields no standard makes together (RFC 6040's "(!!!)": Not-ECT
+				* inside ECT, CE inside ECT(1)): counted, not logged */
 	STAT_MAX,
 };
 

@@ -222,8 +222,9 @@ static enum drop_reason partial_csum(const struct rx_dgram *d, const struct deca
 	return DROP_NONE;
 }
 
-/* One datagram from the wire, whatever its transport: decapsulated, CoDel's signal given
- * where it carries it, into TUN; or dropped under its reason. */
+/* One datagram from the wire, whatever its transport: decapsulated, its inner ECN field as
+ * the outer one says (RFC 6040), CoDel's signal given where it carries it, into TUN; or
+ * dropped under its reason. */
 static void deliver(struct worker *w, const struct rx_dgram *d)
 {
 	const struct encap_cfg *c = w->sh->cfg;
@@ -240,6 +241,17 @@ static void deliver(struct worker *w, const struct rx_dgram *d)
 				   : decap(c, d->data, d->len, d->wirelen, &r);
 	if (why != DROP_NONE)
 		goto undelivered;
+	/* RFC 6040, 4.2: a CE set on the way reaches an ECN-capable inner packet; on any other
+	 * it becomes a loss, as a router would have made it. */
+	switch (tos_decap_apply(d->outer ? ip_dsfield(d->data) : d->outer_ds, (uint8_t *)r.inner,
+				r.inner_len)) {
+	case TOS_DROP:
+		why = DROP_ECN_CE_NOT_ECT;
+		goto undelivered;
+	case TOS_FORWARD_ALARM:
+		stat_add(&w->stats.ctr[STAT_ECN_ALARMS], 1);
+		break;
+	}
 	/* A standing queue is told on an ECN-capable packet by CE, on any other by its loss. */
 	if (d->aqm) {
 		if (!ip_ecn_set_ce((uint8_t *)r.inner, r.inner_len))

@@ -95,7 +95,10 @@ expect_eq "gwb: every packet not dropped went into TUN, the 50 good injected one
 # header of DSCP 46 and ECT(0) (RFC 2983, RFC 6040 normal mode) and TTL 64, and none is
 # flagged. With them, crafted frames from gwa, 20 of each: well made (DSCP 46, ECT(0) inside
 # and out), ECT(0) in Not-ECT, CE in ECT(0) (RFC 3168's reset), Not-ECT in ECT(1), ECT(1) in CE
-# (a mark on the way: no violation), DSCP 46 in 0, outer TTL 63: each flagged as its kind.
+# (a mark on the way: no violation), DSCP 46 in 0, outer TTL 63: each flagged as its kind; and
+# CE in Not-ECT (an ecn_mismatch too: no encapsulator makes ECT outside Not-ECT). What gwb makes of them (RFC 6040, 4.2), as a capture on its gre0 sees the inner
+# packets: the outer CE reaches the ECT(1) packet (CE), CE and ECT(0) inside stay, Not-ECT inside
+# ECT(1) is delivered and counted (ecn_alarms), CE outside Not-ECT is dropped (ecn_ce_not_ect).
 WIRE="$TUNBED_BIN/tunbed-wire"
 [ -x "$WIRE" ] || die "$WIRE not built"
 tr_server "$P-server" 9400
@@ -106,30 +109,40 @@ ip netns exec "$P-gwa" "$WIRE" --iface transit --json --ready-file "$TMP/tos.rea
 wpid=$!
 poll 30 grep -qx ready "$TMP/tos.ready" || die "tunbed-wire did not start: $(cat "$TMP/tos.err")"
 before=$(gw_stats gwb)
+ip netns exec "$P-gwb" tcpdump -i gre0 -n -v -c 140 -U 'dst 198.18.3.77' >"$TMP/decap.txt" 2>"$TMP/decap.err" &
+cap=$!
+poll 30 grep -q "listening on" "$TMP/decap.err" || die "tcpdump on gwb's gre0 did not start: $(cat "$TMP/decap.err")"
 tr_client "$P-client" 198.18.3.2 --udp --pps 100 --time 1 --dscp 46 --ecn ect0 --json
 expect_eq "marked UDP through the tunnel: exit status, nothing lost" "$TR_STATUS $(json_get "$TR_JSON" 'd["udp"]["lost"]')" "0 0"
 marked=$(json_get "$TR_JSON" 'd["udp"]["sent"]')
 for crafted in "good 0xba 0xba 64" "not_copied 0xb8 0xba 64" "ce_reset 0xba 0xbb 64" \
-	"mismatch 0xb9 0xb8 64" "path_ce 0xbb 0xb9 64" "dscp 0x00 0xb8 64" "ttl 0xb8 0xb8 63"; do
+	"mismatch 0xb9 0xb8 64" "path_ce 0xbb 0xb9 64" "dscp 0x00 0xb8 64" "ttl 0xb8 0xb8 63" \
+	"ce_not_ect 0xbb 0xb8 64"; do
 	read -r what otos itos ottl <<<"$crafted"
 	ip netns exec "$P-gwa" python3 "$HERE/gre_inject.py" --src 198.18.0.1 --dst 198.18.0.2 \
 		--key 7 --seq --csum "${GW_INJECT_ARGS[@]}" --kind good --count 20 \
 		--outer-tos "$otos" --inner-tos "$itos" --outer-ttl "$ottl" || fail "injecting $what"
 done
-# gwb has taken the 140 (well-formed: into its TUN) and everything else it received.
-poll 30 gw_true gwb "d['total']['wire_rx_packets'] - $(json_get "$before" 'd["total"]["wire_rx_packets"]') >= $marked + 140 and d['total']['tun_tx_packets'] + d['total']['dropped'] == d['total']['wire_rx_packets']" ||
-	fail "gwb did not take the $marked datagrams and the 140 crafted frames within 30 s"
+# gwb has taken the 160 (well-formed: into its TUN, but 20) and everything else it received.
+poll 30 gw_true gwb "d['total']['wire_rx_packets'] - $(json_get "$before" 'd["total"]["wire_rx_packets"]') >= $marked + 160 and d['total']['tun_tx_packets'] + d['total']['dropped'] == d['total']['wire_rx_packets']" ||
+	fail "gwb did not take the $marked datagrams and the 160 crafted frames within 30 s"
+wait_bg "$cap" 30 "tcpdump on gwb's gre0 waiting for the 140 crafted packets delivered"
+after=$(gw_stats gwb)
+expect_eq "gwb: CE outside Not-ECT dropped, Not-ECT inside ECT(1) counted" \
+	"$(json_get "$after" 'd["total"]["drops"]["ecn_ce_not_ect"]') - $(json_get "$before" 'd["total"]["drops"]["ecn_ce_not_ect"]'), $(json_get "$after" 'd["total"]["ecn_alarms"]') - $(json_get "$before" 'd["total"]["ecn_alarms"]')" "20 - 0, 20 - 0"
+expect_eq "gwb delivered into gre0, by inner DS field: the path's CE on ECT(1) kept" \
+	"$(grep -o 'tos 0x[0-9a-f]*' "$TMP/decap.txt" | sort | uniq -c | tr -s ' ' | tr '\n' ';')" " 60 tos 0xb8; 40 tos 0xba; 40 tos 0xbb;"
 stop_bg "$wpid" TERM tunbed-wire
 expect_eq "tunbed-wire exit status after SIGTERM" "$BG_STATUS" "0"
 W=$(cat "$TMP/tos.json")
 log "tos: $(json_get "$W" '({k: v["count"] for k, v in d["violations"].items() if v["count"]}, d["directions"][0]["tos"])')"
 expect_eq "gregw's marked datagrams: none flagged; the crafted frames each of its kind" \
 	"$(json_get "$W" 'sorted((k, v["count"]) for k, v in d["violations"].items() if v["count"])')" \
-	"[('bad_dscp', 20), ('bad_ttl', 20), ('ecn_ce_reset', 20), ('ecn_mismatch', 20), ('ecn_not_copied', 20)]"
-expect_eq "frames flagged: 100 crafted" "$(json_get "$W" 'd["violation_frames"]')" "100"
+	"[('bad_dscp', 20), ('bad_ttl', 20), ('ecn_ce_reset', 20), ('ecn_mismatch', 40), ('ecn_not_copied', 20)]"
+expect_eq "frames flagged: 120 crafted" "$(json_get "$W" 'd["violation_frames"]')" "120"
 expect_eq "what crossed gwa -> gwb, inner>outer: the marked datagrams ECT(0) in ECT(0), DSCP copied" \
 	"$(json_get "$W" '(lambda t: (t["ecn"]["ect0"]["not-ect"], t["ecn"]["ect0"]["ect0"], t["ecn"]["ce"]["ect0"], t["ecn"]["not-ect"]["ect1"], t["ecn"]["ect1"]["ce"], t["dscp_marked"], t["dscp_copied"]))(d["directions"][0]["tos"])')" \
-	"(20, $((marked + 20)), 20, 20, 20, $((marked + 140)), $((marked + 120)))"
+	"(20, $((marked + 20)), 20, 20, 20, $((marked + 160)), $((marked + 140)))"
 tr_stop
 
 gw_stop gwa
