@@ -3,13 +3,17 @@
 # each gateway, every byte checked (SHA-256 on both sides); each flow is handled by a single
 # worker on each gateway, in both directions, and the receiver counts no reordering (all
 # through the flow queue, --fair-queue on by default). Again with --aqm codel at a tiny
-# target: CoDel drops, every byte still arrives; and with --fair-queue off, first in, first
+# target: CoDel drops, every byte still arrives; CoDel marks CE on sessions that negotiated
+# ECN instead (none of their packets dropped) while a Not-ECT UDP session beside them loses
+# its datagrams to it; and with --fair-queue off, first in, first
 # out, every byte intact. Over GRE-in-UDP,
 # once more with UDP_SEGMENT refused at run time (a preloaded fault).
 #
 #  P-client [bulk.py client] --lan-a-- P-gwa [gregw, 2 workers] ==transit (GRE, seq)== [gregw, 2 workers] P-gwb --lan-b-- [bulk.py server] P-server
 # shellcheck source=gregw_lib.sh
 source "$(dirname "$0")/gregw_lib.sh"
+# shellcheck source=traffic_lib.sh
+source "$(dirname "$0")/traffic_lib.sh"
 gregw_test_init
 new_prefix P tbbulk
 MB=$((1 << 20))
@@ -106,6 +110,33 @@ expect_eq "aqm: CoDel dropped from gwb's queue" "$(json_get "$b" 'd["total"]["dr
 expect_eq "aqm: nothing marked (no ECN here)" "$(json_get "$b" 'd["total"]["aqm_marked"]')" "0"
 expect_eq "aqm: its drops are all gwb dropped" "$(json_get "$b" 'd["total"]["dropped"] == d["total"]["drops"]["aqm"]')" "True"
 log "aqm: gwb dropped $(json_get "$b" 'd["total"]["drops"]["aqm"]') of $(json_get "$b" 'd["total"]["wire_rx_packets"]')"
+
+# --aqm codel and ECN (RFC 3168, RFC 8311): 4 TCP sessions that negotiate ECN (the client's
+# namespace asks, net.ipv4.tcp_ecn = 1; ECT(0) data) and, beside them through the same
+# queue, a paced UDP session of full-sized Not-ECT datagrams. CoDel's signals reach the TCP
+# sessions as CE marks, which their receivers deliver, and the UDP session as drops: the UDP
+# session lost at least the datagrams CoDel dropped (more where a full queue took some on the
+# way), and gwb dropped nothing else: no TCP packet, which is ECN-capable or not full-sized.
+ip netns exec "$P-client" sysctl -qw net.ipv4.tcp_ecn=1
+tr_server "$P-server" 9400
+b0=$(gw_stats gwb)
+ip netns exec "$P-client" "$TRAFFIC" client 198.18.3.2 --port 9400 --udp --size 1400 --pps 5000 \
+	--time 4 --json >"$TMP/aqm-udp.json" 2>"$TMP/aqm-udp.err" &
+upid=$!
+tr_client "$P-client" 198.18.3.2 --port 9400 --sessions 4 --time 3 --ecn on --json
+wait "$upid" || fail "the UDP session beside the ECN sessions failed: $(cat "$TMP/aqm-udp.err")"
+U=$(cat "$TMP/aqm-udp.json")
+b=$(gw_stats gwb)
+marked=$(($(json_get "$b" 'd["total"]["aqm_marked"]') - $(json_get "$b0" 'd["total"]["aqm_marked"]')))
+aqm_drops=$(($(json_get "$b" 'd["total"]["drops"]["aqm"]') - $(json_get "$b0" 'd["total"]["drops"]["aqm"]')))
+log "aqm, ECN: gwb marked $marked, dropped $aqm_drops; UDP lost $(json_get "$U" 'd["udp"]["lost"]') of $(json_get "$U" 'd["udp"]["sent"]'); TCP CE delivered $(json_get "$TR_JSON" 'd["tcp"]["ce_delivered"]')"
+expect_eq "aqm, ECN: the TCP sessions complete, all 4 negotiated ECN, CE delivered" \
+	"$TR_STATUS $(json_get "$TR_JSON" '(d["complete"], d["tcp"]["ecn_negotiated"], d["tcp"]["ce_delivered"] > 0)')" "0 (True, 4, True)"
+expect_eq "aqm, ECN: CoDel marked, and dropped UDP datagrams" "$((marked > 0)) $((aqm_drops > 0))" "1 1"
+expect_eq "aqm, ECN: the UDP session lost at least CoDel's drops, gwb dropped nothing else" \
+	"$(($(json_get "$U" 'd["udp"]["lost"]') >= aqm_drops)) $(($(json_get "$b" 'd["total"]["dropped"]') - $(json_get "$b0" 'd["total"]["dropped"]')))" "1 $aqm_drops"
+tr_stop
+ip netns exec "$P-client" sysctl -qw net.ipv4.tcp_ecn=2
 
 # --fair-queue off: first in, first out, no flow queue (gateway/fq.h is the default); 16
 # flows, every byte checked, each flow still on one worker, nothing given up by a queue.
