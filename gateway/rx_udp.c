@@ -200,7 +200,7 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 static int udp_queue_open(struct rxq *q, unsigned id, const struct rx_group *grp)
 {
 	const struct encap_cfg *c = q->sh->cfg;
-	int rc;
+	int rc, one = 1;
 
 	(void)grp;
 	q->udp.fd = -1;
@@ -219,18 +219,17 @@ static int udp_queue_open(struct rxq *q, unsigned id, const struct rx_group *grp
 	if (q->udp.fd < 0)
 		return q->udp.fd;
 	if (q->sh->aqm) {
-		int one = 1;
-
 		/* The kernel stamps each datagram as it queues: CoDel's sojourn times. (The
 		 * ring stamps every frame anyway.) */
 		if (setsockopt(q->udp.fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof(one)) < 0)
 			return -errno;
 	}
 	/* Each message's outer DS field, for RFC 6040's decapsulation (worker.c). */
-	if ((c->family == AF_INET6
-		     ? setsockopt(q->udp.fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &(int){ 1 },
-				  sizeof(int))
-		     : setsockopt(q->udp.fd, IPPROTO_IP, IP_RECVTOS, &(int){ 1 }, sizeof(int))) < 0)
+	if (c->family == AF_INET6)
+		rc = setsockopt(q->udp.fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &one, sizeof(one));
+	else
+		rc = setsockopt(q->udp.fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one));
+	if (rc < 0)
 		return -errno;
 	/* Each worker joins the group in turn; the program, the group's, is set again by each
 	 * so that it knows how many sockets there are by the last. */
