@@ -3,7 +3,9 @@
 # fou) in a qemu guest with Debian's kernel in gwb's place (guest_lib.sh). One boot, every
 # case in turn, each with the guest's tunnel made anew and a new gregw:
 #
-#  - plain GRE, a key, sequence numbers (oseq/iseq), checksums (ocsum/icsum): DF pings of
+#  - plain GRE, a key, sequence numbers (oseq/iseq), checksums (ocsum/icsum), and the
+#    kernel's tos inherit against gregw's default (--tos inherit) with sessions marked DSCP
+#    46 that negotiate ECN, the audit expecting the DSCP copied both ways: DF pings of
 #    the tunnel MTU both ways, IPv4 and IPv6 inside, tunbed-traffic --verify push and pull
 #    through both tunnels, the wire audit (tunbed-wire on transit) clean both ways with the
 #    frames each side sent, every counter of a drop zero on both sides;
@@ -35,6 +37,8 @@ expect_eq "seq: gregw numbered and received, none lost, reordered or duplicated"
 	"$(json_get "$a" 'd["total"]["seq_packets"] > 0 and d["seq"]["lost"] == 0 and d["total"]["seq_reordered"] == 0 and d["total"]["seq_duplicate"] == 0')" "True"
 gw_stop gwa
 interop_case csum --csum -- icsum ocsum -- --no-key --no-seq --csum
+gw_stop gwa
+interop_tos tos inherit
 gw_stop gwa
 
 log "--- a wrong key: gregw 7, the kernel 8"

@@ -8,7 +8,9 @@
 #    (encaplimit 4: its GRE follows a destination options header holding RFC 2473's tunnel
 #    encapsulation limit) with key, sequence numbers and checksums: DF pings of the tunnel
 #    MTU both ways with IPv4 and IPv6 inside, verified transfers, the wire audit clean both
-#    ways, no drop or error on either side;
+#    ways, no drop or error on either side; and the kernel's tclass inherit against gregw's
+#    default (--tos inherit), sessions marked DSCP 46 (the server's 12) that negotiate ECN,
+#    the audit expecting the DSCP copied both ways;
 #  - PMTU with IPv6 inside: ICMPv6 "packet too big" from gregw and from the kernel's tunnel,
 #    and the segment sizes TCP then sends;
 #  - GRE-in-UDP over IPv6 against the kernel's fou, whose UDP follows the same destination
@@ -28,6 +30,8 @@ GT_REMOTE=2001:2::2
 NOLIMIT=(encaplimit none)
 
 interop_case ip6gre -- "${NOLIMIT[@]}" -- --no-key --no-seq --no-csum
+gw_stop gwa
+interop_tos "${NOLIMIT[@]}" tclass inherit
 gw_stop gwa
 # The kernel's default encapsulation limit (4): a destination options header before GRE, 8
 # bytes that its g0's MTU leaves room for; gregw is given the same MTU. gwa's IP stack must

@@ -148,11 +148,11 @@ gt_ping() {
 }
 
 # gt_traffic DEST PATTERN WHAT [options]: tunbed-traffic client -> server, 2 sessions of
-# 1 MiB verified, which must complete with every byte on both sides.
+# 1 MiB verified, which must complete with every byte on both sides; GT_TRAFFIC_ARGS too.
 gt_traffic() {
 	local dest=$1 pattern=$2 what=$3 ok
 	shift 3
-	tr_client "$P-client" "$dest" --sessions 2 --bytes 1m --pattern "$pattern" --verify --json "$@"
+	tr_client "$P-client" "$dest" --sessions 2 --bytes 1m --pattern "$pattern" --verify --json "${GT_TRAFFIC_ARGS[@]}" "$@"
 	if [ "$TR_STATUS" != 0 ]; then
 		fail "$what: tunbed-traffic $pattern to $dest exited $TR_STATUS: $(tail -n 3 "$TMP/client.err")"
 		return
@@ -206,6 +206,8 @@ GT_TYPE=gre
 GT_LOCAL=198.18.0.1
 GT_REMOTE=198.18.0.2
 ENCAP=gre
+# What interop_case's transfers add to tunbed-traffic's options (--dscp, --ecn).
+GT_TRAFFIC_ARGS=()
 
 # interop_case WHAT GREGW-ARGS -- KERNEL-ARGS -- WIRE-ARGS: the guest's tunnel with the
 # kernel's options, gregw with its own (over $ENCAP), then everything that must work: the
@@ -312,4 +314,24 @@ pmtu_tcp() {
 	ip netns exec "$P-gwa" ethtool -K lan-a tso on gso on >/dev/null
 	sizes=$(tcp_sizes "$what")
 	expect_eq "$what: largest IP packet and TCP payload $sender's TCP sends" "$sizes" "$want $((want - hdr))"
+}
+
+# interop_tos KERNEL-ARGS...: interop_case with the kernel's tunnel copying the inner DSCP
+# (tos inherit; tclass inherit over IPv6) and gregw's default, --tos inherit: RFC 2983's
+# uniform model on both ends, and ECN as each does it (RFC 6040's normal mode; the kernel's
+# differs for an inner CE only, which no sender here makes). The client's sessions are marked
+# DSCP 46, the server's DSCP 12, ECN negotiated; the audit expects the DSCP copied both ways,
+# and every marked frame each way was.
+interop_tos() {
+	tr_stop
+	tr_server "$P-server" 9400 --dscp 12
+	ip netns exec "$P-client" sysctl -qw net.ipv4.tcp_ecn=1
+	GT_TRAFFIC_ARGS=(--dscp 46 --ecn on)
+	interop_case tos_inherit -- "$@" -- --no-key --no-seq --no-csum --expect-tos inherit --expect-ttl 64
+	expect_eq "tos inherit: the DSCP copied outside by both (every marked frame each way)" \
+		"$(json_get "$WIRE_JSON" '[(x["tos"]["dscp_marked"] > 0, x["tos"]["dscp_copied"] == x["tos"]["dscp_marked"]) for x in d["directions"]]')" "[(True, True), (True, True)]"
+	GT_TRAFFIC_ARGS=()
+	ip netns exec "$P-client" sysctl -qw net.ipv4.tcp_ecn=2
+	tr_stop
+	tr_server "$P-server" 9400
 }
