@@ -64,7 +64,7 @@ def copy_of(name, top):
 ADDED = {"runs": ("verdict", "verdict_reason", "verdict_hosts", "ceiling_bps", "rate_cap_bps",
                   "budgeted_softirq", "foreign", "foreign_flagged", "foreign_words"),
          "summary": ("verdict", "verdict_reason", "verdicts", "spread_pct", "spread_flagged"),
-         "top": ("noise_floor_pct",)}
+         "top": ("noise_floor_pct", "baselines")}
 
 
 def comparable(summary):
