@@ -22,9 +22,10 @@ from . import pair as pairs
 from .common import ROOT, TOPO, TOPOLOGIES, Failure, ScenarioError, deferred_signals, run
 from .hosts import HostLost, Netns, Ssh
 
-# The tunnel of a RAS-shaped topology, per outer family: gwa and gwb's transit addresses, the
-# tunnel addresses, and the LAN behind each gateway (routed into the tunnel).
-PAIRS = {
+# The addresses of a RAS-shaped bed (bed.addrs), per outer family: gwa and gwb's transit
+# addresses, the tunnel addresses, the LAN behind each gateway (routed into the tunnel), the
+# server and the client.
+ADDRS = {
     4: {"a": "198.18.0.1", "b": "198.18.0.2", "ta": "198.19.0.1/24", "tb": "198.19.0.2/24",
         "net_a": ["198.18.1.0/24"], "net_b": ["198.18.3.0/24"], "server": "198.18.3.2",
         "client": "198.18.1.2"},
@@ -222,7 +223,7 @@ class NamespaceBed(Bed):
                     else:
                         family, pins, transit = describe(shown)
                         pins.update(self.pin_override)
-                        self.pair, self.pins = PAIRS[family], pins
+                        self.addrs, self.pins = ADDRS[family], pins
                         self.transit = {"gwa": transit, "gwb": transit}
                     self.rate_cap_bps = rate_cap(shown)
                     self.open_hosts()
@@ -246,7 +247,7 @@ class NamespaceBed(Bed):
         gwb1, gwb2 = Netns(self.prefix, "gwb1"), Netns(self.prefix, "gwb2")
         gwb1.roles, gwb2.roles = ("gwb",), ("gwb2",)
         self.roles["gwb"], self.roles["gwb2"] = [gwb1], [gwb2]
-        self.pair = dict(PAIRS[4], b=pairs.SERVICE)
+        self.addrs = dict(ADDRS[4], b=pairs.SERVICE)
         self.pins = {h["name"]: h["cpus"] for h in shown["hosts"] if h.get("cpus")}
         self.pins.update(self.pin_override)
         self.transit = {"gwa": "transit", "gwb": pairs.GWB["gwb1"][2]}
@@ -289,9 +290,9 @@ class HostsBed(Bed):
         gw = {r: inv.roles[r][0] for r in inventory.GATEWAY_ROLES if inv.roles.get(r)}
         c, s = inv.roles["client"][0], inv.roles["server"][0]
         family = ipaddress.ip_address(c.addr).version
-        self.pair = {"server": s.addr, "client": c.addr}
+        self.addrs = {"server": s.addr, "client": c.addr}
         if len(gw) == 2:
-            self.pair.update({
+            self.addrs.update({
                 "a": gw["gwa"].transit_addr, "b": gw["gwb"].transit_addr,
                 "ta": gw["gwa"].tunnel_addr, "tb": gw["gwb"].tunnel_addr,
                 "net_a": gw["gwa"].lan_prefix.split(","), "net_b": gw["gwb"].lan_prefix.split(",")})
@@ -373,7 +374,7 @@ class HostsBed(Bed):
                 if value and value not in links:
                     return f"{h.label()}: tunbed_{var} {value}: no such interface on this host"
             if spec.role in inventory.GATEWAY_ROLES:
-                peer = self.pair.get("b" if spec.role == "gwa" else "a")
+                peer = self.addrs.get("b" if spec.role == "gwa" else "a")
                 iface = spec.transit_iface or self._route_dev(h, peer)
                 if not iface:
                     return f"{h.label()}: no route to the other gateway's transit address {peer}"

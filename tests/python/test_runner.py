@@ -682,11 +682,11 @@ class Contract(unittest.TestCase):
         self.assertEqual(names, [*drivers.GATEWAYS, "cmd:PATH"])
 
     def test_environment(self):
-        pair = beds.PAIRS[4]
+        addrs = beds.ADDRS[4]
         h = types.SimpleNamespace(ns="tb-gwa", name="gwa", state="/s", shares_files=True,
                                   run=lambda *a, **k: '[{"mtu": 1500}]', undo=lambda *a: None,
                                   label=lambda: "tb-gwa")
-        bed = types.SimpleNamespace(pair=pair, pins={"gwa": "1"}, host=lambda r: h,
+        bed = types.SimpleNamespace(addrs=addrs, pins={"gwa": "1"}, host=lambda r: h,
                                     transit_iface=lambda r: "transit",
                                     roles={"client": [types.SimpleNamespace(ns="tb-client")]})
         d = drivers.DRIVERS["ovs-gre"](bed, scenario.Point("ovs-gre", "-", 0, 0, "push", 1))
@@ -713,11 +713,11 @@ class Drivers(unittest.TestCase):
                 ("gregw", "gre+seq+nooffload", ["--no-key", "--seq", "--no-csum"]),
                 ("route", "-", []), ("vxlan", "-", []), ("ovs-gre", "-", [])):
             with self.subTest(gateway=gateway, mode=mode):
-                bed = types.SimpleNamespace(pair=beds.PAIRS[4], pins={})
+                bed = types.SimpleNamespace(addrs=beds.ADDRS[4], pins={})
                 d = drivers.DRIVERS[gateway](bed, scenario.Point(gateway, mode, 2, 0, "push", 1))
                 try:
                     self.assertEqual(d.wire_expectations(), want)
-                    args = point.wire_args(d, beds.PAIRS[4], "transit", "/r")
+                    args = point.wire_args(d, beds.ADDRS[4], "transit", "/r")
                     self.assertEqual(args[-len(want) - 4:], ["--local", "198.18.0.1", "--remote",
                                                              "198.18.0.2", *want])
                 finally:

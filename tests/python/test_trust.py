@@ -387,7 +387,7 @@ class Drivers(unittest.TestCase):
         self.dir = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
         self.host = LocalHost(self.dir)
-        self.bed = types.SimpleNamespace(pair=beds.PAIRS[4], pins={}, roles={},
+        self.bed = types.SimpleNamespace(addrs=beds.ADDRS[4], pins={}, roles={},
                                          host=lambda role: self.host,
                                          transit_iface=lambda role: "lo")
 

@@ -49,7 +49,7 @@ class Driver:
 
     def __init__(self, bed, point):
         self.bed, self.point = bed, point
-        self.pair, self.pins = bed.pair, bed.pins
+        self.addrs, self.pins = bed.addrs, bed.pins
         self.dirs = set()
 
     @classmethod
@@ -98,7 +98,7 @@ class Driver:
 
     def sides(self):
         """(role, local, remote, tunnel addr, peer tunnel addr, far LAN prefixes) per gateway."""
-        p = self.pair
+        p = self.addrs
         return (("gwa", p["a"], p["b"], p["ta"], p["tb"], p["net_b"]),
                 ("gwb", p["b"], p["a"], p["tb"], p["ta"], p["net_a"]))
 
@@ -206,7 +206,7 @@ class Driver:
         measurement. Raises Failure when none answers in time."""
         c = self.host("client")
         deadline = time.monotonic() + timeout
-        cmd = ["ping", "-n", "-q", "-c", "1", "-W", "1", self.pair["server"]]
+        cmd = ["ping", "-n", "-q", "-c", "1", "-W", "1", self.addrs["server"]]
         while True:
             p = c.call(cmd)
             if p.returncode == 0:
@@ -214,7 +214,7 @@ class Driver:
             if time.monotonic() > deadline:
                 said = (p.stderr.strip() or p.stdout.strip()).splitlines()
                 raise Failure(f"{self.name}: no ping from the client to the server "
-                              f"{self.pair['server']} through it within {timeout:g} s"
+                              f"{self.addrs['server']} through it within {timeout:g} s"
                               + (f" ({said[-1]})" if said and "packet loss" not in said[-1]
                                  else ""))
             time.sleep(POLL_S)

@@ -92,9 +92,9 @@ class Cmd(Driver):
             "TUNBED_ADDR": addr,
             "TUNBED_PEER_ADDR": peer,
             "TUNBED_ROUTES": " ".join(nets),
-            "TUNBED_LANS": " ".join(self.pair["net_a" if role == "gwa" else "net_b"]),
-            "TUNBED_CLIENT": self.pair["client"],
-            "TUNBED_SERVER": self.pair["server"],
+            "TUNBED_LANS": " ".join(self.addrs["net_a" if role == "gwa" else "net_b"]),
+            "TUNBED_CLIENT": self.addrs["client"],
+            "TUNBED_SERVER": self.addrs["server"],
             "TUNBED_CPUS": self.pins.get(role, ""),
         }
         for r in ROLES:

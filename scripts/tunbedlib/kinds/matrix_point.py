@@ -35,17 +35,18 @@ def traffic_client(bed, args):
     return doc, p.returncode, p.stderr.strip()
 
 
-def wire_args(driver, pair, iface, ready):
+def wire_args(driver, addrs, iface, ready):
     """tunbed-wire on gwa's end of transit, expecting what the gateway under test should send:
-    GRE between the pair's ends, and whatever the driver expects of its frames."""
-    return ["--iface", iface, "--json", "--ready-file", ready, "--local", pair["a"],
-            "--remote", pair["b"], *driver.wire_expectations()]
+    GRE between the tunnel's ends (addrs: the bed's), and whatever the driver expects of its
+    frames."""
+    return ["--iface", iface, "--json", "--ready-file", ready, "--local", addrs["a"],
+            "--remote", addrs["b"], *driver.wire_expectations()]
 
 
 def wire_start(bed, driver):
     h = bed.host("gwa")
     ready = f"{h.state}/wire.ready"
-    args = wire_args(driver, bed.pair, bed.transit_iface("gwa"), ready)
+    args = wire_args(driver, bed.addrs, bed.transit_iface("gwa"), ready)
     proc = h.spawn("wire", [h.bin("tunbed-wire"), *args, *bed.any_address("gwa")],
                    stdout=-1)
     deadline = time.monotonic() + READY_TIMEOUT_S
@@ -123,7 +124,7 @@ def inner_path(bed):
     """The device gwa sends the server's traffic into and its MTU: the tunnel's inner MTU."""
     h = bed.host("gwa")
     try:
-        route = json.loads(h.run(["ip", "-j", "route", "get", bed.pair["server"]]) or "[{}]")[0]
+        route = json.loads(h.run(["ip", "-j", "route", "get", bed.addrs["server"]]) or "[{}]")[0]
         dev = route.get("dev")
         link = json.loads(h.run(["ip", "-j", "link", "show", "dev", dev]))[0]
     except (Failure, ValueError, IndexError, TypeError):
@@ -163,7 +164,7 @@ class Run:
         bed = self.bed
         self.driver = DRIVERS[self.point.gateway](bed, self.point)
         if self.driver.tunnel and getattr(bed, "keep_routes", None):
-            bed.keep_routes(("gwa", "gwb"), lambda r: bed.pair["net_b" if r == "gwa"
+            bed.keep_routes(("gwa", "gwb"), lambda r: bed.addrs["net_b" if r == "gwa"
                                                                else "net_a"])
         return gateway_up(self.driver, bed)
 
@@ -177,7 +178,7 @@ class Run:
             wait_listening(h)
 
     def idle_latency(self):
-        idle, _, _ = traffic_client(self.bed, [self.bed.pair["server"], "--rr", "--time", "1",
+        idle, _, _ = traffic_client(self.bed, [self.bed.addrs["server"], "--rr", "--time", "1",
                                                "--rr-rate", "200", *self.cc])
         return idle.get("rr")
 
@@ -220,7 +221,7 @@ class Run:
                 if not n[i]:
                     continue
                 srv = bed.servers[i % len(bed.servers)]
-                args = [srv.spec.addr if hasattr(srv, "spec") else bed.pair["server"],
+                args = [srv.spec.addr if hasattr(srv, "spec") else bed.addrs["server"],
                         "--port", str(PORT), "--sessions", str(n[i]), "--time", str(sc.time),
                         "--warmup", str(sc.warmup), "--pattern", self.point.pattern, *self.cc,
                         "--json", *bed.any_address("client")]

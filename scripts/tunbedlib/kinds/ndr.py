@@ -91,7 +91,7 @@ class DirectBed(beds.NamespaceBed):
                 if not addr:
                     raise Failure(f"{topo}: the server has no IPv{self.family} address on link "
                                   "'wire'")
-                self.pair = {"server": addr}
+                self.addrs = {"server": addr}
                 self.pins = {h: hosts[h]["cpus"] for h in hosts if hosts[h].get("cpus")}
                 self.pins.update(self.pin_override)
                 self.open_hosts()
@@ -135,7 +135,7 @@ class Trials:
 
     def __call__(self, rate, duration, purpose="search"):
         h, srv = self.bed.clients[0], self.bed.servers[0]
-        args = [self.bed.pair["server"], "--port", str(PORT), "--udp", "--pps", str(int(rate)),
+        args = [self.bed.addrs["server"], "--port", str(PORT), "--udp", "--pps", str(int(rate)),
                 "--size", str(self.fr["udp_payload"]), "--sessions", str(self.nd.flows),
                 "--time", f"{duration:g}", "--sample", str(sample_every(rate)), "--json"]
         before = udp_counters(srv)

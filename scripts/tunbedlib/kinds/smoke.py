@@ -70,7 +70,7 @@ class Smoke(Kind):
             server = h.spawn("server", [h.bin("tunbed-traffic"), "server", "--port",
                                         str(TRAFFIC_PORT)])
             wait_listening(h)
-            doc, _, _ = traffic_client(bed, [bed.pair["server"], "--port", str(TRAFFIC_PORT),
+            doc, _, _ = traffic_client(bed, [bed.addrs["server"], "--port", str(TRAFFIC_PORT),
                                              "--time", f"{plan.time:g}"])
         finally:
             with deferred_signals():
