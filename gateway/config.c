@@ -44,7 +44,7 @@ enum opt_id {
 	OPT_RX_RING,
 	OPT_SCHED,
 	OPT_OFFLOAD,
-	OPT_GRO_HOLD,
+	OPT_COALESCE_HOLD,
 	OPT_INGRESS_DROP,
 	OPT_WIRE_TX,
 	OPT_WIRE_RX,
@@ -85,7 +85,7 @@ static const struct option options[] = {
 	{ "rx-ring", required_argument, NULL, OPT_RX_RING },
 	{ "sched", required_argument, NULL, OPT_SCHED },
 	{ "offload", required_argument, NULL, OPT_OFFLOAD },
-	{ "gro-hold", required_argument, NULL, OPT_GRO_HOLD },
+	{ "coalesce-hold", required_argument, NULL, OPT_COALESCE_HOLD },
 	{ "ingress-drop", required_argument, NULL, OPT_INGRESS_DROP },
 	{ "wire-tx", required_argument, NULL, OPT_WIRE_TX },
 	{ "wire-rx", required_argument, NULL, OPT_WIRE_RX },
@@ -179,7 +179,7 @@ void config_usage(void)
 	       "                       tells the segment size of a superpacket a sender on this\n"
 	       "                       host left whole (the socket cannot: it takes the tunnel\n"
 	       "                       MTU's)\n"
-	       "  --gro-hold US        with offloads, a superpacket merged from the wire waits\n"
+	       "  --coalesce-hold US   with offloads, a superpacket merged from the wire waits\n"
 	       "                       up to US microseconds (0 to 1000) for the rest of its\n"
 	       "                       burst when the receive queue runs dry (default 0: it\n"
 	       "                       goes into TUN at the end of each pass)\n"
@@ -552,10 +552,10 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 		else
 			return bad(o, key, v, "expected socket or ring");
 		return 0;
-	case OPT_GRO_HOLD:
+	case OPT_COALESCE_HOLD:
 		if (parse_u64(v, 0, 1000, &n))
 			return bad(o, key, v, "expected 0 to 1000 microseconds");
-		c->gro_hold_us = (unsigned)n;
+		c->coalesce_hold_us = (unsigned)n;
 		return 0;
 	case OPT_AQM_TARGET:
 	case OPT_AQM_INTERVAL:

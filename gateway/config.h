@@ -41,13 +41,13 @@ struct config {
 	bool fair_queue; /* --fair-queue on (default): TUN reads leave by flow (fq.h) */
 	bool aqm;	 /* --aqm codel: CoDel on each worker's receive queue (ring or socket) */
 	unsigned aqm_target_us, aqm_interval_us;
-	unsigned gro_hold_us;	/* --gro-hold */
-	bool fq_drop;		/* --fq-full drop: a full flow queue drops, not pauses reads */
-	unsigned fq_limit;	/* --fq-limit: packets a worker's flow queue holds */
-	bool ingress_drop;	/* --ingress-drop tcx */
-	bool wire_tx_packet;	/* --wire-tx packet, or tap (where the TAP is refused) */
-	bool wire_tx_tap;	/* --wire-tx tap (default) */
-	bool wire_rx_ring;	/* --wire-rx ring: GRE-in-UDP from the packet ring */
+	unsigned coalesce_hold_us; /* --coalesce-hold */
+	bool fq_drop;		   /* --fq-full drop: a full flow queue drops, not pauses reads */
+	unsigned fq_limit;	   /* --fq-limit: packets a worker's flow queue holds */
+	bool ingress_drop;	   /* --ingress-drop tcx */
+	bool wire_tx_packet;	   /* --wire-tx packet, or tap (where the TAP is refused) */
+	bool wire_tx_tap;	   /* --wire-tx tap (default) */
+	bool wire_rx_ring;	   /* --wire-rx ring: GRE-in-UDP from the packet ring */
 	bool gre_udp;		/* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */
 	bool sched_batch;	/* --sched batch (default): workers under SCHED_BATCH */
 	bool any_address;	/* addresses and routes may lie outside the benchmarking ranges */

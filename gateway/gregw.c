@@ -460,7 +460,7 @@ static void plan_queues(struct gregw *g)
 	g->sh.aqm = c->aqm;
 	g->sh.aqm_target_ns = (uint64_t)c->aqm_target_us * 1000;
 	g->sh.aqm_interval_ns = (uint64_t)c->aqm_interval_us * 1000;
-	g->sh.gro_hold_ns = (uint64_t)c->gro_hold_us * 1000;
+	g->sh.coalesce_hold_ns = (uint64_t)c->coalesce_hold_us * 1000;
 	g->sh.fair_queue = c->fair_queue;
 	g->sh.fq_full = c->fq_drop ? FQ_FULL_DROP : FQ_FULL_PAUSE;
 	g->sh.fq_limit = c->fq_limit;

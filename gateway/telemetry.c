@@ -118,7 +118,7 @@ static json_t *config_json(const struct gregw *g, const struct sample *s)
 	jout_str(o, "tap", g->txg.tap.nfds ? g->txg.tap.name : NULL);
 	/* How flows meet workers (steer.h): turn by turn through the flow table, or a hash. */
 	jout_str(o, "steering", g->steer_table ? "table" : "hash");
-	jout_int(o, "gro_hold_us", c->gro_hold_us);
+	jout_int(o, "coalesce_hold_us", c->coalesce_hold_us);
 	jout_bool(o, "fair_queue", c->fair_queue);
 	jout_str(o, "fq_full", c->fq_drop ? "drop" : "pause");
 	jout_int(o, "fq_limit", c->fq_limit);

@@ -406,7 +406,7 @@ static void emit(void *ctx, const struct virtio_net_hdr *h, const uint8_t *pkt, 
 	stat_add(&q->stats->ctr[STAT_TUN_TX_PACKETS], nseg);
 	stat_add(&q->stats->ctr[STAT_TUN_TX_BYTES], seg_bytes);
 	if (nseg > 1)
-		stat_add(&q->stats->ctr[STAT_GRO_SUPERPACKETS], 1);
+		stat_add(&q->stats->ctr[STAT_COALESCED_SUPERPACKETS], 1);
 }
 
 void tunq_write(struct tunq *q, uint8_t *pkt, size_t len, struct l4_csum csum)
@@ -418,7 +418,7 @@ void tunq_write(struct tunq *q, uint8_t *pkt, size_t len, struct l4_csum csum)
 		return;
 	}
 	if (coalesce_add(&q->coal, pkt, len, csum, emit, q) == COALESCE_BAD_CSUM)
-		stat_add(&q->stats->ctr[STAT_GRO_BAD_CSUM], 1);
+		stat_add(&q->stats->ctr[STAT_COALESCE_BAD_CSUM], 1);
 }
 
 /* The virtio header of a merged superpacket: its kind (gso_type, with the ECN bit) must agree
@@ -536,7 +536,7 @@ void tunq_clock(struct tunq *q, uint64_t now_ns)
 void tunq_flush(struct tunq *q, uint64_t now_ns)
 {
 	if (q->sh->vnet_hdr)
-		coalesce_flush_older(&q->coal, now_ns + 1 - q->sh->gro_hold_ns, emit, q);
+		coalesce_flush_older(&q->coal, now_ns + 1 - q->sh->coalesce_hold_ns, emit, q);
 }
 
 bool tunq_holding(const struct tunq *q)

@@ -149,7 +149,7 @@ bool tunq_put(struct tunq *q, const uint8_t *pkt, size_t len);
 void tunq_clock(struct tunq *q, uint64_t now_ns);
 
 /*
- * Ends a pass from the wire: superpackets open for --gro-hold or longer (every one with no
+ * Ends a pass from the wire: superpackets open for --coalesce-hold or longer (every one with no
  * hold, as the kernel's GRO flushes at the end of a NAPI poll) go into TUN; younger ones wait
  * for the rest of their burst. Worker thread.
  */

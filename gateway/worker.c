@@ -307,7 +307,7 @@ static void *worker_main(void *arg)
 		{ .fd = rxq_fd(&w->rx), .events = POLLIN },
 		{ .fd = w->sh->stop_fd, .events = POLLIN },
 	};
-	const struct timespec hold = { .tv_nsec = (long)w->sh->gro_hold_ns };
+	const struct timespec hold = { .tv_nsec = (long)w->sh->coalesce_hold_ns };
 	const struct timespec idle = { .tv_sec = WORKER_POLL_MS / 1000,
 				       .tv_nsec = WORKER_POLL_MS % 1000 * 1000000L };
 

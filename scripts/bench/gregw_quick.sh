@@ -92,7 +92,7 @@ for g in ("a", "b") if encap != "vxlan" else ():
     whole = load(g + ".json")
     x = whole["total"]
     print(f"  gw{g}: " + ", ".join(f"{k} {x[k]}" for k in (
-        "tun_reads", "gso_superpackets", "tun_writes", "gro_superpackets", "gre_gro_reads", "udp_gro_reads",
+        "tun_reads", "gso_superpackets", "tun_writes", "coalesced_superpackets", "gre_gro_reads", "udp_gro_reads",
         "wire_tx_ip", "ring_drops" if "ring_drops" in x else "socket_drops", "dropped",
         "tun_read_pauses", "tun_device_tx_dropped") if k in x) +
           f", tx_fq_overflow {x['drops']['tx_fq_overflow']}")

@@ -86,10 +86,10 @@ expect_eq "gwa: $want" "$(json_get "$a" 'd["total"]["cost"]["tun_to_wire"]["supe
 # without; over GRE-in-UDP the kernel's UDP segmentation and coalescing in use.
 case $GW_MODE in
 *-nooffload)
-	expect_eq "no offloads: no superpackets" "$(json_get "$a" '(d["config"]["tun_offloads"], d["total"]["gso_superpackets"], d["total"]["gro_superpackets"])'), $(json_get "$b" '(d["total"]["gso_superpackets"], d["total"]["gro_superpackets"])')" "('none', 0, 0), (0, 0)" ;;
+	expect_eq "no offloads: no superpackets" "$(json_get "$a" '(d["config"]["tun_offloads"], d["total"]["gso_superpackets"], d["total"]["coalesced_superpackets"])'), $(json_get "$b" '(d["total"]["gso_superpackets"], d["total"]["coalesced_superpackets"])')" "('none', 0, 0), (0, 0)" ;;
 *)
 	expect_eq "offloads: TSO from TUN" "$(json_get "$a" '"tso4" in d["config"]["tun_offloads"].split(",")')" "True"
-	expect_eq "offloads: gwa cut superpackets, gwb made them" "$(json_get "$a" 'd["total"]["gso_superpackets"] > 100'), $(json_get "$b" 'd["total"]["gro_superpackets"] > 100')" "True, True" ;;
+	expect_eq "offloads: gwa cut superpackets, gwb made them" "$(json_get "$a" 'd["total"]["gso_superpackets"] > 100'), $(json_get "$b" 'd["total"]["coalesced_superpackets"] > 100')" "True, True" ;;
 esac
 if [ "$GW_ENCAP" = gre-udp ]; then
 	expect_eq "gre-udp: UDP_SEGMENT and UDP_GRO on" "$(json_get "$b" '(d["config"]["udp_gso"], d["config"]["udp_gro"])')" "(True, True)"

@@ -55,7 +55,7 @@ expect_refusal "addr6 of the wrong family" 2 "^gregw: bad value '198.19.0.1/24' 
 expect_refusal "route with host bits" 2 "^gregw: bad value '198.18.3.1/24' for --route: has host bits set$" run --remote 198.18.0.2 --route 198.18.3.1/24
 expect_refusal "allow-from with host bits" 2 "^gregw: bad value '198.18.1.1/24' for --allow-from: has host bits set$" run --remote 198.18.0.2 --allow-from 198.18.1.1/24
 expect_refusal "allow-from that is no prefix" 2 "^gregw: bad value 'lan' for --allow-from: expected ADDR/LEN$" run --remote 198.18.0.2 --allow-from lan
-expect_refusal "bad gro-hold" 2 "^gregw: bad value '1001' for --gro-hold: expected 0 to 1000 microseconds$" run --remote 198.18.0.2 --gro-hold 1001
+expect_refusal "bad coalesce-hold" 2 "^gregw: bad value '1001' for --coalesce-hold: expected 0 to 1000 microseconds$" run --remote 198.18.0.2 --coalesce-hold 1001
 expect_refusal "bad interval" 2 "^gregw: bad value '0' for --stats-interval" run --remote 198.18.0.2 --stats-interval 0
 expect_refusal "bad ring" 2 "^gregw: bad value 'v4' for --rx-ring: expected v3 or v2$" run --remote 198.18.0.2 --rx-ring v4
 expect_refusal "bad scheduling policy" 2 "^gregw: bad value 'fifo' for --sched: expected batch or normal$" run --remote 198.18.0.2 --sched fifo

@@ -1,7 +1,7 @@
 #!/bin/bash
 # gregw on the IPv6 RAS topology: IPv6 in IPv6 GRE with a key; ping both ways; a verified
 # transfer; and an IPv6 packet too big for the tunnel gets ICMPv6 "packet too big" back. gwb
-# holds the superpackets it merges for their bursts (--gro-hold 200): its writes into TUN are
+# holds the superpackets it merges for their bursts (--coalesce-hold 200): its writes into TUN are
 # counted, and the transfer stays intact. Then DSCP and ECN over IPv6 (RFC 2983, RFC 6040):
 # tunbed-wire on gwa's transit audits TCP sessions marked DSCP 46 that negotiate ECN, and a
 # UDP session of DSCP 10 and ECT(1), and flags nothing; then crafted GRE from gwa's address
@@ -18,7 +18,7 @@ new_prefix P tbgw6
 
 "$TOPO" up ras6 --prefix "$P" >/dev/null
 gw_start gwa "$P-gwa" --remote 2001:2::2 --addr6 2001:2:0:ff::1/64 --route 2001:2:0:3::/64 --key 9 --workers 2
-gw_start gwb "$P-gwb" --remote 2001:2::1 --addr6 2001:2:0:ff::2/64 --route 2001:2:0:1::/64 --key 9 --workers 2 --gro-hold 200
+gw_start gwb "$P-gwb" --remote 2001:2::1 --addr6 2001:2:0:ff::2/64 --route 2001:2:0:1::/64 --key 9 --workers 2 --coalesce-hold 200
 MTU=$((1452 - GW_UDP))
 expect_eq "gre0 mtu: 1500 - 40 - 8 ($GW_ENCAP)" "$(json_get "$(ip -n "$P-gwa" -j link show dev gre0)" 'd[0]["mtu"]')" "$MTU"
 ip netns exec "$P-client" ping -6 -c 5 -i 0.1 -W 2 2001:2:0:3::2 >/dev/null || fail "ping6 client -> server through the tunnel"
@@ -56,7 +56,7 @@ fi
 expect_eq "gwb decapsulated IPv6 GRE" "$(json_get "$b" 'd["total"]["tun_tx_bytes"] > 40 * 2**20')" "True"
 expect_eq "gwb: outer family" "$(json_get "$b" 'd["config"]["local"]')" "2001:2::2"
 expect_eq "gwb dropped nothing" "$(json_get "$b" 'd["total"]["dropped"]')" "0"
-expect_eq "gwb: --gro-hold in the config" "$(json_get "$b" 'd["config"]["gro_hold_us"]')" "200"
+expect_eq "gwb: --coalesce-hold in the config" "$(json_get "$b" 'd["config"]["coalesce_hold_us"]')" "200"
 # Whatever was held went into TUN: every segment gwb took from the wire is written (the last
 # ones of the connection's close may still be on their way when the stats above were taken).
 poll 30 gw_true gwb 'd["total"]["wire_rx_packets"] == d["total"]["tun_tx_packets"]' ||

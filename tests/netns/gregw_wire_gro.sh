@@ -41,7 +41,7 @@ merged_ok() {
 	expect_eq "$1: $2 took superpackets whole from the wire" "$(json_get "$s" 'd["total"]["gre_gro_reads"] > 10')" "True"
 	expect_eq "$1: $2 dropped nothing it received" "$(json_get "$s" 'd["total"]["dropped"] - d["total"]["drops"]["tx_send"]')" "0"
 	expect_eq "$1: $2 wrote every packet the wire brought into TUN" "$(json_get "$s" 'd["total"]["wire_rx_packets"] == d["total"]["tun_tx_packets"]')" "True"
-	expect_eq "$1: $2 wrote superpackets into TUN" "$(json_get "$s" 'd["total"]["gro_superpackets"] >= d["total"]["gre_gro_reads"]')" "True"
+	expect_eq "$1: $2 wrote superpackets into TUN" "$(json_get "$s" 'd["total"]["coalesced_superpackets"] >= d["total"]["gre_gro_reads"]')" "True"
 	log "$1: $2 $(json_get "$s" '{k: d["total"][k] for k in ("wire_rx_packets", "gre_gro_reads", "tun_writes", "recv_calls")} | {k: v for k, v in d["total"]["drops"].items() if v}')"
 }
 

@@ -50,7 +50,7 @@ for g in gwa gwb; do
 	s=$(gw_stats "$g")
 	expect_eq "$g dropped nothing" "$(json_get "$s" 'd["total"]["dropped"]')" "0"
 	expect_eq "$g sent nearly all on the packet socket" "$(json_get "$s" 'd["total"]["wire_tx_ip"] * 100 < d["total"]["wire_tx_packets"]')" "True"
-	log "$g $(json_get "$s" '{k: d["total"][k] for k in ("wire_tx_packets", "wire_tx_ip", "gro_superpackets")}')"
+	log "$g $(json_get "$s" '{k: d["total"][k] for k in ("wire_tx_packets", "wire_tx_ip", "coalesced_superpackets")}')"
 done
 
 # The probe: one message a second on the IP path while the next hop is known.
