@@ -11,6 +11,8 @@ enum gw_limits {
 	WORKER_SLOT = 65536,	    /* largest TUN read: a 64 KB superpacket (IP total length) */
 	WORKER_POLL_MS = 200,	    /* idle wake-up; a stop request wakes the workers at once */
 	WORKER_ICMP_PER_SEC = 1000, /* ICMP errors per worker and second, as routers limit */
+	WORKER_TELL_S = 60,	    /* a worker says why it drops (spoofed_source) at most this
+				     * often, in seconds, as syslog's rate limits do */
 
 	/* --fair-queue (fq.h, tun.c): the WORKER_BATCH slots are its queue, --fq-limit of them
 	 * (1 to WORKER_BATCH, default all) queued at once. A full queue leaves the next packet

@@ -6,9 +6,11 @@
  */
 #include "worker.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -222,6 +224,30 @@ static enum drop_reason partial_csum(const struct rx_dgram *d, const struct deca
 	return DROP_NONE;
 }
 
+/* The first spoofed_source a worker drops, and then at most one a minute, said on stderr with
+ * the way to allow it: a pair started without --route carries nothing and would say nothing
+ * but a counter. Off the fast path (a drop), without allocation or locks: one write(2). */
+static void tell_spoofed(struct worker *w, const struct ip_info *ip)
+{
+	char addr[INET6_ADDRSTRLEN], line[320];
+	uint64_t now = clock_mono_ns();
+	int n;
+
+	if (w->spoofed_told_ns && now - w->spoofed_told_ns < (uint64_t)WORKER_TELL_S * 1000000000u)
+		return;
+	w->spoofed_told_ns = now;
+	if (!ip->src || !inet_ntop(ip->family, ip->src, addr, sizeof(addr)))
+		snprintf(addr, sizeof(addr), "?");
+	n = snprintf(line, sizeof(line),
+		     "gregw: worker %u: dropped a packet from %s as spoofed_source: the peer may "
+		     "send only from --route and --allow-from prefixes (at most one such line a "
+		     "minute; stats count them all)\n",
+		     w->id, addr);
+	if (n > 0 &&
+	    write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		return; /* nowhere to say it */
+}
+
 /* One datagram from the wire, whatever its transport: decapsulated, its inner ECN field as
  * the outer one says (RFC 6040), CoDel's signal given where it carries it, into TUN; or
  * dropped under its reason. */
@@ -275,6 +301,8 @@ aqm_drop:
 undelivered:
 	if (d->aqm)
 		rxq_aqm_unspent(&w->rx);
+	if (why == DROP_SPOOFED_SOURCE)
+		tell_spoofed(w, &r.ip);
 drop:
 	stat_add(&w->stats.drops[why], 1);
 }

@@ -48,6 +48,7 @@ struct worker {
 	uint8_t icmp[ICMP6_QUOTE_MAX];
 	uint64_t icmp_window; /* second (monotonic) the ICMP budget applies to */
 	unsigned icmp_in_window;
+	uint64_t spoofed_told_ns; /* when it last said why it dropped a spoofed_source (0: never) */
 	pid_t tid; /* set by the thread when it starts (atomic), for /proc accounting */
 	pthread_t thread;
 	bool started;

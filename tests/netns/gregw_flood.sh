@@ -70,6 +70,13 @@ inject spoofed_source --inner-src 198.19.0.2
 inject spoofed_source --inner-src 198.18.99.1
 inject spoofed_source6
 WANT[spoofed_source]=$((4 * N))
+# gwb (one worker) says why, for the first of them, in one line naming its source and how to
+# allow it; then at most one line a minute, not one per packet (the 400 took seconds).
+poll 30 grep -q "as spoofed_source" "$TMP/gwb.err" || fail "gwb said nothing of the spoofed packets within 30 s"
+told=$(grep -c "as spoofed_source" "$TMP/gwb.err" || true)
+expect_match "gwb says why it dropped the first spoofed packet" "$(grep -m1 "as spoofed_source" "$TMP/gwb.err")" \
+	"^gregw: worker 0: dropped a packet from 198\.18\.3\.66 as spoofed_source: the peer may send only from --route and --allow-from prefixes"
+expect_eq "gwb: at most a line a minute, not one per packet ($told)" "$((told >= 1 && told <= 4))" "1"
 # Outer fragments: the tunnel sets DF and never fragments. Over GRE the ring sees each
 # fragment; over UDP the kernel reassembles pairs before the socket (gregw drops the
 # datagram it made) and keeps lone first fragments until its reassembly timer drops them.
