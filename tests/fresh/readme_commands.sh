@@ -139,7 +139,7 @@ start=$SECONDS
 in_root "scripts/tunbed ras --sessions 1 --workers 1 --repeats 1 --time 2 --warmup 1 --prefix $prefix
 	bash /root/nothing_left" >"$WORK/ras.out" 2>"$WORK/ras.err" ||
 	die "scripts/tunbed ras failed: $(tail -5 "$WORK/ras.err" | tr '\n' ' ')"
-said=$(grep -m1 "^bootstrap: installing for ras: .*python3-matplotlib.* ([0-9]* packages*, .* to download, .* on disk)$" \
+said=$(grep -m1 "^bootstrap: installing for ras\(,[a-z-]*\)*: .*python3-matplotlib.* ([0-9]* packages*, .* to download, .* on disk)$" \
 	"$WORK/ras.err") || die "the main job did not install python3-matplotlib itself, saying how much: $(grep bootstrap "$WORK/ras.err" | tr '\n' ' ')"
 reckoned=${said##*(}
 for p in $NOT_MAIN; do
