@@ -230,15 +230,29 @@ gw_stop gwa
 gw_stop gwb
 GW_MODE_ARGS=(--encap gre)
 
-log "--- a transit that cannot segment GRE: the per-segment path, said once"
+log "--- a transit that cannot segment GRE: the TAP still, the kernel cuts in software"
 ip netns exec "$P-gwa" ethtool -K transit tx-gre-segmentation off >/dev/null
 gw_pair4 "$P"
 expect_eq "no GRE segmentation: config" "$(json_get "$(gw_stats gwa)" '(d["config"]["wire_tx"], d["config"]["wire_tx_why"])')" \
-	"('packet', 'the interface towards the peer does not segment the tunnel')"
-expect_eq "no GRE segmentation: one warning naming the feature" "$(grep -c 'tx-gre-segmentation off' "$TMP/gwa.err")" 1
+	"('tap', None)"
+expect_eq "no GRE segmentation: no warning" "$(grep -c 'segmentation off' "$TMP/gwa.err")" 0
 transfer "no GRE segmentation" push
-expect_eq "no GRE segmentation: nothing written into a TAP" "$(json_get "$(gw_stats gwa)" 'd["total"]["tap_writes"]')" 0
+expect_eq "no GRE segmentation: superpackets written into the TAP" "$(json_get "$(gw_stats gwa)" 'd["total"]["tap_writes"] > 0')" True
 gw_stop gwa
 gw_stop gwb
 ip netns exec "$P-gwa" ethtool -K transit tx-gre-segmentation on >/dev/null
+
+log "--- a transit that cannot segment GRE-in-UDP: the per-segment path, said once"
+GW_MODE_ARGS=(--encap gre-udp)
+ip netns exec "$P-gwa" ethtool -K transit tx-udp_tnl-segmentation off >/dev/null
+gw_pair4 "$P"
+expect_eq "no UDP tunnel segmentation: config" "$(json_get "$(gw_stats gwa)" '(d["config"]["wire_tx"], d["config"]["wire_tx_why"])')" \
+	"('udp', 'the interface towards the peer does not segment the tunnel')"
+expect_eq "no UDP tunnel segmentation: one warning naming the feature" "$(grep -c 'tx-udp_tnl-segmentation off' "$TMP/gwa.err")" 1
+transfer "no UDP tunnel segmentation" push
+expect_eq "no UDP tunnel segmentation: nothing written into a TAP" "$(json_get "$(gw_stats gwa)" 'd["total"]["tap_writes"]')" 0
+gw_stop gwa
+gw_stop gwb
+ip netns exec "$P-gwa" ethtool -K transit tx-udp_tnl-segmentation on >/dev/null
+GW_MODE_ARGS=(--encap gre)
 tr_stop
