@@ -39,6 +39,40 @@ BUILD_ID = os.path.join(ROOT, "scripts", "build-id")
 HOST_COMMANDS = ("ip", "ss", "taskset", "sysctl", "sha256sum", "ethtool")
 
 
+def end_leftovers(prefix, timeout=5.0):
+    """Ends what a killed run left running in its namespaces (PREFIX-*, which tunbed made):
+    each process still inside one, SIGTERM, then SIGKILL for any still there after timeout;
+    a PID is signalled only while it is in that namespace (its netns inode), never another
+    process that took the number. Returns how many there were."""
+    inside = {}
+    for line in run(["ip", "netns", "list"]).splitlines():
+        ns = line.split()[0] if line.split() else ""
+        if not ns.startswith(prefix + "-"):
+            continue
+        try:
+            inode = os.stat(f"/run/netns/{ns}").st_ino
+        except OSError:
+            continue
+        for pid in run(["ip", "netns", "pids", ns], check=False).split():
+            if re.fullmatch(r"[0-9]+", pid):
+                inside[int(pid)] = inode
+
+    def still(pid):
+        try:
+            return os.stat(f"/proc/{pid}/ns/net").st_ino == inside[pid]
+        except OSError:
+            return False
+
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in [p for p in inside if still(p)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + timeout
+        while any(still(p) for p in inside) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return len(inside)
+
+
 def parse_pins(text):
     """--pin HOST=CPUS,...: {host: "0,1"}; a ScenarioError (exit status 2) for a bad one."""
     pins = {}

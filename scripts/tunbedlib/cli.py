@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 
+from . import bed as beds
 from . import budget, diff, inventory, pair, provision, records, render, runloop
 from .common import OVS_DRIVER, ROOT, TOPO, Failure, ScenarioError, log, run
 from .kinds import COMMANDS, for_dir
@@ -83,6 +84,9 @@ def cmd_down(args):
     n = pair.down(args.prefix)
     if n:
         log(f"ended {n} processes of a failover run or gateway pair under {args.prefix}")
+    n = beds.end_leftovers(args.prefix)
+    if n:
+        log(f"ended {n} processes a killed run left in the namespaces of {args.prefix}")
     print(run([TOPO, "down", "--prefix", args.prefix]).strip())
     # The CPU budgets of a killed run with --gateway-cpu (docs/scaling.md).
     for path in budget.remove_leftovers(args.prefix):

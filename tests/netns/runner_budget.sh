@@ -70,7 +70,16 @@ poll 60 budgeted || fail "no budget was given"
 kill -KILL "$rpid"
 wait "$rpid" 2>/dev/null || true
 [ -n "$(cgroups_left)" ] || fail "the killed run left no cgroup (the test shows nothing)"
+# What the killed run left running in its namespaces (gregw at least): tunbed down ends it.
+left=$(for r in gwa gwb; do ip netns pids "$P-$r"; done | sort -u | tr '\n' ' ')
+[ -n "$left" ] || fail "the killed run left no process (the test shows nothing)"
 out=$("$TUNBED" down --prefix "$P" 2>&1) || fail "tunbed down failed: $out"
 expect_match "tunbed down says what it removed" "$out" "removed cgroup /sys/fs/cgroup/[a-z]+/tunbed-$P"
+expect_match "tunbed down says what it ended" "$out" "ended [0-9]+ processes a killed run left in the namespaces of $P"
+# Ended: gone, or a zombie that init has yet to reap (its exit is done; the reaping is init's).
+ended() { [ ! -e "/proc/$1/stat" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+for pid in $left; do
+	poll 30 ended "$pid" || fail "process $pid of the killed run still runs after tunbed down"
+done
 expect_eq "no cgroup left after SIGKILL and tunbed down" "$(cgroups_left)" ""
 expect_nothing_left "$P" "after SIGKILL and tunbed down"
