@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "log.h"
 #include "mss.h"
 #include "thread.h"
 
@@ -226,26 +227,21 @@ static enum drop_reason partial_csum(const struct rx_dgram *d, const struct deca
 
 /* The first spoofed_source a worker drops, and then at most one a minute, said on stderr with
  * the way to allow it: a pair started without --route carries nothing and would say nothing
- * but a counter. Off the fast path (a drop), without allocation or locks: one write(2). */
+ * but a counter. A drop, off the fast path: one log line a minute at most. */
 static void tell_spoofed(struct worker *w, const struct ip_info *ip)
 {
-	char addr[INET6_ADDRSTRLEN], line[320];
+	char addr[INET6_ADDRSTRLEN];
 	uint64_t now = clock_mono_ns();
-	int n;
 
 	if (w->spoofed_told_ns && now - w->spoofed_told_ns < (uint64_t)WORKER_TELL_S * 1000000000u)
 		return;
 	w->spoofed_told_ns = now;
 	if (!ip->src || !inet_ntop(ip->family, ip->src, addr, sizeof(addr)))
 		snprintf(addr, sizeof(addr), "?");
-	n = snprintf(line, sizeof(line),
-		     "gregw: worker %u: dropped a packet from %s as spoofed_source: the peer may "
-		     "send only from --route and --allow-from prefixes (at most one such line a "
-		     "minute; stats count them all)\n",
-		     w->id, addr);
-	if (n > 0 &&
-	    write(STDERR_FILENO, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
-		return; /* nowhere to say it */
+	log_warnx("worker %u: dropped a packet from %s as spoofed_source: the peer may send only "
+		  "from --route and --allow-from prefixes (at most one such line a minute; stats "
+		  "count them all)",
+		  w->id, addr);
 }
 
 /* One datagram from the wire, whatever its transport: decapsulated, its inner ECN field as
