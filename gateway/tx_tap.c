@@ -124,19 +124,18 @@ static void udp_template(struct tx_tap_group *t, const struct encap_cfg *c)
 }
 
 /*
- * Whether the interface the TAP redirects to segments the encapsulation itself (ethtool's
- * features): a veth, or a NIC with tunnel offloads, carries a superpacket whole or cuts it in
- * hardware. NULL when it does, else the feature it lacks. Without it the kernel cuts plain GRE
- * in software before the device, still cheaper than the per-segment path (4.10 against 2.60
- * Gbit/s, 2 workers, 1 session, docs/benchmarks.md); GRE-in-UDP's superpackets did not survive
- * that cut (0 bit/s on Linux 6.18), so GRE-in-UDP takes the per-segment path there.
+ * Whether the interface the TAP redirects to cuts GRE-in-UDP's superpackets itself (ethtool's
+ * features): a veth, or a NIC with UDP tunnel offloads. NULL when it does, else the feature it
+ * lacks. Only GRE-in-UDP asks: without the feature the kernel cuts in software before the
+ * device, which plain GRE's superpackets survive and still cost less than gregw's own cutting
+ * (4.10 against 2.60 Gbit/s, 2 workers, 1 session, docs/benchmarks.md), and GRE-in-UDP's did
+ * not (0 bit/s on Linux 6.18), so GRE-in-UDP takes the per-segment path there.
  */
-static const char *device_unfit(const struct tx_group *grp, char *dev, size_t devlen)
+static const char *udp_device_unfit(const struct tx_group *grp, char *dev, size_t devlen)
 {
 	const struct encap_cfg *c = grp->sh->cfg;
-	const char *need[2] = { c->udp ? "tx-udp_tnl-segmentation" : "tx-gre-segmentation",
-				"tx-udp_tnl-csum-segmentation" };
-	unsigned n = c->udp && c->family == AF_INET6 ? 2 : 1;
+	const char *need[2] = { "tx-udp_tnl-segmentation", "tx-udp_tnl-csum-segmentation" };
+	unsigned n = c->family == AF_INET6 ? 2 : 1;
 	bool on[2] = { false, false };
 
 	if (!if_indextoname((unsigned)grp->cfg.ifindex, dev)) {
@@ -213,8 +212,8 @@ static int tap_prepare(struct tx_group *grp)
 		t->link_fd = -1;
 		goto fail;
 	}
-	lack = device_unfit(grp, dev, sizeof(dev));
-	if (lack && c->udp) {
+	lack = c->udp ? udp_device_unfit(grp, dev, sizeof(dev)) : NULL;
+	if (lack) {
 		snprintf(why, sizeof(why), "%s: %s off", dev, lack);
 		grp->why = "the interface towards the peer does not segment the tunnel";
 		goto fail;
