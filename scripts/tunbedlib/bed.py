@@ -19,7 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 from . import inventory, machine
 from . import pair as pairs
-from .common import ROOT, TOPO, TOPOLOGIES, Failure, ScenarioError, deferred_signals, run
+from .common import (ROOT, TOPO, TOPOLOGIES, Failure, ScenarioError, deferred_signals,
+                     ethtool_features, run)
 from .hosts import HostLost, Netns, Ssh
 
 # The addresses of a RAS-shaped bed (bed.addrs), per outer family: gwa and gwb's transit
@@ -566,10 +567,8 @@ def host_facts(h, iface):
         nic["queues"] = {k.strip().lower(): v.strip() for k, _, v in
                          (ln.partition(":") for ln in cur.splitlines() if ":" in ln)
                          if v.strip() and v.strip() != "n/a"}
-        off = h.run(["ethtool", "-k", iface], check=False)
-        nic["offloads"] = {k.strip(): v.split()[0] for k, _, v in
-                           (ln.partition(":") for ln in off.splitlines()[1:] if ":" in ln)
-                           if v.split() and k.strip() in OFFLOADS}
+        features = ethtool_features(h.run(["ethtool", "-k", iface], check=False))
+        nic["offloads"] = {k: v.split()[0] for k, v in features.items() if k in OFFLOADS}
     facts["nic"] = nic
     return facts
 

@@ -57,6 +57,17 @@ def ns(prefix, host, *cmd):
     return ["ip", "netns", "exec", f"{prefix}-{host}", *cmd]
 
 
+def ethtool_features(text):
+    """{feature: its state, 'on', 'off' or either with ' [fixed]' (a device's own, not to be
+    changed)} from `ethtool -k DEV`'s output, sub-features (indented) included."""
+    out = {}
+    for line in text.splitlines()[1:]:  # the first: "Features for DEV:"
+        name, sep, state = line.strip().partition(": ")
+        if sep and state.split() and state.split()[0] in ("on", "off"):
+            out[name] = state.strip()
+    return out
+
+
 def have(program):
     return shutil.which(program) is not None
 

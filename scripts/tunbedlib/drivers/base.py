@@ -8,11 +8,10 @@ to, and the first ping through the tunnel. The same code runs in namespaces and 
 
 import ipaddress
 import json
-import re
 import signal
 import time
 
-from ..common import Failure
+from ..common import Failure, ethtool_features
 
 # How long a gateway has to come up: its daemon to answer, its device to appear, a ping from the
 # client to reach the server through it (handshakes included).
@@ -116,8 +115,7 @@ class Driver:
         A feature the device has fixed on fails the point, named."""
         for role, *_ in self.sides():
             h, dev = self.host(role), self.bed.transit_iface(role)
-            have = dict(re.findall(r"^\s*([\w-]+): ((?:on|off).*)$",
-                                   h.run(["ethtool", "-k", dev]), re.M))
+            have = ethtool_features(h.run(["ethtool", "-k", dev]))
             on = [f for f in TUNNEL_SEGMENTATION if have.get(f, "off").startswith("on")]
             fixed = [f for f in on if "[fixed]" in have[f]]
             if fixed:
