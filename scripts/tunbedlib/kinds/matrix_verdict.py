@@ -10,6 +10,7 @@ point whose repeats spread far wider than the run's others)."""
 import statistics
 
 from .. import diff, verdict
+from . import matrix_baselines
 
 # A point's repeats are flagged when their relative range is more than this many times the
 # run's noise floor (diff.noise_floor: the median of every point's): half the points of any
@@ -24,14 +25,13 @@ SHORT = {"gateway": "gateway", "generator": "generator: measures the generator, 
 
 
 def ceilings(records, runs):
-    """{(mtu, pattern, sessions): the median throughput of route's runs there}."""
+    """{matrix_baselines.like(point): the median throughput of route's runs there}."""
     by = {}
     for rec, run in zip(records, runs):
         p = rec["point"]
         if p.get("gateway") == "route" and run["bits_per_second"] is not None and \
                 run["complete"]:
-            by.setdefault((p.get("mtu"), p.get("pattern"), p["sessions"]), []).append(
-                run["bits_per_second"])
+            by.setdefault(matrix_baselines.like(p), []).append(run["bits_per_second"])
     return {k: statistics.median(v) for k, v in by.items()}
 
 
@@ -44,8 +44,7 @@ def judge_runs(records, runs):
     for rec, run in zip(records, runs):
         p = rec["point"]
         # route's own runs are the ceiling: judged by their CPU alone.
-        ceiling = None if p.get("gateway") == "route" else \
-            tops.get((p.get("mtu"), p.get("pattern"), p["sessions"]))
+        ceiling = None if p.get("gateway") == "route" else tops.get(matrix_baselines.like(p))
         cap = rec.get("rate_cap_bps")
         v = verdict.judge(rec, run["bits_per_second"], ceiling, cap)
         several = len(v["hosts"]) > 1
