@@ -14,6 +14,18 @@
 #include "udp.h"
 
 /*
+ * Whether a failed send reported an ICMP error of an earlier datagram rather than its own: a
+ * connected UDP socket keeps the peer's "port unreachable" (ECONNREFUSED: the peer's gregw not
+ * yet up) or "unreachable" as a pending error, and its next send fails with it, unsent
+ * (sock_error in the kernel's sock_alloc_send_pskb; sendmmsg leaves it pending after a partial
+ * batch). The failed call consumed it: that send is tried once more.
+ */
+static bool stale_error(int err)
+{
+	return err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH;
+}
+
+/*
  * UDP_SEGMENT refused a message at run time: the kernel says EIO when the route cannot take
  * UDP GSO (an IPsec policy on it; before Linux 6.11 also a device that cannot checksum),
  * which the probe at start, of the socket option alone, could not see. This queue sends
@@ -30,13 +42,17 @@ static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned sl
 	}
 	for (unsigned k = 0; k < segs; k++) {
 		struct msghdr one = { .msg_iov = m->msg_iov + TX_IOV * k, .msg_iovlen = TX_IOV };
+		bool retried = false;
 		ssize_t sent;
 
 		txq_cmsg(q, &one, slot, tos, 0);
-		do {
+		for (;;) {
 			stat_add(&q->stats->ctr[STAT_SEND_CALLS], 1);
 			sent = sendmsg(fd, &one, 0);
-		} while (sent < 0 && errno == EINTR);
+			if (sent >= 0 || (errno != EINTR && (retried || !stale_error(errno))))
+				break;
+			retried |= errno != EINTR;
+		}
 		if (sent < 0) {
 			stat_add(&q->stats->drops[DROP_TX_SEND], 1);
 			continue;
@@ -93,6 +109,8 @@ static void send_udp(struct txq *q, unsigned n)
 		i = j;
 	}
 	stat_add(&q->stats->ctr[STAT_TX_BATCHES], 1);
+	bool retried = false;
+
 	for (unsigned off = 0; off < nmsg;) {
 		unsigned run = 1;
 		int sent;
@@ -104,6 +122,11 @@ static void send_udp(struct txq *q, unsigned n)
 		if (sent < 0) {
 			if (errno == EINTR)
 				continue;
+			if (!retried && stale_error(errno)) {
+				retried = true;
+				continue;
+			}
+			retried = false;
 			if (errno == EIO && segs[off] > 1)
 				send_each(q, q->udp.fd[socks[off]], &q->msgs[off].msg_hdr, off,
 					  toss[off], segs[off], outer_wire);
@@ -120,6 +143,7 @@ static void send_udp(struct txq *q, unsigned n)
 					       (uint64_t)segs[off + k] * outer_wire);
 		}
 		off += (unsigned)sent;
+		retried = false;
 	}
 }
 

@@ -78,6 +78,7 @@ tr_client "$P-client" 2001:2:0:3::2 --udp --pps 100 --time 1 --dscp 10 --ecn ect
 expect_eq "IPv6: marked UDP through the tunnel: exit status, nothing lost" "$TR_STATUS $(json_get "$TR_JSON" 'd["udp"]["lost"]')" "0 0"
 usent=$(json_get "$TR_JSON" 'd["udp"]["sent"]')
 tr_client "$P-client" 2001:2:0:3::2 --sessions 2 --bytes 4m --dscp 46 --ecn on --json
+[ "$TR_STATUS" = 0 ] || log "IPv6 TCP with ECN: $(tail -2 "$TMP/client.err" | tr '\n' ' ') gwa drops $(json_get "$(gw_stats gwa)" '{k: v for k, v in d["total"]["drops"].items() if v}')"
 expect_eq "IPv6: TCP with ECN through the tunnel: exit status, complete, ECN negotiated" "$TR_STATUS $(json_get "$TR_JSON" '(d["complete"], d["tcp"]["ecn_negotiated"])')" "0 (True, 2)"
 stop_bg "$wpid" TERM tunbed-wire
 expect_eq "IPv6: tunbed-wire exit status after SIGTERM" "$BG_STATUS" "0"
