@@ -1,21 +1,24 @@
 #!/bin/bash
 # A worker whose flow queue is full stops reading TUN (--fq-full pause, the default) instead
-# of dropping what it read: through a transit slower than the sender, a verified CUBIC
+# of dropping what it read: through a transit slower than the sender, a verified Reno
 # transfer completes with nothing dropped by gwa, its reads paused (counted), and the TUN
 # device's own drops reported as the kernel counts them. The same with --fq-full drop: the
 # queue gives up reads (tx_fq_overflow), which shows the queue did fill; the data still
 # arrives whole. With a TUN queue of 8 packets the kernel's ring overflows instead: the device
 # counts the drops, gwa still none. Bad values of the two options are refused.
 #
-#  P-client [tunbed-traffic --verify, CUBIC] --lan-a-- P-gwa [gregw, 1 worker, flow queue of 4]
+#  P-client [tunbed-traffic --verify, Reno] --lan-a-- P-gwa [gregw, 1 worker, flow queue of 4]
 #      ==transit (tbf 50 Mbit/s on gwa's end)== [gregw] P-gwb --lan-b-- [tunbed-traffic server] P-server
 #
 # Why the queues fill whatever the timing: the token bucket lets 50 Mbit/s through and queues
 # up to 4 MB, more than gwa's socket may hold (its send buffer), so gwa's sends wait for room
-# instead of being dropped by the bucket. A CUBIC sender's window grows until a packet is lost,
-# and the only queues that can lose one are gwa's flow queue (drop) and the TUN device's ring
-# behind it (pause): the backlog passes gwa's socket and fills the flow queue's 4 reads, and
-# with pause the TUN device's queue behind them, before the sender learns of any loss. gwa
+# instead of being dropped by the bucket. A Reno sender in slow start doubles its window each
+# round trip until a packet is lost (no HyStart to leave slow start on a longer delay, as
+# CUBIC's may; no window or threshold remembered from the last transfer: the client's
+# namespace saves no TCP metrics), and the only queues that can lose one are gwa's flow queue
+# (drop) and the TUN device's ring behind it (pause): the backlog passes gwa's socket and
+# fills the flow queue's 4 reads, and with pause the TUN device's queue behind them, before
+# the sender learns of any loss. gwa
 # sends on its sockets (--wire-tx packet): a write into the TAP of --wire-tx tap never waits
 # (its superpackets queue at the transit's qdisc, whose drops are the bucket's, as with the
 # kernel's own tunnels), so its flow queue would not fill.
@@ -36,12 +39,13 @@ expect_refusal "--fq-limit 257" 2 "bad value '257' for --fq-limit: expected 1 to
 
 "$TOPO" up ras --prefix "$P" >/dev/null
 ip netns exec "$P-gwa" tc qdisc add dev transit root tbf rate 50mbit burst 100kb limit 4mb
+ip netns exec "$P-client" sysctl -qw net.ipv4.tcp_no_metrics_save=1
 tr_server "$P-server" 9400
 
-# transfer: BYTES from client to server, every byte checked, CUBIC; the client's JSON in
+# transfer: BYTES from client to server, every byte checked, Reno; the client's JSON in
 # TR_JSON, gwa's stats in A.
 transfer() {
-	tr_client "$P-client" 198.18.3.2 --bytes "$BYTES" --verify --congestion cubic --json
+	tr_client "$P-client" 198.18.3.2 --bytes "$BYTES" --verify --congestion reno --json
 	expect_eq "$1: the transfer completed, verified" "$TR_STATUS $(json_get "$TR_JSON" '(d["tcp"]["verify"]["mismatches"], [(s["sent"], s.get("server_received")) for s in d["tcp"]["per_session"]])')" "0 (0, [(8388608, 8388608)])"
 	A=$(gw_stats gwa)
 	log "$1: gwa read $(json_get "$A" 'd["total"]["tun_reads"]') times, paused $(json_get "$A" 'd["total"]["tun_read_pauses"]'), dropped $(json_get "$A" '{k: v for k, v in d["total"]["drops"].items() if v}'); the TUN device dropped $(json_get "$A" 'd["total"]["tun_device_tx_dropped"]'); the client retransmitted $(json_get "$TR_JSON" 'd["tcp"]["retransmits"]')"
