@@ -162,13 +162,18 @@ d = sys.argv[1]
 s = json.load(open(os.path.join(d, "summary.json")))
 rates = [v["bits_per_second"]["median"] for v in s["summary"].values() if v["bits_per_second"]]
 assert rates and all(r > 0 for r in rates), f"throughput {rates}"
+# The main job's emulated cores: 15% a worker, or off with the note that says why.
+m = s["meta"]
+cores = [n for n in m["notes"] if n.startswith("emulated cores off")]
+assert (m["gateway_cpu"], cores) == (15, []) or (m["gateway_cpu"] is None and cores), (m["gateway_cpu"], m["notes"])
 report = open(os.path.join(d, "report.md")).read()
 plots = [l.split("](")[1].rstrip(")") for l in report.splitlines() if l.startswith("![")]
 assert plots, "no plot in report.md"
 for p in plots:
     for f in (p, p[:-4] + ".png"):
         assert os.path.getsize(os.path.join(d, f)) > 1000, f"{f} is empty"
-print(f"[readme_commands] ok: summary with {len(rates)} point(s), {len(plots)} plots drawn")
+print(f"[readme_commands] ok: summary with {len(rates)} point(s), {len(plots)} plots drawn, "
+      f"emulated cores: {cores[0] if cores else str(m['gateway_cpu']) + '% a worker'}")
 PY
 
 log "scripts/test -L unit|browser"

@@ -112,14 +112,16 @@ expect_match "run: vxlan measured" "$out" "^vxlan, 2 sessions: [0-9.]+ Gbit/s"
 printf '%s\n' "[scenario]" "sessions = many" >"$TMP/bad.scenario"
 expect_refusal "run: a bad scenario" 2 "bad.scenario:2: bad value 'many' for sessions: expected whole numbers$" "$TUNBED" run "$TMP/bad.scenario" --prefix "$P" --results "$R"
 
-# Ctrl-C after the first run: partial results kept and marked, one line, nothing left.
+# Ctrl-C after the first run: partial results kept and marked, one line, nothing left (the
+# main job's emulated cores included: no cgroup of the run's stays).
 "$TUNBED" ras --sessions 1 --workers 1 --repeats 3 --time 3 --warmup 0 --no-rr --prefix "$P" --results "$TMP/partial" >"$TMP/int.out" 2>"$TMP/int.err" &
 rpid=$!
 one_run() { [ -n "$(find "$TMP/partial" -name '*-r1.json' 2>/dev/null)" ]; }
 poll 60 one_run || fail "the first run did not finish"
 stop_bg "$rpid" INT "tunbed ras"
 expect_eq "interrupted: exit status" "$BG_STATUS" "130"
-expect_match "interrupted: one line" "$(grep -v '^tunbed: \[' "$TMP/int.err" | grep -v '^bootstrap' | tail -1)" "^tunbed: interrupted; topology and processes removed; partial results in "
+expect_match "interrupted: one line" "$(grep -v '^tunbed: \[' "$TMP/int.err" | grep -v '^bootstrap' | tail -1)" "^tunbed: interrupted; topology, processes and CPU budgets removed; partial results in "
 grep -q "PARTIAL" "$(find "$TMP/partial" -name report.md)" || fail "the partial report is not marked"
 grep -q '<p class="partial">PARTIAL' "$(find "$TMP/partial" -name report.html)" || fail "the partial report.html is not marked"
 expect_nothing_left "$P" "after the interruption"
+expect_eq "no cgroup left after the interruption" "$(find /sys/fs/cgroup -maxdepth 2 -name "tunbed-$P" 2>/dev/null)" ""

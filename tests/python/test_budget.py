@@ -4,7 +4,7 @@ floor, prefixes, and which cpu controller a machine's mounts offer (fake /proc/s
 cgroup trees: v1's cpu hierarchy, v2 with and without cpu, none); and the runner's option and
 scenario key (`--gateway-cpu`, `gateway_cpu =`, kinds/matrix_budget.check): one share, off, the
 hosts mode and a machine without a cpu controller refused in one line, the option over the
-file. The cgroups themselves: test_budget_cgroup.py (root); the runner with budgets:
+file; the main job's default of 15% and where it is off. The cgroups themselves: test_budget_cgroup.py (root); the runner with budgets:
 netns/runner_budget."""
 
 import gzip
@@ -231,6 +231,56 @@ class Option(unittest.TestCase):
             self.assertEqual(str(e.exception), str(nothing))
             # Off asks nothing of the machine.
             self.assertEqual(matrix_budget.check(sc, "off", None), (None, None))
+
+
+class RasDefault(unittest.TestCase):
+    """The main job's emulated cores (matrix_budget.ras_default): 15% a worker in namespaces on
+    a machine with a cpu controller; off, with a note, on hosts or without one; the option
+    over it both ways; compare and a file keep off."""
+
+    def plan(self, argv, find):
+        with tempfile.TemporaryDirectory() as root, \
+                mock.patch.object(budget, "find", **find(budget.Controller(1, root))):
+            return MATRIX.check(cli.parser().parse_args(argv + ["--prefix", "tbrd"]))
+
+    def test_in_namespaces(self):
+        plan = self.plan(["ras"], lambda ctl: {"return_value": ctl})
+        self.assertEqual((plan.sc.gateway_cpu, plan.budget_ctl is not None, plan.notes),
+                         (matrix_budget.RAS_SHARE, True, []))
+        self.assertEqual(matrix_budget.RAS_SHARE, 15.0)
+
+    def test_the_option_over_it(self):
+        plan = self.plan(["ras", "--gateway-cpu", "off"], lambda ctl: {"return_value": ctl})
+        self.assertEqual((plan.sc.gateway_cpu, plan.budget_ctl, plan.notes), (None, None, []))
+        plan = self.plan(["ras", "--gateway-cpu", "40"], lambda ctl: {"return_value": ctl})
+        self.assertEqual((plan.sc.gateway_cpu, plan.notes), (40.0, []))
+
+    def test_no_cpu_controller(self):
+        nothing = budget.BudgetError("no cpu controller to budget threads with: cgroup v1's cpu "
+                                     "hierarchy is not mounted")
+        plan = self.plan(["ras"], lambda ctl: {"side_effect": nothing})
+        self.assertEqual((plan.sc.gateway_cpu, plan.budget_ctl), (None, None))
+        self.assertEqual(plan.notes, [
+            "emulated cores off, no cpu controller to budget threads with: cgroup v1's cpu "
+            "hierarchy is not mounted: the four roles share this machine's CPUs, so a point "
+            "may measure the box rather than the gateway (its verdict says)"])
+        # Asked for, it is still refused.
+        with self.assertRaises(ScenarioError):
+            self.plan(["ras", "--gateway-cpu", "15"], lambda ctl: {"side_effect": nothing})
+
+    def test_on_hosts(self):
+        sc = scenario.Scenario(gateway_cpu=matrix_budget.RAS_SHARE)
+        self.assertEqual(matrix_budget.ras_default(sc, None, "inv.ini"),
+                         "emulated cores off: on hosts the gateways run on their own cores "
+                         "(--gateway-cpu budgets threads of this machine)")
+        self.assertIsNone(sc.gateway_cpu)
+        # Asked for on hosts: matrix_budget.check refuses it (Option.test_refused).
+        sc = scenario.Scenario(gateway_cpu=20.0)
+        self.assertIsNone(matrix_budget.ras_default(sc, "20", "inv.ini"))
+
+    def test_compare_keeps_off(self):
+        plan = self.plan(["compare", "--gateways", "gregw"], lambda ctl: {"return_value": ctl})
+        self.assertEqual((plan.sc.gateway_cpu, plan.notes), (None, []))
 
 
 if __name__ == "__main__":

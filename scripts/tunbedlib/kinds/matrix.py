@@ -105,6 +105,9 @@ def ras_scenario(args):
     else:
         # About five minutes on two cores: the ends and the middle of the session range.
         sc.sessions, sc.workers, sc.time, sc.repeats = [1, 8, 64], [1, 2], 8, 3
+    # Emulated cores, so that the points are the gateway's (off on hosts or without a cpu
+    # controller: matrix_budget.ras_default).
+    sc.gateway_cpu = matrix_budget.RAS_SHARE
     return sc
 
 
@@ -174,7 +177,8 @@ def matrix_options(p, defaults):
     p.add_argument("--gateway-cpu", metavar="SHARE|off",
                    help="emulated cores: each gateway thread (gregw's workers) gets SHARE "
                         "percent of one core, 1 to 100, and a pin, through the cpu controller "
-                        "(docs/scaling.md); kernel gateways cannot be budgeted (default: off)")
+                        "(docs/scaling.md); kernel gateways cannot be budgeted (default "
+                        f"{defaults['gateway_cpu']})")
     bed_options(p, "pin a host's processes (client, gwa, gwb, server) to CPUs, over the "
                    "topology's cpus =; use + between CPUs: gwa=0+1")
     p.add_argument("--hosts", metavar="INVENTORY",
@@ -190,7 +194,10 @@ def defaults_of(sc, full=None, prefix=""):
             if isinstance(v, list) else (f"{v:g}" if isinstance(v, float) else str(v))
     return {k: prefix + words(sc, k) + (f"; --full: {words(full, k)}" if full and
                                         words(full, k) != words(sc, k) else "")
-            for k in ("sessions", "workers", "modes", "repeats", "time", "warmup")}
+            for k in ("sessions", "workers", "modes", "repeats", "time", "warmup")} | \
+        {"gateway_cpu": prefix + ("off" if sc.gateway_cpu is None else
+                                  f"{sc.gateway_cpu:g} in namespaces with a cpu controller, "
+                                  "else off")}
 
 
 def ras_arguments(p):
@@ -219,9 +226,10 @@ class Matrix(Kind):
     FORMAT = 3
     commands = (
         Command("ras", "the RAS-style scenario: gregw on ras.topo", ras_arguments,
-                "gregw on ras.topo, 1 to 64 sessions, 1 and 2 workers, 3 repeats. Default: 1, 8 "
-                "and 64 sessions, 8 s each (about 5 minutes on 2 cores); --full: 1, 2, 4, ... "
-                "64 sessions, 10 s each."),
+                "gregw on ras.topo, 1 to 64 sessions, 1 and 2 workers, 3 repeats, each gregw "
+                "worker an emulated core of 15% of a CPU (--gateway-cpu; off on --hosts or "
+                "without a cpu controller). Default: 1, 8 and 64 sessions, 8 s each (about 5 "
+                "minutes on 2 cores); --full: 1, 2, 4, ... 64 sessions, 10 s each."),
         Command("run", "run a scenario file (docs/runner.md)", run_arguments),
         Command("compare", "the same points for several gateways, side by side",
                 compare_arguments),
@@ -247,6 +255,8 @@ class Matrix(Kind):
             sc = checked_topology(ras_scenario(args), "--topology")
             title = "RAS-style gateway test (gregw)"
         sc = overrides(sc, args)
+        note = matrix_budget.ras_default(sc, getattr(args, "gateway_cpu", None), args.hosts) \
+            if args.command == "ras" else None
         _, ctl = matrix_budget.check(sc, getattr(args, "gateway_cpu", None), args.hosts,
                                      args.prefix)
         pins = beds.parse_pins(args.pin)
@@ -263,7 +273,11 @@ class Matrix(Kind):
             if any(p for p in sc.mtu if p):
                 raise ScenarioError("a transit MTU (mtu =) is the topology's: the hosts mode "
                                     "uses the hosts' own")
-        return Plan(sc, title, pins, inv, args.prefix, args.hosts, ctl)
+        plan = Plan(sc, title, pins, inv, args.prefix, args.hosts, ctl)
+        if note:
+            plan.notes.append(note)
+            log(note)
+        return plan
 
     def needs(self, plan):
         return gateway_sets(plan.sc)

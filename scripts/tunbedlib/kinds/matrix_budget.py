@@ -15,6 +15,32 @@ from .. import budget
 from ..common import Failure, ScenarioError, deferred_signals
 
 
+# The main job's budget, percent of a core per gregw worker (tunbed ras in namespaces): on a
+# 2-CPU machine every point of it is gateway-bound, far below the generators' ceiling through
+# route (docs/benchmarks.md, the main job with emulated cores), so that its curve is the
+# gateway's scaling and not the box's.
+RAS_SHARE = 15.0
+
+
+def ras_default(sc, text, hosts):
+    """The main job's emulated cores when --gateway-cpu is not given (text None) and the
+    scenario asks for RAS_SHARE: kept in namespaces on a machine with a cpu controller, off
+    on hosts or without one, with the note that says so (None when nothing changed)."""
+    if text is not None or sc.gateway_cpu is None:
+        return None
+    if hosts:
+        sc.gateway_cpu = None
+        return ("emulated cores off: on hosts the gateways run on their own cores "
+                "(--gateway-cpu budgets threads of this machine)")
+    try:
+        budget.find()
+    except budget.BudgetError as e:
+        sc.gateway_cpu = None
+        return (f"emulated cores off, {e}: the four roles share this machine's CPUs, so a "
+                "point may measure the box rather than the gateway (its verdict says)")
+    return None
+
+
 def check(sc, text, hosts, prefix=None):
     """The budget of sc: --gateway-cpu's text over the file's gateway_cpu; the share (None:
     off) and the controller to give it with. A ScenarioError in one line for a bad share, a
