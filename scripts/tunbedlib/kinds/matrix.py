@@ -275,8 +275,10 @@ class Matrix(Kind):
                                     "uses the hosts' own")
         plan = Plan(sc, title, pins, inv, args.prefix, args.hosts, ctl)
         if note:
+            # On hosts, off is what a user expects: said in the report only.
             plan.notes.append(note)
-            log(note)
+            if not args.hosts:
+                log(note)
         return plan
 
     def needs(self, plan):
