@@ -18,10 +18,11 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 from . import files  # noqa: E402
 
 
-def counts_axis(ax, xs, label):
-    """An x axis of counts (sessions, streams): log 2 beyond two of them, a tick at each."""
+def counts_axis(ax, xs, label, log=False):
+    """An x axis of counts (sessions, streams): log 2 beyond two of them (or with log), a
+    tick at each."""
     xs = sorted(set(xs))
-    if len(xs) > 2:
+    if log or len(xs) > 2:
         ax.set_xscale("log", base=2)
     ax.set_xticks(xs)
     ax.set_xticklabels([str(x) for x in xs])

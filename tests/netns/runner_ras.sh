@@ -59,7 +59,7 @@ lines = [x for x in sys.argv[2].splitlines() if not x.startswith("report: ")]
 assert len([x for x in lines if "processes tunbed did not start" not in x]) == 3, lines
 want = '<ul class="headline" id="headline">\n' + "".join(f"<li>{html.escape(x)}</li>\n" for x in lines)
 assert want in page and page.index(want) < page.index("<table"), "report.html: no headline first"
-assert page.count("<svg") == 5 and "<img" not in page and "<script" not in page, "report.html: plots"
+assert page.count("<svg") == 6 and "<img" not in page and "<script" not in page, "report.html: plots"
 for r in s["runs"]:
     # Throughput is bytes over the measured time.
     assert abs(r["bytes"] * 8 / r["measured_s"] - r["bits_per_second"]) <= 1e-6 * r["bits_per_second"], r["key"]
@@ -76,7 +76,8 @@ for r in s["runs"]:
     # the veth pair so, counted once as a frame.
     assert w["tunnel_frames"] * 65535 >= r["bytes"], (r["key"], w["tunnel_frames"], r["bytes"])
     assert w["seq_frames"] == 0 and 0 < w["overhead_pct"] < 5, (r["key"], w)
-plots = ["throughput", "cost", "latency", "cores-gregw-gre-w2-mtu0-push-s1", "cores-gregw-gre-w2-mtu0-push-s8"]
+# Two session counts: the plot beside the RAS document's shape too.
+plots = ["throughput", "scaling", "cost", "latency", "cores-gregw-gre-w2-mtu0-push-s1", "cores-gregw-gre-w2-mtu0-push-s8"]
 for p in plots:
     png = open(os.path.join(d, "plots", p + ".png"), "rb").read()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR" and png[-8:-4] == b"IEND", p

@@ -38,7 +38,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--host-resolver-rules=MAP * ~NOTFOUND", "--remote-debugging-pipe"]
 
 TITLE = "tunbed ras: RAS <b>test</b> & co"
-PLOTS = ["throughput", "cost", "latency", "cores-gregw-gre-w2-mtu0-push-s1",
+PLOTS = ["throughput", "scaling", "cost", "latency", "cores-gregw-gre-w2-mtu0-push-s1",
          "cores-gregw-gre-w2-mtu0-push-s8"]
 
 

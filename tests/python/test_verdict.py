@@ -7,7 +7,9 @@ threshold; and the two recorded runs of data/ (1 session: the gateway pair's wor
 point's verdict in the headline, the table and summary.json, in words where the figure is not
 the gateway's, the generator's ceiling from route's runs of the same run, the topology's rate
 cap from the record, budgets refused by the record's schema, the budgets' paragraph, repeats
-wider than the run's noise flagged, the provenance line of every kind's report."""
+wider than the run's noise flagged, the provenance line of every kind's report; the plot of
+throughput against sessions beside the RAS document's published shape, each point hollow
+where the gateway did not limit it."""
 
 import copy
 import json
@@ -21,7 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 from tunbedlib import plots, records, render, verdict  # noqa: E402
-from tunbedlib.kinds import matrix_report  # noqa: E402
+from tunbedlib.kinds import matrix_plots, matrix_report, matrix_scaling  # noqa: E402
+from tunbedlib.kinds import matrix_verdict  # noqa: E402
 from tunbedlib.kinds.matrix import KIND as MATRIX  # noqa: E402
 
 HZ = 100
@@ -413,9 +416,73 @@ class Report(unittest.TestCase):
         # cores per Gbit/s: the gateway's CPU-s per GB over 8.
         s = res.summary["gregw-gre-w1-mtu0-push-s1"]
         self.assertEqual(rows[("1", "1")][6], f"{s['gateway_cpu_s_per_gb']['median'] / 8:.2f}")
+        # The plot beside the RAS document's shape: a line per worker count.
+        shape = matrix_scaling.ras_shape(res.points, res.summary, matrix_verdict.SHORT.get)
+        self.assertEqual([line[:2] for line in shape["lines"]],
+                         [(0, "gregw gre 1w"), (1, "gregw gre 2w")])
         # One worker count: no section.
         _, doc = self.report(recs[:2])
         self.assertEqual([x for x in doc.sections if x.id == "scaling"], [])
+
+    def test_the_ras_shape_plot(self):
+        # The stored runs, 1 session gateway-bound and 8 the box's: a line of two points, the
+        # second hollow, and the document's two points, its "many" at the run's 8 sessions.
+        res, doc = self.report([recorded("run-gregw-s1.json"), recorded("run-gregw-s8.json")])
+        self.assertEqual([p.name for p in doc.plots][:4],
+                         ["throughput", "scaling", "cost", "latency"])
+        shape = matrix_scaling.ras_shape(res.points, res.summary, matrix_verdict.SHORT.get)
+        s1, s8 = (res.summary[f"gregw-gre-w2-mtu0-push-s{n}"]["bits_per_second"]
+                  for n in (1, 8))
+        self.assertEqual(shape["sessions"], [1, 8])
+        self.assertEqual(shape["lines"], [(0, "gregw gre 2w", [
+            (1, s1["median"], s1["min"], s1["max"], "gateway"),
+            (8, s8["median"], s8["min"], s8["max"], "box")])])
+        one = "1 session: 0.4-0.5 Gbit/s, one core saturated"
+        many = ("many sessions: 2.0 Gbit/s, every core at 100% (the document gives no count: "
+                "drawn at 8)")
+        self.assertEqual(shape["published"], [(1, 0.4e9, 0.5e9, one), (8, 2.0e9, 2.0e9, many)])
+        label = "hollow: not gateway-bound (box: measures the box, not the gateway)"
+        self.assertEqual(shape["not_gateway"], label)
+        published = "Windows Server 1709 RAS Gateway, GRE, 10-core VMs (published)"
+        with tempfile.TemporaryDirectory() as d:
+            svg = matrix_plots.ras_shape(d, shape)
+            for ext in ("png", "svg"):
+                self.assertTrue(os.path.getsize(os.path.join(d, "plots", f"scaling.{ext}")))
+        # The text as written (matplotlib's SVG keeps each text in a comment).
+        for text in (published, label, one, many, "gregw gre 2w"):
+            self.assertIn(f"<!-- {text} -->", svg)
+        # What is drawn: the 8-session point hollow, the 1-session one not; the published
+        # points black stars at 1 and 8; sessions on a log-2 axis.
+        kept = {}
+
+        def keep(fig, outdir, name):
+            kept[name] = fig
+            return "<svg/>"
+        with mock.patch.object(plots, "save", keep):
+            matrix_plots.ras_shape(None, shape)
+        ax = kept["scaling"].axes[0]
+        lines = ax.get_lines()
+        hollow = [list(x.get_xdata()) for x in lines
+                  if x.get_markerfacecolor() == "white" and len(x.get_xdata())]
+        self.assertEqual(hollow, [[8]])
+        stars = [x for x in lines if x.get_label() == published]
+        self.assertEqual([list(x.get_xdata()) for x in stars], [[1, 8]])
+        self.assertEqual([list(x.get_ydata()) for x in stars], [[0.45, 2.0]])
+        self.assertEqual([t.get_text() for t in ax.get_legend().get_texts()],
+                         ["gregw gre 2w", published, label])
+        self.assertEqual((ax.get_xscale(), list(ax.get_xticks())), ("log", [1, 8]))
+        plots.plt.close(kept["scaling"])
+        # Every point gateway-bound: nothing hollow, no such legend entry.
+        for s in res.summary.values():
+            s["verdict"] = "gateway"
+        shape = matrix_scaling.ras_shape(res.points, res.summary, matrix_verdict.SHORT.get)
+        self.assertIsNone(shape["not_gateway"])
+        # One session count: no such plot, the others as they were.
+        res, doc = self.report([recorded("run-gregw-s1.json")])
+        self.assertIsNone(matrix_scaling.ras_shape(res.points, res.summary,
+                                                   matrix_verdict.SHORT.get))
+        self.assertEqual([p.name for p in doc.plots],
+                         ["throughput", "cost", "latency", "cores-gregw-gre-w2-mtu0-push-s1"])
 
     def test_provenance_in_every_report(self):
         meta = {"started_utc": "2026-12-03T13:32:05+00:00", "provenance": {

@@ -1,10 +1,12 @@
 """The plots of a gateway scenario's report (matplotlib, through plots.py): throughput against
-sessions with min-max bars, CPU-seconds per GB, latency under load, and per-core utilisation
-over time for the fewest and the most sessions (the Task Manager view of the RAS test)."""
+sessions with min-max bars, the same beside the RAS document's published shape with each
+point's verdict, CPU-seconds per GB, latency under load, and per-core utilisation over time for
+the fewest and the most sessions (the Task Manager view of the RAS test)."""
 
 from .. import plots
 from ..plots import plt
 from .. import analysis
+from . import matrix_scaling
 
 
 def by_config(points):
@@ -28,23 +30,62 @@ def style(i):
     return {"color": f"C{i % 10}", "marker": MARKERS[(i // 10) % len(MARKERS)]}
 
 
+def draw_lines(ax, lines, hollow=False):
+    """Draws matrix_scaling.throughput_lines: medians in Gbit/s with min-max bars; with hollow,
+    each point that is not gateway-bound hollow. Returns the lines' legend handles."""
+    out = []
+    for i, config, line in lines:
+        xs = [x[0] for x in line]
+        med = [x[1] / 1e9 for x in line]
+        err = [[(x[1] - x[2]) / 1e9 for x in line], [(x[3] - x[1]) / 1e9 for x in line]]
+        st = style(i)
+        out.append(ax.errorbar(xs, med, yerr=err, capsize=4, label=config, **st))
+        off = [(x, m) for x, m, p in zip(xs, med, line) if p[4] != "gateway"]
+        if hollow and off:
+            ax.plot(*zip(*off), linestyle="none", marker=st["marker"],
+                    markeredgecolor=st["color"], markerfacecolor="white", zorder=3)
+    return out
+
+
 def throughput(outdir, points, summary):
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    for i, (config, ps) in enumerate(by_config(points).items()):
-        ps = [p for p in ps if summary[p["key"]]["bits_per_second"]]
-        if not ps:
-            continue
-        med = [summary[p["key"]]["bits_per_second"]["median"] / 1e9 for p in ps]
-        lo = [m - summary[p["key"]]["bits_per_second"]["min"] / 1e9 for m, p in zip(med, ps)]
-        hi = [summary[p["key"]]["bits_per_second"]["max"] / 1e9 - m for m, p in zip(med, ps)]
-        ax.errorbar([p["sessions"] for p in ps], med, yerr=[lo, hi], capsize=4, label=config,
-                    **style(i))
+    draw_lines(ax, matrix_scaling.throughput_lines(points, summary))
     sessions_axis(ax, points)
     ax.set_ylabel("throughput, Gbit/s (median, min-max)")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     ax.set_title("Tunnel throughput against sessions")
     return plots.save(fig, outdir, "throughput")
+
+
+def ras_shape(outdir, shape):
+    """Throughput against sessions (log 2), a line per configuration with min-max bars, each
+    point hollow where the gateway did not limit it, and the RAS document's two published
+    points beside them (shape: matrix_scaling.ras_shape)."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.5))
+    handles = draw_lines(ax, shape["lines"], hollow=True)
+    pub = shape["published"]
+    handles += ax.plot([p[0] for p in pub], [(p[1] + p[2]) / 2e9 for p in pub],
+                       linestyle="none", marker="*", markersize=9, color="black",
+                       label=matrix_scaling.PUBLISHED)
+    for j, (n, lo, hi, words) in enumerate(pub):
+        if hi > lo:
+            ax.errorbar([n], [(lo + hi) / 2e9], yerr=[(hi - lo) / 2e9], color="black",
+                        linestyle="none", capsize=7, elinewidth=2)
+        # The fewest sessions' words below and right of their star, the most's above and left:
+        # away from the measured lines that start and end there.
+        ax.annotate(words, (n, (hi if j else lo) / 1e9), textcoords="offset points",
+                    xytext=(-4, 8) if j else (8, -8), ha="right" if j else "left",
+                    va="bottom" if j else "top", fontsize=7)
+    if shape["not_gateway"]:
+        handles += ax.plot([], [], linestyle="none", marker="o", color="grey",
+                           markerfacecolor="white", label=shape["not_gateway"])
+    plots.counts_axis(ax, shape["sessions"] + [1], "TCP sessions", log=True)
+    ax.set_ylabel("throughput, Gbit/s (median, min-max)")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.12)  # room for the published points' words
+    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.15))
+    ax.set_title("Throughput against sessions, beside the RAS document's shape")
+    return plots.save(fig, outdir, "scaling")
 
 
 def cost(outdir, points, summary):

@@ -358,14 +358,19 @@ def drawing(name, *args):
 
 
 def plot_list(res):
-    """The plots, in report order: throughput, cost and latency against sessions, and the
-    per-core CPU of the median repeat at the fewest and the most sessions of each
-    configuration."""
+    """The plots, in report order: throughput against sessions, the same beside the RAS
+    document's published shape (with two session counts or more), cost and latency against
+    sessions, and the per-core CPU of the median repeat at the fewest and the most sessions
+    of each configuration."""
     points = [p for p in res.points if p["key"] in res.summary]
     out = [Plot("Throughput against sessions", "throughput",
-                draw=drawing("throughput", points, res.summary)),
-           Plot("CPU-seconds per GB", "cost", draw=drawing("cost", points, res.summary)),
-           Plot("Latency under load", "latency", draw=drawing("latency", points, res.summary))]
+                draw=drawing("throughput", points, res.summary))]
+    shape = matrix_scaling.ras_shape(points, res.summary, matrix_verdict.SHORT.get)
+    if shape:
+        out.append(Plot("Throughput against sessions beside the RAS document's shape",
+                        "scaling", draw=drawing("ras_shape", shape)))
+    out += [Plot("CPU-seconds per GB", "cost", draw=drawing("cost", points, res.summary)),
+            Plot("Latency under load", "latency", draw=drawing("latency", points, res.summary))]
     configs = {}
     for p in points:
         configs.setdefault(p["config"], []).append(p)

@@ -1,8 +1,9 @@
 """The scaling answer of a gateway scenario (docs/scaling.md): for each gregw configuration run
 with more than one worker count, per session count and worker count, the throughput, its share
 per worker, the scaling efficiency against one worker (N workers' figure over N times one
-worker's at the same sessions), the gateway's cores per Gbit/s and what limited the figure.
-Pure: from the report's points and summary."""
+worker's at the same sessions), the gateway's cores per Gbit/s and what limited the figure;
+and what the plot of throughput against sessions draws beside the RAS document's published
+shape (ras_shape). Pure: from the report's points and summary."""
 
 SCALING_HEADER = ("gateway", "sessions", "workers", "Gbit/s", "Gbit/s per worker",
                   "efficiency vs 1 worker", "gateway cores per Gbit/s", "limited by")
@@ -54,3 +55,57 @@ def scaling_table(points, summary, cell):
 
 def num(x, scale=1.0):
     return "-" if x is None else f"{x * scale:.2f}"
+
+
+# The RAS document ("RAS Gateway GRE Tunnel Throughput and Performance", Windows Server 1709,
+# GRE, gateway VMs of 10 cores) publishes two points of its shape and nothing more: one TCP
+# session saturates one core at 400-500 Mbit/s; many sessions put every core at 100% and carry
+# 2.0 Gbit/s. It gives no session count for "many": the plot draws that point at the run's
+# largest session count and says so.
+PUBLISHED = "Windows Server 1709 RAS Gateway, GRE, 10-core VMs (published)"
+PUBLISHED_ONE_BPS = (0.4e9, 0.5e9)
+PUBLISHED_MANY_BPS = 2.0e9
+
+
+def throughput_lines(points, summary):
+    """A line of throughput against sessions per configuration that has a throughput, in
+    bit/s: [(i, config, [(sessions, median, min, max, verdict)])], sessions ascending; i is the
+    configuration's place among the points' (its colour in every plot)."""
+    configs = {}
+    for p in points:
+        configs.setdefault(p["config"], []).append(p)
+    lines = []
+    for i, (config, ps) in enumerate(configs.items()):
+        line = []
+        for p in sorted(ps, key=lambda p: p["sessions"]):
+            s = summary.get(p["key"]) or {}
+            t = s.get("bits_per_second")
+            if t:
+                line.append((p["sessions"], t["median"], t["min"], t["max"], s.get("verdict")))
+        if line:
+            lines.append((i, config, line))
+    return lines
+
+
+def ras_shape(points, summary, words):
+    """What the plot of throughput against sessions beside the RAS document's shape draws, in
+    bit/s: {"sessions": the run's session counts with a throughput, "lines":
+    throughput_lines(), "published": [(sessions, low, high, words)], "not_gateway": the
+    legend's words for the points that are not gateway-bound, or None where there is none}.
+    words(verdict) is a verdict's words. None when the run measured fewer than two session
+    counts: there is no shape to draw."""
+    lines = throughput_lines(points, summary)
+    verdicts = {x[4] for _, _, line in lines for x in line if x[4] != "gateway"}
+    sessions = sorted({x[0] for _, _, line in lines for x in line})
+    if len(sessions) < 2:
+        return None
+    many = sessions[-1]
+    return {"sessions": sessions, "lines": lines,
+            "published": [(1, *PUBLISHED_ONE_BPS,
+                           "1 session: 0.4-0.5 Gbit/s, one core saturated"),
+                          (many, PUBLISHED_MANY_BPS, PUBLISHED_MANY_BPS,
+                           "many sessions: 2.0 Gbit/s, every core at 100% (the document gives "
+                           f"no count: drawn at {many})")],
+            "not_gateway": "hollow: not gateway-bound (" + "; ".join(
+                words(v) if v else "no verdict" for v in sorted(verdicts, key=str)) + ")"
+            if verdicts else None}
