@@ -1,7 +1,8 @@
 #!/bin/bash
-# Emulated cores end to end (--gateway-cpu, docs/scaling.md): a `tunbed ras` point of gregw with
-# 1 worker and a 20% budget per worker thread is gateway-bound in its record, each budgeted
-# worker used at most its budget (+3 points) of a CPU over the measured window, the record keeps
+# Emulated cores end to end (--gateway-cpu, docs/scaling.md): `tunbed ras` points of gregw with
+# 1 and 2 workers and a 20% budget per worker thread are gateway-bound in their records, each
+# budgeted worker used at most its budget (+3 points) of a CPU over the measured window, 1
+# session on 2 workers held one worker's budget (the other below half of its), the record keeps
 # the budgets and the kernel's IRQ time accounting; no cgroup of the run is left after it, nor
 # after a run killed with SIGKILL and `tunbed down`; bad shares are refused before anything
 # starts.
@@ -28,7 +29,7 @@ printf '%s\n' "[scenario]" "gateway_cpu = lots" >"$TMP/bad.scenario"
 expect_refusal "a bad gateway_cpu in a file" 2 "bad.scenario:2: bad value 'lots' for gateway_cpu" "$TUNBED" run "$TMP/bad.scenario" --prefix "$P" --results "$R"
 [ ! -e "$R" ] || fail "a refused run made its results directory"
 
-out=$("$TUNBED" ras --sessions 1 --workers 1 --repeats 1 --time 3 --warmup 1 --no-rr --gateway-cpu 20 --prefix "$P" --results "$R" 2>"$TMP/ras.err") || die "tunbed ras --gateway-cpu 20 failed: $(tail -3 "$TMP/ras.err")"
+out=$("$TUNBED" ras --sessions 1 --workers 1,2 --repeats 1 --time 3 --warmup 1 --no-rr --gateway-cpu 20 --prefix "$P" --results "$R" 2>"$TMP/ras.err") || die "tunbed ras --gateway-cpu 20 failed: $(tail -3 "$TMP/ras.err")"
 dir=$(find "$R" -maxdepth 1 -name '*-ras' | head -1)
 [ -n "$dir" ] || die "no results directory"
 expect_eq "no cgroup left after the run" "$(cgroups_left)" ""
@@ -37,7 +38,6 @@ import json, os, sys
 from tunbedlib import analysis
 d = sys.argv[1]
 s = json.load(open(os.path.join(d, "summary.json")))
-run = s["runs"][0]
 assert s["meta"]["gateway_cpu"] == 20, s["meta"]
 rec = json.load(open(os.path.join(d, "runs", "gregw-gre-w1-mtu0-push-s1-r1.json")))
 host = rec["hosts"][0]
@@ -57,8 +57,26 @@ for tid in budgets:
     # The budget over the window, and a few points for the rounding of ticks to samples.
     assert pct <= 23, (labels[tid], pct)
     print(f"{labels[tid]}: {pct:.1f}% of a CPU at a 20% budget")
+# 1 session with 2 workers a gateway: the session's packets on one worker of each, so at most
+# one worker's budget is used (the other worker below half of its own), and the gateway that
+# limits the point has that worker at its budget.
+rec = json.load(open(os.path.join(d, "runs", "gregw-gre-w2-mtu0-push-s1-r1.json")))
+host = rec["hosts"][0]
+tr = rec["traffic"]
+c = analysis.host_cpu(host, tr["measure_start_mono_s"], tr["measure_end_mono_s"])
+use = {}
+for tid in host["budgets"]:
+    gw, _, worker = host["thread_labels"][tid].rpartition(" worker ")
+    # A worker that ran not at all in the window has no entry.
+    secs = c["threads"][tid]["seconds"] if tid in c["threads"] else 0.0
+    use.setdefault(gw, []).append(100 * secs / c["span"] / 20 * 100)
+print("2 workers, 1 session, percent of each worker's budget:", {g: [round(u) for u in v] for g, v in use.items()})
+assert sorted(use) == ["gregw gwa", "gregw gwb"] and all(len(v) == 2 for v in use.values()), use
+assert all(sorted(v)[0] < 50 for v in use.values()), use
+assert max(max(v) for v in use.values()) >= 90, use
 # Last, as it needs a machine that nothing else keeps busy (the run flags one that is).
-assert run["verdict"] == "gateway", (run["verdict"], run["verdict_reason"], run["foreign_words"])
+for r in s["runs"]:
+    assert r["verdict"] == "gateway", (r["key"], r["verdict"], r["verdict_reason"], r["foreign_words"])
 PY
 expect_match "headline: gateway-bound, at the budget" "$out" "gregw gre 1w, 1 session: [0-9.]+ Gbit/s, .*; gateway-bound: gregw gw[ab] worker 0 at [0-9]+% of its 20% budget on core [0-9]+"
 

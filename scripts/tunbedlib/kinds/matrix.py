@@ -103,7 +103,7 @@ def ras_scenario(args):
     if args.full:
         sc.sessions, sc.workers, sc.time, sc.repeats = [1, 2, 4, 8, 16, 32, 64], [1, 2], 10, 3
     else:
-        # About five minutes on two cores: the ends and the middle of the session range.
+        # About four minutes on two cores: the ends and the middle of the session range.
         sc.sessions, sc.workers, sc.time, sc.repeats = [1, 8, 64], [1, 2], 8, 3
     # Emulated cores, so that the points are the gateway's (off on hosts or without a cpu
     # controller: matrix_budget.ras_default).
@@ -228,7 +228,7 @@ class Matrix(Kind):
         Command("ras", "the RAS-style scenario: gregw on ras.topo", ras_arguments,
                 "gregw on ras.topo, 1 to 64 sessions, 1 and 2 workers, 3 repeats, each gregw "
                 "worker an emulated core of 15% of a CPU (--gateway-cpu; off on --hosts or "
-                "without a cpu controller). Default: 1, 8 and 64 sessions, 8 s each (about 5 "
+                "without a cpu controller). Default: 1, 8 and 64 sessions, 8 s each (about 4 "
                 "minutes on 2 cores); --full: 1, 2, 4, ... 64 sessions, 10 s each."),
         Command("run", "run a scenario file (docs/runner.md)", run_arguments),
         Command("compare", "the same points for several gateways, side by side",
