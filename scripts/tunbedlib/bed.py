@@ -17,7 +17,7 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import inventory, machine
+from . import inventory, machine, rundir
 from . import pair as pairs
 from .common import (ROOT, TOPO, TOPOLOGIES, Failure, ScenarioError, deferred_signals,
                      ethtool_features, run)
@@ -128,6 +128,27 @@ def topology(path, prefix, show=True):
     finally:
         with deferred_signals():
             run([TOPO, "down", path, "--prefix", prefix], check=False)
+
+
+@contextlib.contextmanager
+def run_dir(prefix):
+    """A directory for the files a run of prefix generates (its topology file), removed after
+    it: /run/tunbed/topo/PREFIX-XXXXXXXX (rundir: root's, 0700), so that what a killed run
+    leaves is found by its prefix (remove_run_dirs, for tunbed down), never in /tmp."""
+    d = rundir.make("topo", prefix)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def remove_run_dirs(prefix):
+    """Removes what a killed run of prefix left of run_dir's; returns their paths."""
+    out = []
+    for d in rundir.found("topo", prefix):
+        shutil.rmtree(d, ignore_errors=True)
+        out.append(d)
+    return out
 
 
 def topology_file(topology, mtu, tmpdir):
@@ -249,7 +270,7 @@ class NamespaceBed(Bed):
     def point(self, item):
         """The topology up for one item (its point's transit MTU), and down again after,
         whatever happens."""
-        with tempfile.TemporaryDirectory(prefix="tunbed-run-") as tmp:
+        with run_dir(self.prefix) as tmp:
             topo = topology_file(self.sc.topology, item.point.mtu, tmp)
             with topology(topo, self.prefix) as shown:
                 try:

@@ -89,7 +89,7 @@ def cmd_down(args):
     if n:
         log(f"ended {n} processes a killed run left in the namespaces of {args.prefix}")
     print(run([TOPO, "down", "--prefix", args.prefix]).strip())
-    for path in Netns.remove_leftover_states(args.prefix):
+    for path in Netns.remove_leftover_states(args.prefix) + beds.remove_run_dirs(args.prefix):
         log(f"removed {path}")
     # The CPU budgets of a killed run with --gateway-cpu (docs/scaling.md).
     for path in budget.remove_leftovers(args.prefix):

@@ -11,7 +11,6 @@ import contextlib
 import json
 import os
 import subprocess
-import tempfile
 import time
 
 from .. import bed as beds
@@ -108,7 +107,7 @@ class NetnsPair(PairBed, beds.ItemBed):
     def profile(self, profile, plan):
         """The pair up under profile, and down again after, whatever happens."""
         self.mtu = profile.mtu or 1500
-        with tempfile.TemporaryDirectory(prefix="tunbed-intranet-") as tmp:
+        with beds.run_dir(self.prefix) as tmp:
             path = os.path.join(tmp, f"intranet-{profile.name}.topo")
             topology(profile, path)
             with beds.topology(path, self.prefix, show=False):
