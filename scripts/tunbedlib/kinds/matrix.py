@@ -227,7 +227,8 @@ class Matrix(Kind):
     commands = (
         Command("ras", "the RAS-style scenario: gregw on ras.topo", ras_arguments,
                 "gregw on ras.topo, 1 to 64 sessions, 1 and 2 workers, 3 repeats, each gregw "
-                "worker an emulated core of 15% of a CPU (--gateway-cpu; off on --hosts or "
+                f"worker an emulated core of {matrix_budget.RAS_SHARE:g}% of a CPU "
+                "(--gateway-cpu; off on --hosts or "
                 "without a cpu controller). Default: 1, 8 and 64 sessions, 8 s each (about 4 "
                 "minutes on 2 cores); --full: 1, 2, 4, ... 64 sessions, 10 s each."),
         Command("run", "run a scenario file (docs/runner.md)", run_arguments),
