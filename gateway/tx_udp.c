@@ -25,6 +25,18 @@ static bool stale_error(int err)
 	return err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH;
 }
 
+/* Whether a send that failed with err goes again: after EINTR always, after a stale error
+ * once (*stale: it has). */
+static bool send_again(int err, bool *stale)
+{
+	if (err == EINTR)
+		return true;
+	if (*stale || !stale_error(err))
+		return false;
+	*stale = true;
+	return true;
+}
+
 /*
  * UDP_SEGMENT refused a message at run time: the kernel says EIO when the route cannot take
  * UDP GSO (an IPsec policy on it; before Linux 6.11 also a device that cannot checksum),
@@ -42,17 +54,14 @@ static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned sl
 	}
 	for (unsigned k = 0; k < segs; k++) {
 		struct msghdr one = { .msg_iov = m->msg_iov + TX_IOV * k, .msg_iovlen = TX_IOV };
-		bool retried = false;
+		bool stale = false;
 		ssize_t sent;
 
 		txq_cmsg(q, &one, slot, tos, 0);
-		for (;;) {
+		do {
 			stat_add(&q->stats->ctr[STAT_SEND_CALLS], 1);
 			sent = sendmsg(fd, &one, 0);
-			if (sent >= 0 || (errno != EINTR && (retried || !stale_error(errno))))
-				break;
-			retried |= errno != EINTR;
-		}
+		} while (sent < 0 && send_again(errno, &stale));
 		if (sent < 0) {
 			stat_add(&q->stats->drops[DROP_TX_SEND], 1);
 			continue;
@@ -109,7 +118,7 @@ static void send_udp(struct txq *q, unsigned n)
 		i = j;
 	}
 	stat_add(&q->stats->ctr[STAT_TX_BATCHES], 1);
-	bool retried = false;
+	bool stale = false;
 
 	for (unsigned off = 0; off < nmsg;) {
 		unsigned run = 1;
@@ -120,13 +129,9 @@ static void send_udp(struct txq *q, unsigned n)
 		stat_add(&q->stats->ctr[STAT_SEND_CALLS], 1);
 		sent = sendmmsg(q->udp.fd[socks[off]], q->msgs + off, run, 0);
 		if (sent < 0) {
-			if (errno == EINTR)
+			if (send_again(errno, &stale))
 				continue;
-			if (!retried && stale_error(errno)) {
-				retried = true;
-				continue;
-			}
-			retried = false;
+			stale = false;
 			if (errno == EIO && segs[off] > 1)
 				send_each(q, q->udp.fd[socks[off]], &q->msgs[off].msg_hdr, off,
 					  toss[off], segs[off], outer_wire);
@@ -143,7 +148,7 @@ static void send_udp(struct txq *q, unsigned n)
 					       (uint64_t)segs[off + k] * outer_wire);
 		}
 		off += (unsigned)sent;
-		retried = false;
+		stale = false;
 	}
 }
 
