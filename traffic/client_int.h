@@ -120,9 +120,10 @@ double udp_session_pps(const struct client_cfg *c);
 
 /*
  * Adds to a final report's "udp" object what the packet schedule and the samples say: the
- * asked and the offered rate, whether it was met, slots late, and latency (report.c).
+ * asked and the offered rate, whether it was met (unsent: the datagrams the kernel refused,
+ * which report.c has summed), slots late, and latency.
  */
-void udp_report(const struct client *cl, struct json_t *udp);
+void udp_report(const struct client *cl, struct json_t *udp, uint64_t unsent);
 
 /* Request/response probes (rr.c), on a thread of their own. */
 int rr_start(struct client *cl);

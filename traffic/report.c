@@ -336,7 +336,7 @@ static json_t *udp_json(struct client *cl, double span, uint64_t *total_out)
 	jout_u64(o, "reordered", reord);
 	jout_real(o, "jitter_ms_max", jit);
 	jout_real(o, "bits_per_second", span > 0 ? (double)bytes * 8 / span : 0);
-	udp_report(cl, o);
+	udp_report(cl, o, unsent);
 	jout_set(o, "errors", errors_json(cl, &failed));
 	jout_int(o, "failed", failed);
 	jout_set(o, "per_session", arr);

@@ -410,18 +410,17 @@ static void latency_json(const struct client *cl, json_t *udp, uint64_t sampled,
 	jout_set(udp, "latency", o);
 }
 
-void udp_report(const struct client *cl, json_t *udp)
+void udp_report(const struct client *cl, json_t *udp, uint64_t unsent)
 {
 	const struct client_cfg *c = cl->cfg;
 	double pps = udp_session_pps(c), offered = 0, span_max = 0, ratio;
-	uint64_t late = 0, unsent = 0, scheduled = 0, sampled = 0, replies = 0;
+	uint64_t late = 0, scheduled = 0, sampled = 0, replies = 0;
 
 	for (unsigned i = 0; i < c->sessions; i++) {
 		const struct session *s = &cl->sess[i];
 		double span = s->end_ns > s->start_ns ? clock_secs(s->end_ns - s->start_ns) : 0;
 
 		late += s->udp_late;
-		unsent += s->udp_unsent;
 		scheduled += s->udp_scheduled;
 		sampled += s->udp_sampled;
 		replies += s->udp_replies;
