@@ -9,15 +9,6 @@ from .. import analysis
 from . import matrix_scaling
 
 
-def by_config(points):
-    out = {}
-    for p in points:
-        out.setdefault(p["config"], []).append(p)
-    for ps in out.values():
-        ps.sort(key=lambda p: p["sessions"])
-    return out
-
-
 def sessions_axis(ax, points):
     plots.counts_axis(ax, [p["sessions"] for p in points], "TCP sessions")
 
@@ -94,7 +85,7 @@ def cost(outdir, points, summary):
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, key, what in ((axes[0], "box_cpu_s_per_gb", "whole box"),
                           (axes[1], "gateway_cpu_s_per_gb", "gateway processes")):
-        for i, (config, ps) in enumerate(by_config(points).items()):
+        for i, (config, ps) in enumerate(matrix_scaling.by_config(points).items()):
             qs = [p for p in ps if summary[p["key"]][key]]
             if qs:
                 ax.plot([p["sessions"] for p in qs],
@@ -113,7 +104,7 @@ def cost(outdir, points, summary):
 def latency(outdir, points, summary):
     fig, ax = plt.subplots(figsize=(7, 4.2))
     drawn = False
-    for i, (config, ps) in enumerate(by_config(points).items()):
+    for i, (config, ps) in enumerate(matrix_scaling.by_config(points).items()):
         qs = [p for p in ps if summary[p["key"]]["rr_load_p50_ms"]]
         if not qs:
             continue

@@ -68,10 +68,7 @@ def headline(points, summary):
     """The report's first lines: per gateway configuration, the fewest and the most sessions,
     in words, with what limited each figure."""
     lines = []
-    configs = {}
-    for p in points:
-        configs.setdefault(p["config"], []).append(p)
-    for config, ps in configs.items():
+    for config, ps in matrix_scaling.by_config(points).items():
         have = [p for p in ps if p["key"] in summary]
         if not have:
             continue
@@ -371,11 +368,7 @@ def plot_list(res):
                         "scaling", draw=drawing("ras_shape", shape)))
     out += [Plot("CPU-seconds per GB", "cost", draw=drawing("cost", points, res.summary)),
             Plot("Latency under load", "latency", draw=drawing("latency", points, res.summary))]
-    configs = {}
-    for p in points:
-        configs.setdefault(p["config"], []).append(p)
-    for config, ps in configs.items():
-        ps.sort(key=lambda p: p["sessions"])
+    for config, ps in matrix_scaling.by_config(points).items():
         for n in sorted({ps[0]["sessions"], ps[-1]["sessions"]}):
             point = next(q for q in ps if q["sessions"] == n)
             want = res.summary[point["key"]]["median_repeat"]

@@ -67,17 +67,24 @@ PUBLISHED_ONE_BPS = (0.4e9, 0.5e9)
 PUBLISHED_MANY_BPS = 2.0e9
 
 
+def by_config(points):
+    """{config: its points, sessions ascending}, configurations in the points' order."""
+    out = {}
+    for p in points:
+        out.setdefault(p["config"], []).append(p)
+    for ps in out.values():
+        ps.sort(key=lambda p: p["sessions"])
+    return out
+
+
 def throughput_lines(points, summary):
     """A line of throughput against sessions per configuration that has a throughput, in
     bit/s: [(i, config, [(sessions, median, min, max, verdict)])], sessions ascending; i is the
     configuration's place among the points' (its colour in every plot)."""
-    configs = {}
-    for p in points:
-        configs.setdefault(p["config"], []).append(p)
     lines = []
-    for i, (config, ps) in enumerate(configs.items()):
+    for i, (config, ps) in enumerate(by_config(points).items()):
         line = []
-        for p in sorted(ps, key=lambda p: p["sessions"]):
+        for p in ps:
             s = summary.get(p["key"]) or {}
             t = s.get("bits_per_second")
             if t:
