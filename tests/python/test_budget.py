@@ -234,7 +234,7 @@ class Option(unittest.TestCase):
 
 
 class RasDefault(unittest.TestCase):
-    """The main job's emulated cores (matrix_budget.ras_default): 15% a worker in namespaces on
+    """The main job's emulated cores (matrix_budget.check with notes): 15% a worker in namespaces on
     a machine with a cpu controller; off, with a note, on hosts or without one; the option
     over it both ways; compare and a file keep off."""
 
@@ -269,14 +269,16 @@ class RasDefault(unittest.TestCase):
             self.plan(["ras", "--gateway-cpu", "15"], lambda ctl: {"side_effect": nothing})
 
     def test_on_hosts(self):
-        sc = scenario.Scenario(gateway_cpu=matrix_budget.RAS_SHARE)
-        self.assertEqual(matrix_budget.ras_default(sc, None, "inv.ini"),
-                         "emulated cores off: on hosts the gateways run on their own cores "
-                         "(--gateway-cpu budgets threads of this machine)")
+        sc, notes = scenario.Scenario(gateway_cpu=matrix_budget.RAS_SHARE), []
+        self.assertEqual(matrix_budget.check(sc, None, "inv.ini", notes=notes), (None, None))
+        self.assertEqual(notes, ["emulated cores off: on hosts the gateways run on their own "
+                                 "cores (--gateway-cpu budgets threads of this machine)"])
         self.assertIsNone(sc.gateway_cpu)
-        # Asked for on hosts: matrix_budget.check refuses it (Option.test_refused).
-        sc = scenario.Scenario(gateway_cpu=20.0)
-        self.assertIsNone(matrix_budget.ras_default(sc, "20", "inv.ini"))
+        # Asked for on hosts: refused, whatever the command's default (Option.test_refused).
+        sc, notes = scenario.Scenario(gateway_cpu=20.0), []
+        with self.assertRaises(ScenarioError):
+            matrix_budget.check(sc, "20", "inv.ini", notes=notes)
+        self.assertEqual(notes, [])
 
     def test_compare_keeps_off(self):
         plan = self.plan(["compare", "--gateways", "gregw"], lambda ctl: {"return_value": ctl})

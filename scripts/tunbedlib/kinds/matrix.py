@@ -106,7 +106,7 @@ def ras_scenario(args):
         # About four minutes on two cores: the ends and the middle of the session range.
         sc.sessions, sc.workers, sc.time, sc.repeats = [1, 8, 64], [1, 2], 8, 3
     # Emulated cores, so that the points are the gateway's (off on hosts or without a cpu
-    # controller: matrix_budget.ras_default).
+    # controller: matrix_budget.check).
     sc.gateway_cpu = matrix_budget.RAS_SHARE
     return sc
 
@@ -256,10 +256,10 @@ class Matrix(Kind):
             sc = checked_topology(ras_scenario(args), "--topology")
             title = "RAS-style gateway test (gregw)"
         sc = overrides(sc, args)
-        note = matrix_budget.ras_default(sc, getattr(args, "gateway_cpu", None), args.hosts) \
-            if args.command == "ras" else None
+        # tunbed ras's own share gives way on hosts and without a cpu controller, with a note.
+        notes = [] if args.command == "ras" else None
         _, ctl = matrix_budget.check(sc, getattr(args, "gateway_cpu", None), args.hosts,
-                                     args.prefix)
+                                     args.prefix, notes)
         pins = beds.parse_pins(args.pin)
         if sc.congestion and sc.congestion not in available_congestion():
             raise ScenarioError(f"congestion control '{sc.congestion}' is not available here "
@@ -274,12 +274,9 @@ class Matrix(Kind):
             if any(p for p in sc.mtu if p):
                 raise ScenarioError("a transit MTU (mtu =) is the topology's: the hosts mode "
                                     "uses the hosts' own")
-        plan = Plan(sc, title, pins, inv, args.prefix, args.hosts, ctl)
-        if note:
-            # On hosts, off is what a user expects: said in the report only.
-            plan.notes.append(note)
-            if not args.hosts:
-                log(note)
+        plan = Plan(sc, title, pins, inv, args.prefix, args.hosts, ctl, notes=notes or [])
+        if notes and not args.hosts:  # on hosts, off is what a user expects: the report says it
+            log(notes[0])
         return plan
 
     def needs(self, plan):

@@ -22,37 +22,34 @@ from ..common import Failure, ScenarioError, deferred_signals
 RAS_SHARE = 15.0
 
 
-def ras_default(sc, text, hosts):
-    """The main job's emulated cores when --gateway-cpu is not given (text None) and the
-    scenario asks for RAS_SHARE: kept in namespaces on a machine with a cpu controller, off
-    on hosts or without one, with the note that says so (None when nothing changed)."""
-    if text is not None or sc.gateway_cpu is None:
-        return None
-    if hosts:
-        sc.gateway_cpu = None
-        return ("emulated cores off: on hosts the gateways run on their own cores "
-                "(--gateway-cpu budgets threads of this machine)")
-    try:
-        budget.find()
-    except budget.BudgetError as e:
-        sc.gateway_cpu = None
-        return (f"emulated cores off, {e}: the four roles share this machine's CPUs, so a "
-                "point may measure the box rather than the gateway (its verdict says)")
-    return None
-
-
-def check(sc, text, hosts, prefix=None):
+def check(sc, text, hosts, prefix=None, notes=None):
     """The budget of sc: --gateway-cpu's text over the file's gateway_cpu; the share (None:
     off) and the controller to give it with. A ScenarioError in one line for a bad share, a
     run on hosts, a machine without a cpu controller, or the budgets of a run of prefix
-    (going on, or killed and not cleaned up)."""
+    (going on, or killed and not cleaned up). With notes, a list, the share not given on the
+    command line is the command's own default (tunbed ras's RAS_SHARE): on hosts or without a
+    cpu controller it is turned off instead, with a note added that says so."""
+    def off(refusal, note):
+        if notes is None or text is not None:
+            raise ScenarioError(refusal)
+        sc.gateway_cpu = None
+        notes.append(note)
+        return None, None
+
     if asked(sc, text) is None:
         return None, None
     if hosts:
-        raise ScenarioError("--gateway-cpu (gateway_cpu) budgets threads of this machine: the "
-                            "hosts mode has none")
+        return off("--gateway-cpu (gateway_cpu) budgets threads of this machine: the hosts "
+                   "mode has none",
+                   "emulated cores off: on hosts the gateways run on their own cores "
+                   "(--gateway-cpu budgets threads of this machine)")
     try:
         ctl = budget.find()
+    except budget.BudgetError as e:
+        return off(str(e), f"emulated cores off, {e}: the four roles share this machine's "
+                           "CPUs, so a point may measure the box rather than the gateway (its "
+                           "verdict says)")
+    try:
         parent = os.path.join(ctl.root, budget.parent_name(prefix)) if prefix else None
     except budget.BudgetError as e:
         raise ScenarioError(str(e)) from None
