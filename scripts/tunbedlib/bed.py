@@ -143,9 +143,10 @@ def run_dir(prefix):
 
 
 def remove_run_dirs(prefix):
-    """Removes what a killed run of prefix left of run_dir's; returns their paths."""
+    """Removes what a killed run of prefix left of run_dir's and of its namespaces' own state
+    (hosts.Netns: /run/tunbed/netns/PREFIX-ROLE-XXXXXXXX); returns their paths."""
     out = []
-    for d in rundir.found("topo", prefix):
+    for d in rundir.found("topo", prefix) + rundir.found("netns", prefix):
         shutil.rmtree(d, ignore_errors=True)
         out.append(d)
     return out

@@ -17,7 +17,6 @@ import sys
 from . import bed as beds
 from . import budget, diff, inventory, pair, provision, records, render, runloop
 from .common import OVS_DRIVER, ROOT, TOPO, Failure, ScenarioError, log, run
-from .hosts import Netns
 from .kinds import COMMANDS, for_dir
 from .kinds.base import DEFAULT_PREFIX
 from .runloop import print_reports
@@ -89,7 +88,7 @@ def cmd_down(args):
     if n:
         log(f"ended {n} processes a killed run left in the namespaces of {args.prefix}")
     print(run([TOPO, "down", "--prefix", args.prefix]).strip())
-    for path in Netns.remove_leftover_states(args.prefix) + beds.remove_run_dirs(args.prefix):
+    for path in beds.remove_run_dirs(args.prefix):
         log(f"removed {path}")
     # The CPU budgets of a killed run with --gateway-cpu (docs/scaling.md).
     for path in budget.remove_leftovers(args.prefix):

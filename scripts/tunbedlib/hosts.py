@@ -16,17 +16,14 @@ control socket is named by an index, not by the host."""
 import contextlib
 import itertools
 import os
-import re
 import shlex
 import shutil
 import signal
-import stat
 import subprocess
-import tempfile
 import threading
 import time
 
-from . import inventory
+from . import inventory, rundir
 from .rundir import pid_of
 from .common import BIN, Failure
 
@@ -202,26 +199,9 @@ class Netns(Host):
         return self.ns
 
     def open(self):
-        self.state = tempfile.mkdtemp(prefix=f"tunbed-{self.ns}-")
-
-    @staticmethod
-    def remove_leftover_states(prefix):
-        """Removes the state directories a killed run of prefix left, /tmp/tunbed-PREFIX-ROLE-*
-        (open's): only real directories of root's, of mode 0700, as mkdtemp made them; a
-        link or another user's directory of that name is left alone. Returns their paths."""
-        tmp, out = tempfile.gettempdir(), []
-        for name in sorted(os.listdir(tmp)):
-            if not re.fullmatch(rf"tunbed-{re.escape(prefix)}-[a-z0-9]+-[A-Za-z0-9_]{{8}}", name):
-                continue
-            path = os.path.join(tmp, name)
-            try:
-                st = os.lstat(path)
-            except OSError:
-                continue
-            if stat.S_ISDIR(st.st_mode) and st.st_uid == 0 and stat.S_IMODE(st.st_mode) == 0o700:
-                shutil.rmtree(path, ignore_errors=True)
-                out.append(path)
-        return out
+        # /run/tunbed/netns/PREFIX-ROLE-XXXXXXXX: a killed run's is found by its prefix
+        # (bed.remove_run_dirs, for tunbed down).
+        self.state = rundir.make("netns", self.ns)
 
     def close(self):
         if self.state:

@@ -1,12 +1,13 @@
 """State on this machine that decides what root signals or removes (docs/security.md): a
-failover run's pids, FRR's directories, a namespace run's generated topology file. It lives under /run/tunbed, which only root may write,
+failover run's pids, FRR's directories, a namespace run's generated topology file and each
+namespace's undo commands. It lives under /run/tunbed, which only root may write,
 never in /tmp, where any user can plant a directory for root to find. Every directory is made
 by root with the mode it keeps, and its owner and mode are checked again before anything in it
 is trusted: one that fails the check is skipped, never read.
 
-/run/tunbed/KIND/PREFIX-XXXXXXXX: KIND (failover, frr, topo) is a word without '-', so it is never
-the state directory PREFIX-NAME that a run on hosts keeps on a host (hosts.py), should this
-machine be one of them."""
+/run/tunbed/KIND/PREFIX-XXXXXXXX: KIND (failover, frr, topo, netns) is a word without '-', so
+it is never the state directory PREFIX-NAME that a run on hosts keeps on a host (hosts.py),
+should this machine be one of them."""
 
 import glob
 import os

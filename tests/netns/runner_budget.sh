@@ -90,8 +90,10 @@ poll 60 budgeted || fail "no budget was given"
 kill -KILL "$rpid"
 wait "$rpid" 2>/dev/null || true
 [ -n "$(cgroups_left)" ] || fail "the killed run left no cgroup (the test shows nothing)"
-# Its point's topology file, under /run/tunbed by its prefix (not /tmp/tunbed-run-*).
+# Its point's topology file and its namespaces' undo commands, under /run/tunbed by its prefix
+# (not /tmp/tunbed-run-* and /tmp/tunbed-PREFIX-ROLE-*).
 [ -n "$(find /run/tunbed/topo -maxdepth 1 -name "$P-*")" ] || fail "the killed run left no topology directory (the test shows nothing)"
+[ -n "$(find /run/tunbed/netns -maxdepth 1 -name "$P-*")" ] || fail "the killed run left no namespace state (the test shows nothing)"
 # What the killed run left running in its namespaces (gregw at least): tunbed down ends it.
 # (Whether any is left depends on where the run was when it was killed: gregw's own
 # watchdog may have ended it with the runner.)
@@ -109,6 +111,6 @@ for pid in $left; do
 	poll 30 ended "$pid" || fail "process $pid of the killed run still runs after tunbed down"
 done
 expect_eq "no state directory of the killed run left after tunbed down" \
-	"$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name "tunbed-$P-*"; find /run/tunbed/topo -maxdepth 1 -name "$P-*")" ""
+	"$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name "tunbed-$P-*"; find /run/tunbed/topo /run/tunbed/netns -maxdepth 1 -name "$P-*")" ""
 expect_eq "no cgroup left after SIGKILL and tunbed down" "$(cgroups_left)" ""
 expect_nothing_left "$P" "after SIGKILL and tunbed down"
