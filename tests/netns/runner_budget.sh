@@ -90,10 +90,9 @@ poll 60 budgeted || fail "no budget was given"
 kill -KILL "$rpid"
 wait "$rpid" 2>/dev/null || true
 [ -n "$(cgroups_left)" ] || fail "the killed run left no cgroup (the test shows nothing)"
-# Its point's topology file and its namespaces' undo commands, under /run/tunbed by its prefix
-# (not /tmp/tunbed-run-* and /tmp/tunbed-PREFIX-ROLE-*).
+# Its point's topology file, under /run/tunbed by its prefix (not /tmp/tunbed-run-*); its
+# namespaces' undo directories may or may not exist at that moment (removed below either way).
 [ -n "$(find /run/tunbed/topo -maxdepth 1 -name "$P-*")" ] || fail "the killed run left no topology directory (the test shows nothing)"
-[ -n "$(find /run/tunbed/netns -maxdepth 1 -name "$P-*")" ] || fail "the killed run left no namespace state (the test shows nothing)"
 # What the killed run left running in its namespaces (gregw at least): tunbed down ends it.
 # (Whether any is left depends on where the run was when it was killed: gregw's own
 # watchdog may have ended it with the runner.)
