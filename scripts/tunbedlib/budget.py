@@ -1,5 +1,5 @@
 """Emulated gateway cores: each of a set of threads gets a CPU budget of its own (a share of one
-core, 1-100%) and a pin, through the cpu controller's bandwidth limit (CFS bandwidth control):
+core, 1-100%) and a pin (and a whole process, the generator, one budget for all its threads), through the cpu controller's bandwidth limit (CFS bandwidth control):
 one cgroup per thread with that thread alone in it, all under one parent per run
 (tunbed-PREFIX), in cgroup v1's cpu hierarchy where it is mounted (a TID written to `tasks`
 moves that thread alone), else in a cgroup v2 threaded subtree where v2 has the cpu controller.
@@ -195,6 +195,7 @@ class Budgets:
         self.ctl = ctl or find()
         self.parent = os.path.join(self.ctl.root, self.name)
         self.budgets = {}  # tid: its record
+        self.processes = {}  # pid: the record of a budget of a whole process (add_process)
         self.moved = {}  # v2: pid of a process moved into the parent: its cgroup before
 
     def __enter__(self):
@@ -279,11 +280,61 @@ class Budgets:
                              "cpu": cpu, "cgroup": cg, "before": before}
         return self.budgets[tid]
 
+    def add_process(self, pid, share, period_us=PERIOD_US):
+        """Gives process pid share percent of one core for all its threads together, those it
+        makes later too (they start in their maker's cgroup), in a cgroup of its own (p<pid>),
+        over periods of period_us; not pinned. Returns the record of it; a Failure in one line
+        if the process or the kernel refuses."""
+        if pid in self.processes:
+            raise Failure(f"process {pid} has a budget already")
+        period, quota = period_quota(share, period_us)
+        cg = os.path.join(self.parent, f"p{pid}")
+        try:
+            os.mkdir(cg, 0o755)
+            if self.ctl.version == 1:
+                write(os.path.join(cg, "cpu.shares"), WEIGHT_V1)
+                write(os.path.join(cg, "cpu.cfs_period_us"), period)
+                write(os.path.join(cg, "cpu.cfs_quota_us"), quota)
+                before = cgroup_of(pid, 1)
+                write(os.path.join(cg, "cgroup.procs"), pid)  # v1: every thread of it
+            else:
+                write(os.path.join(cg, "cgroup.type"), "threaded")
+                if "cpu" not in read(os.path.join(self.parent, "cgroup.subtree_control")).split():
+                    write(os.path.join(self.parent, "cgroup.subtree_control"), "+cpu")
+                write(os.path.join(cg, "cpu.weight"), WEIGHT_V2)
+                write(os.path.join(cg, "cpu.max"), f"{quota} {period}")
+                if pid not in self.moved:
+                    self.moved[pid] = cgroup_of(pid, 2)
+                    write(os.path.join(self.parent, "cgroup.procs"), pid)
+                before = self.moved[pid]
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    write(os.path.join(cg, "cgroup.threads"), tid)
+        except OSError as e:
+            back = self.restore if self.ctl.version == 1 else \
+                (lambda t: write(os.path.join(self.parent, "cgroup.threads"), t))
+            with contextlib.suppress(OSError, Failure):
+                empty_and_remove(cg, self.ctl.version, back)
+            raise Failure(f"cannot budget process {pid} at {share:g}% of a core: "
+                          f"{e.strerror}") from None
+        self.processes[pid] = {"share_pct": share, "period_us": period, "quota_us": quota,
+                               "cpu": None, "cgroup": cg, "before": before}
+        return self.processes[pid]
+
+    def before_of(self, tid):
+        """The cgroup (v1) thread tid was in before its budget, or the hierarchy's root."""
+        if tid in self.budgets:
+            return self.budgets[tid]["before"]
+        with contextlib.suppress(OSError):
+            pid = tgid(tid)
+            if pid in self.processes:
+                return self.processes[pid]["before"]
+        return "/"
+
     def restore(self, tid):
         """Moves thread tid back where it was (v2: its whole process, as v2 moves threads
         only inside a threaded subtree), or to the hierarchy's root."""
         if self.ctl.version == 1:
-            before = self.budgets[tid]["before"] if tid in self.budgets else "/"
+            before = self.before_of(tid)
             write(os.path.join(self.ctl.root, before.lstrip("/"), "tasks"), tid)
         else:
             pid = tgid(tid)
@@ -299,9 +350,10 @@ class Budgets:
         for pid in list(self.moved):
             with contextlib.suppress(ProcessLookupError, FileNotFoundError):
                 self.restore(pid)
-        for b in list(self.budgets.values()):
+        for b in [*self.budgets.values(), *self.processes.values()]:
             empty_and_remove(b["cgroup"], self.ctl.version, self.restore)
         self.budgets.clear()
+        self.processes.clear()
         self.moved.clear()
 
     def remove(self):
@@ -323,6 +375,12 @@ class Budgets:
         """What a run's record keeps: {tid: {share_pct, period_us, quota_us, cpu}}."""
         return {str(t): {k: b[k] for k in ("share_pct", "period_us", "quota_us", "cpu")}
                 for t, b in self.budgets.items()}
+
+    def export_processes(self):
+        """The same of the whole processes' budgets (add_process), by pid, with each one's
+        periods and throttling."""
+        return {str(p): {k: b[k] for k in ("share_pct", "period_us", "quota_us")} |
+                {"throttling": cpu_stat(b["cgroup"])} for p, b in self.processes.items()}
 
 
 def child_dirs(path):

@@ -18,6 +18,7 @@
     wire_audit = no             ; tunbed-wire on the transit link during each run
     verify = no                 ; every byte of every session checked (tunbed-traffic --verify)
     gateway_cpu = off           ; each gateway thread's CPU budget, 1-100 (% of a core), or off
+    client_cpu = off            ; each traffic client's CPU budget, all its threads, or off
 
 An [ndr] section makes the file an NDR search (`tunbed run` hands it to ndr.py, which
 reads the section's keys: docs/ndr.md).
@@ -56,6 +57,7 @@ class Scenario:
     wire_audit: bool = False
     verify: bool = False
     gateway_cpu: float = None  # each gateway thread's budget, percent of a core; None: off
+    client_cpu: float = None  # each traffic client's budget (all its threads); None: off
     # Where each key of the file was (key: line), and an [ndr] section's (line, key, value)
     # lines, None without one: ndr.py reads them.
     lines: dict = dataclasses.field(default_factory=dict)
@@ -153,14 +155,17 @@ def _set_mtu(sc, v):
     sc.mtu = mtus
 
 
-def _set_gateway_cpu(sc, v):
-    try:
-        shares = budget.parse_shares(v, "gateway_cpu")
-    except budget.BudgetError as e:
-        raise ValueError(str(e)) from None
-    if shares and len(shares) > 1:
-        raise ValueError(f"bad value '{v}' for gateway_cpu: one share for every gateway thread")
-    sc.gateway_cpu = shares[0] if shares else None
+def _share(key, whose):
+    """The setter of a budget key: one share of a core for every one of whose, or off."""
+    def setter(sc, v):
+        try:
+            shares = budget.parse_shares(v, key)
+        except budget.BudgetError as e:
+            raise ValueError(str(e)) from None
+        if shares and len(shares) > 1:
+            raise ValueError(f"bad value '{v}' for {key}: one share for every {whose}")
+        setattr(sc, key, shares[0] if shares else None)
+    return setter
 
 
 SETTERS = {
@@ -179,7 +184,8 @@ SETTERS = {
     "congestion": _set_congestion,
     "wire_audit": lambda s, v: setattr(s, "wire_audit", inifile.flag(v, "wire_audit")),
     "verify": lambda s, v: setattr(s, "verify", inifile.flag(v, "verify")),
-    "gateway_cpu": _set_gateway_cpu,
+    "gateway_cpu": _share("gateway_cpu", "gateway thread"),
+    "client_cpu": _share("client_cpu", "client"),
 }
 
 

@@ -14,8 +14,9 @@ VERDICTS = ("gateway", "generator", "link", "box", "unclear")
 AT_ALLOWANCE = analysis.SATURATED
 # A budgeted thread holds its budget at this percent of it: CFS bandwidth control gives a thread
 # that never stops 94.5-97% of its quota over 2-s windows (a 20% budget: 18.9-19.4% of the CPU,
-# docs/benchmarks.md, emulated cores), and the ticks of a 250-Hz kernel put +-1% on a few
-# seconds' window; 95% would miss a thread held at its budget half of the time.
+# docs/benchmarks.md, emulated cores), and a thread's time comes in /proc's 10-ms units
+# (USER_HZ): one is 0.8% of a 15% budget over an 8-s window; 95% would miss a thread held at its
+# budget half of the time.
 AT_BUDGET = 90.0
 # A figure at or above this percent of the generator's own ceiling (measured through the
 # kernel's route on the same bed) is the generator's: the ceiling's own repeats spread by a few
@@ -40,33 +41,40 @@ class BadBudget(ValueError):
     """A record's budget entry that is not a share of a core from 1 to 100 percent."""
 
 
-def allowance(budgets, tid):
-    """The budget of thread tid in percent of a core, or None (a whole core); budgets is a
-    machine's record of them (budget.Budgets.export(): {tid: {"share_pct": ...}})."""
+def allowance(budgets, tid, what="thread"):
+    """The budget of thread tid (or of a process, what) in percent of a core, or None (a
+    whole core); budgets is a machine's record of them (budget.Budgets.export(): {tid:
+    {"share_pct": ...}}, export_processes() by pid)."""
     b = budgets.get(str(tid))
     if b is None:
         return None
     share = b.get("share_pct") if isinstance(b, dict) else None
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 1 <= share <= 100:
-        raise BadBudget(f"budget of thread {tid}: {share!r} is not a share of a core from 1 to "
+        raise BadBudget(f"budget of {what} {tid}: {share!r} is not a share of a core from 1 to "
                         "100 percent")
     return float(share)
 
 
 def units(c, host):
     """What each role holds on one machine (c: analysis.host_cpu of it): a budgeted thread
-    holds its budget; the unbudgeted threads of one role on one CPU (the CPU each ran on most)
+    holds its budget, the threads of a budgeted process (the generator's) theirs together;
+    the unbudgeted threads of one role on one CPU (the CPU each ran on most)
     share that core. [{role, budgeted, cpu, threads: [(label, percent of a core)], pct: their
     percent of a core, allowance: percent of a core, use: percent of the allowance, softirq:
     the CPU's softirq and irq percent}]. Where the kernel accounts IRQ time apart from the
     threads (facts.irq_time_accounting), a shared core's softirq counts as its role's too: the
     threads did the work that caused it and the core was not free for them meanwhile."""
     budgets = host.get("budgets") or {}
+    process_budgets = host.get("process_budgets") or {}
     irq_apart = bool((host.get("facts") or {}).get("irq_time_accounting"))
     span = c["span"]
     if not span:
         return []
-    shared, out = {}, []
+
+    def irq_of(cpu):
+        return sum(c["cores"].get(str(cpu), {}).get(f, 0.0) for f in ("softirq", "irq"))
+
+    shared, whole, out = {}, {}, []
     for tid, t in c["threads"].items():
         pid = str(t["pid"])
         role = "gateway" if pid in c["gateway_pids"] else \
@@ -75,8 +83,17 @@ def units(c, host):
             continue
         cpu = int(max(t["cores"], key=t["cores"].get))
         pct = 100 * t["seconds"] / span
-        irq = sum(c["cores"].get(str(cpu), {}).get(f, 0.0) for f in ("softirq", "irq"))
+        irq = irq_of(cpu)
         thread = (analysis.label(tid, t, host), pct)
+        share = allowance(process_budgets, pid, "process")
+        if share is not None:  # a process's budget holds all its threads together
+            u = whole.setdefault(pid, {"role": role, "budgeted": True, "threads": [],
+                                       "pct": 0.0, "allowance": share, "on": {}})
+            u["threads"].append(thread)
+            u["pct"] += pct
+            for k, v in t["cores"].items():
+                u["on"][k] = u["on"].get(k, 0.0) + v
+            continue
         share = allowance(budgets, tid)
         if share is not None:
             out.append({"role": role, "budgeted": True, "cpu": cpu, "threads": [thread],
@@ -90,6 +107,13 @@ def units(c, host):
         u["pct"] += pct
     for u in shared.values():
         u["use"] = u["pct"] + (u["softirq"] if irq_apart else 0.0)
+        u["threads"].sort(key=lambda x: -x[1])
+        out.append(u)
+    for u in whole.values():  # named by the CPU its threads ran on most
+        on = u.pop("on")
+        u["cpu"] = int(max(on, key=on.get))
+        u["softirq"] = irq_of(u["cpu"])
+        u["use"] = 100 * u["pct"] / u["allowance"]
         u["threads"].sort(key=lambda x: -x[1])
         out.append(u)
     out.sort(key=lambda u: (u["role"], -u["use"]))
@@ -217,6 +241,9 @@ def unit_words(e):
     use = math.floor(e["use"])
     who = " and ".join(e["threads"]) + (f" on {e['host']}" if e.get("host") else "")
     together = " together" if len(e["threads"]) > 1 else ""
+    if e["budgeted"] and together:  # a process's budget, its threads on any core
+        return f"{who} together at {use}% of their {e['allowance']:g}% budget (mostly on " \
+               f"core {e['cpu']})"
     if e["budgeted"]:
         return f"{who} at {use}% of its {e['allowance']:g}% budget on core {e['cpu']}"
     return f"{who}{together} at {use}% of core {e['cpu']}"

@@ -214,6 +214,10 @@ class Option(unittest.TestCase):
                 MATRIX.check(args)
             self.assertEqual(str(e.exception), "--gateway-cpu: an NDR search has no emulated "
                                                "cores; ras, compare and run of a matrix do")
+            with self.assertRaises(ScenarioError) as e:
+                MATRIX.check(cli.parser().parse_args(["run", path, "--client-cpu", "20"]))
+            self.assertEqual(str(e.exception), "--client-cpu: an NDR search has no generator "
+                                               "budget; ras, compare and run of a matrix do")
             with open(path, "w") as f:
                 f.write("[scenario]\ngateway_cpu = 20\n[ndr]\n")
             with self.assertRaises(ScenarioError) as e:
@@ -231,6 +235,65 @@ class Option(unittest.TestCase):
             self.assertEqual(str(e.exception), str(nothing))
             # Off asks nothing of the machine.
             self.assertEqual(matrix_budget.check(sc, "off", None), (None, None))
+
+
+class ClientOption(unittest.TestCase):
+    """--client-cpu (client_cpu): the generator's budget, off by default, checked as
+    --gateway-cpu is; a plan with it alone has a controller (a budgeted bed)."""
+    CTL = budget.Controller(1, "/sys/fs/cgroup/cpu")
+
+    def check(self, text, file_text="[scenario]\n", hosts=None):
+        sc = scenario.parse(file_text, "s.ini")
+        with mock.patch.object(budget, "find", return_value=self.CTL):
+            return sc, matrix_budget.check_client(sc, text, hosts)
+
+    def test_off_by_default(self):
+        self.assertEqual(self.check(None)[0].client_cpu, None)
+        self.assertIsNone(self.check(None)[1])
+
+    def test_share(self):
+        sc, ctl = self.check("5")
+        self.assertEqual((sc.client_cpu, ctl), (5.0, self.CTL))
+        sc, ctl = self.check(None, "[scenario]\nclient_cpu = 7%\n")
+        self.assertEqual((sc.client_cpu, ctl), (7.0, self.CTL))
+        sc, ctl = self.check("off", "[scenario]\nclient_cpu = 7\n")
+        self.assertEqual((sc.client_cpu, ctl), (None, None))
+
+    def test_refused(self):
+        for text, want in (
+                ("0.5", "bad value '0.5' for --client-cpu: a share of one core from 1 to 100 "
+                        "(percent), or off"),
+                ("5,6", "bad value '5,6' for --client-cpu: one share for every client")):
+            with self.assertRaises(ScenarioError) as e:
+                self.check(text)
+            self.assertEqual(str(e.exception), want)
+        with self.assertRaises(ScenarioError) as e:
+            self.check("5", hosts="inv.ini")
+        self.assertEqual(str(e.exception), "--client-cpu (client_cpu) budgets processes of this "
+                                           "machine: the hosts mode has none")
+        with self.assertRaises(ScenarioError) as e:
+            scenario.parse("[scenario]\nclient_cpu = 5,6\n", "s.ini")
+        self.assertEqual(str(e.exception), "s.ini:2: bad value '5,6' for client_cpu: one share "
+                                           "for every client")
+        nothing = budget.BudgetError("no cpu controller to budget threads with: cgroup v1's cpu "
+                                     "hierarchy is not mounted")
+        with mock.patch.object(budget, "find", side_effect=nothing), \
+                self.assertRaises(ScenarioError) as e:
+            matrix_budget.check_client(scenario.parse("[scenario]\n", "s.ini"), "5", None)
+        self.assertEqual(str(e.exception), str(nothing))
+
+    def test_plan(self):
+        with tempfile.TemporaryDirectory() as root, \
+                mock.patch.object(budget, "find", return_value=budget.Controller(1, root)):
+            plan = MATRIX.check(cli.parser().parse_args(
+                ["compare", "--gateways", "gregw", "--client-cpu", "5", "--prefix", "tbco"]))
+            self.assertEqual((plan.sc.gateway_cpu, plan.sc.client_cpu), (None, 5.0))
+            self.assertIsNotNone(plan.budget_ctl)
+            self.assertEqual(MATRIX.meta(plan)["client_cpu"], 5.0)
+            with self.assertRaises(ScenarioError) as e:
+                MATRIX.check(cli.parser().parse_args(
+                    ["ras", "--client-cpu", "5", "--hosts", "inv.ini"]))
+            self.assertIn("--client-cpu", str(e.exception))
 
 
 class RasDefault(unittest.TestCase):

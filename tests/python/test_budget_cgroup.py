@@ -33,6 +33,19 @@ def spin():
 for _ in range(2):
     threading.Thread(target=spin).start()
 """]
+# Two busy threads, then a third when a line comes on stdin, each saying its TID.
+LATER = [sys.executable, "-c", """
+import hashlib, sys, threading
+data = bytes(1 << 20)
+def spin():
+    print(threading.get_native_id(), flush=True)
+    while True:
+        hashlib.sha256(data)
+for _ in range(2):
+    threading.Thread(target=spin).start()
+sys.stdin.readline()
+threading.Thread(target=spin).start()
+"""]
 WINDOW_S = 2.0
 CPU = max(os.sched_getaffinity(0))
 
@@ -133,6 +146,41 @@ class Cgroups(unittest.TestCase):
             self.assertLessEqual(shares[1], 43.0)
             for t, before in zip(tids, throttled0):
                 self.assertGreater(b.stats()[str(t)]["nr_throttled"], before)
+        self.assertFalse(os.path.lexists(self.parent()))
+
+    def test_a_whole_process(self):
+        # The generator's budget (add_process): the threads of a process together, and one it
+        # makes later, in one cgroup; 20% of a core for all of them.
+        proc = subprocess.Popen(LATER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(proc.stdout.close)
+        self.addCleanup(proc.stdin.close)
+        self.addCleanup(proc.wait)
+        self.addCleanup(proc.kill)
+        tids = [int(proc.stdout.readline()) for _ in range(2)]
+        before = cpu_cgroup(proc.pid, self.ctl.version)
+        with budget.Budgets(PREFIX) as b:
+            rec = b.add_process(proc.pid, 20)
+            self.assertEqual((rec["period_us"], rec["quota_us"]), (5000, 1000))
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            tids.append(int(proc.stdout.readline()))
+            for t in [proc.pid, *tids]:
+                self.assertEqual(cpu_cgroup(t, self.ctl.version), f"/tunbed-{PREFIX}/p{proc.pid}")
+            t0, r0 = time.monotonic(), sum(runtime_s(t) for t in tids)
+            time.sleep(WINDOW_S)
+            t1, r1 = time.monotonic(), sum(runtime_s(t) for t in tids)
+            share = 100 * (r1 - r0) / (t1 - t0)
+            print(f"three busy threads of a process with a 20% budget: {share:.1f}% of a CPU "
+                  "together", file=sys.stderr)
+            self.assertLessEqual(share, 22.0)
+            got = b.export_processes()[str(proc.pid)]
+            self.assertEqual({k: got[k] for k in ("share_pct", "period_us", "quota_us")},
+                             {"share_pct": 20, "period_us": 5000, "quota_us": 1000})
+            self.assertGreater(got["throttling"]["nr_throttled"], 0)
+            self.assertEqual(b.export(), {})
+            b.clear()
+            for t in [proc.pid, *tids]:
+                self.assertEqual(cpu_cgroup(t, self.ctl.version), before)
         self.assertFalse(os.path.lexists(self.parent()))
 
     def test_thread_goes_back(self):

@@ -149,6 +149,31 @@ class Generator(unittest.TestCase):
         self.assertEqual(v["verdict"], "generator")
         self.assertIn("at 96% of its 30% budget on core 0", v["sentence"])  # 96.7
 
+    def test_budgeted_client_process(self):
+        # --client-cpu: the client process's threads hold its budget together, wherever each
+        # ran; the CPU named is the one they ran on most.
+        pb = {str(CLIENT): {"share_pct": 10}}
+        m = machine([(40, 0), (60, 0)], {201: (CLIENT, 6, 0), 202: (CLIENT, 3, 1),
+                                         101: (GWA, 30, 1)})
+        m["process_budgets"] = pb
+        v = judge(run(m))
+        self.assertEqual(v["verdict"], "generator")
+        self.assertIn("together at 90% of their 10% budget (mostly on core 0)", v["sentence"])
+        e = v["evidence"][0]
+        self.assertEqual((e["what"], e["budgeted"], e["pct"], e["allowance"]),
+                         ("generator", True, 9.0, 10.0))
+        # Below it (89.9%): not the generator's; without the budget, far from a core.
+        m = machine([(40, 0), (60, 0)], {201: (CLIENT, 5.99, 0), 202: (CLIENT, 3, 1),
+                                         101: (GWA, 30, 1)}, span=100)
+        m["process_budgets"] = pb
+        self.assertEqual(judge(run(m))["verdict"], "unclear")
+        m.pop("process_budgets")
+        self.assertEqual(judge(run(m))["verdict"], "unclear")
+        m["process_budgets"] = {str(CLIENT): {"share_pct": 0}}
+        with self.assertRaises(verdict.BadBudget) as e:
+            judge(run(m))
+        self.assertIn("budget of process 200", str(e.exception))
+
     def test_ceiling_edge(self):
         rec = run(machine([(40, 0), (40, 0)], {101: (GWA, 30, 1)}))
         at = judge(rec, bps=9e8, ceiling_bps=1e9)
@@ -371,6 +396,15 @@ class Report(unittest.TestCase):
         self.assertEqual(len(para), 1)
         self.assertIn("each gateway thread had 50% of one core", para[0])
         self.assertIn("Softirq on the budgeted threads' CPUs: 37.3% of a CPU (median)", para[0])
+        # The generator's budget, alone or with the gateway's.
+        for meta, first in (({"client_cpu": 5}, "The generator was budgeted"),
+                            ({"gateway_cpu": 50, "client_cpu": 5}, "Emulated cores")):
+            doc = matrix_report.document(
+                matrix_report.analyse([rec], {"notes": []} | meta), plots=[])
+            para = [p for p in doc.paragraphs if p.startswith(first)]
+            self.assertEqual(len(para), 1)
+            self.assertIn("each traffic client process had 5% of one core for all its threads "
+                          "together", para[0])
 
     def test_repeats_wider_than_the_noise(self):
         # Three points of three repeats: 2% and 4% wide, and one 40% wide, past twice the
@@ -523,6 +557,14 @@ class Report(unittest.TestCase):
                 records.read_record(MATRIX, dict(doc, format=MATRIX.FORMAT))
             self.assertIn("budgets", str(e.exception))
             self.assertIn(field, str(e.exception))
+        doc["hosts"][0]["budgets"] = {}
+        doc["hosts"][0]["process_budgets"] = {"200": {"share_pct": 5, "period_us": 20000,
+                                                      "quota_us": 1000}}
+        records.read_record(MATRIX, dict(doc, format=MATRIX.FORMAT))
+        doc["hosts"][0]["process_budgets"] = {"200": {"share_pct": 500}}
+        with self.assertRaises(records.FormatError) as e:
+            records.read_record(MATRIX, dict(doc, format=MATRIX.FORMAT))
+        self.assertIn("process_budgets", str(e.exception))
 
 
 if __name__ == "__main__":

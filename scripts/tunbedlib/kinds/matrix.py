@@ -60,6 +60,9 @@ BUDGET = Obj({"share_pct": Num(1, 100), "period_us": Opt(Num(1, whole=True)),
 HOST_BUDGETS = Obj(HOST.fields | {"budgets": Opt(Map(BUDGET, key=r"[0-9]{1,7}",
                                                      keywhat="a thread id",
                                                      most=limits.RECORD_BUDGETS)),
+                                  "process_budgets": Opt(Map(BUDGET, key=r"[0-9]{1,7}",
+                                                             keywhat="a process id",
+                                                             most=limits.RECORD_BUDGETS)),
                                   "facts": Opt(Obj(FACTS.fields |
                                                    {"irq_time_accounting": Opt(BOOL)}))},
                    need=HOST.need)
@@ -76,6 +79,7 @@ RUN_SCHEMA = Obj(RUN | {"hosts": List(HOST_BUDGETS, most=limits.RECORD_HOSTS)},
 RUN_SCHEMA_2 = Obj(RUN | MACHINE, need=("point", "repeat"))
 META_SCHEMA = Obj({"kind": Opt(Str("matrix", "matrix")), "notes": List(STR),
                    "congestion": Opt(STR), "gateway_cpu": Opt(Num(1, 100)),
+                   "client_cpu": Opt(Num(1, 100)),
                    "failed": List(Obj({"point": POINT, "repeat": Num(1, whole=True),
                                        "started": NUM, "error": STR},
                                       need=("point", "repeat", "error")))})
@@ -89,7 +93,7 @@ class Plan:
     inv: object
     prefix: str
     hosts: str
-    budget_ctl: object = None  # budget.Controller of --gateway-cpu; None: off
+    budget_ctl: object = None  # budget.Controller of --gateway-cpu, --client-cpu; None: off
     notes: list = dataclasses.field(default_factory=list)
     points: list = dataclasses.field(default_factory=list)
 
@@ -179,6 +183,10 @@ def matrix_options(p, defaults):
                         "percent of one core, 1 to 100, and a pin, through the cpu controller "
                         "(docs/scaling.md); kernel gateways cannot be budgeted (default "
                         f"{defaults['gateway_cpu']})")
+    p.add_argument("--client-cpu", metavar="SHARE|off",
+                   help="a budget for the generator: each traffic client process, all its "
+                        "threads together, gets SHARE percent of one core, 1 to 100, through "
+                        "the cpu controller; namespaces only (default off)")
     bed_options(p, "pin a host's processes (client, gwa, gwb, server) to CPUs, over the "
                    "topology's cpus =; use + between CPUs: gwa=0+1")
     p.add_argument("--hosts", metavar="INVENTORY",
@@ -248,6 +256,9 @@ class Matrix(Kind):
                 if matrix_budget.asked(sc, getattr(args, "gateway_cpu", None)) is not None:
                     raise ScenarioError("--gateway-cpu: an NDR search has no emulated cores; "
                                         "ras, compare and run of a matrix do")
+                if getattr(args, "client_cpu", None) is not None:
+                    raise ScenarioError("--client-cpu: an NDR search has no generator budget; "
+                                        "ras, compare and run of a matrix do")
                 return ndr.KIND.plan_of(sc, nd, args, title)
         elif args.command == "compare":
             sc = checked_topology(compare_scenario(args), "--topology")
@@ -260,6 +271,8 @@ class Matrix(Kind):
         notes = [] if args.command == "ras" else None
         _, ctl = matrix_budget.check(sc, getattr(args, "gateway_cpu", None), args.hosts,
                                      args.prefix, notes)
+        ctl = matrix_budget.check_client(sc, getattr(args, "client_cpu", None), args.hosts,
+                                         args.prefix) or ctl
         pins = beds.parse_pins(args.pin)
         if sc.congestion and sc.congestion not in available_congestion():
             raise ScenarioError(f"congestion control '{sc.congestion}' is not available here "
@@ -309,14 +322,14 @@ class Matrix(Kind):
                 "prefix": plan.prefix, "wire_audit": sc.wire_audit,
                 "congestion": sc.congestion or None, "verify": sc.verify,
                 "hosts": plan.hosts and os.path.abspath(plan.hosts),
-                "gateway_cpu": sc.gateway_cpu}
+                "gateway_cpu": sc.gateway_cpu, "client_cpu": sc.client_cpu}
 
     def bed(self, plan):
         if plan.inv:
             return beds.HostsBed(plan.inv, plan.prefix, plan.pins)
         if plan.budget_ctl:
             return matrix_budget.BudgetedBed(plan.sc, plan.prefix, plan.pins, plan.sc.gateway_cpu,
-                                             plan.budget_ctl)
+                                             plan.budget_ctl, plan.sc.client_cpu)
         return beds.NamespaceBed(plan.sc, plan.prefix, plan.pins)
 
     def measure(self, plan, bed, item):

@@ -5,7 +5,9 @@ budget.Budgets (made when the bed opens, emptied after every point, removed when
 whatever happens), and each point's gateway threads budgeted and pinned once the driver has
 named them (gregw's workers from its telemetry; every thread of another userspace gateway's
 processes). Kernel gateways have no threads to budget: their points run unbudgeted, with a
-note."""
+note. And the generator's budget (`--client-cpu SHARE`, `client_cpu`): each traffic client
+process, all its threads together, SHARE percent of one core, to see a point the generator
+limits."""
 
 import contextlib
 import os
@@ -49,6 +51,13 @@ def check(sc, text, hosts, prefix=None, notes=None):
         return off(str(e), f"emulated cores off, {e}: the four roles share this machine's "
                            "CPUs, so a point may measure the box rather than the gateway (its "
                            "verdict says)")
+    free(ctl, prefix)
+    return sc.gateway_cpu, ctl
+
+
+def free(ctl, prefix):
+    """A ScenarioError when the budgets of a run of prefix are there (going on, or killed and
+    not cleaned up)."""
     try:
         parent = os.path.join(ctl.root, budget.parent_name(prefix)) if prefix else None
     except budget.BudgetError as e:
@@ -56,7 +65,32 @@ def check(sc, text, hosts, prefix=None, notes=None):
     if parent and os.path.lexists(parent):
         raise ScenarioError(f"{parent} exists: a run with prefix {prefix} is going on or was "
                             f"killed (tunbed down --prefix {prefix} removes what it left)")
-    return sc.gateway_cpu, ctl
+
+
+def check_client(sc, text, hosts, prefix=None):
+    """The generator's budget (--client-cpu over the file's client_cpu, set in sc): the
+    controller to give it with, None for off; a ScenarioError in one line for a bad share, a
+    run on hosts, no cpu controller or a run of prefix that left its budgets."""
+    if text is not None:
+        try:
+            shares = budget.parse_shares(text, "--client-cpu")
+        except budget.BudgetError as e:
+            raise ScenarioError(str(e)) from None
+        if shares and len(shares) > 1:
+            raise ScenarioError(f"bad value '{text}' for --client-cpu: one share for every "
+                                "client")
+        sc.client_cpu = shares[0] if shares else None
+    if sc.client_cpu is None:
+        return None
+    if hosts:
+        raise ScenarioError("--client-cpu (client_cpu) budgets processes of this machine: the "
+                            "hosts mode has none")
+    try:
+        ctl = budget.find()
+    except budget.BudgetError as e:
+        raise ScenarioError(str(e)) from None
+    free(ctl, prefix)
+    return ctl
 
 
 def asked(sc, text):
@@ -78,9 +112,10 @@ class BudgetedBed(beds.NamespaceBed):
     """The namespace bed with a run's budgets: the parent cgroup tunbed-PREFIX made on open()
     and removed on close(), every budget taken off after each point."""
 
-    def __init__(self, sc, prefix, pins, share, ctl):
+    def __init__(self, sc, prefix, pins, share, ctl, client_share=None):
         super().__init__(sc, prefix, pins)
-        self.share = share
+        self.share = share  # each gateway thread's; None: the gateway is not budgeted
+        self.client_share = client_share  # each traffic client's, all its threads; None: off
         self.budgets = budget.Budgets(prefix, ctl)
         self.made = False
         self.undone = "topology, processes and CPU budgets removed"
@@ -133,7 +168,10 @@ def pin_of(tid, index):
 
 def give(bed, driver, driver_pids):
     """Budgets and pins the gateway threads of a point that is up, at bed.share each. Returns
-    a note for the record when the gateway cannot be budgeted, else None."""
+    a note for the record when the gateway cannot be budgeted, else None (also without a
+    gateway budget)."""
+    if bed.share is None:
+        return None
     if not driver.can_budget:
         return (f"{driver.name}: a kernel gateway, whose work runs as softirq in other threads: "
                 "not budgeted")
@@ -147,8 +185,18 @@ def give(bed, driver, driver_pids):
     return None
 
 
+def give_client(bed, pid):
+    """Budgets a traffic client that has just started (pid), at bed.client_share for all its
+    threads, if the bed has a generator budget: its sessions' threads are made at its start,
+    and a thread made later starts in its maker's cgroup, so every one of them is inside."""
+    if getattr(bed, "client_share", None) is not None:
+        bed.budgets.add_process(pid, bed.client_share)
+
+
 def export(bed):
     """What the record keeps of the point's budgets: each thread's share, period, quota and
-    CPU, with its cgroup's periods and throttling (budget.cpu_stat)."""
+    CPU, with its cgroup's periods and throttling (budget.cpu_stat); and the budgets of whole
+    processes (the generator's), by pid."""
     stats = bed.budgets.stats()
-    return {tid: dict(b, throttling=stats.get(tid)) for tid, b in bed.budgets.export().items()}
+    return ({tid: dict(b, throttling=stats.get(tid)) for tid, b in bed.budgets.export().items()},
+            bed.budgets.export_processes())

@@ -232,6 +232,7 @@ class Run:
                 p = h.spawn(f"traffic-client-{i}", pinned(
                     bed.pins, "client", [h.bin("tunbed-traffic"), "client", *args]), stdout=-1)
                 self.clients.append((h, srv, n[i], p))
+                matrix_budget.give_client(bed, p.pid)
                 self.watch("client", p.pid, "tunbed-traffic client" +
                            (f" {h.name}" if len(bed.clients) > 1 else ""))
             # While the load runs, a host whose connection ends ends the run at once.
@@ -317,7 +318,10 @@ def measure(sc, point, repeat, bed):
         record["gateway"] = run.driver.telemetry()
         record["hosts"] = run.hosts(clocks)
         if budgeted:
-            record["hosts"][0]["budgets"] = matrix_budget.export(bed)
+            threads, processes = matrix_budget.export(bed)
+            record["hosts"][0]["budgets"] = threads
+            if processes:
+                record["hosts"][0]["process_budgets"] = processes
     finally:
         run.stop()
     record["finished"] = time.time()

@@ -101,13 +101,19 @@ def foreign_lines(runs):
 
 def budget_paragraph(meta, runs):
     """With --gateway-cpu: what the budgets were, and the softirq on the budgeted threads' CPUs
-    (the median over the runs), inside the budgets or outside them; None without budgets."""
-    share = meta.get("gateway_cpu")
-    if not share:
+    (the median over the runs), inside the budgets or outside them; with --client-cpu, the
+    generator's; None without budgets."""
+    share, client = meta.get("gateway_cpu"), meta.get("client_cpu")
+    if not share and not client:
         return None
+    generator = (f"The generator was budgeted: each traffic client process had {client:g}% of "
+                 "one core for all its threads together." if client else "")
+    if not share:
+        return generator
     text = (f"Emulated cores: each gateway thread had {share:g}% of one core and a pin (the "
             "cpu controller's bandwidth limit, docs/scaling.md): a fast core that much of the "
-            "time, not a slower core; kernel gateways are not budgeted.")
+            "time, not a slower core; kernel gateways are not budgeted." +
+            (f" {generator}" if generator else ""))
     seen = [(pct, b["charged"]) for r in runs for b in r.get("budgeted_softirq") or []
             for pct in b["cpus"].values()]
     if seen:

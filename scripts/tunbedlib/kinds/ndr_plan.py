@@ -102,7 +102,7 @@ NDR_SETTERS = {
 }
 # Scenario keys an NDR run has no use for: refused in a file with an [ndr] section.
 NOT_FOR_NDR = ("sessions", "pattern", "rr", "congestion", "wire_audit", "verify", "warmup",
-               "gateway_cpu")
+               "gateway_cpu", "client_cpu")
 
 
 def from_section(sc, path):
