@@ -8,8 +8,8 @@ point's verdict in the headline, the table and summary.json, in words where the 
 the gateway's, the generator's ceiling from route's runs of the same run, the topology's rate
 cap from the record, budgets refused by the record's schema, the budgets' paragraph, repeats
 wider than the run's noise flagged, the provenance line of every kind's report; the plot of
-throughput against sessions beside the RAS document's published shape, each point hollow
-where the gateway did not limit it."""
+throughput against sessions (alone, and beside the RAS document's published shape), each point
+hollow where the gateway did not limit it; in hosts mode each machine's verdict in the table."""
 
 import copy
 import json
@@ -248,6 +248,20 @@ class Hosts(unittest.TestCase):
         self.assertEqual(v["verdict"], "box")
         self.assertIn("every core of client1 saturated", v["sentence"])
         self.assertIn("gregw gwa worker 0 on gw1 at 60% of core 1", v["sentence"])
+
+    def test_each_hosts_verdict_in_the_table(self):
+        # Hosts mode: a point's cell names each machine's verdict; one machine's has none.
+        v = two_hosts([(20, 0), (97, 10)], 96, [(30, 0), (10, 0)], 30)
+        runs = [{"key": "k", "repeat": 1, "verdict": v["verdict"],
+                 "verdict_reason": v["sentence"],
+                 "verdict_hosts": [{"name": h["name"], "verdict": h["verdict"]}
+                                   for h in v["hosts"]]}]
+        summary = matrix_verdict.judge_points({"k": {"median_repeat": 1}}, runs)
+        self.assertEqual(matrix_verdict.cell(summary["k"]),
+                         "gateway; per host: gw1 gateway, client1 none")
+        runs[0]["verdict_hosts"] = None
+        summary = matrix_verdict.judge_points({"k": {"median_repeat": 1}}, runs)
+        self.assertEqual(matrix_verdict.cell(summary["k"]), "gateway")
 
     def test_other_host_saturated(self):
         v = two_hosts([(20, 0), (99, 10)], 97, [(99, 30), (40, 0)], 50)
@@ -508,6 +522,15 @@ class Report(unittest.TestCase):
                          ["gregw gre 2w", published, label])
         self.assertEqual((ax.get_xscale(), list(ax.get_xticks())), ("log", [1, 8]))
         plots.plt.close(kept["scaling"])
+        # The plain throughput plot marks them the same way.
+        with mock.patch.object(plots, "save", keep):
+            matrix_plots.throughput(None, res.points, res.summary, matrix_verdict.SHORT.get)
+        ax = kept["throughput"].axes[0]
+        self.assertEqual([list(x.get_xdata()) for x in ax.get_lines()
+                          if x.get_markerfacecolor() == "white" and len(x.get_xdata())], [[8]])
+        self.assertEqual([t.get_text() for t in ax.get_legend().get_texts()],
+                         ["gregw gre 2w", label])
+        plots.plt.close(kept["throughput"])
         # Every point gateway-bound: nothing hollow, no such legend entry.
         for s in res.summary.values():
             s["verdict"] = "gateway"

@@ -38,13 +38,24 @@ def draw_lines(ax, lines, hollow=False):
     return out
 
 
-def throughput(outdir, points, summary):
+def hollow_handle(ax, words):
+    """The legend's entry for the hollow points, or none without words."""
+    return ax.plot([], [], linestyle="none", marker="o", color="grey",
+                   markerfacecolor="white", label=words) if words else []
+
+
+def throughput(outdir, points, summary, words):
+    """Throughput against sessions, a line per configuration with min-max bars, each point
+    hollow where the gateway did not limit it (words(verdict): a verdict's words, for the
+    legend)."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
-    draw_lines(ax, matrix_scaling.throughput_lines(points, summary))
+    lines = matrix_scaling.throughput_lines(points, summary)
+    handles = draw_lines(ax, lines, hollow=True)
+    handles += hollow_handle(ax, matrix_scaling.not_gateway(lines, words))
     sessions_axis(ax, points)
     ax.set_ylabel("throughput, Gbit/s (median, min-max)")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
+    ax.legend(handles=handles, fontsize=8)
     ax.set_title("Tunnel throughput against sessions")
     return plots.save(fig, outdir, "throughput")
 
@@ -68,9 +79,7 @@ def ras_shape(outdir, shape):
         ax.annotate(words, (n, (hi if j else lo) / 1e9), textcoords="offset points",
                     xytext=(-4, 8) if j else (8, -8), ha="right" if j else "left",
                     va="bottom" if j else "top", fontsize=7)
-    if shape["not_gateway"]:
-        handles += ax.plot([], [], linestyle="none", marker="o", color="grey",
-                           markerfacecolor="white", label=shape["not_gateway"])
+    handles += hollow_handle(ax, shape["not_gateway"])
     plots.counts_axis(ax, shape["sessions"] + [1], "TCP sessions", log=True)
     ax.set_ylabel("throughput, Gbit/s (median, min-max)")
     ax.set_ylim(0, ax.get_ylim()[1] * 1.12)  # room for the published points' words

@@ -361,7 +361,7 @@ def plot_list(res):
     of each configuration."""
     points = [p for p in res.points if p["key"] in res.summary]
     out = [Plot("Throughput against sessions", "throughput",
-                draw=drawing("throughput", points, res.summary))]
+                draw=drawing("throughput", points, res.summary, matrix_verdict.SHORT.get))]
     shape = matrix_scaling.ras_shape(points, res.summary, matrix_verdict.SHORT.get)
     if shape:
         out.append(Plot("Throughput against sessions beside the RAS document's shape",

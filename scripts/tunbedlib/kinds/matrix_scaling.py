@@ -102,7 +102,6 @@ def ras_shape(points, summary, words):
     words(verdict) is a verdict's words. None when the run measured fewer than two session
     counts: there is no shape to draw."""
     lines = throughput_lines(points, summary)
-    verdicts = {x[4] for _, _, line in lines for x in line if x[4] != "gateway"}
     sessions = sorted({x[0] for _, _, line in lines for x in line})
     if len(sessions) < 2:
         return None
@@ -113,6 +112,15 @@ def ras_shape(points, summary, words):
                           (many, PUBLISHED_MANY_BPS, PUBLISHED_MANY_BPS,
                            "many sessions: 2.0 Gbit/s, every core at 100% (the document gives "
                            f"no count: drawn at {many})")],
-            "not_gateway": "hollow: not gateway-bound (" + "; ".join(
-                words(v) if v else "no verdict" for v in sorted(verdicts, key=str)) + ")"
-            if verdicts else None}
+            "not_gateway": not_gateway(lines, words)}
+
+
+def not_gateway(lines, words):
+    """The legend's words for the points of throughput_lines() that are not gateway-bound
+    (drawn hollow), with each verdict among them in words(verdict); None where every point
+    is gateway-bound."""
+    verdicts = {x[4] for _, _, line in lines for x in line if x[4] != "gateway"}
+    if not verdicts:
+        return None
+    return "hollow: not gateway-bound (" + "; ".join(
+        words(v) if v else "no verdict" for v in sorted(verdicts, key=str)) + ")"

@@ -63,13 +63,15 @@ def judge_runs(records, runs):
 
 
 def judge_points(summary, runs):
-    """Adds to each point of summary (analysis.summarise) its median repeat's `verdict` and
-    `verdict_reason`, and `verdicts`: how many repeats had each."""
+    """Adds to each point of summary (analysis.summarise) its median repeat's `verdict`,
+    `verdict_reason` and `verdict_hosts` (hosts mode: each machine's), and `verdicts`: how
+    many repeats had each."""
     for key, s in summary.items():
         rs = [r for r in runs if r["key"] == key and "verdict" in r]
         med = next((r for r in rs if r["repeat"] == s["median_repeat"]), None)
         s["verdict"] = med["verdict"] if med else None
         s["verdict_reason"] = med["verdict_reason"] if med else None
+        s["verdict_hosts"] = med.get("verdict_hosts") if med else None
         counts = {}
         for r in rs:
             counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
@@ -79,7 +81,8 @@ def judge_points(summary, runs):
 
 def cell(s):
     """A table's cell for a point's verdict: the word, and where it is not the gateway, that
-    its figure measures something else; the other repeats' verdicts where they differ."""
+    its figure measures something else; the other repeats' verdicts where they differ; in
+    hosts mode each machine's."""
     v = s.get("verdict")
     if not v:
         return "-"
@@ -88,6 +91,9 @@ def cell(s):
     if others:
         out += " (" + ", ".join(f"{n} {'repeat' if n == 1 else 'repeats'} {k}"
                                 for k, n in sorted(others.items())) + ")"
+    if s.get("verdict_hosts"):  # hosts mode: each machine's own ("none": nothing at a limit)
+        out += "; per host: " + ", ".join(f"{h['name']} {h['verdict']}"
+                                          for h in s["verdict_hosts"])
     return out
 
 
