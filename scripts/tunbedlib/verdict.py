@@ -195,7 +195,8 @@ def judge(record, bps, ceiling_bps=None, cap_bps=None):
         if not any(f["gateway_hot"] for f in found):
             evidence += busiest_evidence(found, several)
         v = "unclear"
-    foreign = [dict(foreign_cpu(c, h), host=h.get("name")) for h, c in machines]
+    kernel_gateway = not any(c["has_gateway"] for _, c in machines)
+    foreign = [dict(foreign_cpu(c, h, kernel_gateway), host=h.get("name")) for h, c in machines]
     return {"verdict": v, "sentence": sentence(v, evidence), "evidence": evidence,
             "hosts": [{"name": f["name"], "verdict": f["verdict"],
                        "budgeted_softirq": budgeted_softirq(f, h)}
@@ -278,14 +279,17 @@ def sentence(v, evidence):
     return f"measures the {v}, not the gateway: {why}"
 
 
-def foreign_cpu(c, host):
+def foreign_cpu(c, host, kernel_gateway=False):
     """The CPU of one machine over the window used by processes tunbed did not start: its
     CPUs' busy time less the watched threads' (the gateway's, the generator's, tunbed-wire's),
     with steal, and, where the kernel accounts IRQ time apart from the threads
     (facts.irq_time_accounting), softirq and irq kept apart. Without that accounting (this
     kernel) the kernel charges softirq to the thread it interrupted: the watched threads' time
-    already holds theirs, and softirq run in ksoftirqd or in another process counts here.
-    Percent of the machine's CPU capacity (CPUs x window); softirq and steal beside it."""
+    already holds theirs, and softirq run in ksoftirqd or in another process counts here. With
+    a kernel gateway (no gateway process on any machine), softirq is kept apart too: it is the
+    gateway's own work, run in ksoftirqd as much as in the threads it interrupted (the figure
+    is then a lower bound). Percent of the machine's CPU capacity (CPUs x window); softirq and
+    steal beside it."""
     span, cores = c["span"], c["cores"]
     cap = len(cores) * span
     if not cap:
@@ -294,7 +298,7 @@ def foreign_cpu(c, host):
     def part(*fields):
         return sum(s.get(f, 0.0) for s in cores.values() for f in fields) / 100 * span
 
-    irq_apart = bool((host.get("facts") or {}).get("irq_time_accounting"))
+    irq_apart = kernel_gateway or bool((host.get("facts") or {}).get("irq_time_accounting"))
     watched = sum(t["seconds"] for t in c["threads"].values())
     kept = part("steal") + (part("softirq", "irq") if irq_apart else 0.0)
     pct = 100 * max(0.0, c["busy_s"] - watched - kept) / cap

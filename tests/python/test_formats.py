@@ -63,8 +63,10 @@ def copy_of(name, top):
 # each run and point (kinds/matrix_verdict.py; test_verdict's Report checks them).
 ADDED = {"runs": ("verdict", "verdict_reason", "verdict_hosts", "ceiling_bps", "rate_cap_bps",
                   "budgeted_softirq", "foreign", "foreign_flagged", "foreign_words"),
-         "summary": ("verdict", "verdict_reason", "verdicts", "spread_pct", "spread_flagged"),
-         "top": ("noise_floor_pct", "baselines")}
+         "summary": ("verdict", "verdict_reason", "verdicts", "spread_pct", "spread_flagged",
+                     "verdict_hosts"),
+         "top": ("noise_floor_pct", "baselines"),
+         "searches": ("foreign_at_pdr", "foreign_flagged")}
 
 
 def comparable(summary):
@@ -83,6 +85,10 @@ def comparable(summary):
         for p in (s.get("summary") or {}).values():
             for k in ADDED["summary"]:
                 p.pop(k, None)
+    if s["meta"].get("kind") == "ndr" or "searches" in s:
+        for x in s.get("searches") or []:
+            for k in ADDED["searches"]:
+                x.pop(k, None)
     return s
 
 

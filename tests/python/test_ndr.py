@@ -3,6 +3,7 @@ a rate cap, a cap with a buffer that short trials do not fill, a gateway that al
 little, a generator slower than the gateway; and of the frame sizes, bad values and the report
 of scripts/tunbedlib/ndr.py on recorded searches."""
 
+import json
 import os
 import shutil
 import sys
@@ -276,7 +277,6 @@ def fake_record(config, gateway, size, cap, started, overhead=24):
 
 class Report(unittest.TestCase):
     def setUp(self):
-        import json
         import tempfile
         self.dir = tempfile.mkdtemp()
         self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
@@ -323,6 +323,26 @@ class Report(unittest.TestCase):
         for n in names:
             self.assertIn(f"plots/{n}.svg", md)
             self.assertTrue(os.path.getsize(os.path.join(self.dir, "plots", f"{n}.png")) > 1000)
+
+    def test_other_processes_at_pdr(self):
+        # The stored route search: 29.6% of the box busy beyond the watched threads, 25.5% of it
+        # softirq, route's own forwarding: not flagged. The same with gregw's process in it
+        # (a userspace gateway): flagged, one headline line.
+        from tunbedlib.kinds import ndr_report
+        path = os.path.join(HERE, "data", "formats", "ndr-2", "searches", "route-f64.json")
+        with open(path) as f:
+            rec = json.load(f)
+        s = ndr_report.summarise(rec)
+        self.assertFalse(s["foreign_flagged"])
+        self.assertAlmostEqual(s["foreign_at_pdr"][0]["foreign_pct"], 4.2, places=1)
+        self.assertEqual([x for x in ndr_report.headline([s]) if "did not start" in x], [])
+        rec["hosts"][0]["processes"]["1"] = "gregw gwa"
+        s = ndr_report.summarise(rec)
+        self.assertTrue(s["foreign_flagged"])
+        self.assertEqual([x for x in ndr_report.headline([s]) if "did not start" in x], [
+            f"{ndr_report.label(s)}, 64-byte frames: at PDR processes tunbed did not start used "
+            "30% of this machine's CPU (softirq 25% apart) (flagged from 10%): its rates may be "
+            "low"])
 
     def test_tunbed_report(self):
         import subprocess

@@ -289,6 +289,18 @@ class Foreign(unittest.TestCase):
         self.assertFalse(self.foreign(49.9, 40)["flagged"])
         self.assertIsNone(verdict.foreign_words([self.foreign(49.9, 40)]))
 
+    def test_a_kernel_gateways_softirq_is_kept_apart(self):
+        # No gateway process (route, vxlan): its work is softirq, in ksoftirqd too, not another
+        # process's; kept apart as where IRQ time is accounted apart.
+        m = machine([(90, 30), (90, 30)], {201: (CLIENT, 50, 0), 301: (SERVER, 50, 1)},
+                    processes={str(CLIENT): "tunbed-traffic client",
+                               str(SERVER): "tunbed-traffic server"})
+        f = judge(run(m))["foreign"][0]
+        self.assertAlmostEqual(f["foreign_pct"], 10.0)
+        self.assertAlmostEqual(f["softirq_pct"], 30.0)
+        m["processes"] = PROCESSES  # with gregw there: counted
+        self.assertAlmostEqual(judge(run(m))["foreign"][0]["foreign_pct"], 40.0)
+
     def test_softirq_kept_apart_where_accounted_apart(self):
         # 30% softirq: charged to the watched threads on this kernel, apart where IRQ time is.
         self.assertAlmostEqual(self.foreign(90, 50, 30)["foreign_pct"], 40.0)

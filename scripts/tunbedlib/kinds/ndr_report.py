@@ -7,9 +7,11 @@ generator's ceiling, latency at 10, 50 and 90% of PDR. `tunbed report DIR` rebui
 Rates: Mpps is millions of datagrams a second; Gbit/s inner counts the inner IP packets' bits,
 Gbit/s on the wire the transit frames' with their preamble and inter-frame gap (20 bytes), what
 a link must carry at that rate. CPU at PDR is over the final trial at the PDR rate: the box's
-busy cores (every process, the generator's too) and the gateway's own processes', in cores."""
+busy cores (every process, the generator's too) and the gateway's own processes', in cores,
+and the CPU of processes tunbed did not start (verdict.foreign_cpu: flagged in the headline
+from verdict.FOREIGN_FLAG percent of a machine)."""
 
-from .. import analysis
+from .. import analysis, verdict
 from ..document import Csv, Document, Plot, Section, Table, footer, title
 from .ndr_plan import DIRECT, FRACTIONS, WIRE_GAP
 
@@ -38,21 +40,21 @@ def rates(bound, fr):
 
 
 def trial_cpu(rec, trial):
-    """(box busy cores, gateway cores) over a trial's measured window; Nones without samples."""
+    """(box busy cores, gateway cores, the CPU of processes tunbed did not start per machine:
+    verdict.foreign_cpu) over a trial's measured window; Nones without samples."""
     hosts = rec.get("hosts") or []
     start, end = trial.get("measure_start_mono_s"), trial.get("measure_end_mono_s")
     if not hosts or start is None or end is None or end <= start:
-        return None, None
-    box = gw = 0.0
-    has_gw = False
-    for h in hosts:
-        c = analysis.host_cpu(h, start, end)
-        if not c["span"]:
-            return None, None
-        box += c["busy_s"] / c["span"]
-        gw += c["gateway_s"] / c["span"]
-        has_gw = has_gw or c["has_gateway"]
-    return box, gw if has_gw else None
+        return None, None, None
+    cs = [(h, analysis.host_cpu(h, start, end)) for h in hosts]
+    if not all(c["span"] for _, c in cs):
+        return None, None, None
+    box = sum(c["busy_s"] / c["span"] for _, c in cs)
+    gw = sum(c["gateway_s"] / c["span"] for _, c in cs)
+    has_gw = any(c["has_gateway"] for _, c in cs)
+    foreign = [dict(verdict.foreign_cpu(c, h, kernel_gateway=not has_gw), host=h.get("name"))
+               for h, c in cs]
+    return box, gw if has_gw else None, foreign
 
 
 def summarise(rec):
@@ -72,9 +74,11 @@ def summarise(rec):
                      "at_max": b.get("at_max"), "below_min": b.get("below_min"),
                      "limited": b.get("limited")}
     lower = (res.get("pdr") or {}).get("lower_trial")
-    box, gw = trial_cpu(rec, trials[lower]) if lower is not None and lower < len(trials) \
-        else (None, None)
+    box, gw, foreign = trial_cpu(rec, trials[lower]) if lower is not None and \
+        lower < len(trials) else (None, None, None)
     out["box_cores_at_pdr"], out["gateway_cores_at_pdr"] = box, gw
+    out["foreign_at_pdr"] = foreign
+    out["foreign_flagged"] = any(f["flagged"] for f in foreign or [])
     out["latency"] = {}
     for t in rec.get("latency_trials") or []:
         lat = t.get("latency") or {}
@@ -138,6 +142,11 @@ def headline(summaries):
             if note(s):
                 text += f" ({note(s)})"
             lines.append(text)
+    # Per search: other processes busy during the PDR's trial (verdict.FOREIGN_FLAG).
+    lines += [f"{label(s)}, {s['frame']['lan']}-byte frames: at PDR "
+              f"{verdict.foreign_words(s['foreign_at_pdr'])} (flagged from "
+              f"{verdict.FOREIGN_FLAG:g}%): its rates may be low"
+              for s in summaries if s.get("foreign_flagged")]
     return lines
 
 
