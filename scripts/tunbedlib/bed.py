@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from . import inventory, machine, rundir
 from . import pair as pairs
-from .common import (ROOT, TOPO, TOPOLOGIES, Failure, ScenarioError, deferred_signals,
+from .common import (BIN, ROOT, TOPO, TOPOLOGIES, Failure, ScenarioError, deferred_signals,
                      ethtool_features, run)
 from .hosts import HostLost, Netns, Ssh
 
@@ -324,8 +324,8 @@ class NamespaceBed(Bed):
 
 
 def local_build_id():
-    return subprocess.run([BUILD_ID, os.path.join(ROOT, "build", "bin")], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    return subprocess.run([BUILD_ID, BIN], capture_output=True, text=True,
+                          check=True).stdout.strip()
 
 
 class HostsBed(Bed):

@@ -4,7 +4,6 @@ no kind: report, diff, down, provision. Root (sudo), signals and exit statuses: 
 command line, a file, an inventory), 1 for a failure, 130 for an interrupt."""
 
 import argparse
-import contextlib
 import difflib
 import importlib.util
 import os
@@ -15,7 +14,7 @@ import subprocess
 import sys
 
 from . import bed as beds
-from . import budget, diff, inventory, pair, provision, records, render, runloop
+from . import budget, common, diff, inventory, pair, provision, records, render, runloop
 from .common import OVS_DRIVER, ROOT, TOPO, Failure, ScenarioError, log, run
 from .kinds import COMMANDS, for_dir
 from .kinds.base import DEFAULT_PREFIX
@@ -176,14 +175,9 @@ class Version(argparse.Action):
 
 
 def version():
-    """`tunbed VERSION` (CMakeLists.txt's project version, which the programs and the Debian
-    package carry), and, where known, the build's id (scripts/build-id of build/bin) and this
-    checkout's commit, as a run's provenance records them."""
-    v = None
-    with contextlib.suppress(OSError):
-        with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
-            v = next((m[1] for m in map(re.compile(r"project\(tunbed VERSION ([0-9.]+)").match, f)
-                      if m), None)
+    """`tunbed VERSION` (common.version), and, where known, the build's id (scripts/build-id of
+    the programs) and this checkout's commit, as a run's provenance records them."""
+    v = common.version()
     p = runloop.provenance()
     where = [f"build {p['build_id']}" if p["build_id"] else "not built",
              *([f"commit {p['commit'][:12]}{' with changes' if p['changed'] else ''}"]
@@ -239,6 +233,9 @@ def main(argv=None):
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, on_sigterm)
     try:
+        if args.command == "provision" and common.INSTALLED:  # before Ansible is installed
+            raise Failure("provision makes the Debian package of a checkout's build: this "
+                          "tunbed is installed from one; install it on each host (docs/hosts.md)")
         if getattr(args, "prefix", None) is not None:
             inventory.check_prefix(args.prefix)  # it names what down removes, here and on hosts
         if getattr(args, "hosts", None):

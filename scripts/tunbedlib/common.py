@@ -2,13 +2,20 @@
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.path.join(ROOT, "build", "bin")
+# A checkout has the programs in build/bin and its version in CMakeLists.txt. The Debian
+# package (packaging/CMakeLists.txt) has the runner's files in /usr/share/tunbed, laid out as in
+# a checkout, with the version in VERSION, and the programs in /usr/bin: nothing to build.
+VERSION_FILE = os.path.join(ROOT, "VERSION")
+INSTALLED = os.path.isfile(VERSION_FILE)
+BIN = os.path.normpath(os.path.join(ROOT, "..", "..", "bin")) if INSTALLED else \
+    os.path.join(ROOT, "build", "bin")
 TOPO = os.path.join(BIN, "tunbed-topo")
 GREGW = os.path.join(BIN, "gregw")
 TRAFFIC = os.path.join(BIN, "tunbed-traffic")
@@ -66,6 +73,19 @@ def ethtool_features(text):
         if sep and state.split() and state.split()[0] in ("on", "off"):
             out[name] = state.strip()
     return out
+
+
+def version():
+    """The project's version (CMakeLists.txt's, which the programs and the Debian package
+    carry; the package's VERSION), or None where it cannot be read."""
+    with contextlib.suppress(OSError):
+        if INSTALLED:
+            with open(VERSION_FILE) as f:
+                return f.read().strip() or None
+        with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+            return next((m[1] for m in map(re.compile(r"project\(tunbed VERSION ([0-9.]+)").match,
+                                           f) if m), None)
+    return None
 
 
 def have(program):

@@ -17,7 +17,7 @@ import sys
 import time
 
 from . import files, inventory, machine, records, render
-from .common import ROOT, Failure, GatewayFailure, Refused, deferred_signals, log
+from .common import BIN, INSTALLED, ROOT, Failure, GatewayFailure, Refused, deferred_signals, log
 
 
 BOOTSTRAP = os.path.join(ROOT, "scripts", "bootstrap")
@@ -26,10 +26,12 @@ BOOTSTRAP = os.path.join(ROOT, "scripts", "bootstrap")
 def bootstrap(sets=("ras",), build=True):
     """Installs what the sets of scripts/bootstrap's table need and is missing, and builds
     (unless build is False): the README promises one command does it all, and each command
-    installs only what it runs (cli.py and Kind.needs say which). Its output goes to stderr:
-    stdout is the commands' data."""
-    status = subprocess.run([BOOTSTRAP, "--for", ",".join(sets),
-                             *([] if build else ["--no-build"])], stdout=sys.stderr).returncode
+    installs only what it runs (cli.py and Kind.needs say which). Installed from the Debian
+    package, it builds nothing and installs the sets but the build's. Its output goes to
+    stderr: stdout is the commands' data."""
+    status = subprocess.run([BOOTSTRAP, "--for", ",".join(sets), *(
+        ["--installed"] if INSTALLED else [] if build else ["--no-build"])],
+        stdout=sys.stderr).returncode
     if status:
         raise Failure(f"scripts/bootstrap failed (exit status {status}; its output is above)")
 
@@ -114,8 +116,7 @@ def provenance():
             "commit": commit,
             "changed": bool(out([*git, "status", "--porcelain", "--untracked-files=no"]))
             if commit else None,
-            "build_id": out([os.path.join(ROOT, "scripts", "build-id"),
-                             os.path.join(ROOT, "build", "bin")]),
+            "build_id": out([os.path.join(ROOT, "scripts", "build-id"), BIN]),
             "machine": machine.facts()}
 
 

@@ -30,6 +30,17 @@ for p in $NOT_MAIN; do
 done
 ok "the main job's set: $(wc -l <<<"$ras") packages, none of the others' tools"
 
+# Installed from the Debian package (--installed), the runner asks for a set without the build's:
+# the package's programs are built.
+installed=$(list --installed --for ras,failover)
+for p in $(list --for build); do
+	if holds "$installed" "$p"; then fail "--installed holds the build's $p"; fi
+done
+for p in python3-matplotlib iproute2 ethtool frr; do
+	holds "$installed" "$p" || fail "--installed lacks $p"
+done
+ok "--installed: the sets without the build's ($(wc -l <<<"$installed") packages)"
+
 # Every gateway of the runner (scenario.GATEWAYS, which unit/test_runner keeps equal to its
 # drivers), so that the runner can ask for the sets of the gateways it runs.
 gateways=$(cd "$SRC/scripts" && python3 -B -c 'from tunbedlib import scenario; print(*scenario.GATEWAYS)')

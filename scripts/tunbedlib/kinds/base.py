@@ -21,10 +21,11 @@ import dataclasses
 import os
 
 from .. import files, limits, pair, records, scenario, units
-from ..common import ROOT, ScenarioError
+from ..common import INSTALLED, ROOT, ScenarioError
 
 DEFAULT_PREFIX = "tb"
-RESULTS = os.path.join(ROOT, "results")
+# Installed, the current directory's results/ (a checkout's otherwise).
+RESULTS = "results" if INSTALLED else os.path.join(ROOT, "results")
 
 
 @dataclasses.dataclass
