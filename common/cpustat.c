@@ -201,11 +201,49 @@ int cpustat_task_read(pid_t pid, pid_t tid, struct cpustat_task *out)
 	char path[64], buf[1024];
 	ssize_t n;
 
+	int rc;
+
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	n = read_small_file(path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
-	return cpustat_task_parse(buf, (size_t)n, out);
+	rc = cpustat_task_parse(buf, (size_t)n, out);
+	out->runtime_ns = 0;
+	if (rc < 0)
+		return rc;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	n = read_small_file(path, buf, sizeof(buf));
+	if (n >= 0 && cpustat_schedstat_parse(buf, (size_t)n, &out->runtime_ns) < 0)
+		out->runtime_ns = 0;
+	return 0;
+}
+
+int cpustat_schedstat_parse(const char *text, size_t len, uint64_t *ns)
+{
+	char buf[32], *end;
+	unsigned long long v;
+	size_t n = 0;
+
+	while (n < len && n < sizeof(buf) - 1 && text[n] >= '0' && text[n] <= '9') {
+		buf[n] = text[n];
+		n++;
+	}
+	if (!n || n == sizeof(buf) - 1 || (n < len && text[n] != ' ' && text[n] != '\n'))
+		return -EINVAL;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*ns = v;
+	return 0;
+}
+
+double cpustat_task_ticks(const struct cpustat_task *t, long ticks_per_sec)
+{
+	if (t->runtime_ns)
+		return (double)t->runtime_ns * (double)ticks_per_sec / 1e9;
+	return (double)(t->utime + t->stime);
 }
 
 long cpustat_ticks_per_sec(void)

@@ -1,7 +1,9 @@
 /*
  * CPU accounting shared by gregw (its workers' CPU time in the stats) and tunbed-sample (the
  * runner's sampler): per-CPU time from /proc/stat (user, system, softirq, steal, idle, ...)
- * and per-thread CPU time and last CPU from /proc/PID/task/TID/stat. Times are in clock ticks (USER_HZ) as the kernel exports them.
+ * and per-thread CPU time and last CPU from /proc/PID/task/TID/stat. Times are in clock ticks (USER_HZ) as the kernel exports them;
+ * a thread's is also read in nanoseconds from /proc/PID/task/TID/schedstat where the kernel
+ * has it (CONFIG_SCHED_INFO), as a 10-ms tick is a tenth of a 5% budget over 2 s.
  */
 #ifndef TUNBED_CPUSTAT_H
 #define TUNBED_CPUSTAT_H
@@ -37,9 +39,10 @@ struct cpustat_util {
 /* One thread, from /proc/PID/task/TID/stat. */
 struct cpustat_task {
 	char comm[16];
-	uint64_t utime; /* ticks */
-	uint64_t stime; /* ticks */
-	int processor;	/* CPU it last ran on */
+	uint64_t utime;	     /* ticks */
+	uint64_t stime;	     /* ticks */
+	int processor;	     /* CPU it last ran on */
+	uint64_t runtime_ns; /* its CPU time (schedstat's sum_exec_runtime); 0: not read */
 };
 
 /* "user", "nice", "system", ... for a field. */
@@ -64,8 +67,17 @@ int cpustat_util(const struct cpustat_cpu *a, const struct cpustat_cpu *b,
 /* Parses one /proc/PID/task/TID/stat text (comm may hold spaces and parentheses). Pure. */
 int cpustat_task_parse(const char *text, size_t len, struct cpustat_task *out);
 
-/* Reads /proc/PID/task/TID/stat. Returns 0 or -errno (-ENOENT once the thread is gone). */
+/* Parses the first field of a /proc/PID/task/TID/schedstat text (time on a CPU, ns). Pure.
+ * Returns 0 or -EINVAL. */
+int cpustat_schedstat_parse(const char *text, size_t len, uint64_t *ns);
+
+/* Reads /proc/PID/task/TID/stat, and schedstat for runtime_ns (left 0 where it cannot be
+ * read). Returns 0 or -errno (-ENOENT once the thread is gone). */
 int cpustat_task_read(pid_t pid, pid_t tid, struct cpustat_task *out);
+
+/* A thread's CPU time in ticks of ticks_per_sec: from runtime_ns where it was read (a
+ * fraction of a tick kept), else utime + stime. */
+double cpustat_task_ticks(const struct cpustat_task *t, long ticks_per_sec);
 
 /* Clock ticks per second (USER_HZ). */
 long cpustat_ticks_per_sec(void);

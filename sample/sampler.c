@@ -67,8 +67,8 @@ static void threads_of(pid_t pid, json_t *threads)
 
 		if (*end || tid < 1 || cpustat_task_read(pid, (pid_t)tid, &t) < 0)
 			continue;
-		row = json_pack("[i,s,I,i]", (int)pid, t.comm, (json_int_t)(t.utime + t.stime),
-				t.processor);
+		row = json_pack("[i,s,f,i]", (int)pid, t.comm,
+				cpustat_task_ticks(&t, cpustat_ticks_per_sec()), t.processor);
 		jout_set(threads, de->d_name, row);
 	}
 	closedir(d);

@@ -1,7 +1,7 @@
 """CPU accounting for a run: tunbed-sample (sample/) reads per-CPU times from /proc/stat and
-per-thread times (and the CPU each thread last ran on) from /proc/PID/task/TID/stat, together,
-at a fixed rate on CLOCK_MONOTONIC, the clock of tunbed-traffic's measured window. This class
-runs it and keeps its samples."""
+per-thread times (and the CPU each thread last ran on) from /proc/PID/task/TID/stat and, in ns,
+schedstat, together, at a fixed rate on CLOCK_MONOTONIC, the clock of tunbed-traffic's measured
+window. This class runs it and keeps its samples."""
 
 import json
 import queue

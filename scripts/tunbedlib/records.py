@@ -97,7 +97,7 @@ def write_object(path, doc, indent=None):
 KEY = Str(rf"[A-Za-z0-9_+-][A-Za-z0-9_.+-]{{0,{limits.KEY_CHARS - 1}}}", "a point's key")
 RR = Obj({"p50_ms": Opt(NUM), "p99_ms": Opt(NUM)})
 # A CPU sample of tunbed-sample (docs/runner.md): per-CPU ticks by field, per-thread [pid, comm,
-# ticks, CPU]. The per-core plot draws a row per CPU: limits.RECORD_CPUS.
+# ticks (a fraction kept: tunbed-sample reads a thread's time in ns where it can), CPU]. The per-core plot draws a row per CPU: limits.RECORD_CPUS.
 SAMPLE = Obj({"t": NUM,
               "cpus": Map(Map(NUM), key=r"[0-9]{1,5}", keywhat="a CPU's number",
                           most=limits.RECORD_CPUS),

@@ -14,9 +14,8 @@ VERDICTS = ("gateway", "generator", "link", "box", "unclear")
 AT_ALLOWANCE = analysis.SATURATED
 # A budgeted thread holds its budget at this percent of it: CFS bandwidth control gives a thread
 # that never stops 94.5-97% of its quota over 2-s windows (a 20% budget: 18.9-19.4% of the CPU,
-# docs/benchmarks.md, emulated cores), and a thread's time comes in /proc's 10-ms units
-# (USER_HZ): one is 0.8% of a 15% budget over an 8-s window; 95% would miss a thread held at its
-# budget half of the time.
+# docs/benchmarks.md, emulated cores), and a window's edges cut periods; 95% would miss a thread
+# held at its budget half of the time.
 AT_BUDGET = 90.0
 # A figure at or above this percent of the generator's own ceiling (measured through the
 # kernel's route on the same bed) is the generator's: the ceiling's own repeats spread by a few

@@ -73,6 +73,20 @@ static void test_task_parse(void)
 	CHECK_INT(cpustat_task_parse("garbage", 7, &t), -EINVAL);
 }
 
+static void test_schedstat_parse(void)
+{
+	uint64_t ns = 0;
+
+	CHECK_INT(cpustat_schedstat_parse("123456789012 5678 90\n", 21, &ns), 0);
+	CHECK_U64(ns, 123456789012ull);
+	CHECK_INT(cpustat_schedstat_parse("0 0 0\n", 6, &ns), 0);
+	CHECK_U64(ns, 0);
+	CHECK_INT(cpustat_schedstat_parse("", 0, &ns), -EINVAL);
+	CHECK_INT(cpustat_schedstat_parse("x 1 2\n", 6, &ns), -EINVAL);
+	CHECK_INT(cpustat_schedstat_parse("12x 1\n", 6, &ns), -EINVAL);
+	CHECK_INT(cpustat_schedstat_parse("99999999999999999999999 1\n", 26, &ns), -EINVAL);
+}
+
 /* The clocks read directly, independently of common/clock.c and of the module under test. */
 static uint64_t read_ns(clockid_t id)
 {
@@ -117,6 +131,17 @@ static void test_live_task_time(void)
 	ticks_ns = (t1.utime + t1.stime - t0.utime - t0.stime) * tick;
 	CHECK(ticks_ns + slack >= spin_ns);
 	CHECK(ticks_ns <= spun + slack);
+	/* schedstat's runtime, where this kernel has it (then it must have been read): no
+	 * rounding to ticks; it may trail the CPU clock by one scheduler tick at each end. */
+	CHECK(access("/proc/self/schedstat", R_OK) < 0 || (t0.runtime_ns && t1.runtime_ns));
+	if (t0.runtime_ns && t1.runtime_ns) {
+		uint64_t run = t1.runtime_ns - t0.runtime_ns;
+
+		CHECK(run + tick >= spin_ns);
+		CHECK(run <= spun + tick);
+		CHECK(cpustat_task_ticks(&t1, cpustat_ticks_per_sec()) >
+		      cpustat_task_ticks(&t0, cpustat_ticks_per_sec()));
+	}
 	if (ticks_ns + slack < spin_ns || ticks_ns > spun + slack)
 		fprintf(stderr,
 			"thread CPU clock %" PRIu64 " ns, cpustat %" PRIu64 " ns (%" PRIu64
@@ -142,6 +167,7 @@ int main(void)
 {
 	test_parse();
 	test_task_parse();
+	test_schedstat_parse();
 	test_live();
 	return check_done("test_cpustat");
 }

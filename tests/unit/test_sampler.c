@@ -61,7 +61,8 @@ static void test_take_self(void)
 	CHECK(json_is_array(row) && json_array_size(row) == 4);
 	CHECK_INT(json_integer_value(json_array_get(row, 0)), getpid());
 	CHECK_STR(json_string_value(json_array_get(row, 1)) ?: "", "test_sampler");
-	CHECK(json_integer_value(json_array_get(row, 2)) >= 0);
+	CHECK(json_is_number(json_array_get(row, 2)) &&
+	      json_number_value(json_array_get(row, 2)) >= 0);
 	CHECK(json_integer_value(json_array_get(row, 3)) >= 0);
 	snprintf(tid, sizeof(tid), "%d", getpid());
 	CHECK(json_object_get(threads, tid) != NULL);
