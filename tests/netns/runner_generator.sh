@@ -1,6 +1,6 @@
 #!/bin/bash
 # The generator verdict end to end: gregw with 1 worker and no budget, 1 session, the traffic
-# client budgeted at 20% of a core for all its threads (--client-cpu). The record keeps the
+# client budgeted at 10% of a core for all its threads (--client-cpu). The record keeps the
 # client's budget (process_budgets) and the verdict `generator`, its sentence the client at its
 # budget; the report's paragraph names the budget; nothing left, no cgroup of the run's.
 #
@@ -14,10 +14,10 @@ R="$TMP/results"
 
 printf '%s\n' "[scenario]" "gateways = gregw" "sessions = 1" "workers = 1" "repeats = 1" \
 	"time = 3" "warmup = 1" "rr = no" >"$TMP/gen.scenario"
-out=$("$TUNBED" run "$TMP/gen.scenario" --gateway-cpu off --client-cpu 20 --prefix "$P" \
+out=$("$TUNBED" run "$TMP/gen.scenario" --gateway-cpu off --client-cpu 10 --prefix "$P" \
 	--results "$R" 2>"$TMP/run.err") || die "tunbed run failed: $(tail -3 "$TMP/run.err")"
 expect_match "the headline says the generator limited it" "$out" \
-	"^gregw gre 1w, 1 session: [0-9.]+ Gbit/s, .*; measures the generator, not the gateway: tunbed-traffic client.* of (its|their) 20% budget"
+	"^gregw gre 1w, 1 session: [0-9.]+ Gbit/s, .*; measures the generator, not the gateway: tunbed-traffic client.* of (its|their) 10% budget"
 dir=$(find "$R" -maxdepth 1 -name '*-gen' | head -1)
 [ -n "$dir" ] || die "no results directory"
 expect_eq "the run's record: the client's budget, the verdict" "$(python3 - "$dir" <<'PY'
@@ -31,8 +31,8 @@ client = [p for p, name in rec["hosts"][0]["processes"].items()
 print(s["runs"][0]["verdict"], list(pb) == client, [b["share_pct"] for b in pb.values()],
       rec["hosts"][0].get("budgets") or {})
 PY
-)" "generator True [20.0] {}"
+)" "generator True [10.0] {}"
 expect_match "the report names the budget" "$(cat "$dir/report.md")" \
-	"The generator was budgeted: each traffic client process had 20% of one core"
+	"The generator was budgeted: each traffic client process had 10% of one core"
 expect_nothing_left "$P" "after the run"
 [ ! -e "/sys/fs/cgroup/cpu/tunbed-$P" ] || die "the run's cgroup is left"
