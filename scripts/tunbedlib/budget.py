@@ -244,40 +244,7 @@ class Budgets:
         thread or the kernel refuses."""
         if tid in self.budgets:
             raise Failure(f"thread {tid} has a budget already")
-        period, quota = period_quota(share, period_us)
-        cg = os.path.join(self.parent, f"t{tid}")
-        try:
-            os.mkdir(cg, 0o755)
-            if self.ctl.version == 1:
-                write(os.path.join(cg, "cpu.shares"), WEIGHT_V1)
-                write(os.path.join(cg, "cpu.cfs_period_us"), period)
-                write(os.path.join(cg, "cpu.cfs_quota_us"), quota)
-                before = cgroup_of(tid, 1)
-                write(os.path.join(cg, "tasks"), tid)
-            else:
-                write(os.path.join(cg, "cgroup.type"), "threaded")
-                if "cpu" not in read(os.path.join(self.parent, "cgroup.subtree_control")).split():
-                    write(os.path.join(self.parent, "cgroup.subtree_control"), "+cpu")
-                write(os.path.join(cg, "cpu.weight"), WEIGHT_V2)
-                write(os.path.join(cg, "cpu.max"), f"{quota} {period}")
-                pid = tgid(tid)
-                if pid not in self.moved:
-                    self.moved[pid] = cgroup_of(pid, 2)
-                    write(os.path.join(self.parent, "cgroup.procs"), pid)
-                before = self.moved[pid]
-                write(os.path.join(cg, "cgroup.threads"), tid)
-            if cpu is not None:
-                os.sched_setaffinity(tid, {cpu})
-        except OSError as e:
-            # v2: the thread back into the parent, its process's other budgets kept.
-            back = self.restore if self.ctl.version == 1 else \
-                (lambda t: write(os.path.join(self.parent, "cgroup.threads"), t))
-            with contextlib.suppress(OSError, Failure):
-                empty_and_remove(cg, self.ctl.version, back)
-            raise Failure(f"cannot budget thread {tid} at {share:g}% of a core"
-                          f"{'' if cpu is None else f' on CPU {cpu}'}: {e.strerror}") from None
-        self.budgets[tid] = {"share_pct": share, "period_us": period, "quota_us": quota,
-                             "cpu": cpu, "cgroup": cg, "before": before}
+        self.budgets[tid] = self.give(f"t{tid}", None, tid, share, period_us, cpu)
         return self.budgets[tid]
 
     def add_process(self, pid, share, period_us=PERIOD_US):
@@ -287,38 +254,49 @@ class Budgets:
         if the process or the kernel refuses."""
         if pid in self.processes:
             raise Failure(f"process {pid} has a budget already")
+        self.processes[pid] = self.give(f"p{pid}", pid, None, share, period_us, None)
+        return self.processes[pid]
+
+    def give(self, name, pid, tid, share, period_us, cpu):
+        """Cgroup name under the parent with share percent of a core, holding thread tid
+        (pinned to cpu, None: not), or with tid None every thread of process pid; its record."""
+        what = f"thread {tid}" if tid else f"process {pid}"
         period, quota = period_quota(share, period_us)
-        cg = os.path.join(self.parent, f"p{pid}")
+        cg = os.path.join(self.parent, name)
         try:
             os.mkdir(cg, 0o755)
             if self.ctl.version == 1:
                 write(os.path.join(cg, "cpu.shares"), WEIGHT_V1)
                 write(os.path.join(cg, "cpu.cfs_period_us"), period)
                 write(os.path.join(cg, "cpu.cfs_quota_us"), quota)
-                before = cgroup_of(pid, 1)
-                write(os.path.join(cg, "cgroup.procs"), pid)  # v1: every thread of it
+                before = cgroup_of(tid or pid, 1)
+                # v1: tasks moves a thread alone, cgroup.procs every thread of a process
+                write(os.path.join(cg, "tasks" if tid else "cgroup.procs"), tid or pid)
             else:
                 write(os.path.join(cg, "cgroup.type"), "threaded")
                 if "cpu" not in read(os.path.join(self.parent, "cgroup.subtree_control")).split():
                     write(os.path.join(self.parent, "cgroup.subtree_control"), "+cpu")
                 write(os.path.join(cg, "cpu.weight"), WEIGHT_V2)
                 write(os.path.join(cg, "cpu.max"), f"{quota} {period}")
+                pid = pid or tgid(tid)
                 if pid not in self.moved:
                     self.moved[pid] = cgroup_of(pid, 2)
                     write(os.path.join(self.parent, "cgroup.procs"), pid)
                 before = self.moved[pid]
-                for tid in os.listdir(f"/proc/{pid}/task"):
-                    write(os.path.join(cg, "cgroup.threads"), tid)
+                for t in [tid] if tid else os.listdir(f"/proc/{pid}/task"):
+                    write(os.path.join(cg, "cgroup.threads"), t)
+            if cpu is not None:
+                os.sched_setaffinity(tid, {cpu})
         except OSError as e:
+            # v2: the threads back into the parent, their process's other budgets kept.
             back = self.restore if self.ctl.version == 1 else \
                 (lambda t: write(os.path.join(self.parent, "cgroup.threads"), t))
             with contextlib.suppress(OSError, Failure):
                 empty_and_remove(cg, self.ctl.version, back)
-            raise Failure(f"cannot budget process {pid} at {share:g}% of a core: "
-                          f"{e.strerror}") from None
-        self.processes[pid] = {"share_pct": share, "period_us": period, "quota_us": quota,
-                               "cpu": None, "cgroup": cg, "before": before}
-        return self.processes[pid]
+            raise Failure(f"cannot budget {what} at {share:g}% of a core"
+                          f"{'' if cpu is None else f' on CPU {cpu}'}: {e.strerror}") from None
+        return {"share_pct": share, "period_us": period, "quota_us": quota, "cpu": cpu,
+                "cgroup": cg, "before": before}
 
     def before_of(self, tid):
         """The cgroup (v1) thread tid was in before its budget, or the hierarchy's root."""

@@ -155,15 +155,16 @@ def _set_mtu(sc, v):
     sc.mtu = mtus
 
 
-def _share(key, whose):
-    """The setter of a budget key: one share of a core for every one of whose, or off."""
+def share_setter(key, whose, name=None):
+    """The setter of a budget key: one share of a core for every one of whose, or off; a
+    ValueError names it as name (the key's option, say), else as the key."""
     def setter(sc, v):
         try:
-            shares = budget.parse_shares(v, key)
+            shares = budget.parse_shares(v, name or key)
         except budget.BudgetError as e:
             raise ValueError(str(e)) from None
         if shares and len(shares) > 1:
-            raise ValueError(f"bad value '{v}' for {key}: one share for every {whose}")
+            raise ValueError(f"bad value '{v}' for {name or key}: one share for every {whose}")
         setattr(sc, key, shares[0] if shares else None)
     return setter
 
@@ -184,8 +185,8 @@ SETTERS = {
     "congestion": _set_congestion,
     "wire_audit": lambda s, v: setattr(s, "wire_audit", inifile.flag(v, "wire_audit")),
     "verify": lambda s, v: setattr(s, "verify", inifile.flag(v, "verify")),
-    "gateway_cpu": _share("gateway_cpu", "gateway thread"),
-    "client_cpu": _share("client_cpu", "client"),
+    "gateway_cpu": share_setter("gateway_cpu", "gateway thread"),
+    "client_cpu": share_setter("client_cpu", "client"),
 }
 
 

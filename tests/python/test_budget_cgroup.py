@@ -33,16 +33,9 @@ def spin():
 for _ in range(2):
     threading.Thread(target=spin).start()
 """]
-# Two busy threads, then a third when a line comes on stdin, each saying its TID.
-LATER = [sys.executable, "-c", """
-import hashlib, sys, threading
-data = bytes(1 << 20)
-def spin():
-    print(threading.get_native_id(), flush=True)
-    while True:
-        hashlib.sha256(data)
-for _ in range(2):
-    threading.Thread(target=spin).start()
+# TWO, then a third thread when a line comes on stdin.
+LATER = [sys.executable, "-c", TWO[2] + """
+import sys
 sys.stdin.readline()
 threading.Thread(target=spin).start()
 """]

@@ -13,7 +13,7 @@ import contextlib
 import os
 
 from .. import bed as beds
-from .. import budget
+from .. import budget, scenario
 from ..common import Failure, ScenarioError, deferred_signals
 
 
@@ -71,16 +71,7 @@ def check_client(sc, text, hosts, prefix=None):
     """The generator's budget (--client-cpu over the file's client_cpu, set in sc): the
     controller to give it with, None for off; a ScenarioError in one line for a bad share, a
     run on hosts, no cpu controller or a run of prefix that left its budgets."""
-    if text is not None:
-        try:
-            shares = budget.parse_shares(text, "--client-cpu")
-        except budget.BudgetError as e:
-            raise ScenarioError(str(e)) from None
-        if shares and len(shares) > 1:
-            raise ScenarioError(f"bad value '{text}' for --client-cpu: one share for every "
-                                "client")
-        sc.client_cpu = shares[0] if shares else None
-    if sc.client_cpu is None:
+    if asked(sc, text, "client_cpu", "client") is None:
         return None
     if hosts:
         raise ScenarioError("--client-cpu (client_cpu) budgets processes of this machine: the "
@@ -93,19 +84,16 @@ def check_client(sc, text, hosts, prefix=None):
     return ctl
 
 
-def asked(sc, text):
-    """The share asked for: --gateway-cpu's text (None: not given) over the file's
-    gateway_cpu, set in sc; None for off. A ScenarioError for a bad share or several."""
+def asked(sc, text, key="gateway_cpu", whose="gateway thread"):
+    """The share asked for: the option's text (--gateway-cpu, or key's option; None: not
+    given) over the file's key, set in sc; None for off. A ScenarioError for a bad share or
+    several (one share for every one of whose)."""
     if text is not None:
         try:
-            shares = budget.parse_shares(text)
-        except budget.BudgetError as e:
+            scenario.share_setter(key, whose, "--" + key.replace("_", "-"))(sc, text)
+        except ValueError as e:
             raise ScenarioError(str(e)) from None
-        if shares and len(shares) > 1:
-            raise ScenarioError(f"bad value '{text}' for --gateway-cpu: one share for every "
-                                "gateway thread")
-        sc.gateway_cpu = shares[0] if shares else None
-    return sc.gateway_cpu
+    return getattr(sc, key)
 
 
 class BudgetedBed(beds.NamespaceBed):
