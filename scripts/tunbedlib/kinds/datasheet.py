@@ -1,0 +1,320 @@
+"""`tunbed datasheet --gateways G1,G2,...`: for each gateway, the measurements of the other kinds
+that apply to it, within a time budget, and one page per gateway and one side by side
+(docs/datasheet.md). The parts are the other kinds' own: throughput at 1, 8 and 64 sessions
+with its verdict and per-core CPU (matrix_point.measure, with emulated cores as in tunbed ras),
+NDR and PDR per frame size (the ndr kind's search, the generator's ceiling first), the failover
+of the gateway pair (failover.measure) where the gateway can be paired; datasheet_plan.py
+plans, datasheet_report.py reports.
+
+Records: runs/KEY.json, one per item, each with its `part` (throughput, ndr, failover), its
+`gateway` and the part's own record (`record`, with the kind and format of the kind that
+wrote it, read back through that kind's schema and upgrades), and meta.json; format 1."""
+
+import contextlib
+import dataclasses
+
+from .. import bed as beds
+from .. import drivers, frr, limits, records, scenario
+from ..common import Failure, GatewayFailure, ScenarioError, log
+from ..drivers import DRIVERS
+from ..records import KEY
+from ..schema import NUM, STR, List, Map, Num, Obj, Opt, Str
+from . import datasheet_plan as dplan
+from . import datasheet_report, failover, failover_analysis, matrix, matrix_budget, matrix_point
+from . import ndr, ndr_plan
+from .base import Command, Item, Kind, output_options
+from .datasheet_plan import DIRECT, SESSIONS
+
+# The kind that wrote each part's record.
+PART_KINDS = {"throughput": matrix.KIND, "ndr": ndr.KIND, "failover": failover.KIND}
+GREGW_MODE, GREGW_WORKERS = "gre", 2  # compare's gregw
+
+RUN_SCHEMA = Obj({"kind": Str("datasheet", "datasheet"),
+                  "part": Str("|".join(PART_KINDS), ", ".join(PART_KINDS)),
+                  "gateway": STR, "point": Obj({"key": KEY}, need=("key",)),
+                  "repeat": Num(1, whole=True), "record": Obj({})},
+                 need=("kind", "part", "gateway", "point", "repeat", "record"))
+STATUS = Obj({"status": Str("run|not applicable|not run", "run, not applicable or not run"),
+              "reason": Opt(STR), "sizes": Opt(Map(Opt(STR), key=r"[0-9]{1,5}",
+                                                   keywhat="a frame size"))},
+             need=("status",))
+META_SCHEMA = Obj({"kind": Str("datasheet", "datasheet"),
+                   "gateways": List(STR, least=1, most=limits.RECORD_HOSTS),
+                   "parts": Map(Map(STATUS)), "notes": List(STR),
+                   "plan": Obj({"name": STR, "words": STR, "budget_s": NUM,
+                                "estimate_s": Map(NUM)}, need=("name", "words", "budget_s")),
+                   "failed": List(Obj({"key": KEY, "part": STR, "gateway": STR, "error": STR},
+                                      need=("key", "part", "gateway", "error")))},
+                  need=("kind", "gateways", "parts", "plan"))
+
+
+@dataclasses.dataclass
+class Plan:
+    """A datasheet: the gateways, what applies to each (parts), the chosen tier and its
+    estimate, and each part's own plan: the throughput's scenario and budget controller, the
+    NDR run's plan (ndr.Plan) and the failover's settings."""
+    gateways: list
+    parts: dict
+    tier: object
+    budget_s: int
+    estimate: dict
+    prefix: str
+    sc: scenario.Scenario
+    budget_ctl: object
+    ndr: object
+    failover: object
+    notes: list = dataclasses.field(default_factory=list)
+    no_ceiling: dict = dataclasses.field(default_factory=dict)
+    name: str = "datasheet"
+
+
+def arguments(p):
+    p.add_argument("--gateways", required=True, metavar="LIST",
+                   help=f"some of {', '.join(drivers.GATEWAYS)}, between commas, or cmd:PATH; "
+                        "a part a gateway cannot run is 'not applicable', with the reason")
+    p.add_argument("--budget", default="20m", metavar="TIME",
+                   help="the time the run may take, e.g. 20m or 1h30m: the richest plan that "
+                        "fits is chosen and said; one too small for one point of each part is "
+                        "refused (default 20m)")
+    p.add_argument("--gateway-cpu", metavar="SHARE|off",
+                   help="emulated cores for the throughput part, as for ras (default "
+                        f"{matrix_budget.RAS_SHARE:g} in namespaces with a cpu controller, "
+                        "else off)")
+    p.add_argument("--hosts", metavar="INVENTORY",
+                   help="not built yet: a datasheet runs in namespaces only (refused)")
+    output_options(p)
+
+
+def frame_reasons(sc, nd, gateways):
+    """(family, {gateway: {size: why the search cannot be, or None}}, {(gateway, mode):
+    {size: frame}}) by ndr_plan.frames, one gateway and size at a time."""
+    family, reasons, frames = 4, {}, {}
+    for g in gateways:
+        for size in dplan.SIZES:
+            try:
+                family, fr = ndr_plan.frames(dataclasses.replace(sc, gateways=[g]),
+                                        dataclasses.replace(nd, sizes=[size]))
+            except ScenarioError as e:
+                reasons.setdefault(g, {})[size] = str(e)
+                continue
+            reasons.setdefault(g, {})[size] = None
+            for k, v in fr.items():
+                frames.setdefault(k, {}).update(v)
+    return family, reasons, frames
+
+
+def failover_settings(tier, topology):
+    s = failover.Settings()
+    s.faults, s.repeats = tier.faults, tier.failover_repeats
+    s.fail_at, s.failback_after, s.tail = tier.timeline
+    s.topology = failover.topology_path(topology)
+    return s
+
+
+class Beds(beds.ItemBed):
+    """Each part's own bed: the throughput's namespace bed (with the run's CPU budgets, opened
+    around the whole run), the NDR run's two (ndr.Beds), and for the failover none here: its
+    pair is built inside the measurement, so that a pair that does not come up fails that
+    part alone."""
+
+    def __init__(self, plan):
+        if plan.budget_ctl:
+            self.tput = matrix_budget.BudgetedBed(plan.sc, plan.prefix, {}, plan.sc.gateway_cpu,
+                                                  plan.budget_ctl)
+        else:
+            self.tput = beds.NamespaceBed(plan.sc, plan.prefix, {})
+        self.ndr = ndr.Beds(plan.ndr)
+        self.undone = self.tput.undone
+
+    def open(self):
+        self.tput.open()
+
+    def close(self):
+        self.tput.close()
+
+    @contextlib.contextmanager
+    def point(self, item):
+        part, *point = item.point
+        if part == "throughput":
+            bed, point = self.tput, point[0]
+        elif part == "ndr":
+            bed, point = self.ndr, tuple(point)
+        else:
+            yield None
+            return
+        with bed.point(dataclasses.replace(item, point=point)) as here:
+            yield here
+
+
+class Datasheet(Kind):
+    name = "datasheet"
+    FORMAT = 1
+    UNNUMBERED = None
+    RECORD_NEEDS = ("part", "record")
+    UNIT = "part"
+    commands = (Command(
+        "datasheet", "one page per gateway: throughput, NDR/PDR, failover (docs/datasheet.md)",
+        arguments,
+        "For each gateway, the parts of the other kinds that apply to it: throughput at 1, 8 "
+        "and 64 sessions with its bottleneck verdict and per-core CPU, NDR and PDR at 64- and "
+        "1518-byte frames, the failover of a gateway pair; within --budget. One page per "
+        "gateway and one side by side. docs/datasheet.md."),)
+
+    def check(self, args):
+        if args.hosts:
+            raise ScenarioError("--hosts: a datasheet on hosts is not built yet (nor ndr "
+                                "--hosts): run it in namespaces")
+        gateways = dplan.gateways_of(args.gateways, drivers.lookup)
+        budget_s = dplan.parse_budget(args.budget)
+        sc = scenario.Scenario(name="datasheet", gateways=gateways, modes=[GREGW_MODE],
+                               workers=[GREGW_WORKERS], sessions=list(SESSIONS), repeats=1,
+                               gateway_cpu=matrix_budget.RAS_SHARE)
+        nd_sc = dataclasses.replace(sc, sessions=[8])
+        nd = ndr_plan.Ndr(sizes=list(dplan.SIZES))
+        family, reasons, frames = frame_reasons(nd_sc, nd, gateways)
+        parts = dplan.applicability(gateways, reasons)
+        tier, est = dplan.choose(budget_s, parts)
+        dplan.leave_out(parts, tier.sizes, tier.name)
+        notes = []
+        _, ctl = matrix_budget.check(sc, args.gateway_cpu, None, args.prefix, notes)
+        sc.time, sc.warmup, sc.repeats = tier.time, tier.warmup, tier.repeats
+        nd.sizes, nd.width, nd.initial_time = list(tier.sizes), tier.width, tier.ndr_initial
+        nd_sc.time = tier.ndr_time
+        nd_plan = ndr.Plan(nd_sc, nd, "datasheet", {}, args.prefix, ndr.KIND, family, frames)
+        words = (f"--budget {dplan.clock(budget_s)}: {tier.words()}; estimated "
+                 f"{dplan.clock(sum(est.values()))} (" +
+                 ", ".join(f"{k} {dplan.clock(v)}" for k, v in est.items() if v) + ")")
+        log(words)
+        for n in notes:
+            log(n)
+        return Plan(gateways, parts, tier, budget_s, est, args.prefix, sc, ctl, nd_plan,
+                    failover_settings(tier, "ras-pair"), notes=[words, *notes])
+
+    def needs(self, plan):
+        sets = ["ras", *(g for g in plan.gateways if not g.startswith("cmd:"))]
+        if any(plan.parts[g]["failover"]["status"] == "run" for g in plan.gateways):
+            sets.append("failover")
+        return sets
+
+    def prepare(self, plan):
+        left = []
+        for g in plan.gateways:
+            ok, why = DRIVERS[g].available()
+            if ok:
+                left.append(g)
+            else:
+                dplan.skipped(plan.parts, g, why)
+                plan.notes.append(f"{g} skipped: {why}")
+                log(f"{g} skipped: {why}")
+        if not left:
+            raise Failure("nothing to run: every gateway was skipped")
+        ok, why = frr.available()
+        for g in left:
+            if not ok and plan.parts[g]["failover"]["status"] == "run":
+                plan.parts[g]["failover"] = dplan.not_applicable(why)
+        plan.sc.gateways = plan.ndr.sc.gateways = left
+
+    def items(self, plan):
+        parts, out = plan.parts, []
+        sc = plan.sc
+        for rep in range(1, sc.repeats + 1):
+            for p in scenario.points(sc):
+                if parts[p.gateway]["throughput"]["status"] == "run":
+                    out.append(Item(f"throughput-{p.key()}-r{rep}",
+                                    f"{p.config()}, {p.sessions} session"
+                                    f"{'s' if p.sessions > 1 else ''}, repeat {rep}",
+                                    ("throughput", p), rep))
+        searches = [(p, size) for p, size in ndr_plan.plan(plan.ndr.sc, plan.ndr.nd)
+                    if p.gateway == DIRECT or dplan.ndr_size(parts[p.gateway], size) is None]
+        wanted = {size for p, size in searches if p.gateway != DIRECT}
+        out += [Item(f"ndr-{ndr_plan.point_key(p)}-f{size}",
+                     f"NDR {p.config()}, {size}-byte frames", ("ndr", p, size))
+                for p, size in searches if p.gateway != DIRECT or size in wanted]
+        for g in plan.gateways:
+            if parts[g]["failover"]["status"] == "run":
+                s = plan.failover
+                out += [Item(f"failover-{scenario.file_name(g)}-{fault}-r{rep}",
+                             f"failover of {g}: {fault} ({failover.FAULTS[fault]}), repeat "
+                             f"{rep}", ("failover", g, fault), rep)
+                        for rep in range(1, s.repeats + 1) for fault in s.faults]
+        return out
+
+    def meta(self, plan):
+        return {"scenario": "datasheet", "title": f"datasheet of {', '.join(plan.gateways)}",
+                "gateways": plan.gateways, "parts": plan.parts, "notes": plan.notes,
+                "plan": {"name": plan.tier.name, "words": plan.notes[0],
+                         "budget_s": plan.budget_s, "estimate_s": plan.estimate},
+                "time": plan.sc.time, "warmup": plan.sc.warmup, "repeats": plan.sc.repeats,
+                "topology": plan.sc.topology, "gateway_cpu": plan.sc.gateway_cpu,
+                "ndr": dataclasses.asdict(plan.ndr.nd), "ndr_time": plan.ndr.sc.time,
+                "failover": failover.settings_of(plan.failover), "prefix": plan.prefix}
+
+    def bed(self, plan):
+        return Beds(plan)
+
+    def measure(self, plan, bed, item):
+        part = item.point[0]
+        if part == "throughput":
+            p = item.point[1]
+            gateway, rec = p.gateway, matrix_point.measure(plan.sc, p, item.repeat, bed)
+        elif part == "ndr":
+            _, p, size = item.point
+            gateway = p.gateway
+            if gateway != DIRECT and size not in plan.ndr.ceiling:
+                raise GatewayFailure(plan.no_ceiling.get(size) or f"no generator ceiling at "
+                                     f"{size}-byte frames")
+            rec = ndr.KIND.measure(plan.ndr, bed, dataclasses.replace(item, point=(p, size)))
+        else:
+            _, gateway, fault = item.point
+            try:
+                with failover.Bed(plan.failover, plan.prefix).point(item) as p:
+                    rec = failover.measure(plan.failover, fault, item.repeat, p)
+            except GatewayFailure:
+                raise
+            except Failure as e:
+                raise GatewayFailure(f"the pair: {e}") from None
+        kind = PART_KINDS[part]
+        return {"part": part, "gateway": gateway, "point": {"key": item.key},
+                "repeat": item.repeat, "record": dict(rec, kind=kind.name, format=kind.FORMAT)}
+
+    def measured(self, plan, item, rec):
+        if item.point[0] == "ndr" and item.point[1].gateway == DIRECT:
+            try:
+                ndr.KIND.measured(plan.ndr, dataclasses.replace(item, point=item.point[1:]),
+                                  rec["record"])
+            except Failure as e:
+                plan.no_ceiling[item.point[2]] = str(e)
+
+    def figure(self, plan, item, rec):
+        part, sub = rec["part"], rec["record"]
+        if part == "ndr":
+            return ndr.KIND.figure(plan.ndr, item, sub)
+        if part == "failover":
+            out = failover_analysis.analyse(sub)["outage_s"]
+            return f"outage {out:g} s" if out is not None else "no outage measured"
+        return super().figure(plan, item, sub)
+
+    def failed(self, item, started, error):
+        part = item.point[0]
+        p = item.point[1]
+        gateway = p if isinstance(p, str) else p.gateway
+        return {"key": item.key, "repeat": item.repeat, "part": part, "gateway": gateway,
+                "started": started, "error": error}
+
+    def record_schema(self, fmt):
+        return RUN_SCHEMA
+
+    def meta_schema(self, fmt):
+        return META_SCHEMA
+
+    def check_records(self, recs, paths):
+        records.one_key_each(recs, paths)
+        for r, path in zip(recs, paths):
+            r["record"] = records.read_record(PART_KINDS[r["part"]], r["record"],
+                                              f"{path}: record")
+
+    def report(self, meta, recs, complete):
+        return datasheet_report.document(meta, recs, complete)
+
+
+KIND = Datasheet()

@@ -1,0 +1,207 @@
+"""What `tunbed datasheet` (datasheet.py) plans, before anything runs: the time budget
+(`--budget`) and the settings chosen to fit it, and which part applies to which gateway, with
+the reason where one does not. Pure: tested without root (tests/python/test_datasheet.py).
+
+The parts: throughput at 1, 8 and 64 sessions (the matrix's point, matrix_point.py), NDR and
+PDR at 64- and 1518-byte frames (the ndr kind's search; it has no IMIX), the failover of a pair
+(failover.py; gregw alone can run as one) and interoperability (the guest tests', never run
+by a datasheet)."""
+
+import dataclasses
+import re
+
+from .. import search
+from ..common import ScenarioError
+from ..drivers import DRIVERS
+from .ndr_plan import DIRECT
+
+SESSIONS = (1, 8, 64)
+SIZES = (64, 1518)
+PARTS = ("throughput", "ndr", "failover", "interop")
+BUDGET_MAX_S = 24 * 3600
+
+# What a part costs beyond its measured seconds (an estimate, for the plan and never a
+# verdict): a throughput run's topology, gateway, servers, idle latency and teardown; a
+# search's topology, gateway and server, and each trial's client start; a failover repeat's
+# pair topology, FRR's BGP and BFD up, three gregw and their health checks.
+RUN_SETUP_S = 6.0
+SEARCH_SETUP_S = 5.0
+TRIAL_SETUP_S = 0.5
+FIRST_PHASE_TRIALS = 8     # a search's trials in its first phase: down from the ceiling
+LATER_PHASE_TRIALS = 4     # in each later one: the inherited bounds again, then narrowing
+LATENCY_TRIALS = 3         # at 10, 50 and 90% of PDR, at the final duration
+PAIR_SETUP_S = 20.0
+
+INTEROP_NOT_RUN = ("not run: the guest tests (netns/guest_gre, guest_gre6, guest_gregw; "
+                   "docs/testing.md) are not part of a datasheet, and no result of theirs for "
+                   "this build is recorded")
+
+
+@dataclasses.dataclass(frozen=True)
+class Tier:
+    """One way to spend a budget: the name, the throughput runs' repeats, measured and warm-up
+    seconds, the searches' final and first trial seconds, goal width and frame sizes, and the
+    failover's faults, repeats and its fail-at, failback-after and tail seconds."""
+    name: str
+    repeats: int
+    time: float
+    warmup: float
+    ndr_time: float
+    ndr_initial: float
+    width: float
+    sizes: tuple
+    faults: tuple
+    failover_repeats: int
+    timeline: tuple
+
+    def words(self):
+        return (f"the {self.name} plan: throughput {self.repeats} repeat"
+                f"{'s' if self.repeats > 1 else ''} of {self.time:g} s after {self.warmup:g} s "
+                f"of warm-up at {', '.join(map(str, SESSIONS))} sessions; NDR and PDR at "
+                f"{' and '.join(f'{s}-byte' for s in self.sizes)} frames, final trials "
+                f"{self.ndr_time:g} s (first {self.ndr_initial:g} s), goal width "
+                f"{self.width * 100:g}%; failover: {', '.join(self.faults)}, "
+                f"{self.failover_repeats} repeat{'s' if self.failover_repeats > 1 else ''}, "
+                f"fault at {self.timeline[0]:g} s, repaired {self.timeline[1]:g} s later, "
+                f"{self.timeline[2]:g} s after")
+
+
+# The richest first; the last is the least a datasheet can be (one point of each part).
+TIERS = (
+    Tier("full", 3, 10, 2, 5, 1, 0.02, SIZES, ("kill", "link"), 1, (3, 4, 3)),
+    Tier("standard", 2, 5, 1, 3, 1, 0.05, SIZES, ("kill",), 1, (3, 4, 3)),
+    Tier("short", 1, 3, 1, 2, 0.5, 0.1, SIZES, ("kill",), 1, (2, 2, 2)),
+    Tier("least", 1, 1, 0, 0.5, 0.5, 0.25, SIZES[:1], ("kill",), 1, (1, 1, 1)),
+)
+
+
+def parse_budget(text):
+    """Seconds of a budget: '20m', '90s', '1h30m', '600' (seconds); ScenarioError otherwise."""
+    t = (text or "").strip().lower()
+    m = re.fullmatch(r"(?:([0-9]{1,3})h)?(?:([0-9]{1,4})m)?(?:([0-9]{1,6})s?)?", t)
+    if not t or not m:
+        raise ScenarioError(f"--budget: bad value '{text}': expected a duration such as 20m, "
+                            "1h30m or 90s")
+    s = int(m[1] or 0) * 3600 + int(m[2] or 0) * 60 + int(m[3] or 0)
+    if not 1 <= s <= BUDGET_MAX_S:
+        raise ScenarioError(f"--budget: '{text}' is not 1 s to 24 h")
+    return s
+
+
+def search_s(tier):
+    """A search's seconds, estimated from its phases (search.phases)."""
+    ph = search.phases(search.Params(min_rate=1, max_rate=2, final_s=tier.ndr_time,
+                                     initial_s=tier.ndr_initial, width=tier.width))
+    trials = [(FIRST_PHASE_TRIALS if i == 0 else LATER_PHASE_TRIALS, d)
+              for i, (d, _) in enumerate(ph)] + [(LATENCY_TRIALS, tier.ndr_time)]
+    return SEARCH_SETUP_S + sum(n * (d + TRIAL_SETUP_S) for n, d in trials)
+
+
+def estimate(tier, parts):
+    """{part: seconds} of a tier for the applicable parts (parts: applicability())."""
+    gws = list(parts)
+    runs = tier.repeats * len(SESSIONS) * sum(parts[g]["throughput"]["status"] == "run"
+                                              for g in gws)
+    searches = [s for g in gws for s in tier.sizes if ndr_size(parts[g], s) is None]
+    # The generator alone once at each size some gateway is searched at.
+    searches += list(dict.fromkeys(searches))
+    pairs = tier.failover_repeats * len(tier.faults) * sum(
+        parts[g]["failover"]["status"] == "run" for g in gws)
+    return {"throughput": runs * (RUN_SETUP_S + tier.time + tier.warmup),
+            "ndr": len(searches) * search_s(tier),
+            "failover": pairs * (PAIR_SETUP_S + sum(tier.timeline))}
+
+
+def ndr_size(part, size):
+    """Why a gateway is not searched at size ('not applicable: ...', 'not run: ...'), or
+    None."""
+    ndr = part["ndr"]
+    if ndr["status"] != "run":
+        return f"{ndr['status']}: {ndr['reason']}"
+    return ndr["sizes"].get(str(size))
+
+
+def leave_out(parts, sizes, tier):
+    """The frame sizes of SIZES that tier leaves out, said as such in each gateway's part."""
+    for p in parts.values():
+        ndr = p["ndr"]
+        for size in SIZES:
+            if ndr["status"] == "run" and size not in sizes and ndr["sizes"][str(size)] is None:
+                ndr["sizes"][str(size)] = f"not run: left out to fit --budget (the {tier} plan)"
+
+
+def clock(seconds):
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m // 60}:{m % 60:02d}:{s:02d}" if m >= 60 else f"{m}:{s:02d}"
+
+
+def choose(budget_s, parts):
+    """(tier, {part: seconds}): the richest tier that fits budget_s; a ScenarioError in one
+    line when not even the least does."""
+    for tier in TIERS:
+        est = estimate(tier, parts)
+        if sum(est.values()) <= budget_s:
+            return tier, est
+    est = estimate(TIERS[-1], parts)
+    raise ScenarioError(
+        f"--budget {clock(budget_s)} is too small for one point of each part: the least is "
+        f"~{clock(sum(est.values()))} for {', '.join(parts)} (" +
+        ", ".join(f"{k} ~{clock(v)}" for k, v in est.items() if v) + ")")
+
+
+NA = "not applicable"
+
+
+def not_applicable(reason):
+    return {"status": NA, "reason": reason}
+
+
+RUN = {"status": "run", "reason": None}
+
+
+def applicability(gateways, frames, failover_why=None):
+    """{gateway: {part: {status, reason}}}: which part runs for which gateway and why not.
+    frames: {gateway: {size: the frame's reason (ndr_plan.frame's ValueError) or None}};
+    failover_why: why no gateway can be paired on this machine (FRR missing), or None."""
+    out = {}
+    for g in gateways:
+        d = DRIVERS[g]
+        sizes = frames.get(g) or {}
+        ndr = {"status": "run", "reason": None,
+               "sizes": {str(s): f"{NA}: {sizes[s]}" if sizes.get(s) else None for s in SIZES}}
+        if all(sizes.get(s) for s in SIZES):
+            ndr = not_applicable("; ".join(dict.fromkeys(sizes[s] for s in SIZES)))
+        if not d.can_pair:
+            fo = not_applicable(f"{g} cannot run as an active and passive pair: tunbed's pair "
+                                "(docs/failover.md) starts gregw on gwa, gwb1 and gwb2 with its "
+                                "health check; another gateway needs a driver that starts it "
+                                "hot on both gwb and a health check of it")
+        elif failover_why:
+            fo = not_applicable(failover_why)
+        else:
+            fo = dict(RUN)
+        out[g] = {"throughput": dict(RUN), "ndr": ndr, "failover": fo,
+                  "interop": {"status": "not run", "reason": INTEROP_NOT_RUN}}
+    return out
+
+
+def skipped(parts, gateway, why):
+    """Every part of a gateway this machine cannot run, not applicable with why."""
+    for k in PARTS:
+        if k != "interop":
+            parts[gateway][k] = not_applicable(f"{gateway} skipped: {why}")
+
+
+def gateways_of(text, lookup):
+    """The gateways of --gateways, each once, in order; lookup(name) is the driver or None.
+    ScenarioError for an unknown one, a repeated one, `direct`, or none."""
+    gws = [g.strip() for g in (text or "").split(",") if g.strip()]
+    if not gws:
+        raise ScenarioError("--gateways: expected a list such as gregw,vxlan")
+    for g in gws:
+        if g == DIRECT or not lookup(g):
+            known = ", ".join(n for n in DRIVERS if not n.startswith("cmd:"))
+            raise ScenarioError(f"unknown gateway '{g}': expected some of {known}, or cmd:PATH")
+    if len(set(gws)) != len(gws):
+        raise ScenarioError(f"--gateways: '{text}' names a gateway twice")
+    return gws
