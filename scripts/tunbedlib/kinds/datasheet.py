@@ -43,9 +43,12 @@ META_SCHEMA = Obj({"kind": Str("datasheet", "datasheet"),
                    "parts": Map(Map(STATUS)), "notes": List(STR),
                    "plan": Obj({"name": STR, "words": STR, "budget_s": NUM,
                                 "estimate_s": Map(NUM)}, need=("name", "words", "budget_s")),
+                   "failover": Obj({"faults": List(Str("|".join(failover.FAULTS),
+                                                       ", ".join(failover.FAULTS)))},
+                                   need=("faults",)),
                    "failed": List(Obj({"key": KEY, "part": STR, "gateway": STR, "error": STR},
                                       need=("key", "part", "gateway", "error")))},
-                  need=("kind", "gateways", "parts", "plan"))
+                  need=("kind", "gateways", "parts", "plan", "failover"))
 
 
 @dataclasses.dataclass

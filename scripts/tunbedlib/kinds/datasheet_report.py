@@ -126,7 +126,7 @@ def fails(meta, part, g):
 def throughput_rows(meta, g, t):
     st = meta["parts"][g]["throughput"]
     if st["status"] != "run":
-        return [("throughput", status_words(st))]
+        return [(f"throughput, {plural(n, 'session')}", status_words(st)) for n in SESSIONS]
     failed = fails(meta, "throughput", g)
     info = next((x["gateway_info"] for x in t.values() if x.get("gateway_info")), None) or {}
     rows = [("version", info.get("version") or "-"), ("cipher", info.get("cipher") or "-"),
@@ -184,16 +184,21 @@ def ndr_rows(meta, g, nd):
 
 
 def failover_rows(meta, g, fo):
+    """A row per fault the run planned: its outage and the sessions that survived it, or why
+    there is none."""
     st = meta["parts"][g]["failover"]
-    if st["status"] != "run":
-        return [("failover", status_words(st))]
-    if not fo:
-        return [("failover", fails(meta, "failover", g) or "not measured")]
     rows = []
-    for fault, s in fo.items():
-        rows.append((f"failover, {fault}", f"{failover_analysis.fmt(s['outage_s'], 'outage')}, "
-                     f"takeover {failover_analysis.fmt(s['takeover_s'])}; "
-                     f"{s['survived_min']} of {s['sessions']} sessions survived"))
+    for fault in meta["failover"]["faults"]:
+        s = fo.get(fault)
+        if st["status"] != "run":
+            v = status_words(st)
+        elif not s:
+            v = fails(meta, "failover", g) or "not measured"
+        else:
+            v = (f"{failover_analysis.fmt(s['outage_s'], 'outage')}, takeover "
+                 f"{failover_analysis.fmt(s['takeover_s'])}; {s['survived_min']} of "
+                 f"{s['sessions']} sessions survived")
+        rows.append((f"failover, {fault}", v))
     return rows
 
 
@@ -212,9 +217,8 @@ def headline(meta, g, rows):
         v = d.get(f"throughput, {plural(n, 'session')}") or d.get("throughput")
         words.append(f"{plural(n, 'session')} {v};")
     words.append(f"NDR / PDR 64 B {d.get(f'NDR / PDR, {SIZES[0]}-byte frames')};")
-    fo = [f"{k.removeprefix('failover, ')} {v}" if k != "failover" else v
-          for k, v in rows if k.startswith("failover")]
-    words.append(f"failover {'; '.join(fo)}")
+    words.append("failover " + "; ".join(f"{k.removeprefix('failover, ')} {v.split(': ')[0]}"
+                                          for k, v in rows if k.startswith("failover, ")))
     return " ".join(words)
 
 
