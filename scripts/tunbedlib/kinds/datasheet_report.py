@@ -256,7 +256,7 @@ def document(meta, recs, complete):
     header, rows = side_by_side(pages)
     sections.append(Section(heading="Side by side", id="side-by-side",
                             table=Table(header, rows, "side-by-side")))
-    sections.append(Section(heading="Legend", id="legend", items=list(LEGEND)))
+    sections.append(Section(heading="Legend", id="legend", paragraphs=list(LEGEND)))
     ceiling = {k: s["pdr"]["rate_pps"] for k, s in direct.items()}
     summary = {"meta": meta, "complete": complete,
                "gateways": {g: {"throughput": f["throughput"], "ndr": f["ndr"],

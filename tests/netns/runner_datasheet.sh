@@ -1,0 +1,85 @@
+#!/bin/bash
+# `tunbed datasheet` end to end (docs/datasheet.md): the refusals first (--hosts, a budget too
+# small for one point of each part, a bad budget, an unknown gateway: one line, exit 2,
+# nothing made); then route and gregw in the least plan (--budget 2m): throughput at 1, 8 and
+# 64 sessions with verdicts, NDR and PDR at 64-byte frames after the generator's ceiling, the
+# failover of gregw's pair and route's "not applicable", every section in summary.json,
+# report.md and report.html, each part's raw record kept and read back by its own kind, `tunbed
+# report` giving the same summary.json, nothing left.
+#
+#  throughput, NDR: P-client --lan-a-- P-gwa ==transit (route | gregw)== P-gwb --lan-b-- P-server
+#  the ceiling:     P-client ---wire--- P-server
+#  failover:        P-client -- P-gwa == P-core == P-gwb1 (active) | P-gwb2 (passive) -- P-server
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+netns_test_init
+new_prefix P tbds
+TUNBED="$TUNBED_SRC/scripts/tunbed"
+R="$TMP/results"
+D=(datasheet --prefix "$P" --results "$R")
+
+expect_refusal "--hosts" 2 "^tunbed: --hosts: a datasheet on hosts is not built yet \(nor ndr --hosts\): run it in namespaces$" "$TUNBED" "${D[@]}" --gateways route,gregw --hosts "$TMP/inventory.ini"
+expect_refusal "a budget too small" 2 "^tunbed: --budget 0:40 is too small for one point of each part: the least is ~1:[0-9]{2} for route, gregw \(throughput ~0:[0-9]{2}, ndr ~0:[0-9]{2}, failover ~0:[0-9]{2}\)$" "$TUNBED" "${D[@]}" --gateways route,gregw --budget 40s
+expect_refusal "a bad budget" 2 "^tunbed: --budget: bad value '20 minutes': expected a duration such as 20m, 1h30m or 90s$" "$TUNBED" "${D[@]}" --gateways route --budget "20 minutes"
+expect_refusal "an unknown gateway" 2 "^tunbed: unknown gateway 'gregw2'" "$TUNBED" "${D[@]}" --gateways route,gregw2
+[ ! -e "$R" ] || fail "a refusal made results: $(ls "$R")"
+expect_nothing_left "$P" "after the refusals"
+
+out=$("$TUNBED" "${D[@]}" --gateways route,gregw --budget 2m 2>"$TMP/ds.err") || die "tunbed datasheet failed: $(tail -5 "$TMP/ds.err")"
+dir=$(find "$R" -maxdepth 1 -name '*-datasheet' | head -1)
+[ -n "$dir" ] || die "no results directory"
+err=$(cat "$TMP/ds.err")
+expect_match "the plan chosen and said" "$err" "tunbed: --budget 2:00: the least plan: throughput 1 repeat of 1 s"
+expect_match "progress with the time left" "$err" "tunbed: \[2/10\] route, 8 sessions, repeat 1: [0-9.]+ [GMk]bit/s  elapsed [0-9:]+  left ~[0-9:]+"
+expect_match "the NDR part's progress" "$err" "tunbed: \[7/10\] NDR direct, 64-byte frames: NDR [0-9.]+ Mpps"
+expect_match "a headline per gateway" "$out" "^route: 1 session [0-9.]+ Gbit/s; limited by .*failover kill not applicable"$'\n'"gregw: 1 session [0-9.]+ Gbit/s; limited by .*; failover kill [0-9.]+ s outage"
+python3 - "$dir" "$out" <<'PY' || fail "the datasheet's results"
+import html, json, os, sys
+d, out = sys.argv[1], sys.argv[2]
+meta = json.load(open(os.path.join(d, "meta.json")))
+assert (meta["kind"], meta["format"], meta["complete"], meta["failed"]) == ("datasheet", 1, True, []), meta
+assert meta["plan"]["name"] == "least" and meta["gateways"] == ["route", "gregw"], meta["plan"]
+runs = sorted(os.listdir(os.path.join(d, "runs")))
+assert runs == sorted([f"throughput-{k}-push-s{n}-r1.json" for k in ("route---w0-mtu0", "gregw-gre-w2-mtu0") for n in (1, 8, 64)]
+                      + ["ndr-direct-f64.json", "ndr-route-f64.json", "ndr-gregw-gre-w2-f64.json", "failover-gregw-kill-r1.json"]), runs
+kinds = {"throughput": ("matrix", 3), "ndr": ("ndr", 2), "failover": ("failover", 2)}
+for name in runs:
+    rec = json.load(open(os.path.join(d, "runs", name)))
+    assert (rec["kind"], rec["format"]) == ("datasheet", 1), name
+    assert (rec["record"]["kind"], rec["record"]["format"]) == kinds[rec["part"]], name
+s = json.load(open(os.path.join(d, "summary.json")))
+gw = s["gateways"]
+assert list(gw) == ["route", "gregw"], list(gw)
+for g in gw:
+    t = gw[g]["throughput"]
+    assert sorted(t, key=int) == ["1", "8", "64"], t
+    for n, x in t.items():
+        assert x["bits_per_second"]["median"] > 0 and x["verdict"] in ("gateway", "generator", "link", "box", "unclear"), (g, n, x)
+    ndr = gw[g]["ndr"]["64"]
+    assert ndr["pdr"]["rate_pps"] and ndr["ndr"]["rate_pps"] <= ndr["pdr"]["rate_pps"], (g, ndr)
+    assert sorted(ndr["latency"]) == ["0.1", "0.5", "0.9"], ndr["latency"]
+    fig = dict(gw[g]["figures"])
+    assert fig["interoperability"].startswith("not run: the guest tests"), fig
+assert s["ceiling_pps"]["64"] > 0, s["ceiling_pps"]
+route, gregw = dict(gw["route"]["figures"]), dict(gw["gregw"]["figures"])
+assert route["failover, kill"].startswith("not applicable: route cannot run as an active and passive pair"), route
+assert gw["route"]["failover"] == {} and gw["gregw"]["failover"]["kill"]["repeats"] == 1, gw["gregw"]["failover"]
+assert gregw["failover, kill"].endswith("sessions survived") and "s outage" in gregw["failover, kill"], gregw
+assert gregw["NDR / PDR, 1518-byte frames"].startswith("not applicable: frame size 1518 is too big for gregw gre"), gregw
+assert route["NDR / PDR, 1518-byte frames"] == "not run: left out to fit --budget (the least plan)", route
+assert route["emulated cores"].startswith("no: route: a kernel gateway"), route
+assert gregw["inner MTU"] == "1476" and gregw["version"].startswith("gregw "), gregw
+md = open(os.path.join(d, "report.md")).read()
+page = open(os.path.join(d, "report.html")).read()
+for heading in ("route", "gregw", "Side by side", "Legend"):
+    assert f"\n## {heading}\n" in md and f">{heading}</h2>" in page, heading
+assert "| figure | route | gregw |" in md and "<th>figure</th><th>route</th><th>gregw</th>" in page, "side by side"
+for line in out.splitlines()[:2]:
+    assert f"- {line}\n" in md and f"<li>{html.escape(line)}</li>" in page, line
+assert page.count("<svg ") == 2 and "<script" not in page, "report.html's plots"
+PY
+cp "$dir/summary.json" "$TMP/summary.json"
+out2=$("$TUNBED" report "$dir" 2>"$TMP/report.err") || die "tunbed report failed: $(tail -3 "$TMP/report.err")"
+expect_eq "tunbed report: the same headline and reports" "$out2" "$out"
+cmp -s "$dir/summary.json" "$TMP/summary.json" || fail "tunbed report made another summary.json"
+expect_nothing_left "$P" "after tunbed datasheet"

@@ -1,0 +1,284 @@
+"""Unit tests of `tunbed datasheet` (scripts/tunbedlib/kinds/datasheet*.py): the budget's
+plan (what fits, what is refused, what is left out), which part applies to which gateway, the
+command line's refusals before anything starts, and the report of synthetic records made from
+the recorded runs of tests/python/data/formats/ (route and gregw: every section in each
+renderer, the side-by-side page with both columns, failover not applicable for route, and the
+same summary.json when rebuilt from the directory)."""
+
+import argparse
+import copy
+import csv
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+
+from tunbedlib import cli, records, render  # noqa: E402
+from tunbedlib.common import ScenarioError  # noqa: E402
+from tunbedlib.kinds import datasheet_plan as dplan  # noqa: E402
+from tunbedlib.kinds import for_dir  # noqa: E402
+from tunbedlib.kinds.datasheet import KIND  # noqa: E402
+
+FORMATS = os.path.join(HERE, "data", "formats")
+GREGW_1518 = ("frame size 1518 is too big for gregw gre: its inner IP packet (1500 bytes) "
+              "exceeds the tunnel MTU 1476 (transit MTU 1500 - 24 of tunnel headers)")
+
+
+def load(*path):
+    return json.loads(read(FORMATS, *path))
+
+
+def read(*path):
+    with open(os.path.join(*path)) as f:
+        return f.read()
+
+
+def parts():
+    return dplan.applicability(["route", "gregw"], {"route": {64: None, 1518: None},
+                                                    "gregw": {64: None, 1518: GREGW_1518}})
+
+
+class Budget(unittest.TestCase):
+    def test_parse(self):
+        for text, s in (("20m", 1200), ("1h30m", 5400), ("90s", 90), ("600", 600),
+                        ("1h", 3600), (" 2m ", 120)):
+            self.assertEqual(dplan.parse_budget(text), s, text)
+        for text in ("", "x", "0", "25h", "20 m", "-5m", "1.5h", "m"):
+            with self.assertRaises(ScenarioError) as e:
+                dplan.parse_budget(text)
+            self.assertEqual(len(str(e.exception).splitlines()), 1)
+            self.assertIn("--budget", str(e.exception))
+
+    def test_richer_with_more_time(self):
+        ps = parts()
+        names = [t.name for t in dplan.TIERS]
+        last = len(names)
+        for budget in (90, 120, 300, 900, 1200, 3600, 86400):
+            tier, est = dplan.choose(budget, ps)
+            self.assertLessEqual(sum(est.values()), budget)
+            self.assertLessEqual(names.index(tier.name), last, budget)  # never poorer
+            last = names.index(tier.name)
+        self.assertEqual(dplan.choose(86400, ps)[0].name, "full")
+        self.assertEqual(dplan.choose(100, ps)[0].name, "least")
+
+    def test_too_small_refused_in_one_line(self):
+        least = sum(dplan.estimate(dplan.TIERS[-1], parts()).values())
+        with self.assertRaises(ScenarioError) as e:
+            dplan.choose(int(least) - 1, parts())
+        line = str(e.exception)
+        self.assertEqual(len(line.splitlines()), 1)
+        self.assertRegex(line, r"^--budget 1:[0-9]{2} is too small for one point of each part: "
+                               r"the least is ~1:[0-9]{2} for route, gregw \(throughput ~")
+        self.assertEqual(dplan.choose(int(least) + 1, parts())[0].name, "least")
+
+    def test_estimate_counts_what_applies(self):
+        tier = dplan.TIERS[0]
+        both = dplan.estimate(tier, parts())
+        route = dplan.estimate(tier, {"route": parts()["route"]})
+        self.assertEqual(route["failover"], 0)  # route cannot be paired
+        self.assertGreater(both["failover"], 0)
+        self.assertEqual(both["throughput"], 2 * route["throughput"])
+        # route at 64 and 1518 with the generator alone at each; gregw at 64 only.
+        self.assertEqual(route["ndr"], 4 * dplan.search_s(tier))
+        self.assertEqual(both["ndr"], 5 * dplan.search_s(tier))
+
+    def test_left_out_sizes(self):
+        ps = parts()
+        tier = dplan.TIERS[-1]
+        dplan.leave_out(ps, tier.sizes, tier.name)
+        self.assertIsNone(dplan.ndr_size(ps["route"], 64))
+        self.assertEqual(dplan.ndr_size(ps["route"], 1518),
+                         "not run: left out to fit --budget (the least plan)")
+        self.assertEqual(dplan.ndr_size(ps["gregw"], 1518), f"not applicable: {GREGW_1518}")
+
+
+class Applicability(unittest.TestCase):
+    def test_parts(self):
+        ps = parts()
+        self.assertEqual(ps["gregw"]["failover"], {"status": "run", "reason": None})
+        self.assertEqual(ps["route"]["failover"]["status"], "not applicable")
+        self.assertIn("route cannot run as an active and passive pair",
+                      ps["route"]["failover"]["reason"])
+        for g in ps:
+            self.assertEqual(ps[g]["interop"]["status"], "not run")
+        no_frr = dplan.applicability(["gregw"], {}, failover_why="no FRR")
+        self.assertEqual(no_frr["gregw"]["failover"], {"status": "not applicable",
+                                                       "reason": "no FRR"})
+        none = dplan.applicability(["gregw"], {"gregw": {64: "a", 1518: "b"}})
+        self.assertEqual(none["gregw"]["ndr"], {"status": "not applicable", "reason": "a; b"})
+        dplan.skipped(ps, "route", "missing")
+        self.assertEqual(ps["route"]["throughput"]["reason"], "route skipped: missing")
+
+    def test_gateways(self):
+        lookup = {"gregw": 1, "route": 1}.get
+        self.assertEqual(dplan.gateways_of("gregw, route", lookup), ["gregw", "route"])
+        for text, what in (("", "expected a list"), ("gregw,gregw", "twice"),
+                           ("direct", "unknown gateway 'direct'"), ("nope", "unknown")):
+            with self.assertRaises(ScenarioError) as e:
+                dplan.gateways_of(text, lookup)
+            self.assertIn(what, str(e.exception))
+
+
+def args(**kw):
+    a = dict(command="datasheet", gateways="route,gregw", budget="20m", gateway_cpu="off",
+             hosts=None, prefix="w35u", results="/nonexistent")
+    return argparse.Namespace(**(a | kw))
+
+
+class Check(unittest.TestCase):
+    def refused(self, what, **kw):
+        with self.assertRaises(ScenarioError) as e:
+            KIND.check(args(**kw))
+        self.assertEqual(len(str(e.exception).splitlines()), 1)
+        self.assertRegex(str(e.exception), what)
+
+    def test_refusals(self):
+        self.refused(r"^--hosts: a datasheet on hosts is not built yet \(nor ndr --hosts\)",
+                     hosts="inventory.ini")
+        self.refused(r"^--budget 0:30 is too small for one point of each part", budget="30s")
+        self.refused(r"^unknown gateway 'bogus'", gateways="route,bogus")
+        self.refused(r"^bad value 'x' for --gateway-cpu", gateway_cpu="x")
+
+    def test_plan(self):
+        plan = KIND.check(args(budget="2m"))
+        self.assertEqual(plan.tier.name, "least")
+        self.assertRegex(plan.notes[0], r"^--budget 2:00: the least plan: throughput 1 repeat "
+                                        r"of 1 s .*; estimated 1:[0-9]{2} \(")
+        items = KIND.items(plan)
+        keys = [i.key for i in items]
+        self.assertEqual(sum(k.startswith("throughput-") for k in keys), 6)
+        self.assertEqual([k for k in keys if k.startswith("ndr-")],
+                         ["ndr-direct-f64", "ndr-route-f64", "ndr-gregw-gre-w2-f64"])
+        self.assertEqual([k for k in keys if k.startswith("failover-")],
+                         ["failover-gregw-kill-r1"])
+        self.assertEqual(KIND.needs(plan), ["ras", "route", "gregw", "failover"])
+        self.assertEqual(KIND.check(args(budget="2h")).tier.name, "full")
+
+
+def wrap(part, gateway, key, rec, repeat=1):
+    return {"kind": "datasheet", "format": 1, "part": part, "gateway": gateway,
+            "point": {"key": key}, "repeat": repeat, "record": rec}
+
+
+def results(outdir):
+    """A datasheet's directory of route and gregw from the recorded runs of other kinds."""
+    os.makedirs(os.path.join(outdir, "runs"))
+    ps = parts()
+    tier = dplan.TIERS[-1]
+    dplan.leave_out(ps, tier.sizes, tier.name)
+    meta = {"format": 1, "kind": "datasheet", "scenario": "datasheet",
+            "title": "datasheet of route, gregw", "gateways": ["route", "gregw"], "parts": ps,
+            "notes": ["--budget 2:00: the least plan"],
+            "plan": {"name": "least", "words": "--budget 2:00: the least plan", "budget_s": 120,
+                     "estimate_s": {"throughput": 27}},
+            "failover": {"faults": ["stop"]}, "failed": [], "complete": True}
+    tput = load("matrix-3-kind", "runs", "route---w0-mtu0-push-s1-r1.json")
+    recs = []
+    for g, mode, workers in (("route", "-", 0), ("gregw", "gre", 2)):
+        for n in dplan.SESSIONS:
+            r = copy.deepcopy(tput)
+            key = f"{g}-{mode}-w{workers}-mtu0-push-s{n}"
+            r["point"] = dict(r["point"], gateway=g, mode=mode, workers=workers, sessions=n,
+                              key=key, config=g if mode == "-" else f"{g} {mode} {workers}w")
+            r["traffic"]["tcp"]["bits_per_second"] = 1e9 * n * (2 if g == "route" else 1)
+            recs.append(wrap("throughput", g, f"throughput-{key}-r1", r))
+    search = load("ndr-2", "searches", "route-f64.json")
+    for g, key in (("direct", "direct"), ("route", "route"), ("gregw", "gregw-gre-w2")):
+        r = copy.deepcopy(search)
+        r["point"] = dict(r["point"], gateway=g, key=key, config=g)
+        recs.append(wrap("ndr", g, f"ndr-{key}-f64", r))
+    recs.append(wrap("failover", "gregw", "failover-gregw-stop-r1",
+                     load("failover-2", "runs", "stop-r1.json")))
+    for r in recs:
+        records.write_object(os.path.join(outdir, "runs", r["point"]["key"] + ".json"), r)
+    records.write_object(os.path.join(outdir, "meta.json"), meta)
+
+
+class Report(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = os.path.join(cls.tmp.name, "ds")
+        results(cls.dir)
+        meta, recs = records.load(for_dir(cls.dir), cls.dir)
+        render.write_all(cls.dir, KIND.report(meta, recs, True))
+        cls.md = read(cls.dir, "report.md")
+        cls.html = read(cls.dir, "report.html")
+        cls.summary = json.loads(read(cls.dir, "summary.json"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_every_section_in_each_renderer(self):
+        for heading in ("route", "gregw", "Side by side", "Legend"):
+            self.assertIn(f"\n## {heading}\n", self.md)
+            self.assertTrue(f">{heading}</h2>" in self.html, heading)
+        for figure in ("throughput, 1 session", "throughput, 64 sessions",
+                       "saturated thread, 8 sessions", "gateway cores per Gbit/s",
+                       "CPU-s/GB box", "retransmits/GB", "RTT loaded p50 ms", "emulated cores",
+                       "NDR / PDR, 64-byte frames", "NDR / PDR, 1518-byte frames",
+                       "latency p50 ms at 10 / 50 / 90% of PDR", "failover, stop",
+                       "interoperability", "inner MTU", "version", "cipher"):
+            self.assertIn(f"| {figure}", self.md)
+            self.assertEqual(self.html.count(f"<tr><td>{figure}"), 3, figure)
+            for g in ("route", "gregw"):
+                self.assertTrue(any(f.startswith(figure)
+                                    for f, _ in self.summary["gateways"][g]["figures"]),
+                                (g, figure))
+        self.assertIn("`docs/scaling.md`", self.md)
+        self.assertTrue("<code>docs/ndr.md</code>" in self.html, "the legend's links")
+        self.assertEqual(self.html.count("<svg "), 2)
+        self.assertEqual(len(self.summary["runs"]), 6)
+        with open(os.path.join(self.dir, "summary.csv")) as f:
+            rows = list(csv.reader(f))
+        self.assertEqual(rows[0], ["gateway", "figure", "value"])
+        self.assertEqual({r[0] for r in rows[1:]}, {"route", "gregw"})
+
+    def test_side_by_side(self):
+        table = self.md.split("\n## Side by side\n")[1].split("\n## ")[0]
+        self.assertIn("| figure | route | gregw |", table)
+        rows = {ln.split(" | ")[0].lstrip("| "): ln.split(" | ")[1:]
+                for ln in table.splitlines() if ln.startswith("| ")}
+        self.assertTrue(rows["throughput, 1 session"][0].startswith("2.00 Gbit/s"))
+        self.assertTrue(rows["throughput, 1 session"][1].startswith("1.00 Gbit/s"))
+        self.assertTrue('<table id="side-by-side">\n<thead><tr><th>figure</th><th>route</th>'
+                        "<th>gregw</th></tr>" in self.html, "the side-by-side table")
+
+    def test_failover_not_applicable_for_route(self):
+        route = dict(self.summary["gateways"]["route"]["figures"])
+        gregw = dict(self.summary["gateways"]["gregw"]["figures"])
+        self.assertRegex(route["failover, stop"], "^not applicable: route cannot run as an "
+                                                  "active and passive pair")
+        self.assertRegex(gregw["failover, stop"], r"s outage, takeover .* sessions survived$")
+        self.assertEqual(route["NDR / PDR, 1518-byte frames"],
+                         "not run: left out to fit --budget (the least plan)")
+        self.assertEqual(gregw["NDR / PDR, 1518-byte frames"], f"not applicable: {GREGW_1518}")
+        self.assertRegex(route["interoperability"], "^not run: the guest tests")
+
+    def test_rebuilt_from_the_directory(self):
+        before = read(self.dir, "summary.json")
+        os.remove(os.path.join(self.dir, "summary.json"))
+        parser = cli.parser()
+        self.assertEqual(cli.cmd_report(parser.parse_args(["report", self.dir])), 0)
+        self.assertEqual(read(self.dir, "summary.json"), before)
+
+    def test_a_bad_part_record_refused(self):
+        bad = os.path.join(self.tmp.name, "bad")
+        results(bad)
+        path = os.path.join(bad, "runs", "ndr-route-f64.json")
+        with open(path) as f:
+            doc = json.load(f)
+        del doc["record"]["frame"]
+        records.write_object(path, doc)
+        with self.assertRaises(records.FormatError) as e:
+            records.load(KIND, bad)
+        self.assertIn("ndr-route-f64.json: record: ", str(e.exception))
+
+
+if __name__ == "__main__":
+    unittest.main()
