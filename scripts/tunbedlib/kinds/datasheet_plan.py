@@ -72,7 +72,7 @@ TIERS = (
     Tier("standard", 2, 5, 1, 3, 1, 0.05, SIZES, ("kill",), 1, (3, 4, 3)),
     Tier("short", 1, 3, 1, 2, 0.5, 0.1, SIZES, ("kill",), 1, (2, 2, 2)),
     Tier("brief", 1, 2, 0.5, 1, 0.5, 0.2, SIZES, ("kill",), 1, (1, 2, 1)),
-    Tier("least", 1, 1, 0, 0.5, 0.5, 0.25, SIZES[:1], ("kill",), 1, (1, 1, 1)),
+    Tier("least", 1, 1, 0, 1, 0.5, 0.25, SIZES[:1], ("kill",), 1, (1, 1, 1)),
 )
 
 
