@@ -19,7 +19,7 @@ R="$TMP/results"
 D=(datasheet --prefix "$P" --results "$R")
 
 expect_refusal "--hosts" 2 "^tunbed: --hosts: a datasheet on hosts is not built yet \(nor ndr --hosts\): run it in namespaces$" "$TUNBED" "${D[@]}" --gateways route,gregw --hosts "$TMP/inventory.ini"
-expect_refusal "a budget too small" 2 "^tunbed: --budget 0:40 is too small for one point of each part: the least is ~1:[0-9]{2} for route, gregw \(throughput ~0:[0-9]{2}, ndr ~0:[0-9]{2}, failover ~0:[0-9]{2}\)$" "$TUNBED" "${D[@]}" --gateways route,gregw --budget 40s
+expect_refusal "a budget too small" 2 "^tunbed: --budget 0:40 is too small for one point of each part: the least is ~1:[0-9]{2} for route, gregw \(throughput ~[0-9]:[0-9]{2}, ndr ~[0-9]:[0-9]{2}, failover ~[0-9]:[0-9]{2}\)$" "$TUNBED" "${D[@]}" --gateways route,gregw --budget 40s
 expect_refusal "a bad budget" 2 "^tunbed: --budget: bad value '20 minutes': expected a duration such as 20m, 1h30m or 90s$" "$TUNBED" "${D[@]}" --gateways route --budget "20 minutes"
 expect_refusal "an unknown gateway" 2 "^tunbed: unknown gateway 'gregw2'" "$TUNBED" "${D[@]}" --gateways route,gregw2
 [ ! -e "$R" ] || fail "a refusal made results: $(ls "$R")"

@@ -14,7 +14,7 @@ import contextlib
 import dataclasses
 
 from .. import bed as beds
-from .. import drivers, frr, limits, records, scenario
+from .. import drivers, frr, records, scenario
 from ..common import Failure, GatewayFailure, ScenarioError, log
 from ..drivers import DRIVERS
 from ..records import KEY
@@ -39,7 +39,7 @@ STATUS = Obj({"status": Str("run|not applicable|not run", "run, not applicable o
                                                    keywhat="a frame size"))},
              need=("status",))
 META_SCHEMA = Obj({"kind": Str("datasheet", "datasheet"),
-                   "gateways": List(STR, least=1, most=limits.RECORD_HOSTS),
+                   "gateways": List(STR, least=1),
                    "parts": Map(Map(STATUS)), "notes": List(STR),
                    "plan": Obj({"name": STR, "words": STR, "budget_s": NUM,
                                 "estimate_s": Map(NUM)}, need=("name", "words", "budget_s")),
