@@ -36,7 +36,8 @@ BORROWED = {
 DIRS = {"matrix-1": ("matrix", 1), "matrix-2": ("matrix", 2), "matrix-3": ("matrix", 3),
         "matrix-3-kind": ("matrix", 3), "intranet-3": ("intranet", 3),
         "intranet-4": ("intranet", 4), "ndr-1": ("ndr", 1), "ndr-2": ("ndr", 2),
-        "failover-1": ("failover", 1), "failover-2": ("failover", 2), "smoke-1": ("smoke", 1)}
+        "failover-1": ("failover", 1), "failover-2": ("failover", 2), "smoke-1": ("smoke", 1),
+        "datasheet-1": ("datasheet", 1)}
 
 
 def copy_of(name, top):
@@ -160,7 +161,8 @@ class Formats(unittest.TestCase):
         self.assertEqual(kinds.for_dir(d).name, "ndr")
 
     def test_a_newer_format_is_refused(self):
-        for name in ("matrix-3-kind", "intranet-4", "ndr-2", "failover-2", "smoke-1"):
+        for name in ("matrix-3-kind", "intranet-4", "ndr-2", "failover-2", "smoke-1",
+                     "datasheet-1"):
             with self.subTest(name=name):
                 d = copy_of(name, self.top)
                 kind = kinds.for_dir(d)
