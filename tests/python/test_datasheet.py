@@ -10,18 +10,23 @@ import copy
 import csv
 import json
 import os
+import random
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
+sys.path.insert(0, HERE)
 
-from tunbedlib import cli, records, render  # noqa: E402
+from tunbedlib import cli, plots, records, render, runloop  # noqa: E402
 from tunbedlib.common import ScenarioError  # noqa: E402
 from tunbedlib.kinds import datasheet_plan as dplan  # noqa: E402
 from tunbedlib.kinds import for_dir  # noqa: E402
 from tunbedlib.kinds.datasheet import KIND  # noqa: E402
+
+import test_records_fuzz as fuzz  # noqa: E402  (its random changes of a record)
 
 FORMATS = os.path.join(HERE, "data", "formats")
 GREGW_1518 = ("frame size 1518 is too big for gregw gre: its inner IP packet (1500 bytes) "
@@ -125,7 +130,7 @@ class Applicability(unittest.TestCase):
 
 def args(**kw):
     a = dict(command="datasheet", gateways="route,gregw", budget="20m", gateway_cpu="off",
-             hosts=None, prefix="w35u", results="/nonexistent")
+             hosts_asked=None, prefix="w35u", results="/nonexistent")
     return argparse.Namespace(**(a | kw))
 
 
@@ -138,10 +143,22 @@ class Check(unittest.TestCase):
 
     def test_refusals(self):
         self.refused(r"^--hosts: a datasheet on hosts is not built yet \(nor ndr --hosts\)",
-                     hosts="inventory.ini")
+                     hosts_asked="inventory.ini")
         self.refused(r"^--budget 0:30 is too small for one point of each part", budget="30s")
         self.refused(r"^unknown gateway 'bogus'", gateways="route,bogus")
         self.refused(r"^bad value 'x' for --gateway-cpu", gateway_cpu="x")
+
+    def test_hosts_refused_before_anything_is_installed(self):
+        """cli.py installs the hosts mode's packages for a command's --hosts before it runs:
+        the datasheet's is refused first."""
+        def bootstrap(*a, **kw):
+            raise AssertionError("bootstrap ran")
+        with mock.patch.object(runloop, "bootstrap", bootstrap), \
+                mock.patch.object(os, "geteuid", lambda: 0), \
+                mock.patch.object(sys, "stderr", new=open(os.devnull, "w")) as err:
+            self.addCleanup(err.close)
+            self.assertEqual(cli.main(["datasheet", "--gateways", "route", "--hosts", "x.ini",
+                                       "--gateway-cpu", "off"]), 2)
 
     def test_plan(self):
         plan = KIND.check(args(budget="2m"))
@@ -266,6 +283,53 @@ class Report(unittest.TestCase):
         parser = cli.parser()
         self.assertEqual(cli.cmd_report(parser.parse_args(["report", self.dir])), 0)
         self.assertEqual(read(self.dir, "summary.json"), before)
+
+    def test_meta_without_a_gateways_parts_refused(self):
+        for change, what in (
+                (lambda m: m["gateways"].append("vxlan"), "parts: expected the parts of "
+                                                          "gateway vxlan"),
+                (lambda m: m["parts"]["route"].pop("interop"), "parts.route.interop: "),
+                (lambda m: m.pop("failover"), "failover: ")):
+            d = os.path.join(self.tmp.name, "meta")
+            results(d)
+            path = os.path.join(d, "meta.json")
+            meta = records.read_object(path)
+            change(meta)
+            records.write_object(path, meta)
+            with self.assertRaises(records.FormatError) as e:
+                records.load(KIND, d)
+            self.assertTrue(str(e.exception).startswith(f"{path}: {what}"), str(e.exception))
+            __import__("shutil").rmtree(d)
+
+    def test_changed_records_refused_in_one_line_or_reported(self):
+        """test_records_fuzz's property on a datasheet: a directory with random changes is
+        refused in one line naming a file, or reported; never a traceback."""
+        rng = random.Random(35)
+        base = os.path.join(self.tmp.name, "base")
+        results(base)
+        docs = {os.path.relpath(os.path.join(dp, n), base): records.read_object(
+            os.path.join(dp, n)) for dp, _, ns in os.walk(base) for n in ns}
+        seen = {"refused": 0, "reported": 0}
+        for i in range(60):
+            mine = copy.deepcopy(docs)
+            target = rng.choice(sorted(mine))
+            what = [fuzz.change(rng, mine[target]) for _ in range(rng.randint(1, 3))]
+            d = os.path.join(self.tmp.name, f"fuzz{i}")
+            for name, doc in mine.items():
+                os.makedirs(os.path.dirname(os.path.join(d, name)), exist_ok=True)
+                records.write_object(os.path.join(d, name), doc)
+            try:
+                with mock.patch.object(plots, "save", fuzz.cheap_save):
+                    meta, recs = records.load(KIND, d)
+                    render.write_all(d, KIND.report(meta, recs, True))
+            except records.FormatError as e:
+                self.assertTrue(str(e).startswith(d + "/"), str(e))
+                seen["refused"] += 1
+            except Exception as e:  # noqa: BLE001 - the property: nothing else escapes
+                self.fail(f"#{i} ({target}: {'; '.join(what)}): {type(e).__name__}: {e}")
+            else:
+                seen["reported"] += 1
+        self.assertGreater(min(seen.values()), 5, seen)
 
     def test_a_bad_part_record_refused(self):
         bad = os.path.join(self.tmp.name, "bad")

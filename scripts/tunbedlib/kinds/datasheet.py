@@ -18,7 +18,7 @@ from .. import drivers, frr, records, scenario
 from ..common import Failure, GatewayFailure, ScenarioError, log
 from ..drivers import DRIVERS
 from ..records import KEY
-from ..schema import NUM, STR, List, Map, Num, Obj, Opt, Str
+from ..schema import NUM, STR, Bad, List, Map, Num, Obj, Opt, Str, field, shown
 from . import datasheet_plan as dplan
 from . import datasheet_report, failover, failover_analysis, matrix, matrix_budget, matrix_point
 from . import ndr, ndr_plan
@@ -38,9 +38,23 @@ STATUS = Obj({"status": Str("run|not applicable|not run", "run, not applicable o
               "reason": Opt(STR), "sizes": Opt(Map(Opt(STR), key=r"[0-9]{1,5}",
                                                    keywhat="a frame size"))},
              need=("status",))
-META_SCHEMA = Obj({"kind": Str("datasheet", "datasheet"),
+
+
+class Meta(Obj):
+    """meta.json: its fields, and a part of every kind for each of its gateways (the report
+    reads them all)."""
+
+    def check(self, v, where):
+        super().check(v, where)
+        for g in v["gateways"]:
+            if g not in v["parts"]:
+                raise Bad(field(where, "parts"), f"the parts of gateway {shown(g)}")
+
+
+META_SCHEMA = Meta({"kind": Str("datasheet", "datasheet"),
                    "gateways": List(STR, least=1),
-                   "parts": Map(Map(STATUS)), "notes": List(STR),
+                   "parts": Map(Obj({p: STATUS for p in dplan.PARTS}, need=dplan.PARTS)),
+                   "notes": List(STR),
                    "plan": Obj({"name": STR, "words": STR, "budget_s": NUM,
                                 "estimate_s": Map(NUM)}, need=("name", "words", "budget_s")),
                    "failover": Obj({"faults": List(Str("|".join(failover.FAULTS),
@@ -83,7 +97,9 @@ def arguments(p):
                    help="emulated cores for the throughput part, as for ras (default "
                         f"{matrix_budget.RAS_SHARE:g} in namespaces with a cpu controller, "
                         "else off)")
-    p.add_argument("--hosts", metavar="INVENTORY",
+    # Not `hosts`: cli.py and the run loop install the hosts mode's packages for that one,
+    # and a refusal comes before anything is installed.
+    p.add_argument("--hosts", dest="hosts_asked", metavar="INVENTORY",
                    help="not built yet: a datasheet runs in namespaces only (refused)")
     output_options(p)
 
@@ -164,7 +180,7 @@ class Datasheet(Kind):
         "gateway and one side by side. docs/datasheet.md."),)
 
     def check(self, args):
-        if args.hosts:
+        if args.hosts_asked:
             raise ScenarioError("--hosts: a datasheet on hosts is not built yet (nor ndr "
                                 "--hosts): run it in namespaces")
         gateways = dplan.gateways_of(args.gateways, drivers.lookup)

@@ -119,7 +119,7 @@ def ndr_size(part, size):
     ndr = part["ndr"]
     if ndr["status"] != "run":
         return f"{ndr['status']}: {ndr['reason']}"
-    return ndr["sizes"].get(str(size))
+    return (ndr.get("sizes") or {}).get(str(size))
 
 
 def leave_out(parts, sizes, tier):
