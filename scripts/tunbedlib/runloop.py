@@ -51,10 +51,12 @@ def clock(seconds):
 class Progress:
     """On stderr: before each item '[i/n] what' and the time so far (redrawn in place on a
     terminal); after it, one line that stays: the item, its result (Kind.figure), the time so
-    far and, from the first finished item on, the time left; at the end, 'done in'."""
+    far and, from the first finished item on, the time left (at the pace of the items done, each
+    counted by its weight); at the end, 'done in'."""
 
-    def __init__(self, total, start=None):
+    def __init__(self, total, start=None, weights=None):
         self.total, self.tty = total, sys.stderr.isatty()
+        self.weights = weights or [1.0] * total
         self.start = time.monotonic() if start is None else start
         self.began = None  # the first item's start: the time left is the items' alone
         self.open = False  # a terminal's line waiting to be redrawn
@@ -62,8 +64,9 @@ class Progress:
     def times(self, finished):
         now = time.monotonic()
         self.began = self.began or now
-        left = f"  left ~{clock((now - self.began) / finished * (self.total - finished))}" \
-            if finished else ""
+        done = sum(self.weights[:finished])
+        left = f"  left ~{clock((now - self.began) / done * sum(self.weights[finished:]))}" \
+            if finished and done else ""
         return f"  elapsed {clock(now - self.start)}{left}"
 
     def line(self, msg, keep):
@@ -136,7 +139,7 @@ def execute(kind, args):
     files.new_dir(outdir, kind.RECORD_DIR)
     meta = {"format": kind.FORMAT, "kind": kind.name, **kind.meta(plan),
             "started_utc": started.isoformat(), "provenance": provenance(), "failed": []}
-    progress = Progress(len(items), start)
+    progress = Progress(len(items), start, [i.weight for i in items])
     bed = kind.bed(plan)
     complete, status, refused = False, 0, None
     try:

@@ -173,6 +173,22 @@ class Check(unittest.TestCase):
         self.assertEqual([k for k in keys if k.startswith("failover-")],
                          ["failover-gregw-kill-r1"])
         self.assertEqual(KIND.needs(plan), ["ras", "route", "gregw", "failover"])
+        self.assertEqual({i.key.split("-")[0]: i.weight for i in items},
+                         {"throughput": dplan.run_s(plan.tier),
+                          "ndr": dplan.search_s(plan.tier), "failover": dplan.pair_s(plan.tier)})
+
+    def test_time_left_by_the_items_weights(self):
+        """The run loop's time left counts each item by its weight (its estimate): after a
+        throughput run of 5 s, a search estimated four times as long is ~0:20 more."""
+        now = [100.0]
+        with mock.patch("time.monotonic", lambda: now[0]), \
+                mock.patch.object(sys, "stderr", new=open(os.devnull, "w")) as err:
+            self.addCleanup(err.close)
+            p = runloop.Progress(2, start=100.0, weights=[2.5, 10.0])
+            p.times(0)
+            now[0] += 5
+            self.assertEqual(p.times(1), "  elapsed 0:05  left ~0:20")
+            self.assertEqual(runloop.Progress(2, start=100.0).times(0), "  elapsed 0:05")
         self.assertEqual(KIND.check(args(budget="2h")).tier.name, "full")
 
 

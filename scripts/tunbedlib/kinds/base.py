@@ -31,12 +31,15 @@ RESULTS = "results" if INSTALLED else os.path.join(ROOT, "results")
 @dataclasses.dataclass
 class Item:
     """One unit of work: key names its record (RECORD_DIR/KEY.json), label is the progress
-    line's; items of one group (not None) share one bed.point(); point is the kind's."""
+    line's; items of one group (not None) share one bed.point(); point is the kind's; weight
+    is how long it takes against the others, for the time left (items of unlike parts: the
+    datasheet's)."""
     key: str
     label: str
     point: object = None
     repeat: int = 1
     group: object = None
+    weight: float = 1.0
 
 
 @dataclasses.dataclass

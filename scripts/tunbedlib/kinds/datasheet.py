@@ -242,19 +242,21 @@ class Datasheet(Kind):
                     out.append(Item(f"throughput-{p.key()}-r{rep}",
                                     f"{p.config()}, {p.sessions} session"
                                     f"{'s' if p.sessions > 1 else ''}, repeat {rep}",
-                                    ("throughput", p), rep))
+                                    ("throughput", p), rep, weight=dplan.run_s(plan.tier)))
         searches = [(p, size) for p, size in ndr_plan.plan(plan.ndr.sc, plan.ndr.nd)
                     if p.gateway == DIRECT or dplan.ndr_size(parts[p.gateway], size) is None]
         wanted = {size for p, size in searches if p.gateway != DIRECT}
         out += [Item(f"ndr-{ndr_plan.point_key(p)}-f{size}",
-                     f"NDR {p.config()}, {size}-byte frames", ("ndr", p, size))
+                     f"NDR {p.config()}, {size}-byte frames", ("ndr", p, size),
+                     weight=dplan.search_s(plan.tier))
                 for p, size in searches if p.gateway != DIRECT or size in wanted]
         for g in plan.gateways:
             if parts[g]["failover"]["status"] == "run":
                 s = plan.failover
                 out += [Item(f"failover-{scenario.file_name(g)}-{fault}-r{rep}",
                              f"failover of {g}: {fault} ({failover.FAULTS[fault]}), repeat "
-                             f"{rep}", ("failover", g, fault), rep)
+                             f"{rep}", ("failover", g, fault), rep,
+                             weight=dplan.pair_s(plan.tier))
                         for rep in range(1, s.repeats + 1) for fault in s.faults]
         return out
 

@@ -98,6 +98,16 @@ def search_s(tier):
     return SEARCH_SETUP_S + sum(n * (d + TRIAL_SETUP_S) for n, d in trials)
 
 
+def run_s(tier):
+    """A throughput run's seconds, estimated."""
+    return RUN_SETUP_S + tier.time + tier.warmup
+
+
+def pair_s(tier):
+    """A failover repeat's seconds, estimated."""
+    return PAIR_SETUP_S + sum(tier.timeline)
+
+
 def estimate(tier, parts):
     """{part: seconds} of a tier for the applicable parts (parts: applicability())."""
     gws = list(parts)
@@ -108,9 +118,8 @@ def estimate(tier, parts):
     searches += list(dict.fromkeys(searches))
     pairs = tier.failover_repeats * len(tier.faults) * sum(
         parts[g]["failover"]["status"] == "run" for g in gws)
-    return {"throughput": runs * (RUN_SETUP_S + tier.time + tier.warmup),
-            "ndr": len(searches) * search_s(tier),
-            "failover": pairs * (PAIR_SETUP_S + sum(tier.timeline))}
+    return {"throughput": runs * run_s(tier), "ndr": len(searches) * search_s(tier),
+            "failover": pairs * pair_s(tier)}
 
 
 def ndr_size(part, size):
