@@ -250,27 +250,42 @@ def saturation(cores, threads, span, host, name=None):
     return out
 
 
+def cpu_name(cpu, host=None):
+    """A CPU as every report names it: 'cpu1', and on a run of several machines with its
+    host's name, 'gw-a:cpu1'."""
+    return f"{host}:cpu{cpu}" if host else f"cpu{cpu}"
+
+
+def cpu_names(cpus, host=None, sep=", "):
+    """'cpu0, cpu1' (cpu_name), or 'none' for no CPU."""
+    return sep.join(cpu_name(c, host) for c in cpus) or "none"
+
+
+def saturated_names(sat, sep=", "):
+    """The saturated cores of saturation(): 'cpu1, gw-b:cpu0', or 'none'."""
+    return sep.join(cpu_name(s["cpu"], s.get("host")) for s in sat) or "none"
+
+
 def saturation_words(sat):
-    """'core 1 saturated by gregw gwa worker 1 (58%) (softirq 34%, sys 51%, user 15%)'."""
+    """'cpu1 saturated by gregw gwa worker 1 (58%) (softirq 34%, sys 51%, user 15%)'."""
     if not sat:
         return "no core saturated"
     parts = []
     for s in sat:
         who = ", ".join(f"{name} ({pct}%)" for name, pct in s["by"]) or "the kernel"
-        core = f"core {s['cpu']}" + (f" of {s['host']}" if s.get("host") else "")
-        parts.append(f"{core} saturated by {who} (softirq {s['softirq']:.0f}%, "
-                     f"sys {s['system']:.0f}%, user {s['user']:.0f}%)")
+        parts.append(f"{cpu_name(s['cpu'], s.get('host'))} saturated by {who} (softirq "
+                     f"{s['softirq']:.0f}%, sys {s['system']:.0f}%, user {s['user']:.0f}%)")
     return "; ".join(parts)
 
 
 def saturating_threads(sat):
-    """'wireguard-go gwa (97% of core 1)': per saturated core, the thread that ran on it most;
+    """'wireguard-go gwa (97% of cpu1)': per saturated core, the thread that ran on it most;
     'none' when no core was saturated."""
     if not sat:
         return "none"
     parts = []
     for s in sat:
-        core = f"core {s['cpu']}" + (f" of {s['host']}" if s.get("host") else "")
+        core = cpu_name(s["cpu"], s.get("host"))
         parts.append(f"{s['by'][0][0]} ({s['by'][0][1]}% of {core})" if s["by"]
                      else f"the kernel ({core})")
     return "; ".join(parts)

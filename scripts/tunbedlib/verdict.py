@@ -236,17 +236,19 @@ def gbps(bps):
 
 
 def unit_words(e):
-    """'gregw gwa worker 0 at 98% of its 20% budget on core 0': the share of its allowance
-    rounded down, so that one below AT_ALLOWANCE (AT_BUDGET) never reads as at it."""
+    """'gregw gwa worker 0 at 98% of its 20% budget on cpu0' (hosts mode: 'on gw1:cpu0'): the
+    share of its allowance rounded down, so that one below AT_ALLOWANCE (AT_BUDGET) never reads
+    as at it."""
     use = math.floor(e["use"])
-    who = " and ".join(e["threads"]) + (f" on {e['host']}" if e.get("host") else "")
+    who = " and ".join(e["threads"])
+    cpu = analysis.cpu_name(e["cpu"], e.get("host"))
     together = " together" if len(e["threads"]) > 1 else ""
     if e["budgeted"] and together:  # a process's budget, its threads on any core
         return f"{who} together at {use}% of their {e['allowance']:g}% budget (mostly on " \
-               f"core {e['cpu']})"
+               f"{cpu})"
     if e["budgeted"]:
-        return f"{who} at {use}% of its {e['allowance']:g}% budget on core {e['cpu']}"
-    return f"{who}{together} at {use}% of core {e['cpu']}"
+        return f"{who} at {use}% of its {e['allowance']:g}% budget on {cpu}"
+    return f"{who}{together} at {use}% of {cpu}"
 
 
 def sentence(v, evidence):
@@ -266,10 +268,9 @@ def sentence(v, evidence):
             parts.append(f"the gateway's busiest: {unit_words(e)}")
         elif e["what"] in ("box", "cpu"):
             where = f" of {e['host']}" if e.get("host") else ""
-            cores = ", ".join(str(c) for c in e["cpus"])
             parts.append(f"every core{where} saturated" if e["what"] == "box" else
-                         f"core{'s' if len(e['cpus']) > 1 else ''} {cores}{where} saturated "
-                         "by other work")
+                         f"{analysis.cpu_names(e['cpus'], e.get('host'))} saturated by other "
+                         "work")
     why = "; ".join(parts) or "no thread at its allowance and no core saturated"
     if v == "gateway":
         return f"gateway-bound: {why}"

@@ -123,7 +123,7 @@ expect_eq "after tunbed down: no FRR daemon, health check, gregw or directory le
 # tunbed ras on the pair: gregw runs on gwa, gwb1 (the role gwb, behind the service address)
 # and hot on gwb2; the headline shows each gateway's cores, the active's beside the passive's.
 out=$("$TUNBED" ras --topology ras-pair --sessions 4 --workers 1 --repeats 1 --time 2 --warmup 0 --no-rr --prefix "$P" --results "$TMP/ras" 2>"$TMP/ras.err") || die "tunbed ras on ras-pair failed: $(tail -3 "$TMP/ras.err")"
-expect_match "ras on the pair: the gateways' cores" "$out" "gregw gre 1w, 4 sessions, gateway pair \(gregw's CPU per core\): gwa core 0 [0-9]+%, core 1 [0-9]+%; gwb1 \(active\) core 0 [0-9]+%, core 1 [0-9]+%; gwb2 \(passive\) core 0 [0-9]+%, core 1 [0-9]+%"
+expect_match "ras on the pair: the gateways' cores" "$out" "gregw gre 1w, 4 sessions, gateway pair \(gregw's CPU per core\): gwa cpu0 [0-9]+%, cpu1 [0-9]+%; gwb1 \(active\) cpu0 [0-9]+%, cpu1 [0-9]+%; gwb2 \(passive\) cpu0 [0-9]+%, cpu1 [0-9]+%"
 python3 - "$(find "$TMP/ras" -name '*-s4-r1.json')" <<'PY' || fail "ras on the pair: the passive ran hot and idle"
 import json, sys
 r = json.load(open(sys.argv[1]))

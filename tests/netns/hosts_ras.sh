@@ -83,8 +83,8 @@ dir=$(sed -n 's|^report: \(.*\)/report.md$|\1|p' <<<"$out")
 # which host is checked in the results below (gw1's "gregw gwa worker" threads). Here: each
 # saturated core the headline names, it names with its host (the verdict's words may follow).
 expect_match "headline: 1 session, its saturated cores with their hosts" "$(grep '^gregw gre 2w, 1 session:' <<<"$out")" \
-	"^gregw gre 2w, 1 session: [0-9.]+ Gbit/s, (no core saturated|core [01] of (c1|gw1|gw2|s1) saturated by .*)(; .*)?$"
-expect_eq "headline: no saturated core without its host" "$(grep -cE 'core [0-9]+ saturated' <<<"$out")" "0"
+	"^gregw gre 2w, 1 session: [0-9.]+ Gbit/s, (no core saturated|(c1|gw1|gw2|s1):cpu[01] saturated by .*)(; .*)?$"
+expect_eq "headline: no core without its host" "$(grep -cE '(^|[ ,;(])cpu[0-9]+|core [0-9]' <<<"$out")" "0"
 expect_match "headline: every byte checked" "$out" "verify: every byte of every session checked at 2 points: 0 wrong"
 expect_match "headline: the wire audit on gw1's transit" "$out" "wire audit: every tunnel frame of 2 points as expected"
 python3 - "$dir" <<'PY' || fail "hosts results are not what the hosts mode promises"

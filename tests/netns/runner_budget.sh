@@ -80,7 +80,7 @@ assert max(max(v) for v in use.values()) >= 50, use
 run = next(r for r in s["runs"] if r["key"] == "gregw-gre-w1-mtu0-push-s1")
 assert run["verdict"] == "gateway", (run["verdict"], run["verdict_reason"], run["foreign_words"])
 PY
-expect_match "headline: gateway-bound, at the budget" "$out" "gregw gre 1w, 1 session: [0-9.]+ Gbit/s, .*; gateway-bound: gregw gw[ab] worker 0 at [0-9]+% of its 20% budget on core [0-9]+"
+expect_match "headline: gateway-bound, at the budget" "$out" "gregw gre 1w, 1 session: [0-9.]+ Gbit/s, .*; gateway-bound: gregw gw[ab] worker 0 at [0-9]+% of its 20% budget on cpu[0-9]+"
 
 # A run killed (SIGKILL) while its budgets are given leaves them; tunbed down removes them.
 "$TUNBED" ras --sessions 1 --workers 1 --repeats 3 --time 5 --warmup 0 --no-rr --gateway-cpu 20 --prefix "$P" --results "$TMP/killed" >"$TMP/kill.out" 2>"$TMP/kill.err" &

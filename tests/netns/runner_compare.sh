@@ -76,7 +76,7 @@ for p in s["points"]:
     for c in ("RTT idle p50 ms", "RTT loaded p50 ms", "Jain"):
         assert re.fullmatch(r"[0-9]+\.[0-9]{3}", row[col[c]]), (g, c, row)
     sat = row[col["saturated thread"]]
-    assert sat == "none" or all(re.fullmatch(r".+ \([0-9]+% of core [0-9]+\)|the kernel \(core [0-9]+\)",
+    assert sat == "none" or all(re.fullmatch(r".+ \([0-9]+% of cpu[0-9]+\)|the kernel \(cpu[0-9]+\)",
                                              part) for part in sat.split("; ")), (g, sat)
 # Both plots draw every gateway: matplotlib writes each legend text as a comment in the SVG.
 for plot in ("throughput", "cost"):

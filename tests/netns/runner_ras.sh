@@ -16,7 +16,7 @@ R="$TMP/results"
 out=$("$TUNBED" ras --sessions 1,8 --workers 2 --repeats 1 --time 3 --warmup 1 --wire-audit --prefix "$P" --results "$R" 2>"$TMP/ras.err") || die "tunbed ras failed: $(tail -3 "$TMP/ras.err")"
 dir=$(find "$R" -maxdepth 1 -name '*-ras' | head -1)
 [ -n "$dir" ] || die "no results directory"
-expect_match "headline: 1 session, in words" "$out" "gregw gre 2w, 1 session: [0-9.]+ Gbit/s, (core [0-9]+ saturated by|no core saturated)"
+expect_match "headline: 1 session, in words" "$out" "gregw gre 2w, 1 session: [0-9.]+ Gbit/s, (cpu[0-9]+ saturated by|no core saturated)"
 expect_match "headline: 8 sessions" "$out" "gregw gre 2w, 8 sessions: [0-9.]+ Gbit/s"
 expect_match "headline: the wire audit" "$out" "wire audit: every tunnel frame of 2 points as expected"
 expect_match "the command names both reports, last" "$out" "report: $dir/report\.md"$'\n'"report: $dir/report\.html$"

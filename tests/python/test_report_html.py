@@ -386,9 +386,9 @@ class ReportHtml(unittest.TestCase):
         page = Page(self.browser, os.path.join(self.dir, "report.html"))
         headline = self.out[:-2]
         self.assertEqual(len(headline), 3, self.out)
-        self.assertRegex(headline[0], r"^gregw gre 2w, 1 session: [0-9.]+ Gbit/s, core 1 "
+        self.assertRegex(headline[0], r"^gregw gre 2w, 1 session: [0-9.]+ Gbit/s, cpu1 "
                          r"saturated by gregw gw")
-        self.assertRegex(headline[1], r"^gregw gre 2w, 8 sessions: [0-9.]+ Gbit/s, core 0 ")
+        self.assertRegex(headline[1], r"^gregw gre 2w, 8 sessions: [0-9.]+ Gbit/s, cpu0 ")
         self.assertEqual(headline[2], "wire audit: every tunnel frame of 2 points as expected")
         self.assertEqual(page.problems(headline, PLOTS), [])
         s = page.shown

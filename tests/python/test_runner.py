@@ -99,7 +99,7 @@ class Saturation(unittest.TestCase):
         names = [n for n, _ in sat[0]["by"]]
         self.assertEqual(set(names[:2]), {"gregw gwa worker 1", "gregw gwb worker 1"})
         words = analysis.saturation_words(sat)
-        self.assertTrue(words.startswith("core 1 saturated by gregw gw"), words)
+        self.assertTrue(words.startswith("cpu1 saturated by gregw gw"), words)
         self.assertIn("softirq", words)
 
     def test_eight_sessions_every_core(self):
@@ -112,7 +112,7 @@ class Saturation(unittest.TestCase):
         sat = analysis.saturation(cores, {}, 1.0, {})
         self.assertEqual([s["cpu"] for s in sat], [1])
         self.assertEqual(analysis.saturation_words(sat),
-                         "core 1 saturated by the kernel (softirq 5%, sys 80%, user 10%)")
+                         "cpu1 saturated by the kernel (softirq 5%, sys 80%, user 10%)")
         self.assertEqual(analysis.saturation_words([]), "no core saturated")
 
     def test_attribution_by_core(self):
@@ -424,6 +424,48 @@ class Writers(unittest.TestCase):
                          [("gregw gre 2w", 1), ("gregw gre 2w", 64), ("route", 1), ("route", 8),
                           ("vxlan", 1)])
 
+    @staticmethod
+    def summary_of(n, saturated):
+        sat = [{"cpu": c, "by": [("gregw gwa worker 1", 97)], "user": 10, "system": 60,
+                "softirq": 25} | ({"host": h} if h else {}) for h, c in saturated]
+        return {"bits_per_second": analysis.spread([n * 1e8]), "saturated": sat,
+                "repeats": 1, **{c: None for c in report.COLUMNS if c != "bits_per_second"}}
+
+    def test_headline_has_every_point(self):
+        # Every session count of a configuration has its line, the middle ones too (8
+        # sessions: the best 2-worker figure of the main job), in the run's order; each core
+        # by its name, cpu0 never a bare 0.
+        points = [dict(run_record(c, n, 0)["point"], mtu=0, pattern="push")
+                  for c in ("gregw gre 2w", "route") for n in (1, 8, 64)]
+        sat = {1: [(None, 1)], 8: [(None, 0), (None, 1)], 64: []}
+        summary = {p["key"]: self.summary_of(p["sessions"], sat[p["sessions"]]) for p in points}
+        lines = report.headline(points, summary)
+        self.assertEqual([line.split(":")[0] for line in lines],
+                         [f"{c}, {n}" for c in ("gregw gre 2w", "route")
+                          for n in ("1 session", "8 sessions", "64 sessions")])
+        self.assertEqual(lines[1], "gregw gre 2w, 8 sessions: 0.80 Gbit/s, cpu0 saturated by "
+                         "gregw gwa worker 1 (97%) (softirq 25%, sys 60%, user 10%); cpu1 "
+                         "saturated by gregw gwa worker 1 (97%) (softirq 25%, sys 60%, user 10%)")
+        self.assertTrue(lines[2].endswith(", no core saturated"), lines[2])
+        # The table and summary.csv name them the same, and say none for none.
+        rows = report.point_table(points, summary)[1]
+        self.assertEqual([r[-1] for r in rows[:3]], ["cpu1", "cpu0, cpu1", "none"])
+        res = report.Results(meta={}, complete=True, records=[], runs=[], summary=summary,
+                             points=points)
+        col = report.SUMMARY_HEADER.index("saturated_cores")
+        self.assertEqual([r[col] for r in report.summary_rows(res)][:3],
+                         ["cpu1", "cpu0 cpu1", "none"])
+        # Hosts mode: each with its host's name.
+        summary[points[0]["key"]] = self.summary_of(1, [("gw-a", 1), ("c1", 0)])
+        self.assertEqual(report.point_table(points, summary)[1][0][-1], "gw-a:cpu1, c1:cpu0")
+        self.assertIn("1 session: 0.10 Gbit/s, gw-a:cpu1 saturated by",
+                      report.headline(points, summary)[0])
+        # Only a run of several transit MTUs or patterns names them in each line.
+        points[1]["pattern"] = "pull"
+        self.assertEqual([line.split(":")[0] for line in report.headline(points, summary)[:2]],
+                         ["gregw gre 2w, 1 session, transit MTU of the topology, push",
+                          "gregw gre 2w, 8 sessions, transit MTU of the topology, pull"])
+
     SVG = ('<?xml version="1.0" encoding="utf-8" standalone="no"?>\n<!DOCTYPE svg PUBLIC '
            '"-//W3C//DTD SVG 1.1//EN"\n  "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">\n'
            '<svg xmlns="http://www.w3.org/2000/svg" width="10pt" height="10pt">\n <metadata>\n'
@@ -522,7 +564,7 @@ class Peers(unittest.TestCase):
         self.assertEqual(g1["retransmits/GB"], f"{s['retransmits_per_gb']['median']:.0f}")
         self.assertEqual(g1["saturated thread"], analysis.saturating_threads(s["saturated"]))
         self.assertRegex(g1["saturated thread"],
-                         r"^gregw gw[ab] worker [01] \([0-9]+% of core [01]\)")
+                         r"^gregw gw[ab] worker [01] \([0-9]+% of cpu[01]\)")
         f1 = by[("1", "fastd")]
         self.assertEqual(f1["Gbit/s"], "FAILED")
         self.assertEqual(f1["saturated thread"], "fastd on tb-gwa: exited (1): x")
@@ -552,7 +594,7 @@ class Peers(unittest.TestCase):
         self.assertEqual(analysis.saturating_threads([
             {"cpu": 1, "by": [("openvpn gwa", 97), ("openvpn gwb", 2)]},
             {"cpu": 0, "host": "gw-b", "by": []}]),
-            "openvpn gwa (97% of core 1); the kernel (core 0 of gw-b)")
+            "openvpn gwa (97% of cpu1); the kernel (gw-b:cpu0)")
 
 
 

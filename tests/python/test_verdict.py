@@ -73,7 +73,7 @@ class Gateway(unittest.TestCase):
     def test_worker_at_its_core(self):
         v = judge(run(machine([(50, 5), (99, 30)], {101: (GWA, 97, 1), 201: (CLIENT, 40, 0)})))
         self.assertEqual(v["verdict"], "gateway")
-        self.assertEqual(v["sentence"], "gateway-bound: gregw gwa worker 0 at 97% of core 1")
+        self.assertEqual(v["sentence"], "gateway-bound: gregw gwa worker 0 at 97% of cpu1")
         e = v["evidence"][0]
         self.assertEqual((e["what"], e["cpu"], e["pct"], e["allowance"]), ("gateway", 1, 97.0,
                                                                           100.0))
@@ -84,15 +84,15 @@ class Gateway(unittest.TestCase):
         at = judge(run(machine([(50, 0), (99, 0)], {101: (GWA, 95.0, 1)})))
         below = judge(run(machine([(50, 0), (99, 0)], {101: (GWA, 94.9, 1)})))
         self.assertEqual(at["verdict"], "gateway")
-        # Core 1 saturated and the worker below its core: something else took the rest.
+        # cpu1 saturated and the worker below its core: something else took the rest.
         self.assertEqual(below["verdict"], "unclear")
-        self.assertIn("core 1 saturated by other work", below["sentence"])
+        self.assertIn("cpu1 saturated by other work", below["sentence"])
         self.assertIn("does not measure the gateway", below["sentence"])
 
     def test_threads_sharing_a_core_hold_it_together(self):
         v = judge(run(machine([(40, 0), (99, 30)], {101: (GWA, 50, 1), 102: (GWA, 45, 1)})))
         self.assertEqual(v["verdict"], "gateway")
-        self.assertIn("gregw gwa worker 0 and gregw gwa worker 1 together at 95% of core 1",
+        self.assertIn("gregw gwa worker 0 and gregw gwa worker 1 together at 95% of cpu1",
                       v["sentence"])
 
     def test_budget(self):
@@ -101,7 +101,7 @@ class Gateway(unittest.TestCase):
         at = judge(run(machine([(40, 0), (30, 0)], {101: (GWA, 18.0, 0)}, budgets=budgets)))
         self.assertEqual(at["verdict"], "gateway")
         self.assertEqual(at["sentence"],
-                         "gateway-bound: gregw gwa worker 0 at 90% of its 20% budget on core 0")
+                         "gateway-bound: gregw gwa worker 0 at 90% of its 20% budget on cpu0")
         below = judge(run(machine([(40, 0), (30, 0)], {101: (GWA, 17.98, 0)}, span=50,
                                   budgets=budgets)))
         self.assertEqual(below["verdict"], "unclear")
@@ -141,13 +141,13 @@ class Generator(unittest.TestCase):
         v = judge(run(machine([(99, 10), (60, 0)], {201: (CLIENT, 98, 0), 101: (GWA, 60, 1)})))
         self.assertEqual(v["verdict"], "generator")
         self.assertEqual(v["sentence"], "measures the generator, not the gateway: "
-                         "tunbed-traffic client at 98% of core 0")
+                         "tunbed-traffic client at 98% of cpu0")
 
     def test_budgeted_client(self):
         v = judge(run(machine([(40, 0), (60, 0)], {201: (CLIENT, 29, 0), 101: (GWA, 60, 1)},
                               budgets={"201": {"share_pct": 30}})))
         self.assertEqual(v["verdict"], "generator")
-        self.assertIn("at 96% of its 30% budget on core 0", v["sentence"])  # 96.7
+        self.assertIn("at 96% of its 30% budget on cpu0", v["sentence"])  # 96.7
 
     def test_budgeted_client_process(self):
         # --client-cpu: the client process's threads hold its budget together, wherever each
@@ -158,7 +158,7 @@ class Generator(unittest.TestCase):
         m["process_budgets"] = pb
         v = judge(run(m))
         self.assertEqual(v["verdict"], "generator")
-        self.assertIn("together at 90% of their 10% budget (mostly on core 0)", v["sentence"])
+        self.assertIn("together at 90% of their 10% budget (mostly on cpu0)", v["sentence"])
         e = v["evidence"][0]
         self.assertEqual((e["what"], e["budgeted"], e["pct"], e["allowance"]),
                          ("generator", True, 9.0, 10.0))
@@ -210,7 +210,7 @@ class Box(unittest.TestCase):
                                                      301: (SERVER, 60, 1)})))
         self.assertEqual(v["verdict"], "box")
         self.assertEqual(v["sentence"], "measures the box, not the gateway: every core saturated; "
-                         "the gateway's busiest: gregw gwa worker 0 at 66% of core 0")
+                         "the gateway's busiest: gregw gwa worker 0 at 66% of cpu0")
 
     def test_one_core_short_of_the_box(self):
         v = judge(run(machine([(99, 20), (94.9, 20)], {101: (GWA, 66, 0)})))
@@ -219,7 +219,7 @@ class Box(unittest.TestCase):
     def test_gateway_at_allowance_with_the_rest_saturated(self):
         v = judge(run(machine([(99, 0), (99, 0)], {101: (GWA, 96, 0), 201: (CLIENT, 60, 1)})))
         self.assertEqual(v["verdict"], "unclear")
-        self.assertIn("gregw gwa worker 0 at 96% of core 0; core 1 saturated by other work",
+        self.assertIn("gregw gwa worker 0 at 96% of cpu0; cpu1 saturated by other work",
                       v["sentence"])
         self.assertEqual(v["hosts"][0]["verdict"], "unclear")
 
@@ -241,13 +241,13 @@ class Hosts(unittest.TestCase):
         self.assertEqual(v["verdict"], "gateway")
         self.assertEqual([(h["name"], h["verdict"]) for h in v["hosts"]],
                          [("gw1", "gateway"), ("client1", "none")])
-        self.assertIn("gregw gwa worker 0 on gw1 at 96% of core 1", v["sentence"])
+        self.assertIn("gregw gwa worker 0 at 96% of gw1:cpu1", v["sentence"])
 
     def test_a_saturated_client_host_is_the_box(self):
         v = two_hosts([(20, 0), (60, 10)], 60, [(99, 30), (98, 30)], 60)
         self.assertEqual(v["verdict"], "box")
         self.assertIn("every core of client1 saturated", v["sentence"])
-        self.assertIn("gregw gwa worker 0 on gw1 at 60% of core 1", v["sentence"])
+        self.assertIn("gregw gwa worker 0 at 60% of gw1:cpu1", v["sentence"])
 
     def test_each_hosts_verdict_in_the_table(self):
         # Hosts mode: a point's cell names each machine's verdict; one machine's has none.
@@ -267,7 +267,7 @@ class Hosts(unittest.TestCase):
         v = two_hosts([(20, 0), (99, 10)], 97, [(99, 30), (40, 0)], 50)
         self.assertEqual(v["verdict"], "unclear")
         self.assertEqual([h["verdict"] for h in v["hosts"]], ["gateway", "unclear"])
-        self.assertIn("core 0 of client1 saturated by other work", v["sentence"])
+        self.assertIn("client1:cpu0 saturated by other work", v["sentence"])
 
 
 class Foreign(unittest.TestCase):
@@ -318,7 +318,7 @@ class Recorded(unittest.TestCase):
     def test_one_session_the_pair_shares_core_1(self):
         v = self.judged("run-gregw-s1.json")
         self.assertEqual(v["verdict"], "gateway")
-        self.assertIn("gregw gwb worker 1 and gregw gwa worker 1 together at 97% of core 1",
+        self.assertIn("gregw gwb worker 1 and gregw gwa worker 1 together at 97% of cpu1",
                       v["sentence"])
         self.assertFalse(v["foreign_flagged"])
 
@@ -364,7 +364,7 @@ class Report(unittest.TestCase):
         self.assertEqual(s8["verdicts"], {"box": 1})
         self.assertTrue(doc.headline[0].endswith(
             "; gateway-bound: gregw gwb worker 1 and gregw gwa worker 1 together at 97% of "
-            "core 1"), doc.headline[0])
+            "cpu1"), doc.headline[0])
         self.assertIn("; measures the box, not the gateway: every core saturated; ",
                       doc.headline[1])
         table = doc.sections[0].table

@@ -54,7 +54,7 @@ def cpu(outdir, rec):
     for ax, gw in zip(axes, gws):
         for core in cores:
             pts = core_shares(host, f"gregw {gw}", core)
-            ax.plot([t - t0 for t, _ in pts], [v for _, v in pts], label=f"core {core}",
+            ax.plot([t - t0 for t, _ in pts], [v for _, v in pts], label=analysis.cpu_name(core),
                     linewidth=1)
         marks(ax, rec, t0)
         ax.set_title(f"{gw} ({ROLE_WORDS[gw]})", fontsize=9)

@@ -49,7 +49,7 @@ def headline(points, records):
         seen.add(p["config"])
         parts = []
         for name, words in GATEWAYS:
-            shares = ", ".join(f"core {c} {v:.0f}%" for c, v in sorted(
+            shares = ", ".join(f"{analysis.cpu_name(c)} {v:.0f}%" for c, v in sorted(
                 cores[name].items(), key=lambda kv: int(kv[0])))
             parts.append(f"{words} {shares}")
         n = p["sessions"]

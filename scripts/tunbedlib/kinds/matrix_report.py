@@ -65,22 +65,23 @@ def gbps(x):
 
 
 def headline(points, summary):
-    """The report's first lines: per gateway configuration, the fewest and the most sessions,
-    in words, with what limited each figure."""
+    """The report's first lines: a line per point measured (per gateway configuration, every
+    session count, ascending), in words, with what limited each figure."""
     lines = []
+    # A run of several transit MTUs or patterns names them, or two of its lines would read
+    # the same.
+    several = len({(p.get("mtu"), p.get("pattern")) for p in points}) > 1
     for config, ps in matrix_scaling.by_config(points).items():
-        have = [p for p in ps if p["key"] in summary]
-        if not have:
-            continue
-        for n in sorted({min(p["sessions"] for p in have), max(p["sessions"] for p in have)}):
-            p = next(q for q in have if q["sessions"] == n)
+        for p in (p for p in ps if p["key"] in summary):
             s = summary[p["key"]]
             t = s["bits_per_second"]
             rate = f"{gbps(t['median'])} Gbit/s" if t else "no throughput"
             if t and t["n"] > 1:
                 rate += f" ({gbps(t['min'])}-{gbps(t['max'])})"
             why = f"; {s['verdict_reason']}" if s.get("verdict_reason") else ""
-            lines.append(f"{config}, {n} session{'s' if n > 1 else ''}: {rate}, "
+            variant = (f", transit MTU {p['mtu'] or 'of the topology'}, {p['pattern']}"
+                       if several else "")
+            lines.append(f"{where(p)}{variant}: {rate}, "
                          f"{analysis.saturation_words(s['saturated'])}{why}")
     return lines
 
@@ -202,13 +203,8 @@ POINT_HEADER = ("gateway", "sessions", "Gbit/s", "limited by", "retransmits", "J
                 "saturated cores")
 
 
-def core_name(sat):
-    """A saturated core: its number, and on a run of several machines its host's name."""
-    return f"{sat['host']}:{sat['cpu']}" if sat.get("host") else str(sat["cpu"])
-
-
 def point_cells(p, s):
-    sat = ", ".join(core_name(x) for x in s["saturated"]) or "-"
+    sat = analysis.saturated_names(s["saturated"])
     idle = f"{s['rr_idle_p50_ms']['median']:.3f}" if s["rr_idle_p50_ms"] else "-"
     loaded = "-"
     if s["rr_load_p50_ms"] and s["rr_load_p99_ms"]:
@@ -333,7 +329,7 @@ def summary_rows(res):
                p["sessions"], s["repeats"]]
         for c in COLUMNS:
             row += [s[c][k] if s[c] else "" for k in ("median", "min", "max")]
-        row.append(" ".join(core_name(x) for x in s["saturated"]))
+        row.append(analysis.saturated_names(s["saturated"], sep=" "))
         info = s.get("gateway_info") or {}
         row += [info.get("version") or "", info.get("cipher") or "", info.get("mtu") or "",
                 s.get("verdict") or ""]
