@@ -74,6 +74,53 @@ def thread_cpu(samples, hz):
     return out
 
 
+def thread_timeline(samples, hz, host, most=4):
+    """Who used each core, over time: [(t, {cpu: {label: percent of the core}})] between
+    consecutive samples (timeline()'s instants), each interval's CPU time of a thread on the
+    CPU it was on at the interval's end, threads of one label together. Per core, the labels
+    with the most time on it over the samples (at most `most`, each with 5% of the core's
+    busy time or more); the rest is "other", with every CPU time the watched threads do not
+    hold (the kernel's, other processes'). Where the threads' share of an interval passes the
+    core's busy (a thread that moved within it), theirs is scaled down to it: the stack is the
+    core's busy."""
+    names = {}
+    raw = []
+    for a, b in zip(samples, samples[1:]):
+        dt = b["t"] - a["t"]
+        cores = core_shares(a["cpus"], b["cpus"])
+        on = {c: {} for c in cores}
+        for tid, (pid, comm, ticks, proc) in b["threads"].items():
+            if tid not in a["threads"] or dt <= 0 or str(proc) not in on:
+                continue
+            d = (ticks - a["threads"][tid][2]) / hz
+            if d > 0:
+                who = names.setdefault((tid, pid), label(tid, {"pid": pid, "comm": comm}, host))
+                on[str(proc)][who] = on[str(proc)].get(who, 0.0) + 100.0 * d / dt
+        raw.append((b["t"], cores, on))
+    totals = {}
+    for _, cores, on in raw:
+        for c, who in on.items():
+            for name, pct in who.items():
+                totals.setdefault(c, {})
+                totals[c][name] = totals[c].get(name, 0.0) + pct
+    busy = {c: sum(cores.get(c, {}).get("busy", 0.0) for _, cores, _ in raw) for c in totals}
+    kept = {c: [n for n, v in sorted(t.items(), key=lambda kv: -kv[1])
+                if v >= 0.05 * busy[c]][:most] for c, t in totals.items()}
+    out = []
+    for t, cores, on in raw:
+        row = {}
+        for c, share in cores.items():
+            who = {n: on[c].get(n, 0.0) for n in kept.get(c, [])}
+            total = sum(who.values())
+            if total > share["busy"]:
+                who = {n: v * share["busy"] / total for n, v in who.items()}
+                total = share["busy"]
+            who["other"] = share["busy"] - total
+            row[c] = who
+        out.append((t, row))
+    return out
+
+
 def label(tid, t, host):
     """A person's name for a thread: gregw's workers by id, else its process and comm."""
     named = (host.get("thread_labels") or {}).get(str(tid))

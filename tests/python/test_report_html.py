@@ -399,6 +399,16 @@ class ReportHtml(unittest.TestCase):
         self.assertEqual(s["points"], md_rows(md, "| gateway | sessions | Gbit/s"))
         self.assertEqual(s["wire"], md_rows(md, "## Wire audit"))
         self.assertEqual(len(s["points"]), 2)
+        # The saturated cores by name, and the per-core plots say who used them (matplotlib's
+        # SVG keeps each text in a comment) and where the 95% line is.
+        self.assertEqual([row[-1] for row in s["points"]], ["cpu1", "cpu0, cpu1"])
+        for n in (1, 8):
+            with open(os.path.join(self.dir, "plots",
+                                   f"cores-gregw-gre-w2-mtu0-push-s{n}.svg")) as f:
+                svg = f.read()
+            for text in ("CPU used by", "gregw gwa worker 1", "gregw gwb worker 1",
+                         "saturated, 95%", "cpu0 %", "cpu1 %"):
+                self.assertIn(f"<!-- {text} -->", svg)
         self.assertEqual(re.findall(r"!\[[^]]*\]\(plots/([^)]+)\.svg\)", md), PLOTS)
 
     def test_every_kind(self):

@@ -129,6 +129,36 @@ class Saturation(unittest.TestCase):
         self.assertEqual(sat[0]["by"], [("tunbed-traffic server (x)", 50)])
 
 
+    def test_who_used_each_core(self):
+        # One second, cpu1 90% busy: thread 7 ran 0.6 s on it, thread 9 0.6 s (it moved
+        # there at the end: more than the core held, so both are scaled to its 90%), thread 8
+        # 0.02 s (under 5% of the core's busy: other). cpu0 idle, no thread.
+        def stat(busy):
+            return {"user": busy, "nice": 0, "system": 0, "idle": 100 - busy, "iowait": 0,
+                    "irq": 0, "softirq": 0, "steal": 0}
+        zero = dict.fromkeys(stat(0), 0)
+        samples = [{"t": 0.0, "cpus": {"0": zero, "1": zero},
+                    "threads": {"7": [1, "gregw", 0, 1], "8": [2, "x", 0, 1],
+                                "9": [3, "y", 0, 0]}},
+                   {"t": 1.0, "cpus": {"0": stat(0), "1": stat(90)},
+                    "threads": {"7": [1, "gregw", 60, 1], "8": [2, "x", 2, 1],
+                                "9": [3, "y", 60, 1]}}]
+        host = {"thread_labels": {"7": "gregw gwa worker 1"},
+                "processes": {"2": "tunbed-traffic server", "3": "tunbed-traffic client"}}
+        (t, row), = analysis.thread_timeline(samples, 100, host)
+        self.assertEqual(t, 1.0)
+        self.assertEqual(row["0"], {"other": 0.0})
+        self.assertEqual(set(row["1"]), {"gregw gwa worker 1", "tunbed-traffic client (y)",
+                                         "other"})
+        self.assertAlmostEqual(row["1"]["gregw gwa worker 1"], 45.0)
+        self.assertAlmostEqual(row["1"]["tunbed-traffic client (y)"], 45.0)
+        self.assertAlmostEqual(row["1"]["other"], 0.0)
+        # At most `most` threads a core, the busiest: the rest is other.
+        samples[1]["threads"]["9"][2] = 50
+        (_, row), = analysis.thread_timeline(samples, 100, host, most=1)
+        self.assertEqual(row["1"], {"gregw gwa worker 1": 60.0, "other": 30.0})
+
+
 class Cost(unittest.TestCase):
     def test_recorded_cost(self):
         r = upgraded("run-gregw-s1.json")

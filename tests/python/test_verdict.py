@@ -22,7 +22,7 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import plots, records, render, verdict  # noqa: E402
+from tunbedlib import analysis, plots, records, render, verdict  # noqa: E402
 from tunbedlib.kinds import matrix_plots, matrix_report, matrix_scaling  # noqa: E402
 from tunbedlib.kinds import matrix_verdict  # noqa: E402
 from tunbedlib.kinds.matrix import KIND as MATRIX  # noqa: E402
@@ -485,6 +485,51 @@ class Report(unittest.TestCase):
         # One worker count: no section.
         _, doc = self.report(recs[:2])
         self.assertEqual([x for x in doc.sections if x.id == "scaling"], [])
+
+    def test_the_per_core_plot_names_the_threads(self):
+        # The stored 1-session run: cpu1 used by the pair's workers 1, cpu0 by the server;
+        # each core's busy stacked by them, the rest other; the 95% line labelled beside the
+        # panels and in the legend, which is outside them.
+        rec = recorded("run-gregw-s1.json")
+        kept = {}
+
+        def keep(fig, outdir, name):
+            kept[name] = fig
+            return "<svg/>"
+        with mock.patch.object(plots, "save", keep):
+            matrix_plots.cores(None, "cores-x", rec, "t")
+        fig = kept["cores-x"]
+        ax0, ax1 = fig.axes
+        self.assertEqual([ax.get_ylabel() for ax in fig.axes], ["cpu0 %", "cpu1 %"])
+        stacked = [[c.get_label() for c in ax.collections if not c.get_label().startswith("_")]
+                   for ax in fig.axes]
+        self.assertEqual(stacked, [["tunbed-traffic server", "other"],
+                                   ["gregw gwb worker 1", "gregw gwa worker 1", "other"]])
+        # The stack is the core's busy, interval by interval.
+        host = rec["hosts"][0]
+        samples, hz = analysis.aligned(host)
+        busy = [s["1"]["busy"] for _, s in analysis.timeline(samples)]
+        who = [row["1"] for _, row in analysis.thread_timeline(samples, hz, host)]
+        for b, w in zip(busy, who):
+            self.assertAlmostEqual(sum(w.values()), b, places=6)
+        self.assertGreater(sum(w["gregw gwb worker 1"] + w["gregw gwa worker 1"] for w in who)
+                           / sum(busy), 0.9)
+        # The 95% line: red, dashed, at 95 in both; its words right of the last column.
+        for ax in fig.axes:
+            self.assertIn(95.0, [line.get_ydata()[0] for line in ax.get_lines()])
+            self.assertIsNone(ax.get_legend())
+        self.assertEqual([(t.get_text(), t.get_position()[1]) for t in ax1.texts],
+                         [("saturated, 95%", 95.0)])
+        legend, = fig.legends
+        self.assertEqual([t.get_text() for t in legend.get_texts()],
+                         ["gregw gwb worker 1", "gregw gwa worker 1", "tunbed-traffic server",
+                          "other (the kernel, processes not watched)", "saturated, 95%"])
+        fig.canvas.draw()
+        right = max(ax.get_window_extent().x1 for ax in fig.axes)
+        self.assertGreater(legend.get_window_extent().x0,
+                           max(t.get_window_extent().x1 for t in ax1.texts))
+        self.assertGreater(ax1.texts[0].get_window_extent().x0, right)
+        plots.plt.close(fig)
 
     def test_the_ras_shape_plot(self):
         # The stored runs, 1 session gateway-bound and 8 the box's: a line of two points, the

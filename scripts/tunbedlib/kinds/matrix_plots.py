@@ -1,10 +1,12 @@
 """The plots of a gateway scenario's report (matplotlib, through plots.py): throughput against
 sessions with min-max bars, the same beside the RAS document's published shape with each
 point's verdict, CPU-seconds per GB, latency under load, and per-core utilisation over time for
-the fewest and the most sessions (the Task Manager view of the RAS test)."""
+the fewest and the most sessions (the Task Manager view of the RAS test, by thread)."""
 
 from .. import plots
 from ..plots import plt
+from matplotlib.lines import Line2D  # (after plots: it chooses the backend)
+from matplotlib.patches import Patch
 from .. import analysis
 from . import matrix_scaling
 
@@ -140,14 +142,31 @@ def latency(outdir, points, summary):
     return plots.save(fig, outdir, "latency")
 
 
+SATURATED_WORDS = f"saturated, {analysis.SATURATED:.0f}%"
+
+
+def thread_colours(machines):
+    """A colour per thread label, the same in every panel: the busiest first; other grey."""
+    totals = {}
+    for _, _, tl in machines:
+        for _, row in tl:
+            for who in row.values():
+                for n, v in who.items():
+                    totals[n] = totals.get(n, 0.0) + v
+    names = [n for n in sorted(totals, key=lambda n: -totals[n]) if n != "other"]
+    return {n: f"C{i % 10}" for i, n in enumerate(names)} | {"other": "lightgrey"}
+
+
 def cores(outdir, name, record, title):
     """Per-core CPU over time, a column per sampled machine (the RAS test's Task Manager
-    windows of its gateways, side by side), all on the first client's clock."""
+    windows of its gateways, side by side), all on the first client's clock; each core's busy
+    stacked by the threads that used it most (analysis.thread_timeline), the rest "other",
+    the 95% line labelled, the legend outside the panels."""
     tr = record.get("traffic") or {}
     machines = []
     for host in record.get("hosts") or []:
-        samples, _ = analysis.aligned(host)
-        tl = analysis.timeline(samples)
+        samples, hz = analysis.aligned(host)
+        tl = analysis.thread_timeline(samples, hz, host)
         if tl:
             machines.append((host, samples, tl))
     if not machines:
@@ -157,10 +176,12 @@ def cores(outdir, name, record, title):
     ncpu = max(max(len(s) for _, s in tl) for _, _, tl in machines)
     if not ncpu:
         return None
+    colours = thread_colours(machines)
     cols = len(machines)
     fig, axes = plt.subplots(ncpu, cols, figsize=(7 if cols == 1 else 4 * cols,
                                                   1.7 * ncpu + 0.9), sharex=True,
                              squeeze=False)
+    used = set()
     for col, (host, _, tl) in enumerate(machines):
         n = max(len(s) for _, s in tl)
         for c in range(ncpu):
@@ -169,21 +190,31 @@ def cores(outdir, name, record, title):
                 ax.set_visible(False)
                 continue
             ts = [t - t0 for t, _ in tl]
-            parts = [[s.get(c, s.get(str(c), {})).get(f, 0) for _, s in tl] for f in
-                     ("user", "system", "softirq")]
-            other = [max(0.0, s.get(c, s.get(str(c), {})).get("busy", 0) - u - y - q)
-                     for (_, s), u, y, q in zip(tl, *parts)]
-            ax.stackplot(ts, *parts, other, labels=["user", "system", "softirq", "other"],
-                         step="post", alpha=0.85)
+            rows = [row.get(str(c), {}) for _, row in tl]
+            who = [k for k in dict.fromkeys(k for r in rows for k in r) if k != "other"]
+            who.append("other")
+            used.update(who)
+            ax.stackplot(ts, *[[r.get(k, 0.0) for r in rows] for k in who], labels=who,
+                         colors=[colours[k] for k in who], step="post", alpha=0.9)
             ax.axhline(analysis.SATURATED, color="red", linewidth=0.8, linestyle="--")
+            if col == cols - 1:  # beside the line, right of the data
+                ax.text(1.01, analysis.SATURATED, SATURATED_WORDS, color="red", fontsize=7,
+                        ha="left", va="center", transform=ax.get_yaxis_transform())
             ax.axvspan(min(ts), 0, color="grey", alpha=0.15)
             ax.set_ylim(0, 100)
-            ax.set_ylabel(f"cpu{c} %")
+            ax.set_ylabel(f"{analysis.cpu_name(c)} %")
         if cols > 1:
             axes[0][col].set_title(f"{host['name']} ({', '.join(host.get('roles', []))})",
                                    fontsize=9)
-    axes[0][0].legend(loc="upper left", ncol=4, fontsize=7)
+    order = [k for k in colours if k in used]
+    handles = [Patch(color=colours[k], label=k if k != "other" else
+                     "other (the kernel, processes not watched)") for k in order]
+    handles.append(Line2D([], [], color="red", linewidth=0.8, linestyle="--",
+                          label=SATURATED_WORDS))
+    fig.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize=7,
+               title="CPU used by", title_fontsize=7)
     for col in range(cols):
         axes[-1][col].set_xlabel("s from the end of the warm-up (grey: warm-up)")
     fig.suptitle(title)
+    fig.tight_layout()
     return plots.save(fig, outdir, name)
