@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from . import inventory, machine, rundir
 from . import pair as pairs
+from . import common
 from .common import (BIN, ROOT, TOPO, TOPOLOGIES, Failure, ScenarioError, deferred_signals,
                      ethtool_features, run)
 from .hosts import HostLost, Netns, Ssh
@@ -328,6 +329,16 @@ def local_build_id():
                           check=True).stdout.strip()
 
 
+def put_build(inventory_path):
+    """How this build gets onto the hosts: from a checkout, `tunbed provision`; an installed
+    runner refuses to provision (it has no build to package), so its own package goes on
+    each host."""
+    if common.INSTALLED:
+        return (f"install on it the package this tunbed came from, tunbed {common.version()}, "
+                "with apt")
+    return f"run scripts/tunbed provision --hosts {inventory_path}"
+
+
 class HostsBed(Bed):
     """The hosts of an inventory, each reached over SSH (docs/hosts.md)."""
     undone = "processes stopped and changes undone on every host reached"
@@ -408,16 +419,15 @@ class HostsBed(Bed):
                              'echo "$c"; done', "sh", *HOST_COMMANDS]).split()
             if missing:
                 return (f"{h.label()}: missing {', '.join(missing)} (install the runtime "
-                        f"packages: scripts/tunbed provision --hosts {self.inv.path})")
+                        f"packages: {put_build(self.inv.path)})")
             bindir = os.path.dirname(h.bin("gregw"))
             with open(BUILD_ID) as f:
                 got = h.call(["sh", "-s", bindir], input=f.read())
             if got.returncode != 0:
-                return (f"{h.label()}: no tunbed build in {bindir} (run scripts/tunbed provision "
-                        f"--hosts {self.inv.path})")
+                return f"{h.label()}: no tunbed build in {bindir} ({put_build(self.inv.path)})"
             if got.stdout.strip() != want:
                 return (f"{h.label()}: its tunbed build {got.stdout.strip()} in {bindir} is not "
-                        f"this one ({want}): run scripts/tunbed provision --hosts {self.inv.path}")
+                        f"this one ({want}): {put_build(self.inv.path)}")
             spec = h.spec
             addrs = json.loads(h.run(["ip", "-j", "addr", "show"]))
             have = {a["local"] for i in addrs for a in i.get("addr_info", [])}

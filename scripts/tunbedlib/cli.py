@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import textwrap
 
 from . import bed as beds
 from . import budget, common, diff, inventory, pair, provision, records, render, runloop
@@ -47,8 +48,10 @@ def cmd_report(args):
                             "report")
     if importlib.util.find_spec("matplotlib") is None:
         if os.geteuid() != 0:
-            raise Failure("the plots need python3-matplotlib: run scripts/bootstrap --no-build "
-                          "as root (or this command with sudo) to install it")
+            raise Failure("the plots need python3-matplotlib: " + (
+                "apt install python3-matplotlib" if common.INSTALLED else
+                "run scripts/bootstrap --no-build as root") +
+                " (or this command with sudo) to install it")
         runloop.bootstrap(["ras"], build=False)
     for line in render.write_all(args.dir, kind.report(meta, recs, meta.get("complete", False))):
         print(line)
@@ -123,6 +126,15 @@ class HelpFormatter(argparse.HelpFormatter):
     """--help with every option's default: its value, where the option's help does not say it
     (a default computed later, such as a scenario file's, is said in the help itself)."""
 
+    def _fill_text(self, text, width, indent):
+        # A text of several lines (the exit statuses) keeps them, each filled and its
+        # continuation indented under its words.
+        if "\n" not in text:
+            return super()._fill_text(text, width, indent)
+        return "\n".join(textwrap.fill(line, width, initial_indent=indent,
+                                        subsequent_indent=indent + " " * 5)
+                          for line in text.splitlines())
+
     def _get_help_string(self, action):
         text = action.help or ""
         if not action.option_strings or "default" in text or \
@@ -185,12 +197,30 @@ def version():
     return f"tunbed {v or 'unknown'} ({', '.join(where)})"
 
 
+# What main() returns, for the top-level --help's epilog and the man page's EXIT STATUS
+# (manpage.py); docs/runner.md says the same.
+EXIT_STATUSES = (
+    (0, "success (diff: no point slower)"),
+    (1, "a failure: a run that failed or had items fail (a gateway that did not come up), a "
+        "command that could not do its work (no root, a results directory it cannot write, a "
+        "host lost during a run), diff with a point slower beyond the noise and its "
+        "threshold"),
+    (2, "bad input, in one line: the command line, a scenario, topology or results file, an "
+        "inventory or a host of it not ready (refused before anything starts), or what a run "
+        "found impossible once it measured (ndr's --max-rate above the generator's "
+        "ceiling)"),
+    (130, "interrupted (Ctrl-C or SIGTERM): what the run started is removed, its partial "
+          "results kept"))
+EPILOG = "\n".join(["exit status:"] + [f"{n:<4} {text}" for n, text in EXIT_STATUSES])
+
+
 def parser():
     ap = Parser(
         prog="tunbed",
         description="tunbed: tunnel gateway throughput testbed. Builds a gateway test in network "
                     "namespaces, drives TCP sessions through the gateways under test, and "
-                    "reports throughput, per-core CPU saturation, cost and latency, with plots.")
+                    "reports throughput, per-core CPU saturation, cost and latency, with plots.",
+        epilog=EPILOG)
     ap.add_argument("--version", action=Version, help="the version, build id and commit")
     sub = ap.add_subparsers(dest="command", metavar="COMMAND")
     for command, kind in COMMANDS:

@@ -1,6 +1,6 @@
 """tunbed(1), made from the command line parser (cli.parser) with argparse's own help texts,
 defaults included, so that the page says what --help says: every command's usage,
-description and options. The Debian package makes it when it is installed
+description and options, and the exit statuses (the top-level parser's epilog). The Debian package makes it when it is installed
 (packaging/CMakeLists.txt):
 
     python3 -m tunbedlib.manpage OUT.1.gz"""
@@ -63,6 +63,12 @@ def page(ap=None):
         for name, p in sub.choices.items():
             lines += [f".SS {name}", f".B tunbed {name}", roff(usage(p)), ".PP",
                       roff(p.description or helps.get(name) or ""), *options(p)]
+    if ap.epilog:  # the exit statuses: a heading line, then a status a line
+        head, *statuses = ap.epilog.splitlines()
+        lines += [f".SH {roff(head.rstrip(':').upper())}"]
+        for line in statuses:
+            n, text = line.split(None, 1)
+            lines += [".TP", f"\\fB{roff(n)}\\fR", roff(text)]
     programs = [os.path.basename(p) for p in (common.GREGW, common.TRAFFIC, common.WIRE,
                                                 common.TOPO, common.SAMPLE)]
     lines += [".SH SEE ALSO", ",\n".join(f".BR {roff(p)} (1)" for p in programs)]

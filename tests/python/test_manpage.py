@@ -1,13 +1,16 @@
 """tunbed's man page and bash completion (scripts/tunbedlib/manpage.py, completion.py), made from
 the command line parser: the page renders without a groff warning and has every command and
-option with its --help text; the completion offers every command and each command's options,
-file names for values and arguments. And the runner installed from the Debian package
-(common.INSTALLED): bootstrap builds nothing, provision refuses in one line."""
+option with its --help text, and the exit statuses (as --help ends with them); the completion
+offers every command and each command's options, file names for values and arguments. And the
+runner installed from the Debian package (common.INSTALLED): bootstrap builds nothing,
+provision refuses in one line, what to install says apt and the package, not a checkout's
+commands."""
 
 import contextlib
 import gzip
 import io
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -17,7 +20,7 @@ from unittest import mock
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
-from tunbedlib import cli, common, completion, manpage, runloop  # noqa: E402
+from tunbedlib import bed as beds, cli, common, completion, manpage, runloop  # noqa: E402
 
 
 def every_command():
@@ -54,6 +57,25 @@ class ManPage(unittest.TestCase):
                     self.assertIn(manpage.roff(fmt._expand_help(a)), self.roff,
                                   f"{name} {a.option_strings or a.dest}")
         self.assertIn("sessions per point, e.g. 1,8,64 (default 1,8,64", self.text)
+
+    def test_exit_statuses_in_the_page_and_in_help(self):
+        # Each status main() returns, in --help's epilog and the page's EXIT STATUS, a
+        # paragraph each; the statuses are those main() returns (bad input 2, a failure 1).
+        self.assertEqual([n for n, _ in cli.EXIT_STATUSES], [0, 1, 2, 130])
+        section = self.roff[self.roff.index("\n.SH EXIT STATUS\n"):
+                            self.roff.index("\n.SH SEE") + 1]
+        for n, text in cli.EXIT_STATUSES:
+            self.assertIn(f"\n.TP\n\\fB{n}\\fR\n{manpage.roff(text)}\n", section)
+        self.assertRegex(re.sub(".\x08", "", self.text), r"\nEXIT STATUS\n +0 +success")  # bold
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), self.assertRaises(SystemExit):
+            cli.main(["--help"])
+        help_text = out.getvalue()
+        self.assertIn("\nexit status:\n0    success (diff: no point slower)\n1    a failure: ",
+                      help_text)
+        self.assertIn("\n130  interrupted (Ctrl-C or SIGTERM)", help_text)
+        with contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(cli.main(["report", "/nonexistent"]), 2)
 
     def test_a_line_that_would_be_a_request_is_text(self):
         self.assertEqual(manpage.roff(".topo and 'x' -- \\n"), "\\&.topo and 'x' \\-\\- \\en")
@@ -130,6 +152,32 @@ class Installed(unittest.TestCase):
                 run.return_value.returncode = 0
                 runloop.bootstrap(["ras", "failover"], build=build)
             self.assertEqual(run.call_args[0][0][1:], ["--for", "ras,failover", "--installed"])
+
+    def test_what_to_install_says_how_where_installed(self):
+        # The plots' package: apt, not a checkout's bootstrap, for an installed runner.
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "runs"))
+            with open(os.path.join(HERE, "data", "run-gregw-s1.json")) as f, \
+                    open(os.path.join(d, "runs", "x-r1.json"), "w") as out:
+                out.write(f.read())
+            for installed, want in ((True, "apt install python3-matplotlib"),
+                                    (False, "run scripts/bootstrap --no-build as root")):
+                with mock.patch.object(common, "INSTALLED", installed), \
+                        mock.patch.object(cli.importlib.util, "find_spec", return_value=None), \
+                        mock.patch("os.geteuid", return_value=1000), \
+                        contextlib.redirect_stderr(io.StringIO()) as err:
+                    self.assertEqual(cli.main(["report", d]), 1)
+                self.assertEqual(err.getvalue(), f"tunbed: the plots need python3-matplotlib: "
+                                 f"{want} (or this command with sudo) to install it\n")
+                self.assertEqual(os.listdir(d), ["runs"])
+        # A host without this build: provision from a checkout, the package where installed.
+        with mock.patch.object(common, "INSTALLED", False):
+            self.assertEqual(beds.put_build("hosts.ini"),
+                             "run scripts/tunbed provision --hosts hosts.ini")
+        with mock.patch.object(common, "INSTALLED", True), \
+                mock.patch.object(common, "version", return_value="0.1.0+b1"):
+            self.assertEqual(beds.put_build("hosts.ini"), "install on it the package this "
+                             "tunbed came from, tunbed 0.1.0+b1, with apt")
 
     def test_provision_refuses_before_it_installs_anything(self):
         with mock.patch.object(common, "INSTALLED", True), \

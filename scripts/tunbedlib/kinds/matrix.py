@@ -191,7 +191,7 @@ def matrix_options(p, defaults):
                    "topology's cpus =; use + between CPUs: gwa=0+1")
     p.add_argument("--hosts", metavar="INVENTORY",
                    help="run on the hosts of an Ansible inventory over SSH instead of in "
-                        "namespaces (docs/hosts.md; provision them first)")
+                        "namespaces; they need this build first (docs/hosts.md)")
 
 
 def defaults_of(sc, full=None, prefix=""):
