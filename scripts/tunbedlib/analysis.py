@@ -100,9 +100,9 @@ def thread_timeline(samples, hz, host, most=4):
     totals = {}
     for _, cores, on in raw:
         for c, who in on.items():
+            mine = totals.setdefault(c, {})
             for name, pct in who.items():
-                totals.setdefault(c, {})
-                totals[c][name] = totals[c].get(name, 0.0) + pct
+                mine[name] = mine.get(name, 0.0) + pct
     busy = {c: sum(cores.get(c, {}).get("busy", 0.0) for _, cores, _ in raw) for c in totals}
     kept = {c: [n for n, v in sorted(t.items(), key=lambda kv: -kv[1])
                 if v >= 0.05 * busy[c]][:most] for c, t in totals.items()}
@@ -303,9 +303,9 @@ def cpu_name(cpu, host=None):
     return f"{host}:cpu{cpu}" if host else f"cpu{cpu}"
 
 
-def cpu_names(cpus, host=None, sep=", "):
+def cpu_names(cpus, host=None):
     """'cpu0, cpu1' (cpu_name), or 'none' for no CPU."""
-    return sep.join(cpu_name(c, host) for c in cpus) or "none"
+    return ", ".join(cpu_name(c, host) for c in cpus) or "none"
 
 
 def saturated_names(sat, sep=", "):

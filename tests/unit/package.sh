@@ -60,6 +60,8 @@ expect "tunbed's man page" [ -s "$page" ]
 warnings=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$page" 2>&1 >"$TMP/page.txt") || warnings="man failed: $warnings"
 expect "the man page renders without a warning${warnings:+: $warnings}" [ -z "$warnings" ]
 expect "the man page names tunbed ras's --sessions" grep -q -- "--sessions LIST" "$TMP/page.txt"
+expect "the man page ends with the exit statuses" grep -qE "^ +130 +interrupted" <(sed -n '/^EXIT STATUS/,$p' "$TMP/page.txt")
+expect "tunbed --help ends with them" grep -qE "^130 +interrupted" <<<"$(tunbed --help)"
 complete() { # WORDS...: what completing the last word offers
 	bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _tunbed; echo "${COMPREPLY[*]}"' \
 		- "$TMP/root/usr/share/bash-completion/completions/tunbed" "$@"
