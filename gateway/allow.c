@@ -37,7 +37,9 @@ int allow_plan(struct encap_cfg *e, const struct config *c)
 		for (unsigned i = 0; i < c->nallow; i++)
 			allow[na++] = prefix_of(&c->allow[i]);
 	} else {
-		for (int i = 0; i < c->nroutes; i++)
+		/* With --tunnels, the tunnels' own prefixes are their sources (encap.h), and a
+		 * --route is a pool routed into the TUN, nobody's source. */
+		for (int i = 0; !c->tunnels[0] && i < c->nroutes; i++)
 			allow[na++] = prefix_of(&c->routes[i]);
 		if (c->has_addr)
 			allow[na++] = prefix_of(&c->addr);

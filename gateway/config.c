@@ -58,6 +58,7 @@ enum opt_id {
 	OPT_USER,
 	OPT_ANY_ADDRESS,
 	OPT_CONFIG,
+	OPT_TUNNELS,
 };
 
 static const struct option options[] = {
@@ -98,6 +99,7 @@ static const struct option options[] = {
 	{ "encap", required_argument, NULL, OPT_ENCAP },
 	{ "any-address", no_argument, NULL, OPT_ANY_ADDRESS },
 	{ "config", required_argument, NULL, OPT_CONFIG },
+	{ "tunnels", required_argument, NULL, OPT_TUNNELS },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -107,7 +109,9 @@ static const struct option options[] = {
 void config_usage(void)
 {
 	printf("usage: gregw --remote ADDR [options]\n"
-	       "       gregw ctl PATH [stats]\n"
+	       "       gregw --tunnels FILE [options]\n"
+	       "       gregw ctl PATH [stats|flows|tunnels [FROM [COUNT]]]\n"
+	       "       gregw ctl PATH add|replace NAME 'KEY = VALUE; ...' | remove NAME\n"
 	       "\n"
 	       "A userspace GRE gateway (RFC 2784, RFC 2890): inner IPv4 and IPv6 packets from a\n"
 	       "TUN device go to the peer in GRE over IPv4 or IPv6, and GRE from the peer comes\n"
@@ -132,6 +136,13 @@ void config_usage(void)
 	       "                       8086, port 4754; the source port follows the inner flow;\n"
 	       "                       sent with UDP_SEGMENT, received with UDP_GRO where\n"
 	       "                       the kernel has them)\n"
+	       "  --tunnels FILE       many tunnels (a tenant each) from FILE, INI: a\n"
+	       "                       [tunnel NAME] section a tunnel, with peer, key, prefixes\n"
+	       "                       (routed into it, and its peer's allowed sources), encap,\n"
+	       "                       seq, csum (docs/gregw.md); all to one peer and of one\n"
+	       "                       encap for now; instead of --remote, --key, --seq and\n"
+	       "                       --csum (--route adds routes into TUN: a pool for tunnels\n"
+	       "                       added later); changed at run time on the control socket\n"
 	       "device:\n"
 	       "  --tun NAME           TUN device to create (default gre0)\n"
 	       "  --addr PREFIX        IPv4 address of the TUN device, e.g. 198.19.0.1/24\n"
@@ -265,6 +276,7 @@ struct seen {
 /* What a parse fills: the configuration, and the addresses it holds as they were given. */
 struct parse {
 	struct config *c;
+	bool encap; /* --encap given */
 	struct seen remote, local, addr, addr6, routes[CONFIG_MAX_ROUTES];
 };
 
@@ -485,7 +497,10 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 		else
 			return bad(o, key, v, "expected batch or normal");
 		return 0;
+	case OPT_TUNNELS:
+		return set_string(o, key, v, c->tunnels, sizeof(c->tunnels));
 	case OPT_ENCAP:
+		ps->encap = true;
 		if (strcmp(v, "gre") == 0)
 			c->gre_udp = false;
 		else if (strcmp(v, "gre-udp") == 0)
@@ -714,6 +729,75 @@ static int check_ranges(const struct parse *ps)
 	return 0;
 }
 
+/*
+ * --tunnels: the file's tunnels, in place of the one tunnel's options (a second source of the
+ * same thing would have to win somewhere; --encap may only agree); all to one peer and of one
+ * encapsulation, for now (docs/gregw.md: what is left), which become remote and gre_udp. A
+ * refusal is one line, FILE:LINE: MESSAGE.
+ */
+static int load_tunnels(struct parse *ps)
+{
+	struct config *c = ps->c;
+	const char *path = c->tunnels, *given = c->has_remote ? "remote"
+						: c->has_key  ? "key"
+						: c->seq      ? "seq"
+						: c->csum     ? "csum"
+							      : NULL;
+	struct tunfile_error err;
+	char line[CONFIG_PATH_MAX + sizeof(err.msg) + 16], a[NETADDR_STRLEN], b[NETADDR_STRLEN];
+	const struct tunnel_spec *t0;
+
+	if (given) {
+		log_warnx(
+			"--%s and --tunnels: each tunnel of %s has its own (peer, key, seq, csum)",
+			given, path);
+		return -EINVAL;
+	}
+	if (tunfile_load(path, c->any_address, &c->tf, &err)) {
+		log_warnx("%s", tunfile_error_line(path, &err, line, sizeof(line)));
+		return -EINVAL;
+	}
+	if (c->tf.n == 0) {
+		log_warnx("%s: no tunnel", path);
+		return -EINVAL;
+	}
+	t0 = &c->tf.specs[0];
+	for (unsigned i = 1; i < c->tf.n; i++) {
+		const struct tunnel_spec *t = &c->tf.specs[i];
+
+		if (!netaddr_equal(&t->peer, &t0->peer)) {
+			log_warnx("%s:%d: tunnel '%s': peer %s is not tunnel '%s''s %s (line %d): "
+				  "gregw serves the tunnels of one peer",
+				  path, c->tf.lines[i].peer, t->name, netaddr_format(&t->peer, a),
+				  t0->name, netaddr_format(&t0->peer, b), c->tf.lines[0].peer);
+			return -EINVAL;
+		}
+		if (t->udp != t0->udp) {
+			log_warnx("%s:%d: tunnel '%s': encap %s is not tunnel '%s''s (line %d): "
+				  "gregw's tunnels share one encapsulation",
+				  path, c->tf.lines[i].section, t->name, t->udp ? "gre-udp" : "gre",
+				  t0->name, c->tf.lines[0].section);
+			return -EINVAL;
+		}
+	}
+	/* --encap may say what the tunnels are, not change it. */
+	if (ps->encap && c->gre_udp != t0->udp) {
+		log_warnx("%s:%d: tunnel '%s': encap %s, but --encap %s", path,
+			  c->tf.lines[0].section, t0->name, t0->udp ? "gre-udp" : "gre",
+			  c->gre_udp ? "gre-udp" : "gre");
+		return -EINVAL;
+	}
+	c->remote = t0->peer;
+	c->has_remote = true;
+	c->gre_udp = t0->udp;
+	return 0;
+}
+
+void config_fini(struct config *c)
+{
+	tunfile_free(&c->tf);
+}
+
 int config_parse(struct config *c, int argc, char **argv)
 {
 	struct origin cli = { 0 };
@@ -757,8 +841,11 @@ int config_parse(struct config *c, int argc, char **argv)
 		log_warnx("unexpected argument '%s' (see --help)", argv[optind]);
 		return -EINVAL;
 	}
+	if (c->tunnels[0] && (rc = load_tunnels(&ps)))
+		return rc;
 	if (!c->has_remote) {
-		log_warnx("missing --remote ADDR: the peer's outer address (see --help)");
+		log_warnx("missing --remote ADDR: the peer's outer address, or --tunnels FILE (see "
+			  "--help)");
 		return -EINVAL;
 	}
 	if (c->has_local && c->local.family != c->remote.family) {

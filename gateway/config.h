@@ -15,6 +15,7 @@
 #include "privs.h"
 #include "pktring.h"
 #include "tos.h"
+#include "tunfile.h"
 
 struct config {
 	char tun[16];
@@ -57,6 +58,11 @@ struct config {
 	unsigned nallow; /* --allow-from; 0: the routes and the tunnel subnets */
 	struct netprefix allow[CONFIG_MAX_ALLOW];
 	struct tos_cfg tos; /* --tos, --ttl: the outer DSCP and TTL (tos.h) */
+	/* --tunnels FILE: the tunnel table at start, read by config_parse (remote and gre_udp
+	 * then are its tunnels' one peer and encapsulation). Empty: one tunnel, of --remote,
+	 * --key, --seq, --csum and --encap. */
+	char tunnels[CONFIG_PATH_MAX];
+	struct tunfile tf;
 	int verbose;
 };
 
@@ -77,5 +83,8 @@ int config_parse(struct config *c, int argc, char **argv);
 
 /* Prints the --help text. */
 void config_usage(void);
+
+/* Frees what config_parse allocated (the tunnel file's tunnels); safe after a failed parse. */
+void config_fini(struct config *c);
 
 #endif

@@ -11,10 +11,10 @@ enum drop_reason {
 	DROP_ZERO_LENGTH,    /* nothing after the outer header: no GRE header at all */
 	DROP_BAD_OUTER,	     /* outer IP header malformed or its checksum wrong */
 	DROP_OUTER_FRAGMENT, /* outer IP fragment: GRE is never reassembled here */
-	DROP_UNKNOWN_PEER,   /* outer source is not --remote, or destination not --local */
+	DROP_UNKNOWN_PEER,   /* outer source no tunnel's peer, or destination not --local */
 	DROP_BAD_VERSION,    /* GRE version is not 0 */
 	DROP_BAD_FLAGS,	     /* GRE reserved, routing or recursion bits set */
-	DROP_BAD_KEY,	     /* key missing, unexpected, or not --key */
+	DROP_BAD_KEY,	     /* a tunnel's peer, but no tunnel of it has this key (or none) */
 	DROP_NO_SEQ,	     /* --seq set, but the packet has no sequence number */
 	DROP_NO_CSUM,	     /* --csum set, but the packet has no checksum */
 	DROP_BAD_CSUM,	     /* GRE checksum wrong */
@@ -32,6 +32,8 @@ enum drop_reason {
 	DROP_TX_SEND,	     /* the kernel refused the send (buffer full, no route) */
 	DROP_TX_FQ_OVERFLOW, /* --fair-queue with --fq-full drop: the queue was full, its
 			      * longest flow gave it up (a read: a superpacket counts once) */
+	DROP_TX_NO_TUNNEL,   /* no tunnel's prefix holds the inner destination (a superpacket
+			      * counts once, as a read) */
 	DROP_MAX,
 };
 

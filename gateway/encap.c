@@ -16,6 +16,13 @@ unsigned encap_overhead(int family, unsigned gre_flags, bool udp)
 	return ip_fixed_hlen(family) + (udp ? UDP_HLEN : 0) + (unsigned)gre_hlen(gre_flags);
 }
 
+unsigned encap_outer_hlen(const struct encap_cfg *c, const struct tunnel *tn)
+{
+	if (!tn)
+		return c->outer_hlen;
+	return (c->udp ? 0 : ip_fixed_hlen(c->family)) + (unsigned)gre_hlen(tn->gre_flags);
+}
+
 void encap_ip_template(const struct encap_cfg *c, uint8_t proto, uint8_t *t)
 {
 	memset(t, 0, ip_fixed_hlen(c->family));
@@ -120,7 +127,8 @@ static bool in_any(const struct encap_prefix *list, unsigned n, int family, cons
  * packet to an allowed address, from the host the error goes to. Only its first fragment
  * holds the ICMP header.
  */
-static bool icmp_error_about_ours(const struct encap_cfg *c, const uint8_t *p,
+static bool icmp_error_about_ours(const struct encap_cfg *c, const struct tunnels *t,
+				  const struct tunnel *tn, const uint8_t *p,
 				  const struct ip_info *ip)
 {
 	bool v6 = ip->family == AF_INET6;
@@ -140,24 +148,58 @@ static bool icmp_error_about_ours(const struct encap_cfg *c, const uint8_t *p,
 		return false;
 	if (q[0] >> 4 != (v6 ? 6 : 4))
 		return false;
-	return memcmp(q + ip_src_off(ip->family), ip->dst, ip_addr_len(ip->family)) == 0 &&
-	       in_any(c->allow, c->nallow, ip->family, q + ip_dst_off(ip->family));
+	if (memcmp(q + ip_src_off(ip->family), ip->dst, ip_addr_len(ip->family)) != 0)
+		return false;
+	/* With tunnel sources, a quote to one of a tunnel's prefixes must be to this one's. */
+	if (t && c->tunnel_sources) {
+		uint32_t i = tunnels_encap(t, ip->family, q + ip_dst_off(ip->family));
+
+		if (i != TUNNELS_NONE)
+			return tunnels_at(t, i) == tn;
+	}
+	return in_any(c->allow, c->nallow, ip->family, q + ip_dst_off(ip->family));
+}
+
+/* Whose prefix holds an inner source: the tunnel's it came through, another's, or none's. */
+enum tunnel_src { TUNNEL_SRC_NONE, TUNNEL_SRC_OWN, TUNNEL_SRC_OTHER };
+
+static enum tunnel_src tunnel_src(const struct encap_cfg *c, const struct tunnels *t,
+				  const struct tunnel *tn, const struct ip_info *ip)
+{
+	uint32_t i;
+
+	if (!t || !c->tunnel_sources)
+		return TUNNEL_SRC_NONE;
+	i = tunnels_encap(t, ip->family, ip->src);
+	if (i == TUNNELS_NONE)
+		return TUNNEL_SRC_NONE;
+	return tunnels_at(t, i) == tn ? TUNNEL_SRC_OWN : TUNNEL_SRC_OTHER;
 }
 
 /* The inner packet's addresses, once its header is known good: a source the peer may send
- * from, and a destination that does not lead back into the tunnel. */
-static enum drop_reason check_inner(const struct encap_cfg *c, const uint8_t *p,
+ * from (with c->tunnel_sources, one of tn's prefixes, or allowed and no tunnel's), and a
+ * destination that does not lead back into the tunnel. */
+static enum drop_reason check_inner(const struct encap_cfg *c, const struct tunnels *t,
+				    const struct tunnel *tn, const uint8_t *p,
 				    const struct ip_info *ip)
 {
+	enum tunnel_src tn_src = tunnel_src(c, t, tn, ip);
 	bool v6 = ip->family == AF_INET6;
 	const uint8_t *own = v6 ? c->addr6 : c->addr4;
 	unsigned alen = ip_addr_len(ip->family);
 
-	if (in_any(c->allow, c->nallow, ip->family, ip->src)) {
+	/* A tenant's sources are its own: one of another tunnel's prefixes is never allowed
+	 * from this one, one of its own is (but our own addresses, below). */
+	if (tn_src == TUNNEL_SRC_OTHER ||
+	    (tn_src == TUNNEL_SRC_OWN && in_any(c->own, c->nown, ip->family, ip->src)))
+		return DROP_SPOOFED_SOURCE;
+	if (tn_src == TUNNEL_SRC_OWN) {
+		/* checked above against all of our own */
+	} else if (in_any(c->allow, c->nallow, ip->family, ip->src)) {
 		if (in_any(c->own, c->nown_near, ip->family, ip->src))
 			return DROP_SPOOFED_SOURCE;
 	} else if (in_any(c->own, c->nown, ip->family, ip->src) ||
-		   !icmp_error_about_ours(c, p, ip)) {
+		   !icmp_error_about_ours(c, t, tn, p, ip)) {
 		return DROP_SPOOFED_SOURCE;
 	}
 	/* The TUN holds the subnet: anything for it but our own address would go back in, and
@@ -184,15 +226,27 @@ enum drop_reason encap_check(const struct encap_cfg *c, const uint8_t *inner, si
 	return DROP_NONE;
 }
 
-uint8_t *encap_build2(const struct encap_cfg *c, uint8_t *inner, size_t len, const uint8_t *tail,
-		      size_t tail_len, uint32_t seq)
+uint8_t *encap_build2(const struct encap_cfg *c, const struct tunnel *tn, uint8_t *inner,
+		      size_t len, const uint8_t *tail, size_t tail_len, uint32_t seq)
 {
-	uint8_t *out = inner - c->outer_hlen, *gre;
+	unsigned flags = tn ? tn->gre_flags : c->gre_flags, hlen = encap_outer_hlen(c, tn);
+	uint8_t *out = inner - hlen, *gre;
 	unsigned ip_hlen = c->udp ? 0 : ip_fixed_hlen(c->family);
-	size_t gre_len = c->outer_hlen - ip_hlen + len + tail_len;
+	size_t gre_len = hlen - ip_hlen + len + tail_len;
 	size_t off = GRE_HLEN_MIN;
 
-	memcpy(out, c->outer_tmpl, c->outer_hlen);
+	if (tn) {
+		struct gre_info g = { .flags = flags, .key = tn->key, .proto = GRE_PROTO_IPV4 };
+
+		/* The template's outer IP header (our address, TTL, DF), to the tunnel's peer;
+		 * its own GRE header. */
+		memcpy(out, c->outer_tmpl, ip_hlen);
+		if (ip_hlen)
+			memcpy(out + ip_dst_off(c->family), tn->peer, ip_addr_len(c->family));
+		gre_build(out + ip_hlen, hlen - ip_hlen, &g);
+	} else {
+		memcpy(out, c->outer_tmpl, hlen);
+	}
 	gre = out + ip_hlen;
 	store_be16(gre + GRE_PROTO_OFF, (inner[0] >> 4) == 6 ? GRE_PROTO_IPV6 : GRE_PROTO_IPV4);
 	if (!c->udp)
@@ -209,13 +263,13 @@ uint8_t *encap_build2(const struct encap_cfg *c, uint8_t *inner, size_t len, con
 		store_be16(out + IPV4_CSUM_OFF, 0);
 		store_be16(out + IPV4_CSUM_OFF, inet_csum(out, IPV4_HLEN));
 	}
-	if (c->gre_flags & GRE_F_CSUM)
+	if (flags & GRE_F_CSUM)
 		off += GRE_OPT_LEN;
-	if (c->gre_flags & GRE_F_KEY)
+	if (flags & GRE_F_KEY)
 		off += GRE_OPT_LEN;
-	if (c->gre_flags & GRE_F_SEQ)
+	if (flags & GRE_F_SEQ)
 		store_be32(gre + off, seq);
-	if (c->gre_flags & GRE_F_CSUM) {
+	if (flags & GRE_F_CSUM) {
 		/* The GRE header and the inner headers have even lengths: the sum chains. */
 		uint32_t sum;
 
@@ -227,9 +281,10 @@ uint8_t *encap_build2(const struct encap_cfg *c, uint8_t *inner, size_t len, con
 	return out;
 }
 
-uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint32_t seq)
+uint8_t *encap_build(const struct encap_cfg *c, const struct tunnel *tn, uint8_t *inner, size_t len,
+		     uint32_t seq)
 {
-	return encap_build2(c, inner, len, NULL, 0, seq);
+	return encap_build2(c, tn, inner, len, NULL, 0, seq);
 }
 
 static enum drop_reason gre_drop(int rc)
@@ -272,7 +327,8 @@ static int dstopts_len(const uint8_t *p, size_t len)
 	return (int)hlen;
 }
 
-static enum drop_reason gre_part(const struct encap_cfg *c, const uint8_t *gre, size_t gre_len,
+static enum drop_reason gre_part(const struct encap_cfg *c, const struct tunnels *t,
+				 const uint8_t *src, const uint8_t *gre, size_t gre_len,
 				 bool merged, struct decap_result *r);
 
 /*
@@ -281,8 +337,9 @@ static enum drop_reason gre_part(const struct encap_cfg *c, const uint8_t *gre, 
  * datagram, a longer one claims bytes that are not there); its checksum is the transport's to
  * check (rx_ring.c), as the kernel checks it for a socket. Then GRE.
  */
-static enum drop_reason udp_part(const struct encap_cfg *c, const uint8_t *u, size_t len,
-				 bool merged, struct decap_result *r)
+static enum drop_reason udp_part(const struct encap_cfg *c, const struct tunnels *t,
+				 const uint8_t *src, const uint8_t *u, size_t len, bool merged,
+				 struct decap_result *r)
 {
 	size_t ulen;
 
@@ -291,11 +348,12 @@ static enum drop_reason udp_part(const struct encap_cfg *c, const uint8_t *u, si
 	ulen = load_be16(u + UDP_LEN_OFF);
 	if (load_be16(u + UDP_DPORT_OFF) != c->udp_port || ulen != len)
 		return DROP_BAD_OUTER;
-	return gre_part(c, u + UDP_HLEN, ulen - UDP_HLEN, merged, r);
+	return gre_part(c, t, src, u + UDP_HLEN, ulen - UDP_HLEN, merged, r);
 }
 
-static enum drop_reason outer_part(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen,
-				   size_t wirelen, bool merged, struct decap_result *r)
+static enum drop_reason outer_part(const struct encap_cfg *c, const struct tunnels *t,
+				   const uint8_t *pkt, size_t caplen, size_t wirelen, bool merged,
+				   struct decap_result *r)
 {
 	struct ip_info outer;
 	unsigned alen = ip_addr_len(c->family);
@@ -339,40 +397,69 @@ static enum drop_reason outer_part(const struct encap_cfg *c, const uint8_t *pkt
 		return DROP_BAD_OUTER;
 	if (outer.fragment)
 		return DROP_OUTER_FRAGMENT;
-	/* Anyone can send GRE to us; only the configured peer's may enter the TUN. */
-	if (memcmp(outer.src, c->remote, alen) != 0 || memcmp(outer.dst, c->local, alen) != 0)
+	/* Anyone can send GRE to us; only a tunnel's peer may enter the TUN (with a table,
+	 * tunnels_decap says whether the source is one, once the key is known). */
+	if (memcmp(outer.dst, c->local, alen) != 0 ||
+	    (!t && memcmp(outer.src, c->remote, alen) != 0))
 		return DROP_UNKNOWN_PEER;
 	/* Ethernet pads short frames: the outer header's length is the packet's, not caplen. */
 	if (c->udp)
-		return udp_part(c, pkt + hlen, outer.tot_len - (size_t)hlen, merged, r);
-	return gre_part(c, pkt + hlen, outer.tot_len - (size_t)hlen, merged, r);
+		return udp_part(c, t, outer.src, pkt + hlen, outer.tot_len - (size_t)hlen, merged,
+				r);
+	return gre_part(c, t, outer.src, pkt + hlen, outer.tot_len - (size_t)hlen, merged, r);
 }
 
-enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen, size_t wirelen,
-		       struct decap_result *r)
+enum drop_reason decap(const struct encap_cfg *c, const struct tunnels *t, const uint8_t *pkt,
+		       size_t caplen, size_t wirelen, struct decap_result *r)
 {
-	return outer_part(c, pkt, caplen, wirelen, false, r);
+	r->tn = NULL;
+	return outer_part(c, t, pkt, caplen, wirelen, false, r);
 }
 
-enum drop_reason decap_merged(const struct encap_cfg *c, const uint8_t *pkt, size_t len,
-			      struct decap_result *r)
+enum drop_reason decap_merged(const struct encap_cfg *c, const struct tunnels *t,
+			      const uint8_t *pkt, size_t len, struct decap_result *r)
 {
-	return outer_part(c, pkt, len, len, true, r);
+	r->tn = NULL;
+	return outer_part(c, t, pkt, len, len, true, r);
 }
 
-enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t gre_len,
-			   struct decap_result *r)
+enum drop_reason decap_gre(const struct encap_cfg *c, const struct tunnels *t, const uint8_t *src,
+			   const uint8_t *gre, size_t gre_len, struct decap_result *r)
 {
-	return gre_part(c, gre, gre_len, false, r);
+	r->tn = NULL;
+	return gre_part(c, t, src, gre, gre_len, false, r);
+}
+
+/* The tunnel of the outer source src and the GRE header g: with a table, its lookup (*tn, or
+ * DROP_UNKNOWN_PEER, DROP_BAD_KEY); without, c's own key (its peer was checked before). */
+static enum drop_reason find_tunnel(const struct encap_cfg *c, const struct tunnels *t,
+				    const uint8_t *src, const struct gre_info *g,
+				    const struct tunnel **tn)
+{
+	enum drop_reason why;
+	uint32_t i;
+
+	*tn = NULL;
+	if (!t)
+		return (g->flags & GRE_F_KEY) != (c->gre_flags & GRE_F_KEY) ||
+				       ((g->flags & GRE_F_KEY) && g->key != c->key)
+			       ? DROP_BAD_KEY
+			       : DROP_NONE;
+	why = tunnels_decap(t, c->family, src, g->flags & GRE_F_KEY, g->key, &i);
+	if (why == DROP_NONE)
+		*tn = tunnels_at(t, i);
+	return why;
 }
 
 /* The GRE header and what follows; merged: a GRO superpacket, whose GRE checksum the kernel
  * checked on each packet before it merged them (the merged header's is the first one's). */
-static enum drop_reason gre_part(const struct encap_cfg *c, const uint8_t *gre, size_t gre_len,
+static enum drop_reason gre_part(const struct encap_cfg *c, const struct tunnels *t,
+				 const uint8_t *src, const uint8_t *gre, size_t gre_len,
 				 bool merged, struct decap_result *r)
 {
 	struct gre_info g;
 	enum drop_reason why;
+	unsigned flags;
 	int rc;
 
 	/* An empty GRE-in-UDP datagram, or an outer packet that ends with its header: not a GRE
@@ -382,12 +469,13 @@ static enum drop_reason gre_part(const struct encap_cfg *c, const uint8_t *gre, 
 	rc = gre_parse(gre, gre_len, &g);
 	if (rc < 0)
 		return gre_drop(rc);
-	if ((g.flags & GRE_F_KEY) != (c->gre_flags & GRE_F_KEY) ||
-	    ((g.flags & GRE_F_KEY) && g.key != c->key))
-		return DROP_BAD_KEY;
-	if ((c->gre_flags & GRE_F_SEQ) && !(g.flags & GRE_F_SEQ))
+	why = find_tunnel(c, t, src, &g, &r->tn);
+	if (why != DROP_NONE)
+		return why;
+	flags = r->tn ? r->tn->gre_flags : c->gre_flags;
+	if ((flags & GRE_F_SEQ) && !(g.flags & GRE_F_SEQ))
 		return DROP_NO_SEQ;
-	if ((c->gre_flags & GRE_F_CSUM) && !(g.flags & GRE_F_CSUM))
+	if ((flags & GRE_F_CSUM) && !(g.flags & GRE_F_CSUM))
 		return DROP_NO_CSUM;
 	if ((g.flags & GRE_F_CSUM) && !merged && !gre_csum_ok(gre, gre_len))
 		return DROP_BAD_CSUM;
@@ -401,7 +489,7 @@ static enum drop_reason gre_part(const struct encap_cfg *c, const uint8_t *gre, 
 	    (r->ip.family == AF_INET6) != (g.proto == GRE_PROTO_IPV6))
 		return DROP_BAD_INNER;
 	r->inner_len = r->ip.tot_len;
-	why = check_inner(c, r->inner, &r->ip);
+	why = check_inner(c, t, r->tn, r->inner, &r->ip);
 	if (why != DROP_NONE)
 		return why;
 	r->proto = g.proto;

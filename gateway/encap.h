@@ -15,6 +15,7 @@
 #include "inet.h"
 #include "gw_limits.h"
 #include "tos.h"
+#include "tunnels.h"
 
 enum {
 	/* Room before an inner packet for the largest outer header, IPv6 plus full GRE, and
@@ -49,6 +50,10 @@ struct encap_cfg {
 	bool has_addr4, has_addr6; /* the TUN's own addresses, sources of ICMP errors */
 	uint8_t addr4[4], addr6[16];
 	uint8_t addr4_len, addr6_len; /* their prefixes: the tunnel subnets */
+	/* A tunnel's prefixes are also the inner sources its peer may send from (--tunnels);
+	 * without, the one tunnel of --remote takes every destination and its sources are
+	 * allow's alone, as --route and --allow-from say. */
+	bool tunnel_sources;
 	/* Inner sources (encap_sources): what the peer may send from, and what it never may
 	 * (our own addresses and LANs), those within reach of an allowed prefix first. */
 	unsigned nallow, nown, nown_near;
@@ -62,6 +67,10 @@ struct encap_cfg {
 /* Overhead of the outer headers for a family, GRE flags and UDP or not: MTU minus this is the
  * inner MTU. */
 unsigned encap_overhead(int family, unsigned gre_flags, bool udp);
+
+/* The outer header encap_build writes for tunnel tn (NULL: c's own peer, key and flags):
+ * outer IP and GRE, or over UDP GRE alone. Pure. */
+unsigned encap_outer_hlen(const struct encap_cfg *c, const struct tunnel *tn);
 
 /* Writes the outer IP header of c into t (ip_fixed_hlen bytes): version, DF (IPv4),
  * TTL or hop limit, protocol (or next header) proto, the addresses; lengths and the IPv4
@@ -99,12 +108,14 @@ enum drop_reason encap_check(const struct encap_cfg *c, const uint8_t *inner, si
 			     struct ip_info *ip);
 
 /*
- * Writes the outer headers into the ENCAP_HEADROOM bytes before inner and returns the start
- * of the outer packet; its length is c->outer_hlen + len. seq is used with GRE_F_SEQ. The
- * outer IP header's DS field and TTL are encap_tos's. Over UDP that is the GRE header alone:
- * the UDP socket adds the rest (its sender sets encap_tos's fields).
+ * Writes the outer headers of tunnel tn (its peer, key and GRE flags; NULL: c's own) into the
+ * ENCAP_HEADROOM bytes before inner and returns the start of the outer packet; its length is
+ * encap_outer_hlen(c, tn) + len. seq is used with GRE_F_SEQ. The outer IP header's DS field
+ * and TTL are encap_tos's. Over UDP that is the GRE header alone: the UDP socket adds the rest
+ * (its sender sets encap_tos's fields).
  */
-uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint32_t seq);
+uint8_t *encap_build(const struct encap_cfg *c, const struct tunnel *tn, uint8_t *inner, size_t len,
+		     uint32_t seq);
 
 /*
  * The same for an inner packet in two parts, as a segment is sent: its headers at inner
@@ -112,17 +123,17 @@ uint8_t *encap_build(const struct encap_cfg *c, uint8_t *inner, size_t len, uint
  * sent from where it lies). The outer packet is c->outer_hlen + len bytes from the returned
  * start, then the tail.
  */
-uint8_t *encap_build2(const struct encap_cfg *c, uint8_t *inner, size_t len, const uint8_t *tail,
-		      size_t tail_len, uint32_t seq);
+uint8_t *encap_build2(const struct encap_cfg *c, const struct tunnel *tn, uint8_t *inner,
+		      size_t len, const uint8_t *tail, size_t tail_len, uint32_t seq);
 
 /*
- * The GRE part of decap, for GRE-in-UDP, where the socket has checked the outer headers and
- * the peer is checked by the caller: gre_len bytes of GRE header and payload (0 for an empty
- * datagram: DROP_ZERO_LENGTH).
+ * The GRE part of decap, for GRE-in-UDP, where the socket has checked the outer headers:
+ * gre_len bytes of GRE header and payload (0 for an empty datagram: DROP_ZERO_LENGTH) from
+ * outer source src (c->family's).
  */
 struct decap_result;
-enum drop_reason decap_gre(const struct encap_cfg *c, const uint8_t *gre, size_t gre_len,
-			   struct decap_result *r);
+enum drop_reason decap_gre(const struct encap_cfg *c, const struct tunnels *t, const uint8_t *src,
+			   const uint8_t *gre, size_t gre_len, struct decap_result *r);
 
 struct decap_result {
 	const uint8_t *inner;
@@ -131,27 +142,34 @@ struct decap_result {
 	uint16_t proto;	   /* GRE_PROTO_IPV4 or GRE_PROTO_IPV6 */
 	bool has_seq;
 	uint32_t seq;
+	/* The tunnel it came through, once the outer source and key found it (a drop after
+	 * that is the tunnel's to count); else NULL. */
+	const struct tunnel *tn;
 };
 
 /*
  * Checks and decapsulates a packet from the wire: pkt starts at the outer IP header, caplen
- * bytes of it were captured of wirelen on the wire. Returns DROP_NONE with *r pointing into
- * pkt, or the reason to drop it. Checks in order: truncation, outer header, fragment, peer,
- * a GRE payload at all, GRE version, flags, key, sequence, checksum, payload protocol, inner
- * header, inner source (allowed, and not our own: DROP_SPOOFED_SOURCE), inner destination
+ * bytes of it were captured of wirelen on the wire. t is the tunnel table (tunnels_decap
+ * finds the tunnel of the outer source and key, whose flags then apply; NULL: c's own peer,
+ * key and flags, the one tunnel). Returns DROP_NONE with *r pointing into pkt, or the reason
+ * to drop it. Checks in order: truncation, outer header, fragment, outer destination, a GRE
+ * payload at all, GRE version, flags, peer and key (DROP_UNKNOWN_PEER, DROP_BAD_KEY),
+ * sequence, checksum, payload protocol, inner header, inner source (the tunnel's prefixes
+ * with c->tunnel_sources, else allowed; not another tunnel's, not our own:
+ * DROP_SPOOFED_SOURCE), inner destination
  * (not the tunnel subnet but for our own address: DROP_TUNNEL_LOOP). With c->udp (a packet
  * ring's GRE-in-UDP) the outer payload is UDP to c->udp_port, its length the payload's
  * (else DROP_BAD_OUTER), holding the GRE packet; its checksum the caller's to check.
  */
-enum drop_reason decap(const struct encap_cfg *c, const uint8_t *pkt, size_t caplen, size_t wirelen,
-		       struct decap_result *r);
+enum drop_reason decap(const struct encap_cfg *c, const struct tunnels *t, const uint8_t *pkt,
+		       size_t caplen, size_t wirelen, struct decap_result *r);
 
 /*
  * decap for a superpacket of len bytes that the kernel's GRO merged from the peer's packets
  * (rx.h): the same checks, but for the GRE checksum, which the kernel checked on every packet
  * it merged; the merged header keeps the first packet's.
  */
-enum drop_reason decap_merged(const struct encap_cfg *c, const uint8_t *pkt, size_t len,
-			      struct decap_result *r);
+enum drop_reason decap_merged(const struct encap_cfg *c, const struct tunnels *t,
+			      const uint8_t *pkt, size_t len, struct decap_result *r);
 
 #endif

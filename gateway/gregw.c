@@ -107,9 +107,11 @@ static int plan_tunnel(struct gregw *g)
 		return -EADDRNOTAVAIL;
 	}
 	memcpy(e->remote, c->remote.bytes, netaddr_len(e->family));
-	e->gre_flags = (c->has_key ? GRE_F_KEY : 0) | (c->seq ? GRE_F_SEQ : 0) |
-		       (c->csum ? GRE_F_CSUM : 0);
-	e->key = c->key;
+	/* Every tunnel's GRE options together: the tunnel MTU leaves room for the longest
+	 * header; the key and flags of the one tunnel are the TAP's (tx_tap.c). */
+	e->gre_flags = g->tun.gre_flags;
+	e->key = g->tun.specs[0].key;
+	e->tunnel_sources = g->tun.from_file;
 	e->tos = c->tos;
 	e->ttl = c->tos.ttl_inherit ? TUNNEL_TTL : c->tos.ttl;
 	e->udp = c->gre_udp;
@@ -158,11 +160,12 @@ static int plan_tunnel(struct gregw *g)
  * unreachable". And ICMP errors gregw writes into TUN come from the TUN's own address, which
  * the kernel drops as a martian unless the device accepts local sources.
  */
-static void tune_device(const struct config *c)
+static void tune_device(const struct gregw *g)
 {
+	const struct config *c = g->cfg;
 	int rc;
 
-	if (!c->has_addr6) {
+	if (!c->has_addr6 && !tunctl_has_inner6(&g->tun)) {
 		rc = ifconf_sysctl("ipv6", c->tun, "disable_ipv6", "1");
 		if (rc && rc != -ENOENT) /* no IPv6 in this kernel: nothing to quiet */
 			log_warnx("cannot turn IPv6 off on %s: %s", c->tun, strerror(-rc));
@@ -185,7 +188,7 @@ static int setup_device(struct gregw *g)
 	g->ifindex = (int)if_nametoindex(c->tun);
 	if (g->ifindex <= 0)
 		return -errno;
-	tune_device(c);
+	tune_device(g);
 	rc = ifconf_link_up(g->ifindex, g->ecfg.mtu, TUNNEL_TXQUEUELEN);
 	if (rc) {
 		log_warnx("cannot bring %s up with mtu %u: %s", c->tun, g->ecfg.mtu, strerror(-rc));
@@ -209,7 +212,7 @@ static int setup_device(struct gregw *g)
 			return rc;
 		}
 	}
-	return 0;
+	return tunctl_route(&g->tun, g->ifindex);
 }
 
 /* /run/gregw/[USER/][NETNS.]TUN.sock unless --ctl: a directory of its own for a --user,
@@ -261,19 +264,24 @@ static char *dump_doc(json_t *doc, size_t *len)
 	return buf;
 }
 
-/* The control socket's commands (ctl_reply_fn): stats (also an empty line) and flows. The
- * reply to anything else names it, quoted, in a JSON error. */
+/* The control socket's commands (ctl_reply_fn): stats (also an empty line), flows, and the
+ * tunnels' (tunctl.h). The reply to anything else names it, quoted, in a JSON error. */
 static char *ctl_reply(void *arg, const char *cmd, size_t len, size_t *out_len)
 {
 	struct gregw *g = arg;
 	char quoted[4 * CTL_CMD_MAX + 1], msg[sizeof(quoted) + 64];
 	json_t *err;
+	bool handled;
 
 	if (len == 0 || (len == 5 && memcmp(cmd, "stats", 5) == 0))
 		return dump_doc(telemetry_stats(g, false), out_len);
 	if (len == 5 && memcmp(cmd, "flows", 5) == 0)
 		return dump_doc(telemetry_flows(g), out_len);
-	snprintf(msg, sizeof(msg), "unknown command '%s'%s: expected stats or flows",
+	err = tunctl_command(&g->tun, cmd, len, &handled);
+	if (handled)
+		return dump_doc(err, out_len);
+	snprintf(msg, sizeof(msg),
+		 "unknown command '%s'%s: expected stats, flows, tunnels, add, replace or remove",
 		 ctl_quote(cmd, len, quoted, sizeof(quoted)),
 		 len == CTL_CMD_MAX ? " (too long)" : "");
 	err = json_object();
@@ -320,7 +328,7 @@ static void set_sched(struct gregw *g)
  */
 static void main_loop(struct gregw *g)
 {
-	enum { FIXED = 4 };
+	enum { FIXED = 4, MAIN_RECLAIM_MS = 10 };
 	struct pollfd pfd[FIXED + CTL_POLLFDS];
 	struct nexthop *nh = tx_group_nexthop(&g->txg);
 
@@ -333,6 +341,11 @@ static void main_loop(struct gregw *g)
 		int timeout = -1;
 
 		ctl_pollfds(&g->ctl, pfd + FIXED, clock_mono_ns(), &timeout);
+		/* Replaced tunnel tables wait for the workers' passes: freed on the next pass of
+		 * this loop, which comes soon while any waits. */
+		if (tunnels_pub_reclaim(&g->sh.tunnels) &&
+		    (timeout < 0 || timeout > MAIN_RECLAIM_MS))
+			timeout = MAIN_RECLAIM_MS;
 		if (poll(pfd, FIXED + CTL_POLLFDS, timeout) < 0) {
 			if (errno != EINTR)
 				break;
@@ -602,8 +615,30 @@ static void close_ctl(struct gregw *g)
 	unlink(g->ctl_path);
 }
 
+/* The tunnels at start (tunctl.h), published for the workers to come. */
+static int open_tunnels(struct gregw *g)
+{
+	int rc = tunctl_init(&g->tun, g->cfg);
+
+	if (rc == 0)
+		rc = tunnels_pub_init(&g->sh.tunnels, g->nworkers);
+	if (rc == 0 && (rc = tunctl_publish(&g->tun, &g->sh.tunnels)))
+		tunnels_pub_fini(&g->sh.tunnels);
+	if (rc) {
+		log_warnx("cannot set the tunnel table up: %s", strerror(-rc));
+		tunctl_fini(&g->tun);
+	}
+	return rc;
+}
+
+static void close_tunnels(struct gregw *g)
+{
+	tunnels_pub_fini(&g->sh.tunnels);
+	tunctl_fini(&g->tun);
+}
+
 /*
- * Sets gregw up: the plan (namespace, workers, tunnel), the stats output, the TUN device, the
+ * Sets gregw up: the plan (namespace, workers, tunnels and their table), the stats output, the TUN device, the
  * receive side's transport and the flows' steering, the workers' stop eventfd, the send
  * side's transport, the workers, the control socket, the stats timer. A failure is said where
  * it happens; what was acquired is released in reverse, and -errno returned. gregw_teardown
@@ -613,12 +648,15 @@ static int gregw_setup(struct gregw *g)
 {
 	int rc;
 
-	if ((rc = enter_netns(g->cfg)) || (rc = plan_workers(g)) || (rc = plan_tunnel(g)))
+	if ((rc = enter_netns(g->cfg)) || (rc = plan_workers(g)) || (rc = open_tunnels(g)))
 		return rc;
+	rc = plan_tunnel(g);
+	if (rc)
+		goto err_tunnels;
 	plan_queues(g);
 	rc = open_stats(g);
 	if (rc)
-		return rc;
+		goto err_tunnels;
 	rc = open_tun(g);
 	if (rc)
 		goto err_stats;
@@ -662,6 +700,8 @@ err_tun:
 	tun_close(g->tun_fds, g->nworkers);
 err_stats:
 	close_stats(g);
+err_tunnels:
+	close_tunnels(g);
 	return rc;
 }
 
@@ -676,6 +716,7 @@ static void gregw_teardown(struct gregw *g)
 	receive_teardown(g);
 	tun_close(g->tun_fds, g->nworkers);
 	close_stats(g);
+	close_tunnels(g);
 }
 
 /*
@@ -701,9 +742,9 @@ static int gregw_start(struct gregw *g)
 	}
 	set_sched(g);
 	memcpy(local.bytes, g->ecfg.local, netaddr_len(local.family));
-	log_info("%s up: mtu %u, %u workers, GRE %s -> %s%s%s%s, control %s", c->tun, g->ecfg.mtu,
-		 g->nworkers, netaddr_format(&local, a), netaddr_format(&c->remote, r),
-		 c->has_key ? " key" : "", c->seq ? " seq" : "", c->csum ? " csum" : "",
+	log_info("%s up: mtu %u, %u workers, GRE %s -> %s%s%s%s, %u tunnels, control %s", c->tun,
+		 g->ecfg.mtu, g->nworkers, netaddr_format(&local, a), netaddr_format(&c->remote, r),
+		 c->has_key ? " key" : "", c->seq ? " seq" : "", c->csum ? " csum" : "", g->tun.n,
 		 g->ctl_path);
 	return 0;
 }

@@ -13,12 +13,14 @@
 #include "ctl.h"
 #include "encap.h"
 #include "ifconf.h"
+#include "tunctl.h"
 #include "worker.h"
 
 struct gregw {
 	const struct config *cfg;
 	struct encap_cfg ecfg;
 	struct gw_shared sh;
+	struct tunctl tun; /* the tunnels in force: the list the table is built from */
 	unsigned nworkers;
 	int cpus[CONFIG_MAX_WORKERS];
 	struct worker *workers;

@@ -35,7 +35,8 @@ enum gw_limits {
 	 * in milliseconds. */
 	CTL_CONNS = 16,	      /* clients served at once; a 17th evicts the oldest */
 	CTL_ACCEPT_BATCH = 8, /* connections accepted per pass of the main loop */
-	CTL_CMD_MAX = 64,     /* a command line: "stats" or "flows" and room to spare */
+	CTL_CMD_MAX = 1024,   /* a command line: "stats", or a tunnel's keys to add (a name,
+			       * a peer, a key, eight prefixes of up to 43 bytes, options) */
 	CTL_CMD_MS = 1000,    /* from connect to the end of the command line, at most */
 	CTL_REPLY_MS = 5000,  /* to read the whole reply, at most */
 	CTL_BACKLOG = 64,     /* connections the kernel queues before gregw accepts them */

@@ -144,14 +144,15 @@ int ifconf_addr_add(int ifindex, const struct netprefix *p)
 	return talk(NULL, nlh, NULL, NULL);
 }
 
-int ifconf_route_replace(int ifindex, const struct netprefix *dst)
+/* A route to dst through ifindex in the main table: type RTM_NEWROUTE or RTM_DELROUTE. */
+static int route_msg(int ifindex, const struct netprefix *dst, uint16_t type, uint16_t flags)
 {
 	char buf[NL_MSG];
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct rtmsg *rtm;
 
-	nlh->nlmsg_type = RTM_NEWROUTE;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE;
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = (uint8_t)dst->addr.family;
 	rtm->rtm_dst_len = (uint8_t)dst->len;
@@ -162,6 +163,16 @@ int ifconf_route_replace(int ifindex, const struct netprefix *dst)
 	mnl_attr_put(nlh, RTA_DST, netaddr_len(dst->addr.family), dst->addr.bytes);
 	mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)ifindex);
 	return talk(NULL, nlh, NULL, NULL);
+}
+
+int ifconf_route_replace(int ifindex, const struct netprefix *dst)
+{
+	return route_msg(ifindex, dst, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_REPLACE);
+}
+
+int ifconf_route_del(int ifindex, const struct netprefix *dst)
+{
+	return route_msg(ifindex, dst, RTM_DELROUTE, 0);
 }
 
 struct route_answer {

@@ -37,6 +37,9 @@ int ifconf_addr_add(int ifindex, const struct netprefix *p);
 /* Adds or replaces the route to dst through ifindex in the main table. */
 int ifconf_route_replace(int ifindex, const struct netprefix *dst);
 
+/* Removes the route to dst through ifindex from the main table (-ESRCH: there is none). */
+int ifconf_route_del(int ifindex, const struct netprefix *dst);
+
 /* The kernel's route to dst: output interface, preferred source and MTU (route metric if
  * set, else the interface's). */
 struct ifconf_route {

@@ -1,6 +1,7 @@
 /*
  * What all of gregw's workers share: written by the main thread before they start, then only
- * read, but for the stop flag and the tunnel's GRE sequence counter. Through seq_peers a
+ * read, but for the stop flag and the tunnel table's publication (tunnels_pub.h: the table,
+ * the workers' epochs, per-tunnel counters and GRE sequence numbers). Through seq_peers a
  * worker also reads (never writes) the others' sequence windows.
  */
 #ifndef TUNBED_GW_SHARED_H
@@ -14,6 +15,7 @@
 #include "gw_limits.h"
 #include "nexthop.h"
 #include "steer.h"
+#include "tunnels_pub.h"
 
 struct worker_stats;
 
@@ -43,9 +45,9 @@ struct gw_shared {
 	 * windows (relaxed loads) for a number outside its own. */
 	struct worker_stats *seq_peers[CONFIG_MAX_WORKERS];
 	unsigned nworkers;
-	/* RFC 2890 numbers the tunnel, not a worker: each batch takes a block of numbers with
-	 * one atomic add, so the counter is touched once per sendmmsg, not per packet. */
-	_Alignas(64) uint32_t tx_seq;
+	/* The tunnel table in force, published by the main thread; each worker enters it at the
+	 * top of a pass and leaves it before it sleeps. */
+	struct tunnels_pub tunnels;
 };
 
 #endif

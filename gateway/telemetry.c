@@ -100,6 +100,7 @@ static json_t *config_json(const struct gregw *g, const struct sample *s)
 	jout_str(o, "rx_ring", c->rx_ring == PKTRING_V2 ? "v2" : "v3");
 	jout_str(o, "sched", g->sched_batch ? "batch" : "normal"); /* what is in force */
 	jout_str(o, "encap", c->gre_udp ? "gre-udp" : "gre");
+	jout_str(o, "tunnels", c->tunnels[0] ? c->tunnels : NULL); /* the file; null: --remote */
 	jout_bool(o, "offload", c->offload);
 	/* How the tunnel arrives: the packet ring, or GRE-in-UDP's socket. */
 	jout_str(o, "wire_rx", g->rxg.ops == &rx_ring_ops ? "ring" : "socket");
@@ -403,6 +404,7 @@ static json_t *stats_json(const struct gregw *g, const struct sample *s, bool fi
 	jout_set(doc, "total", total);
 	if (g->cfg->seq)
 		jout_set(doc, "seq", seq_json(s));
+	jout_set(doc, "tunnels", tunctl_summary(&g->tun));
 	jout_set(doc, "workers", workers);
 	return doc;
 }

@@ -1,6 +1,6 @@
 /*
- * The send queue (see tx.h): entries queued during a pass, their GRE sequence numbers (RFC
- * 2890) taken a batch at a time, sent by the transport chosen once.
+ * The send queue (see tx.h): entries queued during a pass, each for its tunnel, encapsulated
+ * with its tunnel's GRE sequence numbers (RFC 2890) and sent by the transport chosen once.
  */
 #include "tx.h"
 
@@ -99,13 +99,12 @@ void txq_cmsg(struct txq *q, struct msghdr *m, unsigned slot, struct tos_fields 
 
 void txq_dgram_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer, unsigned skip)
 {
-	const struct encap_cfg *c = q->sh->cfg;
 	struct iovec *iov = &q->iov[TX_IOV * k];
 
 	if (e->csum.start)
 		inet_csum_finish(e->inner + e->csum.start, e->len - e->csum.start, e->tail,
 				 e->tail_len, e->csum);
-	iov[0] = (struct iovec){ outer + skip, c->outer_hlen - skip + e->len };
+	iov[0] = (struct iovec){ outer + skip, e->outer_hlen - skip + e->len };
 	iov[1] = (struct iovec){ (void *)e->tail, e->tail_len };
 	q->msgs[k].msg_hdr.msg_iov = iov;
 	q->msgs[k].msg_hdr.msg_iovlen = e->tail ? 2 : 1;
@@ -113,16 +112,39 @@ void txq_dgram_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer, 
 
 void txq_flush(struct txq *q)
 {
-	unsigned n = q->nents;
+	if (q->nents == 0)
+		return;
+	q->ops->send(q, 0, q->nents);
+	q->nents = 0;
+}
+
+uint8_t *txq_encap(struct txq *q, struct tx_ent *e)
+{
+	const struct tunnel *tn = e->tn;
 	uint32_t seq = 0;
 
-	if (n == 0)
-		return;
-	/* The batch's numbers follow the sending order. */
-	if (q->sh->cfg->gre_flags & GRE_F_SEQ)
-		seq = __atomic_fetch_add(&q->sh->tx_seq, n, __ATOMIC_RELAXED);
-	q->ops->send(q, 0, n, seq);
-	q->nents = 0;
+	/* A checksum left partial would be completed by the device after the GRE checksum
+	 * covered it: a tunnel added with csum at run time, on a gateway that started with
+	 * none. */
+	if (e->csum.start && (tn->gre_flags & GRE_F_CSUM)) {
+		inet_csum_finish(e->inner + e->csum.start, e->len - e->csum.start, e->tail,
+				 e->tail_len, e->csum);
+		e->csum.start = 0;
+	}
+	/* RFC 2890 numbers the tunnel, not a worker: one atomic add per packet of a tunnel with
+	 * sequence numbers, in the order the transport sends. */
+	if (tn->gre_flags & GRE_F_SEQ)
+		seq = tunnels_seq_take(&q->sh->tunnels, tn, 1);
+	return encap_build2(q->sh->cfg, tn, e->inner, e->len, e->tail, e->tail_len, seq);
+}
+
+void txq_drop_send(struct txq *q, const struct tx_ent *e, unsigned n)
+{
+	struct tunnel_stats *ts = tunnels_stats(&q->sh->tunnels, q->id, e->tn);
+
+	stat_add(&q->stats->drops[DROP_TX_SEND], n);
+	while (n--)
+		tunnels_stat_drop(ts, DROP_TX_SEND);
 }
 
 uint8_t *txq_hdr_room(struct txq *q)
@@ -132,23 +154,37 @@ uint8_t *txq_hdr_room(struct txq *q)
 	return q->hdrs + (size_t)q->nents * TX_SEG_HDR;
 }
 
-void txq_add(struct txq *q, uint8_t *inner, size_t len, const uint8_t *tail, size_t tail_len,
-	     uint32_t flow, unsigned sock, struct l4_csum csum)
+void txq_add(struct txq *q, const struct tunnel *tn, uint8_t *inner, size_t len,
+	     const uint8_t *tail, size_t tail_len, uint32_t flow, unsigned sock,
+	     struct l4_csum csum)
 {
 	if (q->nents == TX_MSGS)
 		txq_flush(q);
-	q->ents[q->nents++] =
-		(struct tx_ent){ inner, len, tail, tail_len, flow, sock, csum, { 0 }, { 0 } };
+	q->ents[q->nents++] = (struct tx_ent){ .tn = tn,
+					       .outer_hlen = encap_outer_hlen(q->sh->cfg, tn),
+					       .inner = inner,
+					       .len = len,
+					       .tail = tail,
+					       .tail_len = tail_len,
+					       .flow = flow,
+					       .sock = sock,
+					       .csum = csum };
 }
 
-void txq_add_whole(struct txq *q, uint8_t *inner, size_t len, const struct tx_gso *gso,
-		   unsigned sock)
+void txq_add_whole(struct txq *q, const struct tunnel *tn, uint8_t *inner, size_t len,
+		   const struct tx_gso *gso, unsigned sock)
 {
 	struct l4_csum csum = { gso->l4_off, TCP_CSUM_OFF };
 
 	if (q->nents == TX_MSGS)
 		txq_flush(q);
-	q->ents[q->nents++] = (struct tx_ent){ inner, len, NULL, 0, 0, sock, csum, *gso, { 0 } };
+	q->ents[q->nents++] = (struct tx_ent){ .tn = tn,
+					       .outer_hlen = encap_outer_hlen(q->sh->cfg, tn),
+					       .inner = inner,
+					       .len = len,
+					       .sock = sock,
+					       .csum = csum,
+					       .gso = *gso };
 }
 
 size_t txq_whole_max(struct txq *q)

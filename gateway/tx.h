@@ -43,6 +43,9 @@ struct tx_gso {
  * the queue's hdrs and its payload where it lies in the superpacket, or (gso.size set) a
  * superpacket whole. */
 struct tx_ent {
+	const struct tunnel *tn; /* the tunnel it goes into: valid for the worker's pass, within
+				  * which the queue is sent */
+	unsigned outer_hlen;	 /* what encap_build writes for it (encap_outer_hlen) */
 	uint8_t *inner;
 	size_t len;
 	const uint8_t *tail;
@@ -102,10 +105,10 @@ struct tx_ops {
 	void (*release)(struct tx_group *grp);
 	int (*open)(struct txq *q);
 	void (*close)(struct txq *q);
-	/* Encapsulates and sends the queue's entries from to to (not included), entry k
-	 * numbered seq + k (GRE_F_SEQ: the numbers follow the sending order); counts what the
-	 * kernel took and drops (DROP_TX_SEND) what it refused. */
-	void (*send)(struct txq *q, unsigned from, unsigned to, uint32_t seq);
+	/* Encapsulates (txq_encap, in the sending order: the GRE sequence numbers follow it) and
+	 * sends the queue's entries from to to (not included); counts what the kernel took and
+	 * drops (DROP_TX_SEND, txq_drop_send) what it refused. */
+	void (*send)(struct txq *q, unsigned from, unsigned to);
 };
 
 extern const struct tx_ops tx_packet_ops;  /* plain GRE, frames (tx_packet.c) */
@@ -169,12 +172,14 @@ uint8_t *txq_hdr_room(struct txq *q);
 
 /*
  * Queues an inner packet of len bytes with ENCAP_HEADROOM before it, or a segment: its
- * headers (len bytes, from txq_hdr_room) and payload (tail, tail_len). flow, sock and csum as
- * in struct tx_ent (a partial checksum's field within the headers). Sends what is queued
- * first when the queue is full. Worker thread.
+ * headers (len bytes, from txq_hdr_room) and payload (tail, tail_len), into tunnel tn (of the
+ * table the worker's pass holds). flow, sock and csum as in struct tx_ent (a partial
+ * checksum's field within the headers). Sends what is queued first when the queue is full.
+ * Worker thread.
  */
-void txq_add(struct txq *q, uint8_t *inner, size_t len, const uint8_t *tail, size_t tail_len,
-	     uint32_t flow, unsigned sock, struct l4_csum csum);
+void txq_add(struct txq *q, const struct tunnel *tn, uint8_t *inner, size_t len,
+	     const uint8_t *tail, size_t tail_len, uint32_t flow, unsigned sock,
+	     struct l4_csum csum);
 
 /*
  * The longest inner superpacket that may go whole this pass (txq_add_whole), or 0 when every
@@ -189,18 +194,30 @@ size_t txq_whole_max(struct txq *q);
  * it, its checksum left partial where gso says. sock as in struct tx_ent. Sends what is queued
  * first when the queue is full. Worker thread.
  */
-void txq_add_whole(struct txq *q, uint8_t *inner, size_t len, const struct tx_gso *gso,
-		   unsigned sock);
+void txq_add_whole(struct txq *q, const struct tunnel *tn, uint8_t *inner, size_t len,
+		   const struct tx_gso *gso, unsigned sock);
 
 /* A number, never a flow's, for the segments of an untracked superpacket to share. */
 uint32_t txq_group(struct txq *q);
 
 /*
- * Encapsulates and sends what is queued by the transport, taking the batch's GRE sequence
- * numbers with one atomic add. What the kernel refuses is dropped and counted (DROP_TX_SEND),
- * never retried for ever. Worker thread.
+ * Encapsulates and sends what is queued by the transport. What the kernel refuses is dropped
+ * and counted (DROP_TX_SEND), never retried for ever. Worker thread, within the pass that
+ * queued it (the entries' tunnels are that pass's table's).
  */
 void txq_flush(struct txq *q);
+
+/*
+ * For the transports: writes entry e's outer headers (encap_build2 for its tunnel) and returns
+ * their start. A tunnel with GRE_F_SEQ takes its next number here (one atomic add: the
+ * numbers follow the order of the calls); one with GRE_F_CSUM has a checksum left partial
+ * completed first, which the GRE checksum covers. Worker thread.
+ */
+uint8_t *txq_encap(struct txq *q, struct tx_ent *e);
+
+/* For the transports: n of entry e's packets the kernel refused, counted (DROP_TX_SEND) for
+ * the worker and the tunnel. Worker thread. */
+void txq_drop_send(struct txq *q, const struct tx_ent *e, unsigned n);
 
 /* Whether the queue sends GRE-in-UDP with UDP_SEGMENT: offered at start and not refused since.
  * Any thread. */
@@ -211,9 +228,9 @@ static inline bool txq_udp_gso(const struct txq *q)
 }
 
 /* For the transports. An entry's bytes on the wire past the kernel's headers. */
-static inline size_t tx_ent_len(const struct tx_ent *e, unsigned outer_hlen)
+static inline size_t tx_ent_len(const struct tx_ent *e)
 {
-	return outer_hlen + e->len + e->tail_len;
+	return e->outer_hlen + e->len + e->tail_len;
 }
 
 /* Counts what the kernel accepted for the wire: packets, and their bytes with the outer

@@ -86,7 +86,7 @@ int tx_packet_open(unsigned timeout_ms)
 /* msgs[from..to) on fd, the packet or the raw socket. */
 static void send_batch(struct txq *q, int fd, unsigned from, unsigned to)
 {
-	unsigned off = from, outer_hlen = q->sh->cfg->outer_hlen;
+	unsigned off = from;
 
 	if (from == to)
 		return;
@@ -102,12 +102,12 @@ static void send_batch(struct txq *q, int fd, unsigned from, unsigned to)
 				continue;
 			/* The first message failed (buffer full past the timeout, no route,
 			 * too big, the device down): drop it and go on with the rest. */
-			stat_add(&q->stats->drops[DROP_TX_SEND], 1);
+			txq_drop_send(q, &q->ents[off], 1);
 			off++;
 			continue;
 		}
 		for (int i = 0; i < sent; i++)
-			txq_count_sent(q, 1, tx_ent_len(&q->ents[off + i], outer_hlen));
+			txq_count_sent(q, 1, tx_ent_len(&q->ents[off + i]));
 		if (fd == q->packet.raw_fd)
 			stat_add(&q->stats->ctr[STAT_WIRE_TX_IP], (unsigned)sent);
 		off += (unsigned)sent;
@@ -142,19 +142,18 @@ _Static_assert(ENCAP_HEADROOM >= ENCAP_OUTER_MAX + ETH_HLEN + sizeof(struct virt
  * payload. */
 static void frame_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer)
 {
-	const struct encap_cfg *c = q->sh->cfg;
 	struct iovec *iov = &q->iov[TX_IOV * k];
 	struct virtio_net_hdr h = { 0 };
 	uint8_t *frame = outer - ETH_HLEN - sizeof(h);
 
 	if (e->csum.start) {
 		h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
-		h.csum_start = htole16((uint16_t)(ETH_HLEN + c->outer_hlen + e->csum.start));
+		h.csum_start = htole16((uint16_t)(ETH_HLEN + e->outer_hlen + e->csum.start));
 		h.csum_offset = htole16(e->csum.offset);
 	}
 	memcpy(frame, &h, sizeof(h));
 	memcpy(frame + sizeof(h), q->packet.hop.eth, ETH_HLEN);
-	iov[0] = (struct iovec){ frame, sizeof(h) + ETH_HLEN + c->outer_hlen + e->len };
+	iov[0] = (struct iovec){ frame, sizeof(h) + ETH_HLEN + e->outer_hlen + e->len };
 	iov[1] = (struct iovec){ (void *)e->tail, e->tail_len };
 	q->msgs[k].msg_hdr.msg_name = &q->packet.ll;
 	q->msgs[k].msg_hdr.msg_namelen = sizeof(q->packet.ll);
@@ -179,14 +178,12 @@ static void ip_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer)
 }
 
 /* tx_ip_ops: every message on the IP path. */
-static void ip_send(struct txq *q, unsigned from, unsigned to, uint32_t seq)
+static void ip_send(struct txq *q, unsigned from, unsigned to)
 {
-	const struct encap_cfg *c = q->sh->cfg;
-
 	for (unsigned k = from; k < to; k++) {
 		struct tx_ent *e = &q->ents[k];
 
-		ip_iov(q, k, e, encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + k));
+		ip_iov(q, k, e, txq_encap(q, e));
 	}
 	send_batch(q, q->packet.raw_fd, from, to);
 }
@@ -197,14 +194,13 @@ static void ip_send(struct txq *q, unsigned from, unsigned to, uint32_t seq)
  * entry in use, so that the kernel confirms it or finds it gone. On the IP path a checksum
  * left partial is completed first.
  */
-static void packet_send(struct txq *q, unsigned from, unsigned to, uint32_t seq)
+static void packet_send(struct txq *q, unsigned from, unsigned to)
 {
-	const struct encap_cfg *c = q->sh->cfg;
 	unsigned ip_end = from + ip_path_count(q, to - from);
 
 	for (unsigned k = from; k < to; k++) {
 		struct tx_ent *e = &q->ents[k];
-		uint8_t *outer = encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + k);
+		uint8_t *outer = txq_encap(q, e);
 
 		if (k < ip_end)
 			ip_iov(q, k, e, outer);

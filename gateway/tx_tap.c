@@ -45,12 +45,15 @@ void tx_tap_group_clear(struct tx_tap_group *t)
 }
 
 /* Why the configuration keeps superpackets from going whole, or NULL: they need a TUN that
- * hands them over, and no per-segment GRE field (a sequence number, a checksum), which the
- * kernel's segmentation cannot make. */
+ * hands them over, no per-segment GRE field (a sequence number, a checksum), which the
+ * kernel's segmentation cannot make, and one tunnel, whose outer header and key the TAP's
+ * program writes on every frame (a table from --tunnels may hold more, and change). */
 static const char *tap_unfit(const struct gw_shared *sh)
 {
 	unsigned f = sh->cfg->gre_flags;
 
+	if (sh->cfg->tunnel_sources)
+		return "--tunnels";
 	if (!sh->vnet_hdr)
 		return "--offload off";
 	if (f & GRE_F_SEQ)
@@ -163,6 +166,10 @@ static int tap_prepare(struct tx_group *grp)
 	int rc;
 
 	grp->why = tap_unfit(sh);
+	if (grp->why && sh->cfg->tunnel_sources)
+		log_warnx("superpackets cannot go whole through a TAP with --tunnels (its program "
+			  "writes one tunnel's outer header): cut into segments and sent on the "
+			  "encapsulation's own transport");
 	if (grp->why)
 		return -EOPNOTSUPP;
 	/* What the kernel lacks first (it names a version), then what the device does. */
@@ -334,8 +341,8 @@ static uint8_t *frame_build(struct txq *q, const struct tx_ent *e, size_t *len)
 	unsigned pre, th = 0;
 
 	if (c->udp) {
-		uint8_t *gre = encap_build(c, e->inner, e->len, 0), *udp = gre - UDP_HLEN;
-		size_t ulen = UDP_HLEN + c->outer_hlen + e->len;
+		uint8_t *gre = encap_build(c, e->tn, e->inner, e->len, 0), *udp = gre - UDP_HLEN;
+		size_t ulen = UDP_HLEN + e->outer_hlen + e->len;
 
 		l3 = udp - t->ip_hlen;
 		memcpy(l3, t->outer, t->ip_hlen + UDP_HLEN);
@@ -382,7 +389,7 @@ static void tap_write(struct txq *q, const struct tx_ent *e)
 	} while (n < 0 && errno == EINTR);
 	if (n != (ssize_t)len) {
 		/* The kernel refused the header or had no memory: the whole superpacket. */
-		stat_add(&q->stats->drops[DROP_TX_SEND], e->gso.nseg);
+		txq_drop_send(q, e, e->gso.nseg);
 		return;
 	}
 	stat_add(&q->stats->ctr[STAT_TAP_WRITES], 1);
@@ -393,7 +400,7 @@ static void tap_write(struct txq *q, const struct tx_ent *e)
 }
 
 /* The queue in its order: superpackets into the TAP, each run of the rest by the fallback. */
-static void tap_send(struct txq *q, unsigned from, unsigned to, uint32_t seq)
+static void tap_send(struct txq *q, unsigned from, unsigned to)
 {
 	unsigned i = from;
 
@@ -403,7 +410,7 @@ static void tap_send(struct txq *q, unsigned from, unsigned to, uint32_t seq)
 		while (j < to && !q->ents[j].gso.size)
 			j++;
 		if (j > i)
-			q->ops->fallback->send(q, i, j, seq);
+			q->ops->fallback->send(q, i, j);
 		for (; j < to && q->ents[j].gso.size; j++)
 			tap_write(q, &q->ents[j]);
 		i = j;

@@ -45,7 +45,7 @@ static bool send_again(int err, bool *stale)
  * path), and sends this message's datagrams one by one.
  */
 static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned slot,
-		      struct tos_fields tos, unsigned segs, unsigned outer_wire)
+		      const struct tx_ent *e, unsigned segs, unsigned outer_wire)
 {
 	if (!q->udp.gso_off) {
 		__atomic_store_n(&q->udp.gso_off, true, __ATOMIC_RELAXED);
@@ -57,13 +57,13 @@ static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned sl
 		bool stale = false;
 		ssize_t sent;
 
-		txq_cmsg(q, &one, slot, tos, 0);
+		txq_cmsg(q, &one, slot, e->tos, 0);
 		do {
 			stat_add(&q->stats->ctr[STAT_SEND_CALLS], 1);
 			sent = sendmsg(fd, &one, 0);
 		} while (sent < 0 && send_again(errno, &stale));
 		if (sent < 0) {
-			stat_add(&q->stats->drops[DROP_TX_SEND], 1);
+			txq_drop_send(q, e, 1);
 			continue;
 		}
 		txq_count_sent(q, 1, (uint64_t)sent + outer_wire);
@@ -84,12 +84,13 @@ static void send_udp(struct txq *q, unsigned n)
 	const struct encap_cfg *c = q->sh->cfg;
 	unsigned outer_wire = (c->family == AF_INET6 ? IPV6_HLEN : IPV4_HLEN) + UDP_HLEN;
 	unsigned nmsg = 0, segs[TX_MSGS], socks[TX_MSGS];
-	struct tos_fields toss[TX_MSGS];
+	const struct tx_ent
+		*firsts[TX_MSGS]; /* a message's first entry: its flow's, its tunnel's */
 	bool use_gso = txq_udp_gso(q);
 
 	for (unsigned i = 0; i < n;) {
 		const struct tx_ent *e = &q->ents[q->udp.order[i]];
-		size_t size = tx_ent_len(e, c->outer_hlen), total = size, last = size;
+		size_t size = tx_ent_len(e), total = size, last = size;
 		struct msghdr *m = &q->msgs[nmsg].msg_hdr;
 		unsigned j = i + 1;
 
@@ -97,7 +98,7 @@ static void send_udp(struct txq *q, unsigned n)
 		 * full-sized (only the last datagram of a UDP_SEGMENT message may be short). */
 		for (; use_gso && e->flow && j < n && j - i < UDP_GSO_SEGS; j++) {
 			const struct tx_ent *next = &q->ents[q->udp.order[j]];
-			size_t len = tx_ent_len(next, c->outer_hlen);
+			size_t len = tx_ent_len(next);
 
 			if (next->flow != e->flow || len > size || last != size ||
 			    total + len > UDP_PAYLOAD_MAX || next->tos.ds != e->tos.ds ||
@@ -113,7 +114,7 @@ static void send_udp(struct txq *q, unsigned n)
 		txq_cmsg(q, m, nmsg, e->tos, j - i > 1 ? (uint16_t)size : 0);
 		segs[nmsg] = j - i;
 		socks[nmsg] = e->sock;
-		toss[nmsg] = e->tos;
+		firsts[nmsg] = e;
 		nmsg++;
 		i = j;
 	}
@@ -134,9 +135,9 @@ static void send_udp(struct txq *q, unsigned n)
 			stale = false;
 			if (errno == EIO && segs[off] > 1)
 				send_each(q, q->udp.fd[socks[off]], &q->msgs[off].msg_hdr, off,
-					  toss[off], segs[off], outer_wire);
+					  firsts[off], segs[off], outer_wire);
 			else
-				stat_add(&q->stats->drops[DROP_TX_SEND], segs[off]);
+				txq_drop_send(q, firsts[off], segs[off]);
 			off++;
 			continue;
 		}
@@ -227,9 +228,9 @@ static int udp_open(struct txq *q)
 	return -EADDRINUSE;
 }
 
-/* The entries from to to in sending order (by socket), encapsulated, as messages of
- * UDP_SEGMENT; the k-th sent is numbered seq + from + k. */
-static void udp_send(struct txq *q, unsigned from, unsigned to, uint32_t seq)
+/* The entries from to to in sending order (by socket), encapsulated in that order (so their
+ * tunnels' numbers follow it), as messages of UDP_SEGMENT. */
+static void udp_send(struct txq *q, unsigned from, unsigned to)
 {
 	const struct encap_cfg *c = q->sh->cfg;
 	unsigned n = to - from;
@@ -239,9 +240,7 @@ static void udp_send(struct txq *q, unsigned from, unsigned to, uint32_t seq)
 		struct tx_ent *e = &q->ents[q->udp.order[k]];
 
 		e->tos = encap_tos(c, e->inner);
-		txq_dgram_iov(
-			q, k, e,
-			encap_build2(c, e->inner, e->len, e->tail, e->tail_len, seq + from + k), 0);
+		txq_dgram_iov(q, k, e, txq_encap(q, e), 0);
 	}
 	send_udp(q, n);
 }

@@ -74,9 +74,41 @@ static void clamp(struct worker *w, uint8_t *pkt, size_t len, const struct ip_in
 		stat_add(&w->stats.ctr[STAT_MSS_CLAMPED], 1);
 }
 
+/* Inner packets and bytes from TUN into tunnel tn's send queue: the worker's and the tunnel's. */
+static void count_tx(struct worker *w, const struct tunnel *tn, uint64_t packets, uint64_t bytes)
+{
+	struct tunnel_stats *ts = tunnels_stats(&w->sh->tunnels, w->id, tn);
+
+	stat_add(&w->stats.ctr[STAT_TUN_RX_PACKETS], packets);
+	stat_add(&w->stats.ctr[STAT_TUN_RX_BYTES], bytes);
+	tunnels_stat_add(ts, TUNNEL_TX_PACKETS, packets);
+	tunnels_stat_add(ts, TUNNEL_TX_BYTES, bytes);
+}
+
+/* The tunnel of an inner destination in the pass's table, or NULL. */
+static const struct tunnel *tunnel_to(const struct worker *w, const struct ip_info *ip)
+{
+	uint32_t i = tunnels_encap(w->tab, ip->family, ip->dst);
+
+	return i == TUNNELS_NONE ? NULL : tunnels_at(w->tab, i);
+}
+
+/* A packet too big for the tunnel MTU: the ICMP error where it may have one, and a drop of the
+ * tunnel its destination leads into. */
+static void too_big(struct worker *w, const struct tun_pkt *p)
+{
+	const struct tunnel *tn = tunnel_to(w, &p->ip);
+
+	if (p->ip.df)
+		send_too_big(w, p->data, p->len, &p->ip);
+	if (tn)
+		tunnels_stat_drop(tunnels_stats(&w->sh->tunnels, w->id, tn), DROP_TX_TOO_BIG);
+}
+
 /* A superpacket handed over whole into the send queue; counted as the segments it carries,
  * each with its headers, as if it had been cut. */
-static void add_whole(struct worker *w, const struct tun_pkt *p, unsigned sock)
+static void add_whole(struct worker *w, const struct tunnel *tn, const struct tun_pkt *p,
+		      unsigned sock)
 {
 	const struct tx_gso gso = { .size = (uint16_t)p->gso->mss,
 				    .type = (uint8_t)((p->ip.family == AF_INET6
@@ -87,22 +119,23 @@ static void add_whole(struct worker *w, const struct tun_pkt *p, unsigned sock)
 				    .hdr_len = (uint16_t)p->gso->hdr_len,
 				    .nseg = (uint16_t)p->nseg };
 
-	txq_add_whole(&w->tx, p->data, p->len, &gso, sock);
-	stat_add(&w->stats.ctr[STAT_TUN_RX_PACKETS], p->nseg);
-	stat_add(&w->stats.ctr[STAT_TUN_RX_BYTES], p->len + (p->nseg - 1) * (size_t)gso.hdr_len);
+	txq_add_whole(&w->tx, tn, p->data, p->len, &gso, sock);
+	count_tx(w, tn, p->nseg, p->len + (p->nseg - 1) * (size_t)gso.hdr_len);
 }
 
 /*
- * The packets of a pass from TUN into the send queue. Over UDP, what may share a UDP_SEGMENT
- * message is a flow's (its table entry's number), or an untracked superpacket's segments; its
- * hash picks its socket, that is its source port. A superpacket's flow is looked up once, at
- * its first segment. Superpackets the transport takes whole this pass are queued so. Returns
- * packets handled.
+ * The packets of a pass from TUN into the send queue, each into the tunnel of its inner
+ * destination (longest prefix; none: dropped, tx_no_tunnel). Over UDP, what may share a
+ * UDP_SEGMENT message is a flow's (its table entry's number), or an untracked superpacket's
+ * segments; its hash picks its socket, that is its source port. A superpacket's tunnel and
+ * flow are looked up once, at its first segment. Superpackets the transport takes whole this
+ * pass are queued so. Returns packets handled.
  */
 static unsigned from_tun(struct worker *w)
 {
 	unsigned n = 0, sock = 0;
 	uint32_t group = 0, hash;
+	const struct tunnel *tn = NULL;
 	struct tun_pkt p;
 
 	tunq_whole(&w->tun, txq_whole_max(&w->tx));
@@ -114,6 +147,9 @@ static unsigned from_tun(struct worker *w)
 		if (p.drop != DROP_NONE)
 			goto drop;
 		if (p.seg == 0) {
+			tn = tunnel_to(w, &p.ip);
+			if (!tn)
+				goto no_tunnel;
 			if (!p.nseg)
 				clamp(w, p.data, p.len, &p.ip, p.csum);
 			e = flow_of(w, p.data, p.len, &p.ip, &hash);
@@ -123,22 +159,34 @@ static unsigned from_tun(struct worker *w)
 				: p.nseg ? txq_group(&w->tx)
 					 : 0;
 			sock = hash % UDP_TX_PORTS;
+		} else if (!tn) {
+			continue; /* a superpacket for no tunnel: counted once, at its first */
 		}
 		if (p.whole) {
-			add_whole(w, &p, sock);
+			add_whole(w, tn, &p, sock);
 			continue;
 		}
-		txq_add(&w->tx, p.data, p.len, p.tail, p.tail_len, group, sock, p.csum);
-		stat_add(&w->stats.ctr[STAT_TUN_RX_PACKETS], 1);
-		stat_add(&w->stats.ctr[STAT_TUN_RX_BYTES], p.len + p.tail_len);
+		txq_add(&w->tx, tn, p.data, p.len, p.tail, p.tail_len, group, sock, p.csum);
+		count_tx(w, tn, 1, p.len + p.tail_len);
 		continue;
+no_tunnel:
+		p.drop = DROP_TX_NO_TUNNEL;
 drop:
-		if (p.drop == DROP_TX_TOO_BIG && p.ip.df)
-			send_too_big(w, p.data, p.len, &p.ip);
+		if (p.drop == DROP_TX_TOO_BIG)
+			too_big(w, &p);
 		stat_add(&w->stats.drops[p.drop], 1);
 	}
 	txq_flush(&w->tx);
 	return n;
+}
+
+/* Inner packets and bytes of tunnel tn decapsulated into TUN. */
+static void count_rx(struct worker *w, const struct tunnel *tn, uint64_t packets, uint64_t bytes)
+{
+	struct tunnel_stats *ts = tunnels_stats(&w->sh->tunnels, w->id, tn);
+
+	tunnels_stat_add(ts, TUNNEL_RX_PACKETS, packets);
+	tunnels_stat_add(ts, TUNNEL_RX_BYTES, bytes);
 }
 
 /* A decapsulated packet: its flow and sequence accounting, the MSS clamp, then into TUN, its
@@ -153,9 +201,12 @@ static void deliver_inner(struct worker *w, const struct decap_result *r, struct
 	e = flow_of(w, inner, r->inner_len, &r->ip, &hash);
 	if (e)
 		stat_add(&e->decap_packets, 1);
+	count_rx(w, r->tn, 1, r->inner_len);
 	/* A number out of the window is counted and judged no further: one spoofed packet
-	 * moves neither the window nor its flow's last number. */
-	if (r->has_seq && stats_seq(&w->stats, w->sh->seq_peers, w->sh->nworkers, r->seq) && e) {
+	 * moves neither the window nor its flow's last number. The window is the worker's,
+	 * one tunnel's numbers: with more tunnels than one it is not kept. */
+	if (r->has_seq && tunnels_count(w->tab) == 1 &&
+	    stats_seq(&w->stats, w->sh->seq_peers, w->sh->nworkers, r->seq) && e) {
 		switch (flow_seq(e, r->seq, w->stats.seq.id)) {
 		case 1:
 			stat_add(&w->stats.ctr[STAT_SEQ_REORDERED], 1);
@@ -203,6 +254,7 @@ static enum drop_reason deliver_merged(struct worker *w, const struct rx_dgram *
 	e = flow_of(w, r->inner, r->inner_len, &r->ip, &hash);
 	if (e)
 		stat_add(&e->decap_packets, nseg);
+	count_rx(w, r->tn, nseg, r->inner_len + (uint64_t)(nseg - 1) * m.hdr_len);
 	return DROP_NONE;
 }
 
@@ -250,7 +302,7 @@ static void tell_spoofed(struct worker *w, const struct ip_info *ip)
 static void deliver(struct worker *w, const struct rx_dgram *d)
 {
 	const struct encap_cfg *c = w->sh->cfg;
-	struct decap_result r;
+	struct decap_result r = { .tn = NULL };
 	struct l4_csum csum = { 0 };
 	enum drop_reason why = d->drop;
 
@@ -258,9 +310,11 @@ static void deliver(struct worker *w, const struct rx_dgram *d)
 	stat_add(&w->stats.ctr[STAT_WIRE_RX_BYTES], d->wirelen);
 	if (why != DROP_NONE)
 		goto drop;
-	why = !d->outer		   ? decap_gre(c, d->data, d->len, &r)
-	      : d->merged.gso_size ? decap_merged(c, d->data, d->len, &r)
-				   : decap(c, d->data, d->len, d->wirelen, &r);
+	/* Without its outer header, a datagram's source is the peer's: its transport checked
+	 * (rx.h), the one peer gregw's tunnels have (config.h). */
+	why = !d->outer		   ? decap_gre(c, w->tab, c->remote, d->data, d->len, &r)
+	      : d->merged.gso_size ? decap_merged(c, w->tab, d->data, d->len, &r)
+				   : decap(c, w->tab, d->data, d->len, d->wirelen, &r);
 	if (why != DROP_NONE)
 		goto undelivered;
 	/* RFC 6040, 4.2: a CE set on the way reaches an ECN-capable inner packet; on any other
@@ -301,6 +355,8 @@ undelivered:
 		tell_spoofed(w, &r.ip);
 drop:
 	stat_add(&w->stats.drops[why], 1);
+	if (r.tn)
+		tunnels_stat_drop(tunnels_stats(&w->sh->tunnels, w->id, r.tn), why);
 }
 
 /* The datagrams of a pass from the wire into TUN. Returns datagrams taken. */
@@ -337,9 +393,15 @@ static void *worker_main(void *arg)
 
 	__atomic_store_n(&w->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	while (!stopping(w)) {
-		unsigned work = from_tun(w);
+		unsigned work;
 
+		/* A pass holds one table from here to its end; a change published meanwhile
+		 * takes effect at the next pass. */
+		w->tab = tunnels_enter(&w->sh->tunnels, w->id);
+		work = from_tun(w);
 		work += from_wire(w);
+		tunnels_leave(&w->sh->tunnels, w->id);
+		w->tab = NULL;
 		if (!work) {
 			/* Nothing more yet. With merged packets held, the rest of a burst gets the
 			 * hold to arrive, and then what is held goes into TUN before the worker

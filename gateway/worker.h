@@ -45,6 +45,7 @@ struct worker {
 	struct txq tx;
 	struct rxq rx;
 	struct flow_table *flows;
+	const struct tunnels *tab; /* the tunnel table of the pass (tunnels_enter), else NULL */
 	uint8_t icmp[ICMP6_QUOTE_MAX];
 	uint64_t icmp_window; /* second (monotonic) the ICMP budget applies to */
 	unsigned icmp_in_window;

@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			memcpy(peer.local, cfgs[f][flags].remote, 16);
 			memcpy(peer.remote, cfgs[f][flags].local, 16);
-			if (decap(&peer, data, size, size, &r) != DROP_NONE)
+			if (decap(&peer, NULL, data, size, size, &r) != DROP_NONE)
 				continue;
 			if (r.inner < data || r.inner + r.inner_len > data + size)
 				abort();
@@ -75,7 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 				peer.udp = true;
 				peer.udp_port = 4754;
-				if (decap_gre(&peer, buf + off, dlen, &r) != DROP_NONE)
+				if (decap_gre(&peer, NULL, peer.remote, buf + off, dlen, &r) !=
+				    DROP_NONE)
 					continue;
 				if (r.inner < buf + off || r.inner + r.inner_len > buf + off + dlen)
 					abort();

@@ -39,12 +39,12 @@ expect_error() { # what bytes-literal expected-message
 	expect_eq "$1: valid JSON" "$(json_get "$r" 'd["valid"]')" "True"
 	expect_eq "$1: the error" "$(json_get "$r" 'd["doc"].get("error")')" "$3"
 }
-expect_error "quotes" 'b"say \"hi\"\n"' "unknown command 'say \"hi\"': expected stats or flows"
-expect_error "backslashes" 'b"a\\b\\\\c\n"' "unknown command 'a\\\\b\\\\\\\\c': expected stats or flows"
-expect_error "control bytes" 'b"x\x01\x1b[2J\x7f\ty\n"' "unknown command 'x\\x01\\x1b[2J\\x7f\\x09y': expected stats or flows"
-expect_error "invalid UTF-8" 'b"\xff\xfe\xc3(\n"' "unknown command '\\xff\\xfe\\xc3(': expected stats or flows"
-expect_error "a NUL inside" 'b"stats\x00flows\n"' "unknown command 'stats\\x00flows': expected stats or flows"
-expect_error "a line too long" "b'$(printf 'q%.0s' $(seq 100))'" "unknown command '$(printf 'q%.0s' $(seq 64))' (too long): expected stats or flows"
+expect_error "quotes" 'b"say \"hi\"\n"' "unknown command 'say \"hi\"': expected stats, flows, tunnels, add, replace or remove"
+expect_error "backslashes" 'b"a\\b\\\\c\n"' "unknown command 'a\\\\b\\\\\\\\c': expected stats, flows, tunnels, add, replace or remove"
+expect_error "control bytes" 'b"x\x01\x1b[2J\x7f\ty\n"' "unknown command 'x\\x01\\x1b[2J\\x7f\\x09y': expected stats, flows, tunnels, add, replace or remove"
+expect_error "invalid UTF-8" 'b"\xff\xfe\xc3(\n"' "unknown command '\\xff\\xfe\\xc3(': expected stats, flows, tunnels, add, replace or remove"
+expect_error "a NUL inside" 'b"stats\x00flows\n"' "unknown command 'stats\\x00flows': expected stats, flows, tunnels, add, replace or remove"
+expect_error "a line too long" "b'$(printf 'q%.0s' $(seq 1100))'" "unknown command '$(printf 'q%.0s' $(seq 1024))' (too long): expected stats, flows, tunnels, add, replace or remove"
 expect_eq "stats without a newline (the client's end of writing)" "$(json_get "$(reply 'b"stats"')" 'd["doc"]["config"]["tun"]')" "gre0"
 
 # Slow and idle clients, while stats requests and interval lines go on, and then SIGTERM.

@@ -185,11 +185,12 @@ static void test_roundtrip(void)
 					memcpy(copy, inner, len);
 					CHECK_ROW(encap_check(&c, inner, len, &ip) == DROP_NONE,
 						  row);
-					outer = encap_build(&c, inner, len,
+					outer = encap_build(&c, NULL, inner, len,
 							    0xfffffffe + (uint32_t)z);
 					olen = c.outer_hlen + len;
 					CHECK_ROW(outer == inner - c.outer_hlen, row);
-					CHECK_ROW(decap(&p, outer, olen, olen, &r) == DROP_NONE,
+					CHECK_ROW(decap(&p, NULL, outer, olen, olen, &r) ==
+							  DROP_NONE,
 						  row);
 					CHECK_ROW(r.inner_len == len &&
 							  memcmp(r.inner, copy, len) == 0,
@@ -255,7 +256,7 @@ static void test_outer_tos(void)
 				tos_write(
 					inner, len,
 					(struct tos_fields){ rows[i].inner_ds, rows[i].inner_ttl });
-				outer = encap_build(&c, inner, len, 0);
+				outer = encap_build(&c, NULL, inner, len, 0);
 				olen = c.outer_hlen + len;
 				CHECK_ROW(ip_parse(outer, olen, true, &ip) > 0 &&
 						  ip.tot_len == olen,
@@ -283,7 +284,7 @@ static size_t good_packet(struct encap_cfg *c, struct encap_cfg *p, int family, 
 
 	cfg_init(c, family, flags);
 	cfg_peer(c, p);
-	*outer = encap_build(c, inner, len, 42);
+	*outer = encap_build(c, NULL, inner, len, 42);
 	return c->outer_hlen + len;
 }
 
@@ -546,7 +547,7 @@ static void test_drops(void)
 			encap_cfg_finish(&p);
 		}
 		mutate(o, &len, &cap, d->family, &c, d->m);
-		got = decap(&p, o, cap, len, &r);
+		got = decap(&p, NULL, o, cap, len, &r);
 		CHECK_ROW(got == d->want, d->name);
 		if (got != d->want)
 			fprintf(stderr, "  got %s, want %s\n", drop_name(got), drop_name(d->want));
@@ -559,7 +560,7 @@ static void test_drops(void)
 		if (cap == len) {
 			enum drop_reason want = d->want == DROP_BAD_CSUM ? DROP_NONE : d->want;
 
-			got = decap_merged(&p, o, len, &r);
+			got = decap_merged(&p, NULL, o, len, &r);
 			CHECK_ROW(got == want, d->name);
 			if (got != want)
 				fprintf(stderr, "  merged: got %s, want %s\n", drop_name(got),
@@ -729,8 +730,8 @@ static void test_sources(void)
 		cfg_init(&c, AF_INET, GRE_F_KEY);
 		cfg_peer(&c, &p);
 		gwb_sources(&p, r->allow_any);
-		o = encap_build(&c, inner, len, 0);
-		got = decap(&p, o, c.outer_hlen + len, c.outer_hlen + len, &res);
+		o = encap_build(&c, NULL, inner, len, 0);
+		got = decap(&p, NULL, o, c.outer_hlen + len, c.outer_hlen + len, &res);
 		CHECK_ROW(got == r->want, r->name);
 		if (got != r->want)
 			fprintf(stderr, "  got %s, want %s\n", drop_name(got), drop_name(r->want));
@@ -799,13 +800,13 @@ static void test_vectors(void)
 
 	cfg_init(&c, AF_INET, ALL);
 	len = inner_packet(AF_INET, inner, 4);
-	o = encap_build(&c, inner, len, 42);
+	o = encap_build(&c, NULL, inner, len, 42);
 	CHECK_INT(c.outer_hlen + len, sizeof(v4_all));
 	CHECK(memcmp(o, v4_all, sizeof(v4_all)) == 0);
 	dump_vector(o, c.outer_hlen + len);
 	cfg_init(&c, AF_INET6, 0);
 	len = inner_packet(AF_INET6, inner, 4);
-	o = encap_build(&c, inner, len, 0);
+	o = encap_build(&c, NULL, inner, len, 0);
 	CHECK_INT(c.outer_hlen + len, sizeof(v6_plain));
 	CHECK(memcmp(o, v6_plain, sizeof(v6_plain)) == 0);
 	dump_vector(o, c.outer_hlen + len);
@@ -832,20 +833,20 @@ static void test_udp(void)
 	CHECK_INT(c.outer_hlen, 16);
 	CHECK_INT(c.mtu, 1456);
 	len = inner_packet(AF_INET6, inner, 300);
-	out = encap_build2(&c, inner, IPV6_HLEN, inner + IPV6_HLEN, len - IPV6_HLEN, 99);
+	out = encap_build2(&c, NULL, inner, IPV6_HLEN, inner + IPV6_HLEN, len - IPV6_HLEN, 99);
 	CHECK(out == inner - 16);
 	CHECK_INT(load_be16(out), 0xb000); /* C, K, S */
 	CHECK_INT(load_be16(out + GRE_PROTO_OFF), GRE_PROTO_IPV6);
 	CHECK_INT(load_be32(out + KEY_OFF), 7);
 	CHECK_INT(load_be32(out + SEQ_OFF), 99);
 	CHECK_INT(inet_csum(out, 16 + len), 0);
-	CHECK_INT(decap_gre(&c, out, 16 + len, &r), DROP_NONE);
+	CHECK_INT(decap_gre(&c, NULL, c.remote, out, 16 + len, &r), DROP_NONE);
 	CHECK(r.inner == inner && r.inner_len == len && r.has_seq && r.seq == 99);
 	/* An empty datagram is a datagram: counted as one, with no GRE header at all. */
-	CHECK_INT(decap_gre(&c, out, 0, &r), DROP_ZERO_LENGTH);
-	CHECK_INT(decap_gre(&c, out, 3, &r), DROP_TRUNCATED);
+	CHECK_INT(decap_gre(&c, NULL, c.remote, out, 0, &r), DROP_ZERO_LENGTH);
+	CHECK_INT(decap_gre(&c, NULL, c.remote, out, 3, &r), DROP_TRUNCATED);
 	out[KEY_OFF + 1] ^= 1;
-	CHECK_INT(decap_gre(&c, out, 16 + len, &r), DROP_BAD_KEY);
+	CHECK_INT(decap_gre(&c, NULL, c.remote, out, 16 + len, &r), DROP_BAD_KEY);
 }
 
 /*
@@ -869,7 +870,7 @@ static void test_udp_ring(void)
 		encap_cfg_finish(&c);
 		cfg_peer(&c, &p);
 		len = inner_packet(AF_INET, inner, 200);
-		gre = encap_build(&p, inner, len, 0);
+		gre = encap_build(&p, NULL, inner, len, 0);
 		udp = gre - UDP_HLEN;
 		ip = udp - iphl;
 		ulen = UDP_HLEN + p.outer_hlen + len;
@@ -893,20 +894,20 @@ static void test_udp_ring(void)
 		store_be16(udp + UDP_SPORT_OFF, 49152);
 		store_be16(udp + UDP_DPORT_OFF, GRE_UDP_PORT);
 		store_be16(udp + UDP_LEN_OFF, (uint16_t)ulen);
-		CHECK_INT(decap(&c, ip, tot, tot, &r), DROP_NONE);
+		CHECK_INT(decap(&c, NULL, ip, tot, tot, &r), DROP_NONE);
 		CHECK(r.inner == inner && r.inner_len == len);
-		CHECK_INT(decap_merged(&c, ip, tot, &r), DROP_NONE);
-		CHECK_INT(decap(&c, ip, iphl + 4, iphl + 4, &r), DROP_TRUNCATED);
+		CHECK_INT(decap_merged(&c, NULL, ip, tot, &r), DROP_NONE);
+		CHECK_INT(decap(&c, NULL, ip, iphl + 4, iphl + 4, &r), DROP_TRUNCATED);
 		store_be16(udp + UDP_LEN_OFF, (uint16_t)(ulen - 1));
-		CHECK_INT(decap(&c, ip, tot, tot, &r), DROP_BAD_OUTER);
+		CHECK_INT(decap(&c, NULL, ip, tot, tot, &r), DROP_BAD_OUTER);
 		store_be16(udp + UDP_LEN_OFF, (uint16_t)ulen);
 		store_be16(udp + UDP_DPORT_OFF, 4789);
-		CHECK_INT(decap(&c, ip, tot, tot, &r), DROP_BAD_OUTER);
+		CHECK_INT(decap(&c, NULL, ip, tot, tot, &r), DROP_BAD_OUTER);
 		store_be16(udp + UDP_DPORT_OFF, GRE_UDP_PORT);
 		/* Plain GRE where UDP is wanted: not ours. */
 		c.udp = false;
 		encap_cfg_finish(&c);
-		CHECK_INT(decap(&c, ip, tot, tot, &r), DROP_BAD_OUTER);
+		CHECK_INT(decap(&c, NULL, ip, tot, tot, &r), DROP_BAD_OUTER);
 	}
 }
 

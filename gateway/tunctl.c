@@ -1,0 +1,397 @@
+/*
+ * gregw's tunnel table on the control thread (see tunctl.h): the list of tunnels in force,
+ * sorted by name so that a publication sorts nothing, its changes and its listing.
+ */
+#include "tunctl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gre.h"
+#include "gw_limits.h"
+#include "ifconf.h"
+#include "jout.h"
+#include "log.h"
+#include "parse.h"
+#include "tunfile.h"
+
+enum {
+	TUNCTL_BUSY_TRIES = 100, /* publications tried while old tables wait for a worker's
+				  * pass: 1 ms apart, and a busy worker's pass is far shorter */
+	TUNCTL_BUSY_NS = 1000000,
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct tunnel_spec *)a)->name, ((const struct tunnel_spec *)b)->name);
+}
+
+/* The one tunnel of --remote and its options: every inner destination goes into it. */
+static void one_tunnel(const struct config *c, struct tunnel_spec *s)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "remote");
+	s->peer = c->remote;
+	s->gre_flags = (c->has_key ? GRE_F_KEY : 0) | (c->seq ? GRE_F_SEQ : 0) |
+		       (c->csum ? GRE_F_CSUM : 0);
+	s->key = c->key;
+	s->udp = c->gre_udp;
+	s->nprefixes = 2;
+	s->prefixes[0].addr.family = AF_INET;
+	s->prefixes[1].addr.family = AF_INET6;
+}
+
+int tunctl_init(struct tunctl *t, const struct config *c)
+{
+	memset(t, 0, sizeof(*t));
+	t->from_file = c->tunnels[0] != '\0';
+	t->any_address = c->any_address;
+	t->peer = c->remote;
+	t->udp = c->gre_udp;
+	t->n = t->from_file ? c->tf.n : 1;
+	t->specs = malloc(t->n * sizeof(*t->specs));
+	if (!t->specs)
+		return -ENOMEM;
+	t->cap = t->n;
+	if (t->from_file) {
+		memcpy(t->specs, c->tf.specs, t->n * sizeof(*t->specs));
+		qsort(t->specs, t->n, sizeof(*t->specs), by_name);
+	} else {
+		one_tunnel(c, t->specs);
+	}
+	for (unsigned i = 0; i < t->n; i++)
+		t->gre_flags |= t->specs[i].gre_flags;
+	return 0;
+}
+
+int tunctl_publish(struct tunctl *t, struct tunnels_pub *pub)
+{
+	t->pub = pub;
+	return tunnels_pub_set(pub, t->specs, t->n);
+}
+
+void tunctl_fini(struct tunctl *t)
+{
+	free(t->specs);
+	t->specs = NULL;
+	t->n = t->cap = 0;
+}
+
+int tunctl_route(const struct tunctl *t, int ifindex)
+{
+	char p[NETPREFIX_STRLEN];
+
+	for (unsigned i = 0; t->from_file && i < t->n; i++) {
+		const struct tunnel_spec *s = &t->specs[i];
+
+		for (unsigned k = 0; k < s->nprefixes; k++) {
+			int rc = ifconf_route_replace(ifindex, &s->prefixes[k]);
+
+			if (rc) {
+				log_warnx("cannot route tunnel '%s''s %s into the TUN: %s", s->name,
+					  netaddr_format_prefix(&s->prefixes[k], p), strerror(-rc));
+				return rc;
+			}
+		}
+	}
+	return 0;
+}
+
+bool tunctl_has_inner6(const struct tunctl *t)
+{
+	for (unsigned i = 0; t->from_file && i < t->n; i++) {
+		for (unsigned k = 0; k < t->specs[i].nprefixes; k++) {
+			if (t->specs[i].prefixes[k].addr.family == AF_INET6)
+				return true;
+		}
+	}
+	return false;
+}
+
+static json_t *error_reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static json_t *error_reply(const char *fmt, ...)
+{
+	char msg[512];
+	json_t *o = json_object();
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (o && jout_str(o, "error", msg)) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* The first tunnel whose name is not below name (t->n when none). */
+static unsigned lower_bound(const struct tunctl *t, const char *name)
+{
+	unsigned lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (strcmp(t->specs[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Publishes specs; while the replaced tables still wait for the workers' next pass (-EBUSY),
+ * tries again after it, for a while. */
+static int publish(struct tunctl *t, const struct tunnel_spec *specs, unsigned n)
+{
+	const struct timespec wait = { .tv_nsec = TUNCTL_BUSY_NS };
+
+	for (unsigned i = 0;; i++) {
+		int rc = tunnels_pub_set(t->pub, specs, n);
+
+		if (rc != -EBUSY || i == TUNCTL_BUSY_TRIES)
+			return rc;
+		t->busy_retries++;
+		nanosleep(&wait, NULL);
+	}
+}
+
+/* What only gregw refuses of a tunnel the file's rules allow: what its transports were set
+ * up for at start. */
+static json_t *unfit(const struct tunctl *t, const struct tunnel_spec *s)
+{
+	char a[NETADDR_STRLEN], b[NETADDR_STRLEN];
+
+	if (!netaddr_equal(&s->peer, &t->peer))
+		return error_reply("tunnel '%s': peer %s is not %s, the peer of gregw's tunnels "
+				   "(one peer for now)",
+				   s->name, netaddr_format(&s->peer, a),
+				   netaddr_format(&t->peer, b));
+	if (s->udp != t->udp)
+		return error_reply("tunnel '%s': encap %s: gregw's tunnels are all %s", s->name,
+				   s->udp ? "gre-udp" : "gre", t->udp ? "gre-udp" : "gre");
+	if (gre_hlen(s->gre_flags) > gre_hlen(t->gre_flags))
+		return error_reply("tunnel '%s': its GRE header of %zu bytes does not fit the "
+				   "tunnel MTU, made for %zu at start (start gregw with such a "
+				   "tunnel in its file)",
+				   s->name, gre_hlen(s->gre_flags), gre_hlen(t->gre_flags));
+	return NULL;
+}
+
+static const char *const change_names[] = {
+	[TUNFILE_ADD] = "add",
+	[TUNFILE_REMOVE] = "remove",
+	[TUNFILE_REPLACE] = "replace",
+};
+
+/* The list after change ch of s, at i (lower_bound of its name), into next (n2 tunnels). */
+static void apply(const struct tunctl *t, enum tunfile_change ch, const struct tunnel_spec *s,
+		  unsigned i, struct tunnel_spec *next)
+{
+	memcpy(next, t->specs, i * sizeof(*next));
+	switch (ch) {
+	case TUNFILE_ADD:
+		next[i] = *s;
+		memcpy(next + i + 1, t->specs + i, (t->n - i) * sizeof(*next));
+		break;
+	case TUNFILE_REMOVE:
+		memcpy(next + i, t->specs + i + 1, (t->n - i - 1) * sizeof(*next));
+		break;
+	case TUNFILE_REPLACE:
+		next[i] = *s;
+		memcpy(next + i + 1, t->specs + i + 1, (t->n - i - 1) * sizeof(*next));
+		break;
+	}
+}
+
+/* A change of tunnel name (keys: its section's lines, ';' between them; NULL to remove). */
+static json_t *change(struct tunctl *t, enum tunfile_change ch, const char *name, char *keys)
+{
+	struct tunfile_error err;
+	struct tunnel_spec s = { 0 }, *next;
+	unsigned n2, i;
+	json_t *o;
+	int rc;
+
+	if (!t->from_file)
+		return error_reply("gregw was started with --remote: its one tunnel is fixed "
+				   "(start it with --tunnels FILE to change tunnels)");
+	if (keys) {
+		for (char *p = keys; *p; p++) {
+			if (*p == ';')
+				*p = '\n';
+		}
+		if (tunfile_parse_tunnel(name, keys, strlen(keys), t->any_address, &s, &err)) {
+			if (err.line)
+				return error_reply("tunnel '%s', key %d: %s", name, err.line,
+						   err.msg);
+			return error_reply("%s", err.msg);
+		}
+		o = unfit(t, &s);
+		if (o)
+			return o;
+	} else if (snprintf(s.name, sizeof(s.name), "%s", name) >= (int)sizeof(s.name)) {
+		return error_reply("no tunnel '%.*s'", TUNNEL_NAME_LEN, name);
+	}
+	if (tunfile_check_change(t->specs, t->n, ch, &s, &err))
+		return error_reply("%s", err.msg);
+	n2 = ch == TUNFILE_ADD ? t->n + 1 : ch == TUNFILE_REMOVE ? t->n - 1 : t->n;
+	next = malloc((n2 ? n2 : 1) * sizeof(*next));
+	if (!next)
+		return error_reply("out of memory");
+	i = lower_bound(t, s.name);
+	apply(t, ch, &s, i, next);
+	rc = publish(t, next, n2);
+	if (rc) {
+		free(next);
+		return error_reply("tunnel '%s' not changed: %s%s", s.name, strerror(-rc),
+				   rc == -EBUSY ? " (the workers hold the tables before it: try "
+						  "again)"
+						: "");
+	}
+	free(t->specs);
+	t->specs = next;
+	t->n = t->cap = n2;
+	t->changes++;
+	o = json_object();
+	if (!o)
+		return NULL;
+	jout_str(o, "changed", change_names[ch]);
+	jout_str(o, "tunnel", s.name);
+	jout_u64(o, "tunnels", t->n);
+	jout_u64(o, "gen", tunnels_gen(tunnels_pub_current(t->pub)));
+	return o;
+}
+
+static json_t *tunnel_json(const struct tunctl *t, const struct tunnel_spec *s,
+			   const struct tunnel *tn)
+{
+	char a[NETPREFIX_STRLEN];
+	json_t *o = json_object(), *pre = json_array(), *drops = json_object();
+	struct tunnel_stats sum;
+
+	tunnels_pub_stats(t->pub, tn->slot, &sum);
+	jout_str(o, "name", s->name);
+	jout_str(o, "peer", netaddr_format(&s->peer, a));
+	/* whether, never which: the socket is no secret store (as the stats' config says) */
+	jout_bool(o, "key", s->gre_flags & GRE_F_KEY);
+	jout_bool(o, "seq", s->gre_flags & GRE_F_SEQ);
+	jout_bool(o, "csum", s->gre_flags & GRE_F_CSUM);
+	for (unsigned k = 0; k < s->nprefixes; k++)
+		jout_append(pre, json_string(netaddr_format_prefix(&s->prefixes[k], a)));
+	jout_set(o, "prefixes", pre);
+	jout_u64(o, "tx_packets", sum.ctr[TUNNEL_TX_PACKETS]);
+	jout_u64(o, "tx_bytes", sum.ctr[TUNNEL_TX_BYTES]);
+	jout_u64(o, "rx_packets", sum.ctr[TUNNEL_RX_PACKETS]);
+	jout_u64(o, "rx_bytes", sum.ctr[TUNNEL_RX_BYTES]);
+	for (unsigned d = 0; d < TUNNEL_DROPS; d++)
+		jout_u64(drops, drop_name(tunnels_drop_reason(d)), sum.drops[d]);
+	jout_set(o, "drops", drops);
+	return o;
+}
+
+/* "tunnels [FROM [COUNT]]": a page of the table in force, in the order of the names. */
+static json_t *list(const struct tunctl *t, const char *args)
+{
+	const struct tunnels *tab = tunnels_pub_current(t->pub);
+	uint64_t from = 0, count = TUNCTL_PAGE;
+	char a[24] = "", b[24] = "", extra[2] = "";
+	json_t *o, *arr;
+	unsigned n = tunnels_count(tab);
+
+	if (sscanf(args, "%23s %23s %1s", a, b, extra) > 2 ||
+	    (a[0] && parse_u64(a, 0, TUNNELS_MAX, &from)) ||
+	    (b[0] && parse_u64(b, 1, TUNCTL_PAGE_MAX, &count)))
+		return error_reply("bad arguments '%s' for tunnels: expected FROM (0 to %d) and "
+				   "COUNT (1 to %d)",
+				   args, TUNNELS_MAX, TUNCTL_PAGE_MAX);
+	o = json_object();
+	arr = json_array();
+	if (!o || !arr) {
+		json_decref(o);
+		json_decref(arr);
+		return NULL;
+	}
+	jout_u64(o, "tunnels", n);
+	jout_u64(o, "gen", tunnels_gen(tab));
+	jout_u64(o, "from", from);
+	for (uint64_t i = from; i < n && i < from + count; i++) {
+		const struct tunnel *tn = tunnels_at(tab, (uint32_t)i);
+
+		/* The table is the list's, both in the order of the names. */
+		jout_append(arr, tunnel_json(t, &t->specs[i], tn));
+	}
+	jout_set(o, "list", arr);
+	jout_u64(o, "next", from + count < n ? from + count : n);
+	return o;
+}
+
+/* Whether cmd (len bytes) is word, alone or followed by a blank; *rest: what follows it. */
+static bool is_word(const char *cmd, size_t len, const char *word, const char **rest)
+{
+	size_t w = strlen(word);
+
+	if (len < w || memcmp(cmd, word, w) != 0 || (len > w && cmd[w] != ' '))
+		return false;
+	*rest = cmd + (len > w ? w + 1 : w);
+	return true;
+}
+
+json_t *tunctl_command(struct tunctl *t, const char *cmd, size_t len, bool *handled)
+{
+	char line[CTL_CMD_MAX + 1], name[TUNNEL_NAME_LEN + 1] = "";
+	const char *rest;
+	enum tunfile_change ch;
+	int used = 0;
+
+	*handled = true;
+	if (len > CTL_CMD_MAX || memchr(cmd, '\0', len)) {
+		*handled = false;
+		return NULL;
+	}
+	memcpy(line, cmd, len);
+	line[len] = '\0';
+	if (is_word(line, len, "tunnels", &rest))
+		return list(t, rest);
+	if (is_word(line, len, "add", &rest))
+		ch = TUNFILE_ADD;
+	else if (is_word(line, len, "replace", &rest))
+		ch = TUNFILE_REPLACE;
+	else if (is_word(line, len, "remove", &rest))
+		ch = TUNFILE_REMOVE;
+	else {
+		*handled = false;
+		return NULL;
+	}
+	/* The name, as long as a name may be and one byte more, for the reader to refuse. */
+	_Static_assert(TUNNEL_NAME_LEN == 32, "the width of the name's conversion");
+	if (sscanf(rest, "%32s%n", name, &used) != 1)
+		return error_reply("%s: expected a tunnel's name", change_names[ch]);
+	rest += used;
+	while (*rest == ' ')
+		rest++;
+	if (ch == TUNFILE_REMOVE) {
+		if (*rest)
+			return error_reply("remove: unexpected '%s' after the name", rest);
+		return change(t, ch, name, NULL);
+	}
+	return change(t, ch, name, line + (rest - line)); /* rest is within line */
+}
+
+json_t *tunctl_summary(const struct tunctl *t)
+{
+	json_t *o = json_object();
+
+	jout_u64(o, "count", t->n);
+	jout_u64(o, "gen", tunnels_gen(tunnels_pub_current(t->pub)));
+	jout_bool(o, "changeable", t->from_file);
+	jout_u64(o, "changes", t->changes);
+	jout_u64(o, "busy_retries", t->busy_retries);
+	return o;
+}

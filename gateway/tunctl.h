@@ -1,0 +1,70 @@
+/*
+ * gregw's tunnel table on the control thread (docs/gregw.md, "Many tunnels"): the tunnels at
+ * start (a tunnel file's, or the one of --remote), published to the workers (tunnels_pub.h);
+ * a change through the control socket (add, remove, replace) checked as the file's tunnels
+ * are and published whole; the tunnels' counters listed a page at a time.
+ */
+#ifndef TUNBED_GW_TUNCTL_H
+#define TUNBED_GW_TUNCTL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "tunnels_pub.h"
+
+struct tunctl {
+	struct tunnels_pub *pub;
+	struct tunnel_spec *specs; /* the tunnels in force, sorted by name */
+	unsigned n, cap;
+	bool from_file;	       /* --tunnels: changeable; else --remote's one tunnel */
+	bool any_address;      /* a change may use addresses outside the benchmarking ranges */
+	unsigned gre_flags;    /* every tunnel's GRE flags at start together: the MTU's room */
+	struct netaddr peer;   /* the one peer of them all (config.h) */
+	bool udp;	       /* their one encapsulation */
+	unsigned changes;      /* changes made through the control socket */
+	unsigned busy_retries; /* publications that waited for the workers' next pass */
+};
+
+/* The default and largest page of the tunnels command. */
+enum { TUNCTL_PAGE = 64, TUNCTL_PAGE_MAX = 1024 };
+
+/*
+ * The tunnels at start: c's tunnel file's (c->tunnels), else one tunnel named "remote" of
+ * --remote, --key, --seq, --csum and --encap, which takes every inner destination (0.0.0.0/0
+ * and ::/0) and whose inner sources are --allow-from's or --route's (encap_cfg.tunnel_sources
+ * off). Returns 0 or -ENOMEM. Main thread.
+ */
+int tunctl_init(struct tunctl *t, const struct config *c);
+
+/* Publishes the tunnels to the workers through pub, which t then keeps (tunnels_pub_init
+ * done). Returns 0 or tunnels_pub_set's -errno. Main thread, before the workers start. */
+int tunctl_publish(struct tunctl *t, struct tunnels_pub *pub);
+
+/* Frees the list; the publication is its owner's (tunnels_pub_fini). */
+void tunctl_fini(struct tunctl *t);
+
+/* Routes every tunnel's prefixes into ifindex (a tunnel file's; the one tunnel of --remote
+ * routes what --route says). Returns 0 or -errno after one line naming the prefix. */
+int tunctl_route(const struct tunctl *t, int ifindex);
+
+/* Whether a tunnel of the file has an IPv6 prefix (its TUN device then needs IPv6). */
+bool tunctl_has_inner6(const struct tunctl *t);
+
+/*
+ * The reply to a control command line of len bytes that names the tunnels, or NULL when it
+ * names none: "tunnels [FROM [COUNT]]" (tunnels FROM to FROM + COUNT - 1 in the order of
+ * their names, with their counters; COUNT default TUNCTL_PAGE, at most TUNCTL_PAGE_MAX),
+ * "add NAME KEYS", "replace NAME KEYS" (KEYS: a tunnel section's lines, separated by ';'),
+ * "remove NAME". A change that breaks a rule, or that gregw cannot make, answers
+ * {"error": MESSAGE} and changes nothing. *handled: whether the line was one of these.
+ * Main thread.
+ */
+json_t *tunctl_command(struct tunctl *t, const char *cmd, size_t len, bool *handled);
+
+/* What the stats say of the table, the same size whatever the tunnels: their number, the
+ * table's generation, the changes made. NULL if out of memory. Main thread. */
+json_t *tunctl_summary(const struct tunctl *t);
+
+#endif
