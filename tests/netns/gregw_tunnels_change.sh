@@ -1,0 +1,119 @@
+#!/bin/bash
+# gregw's tunnel table changed at run time through the control socket (docs/gregw.md, "Many
+# tunnels"), while another tunnel carries a verified duplex transfer: a tunnel added on both
+# gateways carries a ping at once, replaced (a new key and the next sites) it carries the next
+# one between its new sites, and none to its old ones; removed, its packets are dropped as
+# tx_no_tunnel; a change that breaks a rule is answered with an error
+# and changes nothing. The steady tunnel loses no byte: its transfer verifies, every byte
+# sent was received, and its counters on gwa and gwb agree exactly.
+#
+#  P-client                P-gwa [gregw --tunnels]              [gregw --tunnels] P-gwb              P-server
+#  198.18.64.i ---lan-a--- 198.18.1.1  198.18.0.1 ==keys== 198.18.0.2  198.18.3.1 ---lan-b--- 198.18.128.i
+#  tunnel t00000 (steady): 198.18.64.0 <-> 198.18.128.0; t00050 added (site 50), replaced
+#  (site 51), removed
+# shellcheck source=gregw_lib.sh
+source "$(dirname "$0")/gregw_lib.sh"
+# shellcheck source=traffic_lib.sh
+source "$(dirname "$0")/traffic_lib.sh"
+gregw_test_init
+new_prefix P tbtunc
+N=4
+MIN_ROUNDS=3 # change rounds at least; more while the steady transfer runs
+
+"$TUNBED_SRC/topo/tunnels.sh" "$N" "$TMP" --encap "$GW_ENCAP" || die "tunnels.sh: exit status $?"
+"$TOPO" up tunnels --prefix "$P" >/dev/null
+gw_start gwa "$P-gwa" --tunnels "$TMP/gwa.tunnels" --addr 198.19.0.1/24 --workers 2
+gw_start gwb "$P-gwb" --tunnels "$TMP/gwb.tunnels" --addr 198.19.0.2/24 --workers 2
+# The steady tunnel's client site is the source towards its server site.
+ip -n "$P-client" route add 198.18.128.0/32 via 198.18.1.1 src 198.18.64.0
+# gregw holds no capability once running: the routes of a tunnel added later are the
+# operator's to make (here, before it exists: its packets are tx_no_tunnel until then).
+for site in 50 51; do
+	ip -n "$P-gwa" route add "198.18.128.$site/32" dev gre0
+	ip -n "$P-gwb" route add "198.18.64.$site/32" dev gre0
+done
+# The kernel's own IPv6 packets into the TUN (router solicitations, MLD) would be counted as
+# tx_no_tunnel beside the pings: IPv4 alone here.
+ip netns exec "$P-gwa" sysctl -qw net.ipv6.conf.gre0.disable_ipv6=1
+
+ctl() { # gateway line: the reply
+	"$GREGW" ctl "${GW_SOCK[$1]}" "$2"
+}
+count() { json_get "$(gw_stats "$1")" 'd["tunnels"]["count"]'; }
+no_tunnel() { json_get "$(gw_stats gwa)" 'd["total"]["drops"]["tx_no_tunnel"]'; }
+ping_site() { # site count wait: pings from the client's site to the server's
+	ip netns exec "$P-client" ping -c "$2" -i 0.2 -W "$3" -I "198.18.64.$1" "198.18.128.$1" \
+		>/dev/null 2>&1
+}
+changed() { # what reply: the reply says the change was made
+	expect_match "$1" "$2" '"changed": "'
+}
+
+tr_server "$P-server" 9400
+ip netns exec "$P-client" "$TRAFFIC" client 198.18.128.0 --port 9400 --pattern duplex \
+	--time 10 --verify --json >"$TMP/steady.json" 2>"$TMP/steady.err" &
+steady=$!
+poll 20 sessions_flowing "$P-server" 9400 1 || die "the steady transfer did not start: $(cat "$TMP/steady.err")"
+
+# Refusals change nothing, on a gateway carrying traffic.
+expect_match "a prefix of another tunnel: refused" \
+	"$(ctl gwa "add t00050 peer = 198.18.0.2; key = 51; prefixes = 198.18.128.1/32; encap = $GW_ENCAP")" \
+	"\"error\": \"tunnel 't00050': prefix 198.18.128.1/32 is tunnel 't00001''s already"
+expect_match "the peer and key of another tunnel: refused" \
+	"$(ctl gwa "add t00050 peer = 198.18.0.2; key = 2; prefixes = 198.18.128.50/32; encap = $GW_ENCAP")" \
+	"\"error\": \"tunnel 't00050': peer 198.18.0.2 key 2 is tunnel 't00001''s already"
+expect_match "a key out of range: refused" \
+	"$(ctl gwa "add t00050 peer = 198.18.0.2; key = 4294967296; prefixes = 198.18.128.50/32; encap = $GW_ENCAP")" \
+	"\"error\": \"tunnel 't00050', key 2: bad value '4294967296' for key"
+expect_match "a tunnel not there: refused" "$(ctl gwa "remove t00050")" "\"error\": \"no tunnel 't00050'"
+expect_eq "the refusals changed nothing" "$(count gwa)" "$N"
+
+before=$(no_tunnel)
+ping_site 50 2 1 && fail "a ping through no tunnel got an answer"
+expect_eq "before the tunnel exists: its packets are tx_no_tunnel" "$(($(no_tunnel) - before))" 2
+r=0
+overlapped=0
+while [ "$r" -lt "$MIN_ROUNDS" ] || ! exited "$steady"; do
+	r=$((r + 1))
+	changed "round $r: add on gwa" "$(ctl gwa "add t00050 peer = 198.18.0.2; key = 51; prefixes = 198.18.128.50/32; encap = $GW_ENCAP")"
+	changed "round $r: add on gwb" "$(ctl gwb "add t00050 peer = 198.18.0.1; key = 51; prefixes = 198.18.64.50/32; encap = $GW_ENCAP")"
+	ping_site 50 1 2 || fail "round $r: no ping through the tunnel just added"
+	changed "round $r: replace on gwa" "$(ctl gwa "replace t00050 peer = 198.18.0.2; key = $((100 + r)); prefixes = 198.18.128.51/32; encap = $GW_ENCAP")"
+	changed "round $r: replace on gwb" "$(ctl gwb "replace t00050 peer = 198.18.0.1; key = $((100 + r)); prefixes = 198.18.64.51/32; encap = $GW_ENCAP")"
+	ping_site 51 1 2 || fail "round $r: no ping through the tunnel just replaced"
+	before=$(no_tunnel)
+	ping_site 50 1 1 && fail "round $r: a ping to the replaced tunnel's old site got an answer"
+	expect_eq "round $r: its old site is no tunnel's" "$(($(no_tunnel) - before))" 1
+	expect_eq "round $r: its new key on the wire" \
+		"$(json_get "$(ctl gwa "tunnels $N 1")" '(d["list"][0]["name"], d["list"][0]["rx_packets"] > 0)')" \
+		"('t00050', True)"
+	changed "round $r: remove on gwa" "$(ctl gwa "remove t00050")"
+	changed "round $r: remove on gwb" "$(ctl gwb "remove t00050")"
+	before=$(no_tunnel)
+	ping_site 51 1 1 && fail "round $r: a ping through the removed tunnel got an answer"
+	expect_eq "round $r: removed, its packets are tx_no_tunnel" "$(($(no_tunnel) - before))" 1
+	if ! exited "$steady"; then overlapped=$r; fi
+done
+log "$overlapped of $r rounds of changes while the steady transfer ran"
+expect_eq "gwa: back to its $N tunnels" "$(count gwa)" "$N"
+expect_eq "gwa: the changes made" "$(json_get "$(gw_stats gwa)" 'd["tunnels"]["changes"]')" "$((3 * r))"
+
+wait_bg "$steady" 60 "the steady transfer"
+expect_eq "the steady transfer's exit status" "$BG_STATUS" 0
+j=$(cat "$TMP/steady.json")
+expect_eq "the steady transfer: complete, every byte verified" \
+	"$(json_get "$j" '(d["complete"], d["tcp"]["verify"]["mismatches"], d["tcp"]["failed"])')" "(True, 0, 0)"
+expect_eq "the steady transfer: every byte sent was received, both ways" \
+	"$(json_get "$j" 'all(s["sent"] == s["server_received"] > 0 and s["server_sent"] == s["received"] > 0 for s in d["tcp"]["per_session"])')" \
+	"True"
+tr_stop
+a=$(ctl gwa "tunnels 0 1")
+b=$(ctl gwb "tunnels 0 1")
+expect_eq "the steady tunnel's counters: gwa's in are gwb's out, both ways, nothing dropped" \
+	"$(json_get "$a" '(x := d["list"][0])["name"], x["tx_packets"], x["tx_bytes"], x["rx_packets"], x["rx_bytes"], sum(x["drops"].values())')" \
+	"$(json_get "$b" '(x := d["list"][0])["name"], x["rx_packets"], x["rx_bytes"], x["tx_packets"], x["tx_bytes"], sum(x["drops"].values())')"
+
+gw_stop gwa
+gw_stop gwb
+"$TOPO" down tunnels --prefix "$P" >/dev/null
+expect_nothing_left "$P" "after down"
