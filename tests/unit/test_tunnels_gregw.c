@@ -291,7 +291,7 @@ static void test_commands(void)
 	struct config c;
 	char out[2048];
 	const struct tunnel *tn;
-	uint32_t slot;
+	uint32_t slot = TUNNELS_NONE;
 
 	printf("case: the control socket's tunnel commands\n");
 	tunctl_setup(&t, &pub, &c);
