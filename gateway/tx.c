@@ -154,37 +154,38 @@ uint8_t *txq_hdr_room(struct txq *q)
 	return q->hdrs + (size_t)q->nents * TX_SEG_HDR;
 }
 
+/* Queues e, into its tunnel, sending what is queued first when the queue is full. */
+static void push(struct txq *q, struct tx_ent e)
+{
+	if (q->nents == TX_MSGS)
+		txq_flush(q);
+	e.outer_hlen = encap_outer_hlen(q->sh->cfg, e.tn);
+	q->ents[q->nents++] = e;
+}
+
 void txq_add(struct txq *q, const struct tunnel *tn, uint8_t *inner, size_t len,
 	     const uint8_t *tail, size_t tail_len, uint32_t flow, unsigned sock,
 	     struct l4_csum csum)
 {
-	if (q->nents == TX_MSGS)
-		txq_flush(q);
-	q->ents[q->nents++] = (struct tx_ent){ .tn = tn,
-					       .outer_hlen = encap_outer_hlen(q->sh->cfg, tn),
-					       .inner = inner,
-					       .len = len,
-					       .tail = tail,
-					       .tail_len = tail_len,
-					       .flow = flow,
-					       .sock = sock,
-					       .csum = csum };
+	push(q, (struct tx_ent){ .tn = tn,
+				 .inner = inner,
+				 .len = len,
+				 .tail = tail,
+				 .tail_len = tail_len,
+				 .flow = flow,
+				 .sock = sock,
+				 .csum = csum });
 }
 
 void txq_add_whole(struct txq *q, const struct tunnel *tn, uint8_t *inner, size_t len,
 		   const struct tx_gso *gso, unsigned sock)
 {
-	struct l4_csum csum = { gso->l4_off, TCP_CSUM_OFF };
-
-	if (q->nents == TX_MSGS)
-		txq_flush(q);
-	q->ents[q->nents++] = (struct tx_ent){ .tn = tn,
-					       .outer_hlen = encap_outer_hlen(q->sh->cfg, tn),
-					       .inner = inner,
-					       .len = len,
-					       .sock = sock,
-					       .csum = csum,
-					       .gso = *gso };
+	push(q, (struct tx_ent){ .tn = tn,
+				 .inner = inner,
+				 .len = len,
+				 .sock = sock,
+				 .csum = { gso->l4_off, TCP_CSUM_OFF },
+				 .gso = *gso });
 }
 
 size_t txq_whole_max(struct txq *q)

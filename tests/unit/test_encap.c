@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "check.h"
+#include "encap_prefix.h"
 #include "encap.h"
 #include "netaddr.h"
 #include "pkt.h"
@@ -18,20 +19,6 @@ enum {
 	KEY_OFF = GRE_HLEN_MIN + GRE_OPT_LEN,
 	SEQ_OFF = KEY_OFF + GRE_OPT_LEN,
 };
-
-/* "198.18.1.0/24" as the packet path matches it. */
-static struct encap_prefix prefix(const char *s)
-{
-	struct netprefix p;
-	struct encap_prefix e = { 0 };
-
-	if (netaddr_parse_prefix(s, &p) == 0) {
-		e.family = (uint8_t)p.addr.family;
-		e.len = (uint8_t)p.len;
-		memcpy(e.addr, p.addr.bytes, sizeof(e.addr));
-	}
-	return e;
-}
 
 /* Sources from anywhere: the drop rows are about the outer and GRE headers. */
 static void allow_all(struct encap_cfg *c)

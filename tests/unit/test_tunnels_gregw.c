@@ -12,6 +12,7 @@
 
 #include "byteorder.h"
 #include "check.h"
+#include "encap_prefix.h"
 #include "config.h"
 #include "encap.h"
 #include "netaddr.h"
@@ -19,19 +20,6 @@
 #include "tunctl.h"
 #include "tunfile.h"
 #include "tunnels_pub.h"
-
-static struct encap_prefix prefix(const char *s)
-{
-	struct netprefix p;
-	struct encap_prefix e = { 0 };
-
-	if (netaddr_parse_prefix(s, &p) == 0) {
-		e.family = (uint8_t)p.addr.family;
-		e.len = (uint8_t)p.len;
-		memcpy(e.addr, p.addr.bytes, sizeof(e.addr));
-	}
-	return e;
-}
 
 /* gwb's tunnels, as a tunnel file would give them: three from gwa, one from another peer. */
 static const char gwb_file[] =
