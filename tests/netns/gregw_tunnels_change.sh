@@ -5,7 +5,9 @@
 # one between its new sites, and none to its old ones; removed, its packets are dropped as
 # tx_no_tunnel; a change that breaks a rule is answered with an error
 # and changes nothing. The steady tunnel loses no byte: its transfer verifies, every byte
-# sent was received, and its counters on gwa and gwb agree exactly.
+# sent was received, and its counters on gwa and gwb agree exactly. The file's tunnels carry
+# sequence numbers and checksums, the one added has neither: GRE headers of two lengths at
+# once, each tunnel's own.
 #
 #  P-client                P-gwa [gregw --tunnels]              [gregw --tunnels] P-gwb              P-server
 #  198.18.64.i ---lan-a--- 198.18.1.1  198.18.0.1 ==keys== 198.18.0.2  198.18.3.1 ---lan-b--- 198.18.128.i
@@ -20,7 +22,7 @@ new_prefix P tbtunc
 N=4
 MIN_ROUNDS=3 # change rounds at least; more while the steady transfer runs
 
-"$TUNBED_SRC/topo/tunnels.sh" "$N" "$TMP" --encap "$GW_ENCAP" || die "tunnels.sh: exit status $?"
+"$TUNBED_SRC/topo/tunnels.sh" "$N" "$TMP" --encap "$GW_ENCAP" --seq --csum || die "tunnels.sh: exit status $?"
 "$TOPO" up tunnels --prefix "$P" >/dev/null
 gw_start gwa "$P-gwa" --tunnels "$TMP/gwa.tunnels" --addr 198.19.0.1/24 --workers 2
 gw_start gwb "$P-gwb" --tunnels "$TMP/gwb.tunnels" --addr 198.19.0.2/24 --workers 2
@@ -109,6 +111,7 @@ expect_eq "the steady transfer: every byte sent was received, both ways" \
 tr_stop
 a=$(ctl gwa "tunnels 0 1")
 b=$(ctl gwb "tunnels 0 1")
+expect_eq "the steady tunnel: with sequence numbers and checksums" "$(json_get "$a" '(d["list"][0]["seq"], d["list"][0]["csum"])')" "(True, True)"
 expect_eq "the steady tunnel's counters: gwa's in are gwb's out, both ways, nothing dropped" \
 	"$(json_get "$a" '(x := d["list"][0])["name"], x["tx_packets"], x["tx_bytes"], x["rx_packets"], x["rx_bytes"], sum(x["drops"].values())')" \
 	"$(json_get "$b" '(x := d["list"][0])["name"], x["rx_packets"], x["rx_bytes"], x["tx_packets"], x["tx_bytes"], sum(x["drops"].values())')"
