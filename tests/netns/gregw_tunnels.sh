@@ -37,11 +37,17 @@ expect_refusal "tunnels of two peers" 2 \
 	ip netns exec "$P-gwa" "$GREGW" --tunnels "$TMP/peers.tunnels" --ctl "$TMP/bad.sock"
 expect_refusal "--key beside --tunnels" 2 "^gregw: --key and --tunnels" \
 	ip netns exec "$P-gwa" "$GREGW" --tunnels "$TMP/gwa.tunnels" --key 5 --ctl "$TMP/bad.sock"
+other=gre-udp
+[ "$GW_ENCAP" = gre ] || other=gre
+expect_refusal "--encap other than the tunnels'" 2 \
+	"^gregw: $TMP/gwa.tunnels:2: tunnel 't00000': encap $GW_ENCAP, but --encap $other\$" \
+	ip netns exec "$P-gwa" "$GREGW" --tunnels "$TMP/gwa.tunnels" --encap "$other" --ctl "$TMP/bad.sock"
 
 gw_start gwa "$P-gwa" --tunnels "$TMP/gwa.tunnels" --addr 198.19.0.1/24 --addr6 2001:2:0:ff::1/64 \
 	--workers 2
-gw_start gwb "$P-gwb" --tunnels "$TMP/gwb.tunnels" --addr 198.19.0.2/24 --addr6 2001:2:0:ff::2/64 \
-	--workers 2
+# gwb's tunnel file named in a config file, as tunnels = FILE.
+printf 'tunnels = %s\naddr = 198.19.0.2/24\naddr6 = 2001:2:0:ff::2/64\n' "$TMP/gwb.tunnels" >"$TMP/gwb.conf"
+gw_start gwb "$P-gwb" --config "$TMP/gwb.conf" --workers 2
 a=$(gw_stats gwa)
 expect_eq "gwa: the tunnel file, its tunnels" \
 	"$(json_get "$a" '(d["config"]["tunnels"].endswith("gwa.tunnels"), d["tunnels"]["count"], d["tunnels"]["changeable"])')" \
