@@ -357,6 +357,12 @@ json_t *tunctl_command(struct tunctl *t, const char *cmd, size_t len, bool *hand
 	}
 	memcpy(line, cmd, len);
 	line[len] = '\0';
+	/* The control socket hands over CTL_CMD_MAX bytes of a longer line: a change cut short
+	 * could still read as a tunnel, another than meant. */
+	if (len == CTL_CMD_MAX &&
+	    (is_word(line, len, "add", &rest) || is_word(line, len, "replace", &rest) ||
+	     is_word(line, len, "remove", &rest)))
+		return error_reply("line too long: at most %d bytes", CTL_CMD_MAX - 1);
 	if (is_word(line, len, "tunnels", &rest))
 		return list(t, rest);
 	if (is_word(line, len, "add", &rest))

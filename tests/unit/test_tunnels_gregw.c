@@ -310,6 +310,21 @@ static void test_commands(void)
 			CHECK_U64(sum.ctr[TUNNEL_TX_PACKETS], 5);
 		}
 	}
+	/* A change cut short by the line's limit is refused, not read as another tunnel. */
+	{
+		char longline[CTL_CMD_MAX + 1];
+		int n = snprintf(
+			longline, sizeof(longline),
+			"add long peer = 198.18.0.2; key = 40; prefixes = 198.18.220.0/24; ");
+
+		memset(longline + n, ' ', sizeof(longline) - 1 - (size_t)n);
+		longline[CTL_CMD_MAX] = '\0';
+		CHECK_STR(ask(&t, longline, out, sizeof(out)),
+			  "{\"error\":\"line too long: at most 1023 bytes\"}");
+		longline[CTL_CMD_MAX - 1] = '\0';
+		CHECK(strstr(ask(&t, longline, out, sizeof(out)), "\"changed\":\"add\"") != NULL);
+		ask(&t, "remove long", out, sizeof(out));
+	}
 	/* The list stays sorted by name, as the table is: a page of each names the same. */
 	ask(&t, "add a0 peer = 198.18.0.2; key = 20; prefixes = 198.18.210.0/24", out, sizeof(out));
 	CHECK_STR(t.specs[0].name, "a0");
