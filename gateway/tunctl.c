@@ -168,11 +168,11 @@ static json_t *unfit(const struct tunctl *t, const struct tunnel_spec *s)
 {
 	char a[NETADDR_STRLEN], b[NETADDR_STRLEN];
 
-	if (!netaddr_equal(&s->peer, &t->peer))
-		return error_reply("tunnel '%s': peer %s is not %s, the peer of gregw's tunnels "
-				   "(one peer for now)",
+	if (s->peer.family != t->peer.family || (t->udp && !netaddr_equal(&s->peer, &t->peer)))
+		return error_reply("tunnel '%s': peer %s: gregw's tunnels go to %s (%s, for now)",
 				   s->name, netaddr_format(&s->peer, a),
-				   netaddr_format(&t->peer, b));
+				   netaddr_format(&t->peer, b),
+				   t->udp ? "GRE-in-UDP: one peer" : "one outer family");
 	if (s->udp != t->udp)
 		return error_reply("tunnel '%s': encap %s: gregw's tunnels are all %s", s->name,
 				   s->udp ? "gre-udp" : "gre", t->udp ? "gre-udp" : "gre");

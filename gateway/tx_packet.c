@@ -83,9 +83,10 @@ int tx_packet_open(unsigned timeout_ms)
 	return fd;
 }
 
-/* msgs[from..to) on fd, the packet or the raw socket. */
+/* msgs[from..to) on fd, the packet or the raw socket; message k sends entry ent_of[k]. */
 static void send_batch(struct txq *q, int fd, unsigned from, unsigned to)
 {
+	const uint16_t *ent_of = q->packet.ent_of;
 	unsigned off = from;
 
 	if (from == to)
@@ -102,12 +103,12 @@ static void send_batch(struct txq *q, int fd, unsigned from, unsigned to)
 				continue;
 			/* The first message failed (buffer full past the timeout, no route,
 			 * too big, the device down): drop it and go on with the rest. */
-			txq_drop_send(q, &q->ents[off], 1);
+			txq_drop_send(q, &q->ents[ent_of[off]], 1);
 			off++;
 			continue;
 		}
 		for (int i = 0; i < sent; i++)
-			txq_count_sent(q, 1, tx_ent_len(&q->ents[off + i]));
+			txq_count_sent(q, 1, tx_ent_len(&q->ents[ent_of[off + i]]));
 		if (fd == q->packet.raw_fd)
 			stat_add(&q->stats->ctr[STAT_WIRE_TX_IP], (unsigned)sent);
 		off += (unsigned)sent;
@@ -163,18 +164,33 @@ static void frame_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *oute
 	q->msgs[k].msg_hdr.msg_iovlen = e->tail ? 2 : 1;
 }
 
-/* Message k on the IP path: the kernel writes the outer IP header, to the peer, its DS field
- * and TTL as encap_build wrote them in outer (the control messages where they are not the
- * socket's own). */
+/* Whether entry e goes to another peer than the first (whose next hop the frames follow). */
+static bool other_peer(const struct txq *q, const struct tx_ent *e)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+
+	return memcmp(e->tn->peer, c->remote, ip_addr_len(c->family)) != 0;
+}
+
+/* Message k on the IP path: the kernel writes the outer IP header, to the entry's tunnel's
+ * peer, its DS field and TTL as encap_build wrote them in outer (the control messages where
+ * they are not the socket's own). */
 static void ip_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer)
 {
+	struct msghdr *m = &q->msgs[k].msg_hdr;
 	struct tos_fields f;
 
 	tos_read(outer, q->packet.ip_hlen, &f);
 	txq_dgram_iov(q, k, e, outer, q->packet.ip_hlen);
-	q->msgs[k].msg_hdr.msg_name = &q->packet.peer;
-	q->msgs[k].msg_hdr.msg_namelen = q->packet.peer_len;
-	txq_cmsg(q, &q->msgs[k].msg_hdr, k, f, 0);
+	if (other_peer(q, e)) {
+		m->msg_name = &q->packet.names[k];
+		m->msg_namelen =
+			netaddr_sockaddr(q->sh->cfg->family, e->tn->peer, 0, &q->packet.names[k]);
+	} else {
+		m->msg_name = &q->packet.peer;
+		m->msg_namelen = q->packet.peer_len;
+	}
+	txq_cmsg(q, m, k, f, 0);
 }
 
 /* tx_ip_ops: every message on the IP path. */
@@ -183,6 +199,7 @@ static void ip_send(struct txq *q, unsigned from, unsigned to)
 	for (unsigned k = from; k < to; k++) {
 		struct tx_ent *e = &q->ents[k];
 
+		q->packet.ent_of[k] = (uint16_t)k;
 		ip_iov(q, k, e, txq_encap(q, e));
 	}
 	send_batch(q, q->packet.raw_fd, from, to);
@@ -191,24 +208,33 @@ static void ip_send(struct txq *q, unsigned from, unsigned to)
 /*
  * tx_packet_ops: frames to the next hop while it is known, but for the batch's first message
  * once a second (nexthop_tick), which takes the IP path: its sends keep the kernel's neighbour
- * entry in use, so that the kernel confirms it or finds it gone. On the IP path a checksum
- * left partial is completed first.
+ * entry in use, so that the kernel confirms it or finds it gone. A tunnel to another peer than
+ * the first takes the IP path too (the next hop followed is the first peer's). The IP path's
+ * messages go first, each tunnel's packets in their order either way. On the IP path a
+ * checksum left partial is completed first.
  */
 static void packet_send(struct txq *q, unsigned from, unsigned to)
 {
-	unsigned ip_end = from + ip_path_count(q, to - from);
+	unsigned ip_end = from + ip_path_count(q, to - from), m = from, ip_msgs = from;
 
-	for (unsigned k = from; k < to; k++) {
-		struct tx_ent *e = &q->ents[k];
-		uint8_t *outer = txq_encap(q, e);
+	for (int frames = 0; frames < 2; frames++) {
+		for (unsigned k = from; k < to; k++) {
+			struct tx_ent *e = &q->ents[k];
+			bool ip = k < ip_end || other_peer(q, e);
 
-		if (k < ip_end)
-			ip_iov(q, k, e, outer);
-		else
-			frame_iov(q, k, e, outer);
+			if (ip == (bool)frames)
+				continue;
+			q->packet.ent_of[m] = (uint16_t)k;
+			if (ip)
+				ip_iov(q, m++, e, txq_encap(q, e));
+			else
+				frame_iov(q, m++, e, txq_encap(q, e));
+		}
+		if (!frames)
+			ip_msgs = m;
 	}
-	send_batch(q, q->packet.raw_fd, from, ip_end);
-	send_batch(q, q->packet.pkt_fd, ip_end, to);
+	send_batch(q, q->packet.raw_fd, from, ip_msgs);
+	send_batch(q, q->packet.pkt_fd, ip_msgs, to);
 }
 
 /* The raw socket, its messages addressed to the peer. */

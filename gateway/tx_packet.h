@@ -13,20 +13,24 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "gw_limits.h"
+
 #include "encap.h"
 #include "nexthop.h"
 
 /* A worker's sockets. */
 struct tx_packet {
-	int raw_fd;	  /* the IP path */
-	unsigned ip_hlen; /* ... where the kernel writes the outer IP header */
-	struct sockaddr_storage peer;
+	int raw_fd;		      /* the IP path */
+	unsigned ip_hlen;	      /* ... where the kernel writes the outer IP header */
+	struct sockaddr_storage peer; /* the first peer's (--remote, the next hop's) */
 	socklen_t peer_len;
-	int pkt_fd;		/* tx_packet_ops: the packet socket */
-	struct nexthop_hop hop; /* ... the next hop as last read (sh->nh) */
-	uint32_t hop_seen;	/* ... the sequence count it was read at */
-	uint32_t probes_seen;	/* ... sh->nh.probes when this queue last probed */
-	struct sockaddr_ll ll;	/* ... where the packet socket sends: hop's device */
+	struct sockaddr_storage names[TX_MSGS]; /* a message's to another tunnel's peer */
+	uint16_t ent_of[TX_MSGS];		/* the entry each message sends */
+	int pkt_fd;				/* tx_packet_ops: the packet socket */
+	struct nexthop_hop hop;			/* ... the next hop as last read (sh->nh) */
+	uint32_t hop_seen;			/* ... the sequence count it was read at */
+	uint32_t probes_seen;			/* ... sh->nh.probes when this queue last probed */
+	struct sockaddr_ll ll; /* ... where the packet socket sends: hop's device */
 };
 
 /*

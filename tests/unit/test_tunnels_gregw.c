@@ -224,10 +224,13 @@ static const struct cmd_row cmd_rows[] = {
 	  "{\"changed\":\"add\",\"tunnel\":\"n1\",\"tunnels\":5,\"gen\":3}", 5 },
 	{ "add n1 peer = 198.18.0.2; key = 19; prefixes = 198.18.203.0/24",
 	  "{\"error\":\"duplicate tunnel 'n1'", 5 },
-	{ "add n2 peer = 198.18.0.3; key = 10; prefixes = 198.18.201.0/24",
-	  "{\"error\":\"tunnel 'n2': peer 198.18.0.3 is not 198.18.0.2, the peer of gregw's "
-	  "tunnels (one peer for now)\"}",
+	{ "add n2 peer = 2001:2::2; key = 10; prefixes = 198.18.201.0/24",
+	  "{\"error\":\"tunnel 'n2': peer 2001:2::2: gregw's tunnels go to 198.18.0.2 (one outer "
+	  "family, for now)\"}",
 	  5 },
+	{ "add m2 peer = 198.18.0.3; key = 1; prefixes = 198.18.201.0/24",
+	  "{\"changed\":\"add\",\"tunnel\":\"m2\",\"tunnels\":6,\"gen\":4}", 6 },
+	{ "remove m2", "{\"changed\":\"remove\",\"tunnel\":\"m2\",\"tunnels\":5,\"gen\":5}", 5 },
 	{ "add n3 peer = 198.18.0.2; key = 1; prefixes = 198.18.201.0/24",
 	  "{\"error\":\"tunnel 'n3': peer 198.18.0.2 key 1 is tunnel 't0''s already", 5 },
 	{ "add n4 peer = 198.18.0.2; key = 10; prefixes = 198.18.128.0/32",
@@ -249,12 +252,12 @@ static const struct cmd_row cmd_rows[] = {
 	{ "replace n9 peer = 198.18.0.2; key = 16; prefixes = 198.18.201.0/24",
 	  "{\"error\":\"no tunnel 'n9'", 5 },
 	{ "replace n1 peer = 198.18.0.2; key = 9; prefixes = 198.18.202.0/24",
-	  "{\"changed\":\"replace\",\"tunnel\":\"n1\",\"tunnels\":5,\"gen\":4}", 5 },
+	  "{\"changed\":\"replace\",\"tunnel\":\"n1\",\"tunnels\":5,\"gen\":6}", 5 },
 	{ "remove n1 now", "{\"error\":\"remove: unexpected 'now' after the name\"}", 5 },
-	{ "remove n1", "{\"changed\":\"remove\",\"tunnel\":\"n1\",\"tunnels\":4,\"gen\":5}", 4 },
+	{ "remove n1", "{\"changed\":\"remove\",\"tunnel\":\"n1\",\"tunnels\":4,\"gen\":7}", 4 },
 	{ "remove n1", "{\"error\":\"no tunnel 'n1'", 4 },
-	{ "remove t1", "{\"changed\":\"remove\",\"tunnel\":\"t1\",\"tunnels\":3,\"gen\":6}", 3 },
-	{ "tunnels", "{\"tunnels\":3,\"gen\":6,\"from\":0,\"list\":[{\"name\":\"t0\"", 3 },
+	{ "remove t1", "{\"changed\":\"remove\",\"tunnel\":\"t1\",\"tunnels\":3,\"gen\":8}", 3 },
+	{ "tunnels", "{\"tunnels\":3,\"gen\":8,\"from\":0,\"list\":[{\"name\":\"t0\"", 3 },
 };
 
 /* The publication's empty table is generation 1, the file's 2, each change one more. */
