@@ -638,9 +638,10 @@ static void close_tunnels(struct gregw *g)
 }
 
 /*
- * Sets gregw up: the plan (namespace, workers, tunnels and their table), the stats output, the TUN device, the
- * receive side's transport and the flows' steering, the workers' stop eventfd, the send
- * side's transport, the workers, the control socket, the stats timer. A failure is said where
+ * Sets gregw up: the plan (namespace, workers, the tunnels and their table, the outer side),
+ * the stats output, the TUN device, the receive side's transport and the flows' steering, the
+ * workers' stop eventfd, the send side's transport, the workers, the control socket, the stats
+ * timer. A failure is said where
  * it happens; what was acquired is released in reverse, and -errno returned. gregw_teardown
  * releases the whole of it the same way.
  */
