@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ctl.h"
 #include "gre.h"
 #include "gw_limits.h"
 #include "ifconf.h"
@@ -116,14 +117,16 @@ static json_t *error_reply(const char *fmt, ...) __attribute__((format(printf, 1
 
 static json_t *error_reply(const char *fmt, ...)
 {
-	char msg[512];
+	char raw[512], msg[4 * sizeof(raw) + 1];
 	json_t *o = json_object();
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
-	if (o && jout_str(o, "error", msg)) {
+	/* The message quotes what the client sent, which may be any byte: JSON takes UTF-8
+	 * alone, so it is quoted as the unknown command's reply is (ctl_quote). */
+	if (o && jout_str(o, "error", ctl_quote(raw, strlen(raw), msg, sizeof(msg)))) {
 		json_decref(o);
 		return NULL;
 	}

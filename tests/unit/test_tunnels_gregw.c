@@ -249,6 +249,9 @@ static const struct cmd_row cmd_rows[] = {
 	{ "add bad/name peer = 198.18.0.2; key = 15; prefixes = 198.18.201.0/24",
 	  "{\"error\":\"bad tunnel name 'bad/name'", 5 },
 	{ "add", "{\"error\":\"add: expected a tunnel's name\"}", 5 },
+	{ "add n9 peer = 198.18.0.2; key = \xea"
+	  "1; prefixes = 198.18.201.0/24",
+	  "{\"error\":\"tunnel 'n9', key 2: bad value '\\\\xea1' for key", 5 },
 	{ "replace n9 peer = 198.18.0.2; key = 16; prefixes = 198.18.201.0/24",
 	  "{\"error\":\"no tunnel 'n9'", 5 },
 	{ "replace n1 peer = 198.18.0.2; key = 9; prefixes = 198.18.202.0/24",
