@@ -22,12 +22,16 @@ from tunbedlib.common import Failure  # noqa: E402
 
 PREFIX = f"bt{os.getpid()}"
 BUSY = [sys.executable, "-c", "while True: pass"]
-# Two busy threads in one process (hashing releases the GIL), each saying its TID.
+# Two busy threads in one process (hashing releases the GIL), each saying its TID on a line of
+# its own (print writes the number and the newline apart: two threads' could interleave).
 TWO = [sys.executable, "-c", """
-import hashlib, threading
+import hashlib, sys, threading
 data = bytes(1 << 20)
+said = threading.Lock()
 def spin():
-    print(threading.get_native_id(), flush=True)
+    with said:
+        sys.stdout.write(f"{threading.get_native_id()}\\n")
+        sys.stdout.flush()
     while True:
         hashlib.sha256(data)
 for _ in range(2):
