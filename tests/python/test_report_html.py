@@ -60,18 +60,28 @@ class Browser:
         to_r, self.to_w = os.pipe()
         self.from_r, from_w = os.pipe()
         # Above 4, so that putting them at 3 and 4 in the child overwrites neither.
-        cmd_fd = fcntl.fcntl(to_r, fcntl.F_DUPFD, 10)
-        out_fd = fcntl.fcntl(from_w, fcntl.F_DUPFD, 10)
+        cmd_fd = fcntl.fcntl(to_r, fcntl.F_DUPFD_CLOEXEC, 10)
+        out_fd = fcntl.fcntl(from_w, fcntl.F_DUPFD_CLOEXEC, 10)
         os.close(to_r)
         os.close(from_w)
 
+        # Not pass_fds=(3, 4): the child makes those inheritable before preexec_fn runs, which
+        # fails (EBADF) where this process has no fds 3 and 4. Without close_fds the child keeps
+        # what dup2 makes (not close-on-exec); every other fd is (PEP 446, F_DUPFD_CLOEXEC).
         def fds():
             os.dup2(cmd_fd, 3)
             os.dup2(out_fd, 4)
-        self.proc = subprocess.Popen(
-            [exe, *FLAGS, f"--user-data-dir={os.path.join(self.profile, 'data')}",
-             "about:blank"], stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err,
-            pass_fds=(3, 4), preexec_fn=fds, start_new_session=True)
+        try:
+            self.proc = subprocess.Popen(
+                [exe, *FLAGS, f"--user-data-dir={os.path.join(self.profile, 'data')}",
+                 "about:blank"], stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err,
+                close_fds=False, preexec_fn=fds, start_new_session=True)
+        except OSError:
+            for fd in (cmd_fd, out_fd, self.to_w, self.from_r):
+                os.close(fd)
+            self.err.close()
+            shutil.rmtree(self.profile, ignore_errors=True)
+            raise
         os.close(cmd_fd)
         os.close(out_fd)
         self.buf, self.next_id, self.events = b"", 0, []
