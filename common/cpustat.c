@@ -200,7 +200,6 @@ int cpustat_task_read(pid_t pid, pid_t tid, struct cpustat_task *out)
 {
 	char path[64], buf[1024];
 	ssize_t n;
-
 	int rc;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
@@ -209,12 +208,23 @@ int cpustat_task_read(pid_t pid, pid_t tid, struct cpustat_task *out)
 		return (int)n;
 	rc = cpustat_task_parse(buf, (size_t)n, out);
 	out->runtime_ns = 0;
-	if (rc < 0)
-		return rc;
+	return rc < 0 ? rc : 0;
+}
+
+int cpustat_task_runtime(pid_t pid, pid_t tid, struct cpustat_task *out)
+{
+	char path[64], buf[64];
+	ssize_t n;
+
+	out->runtime_ns = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
 	n = read_small_file(path, buf, sizeof(buf));
-	if (n >= 0 && cpustat_schedstat_parse(buf, (size_t)n, &out->runtime_ns) < 0)
+	if (n < 0)
+		return (int)n;
+	if (cpustat_schedstat_parse(buf, (size_t)n, &out->runtime_ns) < 0) {
 		out->runtime_ns = 0;
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -71,9 +71,14 @@ int cpustat_task_parse(const char *text, size_t len, struct cpustat_task *out);
  * Returns 0 or -EINVAL. */
 int cpustat_schedstat_parse(const char *text, size_t len, uint64_t *ns);
 
-/* Reads /proc/PID/task/TID/stat, and schedstat for runtime_ns (left 0 where it cannot be
- * read). Returns 0 or -errno (-ENOENT once the thread is gone). */
+/* Reads /proc/PID/task/TID/stat (runtime_ns left 0). Returns 0 or -errno (-ENOENT once the
+ * thread is gone). */
 int cpustat_task_read(pid_t pid, pid_t tid, struct cpustat_task *out);
+
+/* Reads /proc/PID/task/TID/schedstat into out->runtime_ns (left 0 when it cannot be read: a
+ * kernel without schedstat, or the thread gone). Returns 0 or -errno. A second file read per
+ * thread: tunbed-sample's, whose budgets need nanoseconds; gregw's telemetry has no use. */
+int cpustat_task_runtime(pid_t pid, pid_t tid, struct cpustat_task *out);
 
 /* A thread's CPU time in ticks of ticks_per_sec: from runtime_ns where it was read (a
  * fraction of a tick kept), else utime + stime. */

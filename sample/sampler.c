@@ -67,6 +67,9 @@ static void threads_of(pid_t pid, json_t *threads)
 
 		if (*end || tid < 1 || cpustat_task_read(pid, (pid_t)tid, &t) < 0)
 			continue;
+		/* Nanoseconds where the kernel keeps them: a small budget over a short window is
+		 * a few 10-ms ticks (without, the ticks of stat). */
+		(void)cpustat_task_runtime(pid, (pid_t)tid, &t);
 		row = json_pack("[i,s,f,i]", (int)pid, t.comm,
 				cpustat_task_ticks(&t, cpustat_ticks_per_sec()), t.processor);
 		jout_set(threads, de->d_name, row);

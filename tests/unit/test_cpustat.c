@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -114,15 +115,19 @@ static void test_live_task_time(void)
 	pid_t tid = (pid_t)syscall(SYS_gettid);
 	struct cpustat_task t0, t1;
 	volatile uint64_t spin = 0;
+	bool have;
 
 	/* Each of the module's readings just before a clock reading, as the bounds above assume. */
 	w0 = read_ns(CLOCK_MONOTONIC);
 	CHECK_INT(cpustat_task_read(getpid(), tid, &t0), 0);
+	CHECK(t0.runtime_ns == 0); /* the stat file alone: gregw's telemetry reads no more */
+	have = cpustat_task_runtime(getpid(), tid, &t0) == 0;
 	c0 = read_ns(CLOCK_THREAD_CPUTIME_ID);
 	while (read_ns(CLOCK_THREAD_CPUTIME_ID) - c0 < spin_ns &&
 	       read_ns(CLOCK_MONOTONIC) - w0 < 30ull * NSEC_PER_SEC)
 		spin++;
 	CHECK_INT(cpustat_task_read(getpid(), tid, &t1), 0);
+	CHECK(have == (cpustat_task_runtime(getpid(), tid, &t1) == 0));
 	c1 = read_ns(CLOCK_THREAD_CPUTIME_ID);
 	w1 = read_ns(CLOCK_MONOTONIC);
 	spun = c1 - c0;
@@ -133,7 +138,7 @@ static void test_live_task_time(void)
 	CHECK(ticks_ns <= spun + slack);
 	/* schedstat's runtime, where this kernel has it (then it must have been read): no
 	 * rounding to ticks; it may trail the CPU clock by one scheduler tick at each end. */
-	CHECK(access("/proc/self/schedstat", R_OK) < 0 || (t0.runtime_ns && t1.runtime_ns));
+	CHECK(access("/proc/self/schedstat", R_OK) < 0 || (have && t0.runtime_ns && t1.runtime_ns));
 	if (t0.runtime_ns && t1.runtime_ns) {
 		uint64_t run = t1.runtime_ns - t0.runtime_ns;
 
@@ -159,6 +164,8 @@ static void test_live(void)
 	CHECK_INT(cpustat_task_read(getpid(), (pid_t)syscall(SYS_gettid), &t), 0);
 	CHECK(t.processor >= 0 && t.processor < 1024);
 	CHECK_INT(cpustat_task_read(getpid(), 0x7ffffff0, &t), -ENOENT);
+	CHECK_INT(cpustat_task_runtime(getpid(), 0x7ffffff0, &t), -ENOENT);
+	CHECK(t.runtime_ns == 0);
 	CHECK(cpustat_ticks_per_sec() > 0);
 	test_live_task_time();
 }
