@@ -241,3 +241,13 @@ bool inet_l4_csum_at(size_t len, const struct ip_info *ip, struct l4_csum *c)
 	c->offset = ip->proto == IPPROTO_TCP ? TCP_CSUM_OFF : UDP_CSUM_OFF;
 	return true;
 }
+
+bool inet_l4_csum_left_partial(const uint8_t *pkt, const struct ip_info *ip, struct l4_csum c)
+{
+	uint32_t sum = inet_pseudo_sum(ip->family, ip->src, ip->dst, ip->proto,
+				       (uint32_t)(ip->tot_len - c.start));
+
+	uint16_t partial = (uint16_t)~inet_csum_fold(sum);
+
+	return ip->tot_len > c.start + c.offset + 1u && load_be16(pkt + c.start + c.offset) == partial;
+}

@@ -272,6 +272,14 @@ int ip_parse(const uint8_t *p, size_t len, bool check_csum, struct ip_info *out)
 bool inet_l4_csum_at(size_t len, const struct ip_info *ip, struct l4_csum *c);
 
 /*
+ * Whether the transport checksum at c (from inet_l4_csum_at) of the packet at pkt (its IP
+ * header as ip) is left partial: its field holds the pseudo-header's sum, as a sender's stack
+ * leaves it for a device to complete. A complete checksum that happens to equal that sum (one
+ * in 65536) comes out of a completion the same, over data that came intact.
+ */
+bool inet_l4_csum_left_partial(const uint8_t *pkt, const struct ip_info *ip, struct l4_csum c);
+
+/*
  * Marks an ECN-capable IPv4 or IPv6 packet Congestion Experienced (RFC 3168), keeping the
  * IPv4 header checksum right. Returns false, changing nothing, for a packet that is not
  * ECN-capable (Not-ECT) or too short to hold its IP header.

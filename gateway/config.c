@@ -182,7 +182,9 @@ void config_usage(void)
 	       "                       the peer, which segments them (where the kernel has it:\n"
 	       "                       tcx, Linux 6.6; GRE-in-UDP, Linux 6.17; not with --seq,\n"
 	       "                       --csum, --tunnels or --offload off), the rest as with\n"
-	       "                       packet;\n"
+	       "                       packet; GRE-in-UDP to an interface that does not\n"
+	       "                       segment it goes per segment unless tap is given\n"
+	       "                       (then the kernel cuts in software);\n"
 	       "                       packet: plain GRE as whole frames on a packet socket to\n"
 	       "                       the route's next hop, followed through rtnetlink, inner\n"
 	       "                       checksums left to the device (GRE-in-UDP: its UDP\n"
@@ -562,6 +564,7 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 		if (strcmp(v, "tap") != 0 && strcmp(v, "packet") != 0 && strcmp(v, "ip") != 0)
 			return bad(o, key, v, "expected tap, packet or ip");
 		c->wire_tx_tap = strcmp(v, "tap") == 0;
+		c->wire_tx_tap_asked = c->wire_tx_tap;
 		c->wire_tx_packet = strcmp(v, "ip") != 0;
 		return 0;
 	case OPT_WIRE_RX:

@@ -48,6 +48,8 @@ struct config {
 	bool ingress_drop;	   /* --ingress-drop tcx */
 	bool wire_tx_packet;	   /* --wire-tx packet, or tap (where the TAP is refused) */
 	bool wire_tx_tap;	   /* --wire-tx tap (default) */
+	bool wire_tx_tap_asked;	   /* --wire-tx tap given: GRE-in-UDP through the TAP also to
+				    * an interface that does not segment it (the kernel cuts) */
 	bool wire_rx_ring;	   /* --wire-rx ring: GRE-in-UDP from the packet ring */
 	bool gre_udp;		/* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */
 	bool sched_batch;	/* --sched batch (default): workers under SCHED_BATCH */

@@ -456,6 +456,7 @@ static int send_setup(struct gregw *g)
 {
 	const struct tx_cfg txc = {
 		.tap = g->cfg->wire_tx_tap,
+		.tap_software = g->cfg->wire_tx_tap_asked,
 		.packet = g->cfg->wire_tx_packet,
 		.nworkers = g->nworkers,
 		.ifindex = g->outer_ifindex,

@@ -121,7 +121,6 @@ static void whole_superpacket(const struct encap_cfg *c, struct rx_dgram *d)
 	struct l4_csum at;
 	const uint8_t *inner, *tcp;
 	unsigned thlen;
-	uint16_t partial;
 	int hl = gre_parse(d->data, d->len, &g);
 
 	if (hl < 0)
@@ -134,9 +133,7 @@ static void whole_superpacket(const struct encap_cfg *c, struct rx_dgram *d)
 	thlen = (unsigned)(tcp[TCP_DOFF_OFF] >> 4) * 4;
 	if (thlen < TCP_HLEN || at.start + thlen >= c->mtu)
 		return;
-	partial = (uint16_t)~inet_csum_fold(
-		inet_pseudo_sum(ip.family, ip.src, ip.dst, IPPROTO_TCP, ip.tot_len - at.start));
-	if (load_be16(tcp + TCP_CSUM_OFF) != partial)
+	if (!inet_l4_csum_left_partial(inner, &ip, at))
 		return;
 	d->merged = (struct rx_merged){
 		.gso_size = (uint16_t)(c->mtu - at.start - thlen),

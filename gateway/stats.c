@@ -36,6 +36,7 @@ static const char *const names[STAT_MAX] = {
 	[STAT_UDP_GSO_SENDS] = "udp_gso_sends",
 	[STAT_UDP_GRO_READS] = "udp_gro_reads",
 	[STAT_UDP_WHOLE_READS] = "udp_whole_reads",
+	[STAT_UDP_CSUM_PARTIAL] = "udp_csum_partial",
 	[STAT_GRE_GRO_READS] = "gre_gro_reads",
 	[STAT_TUN_CUT_SUPERPACKETS] = "tun_cut_superpackets",
 	[STAT_WIRE_TX_IP] = "wire_tx_ip",

@@ -40,6 +40,8 @@ enum stat_counter {
 	STAT_UDP_GRO_READS,   /* GRE-in-UDP messages received holding several datagrams */
 	STAT_UDP_WHOLE_READS, /* GRE-in-UDP datagrams holding a TCP superpacket a sender on this
 				* host left whole (rx_udp.c) */
+	STAT_UDP_CSUM_PARTIAL, /* GRE-in-UDP datagrams whose inner checksum a sender on this host
+				 * left partial, completed on the way into TUN (worker.c) */
 	STAT_GRE_GRO_READS,   /* plain GRE superpackets the kernel merged, taken whole */
 	STAT_TUN_CUT_SUPERPACKETS, /* superpackets from the wire cut by gregw: TUN does not take
 				    * their kind whole (offloads off, or not offered) */

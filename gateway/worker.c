@@ -277,6 +277,24 @@ static enum drop_reason partial_csum(const struct rx_dgram *d, const struct deca
 	return DROP_NONE;
 }
 
+/*
+ * Over GRE-in-UDP the socket says nothing of checksums (the packet ring's
+ * TP_STATUS_CSUMNOTREADY has no counterpart): a sender on this host whose superpacket the
+ * kernel cut in software, before a device without UDP tunnel segmentation (a veth with
+ * tx-udp_tnl-segmentation off), left each segment's inner checksum partial, and a veth
+ * delivers it so. A field that holds the pseudo-header's sum is completed, as the ring's are.
+ */
+static bool udp_partial_csum(const struct decap_result *r, struct l4_csum *csum)
+{
+	struct l4_csum at;
+
+	if (!inet_l4_csum_at(r->inner_len, &r->ip, &at) ||
+	    !inet_l4_csum_left_partial(r->inner, &r->ip, at))
+		return false;
+	*csum = at;
+	return true;
+}
+
 /* The first spoofed_source a worker drops, and then at most one a minute, said on stderr with
  * the way to allow it: a pair started without --route carries nothing and would say nothing
  * but a counter. A drop, off the fast path: one log line a minute at most. */
@@ -342,6 +360,8 @@ static void deliver(struct worker *w, const struct rx_dgram *d)
 	}
 	if (d->csum_partial && (why = partial_csum(d, &r, &csum)) != DROP_NONE)
 		goto drop;
+	if (!d->outer && udp_partial_csum(&r, &csum))
+		stat_add(&w->stats.ctr[STAT_UDP_CSUM_PARTIAL], 1);
 	deliver_inner(w, &r, csum);
 	return;
 

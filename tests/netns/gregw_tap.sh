@@ -11,7 +11,8 @@
 # wire audit on gwa's transit counts them as their segments, as gwa counted what it sent, and
 # finds nothing wrong. Then what keeps the per-segment path: --wire-tx packet (no superpacket
 # on the wire), --seq (said in config), a transit that cannot segment GRE itself (one warning
-# naming the feature); a receiving gregw without offloads, which cuts the superpackets it
+# naming the feature; GRE-in-UDP's with --wire-tx tap given: the kernel cuts in software and
+# the receiving gregw completes the inner checksums it left partial); a receiving gregw without offloads, which cuts the superpackets it
 # takes whole; a key, which the TAP's program writes into the GRE header, with --tos 10 and
 # --ttl inherit, which it takes from each inner header; and GRE-in-UDP taken
 # from the packet ring (--wire-rx ring), which tells each superpacket's gso_size, and cuts a
@@ -251,6 +252,27 @@ expect_eq "no UDP tunnel segmentation: config" "$(json_get "$(gw_stats gwa)" '(d
 expect_eq "no UDP tunnel segmentation: one warning naming the feature" "$(grep -c 'tx-udp_tnl-segmentation off' "$TMP/gwa.err")" 1
 transfer "no UDP tunnel segmentation" push
 expect_eq "no UDP tunnel segmentation: nothing written into a TAP" "$(json_get "$(gw_stats gwa)" 'd["total"]["tap_writes"]')" 0
+gw_stop gwa
+gw_stop gwb
+log "--- the same with --wire-tx tap given: the kernel cuts, gwb completes the inner checksums"
+gw_a4 "$P" --wire-tx tap
+gw_b4 "$P"
+resolved
+expect_eq "--wire-tx tap, no UDP tunnel segmentation: config" "$(json_get "$(gw_stats gwa)" '(d["config"]["wire_tx"], d["config"]["wire_tx_why"])')" \
+	"('tap', None)"
+e0=$(csum_errors server)
+a0=$(gw_stats gwa)
+b0=$(gw_stats gwb)
+transfer "--wire-tx tap, no UDP tunnel segmentation" push
+a1=$(gw_stats gwa)
+b1=$(gw_stats gwb)
+# Cut by the kernel, the segments reach gwb's socket one datagram each (none whole), their
+# inner checksums partial: each completed, none dropped by the server's TCP.
+expect_eq "--wire-tx tap, no UDP tunnel segmentation: gwa wrote superpackets into the TAP" "$(($(delta "$a0" "$a1" tap_writes) > 0))" 1
+expect_eq "--wire-tx tap, no UDP tunnel segmentation: gwb took none whole, completed checksums" \
+	"$(delta "$b0" "$b1" udp_whole_reads), $(($(delta "$b0" "$b1" udp_csum_partial) >= $(delta "$a0" "$a1" tap_segments)))" "0, 1"
+expect_eq "--wire-tx tap, no UDP tunnel segmentation: no checksum error at the server, nothing dropped" \
+	"$(csum_errors server), $(json_get "$b1" 'd["total"]["dropped"]')" "$e0, 0"
 gw_stop gwa
 gw_stop gwb
 ip netns exec "$P-gwa" ethtool -K transit tx-udp_tnl-segmentation on >/dev/null
