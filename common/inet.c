@@ -249,5 +249,6 @@ bool inet_l4_csum_left_partial(const uint8_t *pkt, const struct ip_info *ip, str
 
 	uint16_t partial = (uint16_t)~inet_csum_fold(sum);
 
-	return ip->tot_len > c.start + c.offset + 1u && load_be16(pkt + c.start + c.offset) == partial;
+	return ip->tot_len > c.start + c.offset + 1u &&
+	       load_be16(pkt + c.start + c.offset) == partial;
 }

@@ -36,13 +36,13 @@ enum stat_counter {
 	STAT_COALESCED_SUPERPACKETS, /* superpackets coalesced and written into TUN (--offload) */
 	STAT_COALESCE_BAD_CSUM,	     /* TCP segments with a wrong checksum: passed on, not merged */
 	STAT_AQM_MARKED,	     /* --aqm: packets CoDel marked CE instead of dropping them */
-	STAT_UDP_GSO_SENDS,   /* GRE-in-UDP messages sent with UDP_SEGMENT (several datagrams) */
-	STAT_UDP_GRO_READS,   /* GRE-in-UDP messages received holding several datagrams */
-	STAT_UDP_WHOLE_READS, /* GRE-in-UDP datagrams holding a TCP superpacket a sender on this
+	STAT_UDP_GSO_SENDS,    /* GRE-in-UDP messages sent with UDP_SEGMENT (several datagrams) */
+	STAT_UDP_GRO_READS,    /* GRE-in-UDP messages received holding several datagrams */
+	STAT_UDP_WHOLE_READS,  /* GRE-in-UDP datagrams holding a TCP superpacket a sender on this
 				* host left whole (rx_udp.c) */
 	STAT_UDP_CSUM_PARTIAL, /* GRE-in-UDP datagrams whose inner checksum a sender on this host
 				 * left partial, completed on the way into TUN (worker.c) */
-	STAT_GRE_GRO_READS,   /* plain GRE superpackets the kernel merged, taken whole */
+	STAT_GRE_GRO_READS,    /* plain GRE superpackets the kernel merged, taken whole */
 	STAT_TUN_CUT_SUPERPACKETS, /* superpackets from the wire cut by gregw: TUN does not take
 				    * their kind whole (offloads off, or not offered) */
 	STAT_WIRE_TX_IP,   /* plain GRE packets sent on the IP path (raw socket): all of them

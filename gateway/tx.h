@@ -70,10 +70,10 @@ union tx_cmsg {
 
 /* What a send transport is told of the gateway, by the main thread at start. */
 struct tx_cfg {
-	bool tap;    /* --wire-tx tap: superpackets whole through a TAP where the kernel can */
+	bool tap; /* --wire-tx tap: superpackets whole through a TAP where the kernel can */
 	bool tap_software; /* ... GRE-in-UDP also to an interface that does not segment it,
 			    * the kernel cutting in software (--wire-tx tap given) */
-	bool packet; /* plain GRE: frames on packet sockets (else the IP path) */
+	bool packet;	   /* plain GRE: frames on packet sockets (else the IP path) */
 	unsigned nworkers; /* the TAP's queues */
 	int ifindex;	   /* the interface towards the peer at start: where the TAP redirects */
 };
