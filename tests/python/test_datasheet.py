@@ -20,10 +20,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 sys.path.insert(0, HERE)
 
-from tunbedlib import cli, plots, records, render, runloop  # noqa: E402
+from tunbedlib import budget, cli, plots, records, render, runloop, scenario  # noqa: E402
 from tunbedlib.common import ScenarioError  # noqa: E402
 from tunbedlib.kinds import datasheet_plan as dplan  # noqa: E402
-from tunbedlib.kinds import for_dir  # noqa: E402
+from tunbedlib.kinds import for_dir, matrix, matrix_budget  # noqa: E402
 from tunbedlib.kinds.datasheet import KIND  # noqa: E402
 
 import test_records_fuzz as fuzz  # noqa: E402  (its random changes of a record)
@@ -130,7 +130,7 @@ class Applicability(unittest.TestCase):
 
 def args(**kw):
     a = dict(command="datasheet", gateways="route,gregw", budget="20m", gateway_cpu="off",
-             hosts_asked=None, prefix="w35u", results="/nonexistent")
+             client_cpu=None, hosts_asked=None, prefix="w35u", results="/nonexistent")
     return argparse.Namespace(**(a | kw))
 
 
@@ -147,6 +147,34 @@ class Check(unittest.TestCase):
         self.refused(r"^--budget 0:30 is too small for one point of each part", budget="30s")
         self.refused(r"^unknown gateway 'bogus'", gateways="route,bogus")
         self.refused(r"^bad value 'x' for --gateway-cpu", gateway_cpu="x")
+        self.refused(r"^bad value '0' for --client-cpu", client_cpu="0")
+
+    def test_client_cpu_as_ras_has_it(self):
+        """--client-cpu budgets the throughput part's traffic clients: the bed is the one
+        matrix_budget.namespace_bed gives tunbed ras, with each client's share."""
+        with tempfile.TemporaryDirectory() as root, \
+                mock.patch.object(budget, "find", lambda: budget.Controller(2, root)):
+            plan = KIND.check(args(client_cpu="40", gateway_cpu="15"))
+            self.assertEqual((plan.sc.client_cpu, plan.sc.gateway_cpu), (40.0, 15.0))
+            bed = KIND.bed(plan).tput
+            self.assertIsInstance(bed, matrix_budget.BudgetedBed)
+            self.assertEqual((bed.share, bed.client_share), (15.0, 40.0))
+            self.assertEqual(KIND.meta(plan)["client_cpu"], 40.0)
+            sc = scenario.Scenario(gateways=["gregw"], client_cpu=40.0)
+            ras = matrix.KIND.bed(matrix.Plan(sc, "t", {}, None, "w35u", None,
+                                              budget.Controller(2, root)))
+            self.assertEqual((type(ras), ras.client_share), (type(bed), 40.0))
+            off = KIND.bed(KIND.check(args())).tput
+            self.assertNotIsInstance(off, matrix_budget.BudgetedBed)
+
+    def test_failed_items_name_their_part_and_gateway(self):
+        """What meta.json keeps of a failed item comes from the item's own fields."""
+        plan = KIND.check(args(budget="2m"))
+        got = {(f["part"], f["gateway"]) for f in (KIND.failed(i, 0.0, "down")
+                                                   for i in KIND.items(plan))}
+        self.assertEqual(got, {("throughput", "route"), ("throughput", "gregw"),
+                               ("ndr", "direct"), ("ndr", "route"), ("ndr", "gregw"),
+                               ("failover", "gregw")})
 
     def test_hosts_refused_before_anything_is_installed(self):
         """cli.py installs the hosts mode's packages for a command's --hosts before it runs:

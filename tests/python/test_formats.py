@@ -67,7 +67,11 @@ ADDED = {"runs": ("verdict", "verdict_reason", "verdict_hosts", "ceiling_bps", "
          "summary": ("verdict", "verdict_reason", "verdicts", "spread_pct", "spread_flagged",
                      "verdict_hosts"),
          "top": ("noise_floor_pct", "baselines"),
-         "searches": ("foreign_at_pdr", "foreign_flagged")}
+         "searches": ("foreign_at_pdr", "foreign_flagged"),
+         # The datasheet's: each throughput point's generator budget (--client-cpu), and the
+         # page's rows of it.
+         "datasheet_throughput": ("generator_budget",),
+         "datasheet_figures": ("generator budget",)}
 
 
 def comparable(summary):
@@ -75,6 +79,7 @@ def comparable(summary):
     what the analysis has added since (ADDED)."""
     s = copy.deepcopy(summary)
     matrix = s["meta"].get("kind", "matrix") == "matrix" and "points" in s
+    datasheet = s["meta"].get("kind") == "datasheet"
     for k in ("format", "kind"):
         s["meta"].pop(k, None)
     if matrix:
@@ -86,6 +91,11 @@ def comparable(summary):
         for p in (s.get("summary") or {}).values():
             for k in ADDED["summary"]:
                 p.pop(k, None)
+    for g in s["gateways"].values() if datasheet else ():
+        for x in g["throughput"].values():
+            for k in ADDED["datasheet_throughput"]:
+                x.pop(k, None)
+        g["figures"] = [f for f in g["figures"] if f[0] not in ADDED["datasheet_figures"]]
     if s["meta"].get("kind") == "ndr" or "searches" in s:
         for x in s.get("searches") or []:
             for k in ADDED["searches"]:

@@ -97,6 +97,10 @@ def arguments(p):
                    help="emulated cores for the throughput part, as for ras (default "
                         f"{matrix_budget.RAS_SHARE:g} in namespaces with a cpu controller, "
                         "else off)")
+    p.add_argument("--client-cpu", metavar="SHARE|off",
+                   help="a budget for the generator of the throughput part, as for ras: each "
+                        "traffic client process, all its threads together, gets SHARE percent "
+                        "of one core, 1 to 100 (default off)")
     # Not `hosts`: cli.py and the run loop install the hosts mode's packages for that one,
     # and a refusal comes before anything is installed.
     p.add_argument("--hosts", dest="hosts_asked", metavar="INVENTORY",
@@ -130,6 +134,16 @@ def failover_settings(tier, topology):
     return s
 
 
+@dataclasses.dataclass(frozen=True)
+class Work:
+    """What a datasheet item measures (its Item.point): the part, the gateway, and the part's
+    own point: the matrix's scenario.Point (throughput), (ndr_plan's point, frame size) as the
+    ndr kind takes it (ndr), the fault (failover)."""
+    part: str
+    gateway: str
+    point: object = None
+
+
 class Beds(beds.ItemBed):
     """Each part's own bed: the throughput's namespace bed (with the run's CPU budgets, opened
     around the whole run), the NDR run's two (ndr.Beds), and for the failover none here: its
@@ -137,11 +151,7 @@ class Beds(beds.ItemBed):
     part alone."""
 
     def __init__(self, plan):
-        if plan.budget_ctl:
-            self.tput = matrix_budget.BudgetedBed(plan.sc, plan.prefix, {}, plan.sc.gateway_cpu,
-                                                  plan.budget_ctl)
-        else:
-            self.tput = beds.NamespaceBed(plan.sc, plan.prefix, {})
+        self.tput = matrix_budget.namespace_bed(plan.sc, plan.prefix, {}, plan.budget_ctl)
         self.ndr = ndr.Beds(plan.ndr)
         self.undone = self.tput.undone
 
@@ -153,15 +163,11 @@ class Beds(beds.ItemBed):
 
     @contextlib.contextmanager
     def point(self, item):
-        part, *point = item.point
-        if part == "throughput":
-            bed, point = self.tput, point[0]
-        elif part == "ndr":
-            bed, point = self.ndr, tuple(point)
-        else:
+        bed = {"throughput": self.tput, "ndr": self.ndr}.get(item.point.part)
+        if bed is None:
             yield None
             return
-        with bed.point(dataclasses.replace(item, point=point)) as here:
+        with bed.point(dataclasses.replace(item, point=item.point.point)) as here:
             yield here
 
 
@@ -196,6 +202,8 @@ class Datasheet(Kind):
         dplan.leave_out(parts, tier.sizes, tier.name)
         notes = []
         _, ctl = matrix_budget.check(sc, args.gateway_cpu, None, args.prefix, notes)
+        ctl = matrix_budget.check_client(sc, getattr(args, "client_cpu", None), None,
+                                         args.prefix) or ctl
         sc.time, sc.warmup, sc.repeats = tier.time, tier.warmup, tier.repeats
         nd.sizes, nd.width, nd.initial_time = list(tier.sizes), tier.width, tier.ndr_initial
         nd_sc.time = tier.ndr_time
@@ -242,12 +250,13 @@ class Datasheet(Kind):
                     out.append(Item(f"throughput-{p.key()}-r{rep}",
                                     f"{p.config()}, {p.sessions} session"
                                     f"{'s' if p.sessions > 1 else ''}, repeat {rep}",
-                                    ("throughput", p), rep, weight=dplan.run_s(plan.tier)))
+                                    Work("throughput", p.gateway, p), rep,
+                                    weight=dplan.run_s(plan.tier)))
         searches = [(p, size) for p, size in ndr_plan.plan(plan.ndr.sc, plan.ndr.nd)
                     if p.gateway == DIRECT or dplan.ndr_size(parts[p.gateway], size) is None]
         wanted = {size for p, size in searches if p.gateway != DIRECT}
         out += [Item(f"ndr-{ndr_plan.point_key(p)}-f{size}",
-                     f"NDR {p.config()}, {size}-byte frames", ("ndr", p, size),
+                     f"NDR {p.config()}, {size}-byte frames", Work("ndr", p.gateway, (p, size)),
                      weight=dplan.search_s(plan.tier))
                 for p, size in searches if p.gateway != DIRECT or size in wanted]
         for g in plan.gateways:
@@ -255,7 +264,7 @@ class Datasheet(Kind):
                 s = plan.failover
                 out += [Item(f"failover-{scenario.file_name(g)}-{fault}-r{rep}",
                              f"failover of {g}: {fault} ({failover.FAULTS[fault]}), repeat "
-                             f"{rep}", ("failover", g, fault), rep,
+                             f"{rep}", Work("failover", g, fault), rep,
                              weight=dplan.pair_s(plan.tier))
                         for rep in range(1, s.repeats + 1) for fault in s.faults]
         return out
@@ -267,6 +276,7 @@ class Datasheet(Kind):
                          "budget_s": plan.budget_s, "estimate_s": plan.estimate},
                 "time": plan.sc.time, "warmup": plan.sc.warmup, "repeats": plan.sc.repeats,
                 "topology": plan.sc.topology, "gateway_cpu": plan.sc.gateway_cpu,
+                "client_cpu": plan.sc.client_cpu,
                 "ndr": dataclasses.asdict(plan.ndr.nd), "ndr_time": plan.ndr.sc.time,
                 "failover": failover.settings_of(plan.failover), "prefix": plan.prefix}
 
@@ -274,22 +284,20 @@ class Datasheet(Kind):
         return Beds(plan)
 
     def measure(self, plan, bed, item):
-        part = item.point[0]
+        w = item.point
+        part, gateway = w.part, w.gateway
         if part == "throughput":
-            p = item.point[1]
-            gateway, rec = p.gateway, matrix_point.measure(plan.sc, p, item.repeat, bed)
+            rec = matrix_point.measure(plan.sc, w.point, item.repeat, bed)
         elif part == "ndr":
-            _, p, size = item.point
-            gateway = p.gateway
+            size = w.point[1]
             if gateway != DIRECT and size not in plan.ndr.ceiling:
                 raise GatewayFailure(plan.no_ceiling.get(size) or f"no generator ceiling at "
                                      f"{size}-byte frames")
-            rec = ndr.KIND.measure(plan.ndr, bed, dataclasses.replace(item, point=(p, size)))
+            rec = ndr.KIND.measure(plan.ndr, bed, dataclasses.replace(item, point=w.point))
         else:
-            _, gateway, fault = item.point
             try:
                 with failover.Bed(plan.failover, plan.prefix).point(item) as p:
-                    rec = failover.measure(plan.failover, fault, item.repeat, p)
+                    rec = failover.measure(plan.failover, w.point, item.repeat, p)
             except GatewayFailure:
                 raise
             except Failure as e:
@@ -299,12 +307,13 @@ class Datasheet(Kind):
                 "repeat": item.repeat, "record": dict(rec, kind=kind.name, format=kind.FORMAT)}
 
     def measured(self, plan, item, rec):
-        if item.point[0] == "ndr" and item.point[1].gateway == DIRECT:
+        w = item.point
+        if w.part == "ndr" and w.gateway == DIRECT:
             try:
-                ndr.KIND.measured(plan.ndr, dataclasses.replace(item, point=item.point[1:]),
+                ndr.KIND.measured(plan.ndr, dataclasses.replace(item, point=w.point),
                                   rec["record"])
             except Failure as e:
-                plan.no_ceiling[item.point[2]] = str(e)
+                plan.no_ceiling[w.point[1]] = str(e)
 
     def figure(self, plan, item, rec):
         part, sub = rec["part"], rec["record"]
@@ -316,11 +325,8 @@ class Datasheet(Kind):
         return super().figure(plan, item, sub)
 
     def failed(self, item, started, error):
-        part = item.point[0]
-        p = item.point[1]
-        gateway = p if isinstance(p, str) else p.gateway
-        return {"key": item.key, "repeat": item.repeat, "part": part, "gateway": gateway,
-                "started": started, "error": error}
+        return {"key": item.key, "repeat": item.repeat, "part": item.point.part,
+                "gateway": item.point.gateway, "started": started, "error": error}
 
     def record_schema(self, fmt):
         return RUN_SCHEMA

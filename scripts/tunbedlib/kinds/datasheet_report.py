@@ -18,7 +18,8 @@ LEGEND = (
     "bottleneck verdict).",
     "emulated cores: each gateway thread given a share of one core and a pin, so that the "
     "gateway and not the box is the limit; a kernel gateway has no threads to budget "
-    "(`docs/scaling.md`, emulated cores).",
+    "(`docs/scaling.md`, emulated cores). generator budget: with --client-cpu, each traffic "
+    "client's share of one core, so that a point the generator limits shows as such.",
     "saturated thread: on each core busy 95% or more, the thread that ran on it most (the "
     "per-core plots below show each core over time).",
     "cores per Gbit/s: the gateway's own CPU-seconds per GB divided by 8; CPU-s/GB: CPU "
@@ -75,7 +76,7 @@ def throughput(res, gateway):
                                        if s["gateway_cpu_s_per_gb"] else None),
             "retransmits_per_gb": s["retransmits_per_gb"],
             "rr_load_p50_ms": s["rr_load_p50_ms"], "gateway_info": s.get("gateway_info"),
-            "emulated_cores": emulated(rec)}
+            "emulated_cores": emulated(rec), "generator_budget": generator_budget(rec)}
     return out
 
 
@@ -89,6 +90,18 @@ def emulated(rec):
     shares = sorted({b["share_pct"] for b in budgets})
     return (f"{plural(len(budgets), 'thread')} at {'/'.join(f'{x:g}' for x in shares)}% of a "
             "core each")
+
+
+def generator_budget(rec):
+    """What the record says of the traffic clients' budget (--client-cpu): each one's share,
+    or off."""
+    budgets = [b for h in rec.get("hosts") or []
+               for b in (h.get("process_budgets") or {}).values()]
+    if not budgets:
+        return "off"
+    shares = sorted({b["share_pct"] for b in budgets})
+    return (f"{plural(len(budgets), 'traffic client')} at {'/'.join(f'{x:g}' for x in shares)}% "
+            "of a core each, all its threads together")
 
 
 def searches(recs, gateway):
@@ -131,7 +144,8 @@ def throughput_rows(meta, g, t):
     info = next((x["gateway_info"] for x in t.values() if x.get("gateway_info")), None) or {}
     rows = [("version", info.get("version") or "-"), ("cipher", info.get("cipher") or "-"),
             ("inner MTU", str(info.get("mtu") or "-")),
-            ("emulated cores", next((x["emulated_cores"] for x in t.values()), "-"))]
+            ("emulated cores", next((x["emulated_cores"] for x in t.values()), "-")),
+            ("generator budget", next((x["generator_budget"] for x in t.values()), "-"))]
     for n in SESSIONS:
         x = t.get(str(n))
         if not x:

@@ -327,10 +327,7 @@ class Matrix(Kind):
     def bed(self, plan):
         if plan.inv:
             return beds.HostsBed(plan.inv, plan.prefix, plan.pins)
-        if plan.budget_ctl:
-            return matrix_budget.BudgetedBed(plan.sc, plan.prefix, plan.pins, plan.sc.gateway_cpu,
-                                             plan.budget_ctl, plan.sc.client_cpu)
-        return beds.NamespaceBed(plan.sc, plan.prefix, plan.pins)
+        return matrix_budget.namespace_bed(plan.sc, plan.prefix, plan.pins, plan.budget_ctl)
 
     def measure(self, plan, bed, item):
         return matrix_point.measure(plan.sc, item.point, item.repeat, bed)

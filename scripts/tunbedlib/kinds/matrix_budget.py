@@ -96,6 +96,16 @@ def asked(sc, text, key="gateway_cpu", whose="gateway thread"):
     return getattr(sc, key)
 
 
+def namespace_bed(sc, prefix, pins, ctl):
+    """The namespace bed of a gateway scenario sc: with the run's budgets (BudgetedBed: each
+    gateway thread's sc.gateway_cpu, each traffic client's sc.client_cpu) when ctl, the
+    controller check() or check_client() gave, says there are any; the plain one otherwise.
+    tunbed ras, compare, run and the datasheet's throughput part all take theirs here."""
+    if ctl:
+        return BudgetedBed(sc, prefix, pins, sc.gateway_cpu, ctl, sc.client_cpu)
+    return beds.NamespaceBed(sc, prefix, pins)
+
+
 class BudgetedBed(beds.NamespaceBed):
     """The namespace bed with a run's budgets: the parent cgroup tunbed-PREFIX made on open()
     and removed on close(), every budget taken off after each point."""
