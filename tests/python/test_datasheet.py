@@ -8,6 +8,7 @@ same summary.json when rebuilt from the directory)."""
 import argparse
 import copy
 import csv
+import html
 import json
 import os
 import random
@@ -20,10 +21,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 sys.path.insert(0, HERE)
 
-from tunbedlib import budget, cli, plots, records, render, runloop, scenario  # noqa: E402
+from tunbedlib import budget, cli, plots, records, render, runloop, scenario, tosprobe  # noqa: E402
+from tunbedlib.drivers import DRIVERS  # noqa: E402
 from tunbedlib.common import ScenarioError  # noqa: E402
 from tunbedlib.kinds import datasheet_plan as dplan  # noqa: E402
-from tunbedlib.kinds import for_dir, matrix, matrix_budget  # noqa: E402
+from tunbedlib.kinds import datasheet_tos, for_dir, matrix, matrix_budget  # noqa: E402
 from tunbedlib.kinds.datasheet import KIND  # noqa: E402
 
 import test_records_fuzz as fuzz  # noqa: E402  (its random changes of a record)
@@ -31,6 +33,12 @@ import test_records_fuzz as fuzz  # noqa: E402  (its random changes of a record)
 FORMATS = os.path.join(HERE, "data", "formats")
 GREGW_1518 = ("frame size 1518 is too big for gregw gre: its inner IP packet (1500 bytes) "
               "exceeds the tunnel MTU 1476 (transit MTU 1500 - 24 of tunnel headers)")
+
+
+def tos_record():
+    """The DSCP/ECN part's record of gregw gre, 2 workers, as a run wrote it."""
+    with open(os.path.join(HERE, "data", "datasheet-tos-gregw.json")) as f:
+        return json.load(f)["record"]
 
 
 def load(*path):
@@ -128,6 +136,95 @@ class Applicability(unittest.TestCase):
             self.assertIn(what, str(e.exception))
 
 
+class Tos(unittest.TestCase):
+    """The DSCP/ECN part: which gateway it applies to, the probe's packets, and the verdicts
+    read from a record (a real one of gregw, and the same changed as Linux's GRE, or a gateway
+    that loses the marks, would make it)."""
+
+    def test_applies_where_tunbed_wire_reads_the_transit(self):
+        for g, why in (("gregw", None), ("gre", None), ("ovs-gre", None),
+                       ("route", "route has no tunnel"),
+                       ("wireguard-go", "wireguard-go's transit is encrypted"),
+                       ("openvpn", "openvpn's transit is encrypted"),
+                       ("vxlan", "vxlan's transit is VXLAN, which tunbed-wire does not decode"),
+                       ("openvpn-none", "openvpn-none's transit is OpenVPN's UDP")):
+            st = dplan.tos_applies(g, DRIVERS[g])
+            if why is None:
+                self.assertEqual(st["status"], "run", g)
+            else:
+                self.assertEqual(st["status"], "not applicable", g)
+                self.assertTrue(st["reason"].startswith(why), st["reason"])
+
+    def test_gre_options_of_the_far_gateway(self):
+        gregw = DRIVERS["gregw"]
+        self.assertEqual(gregw.gre_options("gre"), {"key": None, "csum": False})
+        self.assertEqual(gregw.gre_options("gre+key+csum"), {"key": 7, "csum": True})
+        self.assertIsNone(gregw.gre_options("gre+seq"))
+        self.assertIsNone(gregw.gre_options("gre-udp"))
+        self.assertEqual(DRIVERS["ovs-gre"].gre_options("-"), {"key": 7, "csum": False})
+
+    def test_probe_packet(self):
+        a = argparse.Namespace(src="198.18.0.1", dst="198.18.0.2", inner_src="198.18.1.2",
+                               inner_dst="198.18.3.2", port=9407, outer_tos=0x2B,
+                               inner_tos=0x2A, key=7, csum=True)
+        f = tosprobe.frame(a)
+        self.assertEqual((f[1], f[9], tosprobe.csum(f[:20])), (0x2B, 47, 0))
+        g = f[20:]
+        self.assertEqual(g[:4], bytes([0xA0, 0, 8, 0]))  # checksum and key present, IPv4
+        self.assertEqual(tosprobe.csum(g), 0)
+        self.assertEqual(int.from_bytes(g[8:12], "big"), 7)
+        inner = g[12:]
+        self.assertEqual((inner[1], inner[9], tosprobe.csum(inner[:20])), (0x2A, 17, 0))
+        self.assertEqual(int.from_bytes(inner[22:24], "big"), 9407)
+        with self.assertRaises(SystemExit), \
+                mock.patch.object(sys, "stderr", new=open(os.devnull, "w")) as err:
+            self.addCleanup(err.close)
+            tosprobe.main(["send", "--src", "x", "--dst", "198.18.0.2", "--inner-src",
+                           "198.18.1.2", "--inner-dst", "198.18.3.2", "--port", "1",
+                           "--count", "1", "--outer-tos", "3", "--inner-tos", "2"])
+
+    def test_gregw_carries_and_copies(self):
+        a = datasheet_tos.analyse(tos_record())
+        self.assertEqual([a[k]["verdict"] for k in ("dscp", "encap", "decap")],
+                         ["yes", "copied", "yes"])
+        self.assertEqual(a["encap"]["words"], "copied (RFC 6040's normal mode): ECT(0) -> "
+                                              "ECT(0); ECT(1) -> ECT(1); CE -> CE")
+        self.assertRegex(a["decap"]["words"], r"^yes: ECT\(0\) under CE: 100 of 100 arrived "
+                                              r"CE; .*Not-ECT under CE: dropped")
+
+    def test_as_linux_gre_and_a_gateway_that_loses_the_marks(self):
+        rec = tos_record()
+        tos = rec["wire"]["directions"][0]["tos"]
+        tos["dscp_copied"] = 0
+        n = tos["ecn"]["ce"]["ce"]
+        tos["ecn"]["ce"].update(ce=0, ect0=n)
+        rec["decap"]["arrived"] = {"42": 100, "73": 60, "104": 100}
+        a = datasheet_tos.analyse(rec)
+        self.assertTrue(a["dscp"]["words"].startswith("no: 0 of "), a["dscp"])
+        self.assertEqual(a["encap"]["words"],
+                         "not copied (CE reset to ECT(0): RFC 3168's full functionality, not "
+                         "RFC 6040's copy): ECT(0) -> ECT(0); ECT(1) -> ECT(1); CE -> ECT(0)")
+        self.assertEqual(a["decap"]["words"],
+                         "no: ECT(0) under CE: 0 of 100 arrived CE; ECT(1) under CE: 0 of 60 "
+                         "arrived CE (100 sent); Not-ECT under CE: delivered (100 of 100 "
+                         "arrived)")
+        rec["decap"]["arrived"] = {}
+        self.assertEqual(datasheet_tos.analyse(rec)["decap"]["verdict"], None)
+        rec["decap"], rec["decap_why"] = None, "gregw gre-udp takes none"
+        rec["wire"] = None
+        a = datasheet_tos.analyse(rec)
+        self.assertEqual((a["decap"]["words"], a["dscp"]["verdict"]),
+                         ("not measured: gregw gre-udp takes none", None))
+
+    def test_a_bad_record_refused(self):
+        rec = tos_record()
+        rec["decap"]["probes"][0]["inner"] = "ect2"
+        with self.assertRaises(records.FormatError) as e:
+            records.check(rec, datasheet_tos.RECORD_SCHEMA, "x.json: record")
+        self.assertEqual(str(e.exception), "x.json: record: decap.probes[0].inner: expected "
+                                           "not-ect, ect1, ect0, ce")
+
+
 def args(**kw):
     a = dict(command="datasheet", gateways="route,gregw", budget="20m", gateway_cpu="off",
              client_cpu=None, hosts_asked=None, prefix="w35u", results="/nonexistent")
@@ -173,7 +270,8 @@ class Check(unittest.TestCase):
         got = {(f["part"], f["gateway"]) for f in (KIND.failed(i, 0.0, "down")
                                                    for i in KIND.items(plan))}
         self.assertEqual(got, {("throughput", "route"), ("throughput", "gregw"),
-                               ("ndr", "direct"), ("ndr", "route"), ("ndr", "gregw"),
+                               ("tos", "gregw"), ("ndr", "direct"), ("ndr", "route"),
+                               ("ndr", "gregw"),
                                ("failover", "gregw")})
 
     def test_hosts_refused_before_anything_is_installed(self):
@@ -201,8 +299,9 @@ class Check(unittest.TestCase):
         self.assertEqual([k for k in keys if k.startswith("failover-")],
                          ["failover-gregw-kill-r1"])
         self.assertEqual(KIND.needs(plan), ["ras", "route", "gregw", "failover"])
+        self.assertEqual([k for k in keys if k.startswith("tos-")], ["tos-gregw-gre-w2"])
         self.assertEqual({i.key.split("-")[0]: i.weight for i in items},
-                         {"throughput": dplan.run_s(plan.tier),
+                         {"throughput": dplan.run_s(plan.tier), "tos": dplan.TOS_S,
                           "ndr": dplan.search_s(plan.tier), "failover": dplan.pair_s(plan.tier)})
 
     def test_time_left_by_the_items_weights(self):
@@ -252,6 +351,7 @@ def results(outdir):
         r = copy.deepcopy(search)
         r["point"] = dict(r["point"], gateway=g, key=key, config=g)
         recs.append(wrap("ndr", g, f"ndr-{key}-f64", r))
+    recs.append(wrap("tos", "gregw", "tos-gregw-gre-w2", tos_record()))
     recs.append(wrap("failover", "gregw", "failover-gregw-stop-r1",
                      load("failover-2", "runs", "stop-r1.json")))
     for r in recs:
@@ -283,10 +383,12 @@ class Report(unittest.TestCase):
                        "saturated thread, 8 sessions", "gateway cores per Gbit/s",
                        "CPU-s/GB box", "retransmits/GB", "RTT loaded p50 ms", "emulated cores",
                        "NDR / PDR, 64-byte frames", "NDR / PDR, 1518-byte frames",
+                       "DSCP carried (outer)", "ECN at encapsulation (inner -> outer)",
+                       "CE at decapsulation (outer CE -> inner)", "generator budget",
                        "latency p50 ms at 10 / 50 / 90% of PDR", "failover, stop",
                        "interoperability", "inner MTU", "version", "cipher"):
             self.assertIn(f"| {figure}", self.md)
-            self.assertEqual(self.html.count(f"<tr><td>{figure}"), 3, figure)
+            self.assertEqual(self.html.count(f"<tr><td>{html.escape(figure)}"), 3, figure)
             for g in ("route", "gregw"):
                 self.assertTrue(any(f.startswith(figure)
                                     for f, _ in self.summary["gateways"][g]["figures"]),

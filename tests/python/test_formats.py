@@ -68,10 +68,13 @@ ADDED = {"runs": ("verdict", "verdict_reason", "verdict_hosts", "ceiling_bps", "
                      "verdict_hosts"),
          "top": ("noise_floor_pct", "baselines"),
          "searches": ("foreign_at_pdr", "foreign_flagged"),
-         # The datasheet's: each throughput point's generator budget (--client-cpu), and the
-         # page's rows of it.
+         # The datasheet's: each throughput point's generator budget (--client-cpu), the
+         # DSCP/ECN part (tos), and the page's rows of them.
          "datasheet_throughput": ("generator_budget",),
-         "datasheet_figures": ("generator budget",)}
+         "datasheet_gateway": ("tos",),
+         "datasheet_figures": ("generator budget", "DSCP carried (outer)",
+                               "ECN at encapsulation (inner -> outer)",
+                               "CE at decapsulation (outer CE -> inner)")}
 
 
 def comparable(summary):
@@ -96,6 +99,8 @@ def comparable(summary):
             for k in ADDED["datasheet_throughput"]:
                 x.pop(k, None)
         g["figures"] = [f for f in g["figures"] if f[0] not in ADDED["datasheet_figures"]]
+        for k in ADDED["datasheet_gateway"]:
+            g.pop(k, None)
     if s["meta"].get("kind") == "ndr" or "searches" in s:
         for x in s.get("searches") or []:
             for k in ADDED["searches"]:

@@ -45,6 +45,11 @@ class Driver:
     can_pair = False
     # The Debian packages it needs, for the note when one is missing.
     packages = ()
+    # What its tunnel's frames are on transit, for the datasheet's DSCP/ECN part: "gre" for
+    # GRE and GRE-in-UDP, which tunbed-wire decodes; "encrypted" where the inner header is
+    # sealed; else the encapsulation's name ("VXLAN"); None for a gateway of no tunnel, or one
+    # tunbed cannot know (cmd:PATH).
+    transit_format = None
 
     def __init__(self, bed, point):
         self.bed, self.point = bed, point
@@ -86,6 +91,14 @@ class Driver:
         """{(role, tid): label} for threads the gateway can name (gregw's workers), asked
         after telemetry()."""
         return {}
+
+    @classmethod
+    def gre_options(cls, mode):
+        """How the far gateway of mode takes a plain GRE packet crafted on the transit
+        (tosprobe.py: the datasheet's probe of its decapsulation): {"key": N or None, "csum":
+        bool}; None where it takes none (another encapsulation, sequence numbers a crafted
+        packet cannot know)."""
+        return None
 
     def wire_expectations(self):
         """tunbed-wire options the gateway's frames must meet beyond the two ends of the

@@ -70,6 +70,7 @@ def overhead(mode, family_header):
 
 class Gregw(Driver):
     name = "gregw"
+    transit_format = "gre"
     has_modes = True
     can_budget = True
     can_pair = True
@@ -133,6 +134,14 @@ class Gregw(Driver):
             except (Failure, ValueError):
                 pass
         return self.stats
+
+    @classmethod
+    def gre_options(cls, mode):
+        encap, *opts = mode.split("+")
+        if encap != "gre" or "seq" in opts:
+            return None
+        key = OPTIONS["key"].flags[1]
+        return {"key": int(key) if "key" in opts else None, "csum": "csum" in opts}
 
     def wire_expectations(self):
         """Exactly the options of the mode: key 7, sequence numbers, checksums, or none."""

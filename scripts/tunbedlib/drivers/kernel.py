@@ -52,6 +52,7 @@ class External(Driver):
 class Vxlan(Kernel):
     """The kernel's VXLAN (RFC 7348) between gwa and gwb: the kernel tunnel to beat."""
     name = "vxlan"
+    transit_format = "VXLAN"
 
     @classmethod
     def overhead(cls, mode, ip_header):
@@ -84,6 +85,11 @@ class VxlanFrames(Vxlan):
 class KernelGre(Kernel):
     """The kernel's own GRE (ip_gre), where the kernel has it."""
     name = "gre"
+    transit_format = "gre"
+
+    @classmethod
+    def gre_options(cls, mode):
+        return {"key": None, "csum": False}
 
     @classmethod
     def overhead(cls, mode, ip_header):

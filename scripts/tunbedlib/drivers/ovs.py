@@ -12,6 +12,11 @@ class OvsGre(Cmd):
     name = "ovs-gre"
     path = OVS_DRIVER
     packages = ("openvswitch-switch",)
+    transit_format = "gre"
+
+    @classmethod
+    def gre_options(cls, mode):
+        return {"key": 7, "csum": False}  # scripts/drivers/ovs-gre.sh's key
 
     @classmethod
     def available(cls, hosts_mode=False):

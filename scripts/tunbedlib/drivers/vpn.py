@@ -93,6 +93,7 @@ class WireguardGo(Daemon):
     daemons of one machine, in two network namespaces, would otherwise share one path, and a
     killed one leaves nothing behind. wg reaches it there through nsenter."""
     name = "wireguard-go"
+    transit_format = "encrypted"
     program = "wireguard-go"
     needs = ("wg", "unshare", "nsenter")
     packages = ("wireguard-go", "wireguard-tools")
@@ -157,6 +158,7 @@ class OpenVpn(Daemon):
     Without data channel offload (ovpn-dco would be a kernel data path), without MSS clamping
     (the device's MTU sizes the sessions, as for every gateway)."""
     name = "openvpn"
+    transit_format = "encrypted"
     program = "openvpn"
     needs = ("openssl",)
     packages = ("openvpn", "openssl")
@@ -207,6 +209,7 @@ class OpenVpnNone(OpenVpn):
     they came from the device, the cost of OpenVPN's forwarding alone. OpenVPN 2.6 allows it
     with a warning; 2.7 is to remove it."""
     name = "openvpn-none"
+    transit_format = "OpenVPN's UDP"
     needs = ()
     packages = ("openvpn",)
     daemon_bytes = 0
@@ -217,6 +220,7 @@ class Fastd(Daemon):
     """fastd in tun mode with one peer each, keys made by fastd itself, method salsa2012+umac
     (fastd's recommended one)."""
     name = "fastd"
+    transit_format = "encrypted"
     program = "fastd"
     packages = ("fastd",)
     dev = "tbfastd0"
@@ -251,5 +255,6 @@ class FastdNull(Fastd):
     """fastd with method null: no cipher, no authentication of the data (the handshake is
     still authenticated); the cost of fastd's forwarding alone."""
     name = "fastd-null"
+    transit_format = "fastd's UDP"
     method = "null"
     daemon_bytes = 1

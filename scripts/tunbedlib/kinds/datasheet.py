@@ -2,13 +2,14 @@
 that apply to it, within a time budget, and one page per gateway and one side by side
 (docs/datasheet.md). The parts are the other kinds' own: throughput at 1, 8 and 64 sessions
 with its verdict and per-core CPU (matrix_point.measure, with emulated cores as in tunbed ras),
-NDR and PDR per frame size (the ndr kind's search, the generator's ceiling first), the failover
+DSCP and ECN across the tunnel (datasheet_tos.measure), NDR and PDR per frame size (the ndr kind's search, the generator's ceiling first), the failover
 of the gateway pair (failover.measure) where the gateway can be paired; datasheet_plan.py
 plans, datasheet_report.py reports.
 
-Records: runs/KEY.json, one per item, each with its `part` (throughput, ndr, failover), its
-`gateway` and the part's own record (`record`, with the kind and format of the kind that
-wrote it, read back through that kind's schema and upgrades), and meta.json; format 1."""
+Records: runs/KEY.json, one per item, each with its `part` (throughput, tos, ndr, failover),
+its `gateway` and the part's own record (`record`, with the kind and format of the kind that
+wrote it, read back through that kind's schema and upgrades; the DSCP/ECN part's is the
+datasheet's own), and meta.json; format 1."""
 
 import contextlib
 import dataclasses
@@ -20,7 +21,8 @@ from ..drivers import DRIVERS
 from ..records import KEY
 from ..schema import NUM, STR, Bad, List, Map, Num, Obj, Opt, Str, field, shown
 from . import datasheet_plan as dplan
-from . import datasheet_report, failover, failover_analysis, matrix, matrix_budget, matrix_point
+from . import datasheet_report, datasheet_tos, failover, failover_analysis, matrix, matrix_budget
+from . import matrix_point
 from . import ndr, ndr_plan
 from .base import Command, Item, Kind, output_options
 from .datasheet_plan import DIRECT, SESSIONS
@@ -30,7 +32,7 @@ PART_KINDS = {"throughput": matrix.KIND, "ndr": ndr.KIND, "failover": failover.K
 GREGW_MODE, GREGW_WORKERS = "gre", 2  # compare's gregw
 
 RUN_SCHEMA = Obj({"kind": Str("datasheet", "datasheet"),
-                  "part": Str("|".join(PART_KINDS), ", ".join(PART_KINDS)),
+                  "part": Str("|".join(dplan.PARTS[:-1]), ", ".join(dplan.PARTS[:-1])),
                   "gateway": STR, "point": Obj({"key": KEY}, need=("key",)),
                   "repeat": Num(1, whole=True), "record": Obj({})},
                  need=("kind", "part", "gateway", "point", "repeat", "record"))
@@ -53,7 +55,7 @@ class Meta(Obj):
 
 META_SCHEMA = Meta({"kind": Str("datasheet", "datasheet"),
                    "gateways": List(STR, least=1),
-                   "parts": Map(Obj({p: STATUS for p in dplan.PARTS}, need=dplan.PARTS)),
+                   "parts": Map(Obj({p: STATUS for p in dplan.PARTS}, need=dplan.NEEDED_PARTS)),
                    "notes": List(STR),
                    "plan": Obj({"name": STR, "words": STR, "budget_s": NUM,
                                 "estimate_s": Map(NUM)}, need=("name", "words", "budget_s")),
@@ -163,7 +165,7 @@ class Beds(beds.ItemBed):
 
     @contextlib.contextmanager
     def point(self, item):
-        bed = {"throughput": self.tput, "ndr": self.ndr}.get(item.point.part)
+        bed = {"throughput": self.tput, "tos": self.tput, "ndr": self.ndr}.get(item.point.part)
         if bed is None:
             yield None
             return
@@ -178,10 +180,12 @@ class Datasheet(Kind):
     RECORD_NEEDS = ("part", "record")
     UNIT = "part"
     commands = (Command(
-        "datasheet", "one page per gateway: throughput, NDR/PDR, failover (docs/datasheet.md)",
+        "datasheet", "one page per gateway: throughput, DSCP/ECN, NDR/PDR, failover "
+                     "(docs/datasheet.md)",
         arguments,
         "For each gateway, the parts of the other kinds that apply to it: throughput at 1, 8 "
-        "and 64 sessions with its bottleneck verdict and per-core CPU, NDR and PDR at 64- and "
+        "and 64 sessions with its bottleneck verdict and per-core CPU, DSCP and ECN across the "
+        "tunnel (where tunbed-wire reads its transit), NDR and PDR at 64- and "
         "1518-byte frames, the failover of a gateway pair; within --budget. One page per "
         "gateway and one side by side. docs/datasheet.md."),)
 
@@ -252,6 +256,10 @@ class Datasheet(Kind):
                                     f"{'s' if p.sessions > 1 else ''}, repeat {rep}",
                                     Work("throughput", p.gateway, p), rep,
                                     weight=dplan.run_s(plan.tier)))
+        out += [Item(f"tos-{ndr_plan.point_key(p)}", f"DSCP and ECN through {p.config()}",
+                     Work("tos", p.gateway, p), weight=dplan.TOS_S)
+                for p in scenario.points(sc) if p.sessions == SESSIONS[0]
+                and parts[p.gateway]["tos"]["status"] == "run"]
         searches = [(p, size) for p, size in ndr_plan.plan(plan.ndr.sc, plan.ndr.nd)
                     if p.gateway == DIRECT or dplan.ndr_size(parts[p.gateway], size) is None]
         wanted = {size for p, size in searches if p.gateway != DIRECT}
@@ -288,6 +296,8 @@ class Datasheet(Kind):
         part, gateway = w.part, w.gateway
         if part == "throughput":
             rec = matrix_point.measure(plan.sc, w.point, item.repeat, bed)
+        elif part == "tos":
+            rec = datasheet_tos.measure(plan.sc, w.point, bed)
         elif part == "ndr":
             size = w.point[1]
             if gateway != DIRECT and size not in plan.ndr.ceiling:
@@ -302,7 +312,7 @@ class Datasheet(Kind):
                 raise
             except Failure as e:
                 raise GatewayFailure(f"the pair: {e}") from None
-        kind = PART_KINDS[part]
+        kind = PART_KINDS.get(part, self)
         return {"part": part, "gateway": gateway, "point": {"key": item.key},
                 "repeat": item.repeat, "record": dict(rec, kind=kind.name, format=kind.FORMAT)}
 
@@ -319,6 +329,9 @@ class Datasheet(Kind):
         part, sub = rec["part"], rec["record"]
         if part == "ndr":
             return ndr.KIND.figure(plan.ndr, item, sub)
+        if part == "tos":
+            a = datasheet_tos.analyse(sub)
+            return "; ".join(f"{k} {a[k]['verdict'] or 'not measured'}" for k in a)
         if part == "failover":
             out = failover_analysis.analyse(sub)["outage_s"]
             return f"outage {out:g} s" if out is not None else "no outage measured"
@@ -337,6 +350,9 @@ class Datasheet(Kind):
     def check_records(self, recs, paths):
         records.one_key_each(recs, paths)
         for r, path in zip(recs, paths):
+            if r["part"] == "tos":
+                records.check(r["record"], datasheet_tos.RECORD_SCHEMA, f"{path}: record")
+                continue
             r["record"] = records.read_record(PART_KINDS[r["part"]], r["record"],
                                               f"{path}: record")
 

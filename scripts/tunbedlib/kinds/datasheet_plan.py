@@ -2,7 +2,8 @@
 (`--budget`) and the settings chosen to fit it, and which part applies to which gateway, with
 the reason where one does not. Pure: tested without root (tests/python/test_datasheet.py).
 
-The parts: throughput at 1, 8 and 64 sessions (the matrix's point, matrix_point.py), NDR and
+The parts: throughput at 1, 8 and 64 sessions (the matrix's point, matrix_point.py), DSCP and
+ECN across the tunnel (datasheet_tos.py; gateways whose transit tunbed-wire reads), NDR and
 PDR at 64- and 1518-byte frames (the ndr kind's search; it has no IMIX), the failover of a pair
 (failover.py; gregw alone can run as one) and interoperability (the guest tests', never run
 by a datasheet)."""
@@ -17,7 +18,10 @@ from .ndr_plan import DIRECT
 
 SESSIONS = (1, 8, 64)
 SIZES = (64, 1518)
-PARTS = ("throughput", "ndr", "failover", "interop")
+PARTS = ("throughput", "tos", "ndr", "failover", "interop")
+# The parts meta.json must have for each gateway: a datasheet written before the DSCP/ECN part
+# (tos) has none of it, and its page says so.
+NEEDED_PARTS = ("throughput", "ndr", "failover", "interop")
 BUDGET_MAX_S = 24 * 3600
 
 # What a part costs beyond its measured seconds (an estimate, for the plan and never a
@@ -31,6 +35,9 @@ FIRST_PHASE_TRIALS = 8     # a search's trials in its first phase: down from the
 LATER_PHASE_TRIALS = 4     # in each later one: the inherited bounds again, then narrowing
 LATENCY_TRIALS = 3         # at 10, 50 and 90% of PDR, at the final duration
 PAIR_SETUP_S = 8.0
+# The DSCP/ECN part: the topology and gateway, three UDP sessions of 1 s with their client's
+# start, the wire audit's start and stop, the crafted probes' receiver (datasheet_tos.py).
+TOS_S = 10.0
 
 INTEROP_NOT_RUN = ("the guest tests (netns/guest_gre, guest_gre6, guest_gregw; "
                    "docs/testing.md) are not part of a datasheet, and no result of theirs for "
@@ -118,8 +125,9 @@ def estimate(tier, parts):
     searches += list(dict.fromkeys(searches))
     pairs = tier.failover_repeats * len(tier.faults) * sum(
         parts[g]["failover"]["status"] == "run" for g in gws)
-    return {"throughput": runs * run_s(tier), "ndr": len(searches) * search_s(tier),
-            "failover": pairs * pair_s(tier)}
+    tos = sum(parts[g].get("tos", {}).get("status") == "run" for g in gws)
+    return {"throughput": runs * run_s(tier), "tos": tos * TOS_S,
+            "ndr": len(searches) * search_s(tier), "failover": pairs * pair_s(tier)}
 
 
 def ndr_size(part, size):
@@ -190,9 +198,28 @@ def applicability(gateways, frames, failover_why=None):
             fo = not_applicable(failover_why)
         else:
             fo = dict(RUN)
-        out[g] = {"throughput": dict(RUN), "ndr": ndr, "failover": fo,
+        out[g] = {"throughput": dict(RUN), "tos": tos_applies(g, d), "ndr": ndr, "failover": fo,
                   "interop": {"status": "not run", "reason": INTEROP_NOT_RUN}}
     return out
+
+
+def tos_applies(g, d):
+    """Whether the DSCP/ECN part runs for gateway g (its driver d), and why not: it reads the
+    transit with tunbed-wire, which decodes GRE and GRE-in-UDP."""
+    fmt = d.transit_format
+    if not d.tunnel:
+        return not_applicable(f"{g} has no tunnel: the packet crosses with its own header")
+    if fmt == "gre":
+        return dict(RUN)
+    if fmt == "encrypted":
+        return not_applicable(f"{g}'s transit is encrypted: the inner header cannot be read "
+                              "beside the outer one, so the outer DS field cannot be held "
+                              "against it on the wire")
+    if fmt is None:
+        return not_applicable(f"{g}'s transit is its own: tunbed-wire reads GRE and "
+                              "GRE-in-UDP only")
+    return not_applicable(f"{g}'s transit is {fmt}, which tunbed-wire does not decode (it "
+                          "reads GRE and GRE-in-UDP)")
 
 
 def skipped(parts, gateway, why):

@@ -6,7 +6,7 @@ and the per-core CPU of each gateway at the most sessions. summary.json keeps ev
 
 from .. import analysis
 from ..document import Csv, Document, Plot, Section, Table, footer, title
-from . import failover_analysis, matrix_report, matrix_verdict, ndr_report
+from . import datasheet_tos, failover_analysis, matrix_report, matrix_verdict, ndr_report
 from .datasheet_plan import SESSIONS, SIZES, ndr_size
 from .ndr_plan import DIRECT, FRACTIONS
 
@@ -26,6 +26,13 @@ LEGEND = (
     "seconds per 10^9 bytes received, of the whole box and of the gateway's processes.",
     "retransmits/GB: TCP retransmissions per 10^9 bytes received; RTT loaded: the median "
     "request/response round trip beside the load.",
+    "DSCP carried: the frames on gwa's transit whose outer DSCP is their inner packet's, of "
+    "those whose inner packet was marked DSCP 46 (RFC 2983's uniform model); ECN at "
+    "encapsulation: the outer ECN field tunbed-wire saw around inner ECT(0), ECT(1) and CE "
+    "(RFC 6040's normal mode copies each; Linux resets CE to ECT(0)); CE at decapsulation: "
+    "plain GRE packets crafted on the transit, outer CE around ECT(0), ECT(1) and Not-ECT, "
+    "counted at the server by DS field: the ECT ones must arrive CE, the Not-ECT one be "
+    "dropped (RFC 6040, 4.2) (`docs/datasheet.md`, `docs/wire.md`).",
     "NDR, PDR: the highest rate forwarded with no loss and with at most 0.5% loss, found in "
     "one search against the generator's own ceiling; latency at 10, 50 and 90% of PDR "
     "(`docs/ndr.md`; tunbed ndr has no IMIX: 64- and 1518-byte frames).",
@@ -104,6 +111,17 @@ def generator_budget(rec):
             "of a core each, all its threads together")
 
 
+# The DSCP/ECN part of a datasheet written before it had one.
+TOS_BEFORE = {"status": "not run", "reason": "this datasheet was made before tunbed measured "
+                                             "DSCP and ECN"}
+
+
+def tos_of(recs, gateway):
+    """datasheet_tos.analyse of the gateway's DSCP/ECN record, or None."""
+    return next((datasheet_tos.analyse(r["record"]) for r in recs if r["gateway"] == gateway),
+                None)
+
+
 def searches(recs, gateway):
     """{size: ndr_report.summarise of the gateway's search}."""
     return {str(r["frame"]["lan"]): ndr_report.summarise(r) for r in recs
@@ -126,7 +144,8 @@ def analyse(meta, recs, complete):
     out = {}
     for g in meta["gateways"]:
         parts = meta["parts"][g]
-        out[g] = {"throughput": throughput(res, g), "ndr": searches(nd, g),
+        out[g] = {"throughput": throughput(res, g), "tos": tos_of(by.get("tos", []), g),
+                  "ndr": searches(nd, g),
                   "failover": failovers(by.get("failover", []), g), "parts": parts}
     return out, res, searches(nd, DIRECT)
 
@@ -170,6 +189,16 @@ def throughput_rows(meta, g, t):
         ("retransmits/GB" + at, each(lambda x: median(x["retransmits_per_gb"], 0))),
         ("RTT loaded p50 ms" + at, each(lambda x: median(x["rr_load_p50_ms"], 3)))]
     return rows
+
+
+def tos_rows(meta, g, tos):
+    st = meta["parts"][g].get("tos") or TOS_BEFORE
+    if st["status"] != "run":
+        return [(what, status_words(st)) for _, what in datasheet_tos.ROWS]
+    if not tos:
+        v = fails(meta, "tos", g) or "not measured"
+        return [(what, v) for _, what in datasheet_tos.ROWS]
+    return [(what, tos[k]["words"]) for k, what in datasheet_tos.ROWS]
 
 
 def ndr_rows(meta, g, nd):
@@ -217,7 +246,8 @@ def failover_rows(meta, g, fo):
 
 
 def rows_of(meta, g, figs):
-    return (throughput_rows(meta, g, figs["throughput"]) + ndr_rows(meta, g, figs["ndr"])
+    return (throughput_rows(meta, g, figs["throughput"]) + tos_rows(meta, g, figs["tos"])
+            + ndr_rows(meta, g, figs["ndr"])
             + failover_rows(meta, g, figs["failover"])
             + [("interoperability", status_words(meta["parts"][g]["interop"]))])
 
@@ -273,7 +303,7 @@ def document(meta, recs, complete):
     sections.append(Section(heading="Legend", id="legend", paragraphs=list(LEGEND)))
     ceiling = {k: s["pdr"]["rate_pps"] for k, s in direct.items()}
     summary = {"meta": meta, "complete": complete,
-               "gateways": {g: {"throughput": f["throughput"], "ndr": f["ndr"],
+               "gateways": {g: {"throughput": f["throughput"], "tos": f["tos"], "ndr": f["ndr"],
                                 "failover": f["failover"], "parts": f["parts"],
                                 "figures": [list(r) for r in pages[g]]}
                             for g, f in figs.items()},
