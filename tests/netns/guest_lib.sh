@@ -30,9 +30,31 @@ esac
 guest_test_init() {
 	gregw_test_init
 	# shellcheck disable=SC2154 # rc is assigned inside the trap string
-	trap 'rc=$?; gw_cleanup; guest_cleanup; cleanup "$rc"' EXIT
+	trap 'rc=$?; gw_cleanup; guest_cleanup; guest_record "$rc"; cleanup "$rc"' EXIT
 	[ -x "$WIRE" ] || die "$WIRE not built"
 	command -v tcpdump >/dev/null || die "tcpdump is not installed"
+}
+
+# guest_record STATUS: this run's result (pass: exit status 0 and no failure, as cleanup
+# judges it; else fail) for the programs it ran, by their build id (scripts/build-id
+# TUNBED_BIN), in INTEROP_DIR/TEST.json (default: interop/ beside TUNBED_BIN), written beside
+# and renamed over: where tunbed datasheet finds the guest tests' result for the build it
+# measures (docs/datasheet.md). It never fails the trap it runs in: a record not written is
+# a datasheet's "not run".
+guest_record() {
+	local result=pass dir id f
+	{ [ "$1" -eq 0 ] && [ "$failures" -eq 0 ]; } || result=fail
+	dir=${INTEROP_DIR:-$(dirname "$TUNBED_BIN")/interop}
+	id=$("$TUNBED_SRC/scripts/build-id" "$TUNBED_BIN" 2>/dev/null) || return 0
+	mkdir -p "$dir" 2>/dev/null || return 0
+	f=$(mktemp "$dir/.$TEST_NAME.XXXXXX" 2>/dev/null) || return 0
+	if printf '{"test": "%s", "result": "%s", "build_id": "%s", "finished_utc": "%s"}\n' \
+		"$TEST_NAME" "$result" "$id" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" >"$f" &&
+		mv -f "$f" "$dir/$TEST_NAME.json"; then
+		log "result recorded: $result for build $id in $dir/$TEST_NAME.json"
+	else
+		rm -f "$f"
+	fi
 }
 
 # gt_up PREFIX: the namespaces, the veth, the guest (its TAPs moved into gwa and server) and

@@ -25,7 +25,8 @@ from tunbedlib import budget, cli, plots, records, render, runloop, scenario, to
 from tunbedlib.drivers import DRIVERS  # noqa: E402
 from tunbedlib.common import ScenarioError  # noqa: E402
 from tunbedlib.kinds import datasheet_plan as dplan  # noqa: E402
-from tunbedlib.kinds import datasheet_tos, for_dir, matrix, matrix_budget  # noqa: E402
+from tunbedlib.kinds import datasheet_interop, datasheet_tos, for_dir, matrix  # noqa: E402
+from tunbedlib.kinds import matrix_budget  # noqa: E402
 from tunbedlib.kinds.datasheet import KIND  # noqa: E402
 
 import test_records_fuzz as fuzz  # noqa: E402  (its random changes of a record)
@@ -116,8 +117,8 @@ class Applicability(unittest.TestCase):
         self.assertEqual(ps["route"]["failover"]["status"], "not applicable")
         self.assertIn("route cannot run as an active and passive pair",
                       ps["route"]["failover"]["reason"])
-        for g in ps:
-            self.assertEqual(ps[g]["interop"]["status"], "not run")
+        self.assertEqual(ps["gregw"]["interop"]["status"], "not run")
+        self.assertEqual(ps["route"]["interop"]["status"], "not applicable")
         no_frr = dplan.applicability(["gregw"], {}, failover_why="no FRR")
         self.assertEqual(no_frr["gregw"]["failover"], {"status": "not applicable",
                                                        "reason": "no FRR"})
@@ -223,6 +224,56 @@ class Tos(unittest.TestCase):
             records.check(rec, datasheet_tos.RECORD_SCHEMA, "x.json: record")
         self.assertEqual(str(e.exception), "x.json: record: decap.probes[0].inner: expected "
                                            "not-ect, ect1, ect0, ce")
+
+
+class Interop(unittest.TestCase):
+    """The guest tests' results as their runs record them (tests/netns/guest_lib.sh,
+    guest_record), counted for this build id only."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.bin = os.path.join(self.tmp.name, "bin")
+        self.dir = os.path.join(self.tmp.name, "interop")
+        os.makedirs(self.dir)
+
+    def record(self, test, build="0123456789ab", result="pass", name=None):
+        with open(os.path.join(self.dir, (name or test) + ".json"), "w") as f:
+            json.dump({"test": test, "result": result, "build_id": build,
+                       "finished_utc": "2026-12-03T23:50:00Z"}, f)
+
+    def test_not_run_without_a_record_of_this_build(self):
+        self.record("guest_gre", build="ba9876543210")
+        st = datasheet_interop.status("gregw", self.bin, "0123456789ab")
+        self.assertEqual(st["status"], "not run")
+        self.assertRegex(st["reason"], r"^no result of the guest tests \(guest_gre, guest_gre6, "
+                                       r"guest_gregw\) is recorded for this build "
+                                       r"\(0123456789ab\): sudo env TUNBED_BIN=.*/bin sh -c "
+                                       r"'tests/netns/guest_gre.sh && ")
+
+    def test_recorded_results_of_this_build(self):
+        self.record("guest_gre")
+        self.record("guest_gre6", result="fail")
+        self.record("guest_gre", name="guest_gregw")  # another test's record under its name
+        st = datasheet_interop.status("gregw", self.bin, "0123456789ab")
+        self.assertEqual(st["status"], "run")
+        self.assertEqual(datasheet_interop.words(st),
+                         "guest_gre passed (2026-12-03T23:50:00Z); guest_gre6 FAILED "
+                         "(2026-12-03T23:50:00Z); guest_gregw not run for this build (build "
+                         "0123456789ab)")
+        self.assertEqual(datasheet_interop.status("route", self.bin, "0123456789ab")["status"],
+                         "not applicable")
+
+    def test_a_bad_record_is_not_a_result(self):
+        with open(os.path.join(self.dir, "guest_gre.json"), "w") as f:
+            f.write('{"test": "guest_gre", "result": "passed"')
+        self.record("guest_gre6", result="maybe")
+        os.symlink(os.path.join(self.dir, "guest_gre6.json"),
+                   os.path.join(self.dir, "guest_gregw.json"))
+        st = datasheet_interop.status("gregw", self.bin, "0123456789ab")
+        self.assertEqual(st["status"], "not run")
+        self.assertIn("guest_gre6.json: result: expected pass or fail", st["reason"])
+        self.assertIn("guest_gregw.json: a link", st["reason"])
 
 
 def args(**kw):
@@ -421,7 +472,9 @@ class Report(unittest.TestCase):
         self.assertEqual(route["NDR / PDR, 1518-byte frames"],
                          "not run: left out to fit --budget (the least plan)")
         self.assertEqual(gregw["NDR / PDR, 1518-byte frames"], f"not applicable: {GREGW_1518}")
-        self.assertRegex(route["interoperability"], "^not run: the guest tests")
+        self.assertRegex(route["interoperability"], "^not applicable: the guest tests are "
+                                                    "gregw's")
+        self.assertRegex(gregw["interoperability"], "^not run: the guest tests")
 
     def test_rebuilt_from_the_directory(self):
         before = read(self.dir, "summary.json")

@@ -13,15 +13,16 @@ datasheet's own), and meta.json; format 1."""
 
 import contextlib
 import dataclasses
+import subprocess
 
 from .. import bed as beds
 from .. import drivers, frr, records, scenario
-from ..common import Failure, GatewayFailure, ScenarioError, log
+from ..common import BIN, Failure, GatewayFailure, ScenarioError, log
 from ..drivers import DRIVERS
 from ..records import KEY
 from ..schema import NUM, STR, Bad, List, Map, Num, Obj, Opt, Str, field, shown
 from . import datasheet_plan as dplan
-from . import datasheet_report, datasheet_tos, failover, failover_analysis, matrix, matrix_budget
+from . import datasheet_interop, datasheet_report, datasheet_tos, failover, failover_analysis, matrix, matrix_budget
 from . import matrix_point
 from . import ndr, ndr_plan
 from .base import Command, Item, Kind, output_options
@@ -36,9 +37,15 @@ RUN_SCHEMA = Obj({"kind": Str("datasheet", "datasheet"),
                   "gateway": STR, "point": Obj({"key": KEY}, need=("key",)),
                   "repeat": Num(1, whole=True), "record": Obj({})},
                  need=("kind", "part", "gateway", "point", "repeat", "record"))
+GUEST_RESULT = Obj({"result": Str("pass|fail", "pass or fail"), "finished_utc": STR},
+                   need=("result", "finished_utc"))
 STATUS = Obj({"status": Str("run|not applicable|not run", "run, not applicable or not run"),
               "reason": Opt(STR), "sizes": Opt(Map(Opt(STR), key=r"[0-9]{1,5}",
-                                                   keywhat="a frame size"))},
+                                                   keywhat="a frame size")),
+              # interop: each guest test's result recorded for the build, and its id.
+              "tests": Opt(Map(Opt(GUEST_RESULT), key="|".join(datasheet_interop.GUEST_TESTS),
+                               keywhat="a guest test")),
+              "build_id": Opt(STR)},
              need=("status",))
 
 
@@ -239,6 +246,14 @@ class Datasheet(Kind):
                 log(f"{g} skipped: {why}")
         if not left:
             raise Failure("nothing to run: every gateway was skipped")
+        try:
+            build = beds.local_build_id()
+        except (OSError, subprocess.CalledProcessError):
+            build = None
+        for g in left:
+            plan.parts[g]["interop"] = (
+                datasheet_interop.status(g, BIN, build) if build else
+                dplan.not_run(f"the build id of {BIN} could not be read (scripts/build-id)"))
         ok, why = frr.available()
         for g in left:
             if not ok and plan.parts[g]["failover"]["status"] == "run":

@@ -6,7 +6,7 @@ and the per-core CPU of each gateway at the most sessions. summary.json keeps ev
 
 from .. import analysis
 from ..document import Csv, Document, Plot, Section, Table, footer, title
-from . import datasheet_tos, failover_analysis, matrix_report, matrix_verdict, ndr_report
+from . import datasheet_interop, datasheet_tos, failover_analysis, matrix_report, matrix_verdict, ndr_report
 from .datasheet_plan import SESSIONS, SIZES, ndr_size
 from .ndr_plan import DIRECT, FRACTIONS
 
@@ -40,7 +40,8 @@ LEGEND = (
     "(RFC 6201), when the active gateway of a pair fails; sessions survived: the verified TCP "
     "sessions that did not reset (`docs/failover.md`).",
     "interoperability: gregw against the kernel's GRE, ip6gre and fou in a qemu guest, the "
-    "guest tests' result (`docs/testing.md`).",
+    "guest tests' result as each run of one records it for the build it ran, shown only for "
+    "this datasheet's build id (`docs/testing.md`, `docs/datasheet.md`).",
 )
 def plural(n, word):
     return f"{n} {word}{'' if n == 1 else 's'}"
@@ -249,7 +250,11 @@ def rows_of(meta, g, figs):
     return (throughput_rows(meta, g, figs["throughput"]) + tos_rows(meta, g, figs["tos"])
             + ndr_rows(meta, g, figs["ndr"])
             + failover_rows(meta, g, figs["failover"])
-            + [("interoperability", status_words(meta["parts"][g]["interop"]))])
+            + [("interoperability", interop_words(meta["parts"][g]["interop"]))])
+
+
+def interop_words(st):
+    return datasheet_interop.words(st) if st["status"] == "run" else status_words(st)
 
 
 def headline(meta, g, rows):
