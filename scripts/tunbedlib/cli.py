@@ -67,7 +67,9 @@ def diff_command(sub):
                     "(summary.json's runs): each point's change in throughput with both "
                     "ranges, whether it exceeds the noise floor of the directories' repeats, a "
                     "line per point and each directory's minimum detectable difference "
-                    "(docs/scaling.md). Exit status 0: no regression; 1: a point slower beyond "
+                    "(docs/scaling.md); two datasheets per gateway and part (throughput, "
+                    "DSCP/ECN, NDR/PDR by the searches' bounds, the failover's outage, the "
+                    "guest tests' results). Exit status 0: no regression; 1: a point slower beyond "
                     "the noise and the threshold; 2: bad input (different kinds, no point in "
                     "common, not a results directory).")
     p.add_argument("a", metavar="A", help="the results directory to compare against")

@@ -4,7 +4,13 @@ each directory's noise floor (its minimum detectable difference), and an exit st
 can fail on: 0 no regression, 1 a regression beyond the threshold, 2 bad input. Pure but for
 load() and main(). The rule, in docs/scaling.md: a point changed when both sides have at
 least two repeats, their ranges do not overlap, and the change of the medians exceeds the
-noisier directory's noise floor; a slower change beyond --threshold is a regression."""
+noisier directory's noise floor; a slower change beyond --threshold is a regression.
+
+Two datasheets (docs/datasheet.md) are compared per gateway and part: each throughput point as
+above; each NDR and PDR by the two searches' bounds (the rate that passed and the one that
+failed next above it: apart when they do not overlap); each failover's outage by its repeats'
+ranges; DSCP/ECN's verdicts and the guest tests' results as they are (a good one lost is a
+regression)."""
 
 import json
 import math
@@ -12,6 +18,7 @@ import os
 import statistics
 
 from .common import log
+from .schema import BOOL, NUM, STR, Bad, List, Map, Num, Obj, Opt, Tup
 
 THRESHOLD_PCT = 5.0  # a slowdown beyond the noise is a regression from this size (--threshold)
 MIN_REPEATS = 2  # below this a point's spread, and so its noise, is unknown
@@ -166,6 +173,220 @@ def lines(res, name_a="A", name_b="B"):
     return out
 
 
+# What a datasheet's summary.json must hold for diff (datasheet_report.document writes it).
+SPREAD = Obj({"median": NUM, "min": NUM, "max": NUM}, need=("median", "min", "max"))
+BOUND = Obj({"rate_pps": Opt(Num(0)), "upper_pps": Opt(Num(0)), "at_max": Opt(BOOL),
+             "limited": Opt(BOOL), "below_min": Opt(BOOL)})
+VERDICT = Obj({"verdict": Opt(STR), "words": STR}, need=("words",))
+TOS_ASPECTS = ("dscp", "encap", "decap")
+GUEST = Obj({"result": STR}, need=("result",))
+SHEET = Obj({"gateways": Map(Obj({
+    "throughput": Map(Obj({"key": STR}, need=("key",))),
+    "tos": Opt(Obj({k: VERDICT for k in TOS_ASPECTS}, need=TOS_ASPECTS)),
+    "ndr": Map(Obj({"ndr": BOUND, "pdr": BOUND}, need=("ndr", "pdr")), key="[0-9]{1,5}",
+               keywhat="a frame size"),
+    "failover": Map(Obj({"outage_s": Opt(SPREAD), "repeats": Num(1, whole=True)},
+                        need=("repeats",))),
+    "parts": Obj({"interop": Obj({"tests": Opt(Map(Opt(GUEST)))})}),
+    "figures": List(Tup(STR, STR))}, need=("throughput", "ndr", "failover")))},
+    need=("gateways",))
+GOOD = ("yes", "copied")  # a DSCP/ECN verdict that, lost, is a regression
+
+
+def sessions(n):
+    return f"{n} session{'' if int(n) == 1 else 's'}"
+
+
+def bounds(b):
+    """(lower, upper) of a search's figure: the rate that passed, the one that failed next
+    (None above: none failed)."""
+    return b["rate_pps"], b["upper_pps"]
+
+
+def compare_search(a, b, threshold):
+    """One NDR or PDR of two searches: apart when the bounds do not overlap; a drop beyond
+    the threshold is a regression; either bound by the generator tells nothing of the
+    gateway."""
+    (la, ua), (lb, ub) = bounds(a), bounds(b)
+    out = {"a": (la, ua), "b": (lb, ub), "change_pct": None}
+    if not la or not lb:
+        out["verdict"] = "nothing"
+        return out
+    out["change_pct"] = 100 * (lb - la) / la
+    if any(x.get(k) for x in (a, b) for k in ("at_max", "limited", "below_min")):
+        out["verdict"] = "generator"
+    elif ub is not None and ub <= la:
+        out["verdict"] = "regression" if -out["change_pct"] > threshold else "slower"
+    elif ua is not None and lb >= ua:
+        out["verdict"] = "faster"
+    else:
+        out["verdict"] = "same"
+    return out
+
+
+SEARCH_WORDS = dict(WORDS, same="no change beyond the searches' bounds",
+                    faster="FASTER beyond the searches' bounds",
+                    slower="slower beyond the searches' bounds, within the {t:g}% threshold",
+                    regression="SLOWER beyond the searches' bounds and the {t:g}% threshold: a "
+                               "regression",
+                    generator="bound by the generator: no change of the gateway's to tell")
+
+
+def mpps(x):
+    return "-" if x is None else f"{x / 1e6:.3f}"
+
+
+def between(lo, up):
+    """A search's bounds in words: passed-failed, or what passed with no failure above."""
+    return f"{mpps(lo)}-{mpps(up)}" if up is not None else f"{mpps(lo)}, none failed above"
+
+
+def search_line(label, p, threshold):
+    (la, ua), (lb, ub) = p["a"], p["b"]
+    change = "" if p["change_pct"] is None else f"{p['change_pct']:+.1f}%; "
+    return (f"{label}: {mpps(la)} -> {mpps(lb)} Mpps ({change}passed-failed: A "
+            f"{between(la, ua)}, B {between(lb, ub)}): "
+            f"{SEARCH_WORDS[p['verdict']].format(t=threshold)}")
+
+
+def compare_outage(a, b, threshold):
+    """One failover's outage (lower is better): apart when both have MIN_REPEATS and their
+    ranges do not overlap; longer beyond the threshold is a regression."""
+    sa, sb = a.get("outage_s"), b.get("outage_s")
+    out = {"a": sa, "b": sb, "n": (a["repeats"], b["repeats"]), "change_pct": None}
+    if not sa or not sb:
+        out["verdict"] = "nothing"
+        return out
+    if sa["median"] > 0:
+        out["change_pct"] = 100 * (sb["median"] - sa["median"]) / sa["median"]
+    if min(out["n"]) < MIN_REPEATS:
+        out["verdict"] = "few"
+    elif sb["min"] > sa["max"]:
+        out["verdict"] = ("regression" if out["change_pct"] is None or
+                          out["change_pct"] > threshold else "slower")
+    elif sb["max"] < sa["min"]:
+        out["verdict"] = "faster"
+    else:
+        out["verdict"] = "same"
+    return out
+
+
+OUTAGE_WORDS = dict(WORDS, faster="SHORTER beyond the repeats' ranges",
+                    slower="longer beyond the repeats' ranges, within the {t:g}% threshold",
+                    regression="LONGER beyond the repeats' ranges and the {t:g}% threshold: a "
+                               "regression",
+                    same="no change beyond the repeats' ranges",
+                    nothing="no outage measured on one side")
+
+
+def outage_line(label, p, threshold):
+    a, b = p["a"], p["b"]
+    if not a or not b:
+        return f"{label}: {OUTAGE_WORDS['nothing']}"
+    change = "" if p["change_pct"] is None else f"{p['change_pct']:+.1f}%; "
+    head = (f"{label}: {a['median']:.3f} -> {b['median']:.3f} s ({change}A {a['min']:.3f}-"
+            f"{a['max']:.3f}, B {b['min']:.3f}-{b['max']:.3f})")
+    if p["verdict"] == "few":
+        return (f"{head}: too few repeats to tell a change from noise (A {p['n'][0]}, B "
+                f"{p['n'][1]})")
+    return f"{head}: {OUTAGE_WORDS[p['verdict']].format(t=threshold)}"
+
+
+def compare_words(a, b, good):
+    """Two verdicts of a behaviour: same, changed, or a regression when a good one is lost."""
+    if a == b:
+        return "same"
+    return "regression" if a in good else "changed"
+
+
+def tos_lines(g, ta, tb):
+    out = []
+    if ta is None and tb is None:
+        return out
+    for k in TOS_ASPECTS:
+        va = (ta or {}).get(k, {}).get("verdict") if ta else None
+        vb = (tb or {}).get(k, {}).get("verdict") if tb else None
+        v = compare_words(va, vb, GOOD)
+        words = {"same": "the same", "changed": "CHANGED",
+                 "regression": "CHANGED: a regression"}[v]
+        out.append((v, f"{g}, DSCP/ECN {k}: {va or 'not measured'} -> {vb or 'not measured'}: "
+                       f"{words}"))
+    return out
+
+
+def interop_lines(g, ia, ib):
+    out = []
+    for t in sorted(set(ia) | set(ib)):
+        ra, rb = (ia.get(t) or {}).get("result"), (ib.get(t) or {}).get("result")
+        v = compare_words(ra, rb, ("pass",))
+        words = {"same": "the same", "changed": "CHANGED",
+                 "regression": "CHANGED: a regression"}[v]
+        out.append((v, f"{g}, interoperability {t}: {ra or 'not run'} -> {rb or 'not run'}: "
+                       f"{words}"))
+    return out
+
+
+def compare_sheets(sa, sb, runs_a, runs_b, threshold=THRESHOLD_PCT):
+    """Two datasheets' summaries, per gateway and part: {"lines": [(verdict, line)], "floor_a",
+    "floor_b", "only_a", "only_b", "status"}."""
+    va, vb = values(runs_a), values(runs_b)
+    fa, fb = noise_floor(va), noise_floor(vb)
+    noise = max(fa, fb) if fa is not None and fb is not None else None
+    ga, gb = sa["gateways"], sb["gateways"]
+    common = [g for g in ga if g in gb]
+    if not common:
+        raise DiffError("no gateway in common: the datasheets measured different gateways")
+    res = []
+    for g in common:
+        a, b = ga[g], gb[g]
+        for n in sorted(set(a["throughput"]) & set(b["throughput"]), key=int):
+            ka, kb = a["throughput"][n]["key"], b["throughput"][n]["key"]
+            if ka in va and kb in vb:
+                p = compare_point(va[ka], vb[kb], noise, threshold)
+                res.append((p["verdict"], point_line(f"{g}, throughput, {sessions(n)}", p,
+                                                     threshold)))
+        res += tos_lines(g, a.get("tos"), b.get("tos"))
+        for size in sorted(set(a["ndr"]) & set(b["ndr"]), key=int):
+            for name in ("ndr", "pdr"):
+                p = compare_search(a["ndr"][size][name], b["ndr"][size][name], threshold)
+                res.append((p["verdict"], search_line(f"{g}, {name.upper()}, {size}-byte frames",
+                                                      p, threshold)))
+        for fault in [f for f in a["failover"] if f in b["failover"]]:
+            p = compare_outage(a["failover"][fault], b["failover"][fault], threshold)
+            res.append((p["verdict"], outage_line(f"{g}, failover {fault}, outage", p,
+                                                  threshold)))
+        res += interop_lines(g, a["parts"]["interop"].get("tests") or {},
+                             b["parts"]["interop"].get("tests") or {})
+    return {"lines": res, "floor_a": fa, "floor_b": fb, "threshold": threshold,
+            "only_a": [g for g in ga if g not in gb], "only_b": [g for g in gb if g not in ga],
+            "status": 1 if any(v == "regression" for v, _ in res) else 0}
+
+
+def sheet_lines(res, name_a="A", name_b="B"):
+    """The report of compare_sheets()."""
+    out = [f"A = {name_a}", f"B = {name_b}",
+           f"noise floor of the throughput (minimum detectable difference): A "
+           f"{pct(res['floor_a'])}, B {pct(res['floor_b'])}"]
+    out += [line for _, line in res["lines"]]
+    for side in ("a", "b"):
+        if res[f"only_{side}"]:
+            out.append(f"only in {side.upper()}: {', '.join(res[f'only_{side}'])}")
+    n = sum(v == "regression" for v, _ in res["lines"])
+    changed = sum(v in ("slower", "faster", "changed") for v, _ in res["lines"])
+    same = sum(v == "same" for v, _ in res["lines"])
+    verdict = (f"{n} regression{'s' if n != 1 else ''} beyond {res['threshold']:g}% or of "
+               "behaviour" if n else f"no regression beyond {res['threshold']:g}% nor of "
+                                     "behaviour")
+    few = sum(v == "few" for v, _ in res["lines"])
+    gen = sum(v == "generator" for v, _ in res["lines"])
+    rest = [w for c, w in ((changed, f"{changed} changed within the threshold or for the "
+                                     "better"), (same, f"{same} unchanged"),
+                           (few, f"{few} with too few repeats"),
+                           (gen, f"{gen} bound by the generator")) if c]
+    out.append(f"verdict: {verdict}" + (f"; {', '.join(rest)}" if rest else ""))
+    return out
+
+
 def kind_of(meta):
     """A directory's scenario kind as meta.json says it (ras, compare and run: matrix)."""
     if meta.get("kind"):
@@ -174,8 +395,9 @@ def kind_of(meta):
 
 
 def load(outdir):
-    """(kind, runs) of a results directory: meta.json's kind and summary.json's analysed
-    runs, checked; a DiffError naming the file otherwise."""
+    """(kind, runs, summary) of a results directory: meta.json's kind, summary.json's analysed
+    runs and the whole of it (a datasheet's checked against SHEET), checked; a DiffError naming
+    the file otherwise."""
     docs = {}
     for name in ("meta.json", "summary.json"):
         path = os.path.join(outdir, name)
@@ -199,7 +421,13 @@ def load(outdir):
                 v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))
                                    or not math.isfinite(v) or v < 0)):
             raise DiffError(f"{path}: run {i + 1}: not a run with a key and a throughput")
-    return kind_of(docs["meta.json"]), runs
+    kind = kind_of(docs["meta.json"])
+    if kind == "datasheet":
+        try:
+            SHEET.check(docs["summary.json"], "")
+        except Bad as e:
+            raise DiffError(f"{path}: {e}") from None
+    return kind, runs, docs["summary.json"]
 
 
 def main(dir_a, dir_b, threshold=THRESHOLD_PCT, out=print, loader=load):
@@ -208,15 +436,20 @@ def main(dir_a, dir_b, threshold=THRESHOLD_PCT, out=print, loader=load):
     try:
         if isinstance(threshold, str):
             threshold = parse_threshold(threshold)
-        kind_a, runs_a = loader(dir_a)
-        kind_b, runs_b = loader(dir_b)
+        kind_a, runs_a, sum_a = loader(dir_a)
+        kind_b, runs_b, sum_b = loader(dir_b)
         if kind_a != kind_b:
             raise DiffError(f"{dir_a} is of kind {kind_a} and {dir_b} of kind {kind_b}: diff "
                             "compares runs of one kind")
-        res = compare(runs_a, runs_b, threshold)
+        if kind_a == "datasheet":
+            res = compare_sheets(sum_a, sum_b, runs_a, runs_b, threshold)
+            text = sheet_lines(res, dir_a, dir_b)
+        else:
+            res = compare(runs_a, runs_b, threshold)
+            text = lines(res, dir_a, dir_b)
     except DiffError as e:
         log(str(e))
         return 2
-    for line in lines(res, dir_a, dir_b):
+    for line in text:
         out(line)
     return res["status"]

@@ -6,7 +6,8 @@
 # tunnel), NDR and PDR at 64-byte frames after the generator's ceiling, the
 # failover of gregw's pair and route's "not applicable", every section in summary.json,
 # report.md and report.html, each part's raw record kept and read back by its own kind, `tunbed
-# report` giving the same summary.json, nothing left.
+# report` giving the same summary.json, `tunbed diff` of it against itself finding no change
+# per gateway and part, nothing left.
 #
 #  throughput, NDR: P-client --lan-a-- P-gwa ==transit (route | gregw)== P-gwb --lan-b-- P-server
 #  the ceiling:     P-client ---wire--- P-server
@@ -103,4 +104,11 @@ cp "$dir/summary.json" "$TMP/summary.json"
 out2=$("$TUNBED" report "$dir" 2>"$TMP/report.err") || die "tunbed report failed: $(tail -3 "$TMP/report.err")"
 expect_eq "tunbed report: the same headline and reports" "$out2" "$out"
 cmp -s "$dir/summary.json" "$TMP/summary.json" || fail "tunbed report made another summary.json"
+# tunbed diff of the datasheet against itself: a line per gateway and part, nothing changed.
+diffed=$("$TUNBED" diff "$dir" "$dir" 2>&1) || fail "tunbed diff of the datasheet against itself: exit status $?: $diffed"
+expect_match "tunbed diff: gregw's throughput" "$diffed" $'\n''gregw, throughput, 64 sessions: [0-9.]+ -> [0-9.]+ Gbit/s \(\+0\.0%; .*too few repeats'
+expect_match "tunbed diff: gregw's DSCP/ECN" "$diffed" $'\n''gregw, DSCP/ECN decap: yes -> yes: the same'$'\n'
+expect_match "tunbed diff: the NDR searches" "$diffed" $'\n''route, NDR, 64-byte frames: [0-9.]+ -> [0-9.]+ Mpps \(\+0\.0%; passed-failed: '
+expect_match "tunbed diff: the failover" "$diffed" $'\n''gregw, failover kill, outage: [0-9.]+ -> [0-9.]+ s '
+expect_match "tunbed diff: the verdict" "$diffed" $'\n''verdict: no regression beyond 5% nor of behaviour; '
 expect_nothing_left "$P" "after tunbed datasheet"

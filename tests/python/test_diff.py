@@ -5,7 +5,9 @@ the threshold; too few repeats; the noise floor; and the refusals in one line wi
 2 (different kinds, no common point, a bad summary.json, a bad threshold), through main() on
 results directories written here; and `tunbed diff` itself (cli.py) on the stored results
 directories of data/formats/: one against itself, against a copy with one point halved, of two
-kinds, with no point in common."""
+kinds, with no point in common. Two datasheets per gateway and part (Sheets): throughput,
+NDR/PDR by the searches' bounds, the failover's outage, DSCP/ECN's verdicts and the guest tests'
+results, each changed alone."""
 
 import contextlib
 import copy
@@ -181,6 +183,140 @@ class Main(unittest.TestCase):
                              "from 0 to 100\n")
 
 
+def bound(rate, upper, limited=False):
+    return {"rate_pps": rate, "upper_pps": upper, "at_max": False, "limited": limited,
+            "below_min": False}
+
+
+def sheet(**change):
+    """A datasheet's summary.json of gregw (three repeats at 1 and 64 sessions, its DSCP/ECN,
+    NDR/PDR at 64 bytes, a failover of two repeats, the guest tests) and route; change: a
+    function of it by name, applied."""
+    tos = {k: {"verdict": v, "words": f"{v}: ..."} for k, v in
+           (("dscp", "yes"), ("encap", "copied"), ("decap", "yes"))}
+    g = {"throughput": {"1": {"key": "gregw-gre-w2-s1"}, "64": {"key": "gregw-gre-w2-s64"}},
+         "tos": tos, "ndr": {"64": {"ndr": bound(1.0e6, 1.1e6), "pdr": bound(1.2e6, 1.3e6)}},
+         "failover": {"kill": {"outage_s": {"median": 0.40, "min": 0.38, "max": 0.42},
+                               "repeats": 2}},
+         "parts": {"interop": {"status": "run", "tests": {"guest_gre": {"result": "pass"},
+                                                           "guest_gre6": None}}},
+         "figures": [["version", "gregw 0.1.0"]]}
+    r = {"throughput": {"1": {"key": "route-s1"}}, "tos": None,
+         "ndr": {"64": {"ndr": bound(2e6, None, True), "pdr": bound(2e6, None, True)}},
+         "failover": {}, "parts": {"interop": {"status": "not applicable"}}, "figures": []}
+    doc = {"gateways": {"gregw": g, "route": r},
+           "runs": runs({"gregw-gre-w2-s1": BASE["gregw-gre-w2-s1"],
+                         "gregw-gre-w2-s64": BASE["gregw-gre-w2-s64"],
+                         "route-s1": (9e9, 9.1e9, 8.9e9)})}
+    for f in change.values():
+        f(doc)
+    return doc
+
+
+class Sheets(unittest.TestCase):
+    """diff.main on two datasheets' directories written here."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def results(self, name, doc):
+        d = os.path.join(self.tmp.name, name)
+        os.mkdir(d)
+        with open(os.path.join(d, "meta.json"), "w") as f:
+            json.dump({"kind": "datasheet", "format": 1}, f)
+        with open(os.path.join(d, "summary.json"), "w") as f:
+            json.dump(doc, f)
+        return d
+
+    def main(self, a, b):
+        out, err = [], io.StringIO()
+        with contextlib.redirect_stderr(err):
+            status = diff.main(self.results("a", a), self.results("b", b), out=out.append)
+        shutil.rmtree(os.path.join(self.tmp.name, "a"))
+        shutil.rmtree(os.path.join(self.tmp.name, "b"))
+        return status, out, err.getvalue()
+
+    def changed(self, **change):
+        """(status, the lines that are not unchanged, the verdict) of the sheet against itself
+        changed."""
+        status, out, err = self.main(sheet(), sheet(**change))
+        self.assertEqual(err, "")
+        return status, [ln for ln in out[3:-1] if not ln.endswith(("the same", "(would need "))
+                        and "no change beyond" not in ln and "bound by the generator" not in ln
+                        ], out[-1]
+
+    def test_itself(self):
+        status, out, err = self.main(sheet(), sheet())
+        self.assertEqual((status, err), (0, ""))
+        self.assertEqual(out[2], "noise floor of the throughput (minimum detectable "
+                                 "difference): A 3.0%, B 3.0%")
+        self.assertIn("gregw, PDR, 64-byte frames: 1.200 -> 1.200 Mpps (+0.0%; passed-failed: "
+                      "A 1.200-1.300, B 1.200-1.300): no change beyond the searches' bounds", out)
+        self.assertIn("route, NDR, 64-byte frames: 2.000 -> 2.000 Mpps (+0.0%; passed-failed: "
+                      "A 2.000, none failed above, B 2.000, none failed above): bound by the "
+                      "generator: no change of the gateway's to tell", out)
+        self.assertEqual(out[-1], "verdict: no regression beyond 5% nor of behaviour; 11 "
+                                  "unchanged, 2 bound by the generator")
+
+    def test_each_part_changed_alone(self):
+        def g(d):
+            return d["gateways"]["gregw"]
+        cases = {
+            "throughput": (lambda d: d.update(runs=[dict(r, bits_per_second=r[
+                "bits_per_second"] / 2) if r["key"] == "gregw-gre-w2-s64" else r
+                for r in d["runs"]]), 1, "gregw, throughput, 64 sessions: 3.50 -> 1.75 Gbit/s"),
+            "ndr": (lambda d: g(d)["ndr"]["64"].update(ndr=bound(0.8e6, 0.9e6)), 1,
+                    "gregw, NDR, 64-byte frames: 1.000 -> 0.800 Mpps (-20.0%; passed-failed: "
+                    "A 1.000-1.100, B 0.800-0.900): SLOWER beyond the searches' bounds and the "
+                    "5% threshold: a regression"),
+            "ndr within": (lambda d: g(d)["ndr"]["64"].update(ndr=bound(0.95e6, 1.05e6)), 0,
+                           None),
+            "faster pdr": (lambda d: g(d)["ndr"]["64"].update(pdr=bound(1.4e6, 1.5e6)), 0,
+                           "gregw, PDR, 64-byte frames: 1.200 -> 1.400 Mpps (+16.7%; "
+                           "passed-failed: A 1.200-1.300, B 1.400-1.500): FASTER beyond the "
+                           "searches' bounds"),
+            "outage": (lambda d: g(d)["failover"]["kill"].update(
+                outage_s={"median": 0.9, "min": 0.8, "max": 1.0}), 1,
+                "gregw, failover kill, outage: 0.400 -> 0.900 s (+125.0%; A 0.380-0.420, B "
+                "0.800-1.000): LONGER beyond the repeats' ranges and the 5% threshold: a "
+                "regression"),
+            "decap": (lambda d: g(d)["tos"]["decap"].update(verdict="no"), 1,
+                      "gregw, DSCP/ECN decap: yes -> no: CHANGED: a regression"),
+            "interop": (lambda d: g(d)["parts"]["interop"]["tests"].update(
+                guest_gre={"result": "fail"}, guest_gre6={"result": "pass"}), 1,
+                "gregw, interoperability guest_gre: pass -> fail: CHANGED: a regression"),
+        }
+        for name, (f, want_status, want) in cases.items():
+            with self.subTest(name=name):
+                status, lines, verdict = self.changed(x=f)
+                self.assertEqual(status, want_status, lines)
+                if want is None:
+                    self.assertEqual(lines, [])
+                    continue
+                self.assertTrue(lines[0].startswith(want), lines)
+                if name == "interop":
+                    self.assertEqual(lines[1], "gregw, interoperability guest_gre6: not run -> "
+                                               "pass: CHANGED")
+                self.assertTrue(verdict.startswith("verdict: 1 regression beyond 5% or of "
+                                                   "behaviour" if want_status else
+                                                   "verdict: no regression"), verdict)
+
+    def test_gateways_of_one_side_and_refusals(self):
+        b = sheet(drop=lambda d: d["gateways"].pop("route"))
+        status, out, err = self.main(sheet(), b)
+        self.assertEqual((status, out[-2]), (0, "only in A: route"))
+        other = sheet(x=lambda d: d.update(gateways={"vxlan": d["gateways"]["route"]}))
+        for b, want in ((other, "no gateway in common: the datasheets measured different "
+                                "gateways"),
+                        (sheet(x=lambda d: d["gateways"]["gregw"]["ndr"]["64"]["ndr"].update(
+                            rate_pps="1")), r".*/b/summary.json: gateways.gregw.ndr.64.ndr."
+                                            r"rate_pps: expected a number of at least 0")):
+            status, out, err = self.main(sheet(), b)
+            self.assertEqual((status, out), (2, []))
+            self.assertRegex(err, f"^tunbed: {want}\n$")
+
+
 class Command(unittest.TestCase):
     """`tunbed diff` as a user runs it (python3 -m tunbedlib diff: no root needed), on stored
     results directories: intranet-3 has two repeats of two TCP points."""
@@ -232,6 +368,36 @@ class Command(unittest.TestCase):
         self.assertIn("a regression", changed[0])
         self.assertEqual(out[-1], f"verdict: 1 regression beyond 10% ({self.HALVED}); 1 "
                                   "unchanged, 2 with too few repeats")
+
+    def test_datasheets(self):
+        """Two datasheets (formats/datasheet-1 against itself; two copies whose gregw searches
+        are not bound by the generator, the second's NDR at 64 bytes halved): a line per
+        gateway and part, exit 1 for the halved NDR."""
+        a = os.path.join(FORMATS, "datasheet-1")
+        status, out, err = self.tunbed(a, a)
+        self.assertEqual((status, err), (0, ""))
+        self.assertIn("gregw, failover kill, outage: 0.372 -> 0.372 s (+0.0%; A 0.372-0.372, B "
+                      "0.372-0.372): too few repeats to tell a change from noise (A 1, B 1)", out)
+        def copy_of(name, halve):
+            """datasheet-1 with gregw's searches not bound by the generator, NDR halved."""
+            d = os.path.join(self.tmp.name, name)
+            shutil.copytree(a, d)
+            path = os.path.join(d, "summary.json")
+            with open(path) as f:
+                doc = json.load(f)
+            for k in ("ndr", "pdr"):
+                b = doc["gateways"]["gregw"]["ndr"]["64"][k]
+                b.update(limited=False, at_max=False)
+                if k == "ndr" and halve:
+                    b.update(rate_pps=b["rate_pps"] / 2, upper_pps=b["rate_pps"] / 2 + 1)
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            return d
+        status, out, err = self.tunbed(copy_of("a", False), copy_of("b", True))
+        self.assertEqual((status, err), (1, ""))
+        self.assertRegex([ln for ln in out if ln.startswith("gregw, NDR")][0],
+                         r"^gregw, NDR, 64-byte frames: 0.086 -> 0.043 Mpps \(-50.0%; .*: a "
+                         r"regression$")
 
     def test_refusals(self):
         a = os.path.join(FORMATS, "intranet-3")
