@@ -292,38 +292,26 @@ def outage_line(label, p, threshold):
     return f"{head}: {OUTAGE_WORDS[p['verdict']].format(t=threshold)}"
 
 
-def compare_words(a, b, good):
-    """Two verdicts of a behaviour: same, changed, or a regression when a good one is lost."""
-    if a == b:
-        return "same"
-    return "regression" if a in good else "changed"
+def behaviour(label, a, b, good, none):
+    """(verdict, line) of a behaviour's two verdicts: the same, CHANGED, or a regression when
+    a good one is lost; none: the words of a side that has no verdict."""
+    v = "same" if a == b else "regression" if a in good else "changed"
+    words = {"same": "the same", "changed": "CHANGED", "regression": "CHANGED: a regression"}
+    return v, f"{label}: {a or none} -> {b or none}: {words[v]}"
 
 
 def tos_lines(g, ta, tb):
-    out = []
     if ta is None and tb is None:
-        return out
-    for k in TOS_ASPECTS:
-        va = (ta or {}).get(k, {}).get("verdict") if ta else None
-        vb = (tb or {}).get(k, {}).get("verdict") if tb else None
-        v = compare_words(va, vb, GOOD)
-        words = {"same": "the same", "changed": "CHANGED",
-                 "regression": "CHANGED: a regression"}[v]
-        out.append((v, f"{g}, DSCP/ECN {k}: {va or 'not measured'} -> {vb or 'not measured'}: "
-                       f"{words}"))
-    return out
+        return []
+    return [behaviour(f"{g}, DSCP/ECN {k}", ((ta or {}).get(k) or {}).get("verdict"),
+                      ((tb or {}).get(k) or {}).get("verdict"), GOOD, "not measured")
+            for k in TOS_ASPECTS]
 
 
 def interop_lines(g, ia, ib):
-    out = []
-    for t in sorted(set(ia) | set(ib)):
-        ra, rb = (ia.get(t) or {}).get("result"), (ib.get(t) or {}).get("result")
-        v = compare_words(ra, rb, ("pass",))
-        words = {"same": "the same", "changed": "CHANGED",
-                 "regression": "CHANGED: a regression"}[v]
-        out.append((v, f"{g}, interoperability {t}: {ra or 'not run'} -> {rb or 'not run'}: "
-                       f"{words}"))
-    return out
+    return [behaviour(f"{g}, interoperability {t}", (ia.get(t) or {}).get("result"),
+                      (ib.get(t) or {}).get("result"), ("pass",), "not run")
+            for t in sorted(set(ia) | set(ib))]
 
 
 def compare_sheets(sa, sb, runs_a, runs_b, threshold=THRESHOLD_PCT):

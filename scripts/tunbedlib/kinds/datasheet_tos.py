@@ -38,7 +38,7 @@ DECAP = (("ect0", 10), ("ect1", 18), ("not-ect", 26))
 PROBES = 100                           # crafted packets of each
 PROBE_PORT = PORT + 7
 RECV_S = 2.0                           # the receiver's window: the sends take milliseconds
-READY_TIMEOUT_S = 10
+READY_TIMEOUT_S = 10                   # the receiver's exit after its window
 
 
 def tos_byte(dscp, ecn):
@@ -60,15 +60,6 @@ def encapsulate(sc, bed, run):
     return sessions, doc, error
 
 
-def wait_udp(h, port):
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if h.run(["ss", "-Hlun", f"sport = :{port}"], check=False).strip():
-            return
-        time.sleep(0.05)
-    raise Failure(f"the DSCP/ECN probe's receiver on {h.label()} did not start")
-
-
 def decapsulate(bed, opts):
     """Step 2: {"probes": [{inner, dscp, outer_tos, inner_tos, sent}], "arrived": {TOS byte:
     datagrams}}."""
@@ -76,7 +67,8 @@ def decapsulate(bed, opts):
     recv = srv.spawn("tosprobe", [sys.executable, TOSPROBE, "recv", "--port", str(PROBE_PORT),
                                   "--time", f"{RECV_S:g}"], stdout=-1)
     try:
-        wait_udp(srv, PROBE_PORT)
+        matrix_point.wait_listening(srv, PROBE_PORT, udp=True,
+                                    what="the DSCP/ECN probe's receiver")
         probes = []
         for inner, dscp in DECAP:
             p = {"inner": inner, "dscp": dscp, "outer_tos": tos_byte(dscp, "ce"),

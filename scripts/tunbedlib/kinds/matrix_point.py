@@ -74,13 +74,14 @@ def wire_stop(proc):
     return doc, None if status in WIRE_OK else last
 
 
-def wait_listening(h):
+def wait_listening(h, port=PORT, udp=False, what="tunbed-traffic server"):
+    """Waits until a socket of host h listens on port (TCP, or UDP with udp)."""
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
-        if h.run(["ss", "-Hltn", f"sport = :{PORT}"], check=False).strip():
+        if h.run(["ss", "-Hlun" if udp else "-Hltn", f"sport = :{port}"], check=False).strip():
             return
         time.sleep(0.05)
-    raise Failure(f"tunbed-traffic server on {h.label()} did not start listening")
+    raise Failure(f"{what} on {h.label()} did not start listening")
 
 
 def shares(sessions, nclients):
