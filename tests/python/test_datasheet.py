@@ -217,6 +217,20 @@ class Tos(unittest.TestCase):
         self.assertEqual((a["decap"]["words"], a["dscp"]["verdict"]),
                          ("not measured: gregw gre-udp takes none", None))
 
+    def test_a_failure_of_the_part_fails_its_item_alone(self):
+        """tunbed-wire or the probe failing is the item's failure (GatewayFailure: the run goes
+        on), not the run's."""
+        from tunbedlib.common import Failure, GatewayFailure
+        plan = KIND.check(args(budget="2m"))
+        item = next(i for i in KIND.items(plan) if i.point.part == "tos")
+
+        def fails(*a):
+            raise Failure("tunbed-wire: did not start")
+        with mock.patch.object(datasheet_tos, "measure", fails), \
+                self.assertRaises(GatewayFailure) as e:
+            KIND.measure(plan, None, item)
+        self.assertEqual(str(e.exception), "DSCP/ECN: tunbed-wire: did not start")
+
     def test_a_bad_record_refused(self):
         rec = tos_record()
         rec["decap"]["probes"][0]["inner"] = "ect2"

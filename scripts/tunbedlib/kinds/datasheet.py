@@ -312,7 +312,12 @@ class Datasheet(Kind):
         if part == "throughput":
             rec = matrix_point.measure(plan.sc, w.point, item.repeat, bed)
         elif part == "tos":
-            rec = datasheet_tos.measure(plan.sc, w.point, bed)
+            try:
+                rec = datasheet_tos.measure(plan.sc, w.point, bed)
+            except GatewayFailure:
+                raise
+            except Failure as e:  # the audit or the probe: this part's, not the run's
+                raise GatewayFailure(f"DSCP/ECN: {e}") from None
         elif part == "ndr":
             size = w.point[1]
             if gateway != DIRECT and size not in plan.ndr.ceiling:
