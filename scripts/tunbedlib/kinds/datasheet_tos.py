@@ -131,9 +131,11 @@ def dscp(rec):
         return {"verdict": None, "marked": 0, "copied": 0,
                 "words": "not measured: no frame carried a marked packet"}
     verdict = "yes" if copied == marked else "no" if copied == 0 else "partly"
+    model = {"yes": " (the uniform model, RFC 2983)",
+             "no": " (an outer DSCP of its own: the pipe model, RFC 2983)"}.get(verdict, "")
     return {"verdict": verdict, "marked": marked, "copied": copied,
             "words": f"{verdict}: {copied} of {marked} frames of packets marked DSCP {DSCP} "
-                     "carried it outside (RFC 2983's uniform model)"}
+                     f"carried it outside{model}"}
 
 
 def wire_why(rec):
