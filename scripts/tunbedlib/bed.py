@@ -432,7 +432,7 @@ class HostsBed(Bed):
             addrs = json.loads(h.run(["ip", "-j", "addr", "show"]))
             have = {a["local"] for i in addrs for a in i.get("addr_info", [])}
             links = {i["ifname"] for i in addrs}
-            for var in ("addr", "transit_addr", "lan_addr"):
+            for var in ("addr", "direct_addr", "transit_addr", "lan_addr"):
                 value = getattr(spec, var)
                 if value and value not in have:
                     return f"{h.label()}: tunbed_{var} {value} is not an address of this host"

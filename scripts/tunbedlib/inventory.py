@@ -70,6 +70,7 @@ class HostSpec:
     gateway: str = ""  # client, server: its next hop to the far side (default: its gateway's
     #                    tunbed_lan_addr)
     iface: str = ""
+    direct_addr: str = ""  # server: where `ndr --hosts` sends the generator alone (docs/ndr.md)
     transit_addr: str = ""  # gateways: the tunnel's outer address
     transit_iface: str = ""
     lan_addr: str = ""  # gateways: their address towards their client or server
@@ -433,6 +434,10 @@ def spec_of(name, role, hostvars):
         s.gateway = v.text("tunbed_gateway")
         if s.gateway:
             address(s.gateway, name, "tunbed_gateway", s)
+        s.direct_addr = v.text("tunbed_direct_addr") if role == "server" else ""
+        if s.direct_addr and address(s.direct_addr, name, "tunbed_direct_addr", s) != \
+                ipaddress.ip_address(s.addr).version:
+            raise v.bad("tunbed_direct_addr", "an address of tunbed_addr's family")
     else:
         s.transit_addr = v.need("tunbed_transit_addr", role)
         family = address(s.transit_addr, name, "tunbed_transit_addr", s)

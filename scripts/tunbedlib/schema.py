@@ -101,6 +101,22 @@ class Opt(Spec):
             self.spec.check(v, where)
 
 
+class Either(Spec):
+    """One of several specs: the first that a value passes."""
+
+    def __init__(self, *specs):
+        self.specs = specs
+        self.what = " or ".join(x.what for x in specs)
+
+    def check(self, v, where):
+        for spec in self.specs:
+            try:
+                return spec.check(v, where)
+            except Bad:
+                pass
+        raise Bad(where, self.what)
+
+
 class Obj(Spec):
     """A JSON object with these fields (each checked when present; need: those that must be)."""
     what = "an object"

@@ -67,7 +67,7 @@ ADDED = {"runs": ("verdict", "verdict_reason", "verdict_hosts", "ceiling_bps", "
          "summary": ("verdict", "verdict_reason", "verdicts", "spread_pct", "spread_flagged",
                      "verdict_hosts"),
          "top": ("noise_floor_pct", "baselines"),
-         "searches": ("foreign_at_pdr", "foreign_flagged"),
+         "searches": ("foreign_at_pdr", "foreign_flagged", "where"),
          # The datasheet's: each throughput point's generator budget (--client-cpu), the
          # DSCP/ECN part (tos), and the page's rows of them.
          "datasheet_throughput": ("generator_budget",),

@@ -1,7 +1,8 @@
 """Unit tests of the NDR/PDR search (scripts/tunbedlib/search.py) against simulated gateways:
 a rate cap, a cap with a buffer that short trials do not fill, a gateway that always loses a
-little, a generator slower than the gateway; and of the frame sizes, bad values and the report
-of scripts/tunbedlib/ndr.py on recorded searches."""
+little, a generator slower than the gateway; and of the frame sizes (the IMIX's too), bad
+values, the trials of an IMIX, where each search runs (namespaces, hosts) and the report of
+scripts/tunbedlib/ndr.py on recorded searches."""
 
 import json
 import os
@@ -223,6 +224,153 @@ class Frames(unittest.TestCase):
                          "be the generator's, not the gateway's")
 
 
+class Imix(unittest.TestCase):
+    def test_the_mix(self):
+        # The simple IMIX, 7:4:1 of 64, 594 and 1518-byte frames: through route every member
+        # as it is, a mean of 361.8-byte frames.
+        f = ndr.frame(ndr.IMIX, "route", "-", 4, 1500, 1500)
+        self.assertEqual([(m["lan"], m["weight"]) for m in f["mix"]],
+                         [(64, 7), (594, 4), (1518, 1)])
+        self.assertAlmostEqual(f["lan_mean"], 4342 / 12)
+        self.assertAlmostEqual(f["inner_ip"], 4342 / 12 - 18)
+        self.assertAlmostEqual(f["udp_payload"], 4342 / 12 - 46)
+        self.assertEqual((f["lan"], f["overhead"]), ("imix", 0))
+        self.assertEqual(ndr.imix_note(f), "")
+        # gregw gre carries 1494-byte frames: the largest member capped there, said so; the
+        # transit frames are each member's with its tunnel headers.
+        f = ndr.frame(ndr.IMIX, "gregw", "gre", 4, 1500, 1500)
+        self.assertEqual([m["lan"] for m in f["mix"]], [64, 594, 1494])
+        self.assertEqual(f["mix"][2]["capped_from"], 1518)
+        self.assertNotIn("capped_from", f["mix"][1])
+        self.assertEqual([m["transit"] for m in f["mix"]], [88, 618, 1518])
+        self.assertAlmostEqual(f["transit"], (7 * 88 + 4 * 618 + 1518) / 12)
+        self.assertEqual(ndr.imix_note(f), "its 1518-byte member capped at 1494, the largest "
+                                           "frame carried")
+        # A transit MTU of 9000 carries it whole; a tunnel below 576 caps two members.
+        self.assertEqual(ndr.frame(ndr.IMIX, "vxlan", "-", 4, 9000, 1500)["mix"][2]["lan"], 1518)
+        f = ndr.frame(ndr.IMIX, "gregw", "gre", 4, 524, 1500)
+        self.assertEqual([m["lan"] for m in f["mix"]], [64, 518, 518])
+        # Over IPv6 the smallest member is the smallest frame tunbed-traffic sends there.
+        f = ndr.frame(ndr.IMIX, "route", "-", 6, 1500, 1500)
+        self.assertEqual((f["mix"][0]["lan"], f["mix"][0]["raised_from"]), (84, 64))
+        self.assertIn("its 64-byte member raised to 84, the smallest frame over IPv6",
+                      ndr.imix_note(f))
+        # A tunnel that carries not even the smallest frame: refused with frame()'s line.
+        with self.assertRaises(ValueError) as e:
+            ndr.frame(ndr.IMIX, "gregw", "gre", 4, 60, 1500)
+        self.assertIn("frame size 64 is too big for gregw gre", str(e.exception))
+        with self.assertRaises(ValueError) as e:
+            ndr.frame(ndr.IMIX, "external", "-", 4, 1500, 1500)
+        self.assertIn("its tunnel overhead is not known", str(e.exception))
+
+    def test_sizes(self):
+        nd = ndr.from_section(scenario.parse("[ndr]\nsizes = imix, 1518, 64\n", "f"), "f")
+        self.assertEqual(nd.sizes, [64, 1518, "imix"])
+        self.assertEqual(ndr._sizes("IMIX"), ["imix"])
+        for text, want in (("imix imix", "imix given twice in sizes"),
+                           ("mix", "bad value 'mix' for sizes: expected whole numbers"),
+                           ("", "sizes needs at least one value")):
+            with self.assertRaises(ValueError) as e:
+                ndr._sizes(text)
+            self.assertEqual(str(e.exception), want)
+        self.assertEqual(sorted(["imix", 1518, 64], key=ndr.size_key), [64, 1518, "imix"])
+        sc = scenario.Scenario(topology="ras", gateways=["gregw"], modes=["gre"])
+        _, fr = ndr.frames(sc, ndr.Ndr(sizes=[64, "imix"]))
+        self.assertEqual(fr[("gregw", "gre")]["imix"]["mix"][2]["lan"], 1494)
+        self.assertEqual(fr[("direct", "-")]["imix"]["mix"][2]["lan"], 1518)
+        self.assertEqual([(p.gateway, s) for p, s in ndr.plan(sc, ndr.Ndr(sizes=[64, "imix"]))],
+                         [("direct", 64), ("direct", "imix"), ("gregw", 64), ("gregw", "imix")])
+        self.assertIn("at IMIX frames", ndr.above_ceiling(ndr.Ndr(sizes=["imix"], max_rate=5e5),
+                                                          {"imix": 4e5}))
+
+    def test_a_trial_of_the_mix(self):
+        # One client per member, each at its share: counts summed, valid only if each was,
+        # the window from the first start to the last end, each percentile the worst member's.
+        from tunbedlib.kinds import ndr as kind
+
+        def part(lan, rate, sent, lost, valid, p50, start):
+            return {"lan": lan, "rate": rate, "sent": sent, "received": sent - lost,
+                    "lost": lost, "valid": valid, "offered_pps": rate, "offered_ratio": 1.0,
+                    "late": 0, "not_sent": 0, "receiver_drops": 0, "status": 0, "error": None,
+                    "latency": {"samples": 10, "p50_ms": p50, "p99_ms": 2 * p50},
+                    "measure_start_mono_s": start, "measure_end_mono_s": start + 1,
+                    "traffic": {"udp": {"sent": sent}}}
+        parts = [part(64, 7000, 7000, 0, True, 0.1, 5.0), part(594, 4000, 4000, 3, True, 0.3, 5.1),
+                 part(1518, 1000, 1000, 0, True, 0.2, 4.9)]
+        t = kind.merge_parts(parts)
+        self.assertEqual((t["sent"], t["received"], t["lost"], t["valid"]),
+                         (12000, 11997, 3, True))
+        self.assertEqual((t["offered_pps"], t["offered_ratio"]), (12000, 1.0))
+        self.assertEqual((t["latency"]["p50_ms"], t["latency"]["p99_ms"],
+                          t["latency"]["samples"]), (0.3, 0.6, 30))
+        self.assertEqual((t["measure_start_mono_s"], t["measure_end_mono_s"]), (4.9, 6.1))
+        self.assertEqual([m["lan"] for m in t["members"]], [64, 594, 1518])
+        self.assertNotIn("traffic", t["members"][0])
+        self.assertEqual(len(t["traffic"]["members"]), 3)
+        parts[2]["valid"] = False
+        parts[1]["offered_pps"] = None
+        t = kind.merge_parts(parts)
+        self.assertFalse(t["valid"])
+        self.assertIsNone(t["offered_pps"])
+
+
+class Where(unittest.TestCase):
+    """Where each search runs, and what its record says of it (search_one's `where`)."""
+
+    def hosts_bed(self, direct_addr=""):
+        from tunbedlib import bed as beds
+        from tunbedlib import inventory
+        bed = object.__new__(beds.HostsBed)
+        spec = lambda name, role, **kw: inventory.HostSpec(name, role, name, **kw)  # noqa
+        host = lambda s: type("H", (), {"spec": s, "name": s.name})()  # noqa
+        bed.clients = [host(spec("c1", "client", addr="198.18.1.2"))]
+        bed.servers = [host(spec("s1", "server", addr="198.18.3.2",
+                                 direct_addr=direct_addr))]
+        bed.roles = {"client": bed.clients, "server": bed.servers,
+                     "gwa": [host(spec("gw1", "gwa"))], "gwb": [host(spec("gw2", "gwb"))]}
+        bed.inv = type("I", (), {"path": "hosts.ini"})()
+        bed.addrs = {"server": "198.18.3.2"}
+        return bed
+
+    def test_where(self):
+        from tunbedlib.kinds.ndr import where
+        gregw = scenario.Point("gregw", "gre", 2, 0, "udp", 8)
+        direct = scenario.Point(ndr.DIRECT, "-", 0, 0, "udp", 8)
+        # On hosts: the generator alone to the server's direct address, no gateway started.
+        bed = self.hosts_bed("198.18.9.2")
+        self.assertEqual(where(bed, direct), ("198.18.9.2", None, {
+            "mode": "hosts", "path": "direct", "target": "198.18.9.2", "client": "c1",
+            "server": "s1"}))
+        # Without one: through the gateway hosts' kernels (route), and said so.
+        self.assertEqual(where(self.hosts_bed(), direct), ("198.18.3.2", "route", {
+            "mode": "hosts", "path": "route", "target": "198.18.3.2", "client": "c1",
+            "server": "s1", "gwa": "gw1", "gwb": "gw2"}))
+        self.assertEqual(where(bed, gregw)[1:], ("gregw", {
+            "mode": "hosts", "path": "gateway", "target": "198.18.3.2", "client": "c1",
+            "server": "s1", "gwa": "gw1", "gwb": "gw2"}))
+
+
+    def test_the_inventory(self):
+        # tunbed_direct_addr: the server's, checked as every address is.
+        from tunbedlib import inventory
+        groups = {"client": ["c1"], "server": ["s1"]}
+        hv = {"c1": {"tunbed_addr": "198.18.1.2"},
+              "s1": {"tunbed_addr": "198.18.3.2", "tunbed_direct_addr": "198.18.9.2"}}
+        inv = inventory.hosts_of(groups, hv, "h.ini", ("client", "server"))
+        self.assertEqual(inv.one("server").direct_addr, "198.18.9.2")
+        for value, want in (
+                ("10.0.0.1", "host s1: tunbed_direct_addr 10.0.0.1 is outside the benchmarking "
+                             "ranges"),
+                ("2001:2::9", "host s1: bad value '2001:2::9' for tunbed_direct_addr: expected "
+                              "an address of tunbed_addr's family"),
+                ("198.18.9.0/24", "host s1: bad value '198.18.9.0/24' for tunbed_direct_addr: "
+                                  "expected an IPv4 or IPv6 address")):
+            hv["s1"]["tunbed_direct_addr"] = value
+            with self.assertRaises(inventory.InventoryError) as e:
+                inventory.hosts_of(groups, hv, "h.ini", ("client", "server"))
+            self.assertTrue(str(e.exception).startswith(want), str(e.exception))
+
+
 def dataclass_replace(sc, **kw):
     import dataclasses
     return dataclasses.replace(sc, **kw)
@@ -254,7 +402,8 @@ class ScenarioFiles(unittest.TestCase):
 
 
 def fake_record(config, gateway, size, cap, started, overhead=24):
-    """A search record as ndr.search_one writes it, of a simulated gateway capped at cap."""
+    """A search record as ndr.search_one writes it, of a simulated gateway capped at cap (at
+    size imix: the IMIX through gregw gre, its largest member capped)."""
     s = search.Search(capped(cap), search.Params(1000, 1e6, final_s=2, initial_s=0.5))
     result = s.run()
     for i, t in enumerate(s.trials):
@@ -267,7 +416,8 @@ def fake_record(config, gateway, size, cap, started, overhead=24):
            for f in ndr.FRACTIONS]
     fr = {"lan": size, "inner_ip": size - 18, "udp_payload": size - 46, "overhead": overhead,
           "transit": max(64, size - 18 + overhead + 18), "tunnel_mtu": 1500 - overhead,
-          "family": 4}
+          "family": 4} if size != ndr.IMIX else \
+        ndr.frame(size, gateway, "gre" if overhead else "-", 4, 1500, 1500)
     return {"format": 1, "kind": "ndr-search", "started": started, "frame": fr, "flows": 8,
             "point": {"gateway": gateway, "mode": "-", "workers": 0, "mtu": 0,
                       "pattern": "udp", "sessions": 8, "key": f"{gateway}-s8", "config": config},
@@ -344,6 +494,33 @@ class Report(unittest.TestCase):
             "30% of this machine's CPU (softirq 25% apart) (flagged from 10%): its rates may be "
             "low"])
 
+    def test_imix(self):
+        # An IMIX search beside the fixed sizes: its own headline line (the mix, the means),
+        # its rates in bits of the mix's mean, the capped member in its note, its plots.
+        import csv
+        imix = fake_record("gregw gre 2w", "gregw", ndr.IMIX, 150000, 5)
+        with open(os.path.join(self.dir, "searches", "gregw-s8-fimix.json"), "w") as f:
+            json.dump(dict(imix, format=3, kind="ndr"), f)
+        lines = render.write_all(self.dir, NDR.report(*records.load(NDR, self.dir), True))
+        line = next(x for x in lines if x.startswith("gregw gre 2w, IMIX"))
+        rate = imix["result"]["ndr"]["rate"]
+        self.assertTrue(line.startswith(
+            "gregw gre 2w, IMIX frames (64/594/1494 bytes 7:4:1, a mean of 341.8-byte inner IP "
+            f"packets, 383.8-byte frames on transit): NDR {rate / 1e6:.3f} Mpps "
+            f"({rate * 4102 / 12 * 8 / 1e9:.2f} Gbit/s inner, "
+            f"{rate * (4606 / 12 + 20) * 8 / 1e9:.2f} on the wire)"), line)
+        self.assertIn("its 1518-byte member capped at 1494, the largest frame carried", line)
+        with open(os.path.join(self.dir, "summary.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(rows[-1]["frame"], "imix")
+        names = ["rates", "loss-f64", "latency-f64", "loss-f512", "latency-f512", "loss-fimix",
+                 "latency-fimix"]
+        with open(os.path.join(self.dir, "report.md")) as f:
+            md = f.read()
+        for n in names:
+            self.assertIn(f"plots/{n}.svg", md)
+        self.assertIn("Latency at 10, 50 and 90% of PDR, IMIX frames", md)
+
     def test_tunbed_report(self):
         import subprocess
         tunbed = os.path.join(HERE, "..", "..", "scripts", "tunbed")
@@ -353,11 +530,11 @@ class Report(unittest.TestCase):
             f"report: {self.dir}/report.md", f"report: {self.dir}/report.html"])
         self.assertEqual(len(p.stdout.splitlines()), 6)
         with open(os.path.join(self.dir, "searches", "gregw-s8-f64.json"), "w") as f:
-            f.write('{"format": 3, "kind": "ndr", "point": {}}')
+            f.write('{"format": 4, "kind": "ndr", "point": {}}')
         p = subprocess.run([tunbed, "report", self.dir], capture_output=True, text=True)
         self.assertEqual((p.returncode, p.stdout), (2, ""))
         self.assertEqual(p.stderr, f"tunbed: {self.dir}/searches/gregw-s8-f64.json: NDR results "
-                                   "written by a newer tunbed (format 3); this one reads 1-2\n")
+                                   "written by a newer tunbed (format 4); this one reads 1-3\n")
 
 
 if __name__ == "__main__":

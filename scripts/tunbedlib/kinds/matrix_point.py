@@ -153,8 +153,8 @@ def gateway_up(driver, bed):
 class Run:
     """What one run starts on its bed, each step a method, and stop(), which ends all of it."""
 
-    def __init__(self, sc, point, bed):
-        self.sc, self.point, self.bed = sc, point, bed
+    def __init__(self, sc, point, bed, hz=4):
+        self.sc, self.point, self.bed, self.hz = sc, point, bed, hz  # hz: CPU samples a second
         self.driver, self.servers, self.clients, self.wire = None, [], [], None
         self.samplers, self.by_name, self.processes = [], {}, {}
         self.cc = ["--congestion", sc.congestion] if sc.congestion else []
@@ -170,6 +170,7 @@ class Run:
         return gateway_up(self.driver, bed)
 
     def servers_up(self):
+        """A traffic server on every server host, listening."""
         bed = self.bed
         for i, h in enumerate(bed.servers):
             self.servers.append(h.spawn(f"traffic-server-{i}", pinned(
@@ -195,7 +196,7 @@ class Run:
         wire audit's (started here, when asked for); returns the machines' clocks."""
         bed = self.bed
         for name, h, roles in bed.samplers():
-            s = cpu.Sampler(hz=4, argv=h.argv if h else None,
+            s = cpu.Sampler(hz=self.hz, argv=h.argv if h else None,
                             binary=h.bin("tunbed-sample") if h else None)
             self.samplers.append((name, roles, s))
             self.by_name[name] = s
@@ -272,7 +273,7 @@ class Run:
 
     def hosts(self, clocks):
         """Each sampled machine's roles, samples, processes, named threads, clock and facts."""
-        bed, labels = self.bed, self.driver.thread_labels()
+        bed, labels = self.bed, self.driver.thread_labels() if self.driver else {}
         return [{"name": name, "roles": roles, "cpu": s.export(),
                  "processes": self.processes[name],
                  "thread_labels": {str(tid): label for (role, tid), label in labels.items()

@@ -13,22 +13,24 @@ format 2. Format 1 named a search record's kind `ndr-search`; today it is the sc
 import contextlib
 import dataclasses
 import json
+import os
 import subprocess
 import time
 
 from .. import bed as beds
-from .. import cpu, inifile, limits, records, scenario, search
-from ..common import Failure, Refused, ScenarioError, deferred_signals, log
+from .. import inifile, inventory, limits, records, scenario, search
+from ..common import Failure, GatewayFailure, Refused, ScenarioError, deferred_signals, log
 from ..common import TRAFFIC_PORT as PORT
 from ..drivers import DRIVERS
 from ..hosts import Netns
 from ..records import HOST, KEY
-from ..schema import ANY, NUM, STR, List, Map, Num, Obj, Opt, Str
+from ..schema import ANY, NUM, STR, Either, List, Map, Num, Obj, Opt, Str
 from . import ndr_report
 from .base import Command, Item, Kind, bed_options, gateway_sets
-from .matrix_point import pinned, wait_listening
-from .ndr_plan import (DEFAULT_SIZES, DIRECT, FRACTIONS, FULL_SIZES, NDR_SETTERS, Ndr,
-                       above_ceiling, check, check_ceiling, plan, point_key, topology_path)
+from .matrix_point import Run, pinned
+from .ndr_plan import (DEFAULT_SIZES, DIRECT, FRACTIONS, FULL_SIZES, HOSTS_MTU, IMIX,
+                       NDR_SETTERS, Ndr, above_ceiling, check, check_ceiling, frame, plan,
+                       point_key, size_key, size_words, topology_path)
 
 SAMPLE_HZ = 10             # CPU samples a second: a 1 s trial gets ten
 SAMPLES_PER_S = 1000       # latency samples a second of a trial (every N-th datagram)
@@ -50,8 +52,13 @@ TRIAL = {"duration": NUM, "valid": ANY, "rate": NUM, "sent": NUM, "lost": NUM,
          "measure_start_mono_s": Opt(NUM), "measure_end_mono_s": Opt(NUM)}
 SEARCH = {
     "point": Obj({"key": KEY, "config": STR, "gateway": STR}, need=("key", "config", "gateway")),
-    "frame": Obj({"lan": Num(1, 1 << 20, whole=True), "inner_ip": NUM, "transit": NUM,
-                  "overhead": NUM}, need=("lan", "inner_ip", "transit", "overhead")),
+    "frame": Obj({"lan": Either(Num(1, 1 << 20, whole=True), Str(IMIX, IMIX)),
+                  "inner_ip": NUM, "transit": NUM, "overhead": NUM,
+                  "mix": Opt(List(Obj({"lan": Num(1, 1 << 20, whole=True), "weight": NUM},
+                                      need=("lan", "weight")), most=16))},
+                  need=("lan", "inner_ip", "transit", "overhead")),
+    "where": Opt(Obj({"mode": STR, "path": STR, "client": STR, "server": STR,
+                      "gwa": Opt(STR), "gwb": Opt(STR)})),
     "started": NUM, "params": Opt(Obj({"max_rate": Opt(NUM)})),
     "result": Opt(Obj({"ndr": Opt(BOUND), "pdr": Opt(BOUND)})),
     "trials": Opt(List(Obj(TRIAL, need=("duration", "valid", "rate", "sent", "lost",
@@ -59,12 +66,14 @@ SEARCH = {
     "latency_trials": Opt(List(Obj(TRIAL | {"fraction": NUM},
                                    need=("fraction", "rate", "valid", "sent", "lost")))),
     "hosts": Opt(List(HOST, most=limits.RECORD_HOSTS))}
+# Format 3 may have the IMIX frame (lan "imix", its members in mix) and `where`.
 SEARCH_SCHEMA = {fmt: Obj(SEARCH | {"kind": Str(kind, f"{kind}, an NDR search's kind")},
                           need=("point", "frame", "kind"))
-                 for fmt, kind in ((1, "ndr-search"), (2, "ndr"))}
+                 for fmt, kind in ((1, "ndr-search"), (2, "ndr"), (3, "ndr"))}
 META_SCHEMA = Obj({"kind": Opt(Str("ndr", "ndr")), "notes": List(STR),
                    "ndr": Opt(Obj({"pdr_loss": NUM})),
-                   "ceiling": Opt(Map(NUM, key=r"[0-9]{1,7}", keywhat="a frame size"))})
+                   "mode": Opt(STR), "hosts": Opt(STR),
+                   "ceiling": Opt(Map(NUM, key=r"[0-9]{1,7}|imix", keywhat="a frame size"))})
 
 
 class DirectBed(beds.NamespaceBed):
@@ -100,9 +109,13 @@ class DirectBed(beds.NamespaceBed):
                 with deferred_signals():
                     self.close_hosts()
 
+    def samplers(self):
+        return [("this machine", None, ["client", "server"])]
+
 
 class Beds(beds.ItemBed):
-    """The two beds of a run: the generator alone (direct), and the gateways' topology."""
+    """The two beds of a run in namespaces: the generator alone (direct), and the gateways'
+    topology."""
 
     def __init__(self, plan):
         self.gateways = beds.NamespaceBed(plan.sc, plan.prefix, plan.pins)
@@ -112,6 +125,15 @@ class Beds(beds.ItemBed):
         p, _ = item.point
         bed = self.direct if p.gateway == DIRECT else self.gateways
         return bed.point(dataclasses.replace(item, point=p))
+
+
+class HostsBeds(beds.HostsBed):
+    """The hosts of an inventory (docs/hosts.md), one bed for the generator alone and the
+    gateways: search_one's where() says which hosts and which path each search uses."""
+
+    def point(self, item):
+        p, _ = item.point
+        return super().point(dataclasses.replace(item, point=p))
 
 
 def udp_counters(h):
@@ -125,55 +147,161 @@ def sample_every(rate):
     return max(SAMPLE_EVERY_MIN, int(rate // SAMPLES_PER_S))
 
 
-class Trials:
-    """The trials of one search on a bed that is up: each a tunbed-traffic client run, its
-    process watched by the CPU sampler, the receiver's socket drops read around it."""
+def client_part(m, rate, p, out, err, drops):
+    """One tunbed-traffic client's share of a trial (the one client's, or an IMIX member's)."""
+    try:
+        doc = json.loads(out)
+    except (TypeError, ValueError):
+        raise Failure("tunbed-traffic client: " + ((err or "").strip().splitlines()
+                                                   or ["no output"])[-1]) from None
+    u = doc.get("udp") or {}
+    status = p.local.returncode
+    # The generator's own shortfalls make a trial say nothing of the gateway: a rate not
+    # offered within 1%, datagrams its receiver dropped, a session that failed.
+    valid = bool(u.get("offered_ok")) and drops <= 0 and status == 0 and \
+        not doc.get("interrupted")
+    u.pop("per_session", None)
+    return {"lan": m["lan"], "rate": rate, "sent": u.get("sent", 0),
+            "received": u.get("received", 0), "lost": u.get("lost", 0), "valid": valid,
+            "offered_pps": u.get("offered_pps"), "offered_ratio": u.get("offered_ratio"),
+            "late": u.get("late"), "not_sent": u.get("not_sent"), "receiver_drops": drops,
+            "latency": u.get("latency"), "status": status,
+            "error": ((err or "").strip().splitlines() or [None])[-1],
+            "measure_start_mono_s": doc.get("measure_start_mono_s"),
+            "measure_end_mono_s": doc.get("measure_end_mono_s"), "traffic": doc}
 
-    def __init__(self, bed, nd, fr, sampler, processes):
+
+def total(xs):
+    return None if any(x is None for x in xs) else sum(xs)
+
+
+def merge_parts(parts):
+    """One trial of an IMIX's members, each its own client: counts summed, valid if every
+    member's was, the window from the first start to the last end, and each latency
+    percentile the worst member's (percentiles of unlike samples do not add up)."""
+    lats = [pt["latency"] for pt in parts if pt.get("latency")]
+    lat = None
+    if lats:
+        lat = {k: max((x.get(k) for x in lats if x.get(k) is not None), default=None)
+               for k in ("min_ms", "p50_ms", "p90_ms", "p99_ms", "p99_9_ms", "max_ms",
+                         "mean_ms")}
+        lat["samples"] = sum(x.get("samples") or 0 for x in lats)
+        lat["merged"] = "the worst member's each percentile"
+    starts = [pt["measure_start_mono_s"] for pt in parts
+              if pt["measure_start_mono_s"] is not None]
+    ends = [pt["measure_end_mono_s"] for pt in parts if pt["measure_end_mono_s"] is not None]
+    offered = total([pt["offered_pps"] for pt in parts])
+    asked = sum(pt["rate"] for pt in parts)
+    return {"sent": sum(pt["sent"] for pt in parts),
+            "received": sum(pt["received"] for pt in parts),
+            "lost": sum(pt["lost"] for pt in parts), "valid": all(pt["valid"] for pt in parts),
+            "offered_pps": offered,
+            "offered_ratio": offered / asked if offered is not None and asked else None,
+            "late": total([pt["late"] for pt in parts]),
+            "not_sent": total([pt["not_sent"] for pt in parts]),
+            "receiver_drops": parts[0]["receiver_drops"], "latency": lat,
+            "status": max(pt["status"] for pt in parts),
+            "error": "; ".join(pt["error"] for pt in parts if pt["error"]) or None,
+            "measure_start_mono_s": min(starts) if starts else None,
+            "measure_end_mono_s": max(ends) if ends else None,
+            "members": [{k: v for k, v in pt.items() if k != "traffic"} for pt in parts],
+            "traffic": {"members": [pt["traffic"] for pt in parts]}}
+
+
+class Trials:
+    """The trials of one search on a bed that is up: each a tunbed-traffic client run on the
+    first client host towards target (an IMIX's: one client per member, at its share of the
+    rate, all at once), its processes watched by the CPU samplers (run: matrix_point.Run), the
+    receiver's socket drops read around it."""
+
+    def __init__(self, bed, nd, fr, run, target):
         self.bed, self.nd, self.fr = bed, nd, fr
-        self.sampler, self.processes = sampler, processes
+        self.run, self.target = run, target
+
+    def client(self, i, rate, payload, duration):
+        h = self.bed.clients[0]
+        args = [self.target, "--port", str(PORT), "--udp", "--pps", str(rate),
+                "--size", str(payload), "--sessions", str(self.nd.flows),
+                "--time", f"{duration:g}", "--sample", str(sample_every(rate)), "--json",
+                *self.bed.any_address("client")]
+        p = h.spawn(f"traffic-client-{i}", pinned(self.bed.pins, "client",
+                                                  [h.bin("tunbed-traffic"), "client", *args]),
+                    stdout=-1)
+        self.run.watch("client", p.pid, "tunbed-traffic client")
+        return p
 
     def __call__(self, rate, duration, purpose="search"):
-        h, srv = self.bed.clients[0], self.bed.servers[0]
-        args = [self.bed.addrs["server"], "--port", str(PORT), "--udp", "--pps", str(int(rate)),
-                "--size", str(self.fr["udp_payload"]), "--sessions", str(self.nd.flows),
-                "--time", f"{duration:g}", "--sample", str(sample_every(rate)), "--json"]
+        srv = self.bed.servers[0]
+        members = self.fr.get("mix") or [dict(self.fr, weight=1)]
+        weights = sum(m["weight"] for m in members)
         before = udp_counters(srv)
-        p = h.spawn("traffic-client", pinned(self.bed.pins, "client",
-                                             [h.bin("tunbed-traffic"), "client", *args]),
-                    stdout=-1)
-        self.sampler.watch(p.pid)
-        self.processes[str(p.pid)] = "tunbed-traffic client"
+        procs = []
         try:
-            out, err = p.communicate(timeout=duration + TRIAL_GRACE_S)
-        except subprocess.TimeoutExpired:
-            p.stop()
-            raise Failure(f"tunbed-traffic client: no result within {duration:g} s + "
-                          f"{TRIAL_GRACE_S} s") from None
-        after = udp_counters(srv)
-        try:
-            doc = json.loads(out)
-        except (TypeError, ValueError):
-            raise Failure("tunbed-traffic client: " + ((err or "").strip().splitlines()
-                                                       or ["no output"])[-1]) from None
-        u = doc.get("udp") or {}
+            for i, m in enumerate(members):
+                r = max(1, int(round(rate * m["weight"] / weights)))
+                procs.append((m, r, self.client(i, r, m["udp_payload"], duration)))
+            outs = []
+            deadline = time.monotonic() + duration + TRIAL_GRACE_S
+            for m, r, p in procs:
+                try:
+                    outs.append((m, r, p, *p.communicate(
+                        timeout=max(0.1, deadline - time.monotonic()))))
+                except subprocess.TimeoutExpired:
+                    raise Failure(f"tunbed-traffic client: no result within {duration:g} s + "
+                                  f"{TRIAL_GRACE_S} s") from None
+        finally:
+            with deferred_signals():
+                for _, _, p in procs:
+                    if p.poll() is None:
+                        p.stop()
         # InErrors: every datagram the receiver's kernel dropped (a full socket buffer counts
         # in RcvbufErrors too).
-        drops = after.get("InErrors", 0) - before.get("InErrors", 0)
-        status = p.local.returncode
-        # The generator's own shortfalls make a trial say nothing of the gateway: a rate not
-        # offered within 1%, datagrams its receiver dropped, a session that failed.
-        valid = bool(u.get("offered_ok")) and drops <= 0 and status == 0 and \
-            not doc.get("interrupted")
-        doc.get("udp", {}).pop("per_session", None)
-        return {"purpose": purpose, "sent": u.get("sent", 0), "received": u.get("received", 0),
-                "lost": u.get("lost", 0), "valid": valid, "offered_pps": u.get("offered_pps"),
-                "offered_ratio": u.get("offered_ratio"), "late": u.get("late"),
-                "not_sent": u.get("not_sent"), "receiver_drops": drops,
-                "latency": u.get("latency"), "status": status,
-                "error": ((err or "").strip().splitlines() or [None])[-1],
-                "measure_start_mono_s": doc.get("measure_start_mono_s"),
-                "measure_end_mono_s": doc.get("measure_end_mono_s"), "traffic": doc}
+        drops = udp_counters(srv).get("InErrors", 0) - before.get("InErrors", 0)
+        parts = [client_part(m, r, p, out, err, drops) for m, r, p, out, err in outs]
+        if len(parts) == 1:
+            t = parts[0]
+            t.pop("lan")
+            t.pop("rate")
+        else:
+            t = merge_parts(parts)
+        return {"purpose": purpose, **t}
+
+
+def where(bed, point):
+    """(the address the trials send to, the gateway the search starts or None, and the
+    record's `where`: which host ran each part, the mode and the path). The generator alone
+    (direct) in namespaces is client and server on one link; on hosts, the client host sends
+    to the server host's tunbed_direct_addr (a path without the gateways) where the inventory
+    gives one, else through the gateway hosts' kernels forwarding (route): the ceiling then
+    counts their forwarding too, and the record says so."""
+    hosts = isinstance(bed, beds.HostsBed)
+    target, gateway, path = bed.addrs["server"], point.gateway, "gateway"
+    if point.gateway == DIRECT:
+        direct = hosts and bed.servers[0].spec.direct_addr
+        gateway, path = (None, "direct") if direct or not hosts else ("route", "route")
+        target = direct or target
+    out = {"mode": "hosts" if hosts else "namespaces", "path": path, "target": target,
+           "client": bed.clients[0].name, "server": bed.servers[0].name}
+    if gateway:
+        out.update(gwa=bed.host("gwa").name, gwb=bed.host("gwb").name)
+    return target, gateway, out
+
+
+def check_host_mtus(bed, fr, point):
+    """On hosts: a frame the client's interface or the gateways' transit cannot carry, as
+    found on the hosts (their facts), fails its search with the line ndr_plan.frame gives."""
+    facts = bed.facts()
+    nic = lambda h: ((facts.get(h.name) or {}).get("nic") or {}).get("mtu")  # noqa: E731
+    lan = nic(bed.clients[0]) or HOSTS_MTU
+    transit = HOSTS_MTU
+    if point.gateway != DIRECT and bed.roles.get("gwa") and bed.host("gwa").spec.reach:
+        transit = nic(bed.host("gwa")) or HOSTS_MTU
+    if (lan, transit) == (HOSTS_MTU, HOSTS_MTU):
+        return
+    try:
+        frame(fr["lan"], point.gateway, point.mode, fr["family"], transit, lan)
+    except ValueError as e:
+        raise GatewayFailure(f"on the hosts: {e}") from None
 
 
 def search_one(bed, nd, sc, point, fr, max_rate):
@@ -185,25 +313,18 @@ def search_one(bed, nd, sc, point, fr, max_rate):
     rec = {"point": point.__dict__ | {"key": point_key(point), "config": point.config()},
            "frame": fr, "flows": nd.flows, "params": dataclasses.asdict(params),
            "started": time.time()}
-    driver = server = sampler = None
+    target, gateway, rec["where"] = where(bed, point)
+    run = Run(sc, dataclasses.replace(point, gateway=gateway or DIRECT), bed, hz=SAMPLE_HZ)
     try:
         rec["pins"] = bed.pins
-        processes = {}
-        sampler = cpu.Sampler(hz=SAMPLE_HZ)
-        if point.gateway != DIRECT:
-            driver = DRIVERS[point.gateway](bed, point)
-            driver.setup()
-            for role, pid, label in driver.pids():
-                sampler.watch(pid)
-                processes[str(pid)] = label
-        h = bed.servers[0]
-        server = h.spawn("traffic-server", pinned(bed.pins, "server", [
-            h.bin("tunbed-traffic"), "server", "--port", str(PORT)]))
-        wait_listening(h)
-        sampler.watch(server.pid)
-        processes[str(server.pid)] = "tunbed-traffic server"
-        sampler.start()
-        trials = Trials(bed, nd, fr, sampler, processes)
+        if rec["where"]["mode"] == "hosts":
+            check_host_mtus(bed, fr, point)
+        driver_pids = []
+        if gateway:
+            driver_pids, rec["gateway_info"] = run.gateway_up()
+        run.servers_up()
+        clocks = run.sample(driver_pids)
+        trials = Trials(bed, nd, fr, run, target)
         s = search.Search(trials, params)
         try:
             rec["result"] = s.run()
@@ -216,21 +337,12 @@ def search_one(bed, nd, sc, point, fr, max_rate):
             rec["latency_trials"].append(dict(t, fraction=f, rate=int(max(1, pdr * f)),
                                               duration=sc.time,
                                               loss_ratio=search.loss_ratio(t)))
-        sampler.stop()
-        rec["gateway"] = driver.telemetry() if driver else None
-        labels = driver.thread_labels() if driver else {}
-        rec["hosts"] = [{"name": "this machine", "roles": list(bed.roles),
-                         "cpu": sampler.export(), "processes": processes,
-                         "thread_labels": {str(tid): lb for (_, tid), lb in labels.items()},
-                         "clock": {"offset_s": 0.0, "error_s": 0.0}, "facts": None}]
+        for _, _, sampler in run.samplers:
+            sampler.stop()
+        rec["gateway"] = run.driver.telemetry() if run.driver else None
+        rec["hosts"] = run.hosts(clocks)
     finally:
-        with deferred_signals():
-            if server and server.poll() is None:
-                server.stop()
-            if sampler:
-                sampler.abort()
-            if driver:
-                driver.teardown()
+        run.stop()
     rec["finished"] = time.time()
     return rec
 
@@ -247,6 +359,23 @@ def load_ceiling(outdir):
             if ((r.get("result") or {}).get("pdr") or {}).get("rate")}
 
 
+def hosts_of(path, sc, nd):
+    """The inventory of `ndr --hosts`, checked before anything connects: a client and a
+    server host, and gwa and gwb where a gateway runs or where the generator's ceiling goes
+    through them (the first server host has no tunbed_direct_addr)."""
+    inv = inventory.parse(path, ("client", "server"))
+    need = any(DRIVERS[g].needs_gateways for g in sc.gateways) or \
+        (not nd.ceiling_from and not inv.one("server").direct_addr)
+    for role in inventory.GATEWAY_ROLES if need else ():
+        if not inv.roles.get(role):
+            raise inventory.InventoryError(
+                f"{path}: no host in group '{role}' (the scenario needs "
+                f"{', '.join(inventory.ROLES)}" + ("" if sc.gateways else
+                                                   ": the ceiling goes through the gateway "
+                                                   "hosts without tunbed_direct_addr") + ")")
+    return inv
+
+
 @dataclasses.dataclass
 class Plan:
     """An NDR run: the scenario's gateways, modes, workers, mtu and time (the final trials'),
@@ -261,6 +390,8 @@ class Plan:
     frames: dict = dataclasses.field(default_factory=dict)
     ceiling: dict = dataclasses.field(default_factory=dict)
     notes: list = dataclasses.field(default_factory=list)
+    inv: object = None     # the hosts of --hosts (inventory.Hosts), None: namespaces
+    hosts: str = ""        # the inventory's path
 
     @property
     def name(self):
@@ -275,7 +406,8 @@ def arguments(p):
     p.add_argument("--workers", metavar="LIST", help="gregw worker threads (default 2)")
     p.add_argument("--mtu", metavar="LIST", help="transit MTU, 0: the topology's (default 0)")
     p.add_argument("--sizes", metavar="LIST",
-                   help="Ethernet frame sizes the client sends, FCS included (default "
+                   help="Ethernet frame sizes the client sends, FCS included, and imix: the "
+                        "simple IMIX, 7:4:1 of 64, 594 and 1518 bytes (default "
                         f"{','.join(map(str, DEFAULT_SIZES))})")
     p.add_argument("--full", action="store_true",
                    help=f"RFC 2544's sizes: {','.join(map(str, FULL_SIZES))}")
@@ -293,14 +425,19 @@ def arguments(p):
                    help="take the generator's ceiling from an earlier NDR results directory "
                         "instead of measuring it")
     p.add_argument("--direct-topology", metavar="FILE",
-                   help="where the ceiling is measured (default direct)")
+                   help="where the ceiling is measured in namespaces (default direct)")
     bed_options(p, "as for ras")
+    p.add_argument("--hosts", metavar="INVENTORY",
+                   help="on the hosts of an Ansible inventory over SSH: the ceiling between the "
+                        "client and server hosts (directly to the server's tunbed_direct_addr, "
+                        "else through the gateway hosts' routing), the gateways on gwa and gwb "
+                        "(docs/hosts.md)")
 
 
 class NdrKind(Kind):
     name = "ndr"
     RECORD_DIR = "searches"
-    FORMAT = 2
+    FORMAT = 3
     UNNUMBERED = None
     WHAT = "NDR results"
     UNIT = "search"
@@ -311,7 +448,8 @@ class NdrKind(Kind):
         "For each frame size and gateway, the no-drop rate (NDR) and the partial-drop rate "
         "(PDR, loss <= 0.5%) in one MLRsearch-like search, short trials first and the final "
         "ones at --time; then latency at 10, 50 and 90% of PDR. The generator's own ceiling "
-        "is measured first, on the direct topology. docs/ndr.md."),)
+        "is measured first, on the direct topology (with --hosts, between the client and "
+        "server hosts). docs/ndr.md."),)
 
     def check(self, args):
         sc = scenario.Scenario(name="ndr", topology=args.topology, gateways=["gregw"],
@@ -343,10 +481,13 @@ class NdrKind(Kind):
             if g not in DRIVERS:
                 raise ScenarioError(f"unknown gateway '{g}': expected some of "
                                     f"{', '.join(DRIVERS)}")
-        if getattr(args, "hosts", None):
-            raise ScenarioError("tunbed ndr runs in namespaces only (no --hosts yet)")
         pl = Plan(sc, nd, title, beds.parse_pins(args.pin), args.prefix, self)
-        pl.family, pl.frames = check(sc, nd)
+        if getattr(args, "hosts", None):
+            if any(m for m in sc.mtu):
+                raise ScenarioError("a transit MTU (--mtu, mtu =) is the topology's: the hosts "
+                                    "mode uses the hosts' own")
+            pl.hosts, pl.inv = args.hosts, hosts_of(args.hosts, sc, nd)
+        pl.family, pl.frames = check(sc, nd, pl.inv.family() if pl.inv else None)
         if nd.ceiling_from:
             pl.ceiling = load_ceiling(nd.ceiling_from)
             check_ceiling(nd, pl.ceiling)
@@ -363,7 +504,7 @@ class NdrKind(Kind):
     def prepare(self, plan):
         gateways = []
         for g in plan.sc.gateways:
-            ok, why = DRIVERS[g].available()
+            ok, why = DRIVERS[g].available(hosts_mode=bool(plan.inv))
             if ok:
                 gateways.append(g)
             else:
@@ -374,7 +515,7 @@ class NdrKind(Kind):
         plan.sc.gateways = gateways
 
     def items(self, pl):
-        return [Item(f"{point_key(p)}-f{size}", f"{p.config()}, {size}-byte frames", (p, size))
+        return [Item(f"{point_key(p)}-f{size}", f"{p.config()}, {size_words(size)}", (p, size))
                 for p, size in plan(pl.sc, pl.nd)]
 
     def meta(self, plan):
@@ -382,12 +523,16 @@ class NdrKind(Kind):
         meta = {"scenario": sc.name, "title": plan.title, "topology": sc.topology,
                 "direct_topology": nd.direct_topology, "family": plan.family, "time": sc.time,
                 "ndr": dataclasses.asdict(nd), "gateways": sc.gateways, "notes": plan.notes,
-                "pins": plan.pins, "prefix": plan.prefix}
+                "pins": plan.pins, "prefix": plan.prefix,
+                "mode": "hosts" if plan.inv else "namespaces",
+                "hosts": plan.hosts and os.path.abspath(plan.hosts)}
         if nd.ceiling_from:
             meta["ceiling"] = {str(k): v for k, v in plan.ceiling.items()}
         return meta
 
     def bed(self, plan):
+        if plan.inv:
+            return HostsBeds(plan.inv, plan.prefix, plan.pins)
         return Beds(plan)
 
     def admit(self, plan, item):
@@ -406,9 +551,18 @@ class NdrKind(Kind):
             # Below --max-rate the generator must manage alone, or the gateways are not
             # searched up there (refused by admit); without it, from far above anything.
             max_rate = nd.max_rate or DIRECT_MAX_RATE
+        elif size not in plan.ceiling:
+            raise Failure(f"no ceiling at {size_words(size)}: the generator's search there "
+                          "failed")
         else:
             max_rate = min(nd.max_rate or plan.ceiling[size], plan.ceiling[size])
-        return search_one(bed, nd, plan.sc, p, plan.frames[(p.gateway, p.mode)][size], max_rate)
+        try:
+            return search_one(bed, nd, plan.sc, p, plan.frames[(p.gateway, p.mode)][size],
+                              max_rate)
+        except GatewayFailure as e:
+            if p.gateway == DIRECT:
+                raise Failure(f"the generator alone: {e}") from None  # no ceiling, no run
+            raise
 
     def measured(self, plan, item, rec):
         p, size = item.point
@@ -416,7 +570,7 @@ class NdrKind(Kind):
             got = rec["result"]["pdr"]["rate"]
             if not got:
                 raise Failure(f"the generator alone lost over {plan.nd.pdr_loss:g}% of "
-                              f"datagrams at every rate at {size}-byte frames: no ceiling to "
+                              f"datagrams at every rate at {size_words(size)}: no ceiling to "
                               "measure gateways against")
             plan.ceiling[size] = got
 
@@ -427,12 +581,12 @@ class NdrKind(Kind):
         return META_SCHEMA
 
     def upgrade_record(self, doc, fmt):
-        return dict(doc, kind=self.name)  # 1 -> 2: ndr-search becomes ndr
+        return dict(doc, kind=self.name)  # 1 -> 2: ndr-search becomes ndr; 2 -> 3: as it is
 
     def check_records(self, recs, paths):
         records.one_each(recs, paths, lambda r: (r["point"]["key"], r["frame"]["lan"]),
                          lambda r: f"the search of {r['point']['key']} at "
-                                   f"{r['frame']['lan']}-byte frames")
+                                   f"{size_words(r['frame']['lan'])}")
 
     def report(self, meta, recs, complete):
         return ndr_report.document(meta, complete, recs)

@@ -1,8 +1,9 @@
 """What `tunbed ndr` (ndr.py) plans, checked before anything runs: its settings (the command
 line's, or a scenario file's [ndr] section), the frame sizes of every gateway configuration
 (RFC 2544's: the Ethernet frame the client sends, FCS included, whose inner IP packet is 18
-bytes shorter; on transit the tunnel adds its driver's overhead()), and the searches, in order.
-Pure: tested without root (tests/python/test_ndr.py)."""
+bytes shorter; on transit the tunnel adds its driver's overhead()), the simple IMIX (7:4:1 of
+64, 594 and 1518-byte frames, its largest member capped at what a tunnel carries), and the
+searches, in order. Pure: tested without root (tests/python/test_ndr.py)."""
 
 import dataclasses
 import re
@@ -19,6 +20,11 @@ UDP_HEADER = 8
 PAYLOAD_MIN = 18           # tunbed-traffic's short header (PROTO_UDP_SHORT_HLEN)
 DEFAULT_SIZES = [64, 512, 1280]
 FULL_SIZES = [64, 128, 256, 512, 1024, 1280, 1518]  # RFC 2544, section 9.1
+# The simple IMIX (docs/ndr.md, "IMIX"): 7 frames of 64 bytes, 4 of 594 and 1 of 1518 in every
+# 12, the IP packets of 40 (padded to the 64-byte frame), 576 and 1500 bytes of the common
+# definition; its mean frame is 4342 / 12 = 361.8 bytes.
+IMIX = "imix"
+IMIX_MEMBERS = ((64, 7), (594, 4), (1518, 1))
 FRACTIONS = (0.1, 0.5, 0.9)  # of PDR, where latency is measured (as CSIT does)
 DIRECT = "direct"          # the pseudo-gateway of the ceiling: no gateway at all
 
@@ -32,11 +38,62 @@ def overhead(gateway, mode, family):
     return driver.overhead(mode, IP_HEADER[family]) if driver else None
 
 
+def size_key(size):
+    """Frame sizes in order: the numbers ascending, then the IMIX."""
+    return (1, 0) if size == IMIX else (0, size)
+
+
+def size_words(size):
+    """'64-byte frames', or 'IMIX frames'."""
+    return "IMIX frames" if size == IMIX else f"{size}-byte frames"
+
+
+def imix(gateway, mode, family, transit_mtu, lan_mtu):
+    """The frame of the IMIX, as frame() gives one, with `mix`: each member's frame and its
+    `weight`; `inner_ip`, `udp_payload` and `transit` the means over the mix, per datagram. A
+    member the LAN or the tunnel cannot carry is capped at the largest frame that both carry
+    (`capped_from`: the member's size), one below the smallest frame tunbed-traffic sends over
+    the family raised to it (`raised_from`: 64 over IPv6): full-size packets through a tunnel
+    are the tunnel's full size. ValueError when not even the smallest frame is carried."""
+    smallest = PAYLOAD_MIN + UDP_HEADER + IP_HEADER[family] + ETHERNET
+    oh = overhead(gateway, mode, family)
+    if oh is None:
+        frame(smallest, gateway, mode, family, transit_mtu, lan_mtu)  # raises its line
+    largest = min(lan_mtu, transit_mtu - oh) + ETHERNET
+    if largest < smallest:
+        frame(smallest, gateway, mode, family, transit_mtu, lan_mtu)  # raises its line
+    mix = []
+    for size, weight in IMIX_MEMBERS:
+        use = min(max(size, smallest), largest)
+        m = dict(frame(use, gateway, mode, family, transit_mtu, lan_mtu), weight=weight)
+        if use > size:
+            m["raised_from"] = size
+        elif use < size:
+            m["capped_from"] = size
+        mix.append(m)
+    total = sum(m["weight"] for m in mix)
+    mean = lambda k: sum(m[k] * m["weight"] for m in mix) / total  # noqa: E731
+    return {"lan": IMIX, "lan_mean": mean("lan"), "inner_ip": mean("inner_ip"),
+            "udp_payload": mean("udp_payload"), "overhead": oh, "transit": mean("transit"),
+            "tunnel_mtu": transit_mtu - oh, "family": family, "mix": mix}
+
+
+def imix_note(fr):
+    """The words of an IMIX frame's members that differ from the mix's sizes, or ''."""
+    words = [f"its {m['capped_from']}-byte member capped at {m['lan']}, the largest frame "
+             "carried" for m in fr.get("mix") or () if m.get("capped_from")]
+    words += [f"its {m['raised_from']}-byte member raised to {m['lan']}, the smallest frame "
+              f"over IPv{fr.get('family')}" for m in fr.get("mix") or () if m.get("raised_from")]
+    return "; ".join(words)
+
+
 def frame(size, gateway, mode, family, transit_mtu, lan_mtu):
     """The frame sizes of one search: `lan` (asked: the client's Ethernet frame), `inner_ip`,
     `udp_payload` (tunbed-traffic's --size), `transit` (the Ethernet frame the tunnel puts on
     transit), `overhead` and `tunnel_mtu`. Raises ValueError with one line for a size the
-    generator cannot build or the tunnel cannot carry."""
+    generator cannot build or the tunnel cannot carry. size IMIX: imix()'s."""
+    if size == IMIX:
+        return imix(gateway, mode, family, transit_mtu, lan_mtu)
     inner = size - ETHERNET
     payload = inner - IP_HEADER[family] - UDP_HEADER
     smallest = PAYLOAD_MIN + UDP_HEADER + IP_HEADER[family] + ETHERNET
@@ -85,7 +142,14 @@ class Ndr:
 
 
 def _sizes(v):
-    return sorted(inifile.ints(v, 1, 65535, "sizes"))
+    """Frame sizes, whole numbers or `imix`, each once; the numbers ascending, then imix."""
+    words = inifile.words(v)
+    mix = [w for w in words if w.lower() == IMIX]
+    nums = [w for w in words if w.lower() != IMIX]
+    if len(mix) > 1:
+        raise ValueError("imix given twice in sizes")
+    out = sorted(inifile.ints(",".join(nums), 1, 65535, "sizes")) if nums or not mix else []
+    return out + [IMIX] * len(mix)
 
 
 NDR_SETTERS = {
@@ -143,24 +207,34 @@ def links(path):
     return out
 
 
-def frames(sc, nd):
+# What the hosts mode plans frames with (the hosts' own MTUs are checked once they are
+# reached: ndr.check_host_mtus).
+HOSTS_MTU = 1500
+
+
+def frames(sc, nd, hosts_family=None):
     """{(gateway, mode): {size: frame}} for every configuration of the run, direct first;
-    ScenarioError (one line, exit 2) for a size one of them cannot take."""
-    path = topology_path(sc.topology)
-    ls = links(path)
-    transit = ls.get("transit")
-    if not transit or not transit["addrs"]:
-        raise ScenarioError(f"topology '{sc.topology}': no link 'transit' with "
-                                     "addresses (tunbed ndr needs a RAS-shaped topology)")
-    family = 6 if ":" in transit["addrs"][0] else 4
-    lan = min(ls.get(n, {"mtu": 1500})["mtu"] for n in ("lan-a", "lan-b"))
-    wire = links(topology_path(nd.direct_topology)).get("wire", {"mtu": 1500})["mtu"]
+    ScenarioError (one line, exit 2) for a size one of them cannot take. hosts_family: on the
+    hosts of an inventory (its family), every MTU is taken as HOSTS_MTU."""
+    if hosts_family:
+        family, transit_mtu, lan, wire = hosts_family, HOSTS_MTU, HOSTS_MTU, HOSTS_MTU
+    else:
+        path = topology_path(sc.topology)
+        ls = links(path)
+        transit = ls.get("transit")
+        if not transit or not transit["addrs"]:
+            raise ScenarioError(f"topology '{sc.topology}': no link 'transit' with "
+                                "addresses (tunbed ndr needs a RAS-shaped topology)")
+        family = 6 if ":" in transit["addrs"][0] else 4
+        transit_mtu = transit["mtu"]
+        lan = min(ls.get(n, {"mtu": 1500})["mtu"] for n in ("lan-a", "lan-b"))
+        wire = links(topology_path(nd.direct_topology)).get("wire", {"mtu": 1500})["mtu"]
     out = {}
     configs = [(DIRECT, "-", wire, wire)] if not nd.ceiling_from else []
     for g in sc.gateways:
         for m in (sc.modes if DRIVERS[g].has_modes else ["-"]):
             for mtu in sc.mtu:
-                configs.append((g, m, mtu or transit["mtu"], lan))
+                configs.append((g, m, mtu or transit_mtu, lan))
     for g, m, tmtu, lmtu in configs:
         for size in nd.sizes:
             try:
@@ -182,9 +256,10 @@ def above_ceiling(nd, ceiling):
     for size in nd.sizes:
         c = ceiling.get(size)
         if c is not None and nd.max_rate > c:
-            return (f"--max-rate {nd.max_rate:g} is above the generator's ceiling at {size}-byte "
-                    f"frames ({c:g} datagrams/s, measured alone on {nd.direct_topology}): a "
-                    "result there would be the generator's, not the gateway's")
+            return (f"--max-rate {nd.max_rate:g} is above the generator's ceiling at "
+                    f"{size_words(size)} ({c:g} datagrams/s, measured alone on "
+                    f"{nd.direct_topology}): a result there would be the generator's, not the "
+                    "gateway's")
     return None
 
 
@@ -198,7 +273,7 @@ def plan(sc, nd):
     return [(p, size) for p in direct + list(dict.fromkeys(gws)) for size in nd.sizes]
 
 
-def check(sc, nd):
+def check(sc, nd, hosts_family=None):
     """Everything about the searches that can be refused before anything runs (ScenarioError:
     one line, exit status 2); returns (family, frames)."""
     try:
@@ -210,7 +285,7 @@ def check(sc, nd):
     if nd.max_rate and nd.max_rate <= nd.min_rate:
         raise ScenarioError(f"--max-rate {nd.max_rate:g} is not above --min-rate "
                             f"{nd.min_rate:g}")
-    return frames(sc, nd)
+    return frames(sc, nd, hosts_family)
 
 
 def check_ceiling(nd, ceiling):
@@ -218,7 +293,7 @@ def check_ceiling(nd, ceiling):
     --max-rate above it."""
     for size in nd.sizes:
         if size not in ceiling:
-            raise ScenarioError(f"{nd.ceiling_from}: no ceiling measured at {size}-byte frames")
+            raise ScenarioError(f"{nd.ceiling_from}: no ceiling measured at {size_words(size)}")
     line = above_ceiling(nd, ceiling)
     if line:
         raise ScenarioError(line)

@@ -1,11 +1,12 @@
 """The NDR report's pictures (matplotlib, PNG and SVG in plots/, the SVG also returned for
 report.html): NDR and PDR against frame size for every gateway configuration with the
 generator's ceiling; per frame size, loss ratio against offered load for every trial, and
-latency at 10, 50 and 90% of PDR."""
+latency at 10, 50 and 90% of PDR. The IMIX is a star at its mean frame size beside the lines
+of the fixed sizes."""
 
 from .. import plots
 from ..plots import plt
-from .ndr_plan import DIRECT, FRACTIONS
+from .ndr_plan import DIRECT, FRACTIONS, IMIX, size_key, size_words
 
 
 def by_config(summaries):
@@ -13,7 +14,7 @@ def by_config(summaries):
     for s in summaries:
         out.setdefault(s["config"], []).append(s)
     for ss in out.values():
-        ss.sort(key=lambda s: s["frame"]["lan"])
+        ss.sort(key=lambda s: size_key(s["frame"]["lan"]))
     return out
 
 
@@ -24,16 +25,24 @@ def rates(outdir, summaries, ceiling):
     for config, ss in by_config(summaries).items():
         if config == DIRECT:
             continue
-        xs = [s["frame"]["lan"] for s in ss]
-        line = ax.plot(xs, [s["ndr"]["mpps"] for s in ss], marker="o", label=f"{config}: NDR")[0]
-        ax.plot(xs, [s["pdr"]["mpps"] for s in ss], "--", marker="^", color=line.get_color(),
-                label=f"{config}: PDR")
+        fixed = [s for s in ss if s["frame"]["lan"] != IMIX]
+        mix = [s for s in ss if s["frame"]["lan"] == IMIX]
+        xs = [s["frame"]["lan"] for s in fixed]
+        line = ax.plot(xs, [s["ndr"]["mpps"] for s in fixed], marker="o",
+                       label=f"{config}: NDR")[0]
+        ax.plot(xs, [s["pdr"]["mpps"] for s in fixed], "--", marker="^",
+                color=line.get_color(), label=f"{config}: PDR")
+        for s in mix:
+            ax.scatter([s["frame"]["lan_mean"]] * 2, [s["ndr"]["mpps"], s["pdr"]["mpps"]],
+                       marker="*", s=90, color=line.get_color(),
+                       label=f"{config}: IMIX NDR, PDR (at its mean frame)")
     if ceiling:
-        xs = sorted(ceiling)
+        xs = sorted(x for x in ceiling if x != IMIX)
         ax.plot(xs, [ceiling[x] / 1e6 for x in xs], color="grey", linewidth=4, alpha=0.5,
                 label="generator ceiling (its PDR alone)", zorder=0)
     ax.set_xscale("log", base=2)
-    sizes = sorted({s["frame"]["lan"] for s in summaries} | set(ceiling))
+    sizes = sorted({s["frame"]["lan"] for s in summaries if s["frame"]["lan"] != IMIX} |
+                   {x for x in ceiling if x != IMIX})
     ax.set_xticks(sizes)
     ax.set_xticklabels([str(x) for x in sizes])
     ax.set_xlabel("frame size, bytes (Ethernet frame the client sends)")
@@ -71,7 +80,7 @@ def loss(outdir, recs, size, pdr_loss):
     ax.set_ylabel("loss ratio")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    ax.set_title(f"Loss against offered load, {size}-byte frames")
+    ax.set_title(f"Loss against offered load, {size_words(size)}")
     return plots.save(fig, outdir, f"loss-f{size}")
 
 
@@ -103,5 +112,5 @@ def latency(outdir, summaries, size):
     ax.set_ylabel("round trip of sampled datagrams, ms")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    ax.set_title(f"Latency under load, {size}-byte frames")
+    ax.set_title(f"Latency under load, {size_words(size)}")
     return plots.save(fig, outdir, f"latency-f{size}")

@@ -13,7 +13,7 @@ from verdict.FOREIGN_FLAG percent of a machine)."""
 
 from .. import analysis, verdict
 from ..document import Csv, Document, Plot, Section, Table, footer, title
-from .ndr_plan import DIRECT, FRACTIONS, WIRE_GAP
+from .ndr_plan import DIRECT, FRACTIONS, IMIX, WIRE_GAP, imix_note, size_key, size_words
 
 
 def order(recs):
@@ -21,7 +21,7 @@ def order(recs):
     first = {}
     for r in sorted(recs, key=lambda r: r.get("started", 0)):
         first.setdefault(r["point"]["config"], len(first))
-    return sorted(recs, key=lambda r: (first[r["point"]["config"]], r["frame"]["lan"]))
+    return sorted(recs, key=lambda r: (first[r["point"]["config"]], size_key(r["frame"]["lan"])))
 
 
 def label(s):
@@ -31,7 +31,8 @@ def label(s):
 
 
 def rates(bound, fr):
-    """A bound's rate in Mpps, Gbit/s of inner packets and Gbit/s on the wire; Nones if none."""
+    """A bound's rate in Mpps, Gbit/s of inner packets and Gbit/s on the wire; Nones if none.
+    An IMIX frame's sizes are the means over its mix: the bits of the mix's datagrams."""
     pps = bound.get("rate")
     if pps is None:
         return None, None, None
@@ -65,7 +66,7 @@ def summarise(rec):
            "gateway": rec["point"]["gateway"], "frame": fr, "trials": len(trials),
            "trial_seconds": sum(t["duration"] for t in trials),
            "invalid_trials": sum(not t["valid"] for t in trials),
-           "max_rate": (rec.get("params") or {}).get("max_rate")}
+           "max_rate": (rec.get("params") or {}).get("max_rate"), "where": rec.get("where")}
     for name in ("ndr", "pdr"):
         b = res.get(name) or {}
         mpps, inner, wire = rates(b, fr)
@@ -90,8 +91,9 @@ def summarise(rec):
 
 
 def note(s):
-    """What a search's result is, where it is not the gateway's own limit."""
-    words = []
+    """What a search's result is, where it is not the gateway's own limit; an IMIX whose
+    members the tunnel could not carry as they are."""
+    words = [imix_note(s["frame"])] if imix_note(s["frame"]) else []
     for name in ("ndr", "pdr"):
         b = s[name]
         if b["below_min"]:
@@ -119,8 +121,14 @@ def gbps(x):
 
 
 def sizes_words(fr):
+    where = "the link" if not fr["overhead"] else "transit"
+    if fr["lan"] == IMIX:
+        return (f"IMIX frames ({'/'.join(str(m['lan']) for m in fr['mix'])} bytes "
+                f"{':'.join(str(m['weight']) for m in fr['mix'])}, a mean of "
+                f"{fr['inner_ip']:.1f}-byte inner IP packets, {fr['transit']:.1f}-byte frames "
+                f"on {where})")
     return (f"{fr['lan']}-byte frames ({fr['inner_ip']}-byte inner IP packets, "
-            f"{fr['transit']}-byte frames on {'the link' if not fr['overhead'] else 'transit'})")
+            f"{fr['transit']}-byte frames on {where})")
 
 
 def headline(summaries):
@@ -129,8 +137,10 @@ def headline(summaries):
     for s in summaries:
         by.setdefault(s["config"], []).append(s)
     for config, ss in by.items():
-        ss = sorted(ss, key=lambda x: x["frame"]["lan"])
-        for s in [ss[0], ss[-1]] if len(ss) > 1 else ss:
+        ss = sorted(ss, key=lambda x: size_key(x["frame"]["lan"]))
+        fixed = [x for x in ss if x["frame"]["lan"] != IMIX]
+        shown = [fixed[0], fixed[-1]] if len(fixed) > 1 else fixed
+        for s in shown + [x for x in ss if x["frame"]["lan"] == IMIX]:
             n, p = s["ndr"], s["pdr"]
             text = (f"{label(s)}, {sizes_words(s['frame'])}: NDR {mpps(n['mpps'])} Mpps "
                     f"({gbps(n['inner_gbps'])} Gbit/s inner, {gbps(n['wire_gbps'])} on the "
@@ -143,7 +153,7 @@ def headline(summaries):
                 text += f" ({note(s)})"
             lines.append(text)
     # Per search: other processes busy during the PDR's trial (verdict.FOREIGN_FLAG).
-    lines += [f"{label(s)}, {s['frame']['lan']}-byte frames: at PDR "
+    lines += [f"{label(s)}, {size_words(s['frame']['lan'])}: at PDR "
               f"{verdict.foreign_words(s['foreign_at_pdr'])} (flagged from "
               f"{verdict.FOREIGN_FLAG:g}%): its rates may be low"
               for s in summaries if s.get("foreign_flagged")]
@@ -163,8 +173,9 @@ def cells(s):
         x = s["latency"].get(str(f)) or {}
         lat.append(f"{x['p50_ms']:.3f} / {x['p99_ms']:.3f}" if both(x) else "-")
     cores = lambda x: f"{x:.2f}" if x is not None else "-"  # noqa: E731
-    return [label(s), str(s["frame"]["lan"]), str(s["frame"]["inner_ip"]),
-            str(s["frame"]["transit"]), mpps(n["mpps"]), gbps(n["inner_gbps"]),
+    fr = s["frame"]
+    mean = lambda x: f"{x:.1f}" if isinstance(x, float) else str(x)  # noqa: E731
+    return [label(s), str(fr["lan"]), mean(fr["inner_ip"]), mean(fr["transit"]), mpps(n["mpps"]), gbps(n["inner_gbps"]),
             gbps(n["wire_gbps"]), mpps(p["mpps"]), gbps(p["inner_gbps"]), gbps(p["wire_gbps"]),
             *lat, cores(s["box_cores_at_pdr"]), cores(s["gateway_cores_at_pdr"]),
             f"{s['trials']} ({s['trial_seconds']:.0f} s)", note(s) or "-"]
@@ -223,7 +234,7 @@ def summary_rows(summaries):
 
 def ceiling_of(meta, summaries):
     """{frame size: the generator's PDR}: an earlier run's (meta.json) and this run's."""
-    ceiling = {int(k): v for k, v in (meta.get("ceiling") or {}).items()}
+    ceiling = {k if k == IMIX else int(k): v for k, v in (meta.get("ceiling") or {}).items()}
     for s in summaries:
         if s["gateway"] == DIRECT and s["pdr"]["rate_pps"]:
             ceiling[s["frame"]["lan"]] = s["pdr"]["rate_pps"]
@@ -244,11 +255,11 @@ def plot_list(recs, summaries, meta):
     pdr_loss = (meta.get("ndr") or {}).get("pdr_loss", 0.5) / 100
     out = [Plot("NDR and PDR against frame size", "rates",
                 draw=drawing("rates", summaries, ceiling_of(meta, summaries)))]
-    for size in sorted({r["frame"]["lan"] for r in recs}):
+    for size in sorted({r["frame"]["lan"] for r in recs}, key=size_key):
         at = [r for r in recs if r["frame"]["lan"] == size]
-        out += [Plot(f"Loss against offered load, {size}-byte frames", f"loss-f{size}",
+        out += [Plot(f"Loss against offered load, {size_words(size)}", f"loss-f{size}",
                      draw=drawing("loss", at, size, pdr_loss)),
-                Plot(f"Latency at 10, 50 and 90% of PDR, {size}-byte frames",
+                Plot(f"Latency at 10, 50 and 90% of PDR, {size_words(size)}",
                      f"latency-f{size}", draw=drawing("latency", summaries, size))]
     return out
 
