@@ -11,6 +11,8 @@ busy cores (every process, the generator's too) and the gateway's own processes'
 and the CPU of processes tunbed did not start (verdict.foreign_cpu: flagged in the headline
 from verdict.FOREIGN_FLAG percent of a machine)."""
 
+import os
+
 from .. import analysis, verdict
 from ..document import Csv, Document, Plot, Section, Table, footer, title
 from .ndr_plan import DIRECT, FRACTIONS, IMIX, WIRE_GAP, imix_note, size_key, size_words
@@ -183,8 +185,11 @@ def cells(s):
 
 def method(meta):
     nd = meta.get("ndr") or {}
-    return (f"Topology `{meta.get('topology')}`, the generator alone on "
-            f"`{meta.get('direct_topology')}`; {nd.get('flows')} UDP flows. Each search looks "
+    where = (f"On the hosts of `{os.path.basename(meta.get('hosts') or '')}`"
+             if meta.get("mode") == "hosts" else
+             f"Topology `{meta.get('topology')}`, the generator alone on "
+             f"`{meta.get('direct_topology')}`")
+    return (f"{where}; {nd.get('flows')} UDP flows. Each search looks "
             f"for NDR (no datagram lost) and PDR (at most {nd.get('pdr_loss')}% lost) together, "
             f"as MLRsearch does: trials of {nd.get('initial_time')} s first, then longer, the "
             f"final ones {meta.get('time')} s, until the bounds are within {nd.get('width')} "
@@ -197,6 +202,28 @@ def method(meta):
             "of sampled datagrams (the server's hold taken out) during trials of the final "
             "duration at 10, 50 and 90% of PDR. CPU: over the final trial at PDR, the box's "
             "busy cores and the gateway's processes', in cores. docs/ndr.md.")
+
+
+def where_words(summaries):
+    """On hosts: which hosts ran the generator alone and the gateways, in one sentence (the
+    records' `where`); None in namespaces."""
+    parts = []
+    for s in summaries:
+        w = s.get("where") or {}
+        if w.get("mode") != "hosts":
+            continue
+        ends = f"between {w['client']} and {w['server']}"
+        if w["path"] == "direct":
+            words = f"the generator alone {ends} (directly, to {w['target']})"
+        elif w["path"] == "route":
+            words = (f"the generator alone {ends} through the gateway hosts' routing (route, "
+                     f"{w['gwa']} and {w['gwb']}): the ceiling counts their forwarding too")
+        else:
+            words = f"the gateways on {w['gwa']} and {w['gwb']}, the traffic {ends}"
+        parts.append(words)
+    if not parts:
+        return None
+    return "Where each part ran (hosts, docs/hosts.md): " + "; ".join(dict.fromkeys(parts)) + "."
 
 
 TRIAL_FIELDS = ("config", "frame", "index", "purpose", "phase", "rate", "duration", "sent",
@@ -274,7 +301,8 @@ def document(meta, complete, recs):
     summaries = [summarise(r) for r in recs]
     return Document(
         title=title(meta), complete=complete, headline=headline(summaries),
-        notes=list(meta.get("notes", [])), paragraphs=[method(meta)],
+        notes=list(meta.get("notes", [])),
+        paragraphs=[method(meta)] + [p for p in [where_words(summaries)] if p],
         sections=[Section(table=Table(HEADER, [cells(s) for s in summaries], "points"))],
         plots=plot_list(recs, summaries, meta), footer=FOOTER,
         summary={"meta": meta, "complete": complete, "searches": summaries},

@@ -1,0 +1,125 @@
+#!/bin/bash
+# tunbed ndr --hosts on hosts reachable only over SSH (hosts_lib.sh), kept small (one frame
+# size, 1 s trials, a highest rate the generator manages): the generator's ceiling measured
+# between the client and server hosts directly (to the server's tunbed_direct_addr, over a
+# link of their own), then gregw's search on gwa and gwb through the tunnel; the records say
+# where each part ran, and the links' counters show that it ran there. Without
+# tunbed_direct_addr the ceiling goes through the gateway hosts' routing, and says so. Nothing
+# is left on any host; the mistakes are one line and exit status 2 each. The hosts' build is
+# this machine's release build (each tunbed_root's usr/bin links to it, as in hosts_intranet).
+#
+#  P-mgmt [runner] ==ssh== every host's sshd (hosts_lib.sh)
+#  P-client 198.18.9.1 -------------------direct-------------------- 198.18.9.2 P-server
+#  P-client --lan-a-- P-gwa [gregw] ==transit== [gregw] P-gwb --lan-b-- P-server
+# shellcheck source=hosts_lib.sh
+source "$(dirname "$0")/hosts_lib.sh"
+hosts_test_init
+new_prefix P tbhn
+MGMT_NS="$P-mgmt"
+hosts_up "$P"
+
+ip link add "$P-dc" netns "$P-client" type veth peer name "$P-ds" netns "$P-server"
+ip -n "$P-client" link set "$P-dc" name direct up
+ip -n "$P-server" link set "$P-ds" name direct up
+ip -n "$P-client" addr add 198.18.9.1/30 dev direct
+ip -n "$P-server" addr add 198.18.9.2/30 dev direct
+for h in c1 gw1 gw2 s1; do
+	mkdir -p "$TMP/root-$h/usr/bin"
+	for b in "$TUNBED_SRC"/build/bin/*; do ln -s "$b" "$TMP/root-$h/usr/bin/"; done
+done
+inventory() { # file [server variables...]
+	local file=$1
+	shift
+	cat >"$file" <<-INV
+		[client]
+		c1 ansible_host=${HOST_MGMT[client]} tunbed_addr=198.18.1.2 tunbed_root=$TMP/root-c1
+		[gwa]
+		gw1 ansible_host=${HOST_MGMT[gwa]} tunbed_transit_addr=198.18.0.1 tunbed_lan_addr=198.18.1.1 tunbed_lan_prefix=198.18.1.0/24 tunbed_root=$TMP/root-gw1
+		[gwb]
+		gw2 ansible_host=${HOST_MGMT[gwb]} tunbed_transit_addr=198.18.0.2 tunbed_lan_addr=198.18.3.1 tunbed_lan_prefix=198.18.3.0/24 tunbed_root=$TMP/root-gw2
+		[server]
+		s1 ansible_host=${HOST_MGMT[server]} tunbed_addr=198.18.3.2 tunbed_root=$TMP/root-s1 $*
+		[all:vars]
+		ansible_user=root
+		ansible_ssh_private_key_file=$SSH_DIR/id
+		ansible_ssh_common_args='-o UserKnownHostsFile=$SSH_DIR/known_hosts -o StrictHostKeyChecking=yes'
+	INV
+}
+inventory "$TMP/hosts.ini" tunbed_direct_addr=198.18.9.2
+rx() { # namespace interface: packets received
+	ip netns exec "$1" cat "/sys/class/net/$2/statistics/rx_packets"
+}
+routes_before=$(for r in client gwa gwb server; do ip -n "$P-$r" route show; done)
+direct_rx=$(rx "$P-server" direct)
+transit_rx=$(rx "$P-gwb" transit)
+R="$TMP/results"
+SMALL=(--sizes 64 --time 1 --initial-time 1 --width 0.5 --flows 2 --max-rate 20k --prefix "$P")
+out=$(in_mgmt "$TUNBED" ndr --hosts "$TMP/hosts.ini" --gateways gregw "${SMALL[@]}" --results "$R" 2>"$TMP/run.err") ||
+	die "tunbed ndr --hosts failed: $(tail -3 "$TMP/run.err")"
+expect_match "headline: the ceiling" "$out" "^direct \(the generator alone\), 64-byte frames .*: NDR 0\.0[0-9]+ Mpps"
+expect_match "headline: gregw" "$(grep '^gregw gre 2w, 64' <<<"$out")" "^gregw gre 2w, 64-byte frames \(46-byte inner IP packets, 88-byte frames on transit\): NDR 0\.0[0-9]+ Mpps"
+dir=$(find "$R" -maxdepth 1 -name '*-ndr' | head -1)
+# What went over the direct link and over transit: at least what the records say was received.
+python3 - "$dir" "$(($(rx "$P-server" direct) - direct_rx))" "$(($(rx "$P-gwb" transit) - transit_rx))" <<'PY' || fail "the hosts run's records"
+import json, os, sys
+d, direct_rx, transit_rx = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+meta = json.load(open(os.path.join(d, "meta.json")))
+assert meta["mode"] == "hosts" and meta["complete"] and meta["format"] == 3, meta
+assert meta["hosts"].endswith("/hosts.ini"), meta["hosts"]
+rec = lambda n: json.load(open(os.path.join(d, "searches", n + ".json")))
+received = lambda r: sum(t["received"] for t in r["trials"] + r["latency_trials"])
+c, g = rec("direct-f64"), rec("gregw-gre-w2-f64")
+# The ceiling: the client host to the server host's direct address, no gateway.
+assert c["where"] == {"mode": "hosts", "path": "direct", "target": "198.18.9.2",
+                      "client": "c1", "server": "s1"}, c["where"]
+assert c["result"]["pdr"]["rate"] > 0 and all(t["valid"] for t in c["trials"]), c["result"]
+assert direct_rx >= received(c) > 0, (direct_rx, received(c))
+assert c["gateway"] is None
+# gregw on gw1 and gw2, offered at most the ceiling.
+assert g["where"] == {"mode": "hosts", "path": "gateway", "target": "198.18.3.2",
+                      "client": "c1", "server": "s1", "gwa": "gw1", "gwb": "gw2"}, g["where"]
+assert g["params"]["max_rate"] == c["result"]["pdr"]["rate"], (g["params"], c["result"])
+assert g["result"]["ndr"]["rate"] > 0 and g["result"]["pdr"]["rate"] > 0, g["result"]
+assert transit_rx >= received(g) > 0, (transit_rx, received(g))
+# Each host's own CPU samples, the gateway's processes on the gateway hosts, clocks aligned.
+hosts = {h["name"]: h for h in g["hosts"]}
+assert set(hosts) == {"c1", "gw1", "gw2", "s1"}, list(hosts)
+assert any("gregw" in p for p in hosts["gw1"]["processes"].values()), hosts["gw1"]["processes"]
+assert any("tunbed-traffic client" in p for p in hosts["c1"]["processes"].values())
+assert any("tunbed-traffic server" in p for p in hosts["s1"]["processes"].values())
+for h in hosts.values():
+    assert h["cpu"] and h["facts"] and abs(h["clock"]["offset_s"]) <= h["clock"]["error_s"] + 0.5, h["name"]
+assert {h["name"] for h in c["hosts"]} == {"c1", "gw1", "gw2", "s1"}
+md = open(os.path.join(d, "report.md")).read()
+assert "the generator alone between c1 and s1 (directly, to 198.18.9.2)" in md, md[:3000]
+assert "gateways on gw1 and gw2" in md, md[:3000]
+PY
+
+# Without tunbed_direct_addr: the ceiling through the gateway hosts' kernels (route).
+inventory "$TMP/routed.ini"
+R2="$TMP/results2"
+in_mgmt "$TUNBED" ndr --hosts "$TMP/routed.ini" --gateways direct "${SMALL[@]}" --results "$R2" >/dev/null 2>"$TMP/run2.err" ||
+	die "tunbed ndr --hosts through route failed: $(tail -3 "$TMP/run2.err")"
+dir2=$(find "$R2" -maxdepth 1 -name '*-ndr' | head -1)
+expect_eq "the ceiling through the gateway hosts" "$(json_get "$(cat "$dir2/searches/direct-f64.json")" 'd["where"]["path"] + " " + d["where"]["gwa"] + " " + d["where"]["gwb"]')" "route gw1 gw2"
+grep -q "the generator alone between c1 and s1 through the gateway hosts' routing (route, gw1 and gw2)" "$dir2/report.md" ||
+	fail "the report does not say the ceiling went through the gateway hosts"
+
+# Nothing left: processes, routes, state.
+for role in client gwa gwb server; do
+	left=$(ip netns pids "$P-$role" | xargs -r ps -o comm= -p | grep -vx sshd || true)
+	expect_eq "nothing left running on $role" "$left" ""
+done
+expect_eq "every host's routes put back" "$(for r in client gwa gwb server; do ip -n "$P-$r" route show; done)" "$routes_before"
+for f in /run/tunbed/"$P"-*; do
+	if [ -e "$f" ]; then fail "state left: $f"; fi
+done
+
+# Mistakes: one line, exit status 2, nothing started.
+expect_refusal "a transit MTU on hosts" 2 "^tunbed: a transit MTU \(--mtu, mtu =\) is the topology's: the hosts mode uses the hosts' own$" in_mgmt "$TUNBED" ndr --hosts "$TMP/hosts.ini" --mtu 9000 --prefix "$P" --results "$TMP/bad"
+inventory "$TMP/bad.ini" tunbed_direct_addr=198.18.9.6
+st=0
+err=$(in_mgmt "$TUNBED" ndr --hosts "$TMP/bad.ini" --gateways direct "${SMALL[@]}" --results "$TMP/bad" 2>&1 >/dev/null) || st=$?
+expect_eq "a direct address the server does not have: one line, exit 2" "$st: $(grep -v '^bootstrap' <<<"$err")" \
+	"2: tunbed: host s1 (server): tunbed_direct_addr 198.18.9.6 is not an address of this host"
+[ -z "$(find "$TMP/bad" -mindepth 1 2>/dev/null)" ] || fail "a refused run left results: $(ls "$TMP/bad")"
