@@ -6,7 +6,7 @@
 # (gregw) through a scenario file with an [ndr] section, its ceiling taken from that run: the
 # cap is far below what gregw forwards, so its result is the generator's ceiling and says so;
 # a --max-rate above the ceiling is refused; `tunbed report` rebuilds the report; nothing is
-# left behind.
+# left behind. The simple IMIX through gregw, its largest member capped at what gregw carries.
 #
 #  the cap:     P-client 198.18.1.1 ---wire (tbf 20mbit)--- 198.18.1.2 P-server
 #  the gateway: P-client --lan-a-- P-gwa [gregw] ==transit== [gregw] P-gwb --lan-b-- P-server
@@ -49,9 +49,11 @@ import csv, json, os, sys
 d = sys.argv[1]
 cap = 20e6 / (8 * 1014)
 meta = json.load(open(os.path.join(d, "meta.json")))
-assert (meta["format"], meta["kind"], meta["complete"]) == (2, "ndr", True), meta
+assert (meta["format"], meta["kind"], meta["complete"]) == (3, "ndr", True), meta
 rec = json.load(open(os.path.join(d, "searches", "direct-f1018.json")))
-assert (rec["format"], rec["kind"]) == (2, "ndr") and rec["frame"]["udp_payload"] == 972, rec
+assert (rec["format"], rec["kind"]) == (3, "ndr") and rec["frame"]["udp_payload"] == 972, rec
+assert rec["where"] == {"mode": "namespaces", "path": "direct", "target": "198.18.1.2",
+                        "client": "client", "server": "server"}, rec["where"]
 ndr, pdr = rec["result"]["ndr"], rec["result"]["pdr"]
 # Within a wide margin of the cap (a busy machine's trials may fall short and count less).
 assert 0.6 * cap <= ndr["rate"] <= 1.1 * cap, (ndr, cap)
@@ -131,6 +133,38 @@ assert json.load(open(os.path.join(gw, "meta.json")))["ceiling"] == {"1018": cei
 PY
 out2=$("$TUNBED" report "$gw" 2>"$TMP/report.err") || die "tunbed report failed: $(tail -3 "$TMP/report.err")"
 expect_eq "tunbed report: the same headline and both reports" "$out2" "$out"
+
+# The simple IMIX through gregw, kept small (20,000 datagrams a second at most, 1 s trials):
+# one client per member at 7:4:1 of the rate, its 1518-byte member capped at the 1494 bytes
+# gregw gre carries (the generator alone sends it whole), said in the headline and the record.
+out=$("$TUNBED" "${N[@]}" --gateways gregw --sizes imix --time 1 --initial-time 1 --width 0.5 --flows 2 --max-rate 20k 2>"$TMP/imix.err") || die "tunbed ndr --sizes imix failed: $(tail -3 "$TMP/imix.err")"
+mix=$(find "$R" -maxdepth 1 -name '*-ndr' -newer "$gw/meta.json" | head -1)
+expect_match "IMIX: the headline names the mix and the capped member" "$(grep '^gregw gre 2w, IMIX' <<<"$out")" "^gregw gre 2w, IMIX frames \(64/594/1494 bytes 7:4:1, a mean of 341\.8-byte inner IP packets, 383\.8-byte frames on transit\): NDR 0\.0[0-9]+ Mpps .*its 1518-byte member capped at 1494, the largest frame carried"
+python3 - "$mix" <<'PY' || fail "the IMIX searches are not what they should be"
+import json, os, sys
+d = sys.argv[1]
+rec = lambda n: json.load(open(os.path.join(d, "searches", n + ".json")))
+c, g = rec("direct-fimix"), rec("gregw-gre-w2-fimix")
+assert [(m["lan"], m["weight"]) for m in c["frame"]["mix"]] == [(64, 7), (594, 4), (1518, 1)]
+assert [m["lan"] for m in g["frame"]["mix"]] == [64, 594, 1494], g["frame"]
+assert g["frame"]["mix"][2]["capped_from"] == 1518 and g["frame"]["lan"] == "imix"
+for r in (c, g):
+    sizes = [m["udp_payload"] for m in r["frame"]["mix"]]
+    for t in r["trials"] + r["latency_trials"]:
+        ms = t["members"]
+        # Each member its own client at its share of the rate, sending its own size.
+        assert [m["udp"]["size"] for m in t["traffic"]["members"]] == sizes, t
+        assert [m["rate"] for m in ms] == [max(1, round(t["rate"] * w / 12)) for w in (7, 4, 1)], (t["rate"], ms)
+        assert t["sent"] == sum(m["sent"] for m in ms) and t["lost"] == sum(m["lost"] for m in ms)
+        assert t["valid"] == all(m["valid"] for m in ms), t
+    assert r["result"]["pdr"]["rate"] > 0, r["result"]
+s = {x["key"]: x for x in json.load(open(os.path.join(d, "summary.json")))["searches"]}
+pdr = g["result"]["pdr"]["rate"]
+assert abs(s["gregw-gre-w2"]["pdr"]["inner_gbps"] - pdr * 4102 / 12 * 8 / 1e9) < 1e-9, s["gregw-gre-w2"]
+page = open(os.path.join(d, "report.html")).read()
+assert "Loss against offered load, IMIX frames" in page and page.count("<svg") == 3
+PY
+expect_nothing_left "$P" "after the IMIX"
 
 # The ceiling is known: a --max-rate above it is refused before anything runs.
 expect_refusal "a rate above the ceiling" 2 "^tunbed: --max-rate 5000 is above the generator's ceiling at 1018-byte frames \([0-9]+ datagrams/s, measured alone on direct\): a result there would be the generator's, not the gateway's$" "$TUNBED" "${N[@]}" --ceiling-from "$cap" --gateways route --sizes 1018 --max-rate 5k

@@ -36,6 +36,7 @@ BORROWED = {
 DIRS = {"matrix-1": ("matrix", 1), "matrix-2": ("matrix", 2), "matrix-3": ("matrix", 3),
         "matrix-3-kind": ("matrix", 3), "intranet-3": ("intranet", 3),
         "intranet-4": ("intranet", 4), "ndr-1": ("ndr", 1), "ndr-2": ("ndr", 2),
+        "ndr-3": ("ndr", 3),
         "failover-1": ("failover", 1), "failover-2": ("failover", 2), "smoke-1": ("smoke", 1),
         "datasheet-1": ("datasheet", 1)}
 
@@ -67,7 +68,7 @@ ADDED = {"runs": ("verdict", "verdict_reason", "verdict_hosts", "ceiling_bps", "
          "summary": ("verdict", "verdict_reason", "verdicts", "spread_pct", "spread_flagged",
                      "verdict_hosts"),
          "top": ("noise_floor_pct", "baselines"),
-         "searches": ("foreign_at_pdr", "foreign_flagged", "where"),
+         "searches": ("foreign_at_pdr", "foreign_flagged"),
          # The datasheet's: each throughput point's generator budget (--client-cpu), the
          # DSCP/ECN part (tos), and the page's rows of them.
          "datasheet_throughput": ("generator_budget",),

@@ -486,6 +486,10 @@ class NdrKind(Kind):
             if any(m for m in sc.mtu):
                 raise ScenarioError("a transit MTU (--mtu, mtu =) is the topology's: the hosts "
                                     "mode uses the hosts' own")
+            if nd.direct_topology != Ndr().direct_topology:
+                raise ScenarioError("--direct-topology (direct_topology =) is the namespaces': "
+                                    "on hosts the ceiling is measured between the client and "
+                                    "server hosts (tunbed_direct_addr, docs/ndr.md)")
             pl.hosts, pl.inv = args.hosts, hosts_of(args.hosts, sc, nd)
         pl.family, pl.frames = check(sc, nd, pl.inv.family() if pl.inv else None)
         if nd.ceiling_from:

@@ -68,7 +68,9 @@ def summarise(rec):
            "gateway": rec["point"]["gateway"], "frame": fr, "trials": len(trials),
            "trial_seconds": sum(t["duration"] for t in trials),
            "invalid_trials": sum(not t["valid"] for t in trials),
-           "max_rate": (rec.get("params") or {}).get("max_rate"), "where": rec.get("where")}
+           "max_rate": (rec.get("params") or {}).get("max_rate")}
+    if rec.get("where"):  # format 3: which hosts ran it
+        out["where"] = rec["where"]
     for name in ("ndr", "pdr"):
         b = res.get(name) or {}
         mpps, inner, wire = rates(b, fr)
