@@ -350,6 +350,34 @@ class Where(unittest.TestCase):
             "server": "s1", "gwa": "gw1", "gwb": "gw2"}))
 
 
+    def test_the_hosts_mtus(self):
+        # Planned at 1500; once the hosts are reached, a frame their interfaces cannot carry
+        # fails its search (a GatewayFailure: the others go on) with frame()'s line.
+        from tunbedlib.common import GatewayFailure
+        from tunbedlib.kinds.ndr import check_host_mtus
+        gregw = scenario.Point("gregw", "gre", 2, 0, "udp", 8)
+        bed = self.hosts_bed()
+        bed.roles["gwa"][0].spec.reach = True
+        mtus = {"c1": 1500, "gw1": 1500}
+        bed.facts = lambda: {n: {"nic": {"mtu": m}} for n, m in mtus.items()}
+        f = ndr.frame(1494, "gregw", "gre", 4, 1500, 1500)
+        self.assertIs(check_host_mtus(bed, f, gregw), f)
+        mtus["gw1"] = 1400
+        with self.assertRaises(GatewayFailure) as e:
+            check_host_mtus(bed, ndr.frame(1494, "gregw", "gre", 4, 1500, 1500), gregw)
+        self.assertEqual(str(e.exception), "on the hosts: frame size 1494 is too big for gregw "
+                         "gre: its inner IP packet (1476 bytes) exceeds the tunnel MTU 1376 "
+                         "(transit MTU 1400 - 24 of tunnel headers)")
+        # The IMIX is capped again, at what the hosts carry, not failed.
+        f = check_host_mtus(bed, ndr.frame(ndr.IMIX, "gregw", "gre", 4, 1500, 1500), gregw)
+        self.assertEqual([m["lan"] for m in f["mix"]], [64, 594, 1394])
+        mtus.update(c1=1280, gw1=1500)
+        with self.assertRaises(GatewayFailure) as e:
+            check_host_mtus(bed, ndr.frame(1494, ndr.DIRECT, "-", 4, 1500, 1500),
+                            scenario.Point(ndr.DIRECT, "-", 0, 0, "udp", 8))
+        self.assertIn("too big for the LAN: its inner IP packet (1476 bytes) exceeds the link "
+                      "MTU 1280", str(e.exception))
+
     def test_the_inventory(self):
         # tunbed_direct_addr: the server's, checked as every address is.
         from tunbedlib import inventory

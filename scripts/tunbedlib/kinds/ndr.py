@@ -288,8 +288,9 @@ def where(bed, point):
 
 
 def check_host_mtus(bed, fr, point):
-    """On hosts: a frame the client's interface or the gateways' transit cannot carry, as
-    found on the hosts (their facts), fails its search with the line ndr_plan.frame gives."""
+    """On hosts: the frame planned at HOSTS_MTU again at the MTUs found on the hosts (their
+    facts: the client's interface, gwa's transit), returned (an IMIX's members capped at what
+    they carry); one they cannot carry fails its search with the line ndr_plan.frame gives."""
     facts = bed.facts()
     nic = lambda h: ((facts.get(h.name) or {}).get("nic") or {}).get("mtu")  # noqa: E731
     lan = nic(bed.clients[0]) or HOSTS_MTU
@@ -297,9 +298,9 @@ def check_host_mtus(bed, fr, point):
     if point.gateway != DIRECT and bed.roles.get("gwa") and bed.host("gwa").spec.reach:
         transit = nic(bed.host("gwa")) or HOSTS_MTU
     if (lan, transit) == (HOSTS_MTU, HOSTS_MTU):
-        return
+        return fr
     try:
-        frame(fr["lan"], point.gateway, point.mode, fr["family"], transit, lan)
+        return frame(fr["lan"], point.gateway, point.mode, fr["family"], transit, lan)
     except ValueError as e:
         raise GatewayFailure(f"on the hosts: {e}") from None
 
@@ -318,7 +319,7 @@ def search_one(bed, nd, sc, point, fr, max_rate):
     try:
         rec["pins"] = bed.pins
         if rec["where"]["mode"] == "hosts":
-            check_host_mtus(bed, fr, point)
+            rec["frame"] = fr = check_host_mtus(bed, fr, point)
         driver_pids = []
         if gateway:
             driver_pids, rec["gateway_info"] = run.gateway_up()
