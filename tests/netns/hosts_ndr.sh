@@ -27,25 +27,7 @@ for h in c1 gw1 gw2 s1; do
 	mkdir -p "$TMP/root-$h/usr/bin"
 	for b in "$TUNBED_SRC"/build/bin/*; do ln -s "$b" "$TMP/root-$h/usr/bin/"; done
 done
-inventory() { # file [server variables...]
-	local file=$1
-	shift
-	cat >"$file" <<-INV
-		[client]
-		c1 ansible_host=${HOST_MGMT[client]} tunbed_addr=198.18.1.2 tunbed_root=$TMP/root-c1
-		[gwa]
-		gw1 ansible_host=${HOST_MGMT[gwa]} tunbed_transit_addr=198.18.0.1 tunbed_lan_addr=198.18.1.1 tunbed_lan_prefix=198.18.1.0/24 tunbed_root=$TMP/root-gw1
-		[gwb]
-		gw2 ansible_host=${HOST_MGMT[gwb]} tunbed_transit_addr=198.18.0.2 tunbed_lan_addr=198.18.3.1 tunbed_lan_prefix=198.18.3.0/24 tunbed_root=$TMP/root-gw2
-		[server]
-		s1 ansible_host=${HOST_MGMT[server]} tunbed_addr=198.18.3.2 tunbed_root=$TMP/root-s1 $*
-		[all:vars]
-		ansible_user=root
-		ansible_ssh_private_key_file=$SSH_DIR/id
-		ansible_ssh_common_args='-o UserKnownHostsFile=$SSH_DIR/known_hosts -o StrictHostKeyChecking=yes'
-	INV
-}
-inventory "$TMP/hosts.ini" tunbed_direct_addr=198.18.9.2
+hosts_inventory "$TMP/hosts.ini" "[server:vars]" tunbed_direct_addr=198.18.9.2
 rx() { # namespace interface: packets received
 	ip netns exec "$1" cat "/sys/class/net/$2/statistics/rx_packets"
 }
@@ -96,7 +78,7 @@ assert "gateways on gw1 and gw2" in md, md[:3000]
 PY
 
 # Without tunbed_direct_addr: the ceiling through the gateway hosts' kernels (route).
-inventory "$TMP/routed.ini"
+hosts_inventory "$TMP/routed.ini"
 R2="$TMP/results2"
 in_mgmt "$TUNBED" ndr --hosts "$TMP/routed.ini" --gateways direct "${SMALL[@]}" --results "$R2" >/dev/null 2>"$TMP/run2.err" ||
 	die "tunbed ndr --hosts through route failed: $(tail -3 "$TMP/run2.err")"
@@ -117,7 +99,7 @@ done
 
 # Mistakes: one line, exit status 2, nothing started.
 expect_refusal "a transit MTU on hosts" 2 "^tunbed: a transit MTU \(--mtu, mtu =\) is the topology's: the hosts mode uses the hosts' own$" in_mgmt "$TUNBED" ndr --hosts "$TMP/hosts.ini" --mtu 9000 --prefix "$P" --results "$TMP/bad"
-inventory "$TMP/bad.ini" tunbed_direct_addr=198.18.9.6
+hosts_inventory "$TMP/bad.ini" "[server:vars]" tunbed_direct_addr=198.18.9.6
 st=0
 err=$(in_mgmt "$TUNBED" ndr --hosts "$TMP/bad.ini" --gateways direct "${SMALL[@]}" --results "$TMP/bad" 2>&1 >/dev/null) || st=$?
 expect_eq "a direct address the server does not have: one line, exit 2" "$st: $(grep -v '^bootstrap' <<<"$err")" \
