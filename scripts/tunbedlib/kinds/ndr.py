@@ -432,7 +432,7 @@ def arguments(p):
                    help="on the hosts of an Ansible inventory over SSH: the ceiling between the "
                         "client and server hosts (directly to the server's tunbed_direct_addr, "
                         "else through the gateway hosts' routing), the gateways on gwa and gwb "
-                        "(docs/hosts.md)")
+                        "(docs/ndr.md, On hosts)")
 
 
 class NdrKind(Kind):
