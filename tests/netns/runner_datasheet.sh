@@ -45,7 +45,7 @@ assert meta["plan"]["name"] == "least" and meta["gateways"] == ["route", "gregw"
 runs = sorted(os.listdir(os.path.join(d, "runs")))
 assert runs == sorted([f"throughput-{k}-push-s{n}-r1.json" for k in ("route---w0-mtu0", "gregw-gre-w2-mtu0") for n in (1, 8, 64)]
                       + ["tos-gregw-gre-w2.json", "ndr-direct-f64.json", "ndr-route-f64.json", "ndr-gregw-gre-w2-f64.json", "failover-gregw-kill-r1.json"]), runs
-kinds = {"throughput": ("matrix", 3), "tos": ("datasheet", 1), "ndr": ("ndr", 2), "failover": ("failover", 2)}
+kinds = {"throughput": ("matrix", 3), "tos": ("datasheet", 1), "ndr": ("ndr", 3), "failover": ("failover", 2)}
 for name in runs:
     rec = json.load(open(os.path.join(d, "runs", name)))
     assert (rec["kind"], rec["format"]) == ("datasheet", 1), name
