@@ -50,15 +50,10 @@ LATENCY = Opt(Obj({"samples": Opt(NUM), "p50_ms": Opt(NUM), "p90_ms": Opt(NUM),
 TRIAL = {"duration": NUM, "valid": ANY, "rate": NUM, "sent": NUM, "lost": NUM,
          "offered_pps": Opt(NUM), "loss_ratio": NUM, "latency": LATENCY,
          "measure_start_mono_s": Opt(NUM), "measure_end_mono_s": Opt(NUM)}
+FRAME = {"lan": Num(1, 1 << 20, whole=True), "inner_ip": NUM, "transit": NUM, "overhead": NUM}
 SEARCH = {
     "point": Obj({"key": KEY, "config": STR, "gateway": STR}, need=("key", "config", "gateway")),
-    "frame": Obj({"lan": Either(Num(1, 1 << 20, whole=True), Str(IMIX, IMIX)),
-                  "inner_ip": NUM, "transit": NUM, "overhead": NUM,
-                  "mix": Opt(List(Obj({"lan": Num(1, 1 << 20, whole=True), "weight": NUM},
-                                      need=("lan", "weight")), most=16))},
-                  need=("lan", "inner_ip", "transit", "overhead")),
-    "where": Opt(Obj({"mode": STR, "path": STR, "client": STR, "server": STR,
-                      "gwa": Opt(STR), "gwb": Opt(STR)})),
+    "frame": Obj(FRAME, need=("lan", "inner_ip", "transit", "overhead")),
     "started": NUM, "params": Opt(Obj({"max_rate": Opt(NUM)})),
     "result": Opt(Obj({"ndr": Opt(BOUND), "pdr": Opt(BOUND)})),
     "trials": Opt(List(Obj(TRIAL, need=("duration", "valid", "rate", "sent", "lost",
@@ -66,10 +61,21 @@ SEARCH = {
     "latency_trials": Opt(List(Obj(TRIAL | {"fraction": NUM},
                                    need=("fraction", "rate", "valid", "sent", "lost")))),
     "hosts": Opt(List(HOST, most=limits.RECORD_HOSTS))}
-# Format 3 may have the IMIX frame (lan "imix", its members in mix) and `where`.
-SEARCH_SCHEMA = {fmt: Obj(SEARCH | {"kind": Str(kind, f"{kind}, an NDR search's kind")},
+# Format 3 may have the IMIX frame (lan "imix", its members in mix, the means) and `where`.
+SEARCH_3 = SEARCH | {
+    "frame": Obj(FRAME | {"lan": Either(Num(1, 1 << 20, whole=True), Str(IMIX, IMIX)),
+                          "lan_mean": NUM,
+                          "mix": Opt(List(Obj({"lan": Num(1, 1 << 20, whole=True),
+                                               "weight": Num(1, 1000, whole=True)},
+                                              need=("lan", "weight")), least=1, most=16))},
+                 need=("lan", "inner_ip", "transit", "overhead")),
+    "where": Opt(Obj({"mode": STR, "path": STR, "target": STR, "client": STR, "server": STR,
+                      "gwa": Opt(STR), "gwb": Opt(STR)},
+                     need=("mode", "path", "target", "client", "server")))}
+SEARCH_SCHEMA = {fmt: Obj(fields | {"kind": Str(kind, f"{kind}, an NDR search's kind")},
                           need=("point", "frame", "kind"))
-                 for fmt, kind in ((1, "ndr-search"), (2, "ndr"), (3, "ndr"))}
+                 for fmt, kind, fields in ((1, "ndr-search", SEARCH), (2, "ndr", SEARCH),
+                                           (3, "ndr", SEARCH_3))}
 META_SCHEMA = Obj({"kind": Opt(Str("ndr", "ndr")), "notes": List(STR),
                    "ndr": Opt(Obj({"pdr_loss": NUM})),
                    "mode": Opt(STR), "hosts": Opt(STR),

@@ -33,7 +33,7 @@ def rates(outdir, summaries, ceiling):
         ax.plot(xs, [s["pdr"]["mpps"] for s in fixed], "--", marker="^",
                 color=line.get_color(), label=f"{config}: PDR")
         for s in mix:
-            ax.scatter([s["frame"]["lan_mean"]] * 2, [s["ndr"]["mpps"], s["pdr"]["mpps"]],
+            ax.scatter([s["frame"].get("lan_mean", s["frame"]["inner_ip"] + 18)] * 2, [s["ndr"]["mpps"], s["pdr"]["mpps"]],
                        marker="*", s=90, color=line.get_color(),
                        label=f"{config}: IMIX NDR, PDR (at its mean frame)")
     if ceiling:

@@ -127,8 +127,9 @@ def gbps(x):
 def sizes_words(fr):
     where = "the link" if not fr["overhead"] else "transit"
     if fr["lan"] == IMIX:
-        return (f"IMIX frames ({'/'.join(str(m['lan']) for m in fr['mix'])} bytes "
-                f"{':'.join(str(m['weight']) for m in fr['mix'])}, a mean of "
+        mix = fr.get("mix") or []
+        return (f"IMIX frames ({'/'.join(str(m['lan']) for m in mix)} bytes "
+                f"{':'.join(str(m['weight']) for m in mix)}, a mean of "
                 f"{fr['inner_ip']:.1f}-byte inner IP packets, {fr['transit']:.1f}-byte frames "
                 f"on {where})")
     return (f"{fr['lan']}-byte frames ({fr['inner_ip']}-byte inner IP packets, "
@@ -215,13 +216,14 @@ def where_words(summaries):
         if w.get("mode") != "hosts":
             continue
         ends = f"between {w['client']} and {w['server']}"
+        gws = f"{w.get('gwa') or '?'} and {w.get('gwb') or '?'}"
         if w["path"] == "direct":
             words = f"the generator alone {ends} (directly, to {w['target']})"
         elif w["path"] == "route":
             words = (f"the generator alone {ends} through the gateway hosts' routing (route, "
-                     f"{w['gwa']} and {w['gwb']}): the ceiling counts their forwarding too")
+                     f"{gws}): the ceiling counts their forwarding too")
         else:
-            words = f"the gateways on {w['gwa']} and {w['gwb']}, the traffic {ends}"
+            words = f"the gateways on {gws}, the traffic {ends}"
         parts.append(words)
     if not parts:
         return None
