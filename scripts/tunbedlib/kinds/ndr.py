@@ -30,7 +30,7 @@ from .base import Command, Item, Kind, bed_options, gateway_sets
 from .matrix_point import Run, pinned
 from .ndr_plan import (DEFAULT_SIZES, DIRECT, FRACTIONS, FULL_SIZES, HOSTS_MTU, IMIX,
                        NDR_SETTERS, Ndr, above_ceiling, check, check_ceiling, frame, plan,
-                       point_key, size_key, size_words, topology_path)
+                       point_key, size_words, topology_path)
 
 SAMPLE_HZ = 10             # CPU samples a second: a 1 s trial gets ten
 SAMPLES_PER_S = 1000       # latency samples a second of a trial (every N-th datagram)

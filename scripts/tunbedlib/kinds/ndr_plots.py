@@ -33,7 +33,9 @@ def rates(outdir, summaries, ceiling):
         ax.plot(xs, [s["pdr"]["mpps"] for s in fixed], "--", marker="^",
                 color=line.get_color(), label=f"{config}: PDR")
         for s in mix:
-            ax.scatter([s["frame"].get("lan_mean", s["frame"]["inner_ip"] + 18)] * 2, [s["ndr"]["mpps"], s["pdr"]["mpps"]],
+            x = s["frame"].get("lan_mean", s["frame"]["inner_ip"] + 18)
+            ys = [s[k]["mpps"] if s[k]["mpps"] is not None else float("nan") for k in ("ndr", "pdr")]
+            ax.scatter([x, x], ys,
                        marker="*", s=90, color=line.get_color(),
                        label=f"{config}: IMIX NDR, PDR (at its mean frame)")
     if ceiling:

@@ -180,8 +180,8 @@ def cells(s):
     cores = lambda x: f"{x:.2f}" if x is not None else "-"  # noqa: E731
     fr = s["frame"]
     mean = lambda x: f"{x:.1f}" if isinstance(x, float) else str(x)  # noqa: E731
-    return [label(s), str(fr["lan"]), mean(fr["inner_ip"]), mean(fr["transit"]), mpps(n["mpps"]), gbps(n["inner_gbps"]),
-            gbps(n["wire_gbps"]), mpps(p["mpps"]), gbps(p["inner_gbps"]), gbps(p["wire_gbps"]),
+    return [label(s), str(fr["lan"]), mean(fr["inner_ip"]), mean(fr["transit"]), mpps(n["mpps"]),
+            gbps(n["inner_gbps"]), gbps(n["wire_gbps"]), mpps(p["mpps"]), gbps(p["inner_gbps"]), gbps(p["wire_gbps"]),
             *lat, cores(s["box_cores_at_pdr"]), cores(s["gateway_cores_at_pdr"]),
             f"{s['trials']} ({s['trial_seconds']:.0f} s)", note(s) or "-"]
 
