@@ -99,11 +99,22 @@ static int session_connect(struct cl_thread *t, struct session *s)
 	const struct client_cfg *c = cl->cfg;
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLET | EPOLLRDHUP,
 				  .data.ptr = s };
+	const struct sockaddr_storage *peer = s->pair ? &s->pair->remote : &cl->peer;
+	socklen_t peer_len = s->pair ? s->pair->remote_len : cl->peer_len;
 	int fd;
 
-	fd = socket(cl->peer.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = socket(peer->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	if (s->pair) {
+		int one = 1;
+
+		/* The port is chosen at connect, by the 4-tuple: thousands of sessions from one
+		 * address do not each hold an ephemeral port of their own from bind. */
+		setsockopt(fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+		if (bind(fd, (const struct sockaddr *)&s->pair->local, s->pair->local_len) < 0)
+			return fd_close_err(fd);
+	}
 	if (c->sndbuf)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &c->sndbuf, sizeof(c->sndbuf));
 	if (c->rcvbuf)
@@ -111,9 +122,9 @@ static int session_connect(struct cl_thread *t, struct session *s)
 	if (c->congestion[0] &&
 	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, c->congestion, strlen(c->congestion)) < 0)
 		return fd_close_err(fd);
-	if (c->dscp && conn_set_ds(fd, cl->peer.ss_family, (uint8_t)(c->dscp << IP_DSCP_SHIFT)))
+	if (c->dscp && conn_set_ds(fd, peer->ss_family, (uint8_t)(c->dscp << IP_DSCP_SHIFT)))
 		return fd_close_err(fd);
-	if (connect(fd, (struct sockaddr *)&cl->peer, cl->peer_len) < 0 && errno != EINPROGRESS)
+	if (connect(fd, (const struct sockaddr *)peer, peer_len) < 0 && errno != EINPROGRESS)
 		return fd_close_err(fd);
 	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return fd_close_err(fd);
@@ -455,11 +466,25 @@ static int setup(struct client *cl, const struct client_cfg *c)
 	if (!cl->sess || !cl->results || !cl->have_result || !cl->udp_results ||
 	    !cl->have_udp_result)
 		return -ENOMEM;
+	if (c->npairs) {
+		cl->pairs = calloc(c->npairs, sizeof(*cl->pairs));
+		if (!cl->pairs)
+			return -ENOMEM;
+	}
+	for (unsigned i = 0; i < c->npairs; i++) {
+		const struct traffic_pair *p = &c->pairs[i];
+		struct cl_pair *q = &cl->pairs[i];
+
+		q->local_len = netaddr_sockaddr(p->local.family, p->local.bytes, 0, &q->local);
+		q->remote_len =
+			netaddr_sockaddr(p->remote.family, p->remote.bytes, c->port, &q->remote);
+	}
 	for (unsigned i = 0; i < nsess; i++) {
 		struct session *s = &cl->sess[i];
 
 		s->id = i;
 		s->fd = -1;
+		s->pair = c->npairs ? &cl->pairs[i % c->npairs] : NULL;
 		s->first_bad = UINT64_MAX;
 		stream_init(&s->tx, pattern_seed(cl->test_id, i, 0));
 		stream_init(&s->rx, pattern_seed(cl->test_id, i, 1));
@@ -514,6 +539,7 @@ static void teardown(struct client *cl)
 	free(cl->have_result);
 	free(cl->udp_results);
 	free(cl->have_udp_result);
+	free(cl->pairs);
 	ping_close(cl);
 	pthread_mutex_destroy(&cl->rr_lock);
 	free(cl);

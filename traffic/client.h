@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "netaddr.h"
+#include "pairs.h"
 #include "proto.h"
 
 /* --ecn: what the sessions' packets say of ECN (RFC 3168). */
@@ -65,7 +66,10 @@ struct client_cfg {
 	uint32_t icmp_size;	   /* payload bytes after the ICMP header, as ping -s */
 	uint64_t interval_ms;	   /* 0: no interval reports */
 	enum client_output output;
-	bool any_address; /* --any-address: HOST may lie outside the benchmarking ranges */
+	bool any_address;	/* --any-address: HOST may lie outside the benchmarking ranges */
+	const char *pairs_path; /* --pairs as given; NULL without */
+	struct traffic_pair *pairs; /* its pairs (pairs.h), malloc'd; session i takes i mod n */
+	unsigned npairs;
 };
 
 /*

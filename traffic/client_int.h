@@ -27,9 +27,16 @@ enum sess_state {
 	SS_DONE,
 };
 
+/* A --pairs pair as the sessions' sockets take it: bound to local, connected to remote. */
+struct cl_pair {
+	struct sockaddr_storage local, remote;
+	socklen_t local_len, remote_len;
+};
+
 struct session {
 	unsigned id;
 	int fd;
+	const struct cl_pair *pair; /* --pairs: pair id mod n; NULL: the server's address */
 	enum sess_state state;
 	uint8_t hello[PROTO_HELLO_LEN];
 	size_t hello_sent;
@@ -76,6 +83,7 @@ struct client {
 	uint64_t test_id;
 	struct sockaddr_storage peer;
 	socklen_t peer_len;
+	struct cl_pair *pairs; /* --pairs, cfg->npairs of them; NULL without */
 	unsigned nthreads;
 	struct cl_thread t[TRAFFIC_MAX_THREADS];
 	struct session *sess;

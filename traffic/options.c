@@ -13,6 +13,7 @@
 #include "traffic_limits.h"
 #include "log.h"
 #include "opt.h"
+#include "pairs.h"
 #include "parse.h"
 #include "thread.h"
 
@@ -53,6 +54,7 @@ enum {
 	O_ANY_ADDRESS,
 	O_PPS,
 	O_SAMPLE,
+	O_PAIRS, /* the last: check() and options_parse() size their tables by it */
 };
 
 static const struct option opts[] = {
@@ -93,6 +95,7 @@ static const struct option opts[] = {
 	{ "any-address", no_argument, NULL, O_ANY_ADDRESS },
 	{ "pps", required_argument, NULL, O_PPS },
 	{ "sample", required_argument, NULL, O_SAMPLE },
+	{ "pairs", required_argument, NULL, O_PAIRS },
 	OPT_COMMON,
 };
 
@@ -141,6 +144,12 @@ static void usage(void)
 	       "  --shutdown graceful|rst  close with FIN (default) or abort with RST\n"
 	       "  --churn              reconnect each session as soon as it ends, until --time;\n"
 	       "                       use with --bytes; reports connections per second\n"
+	       "  --pairs FILE         spread the sessions over address pairs: FILE has one\n"
+	       "                       'LOCAL REMOTE' a line (blank lines and # comments\n"
+	       "                       allowed, at most %d); session i binds to LOCAL and\n"
+	       "                       connects to REMOTE of pair i mod n, the control\n"
+	       "                       connection stays to HOST; the JSON names each session's\n"
+	       "                       pair\n"
 	       "client, UDP:\n"
 	       "  --udp                UDP sessions at --rate each (or --pps in all); the server\n"
 	       "                       reports loss, duplicates, reordering and RFC 3550 jitter\n"
@@ -173,7 +182,8 @@ static void usage(void)
 	       "\n"
 	       "Exit status: 0 done; 1 a session failed, data did not verify, or the test was\n"
 	       "interrupted (partial results are still printed); 2 bad usage.\n",
-	       TRAFFIC_DEFAULT_PORT, PROTO_MAX_SESSIONS, TRAFFIC_ICMP_COUNT_MAX, ICMP_PAYLOAD_MAX);
+	       TRAFFIC_DEFAULT_PORT, PROTO_MAX_SESSIONS, TRAFFIC_PAIRS_MAX, TRAFFIC_ICMP_COUNT_MAX,
+	       ICMP_PAYLOAD_MAX);
 }
 
 static int seconds(const char *opt, const char *v, double min, double max, uint64_t *ms)
@@ -367,6 +377,9 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 			return opt_bad(name, v, "expected 1 to 1000000000");
 		c->sample = (uint32_t)n;
 		return 0;
+	case O_PAIRS:
+		c->pairs_path = v; /* read in check(), where --any-address is known */
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -397,7 +410,7 @@ static int check(struct options *o, const bool *given)
 	struct client_cfg *c = &o->client;
 
 	if (o->mode == MODE_SERVER) {
-		for (int id = O_SESSIONS; id <= O_SAMPLE; id++) {
+		for (int id = O_SESSIONS; id <= O_PAIRS; id++) {
 			if (given[id - O_PORT] && id != O_CORRUPT && id != O_ANY_ADDRESS) {
 				log_warnx("--%s is a client option", opts[id - O_PORT].name);
 				return -EINVAL;
@@ -469,12 +482,18 @@ static int check(struct options *o, const bool *given)
 		log_warnx("--rr alone runs for --time, not --bytes");
 		return -EINVAL;
 	}
+	if (c->pairs_path && (c->udp || !c->sessions)) {
+		log_warnx("--pairs spreads TCP sessions: not with --udp, nor without sessions");
+		return -EINVAL;
+	}
+	if (c->pairs_path && pairs_load(c->pairs_path, o->any_address, &c->pairs, &c->npairs))
+		return -EINVAL;
 	return 0;
 }
 
 int options_parse(struct options *o, int argc, char **argv)
 {
-	bool given[O_SAMPLE - O_PORT + 1] = { false };
+	bool given[O_PAIRS - O_PORT + 1] = { false };
 	struct opt_cli cli = { .prog = "tunbed-traffic",
 			       .version = TUNBED_VERSION,
 			       .opts = opts,

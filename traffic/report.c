@@ -235,6 +235,13 @@ static json_t *tcp_json(struct client *cl, double span, uint64_t *total_out)
 			first_side = "client";
 		}
 		jout_int(e, "id", i);
+		if (c->npairs) {
+			const struct traffic_pair *p = &c->pairs[i % c->npairs];
+			char a[NETADDR_STRLEN];
+
+			jout_str(e, "local", netaddr_format(&p->local, a));
+			jout_str(e, "remote", netaddr_format(&p->remote, a));
+		}
 		jout_u64(e, "sent", s->tx_total);
 		jout_u64(e, "received", s->rx_total);
 		if (cl->have_result[i]) {
@@ -535,6 +542,8 @@ int report_final(struct client *cl)
 	if (!c->udp)
 		jout_str(cfg, "congestion", cl->congestion);
 	jout_int(cfg, "sessions", c->sessions);
+	if (c->npairs)
+		jout_int(cfg, "pairs", c->npairs);
 	jout_int(cfg, "threads", cl->nthreads);
 	jout_int(cfg, "dscp", c->dscp);
 	jout_str(cfg, "ecn", ecn_name(c));

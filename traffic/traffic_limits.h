@@ -11,6 +11,12 @@ enum traffic_limits {
 	TRAFFIC_MAX_THREADS = 64,	  /* --threads, client and server: one per CPU, at most as
 					    * many as gregw's --workers */
 	PROTO_MAX_SESSIONS = 10000,	  /* --sessions; a hello's session number is below it */
+	TRAFFIC_PAIRS_MAX = 16384,	  /* --pairs lines: one a tunnel, as many tunnels as
+					    * gregw's table holds (TUNNELS_MAX) */
+	TRAFFIC_PAIRS_LINE_MAX = 256,	  /* a --pairs line: two IPv6 addresses are 79 bytes at
+					    * most, the rest is room for a comment */
+	TRAFFIC_PAIRS_FILE_MAX = 4 << 20, /* a --pairs file: TRAFFIC_PAIRS_MAX lines of two
+					    * IPv6 addresses (1.3 MiB) and comments */
 	TRAFFIC_ITERATIONS_MAX = 1000000, /* --iterations: rounds, each of every session */
 	TRAFFIC_TIME_MIN_MS = 100,	  /* --time and --interval from 0.1 s: a few RTTs */
 	TRAFFIC_TIME_MAX_S = 86400,	  /* --time: a day */
