@@ -338,6 +338,13 @@ def saturating_threads(sat):
     return "; ".join(parts)
 
 
+def jain(values):
+    """Jain's fairness index of throughputs, (sum x)^2 / (n sum x^2): 1 when all are equal, 1/n
+    when one has everything; None for none, or when all are 0."""
+    v = [x for x in values if x is not None]
+    return sum(v) ** 2 / (len(v) * sum(x * x for x in v)) if v and any(v) else None
+
+
 def cpu_per_gb(cpu_s, nbytes):
     """CPU-seconds per GB (10^9 bytes); None without bytes."""
     return cpu_s / (nbytes / 1e9) if nbytes else None

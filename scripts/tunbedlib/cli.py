@@ -1,7 +1,8 @@
 """The tunbed command: a subcommand per scenario kind's command (kinds/: ras, run, compare,
-intranet, ndr, failover, smoke), each run by the one run loop (runloop.py), and the commands of
-no kind: report, diff, down, provision. Root (sudo), signals and exit statuses: 2 for bad input (a
-command line, a file, an inventory), 1 for a failure, 130 for an interrupt."""
+intranet, ndr, failover, datasheet, tunnels, smoke), each run by the one run loop (runloop.py),
+and the commands of no kind: report, diff, down, provision. Root (sudo), signals and exit
+statuses: 2 for bad input (a command line, a file, an inventory), 1 for a failure, 130 for an
+interrupt."""
 
 import argparse
 import difflib

@@ -106,16 +106,25 @@ class Gregw(Driver):
                    *flags(self.point.mode), *self.bed.any_address(role)]
             if self.pins.get(role):
                 cmd += ["--cpus", self.pins[role]]
-            self.socks[role] = sock
-            self.procs[role] = h.spawn("gregw", cmd)
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while h.call([h.bin("gregw"), "ctl", sock, "stats"]).returncode:
-                if self.procs[role].poll() is not None or time.monotonic() > deadline:
-                    err = (self.procs[role].local.stderr.read() or "").strip().splitlines() \
-                        if self.procs[role].poll() is not None else ["no answer"]
-                    raise Failure(f"gregw on {h.label()} did not start: "
-                                  f"{err[-1] if err else 'no message'}")
-                time.sleep(0.05)
+            self.start(role, cmd, sock)
+
+    def start(self, role, cmd, sock, poll_s=0.05):
+        """Starts gregw's cmd on the role's host with its control socket sock; returns once
+        the socket answers, with the seconds from the start to then (to within poll_s and one
+        `gregw ctl`). A Failure with gregw's last line when it exits or the deadline passes."""
+        h = self.host(role)
+        self.socks[role] = sock
+        started = time.monotonic()
+        self.procs[role] = h.spawn("gregw", cmd)
+        deadline = started + START_TIMEOUT_S
+        while h.call([h.bin("gregw"), "ctl", sock, "stats"]).returncode:
+            if self.procs[role].poll() is not None or time.monotonic() > deadline:
+                err = (self.procs[role].local.stderr.read() or "").strip().splitlines() \
+                    if self.procs[role].poll() is not None else ["no answer"]
+                raise Failure(f"gregw on {h.label()} did not start: "
+                              f"{err[-1] if err else 'no message'}")
+            time.sleep(poll_s)
+        return time.monotonic() - started
 
     def pids(self):
         return [(r, p.pid, f"gregw {r}") for r, p in self.procs.items()]

@@ -1,7 +1,7 @@
 """The scenario kinds, each a module with the same five parts (base.py): the gateway matrix
 (ras, run, compare), the cloud same-zone benchmark (intranet), packet rates (ndr), the gateway
-pair's failover (failover), the datasheet that composes them (datasheet) and the smallest
-kind (smoke). KINDS is the registry: the command
+pair's failover (failover), the datasheet that composes them (datasheet), the tunnel-count
+scaling (tunnels) and the smallest kind (smoke). KINDS is the registry: the command
 line's measuring subcommands and their --help come from it (COMMANDS, in its order), and so does
 `tunbed report`'s choice of the kind that reads a results directory (for_dir)."""
 
@@ -9,10 +9,10 @@ import os
 
 from .. import records
 from ..common import Failure
-from . import datasheet, failover, intranet, matrix, ndr, smoke
+from . import datasheet, failover, intranet, matrix, ndr, smoke, tunnels
 
 KINDS = {k.name: k for k in (matrix.KIND, intranet.KIND, ndr.KIND, failover.KIND, datasheet.KIND,
-                              smoke.KIND)}
+                              tunnels.KIND, smoke.KIND)}
 # Each subcommand with its kind.
 COMMANDS = [(c, k) for k in KINDS.values() for c in k.commands]
 

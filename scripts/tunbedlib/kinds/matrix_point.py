@@ -8,7 +8,7 @@ import json
 import signal
 import time
 
-from .. import cpu
+from .. import analysis, cpu
 from . import matrix_budget
 from ..common import Failure, GatewayFailure, deferred_signals
 from ..common import TRAFFIC_PORT as PORT
@@ -99,14 +99,13 @@ def merge_traffic(parts):
     tcps = [d.get("tcp") or {} for d in docs]
     rows = [dict(r, host=p["host"]) for p, t in zip(parts, tcps) for r in t.get("per_session", [])]
     bps = [r["bits_per_second"] for r in rows if r.get("bits_per_second") is not None]
-    jain = (sum(bps) ** 2 / (len(bps) * sum(b * b for b in bps))) if bps and any(bps) else None
     tcp = {
         "sessions": sum(t.get("sessions", 0) for t in tcps),
         "bytes": sum(t.get("bytes", 0) for t in tcps),
         "bits_per_second": sum(t.get("bits_per_second") or 0 for t in tcps),
         "session_bps_min": min(bps) if bps else None,
         "session_bps_max": max(bps) if bps else None,
-        "jain": jain,
+        "jain": analysis.jain(bps),
         "retransmits": sum(t.get("retransmits") or 0 for t in tcps),
         "connections": sum(t.get("connections") or 0 for t in tcps),
         "errors": [e for t in tcps for e in t.get("errors", [])],
@@ -121,11 +120,13 @@ def merge_traffic(parts):
     return merged
 
 
-def inner_path(bed):
-    """The device gwa sends the server's traffic into and its MTU: the tunnel's inner MTU."""
+def inner_path(bed, dest=None):
+    """The device gwa sends the server's traffic (to dest: the server's address by default)
+    into and its MTU: the tunnel's inner MTU."""
     h = bed.host("gwa")
     try:
-        route = json.loads(h.run(["ip", "-j", "route", "get", bed.addrs["server"]]) or "[{}]")[0]
+        route = json.loads(h.run(["ip", "-j", "route", "get", dest or bed.addrs["server"]])
+                           or "[{}]")[0]
         dev = route.get("dev")
         link = json.loads(h.run(["ip", "-j", "link", "show", "dev", dev]))[0]
     except (Failure, ValueError, IndexError, TypeError):
@@ -133,10 +134,10 @@ def inner_path(bed):
     return {"dev": dev, "mtu": link.get("mtu")}
 
 
-def gateway_up(driver, bed):
-    """The driver's setup(), pids() and info(); what it says of itself with the inner MTU.
-    Any failure of the gateway's own is a GatewayFailure (its point fails, the run goes on);
-    a lost host stays what it is."""
+def gateway_up(driver, bed, dest=None):
+    """The driver's setup(), pids() and info(); what it says of itself with the inner MTU (of
+    the path to dest, inner_path's). Any failure of the gateway's own is a GatewayFailure (its
+    point fails, the run goes on); a lost host stays what it is."""
     try:
         driver.setup()
         pids = driver.pids()
@@ -146,7 +147,7 @@ def gateway_up(driver, bed):
     except Failure as e:
         raise GatewayFailure(str(e)) from None
     if driver.needs_gateways:
-        info.update(inner_path(bed))
+        info.update(inner_path(bed, dest))
     return pids, info
 
 
@@ -158,6 +159,7 @@ class Run:
         self.driver, self.servers, self.clients, self.wire = None, [], [], None
         self.samplers, self.by_name, self.processes = [], {}, {}
         self.cc = ["--congestion", sc.congestion] if sc.congestion else []
+        self.client_args = []  # more of tunbed-traffic's client options (tunnels: --pairs)
 
     def gateway_up(self):
         """The driver's gateway up (the gateways' routes kept to be put back first, where the
@@ -226,7 +228,7 @@ class Run:
                 args = [srv.spec.addr if hasattr(srv, "spec") else bed.addrs["server"],
                         "--port", str(PORT), "--sessions", str(n[i]), "--time", str(sc.time),
                         "--warmup", str(sc.warmup), "--pattern", self.point.pattern, *self.cc,
-                        "--json", *bed.any_address("client")]
+                        *self.client_args, "--json", *bed.any_address("client")]
                 if sc.rr and i == 0:
                     args.append("--rr")
                 if sc.verify:

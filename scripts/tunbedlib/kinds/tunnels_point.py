@@ -1,0 +1,154 @@
+"""One run of one point of `tunbed tunnels` (tunnels.py) on the tunnels bed (topo/topologies/
+tunnels.topo), which is up for it: topo/tunnels.sh's files for the point's tunnel count, gregw
+started on gwa and gwb with them (the seconds from its start until its control socket answers,
+and its memory then), the traffic servers, the sessions spread over the tunnels by
+tunbed-traffic's --pairs (session i on tunnel i mod N, from the client's site of the tunnel to
+the server's) while every CPU is sampled (matrix_point.Run: the matrix's own steps), then
+gregw's memory and its per-tunnel counters, a page at a time. Everything it started it stops."""
+
+import csv
+import json
+import os
+import time
+
+from ..bed import ADDRS
+from ..common import ROOT, Failure, run
+from ..drivers.gregw import Gregw
+from . import matrix_point
+
+TUNNELS_SH = os.path.join(ROOT, "topo", "tunnels.sh")
+# The largest page of gregw's `tunnels FROM COUNT` (docs/gregw.md, the control socket).
+PAGE = 1024
+# Between two asks of a starting gregw: the setup time of a few tunnels is tens of milliseconds.
+READY_POLL_S = 0.005
+# /proc/PID/status's lines of a process's memory, and the record's names for them (KiB).
+MEMORY = {"VmRSS": "rss_kib", "VmHWM": "rss_peak_kib"}
+# A tunnel's counters the record keeps (gregw's `tunnels` command has them all).
+COUNTERS = ("tx_packets", "tx_bytes", "rx_packets", "rx_bytes")
+
+
+class TunnelGregw(Gregw):
+    """gregw with a tunnel file (--tunnels) in place of --remote: the point's tunnels, their
+    prefixes routed into its TUN by gregw itself."""
+
+    def __init__(self, bed, point, files):
+        super().__init__(bed, point)
+        self.files, self.ready_s = files, {}
+
+    def setup(self):
+        for role, _, _, addr, _, _ in self.sides():
+            h = self.host(role)
+            sock = f"{h.state}/gregw.sock"
+            cmd = [h.bin("gregw"), "--tunnels", os.path.join(self.files, f"{role}.tunnels"),
+                   "--addr", addr, "--addr6", ADDRS[6]["ta" if role == "gwa" else "tb"],
+                   "--workers", str(self.point.workers), "--ctl", sock,
+                   "--encap", self.point.mode]
+            if self.pins.get(role):
+                cmd += ["--cpus", self.pins[role]]
+            self.ready_s[role] = self.start(role, cmd, sock, READY_POLL_S)
+
+    def memory(self):
+        """{role: {rss_kib, rss_peak_kib}} of each gregw now, from /proc/PID/status."""
+        out = {}
+        for role, p in self.procs.items():
+            text = self.host(role).run(["cat", f"/proc/{p.pid}/status"], check=False)
+            fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+            out[role] = {name: int(fields[key].split()[0]) for key, name in MEMORY.items()
+                         if key in fields and fields[key].split()[0].isdigit()}
+        return out
+
+    def tunnels(self, role):
+        """Every tunnel's counters on the role's gregw: {name: tunnel}, page by page."""
+        h, sock, out, start = self.host(role), self.socks[role], {}, 0
+        while True:
+            page = json.loads(h.run([h.bin("gregw"), "ctl", sock, "tunnels", str(start),
+                                     str(PAGE)]))
+            for t in page["list"]:
+                out[t["name"]] = t
+            if page["next"] >= page["tunnels"] or page["next"] <= start:
+                return out
+            start = page["next"]
+
+
+def write_files(files, point):
+    """topo/tunnels.sh's files of the point's tunnels in files, and the pairs file of the
+    sessions (a line a tunnel: the client's site, the server's); returns tunnels.tsv's rows."""
+    run([TUNNELS_SH, str(point.tunnels), files, "--encap", point.mode])
+    with open(os.path.join(files, "tunnels.tsv"), newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    if len(rows) != point.tunnels:
+        raise Failure(f"topo/tunnels.sh wrote {len(rows)} tunnels, not {point.tunnels}")
+    with open(os.path.join(files, "pairs"), "w") as f:
+        f.write("# the client's site, the server's: a line a tunnel (tunnels.tsv)\n")
+        f.writelines(f"{r['client4']} {r['server4']}\n" for r in rows)
+    return rows
+
+
+def counters(rows, traffic, gwa, gwb):
+    """What each tunnel that carried sessions counted on both gateways, beside the bytes its
+    sessions moved (tunbed-traffic's per-session local and remote name the tunnel's sites);
+    the tunnels without sessions summed. gwa and gwb: TunnelGregw.tunnels()."""
+    by_site = {r["server4"]: r["name"] for r in rows}
+    sessions = {}
+    for s in ((traffic or {}).get("tcp") or {}).get("per_session") or []:
+        name = by_site.get(s.get("remote"))
+        if name is not None:
+            sessions.setdefault(name, []).append(s)
+    carried, idle = [], {"tunnels": 0, "packets": 0}
+    for r in rows:
+        a, b = gwa.get(r["name"], {}), gwb.get(r["name"], {})
+        if r["name"] not in sessions:
+            idle["tunnels"] += 1
+            idle["packets"] += sum(t.get(k, 0) for t in (a, b)
+                                   for k in ("tx_packets", "rx_packets"))
+            continue
+        ss = sessions[r["name"]]
+        carried.append({
+            "name": r["name"], "site": r["server4"], "sessions": len(ss),
+            "bits_per_second": sum(s.get("bits_per_second") or 0 for s in ss),
+            "sent": sum(s.get("sent") or 0 for s in ss),
+            "server_received": sum(s.get("server_received") or 0 for s in ss),
+            **{role: {**{k: t.get(k, 0) for k in COUNTERS},
+                      "drops": sum((t.get("drops") or {}).values())}
+               for role, t in (("gwa", a), ("gwb", b))}})
+    return {"carried": carried, "idle": idle}
+
+
+class TunnelsRun(matrix_point.Run):
+    """The matrix's run with the point's gregw (TunnelGregw) and the sessions on the pairs."""
+
+    def __init__(self, sc, point, bed, files, first_site):
+        super().__init__(sc, point, bed)
+        self.files, self.first_site = files, first_site
+        self.client_args = ["--pairs", os.path.join(files, "pairs")]
+
+    def gateway_up(self):
+        self.driver = TunnelGregw(self.bed, self.point, self.files)
+        return matrix_point.gateway_up(self.driver, self.bed, self.first_site)
+
+
+def measure(sc, point, repeat, bed):
+    """Runs point once on bed, which is up for it (bed.point); returns the raw record
+    (JSON-ready). What it starts it stops, whatever happens."""
+    record = {"point": point.record(), "repeat": repeat, "started": time.time(),
+              "pins": bed.pins}
+    # The namespaces share this machine's files: gwa's state directory serves all three.
+    files = bed.host("gwa").state
+    rows = write_files(files, point)
+    run_ = TunnelsRun(sc, point, bed, files, rows[0]["server4"])
+    try:
+        driver_pids, record["gateway_info"] = run_.gateway_up()
+        record["setup"] = {role: {"ready_s": s} | run_.driver.memory().get(role, {})
+                           for role, s in run_.driver.ready_s.items()}
+        run_.servers_up()
+        clocks = run_.sample(driver_pids)
+        record.update(run_.traffic(run_.load()))
+        record["gateway"] = run_.driver.telemetry()
+        record["loaded"] = run_.driver.memory()
+        record["tunnels"] = counters(rows, record["traffic"], run_.driver.tunnels("gwa"),
+                                     run_.driver.tunnels("gwb"))
+        record["hosts"] = run_.hosts(clocks)
+    finally:
+        run_.stop()
+    record["finished"] = time.time()
+    return record
