@@ -342,7 +342,8 @@ def jain(values):
     """Jain's fairness index of throughputs, (sum x)^2 / (n sum x^2): 1 when all are equal, 1/n
     when one has everything; None for none, or when all are 0."""
     v = [x for x in values if x is not None]
-    return sum(v) ** 2 / (len(v) * sum(x * x for x in v)) if v and any(v) else None
+    # At most 1 (Cauchy-Schwarz); rounding of equal values would give 1.0000000000000002.
+    return min(1.0, sum(v) ** 2 / (len(v) * sum(x * x for x in v))) if v and any(v) else None
 
 
 def cpu_per_gb(cpu_s, nbytes):

@@ -84,6 +84,7 @@ class InstallByNeed(unittest.TestCase):
         self.assertEqual(self.first("ras"), "ras,gregw")
         self.assertEqual(self.first("smoke"), "ras")
         self.assertEqual(self.first("intranet"), "ras")
+        self.assertEqual(self.first("tunnels"), "ras,gregw")
 
     def test_compare_installs_the_gateways_it_compares(self):
         self.assertEqual(self.first("compare", "--gateways", "gregw,ovs-gre,openvpn"),
@@ -226,6 +227,13 @@ class BadInput(unittest.TestCase):
              ["ndr", "--gateways", "nope"], ["ndr", "--pdr-loss", "x"],
              ["failover", "--faults", "x"], ["failover", "--sessions", "0"],
              ["failover", "--udp-rate", "x"], ["failover", "--topology", "ras"],
+             ["tunnels", "--tunnels-counts", "0"], ["tunnels", "--tunnels-counts", "16385"],
+             ["tunnels", "--tunnels-counts", "1,x"], ["tunnels", "--tunnels-counts", "10,10"],
+             ["tunnels", "--sessions", "0"], ["tunnels", "--sessions", "10001"],
+             ["tunnels", "--workers", "0"], ["tunnels", "--time", "0"],
+             ["tunnels", "--repeats", "0"], ["tunnels", "--gateway", "vxlan"],
+             ["tunnels", "--gateway", "ovs-gre"], ["tunnels", "--gateway", "nope"],
+             ["tunnels", "--encap", "ipip"],
              ["down", "--prefix", "bad/x"], ["provision", "--hosts", "/nonexistent"],
              ["report", "/nonexistent"]]
 

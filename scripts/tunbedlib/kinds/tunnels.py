@@ -45,7 +45,8 @@ RUN_SCHEMA = Obj(matrix.RUN | {
     "kind": Str("tunnels", "tunnels"), "point": POINT,
     "hosts": List(matrix.HOST_BUDGETS, most=limits.RECORD_HOSTS), "setup": Map(SETUP), "loaded": Opt(Map(MEMORY)),
     "tunnels": Obj({"carried": List(TUNNEL),
-                    "idle": Obj({"tunnels": NUM, "packets": NUM}, need=("tunnels", "packets"))},
+                    "idle": Obj({"tunnels": NUM, "packets": NUM}, need=("tunnels", "packets")),
+                    "unattributed": Opt(Map(NUM))},
                    need=("carried", "idle")),
     "traffic_status": Opt(NUM)}, need=("kind", "point", "repeat", "setup", "tunnels"))
 META_SCHEMA = Obj({"kind": Str("tunnels", "tunnels"), "counts": List(Num(1, COUNTS_MAX)),
@@ -96,8 +97,8 @@ def arguments(p):
     p.add_argument("--gateway", default="gregw",
                    help="the gateway: gregw (default; the only one today: the kernel's VXLAN, "
                         "Open vSwitch and wireguard-go are not built yet)")
-    p.add_argument("--encap", default="gre", choices=ENCAPS,
-                   help="every tunnel's encapsulation (default gre)")
+    p.add_argument("--encap", default="gre",
+                   help="every tunnel's encapsulation: gre or gre-udp (default gre)")
     p.add_argument("--workers", metavar="N", default="2",
                    help=f"gregw worker threads, 1 to {WORKERS_MAX} (default 2)")
     p.add_argument("--time", metavar="S", default="10",
@@ -158,6 +159,8 @@ class Tunnels(Kind):
         if len(set(counts)) != len(counts):
             raise ScenarioError(f"--tunnels-counts: '{args.tunnels_counts}' names a count twice")
         gateway = gateway_of(args.gateway)
+        if args.encap not in ENCAPS:
+            raise ScenarioError(f"--encap '{args.encap}': expected {' or '.join(ENCAPS)}")
         sessions = whole("--sessions", args.sessions, 1, SESSIONS_MAX)
         workers = whole("--workers", args.workers, 1, WORKERS_MAX)
         sc = scenario.Scenario(name="tunnels", topology="tunnels", gateways=[gateway],

@@ -25,6 +25,10 @@ READY_POLL_S = 0.005
 MEMORY = {"VmRSS": "rss_kib", "VmHWM": "rss_peak_kib"}
 # A tunnel's counters the record keeps (gregw's `tunnels` command has them all).
 COUNTERS = ("tx_packets", "tx_bytes", "rx_packets", "rx_bytes")
+# What a receiving gregw loses before it knows a packet's tunnel, so counts by no tunnel
+# (docs/gregw.md, "Counters"): its packet rings' drops and the drops before the lookup.
+UNATTRIBUTED = ("truncated", "zero_length", "bad_outer", "outer_fragment", "unknown_peer",
+                "bad_version", "bad_flags", "bad_key")
 
 
 class TunnelGregw(Gregw):
@@ -84,9 +88,28 @@ def write_files(files, point):
     return rows
 
 
+def unattributed(stats, link_drops):
+    """The packets a gregw's stats (its `stats` document) say it lost by no tunnel, and those
+    its transit device dropped before gregw saw them (link_drops)."""
+    total = (stats or {}).get("total") or {}
+    drops = total.get("drops") or {}
+    return link_drops + total.get("ring_drops", 0) + sum(drops.get(k, 0) for k in UNATTRIBUTED)
+
+
+def link_drops(bed, role):
+    """What the role's transit device dropped on receipt (ip -s link: rx dropped), or 0."""
+    h = bed.host(role)
+    try:
+        link = json.loads(h.run(["ip", "-j", "-s", "link", "show", "dev",
+                                 bed.transit_iface(role)]))[0]
+        return int(link["stats64"]["rx"]["dropped"])
+    except (Failure, ValueError, IndexError, KeyError, TypeError):
+        return 0
+
+
 def counters(rows, traffic, gwa, gwb):
     """What each tunnel that carried sessions counted on both gateways, beside the bytes its
-    sessions moved (tunbed-traffic's per-session local and remote name the tunnel's sites);
+    sessions moved (tunbed-traffic's per-session local and remote name the tunnels' sites);
     the tunnels without sessions summed. gwa and gwb: TunnelGregw.tunnels()."""
     by_site = {r["server4"]: r["name"] for r in rows}
     sessions = {}
@@ -147,6 +170,9 @@ def measure(sc, point, repeat, bed):
         record["loaded"] = run_.driver.memory()
         record["tunnels"] = counters(rows, record["traffic"], run_.driver.tunnels("gwa"),
                                      run_.driver.tunnels("gwb"))
+        record["tunnels"]["unattributed"] = {
+            role: unattributed(st, link_drops(bed, role))
+            for role, st in (record["gateway"] or {}).items()}
         record["hosts"] = run_.hosts(clocks)
     finally:
         run_.stop()

@@ -1,0 +1,89 @@
+#!/bin/bash
+# tunbed tunnels end to end on the tunnels bed (docs/tunnels.md): counts 1, 10 and 100 with 16
+# sessions for a second each, after a second of warm-up (a session whose SYN was lost connects
+# after TCP's 1 s retransmission, and moves nothing in a window that ended by then). From each record: gregw came up with that many tunnels (its
+# setup time and memory recorded), the sessions went round-robin over the tunnels' sites
+# (session i on tunnel i mod N), every tunnel with sessions carried bytes, and gregw's
+# per-tunnel counters match across the two gateways (nothing taken out of a tunnel that was
+# not put in; what was put in and not taken out no more than what was counted as dropped) and
+# cover the bytes the server received on the tunnel's sessions; tunnels without sessions
+# carried nothing; Jain's index across
+# tunnels and across sessions present. The report names which tunnels carried sessions, and
+# `tunbed report` rebuilds the same summary.json. Bad input: one line, exit status 2, nothing
+# started. Nothing left.
+#
+#  P-client 198.18.64.i --lan-a-- P-gwa [gregw --tunnels] ==N keys== [gregw --tunnels] P-gwb --lan-b-- P-server 198.18.128.i
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+netns_test_init
+new_prefix P tbtun
+TUNBED="$TUNBED_SRC/scripts/tunbed"
+R="$TMP/results"
+
+expect_refusal "a count of 0" 2 "^tunbed: --tunnels-counts: '0' is not 1 to 16384$" \
+	"$TUNBED" tunnels --tunnels-counts 1,0 --prefix "$P" --results "$R"
+expect_refusal "a count over 16384" 2 "^tunbed: --tunnels-counts: '16385' is not 1 to 16384$" \
+	"$TUNBED" tunnels --tunnels-counts 16385 --prefix "$P" --results "$R"
+expect_refusal "0 sessions" 2 "^tunbed: --sessions: '0' is not 1 to 10000$" \
+	"$TUNBED" tunnels --sessions 0 --prefix "$P" --results "$R"
+expect_refusal "a gateway not built yet" 2 "^tunbed: --gateway vxlan: not built yet: tunbed tunnels measures gregw alone today" \
+	"$TUNBED" tunnels --gateway vxlan --prefix "$P" --results "$R"
+expect_refusal "an unknown gateway" 2 "^tunbed: --gateway 'nope': expected gregw" \
+	"$TUNBED" tunnels --gateway nope --prefix "$P" --results "$R"
+[ ! -e "$R" ] || fail "a refusal made $R"
+
+out=$("$TUNBED" tunnels --tunnels-counts 1,10,100 --sessions 16 --time 1 --warmup 1 --repeats 1 \
+	--prefix "$P" --results "$R" 2>"$TMP/tunnels.err") || die "tunbed tunnels failed: $(tail -3 "$TMP/tunnels.err")"
+dir=$(find "$R" -maxdepth 1 -name '*-tunnels' | head -1)
+[ -n "$dir" ] || die "no results directory"
+expect_match "the headline, a line a count" "$out" "^gregw 1 tunnel, 16 sessions: [0-9.]+ Gbit/s, Jain across tunnels 1\.000, setup [0-9.]+ s, RSS [0-9.]+ MiB, counters match"$'\n'"gregw 10 tunnels, .*counters match"$'\n'"gregw 100 tunnels, .*counters match"$'\n'"report: "
+python3 - "$dir" <<'PY' || fail "the tunnels run's records"
+import json, os, sys
+d = sys.argv[1]
+meta = json.load(open(os.path.join(d, "meta.json")))
+assert (meta["kind"], meta["format"], meta["complete"], meta["counts"]) == ("tunnels", 1, True, [1, 10, 100]), meta
+for n in (1, 10, 100):
+    rec = json.load(open(os.path.join(d, "runs", f"gregw-gre-w2-n{n}-s16-r1.json")))
+    assert (rec["kind"], rec["format"], rec["point"]["tunnels"]) == ("tunnels", 1, n), rec["point"]
+    for role in ("gwa", "gwb"):
+        assert rec["gateway"][role]["tunnels"]["count"] == n, (n, role)
+        s = rec["setup"][role]
+        assert 0 < s["ready_s"] < 30 and s["rss_kib"] > 0, (n, role, s)
+    tcp = rec["traffic"]["tcp"]
+    assert rec["traffic"]["complete"] and tcp["failed"] == 0, (n, tcp.get("errors"))
+    # Session i on tunnel i mod n: from the client's site of the tunnel to the server's.
+    for s in tcp["per_session"]:
+        i = s["id"] % n
+        assert (s["local"], s["remote"]) == (f"198.18.{64 + i // 256}.{i % 256}", f"198.18.{128 + i // 256}.{i % 256}"), (n, s)
+    carried = rec["tunnels"]["carried"]
+    assert sorted(t["name"] for t in carried) == [f"t{i:05d}" for i in range(min(n, 16))], (n, carried)
+    assert sum(t["sessions"] for t in carried) == 16, n
+    # Nothing out of a tunnel that was not put in; what was put in and not taken out, no more
+    # than the gateways and their transit devices counted as dropped (exact when none was).
+    lost = {"gwa": 0, "gwb": 0}
+    for t in carried:
+        a, b = t["gwa"], t["gwb"]
+        assert a["tx_bytes"] > 0 and b["rx_bytes"] > 0, (n, t)
+        assert b["rx_packets"] <= a["tx_packets"] and b["rx_bytes"] <= a["tx_bytes"], (n, t)
+        assert a["rx_packets"] <= b["tx_packets"] and a["rx_bytes"] <= b["tx_bytes"], (n, t)
+        assert b["rx_bytes"] >= t["server_received"] > 0, (n, t)
+        lost["gwb"] += a["tx_packets"] - b["rx_packets"]
+        lost["gwa"] += b["tx_packets"] - a["rx_packets"]
+    dropped = sum(t[r]["drops"] for t in carried for r in ("gwa", "gwb"))
+    for role in lost:
+        assert lost[role] <= rec["tunnels"]["unattributed"][role] + dropped, (n, role, lost, rec["tunnels"]["unattributed"])
+    assert rec["tunnels"]["idle"] == {"tunnels": max(n - 16, 0), "packets": 0}, rec["tunnels"]["idle"]
+s = json.load(open(os.path.join(d, "summary.json")))
+for p in s["summary"].values():
+    assert p["counters_ok"] and not p["problems"], p
+    assert 0 < p["tunnel_jain"]["median"] <= 1 and 0 < p["jain"]["median"] <= 1, p
+    assert p["box_cpu_s_per_gb"]["median"] > 0 and p["gateway_cpu_s_per_gb"]["median"] > 0, p
+report = open(os.path.join(d, "report.md")).read()
+assert "- 100 tunnels: t00000 to t00015 (16 of 100), 1 session each\n" in report, report
+assert "- 10 tunnels: all 10, 1 to 2 sessions each" in report, report
+PY
+cp "$dir/summary.json" "$TMP/summary.json"
+out2=$("$TUNBED" report "$dir" 2>"$TMP/report.err") || die "tunbed report failed: $(tail -3 "$TMP/report.err")"
+expect_eq "tunbed report: the same headline and reports" "$out2" "$out"
+cmp -s "$dir/summary.json" "$TMP/summary.json" || fail "tunbed report made another summary.json"
+expect_nothing_left "$P" "after tunbed tunnels"
