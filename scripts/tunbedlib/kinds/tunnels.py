@@ -1,10 +1,10 @@
-"""`tunbed tunnels`: how a gateway scales with the number of its tunnels (issue 34; docs/tunnels.md).
-For each tunnel count, on the tunnels bed (topo/topologies/tunnels.topo) in namespaces: the
-gateway set up with that many tunnels (gregw with topo/tunnels.sh's files), the time it took and
-its memory, then the same sessions spread over the tunnels (tunnels_point.py); the report of
-tunnels_report.py: throughput, Jain's index across tunnels and across sessions, CPU-s/GB,
-retransmits, and gregw's per-tunnel counters checked against the sessions' bytes. gregw is the
-one gateway today: the others that can have many tunnels are named and refused.
+"""`tunbed tunnels`: how a gateway scales with the number of its tunnels (issue 34,
+docs/tunnels.md). For each tunnel count, on the tunnels bed (topo/topologies/tunnels.topo) in
+namespaces: the gateway set up with that many tunnels (gregw with topo/tunnels.sh's files), the
+time it took and its memory, then the same sessions spread over the tunnels (tunnels_point.py);
+the report of tunnels_report.py: throughput, Jain's index across tunnels and across sessions,
+CPU-s/GB, retransmits, and gregw's per-tunnel counters checked against the sessions' bytes.
+gregw is the one gateway today: the others that can have many tunnels are named and refused.
 
 Records: runs/POINT-rREPEAT.json and meta.json, format 1."""
 
@@ -43,7 +43,8 @@ POINT = Obj({"key": records.KEY, "config": STR, "gateway": STR, "mode": STR,
             need=("key", "config", "gateway", "tunnels", "sessions"))
 RUN_SCHEMA = Obj(matrix.RUN | {
     "kind": Str("tunnels", "tunnels"), "point": POINT,
-    "hosts": List(matrix.HOST_BUDGETS, most=limits.RECORD_HOSTS), "setup": Map(SETUP), "loaded": Opt(Map(MEMORY)),
+    "hosts": List(matrix.HOST_BUDGETS, most=limits.RECORD_HOSTS), "setup": Map(SETUP),
+    "loaded": Opt(Map(MEMORY)),
     "tunnels": Obj({"carried": List(TUNNEL),
                     "idle": Obj({"tunnels": NUM, "packets": NUM}, need=("tunnels", "packets")),
                     "unattributed": Opt(Map(NUM))},
