@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -377,12 +378,65 @@ static void test_tos(void)
 	}
 }
 
+/*
+ * --pairs: its file read once the options are (--any-address after it counts), its refusals
+ * one line naming file and line, not with --udp nor on the server.
+ */
+static void test_pairs(void)
+{
+	char dir[] = "/tmp/test_traffic_options.XXXXXX", path[64], want[256];
+	FILE *fp;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/pairs", dir);
+	fp = fopen(path, "w");
+	CHECK(fp != NULL);
+	if (!fp)
+		return;
+	fputs("198.18.64.1 198.18.128.1\n10.0.0.1 10.0.0.2\n", fp);
+	fclose(fp);
+
+	CHECK_INT(run(ARGS("client", "198.18.0.2", "--pairs", path)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "tunbed-traffic: --pairs %s:2: local address 10.0.0.1 is outside the "
+		 "benchmarking ranges 198.18.0.0/15 and 2001:2::/48 (--any-address allows it)\n",
+		 path);
+	CHECK_STR(err_line, want);
+	CHECK(o.client.pairs == NULL);
+	/* --any-address after --pairs counts all the same. */
+	CHECK_INT(run(ARGS("client", "198.18.0.2", "--pairs", path, "--sessions", "3",
+			   "--any-address")),
+		  0);
+	CHECK_INT(o.client.npairs, 2);
+	CHECK(o.client.pairs[1].remote.bytes[3] == 2 && o.client.pairs[1].remote.family == AF_INET);
+	free(o.client.pairs);
+
+	CHECK_INT(run(ARGS("client", "198.18.0.2", "--pairs", path, "--udp", "--rate", "1m",
+			   "--any-address")),
+		  -EINVAL);
+	CHECK_STR(err_line,
+		  "tunbed-traffic: --pairs spreads TCP sessions: not with --udp, nor without "
+		  "sessions\n");
+	CHECK_INT(run(ARGS("server", "--pairs", path)), -EINVAL);
+	CHECK_STR(err_line, "tunbed-traffic: --pairs is a client option\n");
+	unlink(path);
+	CHECK_INT(run(ARGS("client", "198.18.0.2", "--pairs", path)), -EINVAL);
+	snprintf(want, sizeof(want),
+		 "tunbed-traffic: --pairs %s: cannot open: No such file or directory\n", path);
+	CHECK_STR(err_line, want);
+	CHECK_INT(run(ARGS("client", "198.18.0.2", "--pairs", dir)), -EINVAL);
+	snprintf(want, sizeof(want), "tunbed-traffic: --pairs %s: not a regular file\n", dir);
+	CHECK_STR(err_line, want);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	log_init("tunbed-traffic", LOG_LEVEL_WARN); /* the name main gives the lines */
 	own_cpu_list();
 	test_good();
 	test_bad();
+	test_pairs();
 	test_any_address();
 	test_cpus();
 	test_icmp();

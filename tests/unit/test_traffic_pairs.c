@@ -1,20 +1,16 @@
 /*
  * Unit tests for tunbed-traffic's --pairs file (traffic/pairs.c): the pairs a file says, in its
- * order, and every refusal as one line naming the line; through the command line too (--pairs
- * with --any-address wherever it stands, not with --udp).
+ * order, and every refusal naming the line (test_traffic_options has --pairs on the command
+ * line).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "log.h"
-#include "options.h"
 #include "pairs.h"
 #include "traffic_limits.h"
 
@@ -138,88 +134,11 @@ static void test_limits(void)
 	free(text);
 }
 
-static struct options o;
-static char err_line[512];
-
-/* options_parse with its stderr kept in err_line. */
-static int run(const char *const *args)
-{
-	char *argv[16];
-	FILE *err_file = tmpfile();
-	int argc = 0, rc, err = dup(2);
-	size_t n;
-
-	for (; args[argc]; argc++)
-		argv[argc] = (char *)args[argc];
-	argv[argc] = NULL;
-	dup2(fileno(err_file), 2);
-	rc = options_parse(&o, argc, argv);
-	fflush(stderr);
-	dup2(err, 2);
-	close(err);
-	rewind(err_file);
-	n = fread(err_line, 1, sizeof(err_line) - 1, err_file);
-	err_line[n] = '\0';
-	fclose(err_file);
-	return rc;
-}
-
-#define ARGS(...) ((const char *const[]){ "tunbed-traffic", __VA_ARGS__, NULL })
-
-static void test_options(void)
-{
-	char dir[] = "/tmp/test_traffic_pairs.XXXXXX", path[64], want[256];
-	FILE *fp;
-
-	CHECK(mkdtemp(dir) != NULL);
-	snprintf(path, sizeof(path), "%s/pairs", dir);
-	fp = fopen(path, "w");
-	CHECK(fp != NULL);
-	if (!fp)
-		return;
-	fputs("198.18.64.1 198.18.128.1\n10.0.0.1 10.0.0.2\n", fp);
-	fclose(fp);
-
-	CHECK_INT(run(ARGS("client", "198.18.0.2", "--pairs", path)), -EINVAL);
-	snprintf(want, sizeof(want),
-		 "tunbed-traffic: --pairs %s:2: local address 10.0.0.1 is outside the "
-		 "benchmarking ranges 198.18.0.0/15 and 2001:2::/48 (--any-address allows it)\n",
-		 path);
-	CHECK_STR(err_line, want);
-	CHECK(o.client.pairs == NULL);
-	/* --any-address after --pairs counts all the same. */
-	CHECK_INT(run(ARGS("client", "198.18.0.2", "--pairs", path, "--sessions", "3",
-			   "--any-address")),
-		  0);
-	CHECK_INT(o.client.npairs, 2);
-	CHECK_STR(fmt(&o.client.pairs[1].remote), "10.0.0.2");
-	free(o.client.pairs);
-
-	CHECK_INT(run(ARGS("client", "198.18.0.2", "--pairs", path, "--udp", "--rate", "1m",
-			   "--any-address")),
-		  -EINVAL);
-	CHECK_STR(err_line,
-		  "tunbed-traffic: --pairs spreads TCP sessions: not with --udp, nor without "
-		  "sessions\n");
-	CHECK_INT(run(ARGS("server", "--pairs", path)), -EINVAL);
-	CHECK_STR(err_line, "tunbed-traffic: --pairs is a client option\n");
-	unlink(path);
-	CHECK_INT(run(ARGS("client", "198.18.0.2", "--pairs", path)), -EINVAL);
-	snprintf(want, sizeof(want),
-		 "tunbed-traffic: --pairs %s: cannot open: No such file or directory\n", path);
-	CHECK_STR(err_line, want);
-	CHECK_INT(run(ARGS("client", "198.18.0.2", "--pairs", dir)), -EINVAL);
-	snprintf(want, sizeof(want), "tunbed-traffic: --pairs %s: not a regular file\n", dir);
-	CHECK_STR(err_line, want);
-	rmdir(dir);
-}
-
 int main(void)
 {
 	log_init("tunbed-traffic", LOG_LEVEL_WARN);
 	test_good();
 	test_bad();
 	test_limits();
-	test_options();
 	return check_done("test_traffic_pairs");
 }
