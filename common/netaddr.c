@@ -154,12 +154,12 @@ socklen_t netaddr_sockaddr(int family, const uint8_t *bytes, uint16_t port,
 	return sizeof(*s4);
 }
 
-bool netaddr_sockaddr_is(const struct sockaddr_storage *ss, int family, const uint8_t *bytes)
+const uint8_t *netaddr_sockaddr_bytes(const struct sockaddr_storage *ss, int family)
 {
 	if (ss->ss_family != family)
-		return false;
+		return NULL;
 	if (family == AF_INET6)
-		return memcmp(&((const struct sockaddr_in6 *)ss)->sin6_addr, bytes, 16) == 0;
-	return family == AF_INET &&
-	       memcmp(&((const struct sockaddr_in *)ss)->sin_addr, bytes, 4) == 0;
+		return (const uint8_t *)&((const struct sockaddr_in6 *)ss)->sin6_addr;
+	return family == AF_INET ? (const uint8_t *)&((const struct sockaddr_in *)ss)->sin_addr
+				 : NULL;
 }

@@ -61,8 +61,8 @@ bool netaddr_prefix_is_bench(const struct netprefix *p);
 socklen_t netaddr_sockaddr(int family, const uint8_t *bytes, uint16_t port,
 			   struct sockaddr_storage *ss);
 
-/* True if *ss is an address of family with these bytes, whatever its port. */
-bool netaddr_sockaddr_is(const struct sockaddr_storage *ss, int family, const uint8_t *bytes);
+/* The address bytes of *ss (4 or 16, within it) when it is of family, else NULL. */
+const uint8_t *netaddr_sockaddr_bytes(const struct sockaddr_storage *ss, int family);
 
 /* The benchmarking ranges as text, for error messages. */
 #define NETADDR_BENCH_RANGES "198.18.0.0/15 and 2001:2::/48"

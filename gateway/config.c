@@ -140,8 +140,8 @@ void config_usage(void)
 	       "                       [tunnel NAME] section a tunnel, with peer, key, prefixes\n"
 	       "                       (routed into it, and its peer's allowed sources), encap,\n"
 	       "                       seq, csum (docs/gregw.md); of one encap and family\n"
-	       "                       (GRE-in-UDP: one peer) for now; the first one's peer\n"
-	       "                       is --remote's; instead of --remote, --key, --seq and\n"
+	       "                       for now; the first one's peer is --remote's;\n"
+	       "                       instead of --remote, --key, --seq and\n"
 	       "                       --csum (--route adds routes into TUN: a pool for tunnels\n"
 	       "                       added later); changed at run time on the control socket\n"
 	       "device:\n"
@@ -740,7 +740,7 @@ static int check_ranges(const struct parse *ps)
 /*
  * --tunnels: the file's tunnels, in place of the one tunnel's options (a second source of the
  * same thing would have to win somewhere; --encap may only agree); of one encapsulation and
- * one outer family, GRE-in-UDP's to one peer, for now (docs/gregw.md: what is left); the first
+ * one outer family, for now (docs/gregw.md: what is left); the first
  * tunnel's peer becomes remote (the next hop followed), its encapsulation gre_udp. A refusal
  * is one line, FILE:LINE: MESSAGE.
  */
@@ -774,18 +774,13 @@ static int load_tunnels(struct parse *ps)
 	for (unsigned i = 1; i < c->tf.n; i++) {
 		const struct tunnel_spec *t = &c->tf.specs[i];
 
-		/* Plain GRE's peers may differ (the packet socket follows the first one's next
-		 * hop, the others' packets take the IP path); GRE-in-UDP's sockets are connected
-		 * to one. */
-		if (t->peer.family != t0->peer.family ||
-		    (t0->udp && !netaddr_equal(&t->peer, &t0->peer))) {
+		/* Peers may differ, within one outer family (the first one's next hop is
+		 * followed, its address the sockets' own). */
+		if (t->peer.family != t0->peer.family) {
 			log_warnx("%s:%d: tunnel '%s': peer %s is not tunnel '%s''s %s (line %d): "
-				  "gregw serves %s",
+				  "gregw serves peers of one outer family",
 				  path, c->tf.lines[i].peer, t->name, netaddr_format(&t->peer, a),
-				  t0->name, netaddr_format(&t0->peer, b), c->tf.lines[0].peer,
-				  t->peer.family != t0->peer.family
-					  ? "peers of one outer family"
-					  : "the GRE-in-UDP tunnels of one peer");
+				  t0->name, netaddr_format(&t0->peer, b), c->tf.lines[0].peer);
 			return -EINVAL;
 		}
 		if (t->udp != t0->udp) {

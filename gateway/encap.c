@@ -427,6 +427,9 @@ enum drop_reason decap_gre(const struct encap_cfg *c, const struct tunnels *t, c
 			   const uint8_t *gre, size_t gre_len, struct decap_result *r)
 {
 	r->tn = NULL;
+	/* The socket takes datagrams from anyone: without a table, only c's peer may send. */
+	if (!t && memcmp(src, c->remote, ip_addr_len(c->family)) != 0)
+		return DROP_UNKNOWN_PEER;
 	return gre_part(c, t, src, gre, gre_len, false, r);
 }
 

@@ -129,7 +129,8 @@ uint8_t *encap_build2(const struct encap_cfg *c, const struct tunnel *tn, uint8_
 /*
  * The GRE part of decap, for GRE-in-UDP, where the socket has checked the outer headers:
  * gre_len bytes of GRE header and payload (0 for an empty datagram: DROP_ZERO_LENGTH) from
- * outer source src (c->family's).
+ * outer source src (c->family's), any address: with a table, tunnels_decap checks it with
+ * the key (DROP_UNKNOWN_PEER, DROP_BAD_KEY); without, it must be c->remote.
  */
 struct decap_result;
 enum drop_reason decap_gre(const struct encap_cfg *c, const struct tunnels *t, const uint8_t *src,

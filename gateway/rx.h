@@ -41,6 +41,8 @@ struct rx_dgram {
 	size_t len;		 /* bytes at data: captured (ring), or the datagram's (UDP) */
 	size_t wirelen;		 /* the packet's bytes on the wire, outer headers included */
 	bool outer;		 /* data starts at the outer IP header */
+	const uint8_t *src;	 /* without outer: the outer source address (the family's 4 or
+				  * 16 bytes), which tunnels_decap checks with the key */
 	struct rx_merged merged; /* plain GRE with rx_cfg.gro: a superpacket the kernel
 				  * merged on the interface (gso_size 0: one packet) */
 	bool csum_partial;	 /* plain GRE, one packet: a sender on this host left its inner
@@ -50,7 +52,7 @@ struct rx_dgram {
 	enum drop_reason drop;	 /* the transport's verdict: DROP_TRUNCATED (a UDP message cut
 				* short, or a merged superpacket not had whole),
 				* DROP_OUTER_FRAGMENT (reassembled by the kernel),
-				* DROP_UNKNOWN_PEER (a UDP source other than --remote), or
+				* DROP_UNKNOWN_PEER (a UDP source of another family), or
 				* DROP_NONE */
 	bool aqm; /* --aqm: CoDel's signal goes to this one (rxq_next): mark it CE, or drop it */
 	uint8_t outer_ds; /* without outer: the outer header's DS field, as the socket (its

@@ -395,6 +395,7 @@ static void burst_next(struct rx_ring *r, struct rx_dgram *d)
 	*d = (struct rx_dgram){ .data = r->burst,
 				.len = len,
 				.wirelen = len + r->burst_outer,
+				.src = r->burst_src,
 				.outer_ds = r->burst_ds };
 	r->burst += len;
 	r->burst_left -= len;
@@ -403,9 +404,10 @@ static void burst_next(struct rx_ring *r, struct rx_dgram *d)
 /*
  * A UDP GSO frame of GRE-in-UDP: the datagrams of a sender's UDP_SEGMENT send, carried whole
  * (a veth pair), gso_size bytes of UDP payload each but the last, behind one outer IP and UDP
- * header. Once those are the peer's to our port, to its length, the datagrams go out one at a
- * time, as the socket's UDP_GRO bursts do (rx_udp.c); anything else goes whole to decap,
- * which drops it for what it is. Returns whether a burst began.
+ * header. Once those are to our address and port, to its length, the datagrams go out one at
+ * a time, as the socket's UDP_GRO bursts do (rx_udp.c), each with the outer source for
+ * tunnels_decap to check; anything else goes whole to decap, which drops it for what it is.
+ * Returns whether a burst began.
  */
 static bool burst_begin(struct rxq *q, struct rx_dgram *d)
 {
@@ -415,11 +417,12 @@ static bool burst_begin(struct rxq *q, struct rx_dgram *d)
 	size_t at = udp_at(d, &ip);
 
 	if (!at || d->len != d->wirelen || ip.family != c->family ||
-	    memcmp(ip.src, c->remote, alen) != 0 || memcmp(ip.dst, c->local, alen) != 0 ||
+	    memcmp(ip.dst, c->local, alen) != 0 ||
 	    load_be16(d->data + at + UDP_DPORT_OFF) != c->udp_port ||
 	    load_be16(d->data + at + UDP_LEN_OFF) != ip.tot_len - at)
 		return false;
 	q->ring.burst = d->data + at + UDP_HLEN;
+	q->ring.burst_src = ip.src;
 	q->ring.burst_ds = ip_dsfield(d->data);
 	q->ring.burst_left = ip.tot_len - at - UDP_HLEN;
 	q->ring.burst_seg = d->merged.gso_size;

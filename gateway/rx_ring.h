@@ -34,6 +34,7 @@ struct rx_ring {
 	size_t burst_left, burst_seg;
 	unsigned burst_outer;
 	uint8_t burst_ds;
+	const uint8_t *burst_src; /* its outer source address, in the frame */
 };
 
 /* What the rings share: the main thread's. */

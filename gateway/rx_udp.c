@@ -173,6 +173,7 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 	d->len = len - q->udp.off < q->udp.seg ? len - q->udp.off : q->udp.seg;
 	d->wirelen = d->len + outer_wire;
 	d->outer = false;
+	d->src = NULL;
 	d->outer_ds = q->udp.ds;
 	d->merged = (struct rx_merged){ 0 };
 	d->csum_partial = false;
@@ -181,7 +182,8 @@ static bool udp_next(struct rxq *q, struct rx_dgram *d)
 		d->drop = DROP_TRUNCATED;
 	else if (q->udp.frag)
 		d->drop = DROP_OUTER_FRAGMENT;
-	else if (!netaddr_sockaddr_is(&q->udp.from[q->udp.cur], c->family, c->remote))
+	/* Any source may send to the port: tunnels_decap tells a peer's by its address and key. */
+	else if (!(d->src = netaddr_sockaddr_bytes(&q->udp.from[q->udp.cur], c->family)))
 		d->drop = DROP_UNKNOWN_PEER;
 	if (d->drop == DROP_NONE && d->len == len && d->len > c->mtu) {
 		whole_superpacket(c, d);

@@ -171,11 +171,11 @@ static json_t *unfit(const struct tunctl *t, const struct tunnel_spec *s)
 {
 	char a[NETADDR_STRLEN], b[NETADDR_STRLEN];
 
-	if (s->peer.family != t->peer.family || (t->udp && !netaddr_equal(&s->peer, &t->peer)))
-		return error_reply("tunnel '%s': peer %s: gregw's tunnels go to %s (%s, for now)",
+	if (s->peer.family != t->peer.family)
+		return error_reply("tunnel '%s': peer %s: gregw's tunnels are of one outer "
+				   "family, %s's (for now)",
 				   s->name, netaddr_format(&s->peer, a),
-				   netaddr_format(&t->peer, b),
-				   t->udp ? "GRE-in-UDP: one peer" : "one outer family");
+				   netaddr_format(&t->peer, b));
 	if (s->udp != t->udp)
 		return error_reply("tunnel '%s': encap %s: gregw's tunnels are all %s", s->name,
 				   s->udp ? "gre-udp" : "gre", t->udp ? "gre-udp" : "gre");

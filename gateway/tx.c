@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "netaddr.h"
 #include "udp.h"
 
 /* An untracked superpacket's segments share a number with this bit set (the flow table numbers
@@ -65,6 +66,20 @@ void txq_count_sent(struct txq *q, uint64_t packets, uint64_t bytes)
 {
 	stat_add(&q->stats->ctr[STAT_WIRE_TX_PACKETS], packets);
 	stat_add(&q->stats->ctr[STAT_WIRE_TX_BYTES], bytes);
+}
+
+void txq_name(struct txq *q, struct msghdr *m, unsigned k, const struct tx_ent *e, uint16_t port,
+	      struct sockaddr_storage *first, socklen_t first_len)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+
+	if (memcmp(e->tn->peer, c->remote, ip_addr_len(c->family)) != 0) {
+		m->msg_name = &q->names[k];
+		m->msg_namelen = netaddr_sockaddr(c->family, e->tn->peer, port, &q->names[k]);
+		return;
+	}
+	m->msg_name = first;
+	m->msg_namelen = first ? first_len : 0;
 }
 
 /* One control message of level and type holding n bytes of v at at; returns its space. */

@@ -133,6 +133,8 @@ struct txq {
 	struct mmsghdr msgs[TX_MSGS];
 	struct iovec iov[TX_IOV * TX_MSGS];
 	union tx_cmsg cmsg[TX_MSGS];
+	struct sockaddr_storage names[TX_MSGS]; /* a message's to another tunnel's peer than the
+						 * first (txq_name) */
 	union {
 		struct tx_packet packet; /* tx_packet_ops, tx_ip_ops, tx_tap_gre_ops */
 		struct tx_udp udp;	 /* tx_udp_ops, tx_tap_udp_ops */
@@ -247,6 +249,15 @@ void txq_count_sent(struct txq *q, uint64_t packets, uint64_t bytes);
  * Worker thread.
  */
 void txq_cmsg(struct txq *q, struct msghdr *m, unsigned slot, struct tos_fields tos, uint16_t gso);
+
+/*
+ * Where message m (the queue's k-th) on a datagram socket goes: to entry e's tunnel's peer at
+ * port (host order; 0 for raw IP), named in the message (q->names[k]) when it is another
+ * peer than the first (c->remote), else to first (first_len bytes; NULL: the peer the socket
+ * is connected to). Worker thread.
+ */
+void txq_name(struct txq *q, struct msghdr *m, unsigned k, const struct tx_ent *e, uint16_t port,
+	      struct sockaddr_storage *first, socklen_t first_len);
 
 /*
  * Message k's pieces on a datagram socket, whose kernel writes the first skip bytes of the

@@ -182,14 +182,7 @@ static void ip_iov(struct txq *q, unsigned k, struct tx_ent *e, uint8_t *outer)
 
 	tos_read(outer, q->packet.ip_hlen, &f);
 	txq_dgram_iov(q, k, e, outer, q->packet.ip_hlen);
-	if (other_peer(q, e)) {
-		m->msg_name = &q->packet.names[k];
-		m->msg_namelen =
-			netaddr_sockaddr(q->sh->cfg->family, e->tn->peer, 0, &q->packet.names[k]);
-	} else {
-		m->msg_name = &q->packet.peer;
-		m->msg_namelen = q->packet.peer_len;
-	}
+	txq_name(q, m, k, e, 0, &q->packet.peer, q->packet.peer_len);
 	txq_cmsg(q, m, k, f, 0);
 }
 

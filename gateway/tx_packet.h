@@ -24,13 +24,12 @@ struct tx_packet {
 	unsigned ip_hlen;	      /* ... where the kernel writes the outer IP header */
 	struct sockaddr_storage peer; /* the first peer's (--remote, the next hop's) */
 	socklen_t peer_len;
-	struct sockaddr_storage names[TX_MSGS]; /* a message's to another tunnel's peer */
-	uint16_t ent_of[TX_MSGS];		/* the entry each message sends */
-	int pkt_fd;				/* tx_packet_ops: the packet socket */
-	struct nexthop_hop hop;			/* ... the next hop as last read (sh->nh) */
-	uint32_t hop_seen;			/* ... the sequence count it was read at */
-	uint32_t probes_seen;			/* ... sh->nh.probes when this queue last probed */
-	struct sockaddr_ll ll; /* ... where the packet socket sends: hop's device */
+	uint16_t ent_of[TX_MSGS]; /* the entry each message sends */
+	int pkt_fd;		  /* tx_packet_ops: the packet socket */
+	struct nexthop_hop hop;	  /* ... the next hop as last read (sh->nh) */
+	uint32_t hop_seen;	  /* ... the sequence count it was read at */
+	uint32_t probes_seen;	  /* ... sh->nh.probes when this queue last probed */
+	struct sockaddr_ll ll;	  /* ... where the packet socket sends: hop's device */
 };
 
 /*

@@ -18,7 +18,10 @@
  * connected UDP socket keeps the peer's "port unreachable" (ECONNREFUSED: the peer's gregw not
  * yet up) or "unreachable" as a pending error, and its next send fails with it, unsent
  * (sock_error in the kernel's sock_alloc_send_pskb; sendmmsg leaves it pending after a partial
- * batch). The failed call consumed it: that send is tried once more.
+ * batch). The failed call consumed it: that send is tried once more. The sockets are connected
+ * to the first peer alone: the kernel matches an ICMP error to a socket by its addresses, and
+ * another peer's never match, so messages to other peers (txq_name) neither cause nor meet
+ * such errors but the first peer's.
  */
 static bool stale_error(int err)
 {
@@ -53,7 +56,10 @@ static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned sl
 			  q->id, strerror(errno));
 	}
 	for (unsigned k = 0; k < segs; k++) {
-		struct msghdr one = { .msg_iov = m->msg_iov + TX_IOV * k, .msg_iovlen = TX_IOV };
+		struct msghdr one = { .msg_name = m->msg_name,
+				      .msg_namelen = m->msg_namelen,
+				      .msg_iov = m->msg_iov + TX_IOV * k,
+				      .msg_iovlen = TX_IOV };
 		bool stale = false;
 		ssize_t sent;
 
@@ -77,7 +83,10 @@ static void send_each(struct txq *q, int fd, const struct msghdr *m, unsigned sl
  * message with UDP_SEGMENT (within the kernel's limits on count and size), so
  * a flow's superpackets of a pass, and its ACKs, leave in one send whenever their sizes allow;
  * anything else alone. Messages on one socket go in one sendmmsg. A message holds one flow
- * only: the peer's socket, that is its worker, is chosen by the first one.
+ * only: the peer's socket, that is its worker, is chosen by the first one; and one tunnel, so
+ * one destination (a flow's packets go into one tunnel, but a superpacket's group number is
+ * no flow's). A message to another peer than the first, to which the socket is connected,
+ * names its destination (txq_name).
  */
 static void send_udp(struct txq *q, unsigned n)
 {
@@ -100,15 +109,14 @@ static void send_udp(struct txq *q, unsigned n)
 			const struct tx_ent *next = &q->ents[q->udp.order[j]];
 			size_t len = tx_ent_len(next);
 
-			if (next->flow != e->flow || len > size || last != size ||
-			    total + len > UDP_PAYLOAD_MAX || next->tos.ds != e->tos.ds ||
-			    next->tos.ttl != e->tos.ttl)
+			if (next->flow != e->flow || next->tn != e->tn || len > size ||
+			    last != size || total + len > UDP_PAYLOAD_MAX ||
+			    next->tos.ds != e->tos.ds || next->tos.ttl != e->tos.ttl)
 				break;
 			total += len;
 			last = len;
 		}
-		m->msg_name = NULL;
-		m->msg_namelen = 0;
+		txq_name(q, m, nmsg, e, c->udp_port, NULL, 0);
 		m->msg_iov = &q->iov[TX_IOV * i];
 		m->msg_iovlen = TX_IOV * (j - i);
 		txq_cmsg(q, m, nmsg, e->tos, j - i > 1 ? (uint16_t)size : 0);

@@ -328,9 +328,8 @@ static void deliver(struct worker *w, const struct rx_dgram *d)
 	stat_add(&w->stats.ctr[STAT_WIRE_RX_BYTES], d->wirelen);
 	if (why != DROP_NONE)
 		goto drop;
-	/* Without its outer header, a datagram's source is the peer's: its transport checked
-	 * (rx.h), the one peer gregw's tunnels have (config.h). */
-	why = !d->outer		   ? decap_gre(c, w->tab, c->remote, d->data, d->len, &r)
+	/* Without its outer header, a datagram comes with its source (rx.h). */
+	why = !d->outer		   ? decap_gre(c, w->tab, d->src, d->data, d->len, &r)
 	      : d->merged.gso_size ? decap_merged(c, w->tab, d->data, d->len, &r)
 				   : decap(c, w->tab, d->data, d->len, d->wirelen, &r);
 	if (why != DROP_NONE)

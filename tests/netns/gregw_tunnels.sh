@@ -35,13 +35,6 @@ printf '[tunnel zz]\npeer = 198.18.0.2\nprefixes = 198.18.202.0/24\n' >>"$TMP/pe
 expect_refusal "tunnels of two outer families" 2 \
 	"^gregw: $TMP/peers.tunnels:6: tunnel 'zz': peer 198.18.0.2 is not tunnel 'other''s 2001:2::3 \\(line 2\\): gregw serves peers of one outer family" \
 	ip netns exec "$P-gwa" "$GREGW" --tunnels "$TMP/peers.tunnels" --ctl "$TMP/bad.sock"
-if [ "$GW_ENCAP" = gre-udp ]; then
-	printf '[tunnel a]\npeer = 198.18.0.2\nkey = 1\nprefixes = 198.18.201.0/24\nencap = gre-udp\n' >"$TMP/udp.tunnels"
-	printf '[tunnel b]\npeer = 198.18.0.3\nkey = 1\nprefixes = 198.18.202.0/24\nencap = gre-udp\n' >>"$TMP/udp.tunnels"
-	expect_refusal "GRE-in-UDP tunnels of two peers" 2 \
-		"^gregw: $TMP/udp.tunnels:7: tunnel 'b': peer 198.18.0.3 is not tunnel 'a''s 198.18.0.2 \\(line 2\\): gregw serves the GRE-in-UDP tunnels of one peer" \
-		ip netns exec "$P-gwa" "$GREGW" --tunnels "$TMP/udp.tunnels" --ctl "$TMP/bad.sock"
-fi
 expect_refusal "--key beside --tunnels" 2 "^gregw: --key and --tunnels" \
 	ip netns exec "$P-gwa" "$GREGW" --tunnels "$TMP/gwa.tunnels" --key 5 --ctl "$TMP/bad.sock"
 other=gre-udp

@@ -1,11 +1,14 @@
 #!/bin/bash
-# gregw's tunnels to two peers (plain GRE, docs/gregw.md "Many tunnels"): gwa has 8 tunnels,
-# 4 to gwb's 198.18.0.2 and 4 to 198.18.0.3, a second address of gwb's transit where a second
-# gregw answers (its own TUN, gre1); the two peers use the same keys 1 to 4, so only the outer
-# source tells gwa's tunnels apart. Each tunnel carries a verified duplex transfer between its
-# sites; gwa's per-tunnel counters equal those of the gregw at the tunnel's other end, both
-# ways; the first peer's packets leave gwa as frames to its next hop, the second's on the IP
-# path (wire_tx_ip). A tunnel added at run time to the second peer with key 5 carries a ping.
+# gregw's tunnels to two peers (docs/gregw.md "Many tunnels"), plain GRE and GRE-in-UDP
+# (GREGW_MODE): gwa has 8 tunnels, 4 to gwb's 198.18.0.2 and 4 to 198.18.0.3, a second address
+# of gwb's transit where a second gregw answers (its own TUN, gre1); the two peers use the same
+# keys 1 to 4, so only the outer source tells gwa's tunnels apart. Each tunnel carries a
+# verified duplex transfer between its sites; gwa's per-tunnel counters equal those of the
+# gregw at the tunnel's other end, both ways. Plain GRE: the first peer's packets leave gwa as
+# frames to its next hop, the second's on the IP path (wire_tx_ip). GRE-in-UDP: both peers'
+# from the same sockets (the second's messages name it), superpackets (UDP_SEGMENT) to both,
+# and a datagram from a third address of gwb's is gwa's unknown_peer. A tunnel added at run
+# time to the second peer with key 5 carries a ping.
 #
 #  P-client              P-gwa [gregw, 8 tunnels]                 P-gwb [gregw gre0 .2] [gregw gre1 .3]     P-server
 #  198.18.64.i --lan-a-- 198.18.1.1  198.18.0.1 ==transit== 198.18.0.2, 198.18.0.3  198.18.3.1 --lan-b-- 198.18.128.i
@@ -21,8 +24,11 @@ ip -n "$P-gwb" addr add 198.18.0.3/24 dev transit
 # Tunnel i (0 to 7): key i % 4 + 1, to 198.18.0.2 for i < 4, else 198.18.0.3; the sites of
 # the bed's tunnel i.
 tunnel() { # file i peer
-	printf '[tunnel t%d]\npeer = %s\nkey = %d\nprefixes = %s\n' "$2" "$3" $(($2 % 4 + 1)) "$4" >>"$1"
+	printf '[tunnel t%d]\npeer = %s\nkey = %d\nprefixes = %s\nencap = %s\n' "$2" "$3" \
+		$(($2 % 4 + 1)) "$4" "$GW_ENCAP" >>"$1"
 }
+wire_tx=()
+[ "$GW_ENCAP" = gre ] && wire_tx=(--wire-tx packet)
 for i in 0 1 2 3 4 5 6 7; do
 	if [ "$i" -lt 4 ]; then peer=198.18.0.2 b=gwb1; else peer=198.18.0.3 b=gwb2; fi
 	tunnel "$TMP/gwa.tunnels" "$i" "$peer" "198.18.128.$i/32"
@@ -30,7 +36,7 @@ for i in 0 1 2 3 4 5 6 7; do
 	ip -n "$P-client" route add "198.18.128.$i/32" via 198.18.1.1 src "198.18.64.$i"
 done
 gw_start gwa "$P-gwa" --tunnels "$TMP/gwa.tunnels" --addr 198.19.0.1/24 --workers 2 \
-	--wire-tx packet
+	"${wire_tx[@]}"
 gw_start gwb1 "$P-gwb" --tunnels "$TMP/gwb1.tunnels" --local 198.18.0.2 --addr 198.19.0.2/24 \
 	--workers 1
 gw_start gwb2 "$P-gwb" --tunnels "$TMP/gwb2.tunnels" --local 198.18.0.3 --tun gre1 \
@@ -62,18 +68,43 @@ for b in gwb1 gwb2; do
 		"(True, 0)"
 done
 s=$(gw_stats gwa)
-expect_eq "gwa: frames to the first peer's next hop, the IP path for the second" \
-	"$(json_get "$s" '(d["config"]["wire_tx"], 0 < d["total"]["wire_tx_ip"] < d["total"]["wire_tx_packets"])')" \
-	"('packet', True)"
+if [ "$GW_ENCAP" = gre ]; then
+	expect_eq "gwa: frames to the first peer's next hop, the IP path for the second" \
+		"$(json_get "$s" '(d["config"]["wire_tx"], 0 < d["total"]["wire_tx_ip"] < d["total"]["wire_tx_packets"])')" \
+		"('packet', True)"
+else
+	# veth carries a UDP_SEGMENT send whole, and a socket with UDP_GRO takes it so: each
+	# peer's gregw read superpackets of gwa's (where the kernel offers both).
+	if [ "$(json_get "$s" 'd["config"]["udp_gso"]')" = True ]; then
+		expect_eq "gwa: superpackets sent (UDP_SEGMENT)" \
+			"$(json_get "$s" 'd["total"]["udp_gso_sends"] > 0')" "True"
+		for b in gwb1 gwb2; do
+			if [ "$(json_get "$(gw_stats "$b")" 'd["config"]["udp_gro"]')" = True ]; then
+				expect_eq "$b: gwa's superpackets came whole (UDP_GRO)" \
+					"$(json_get "$(gw_stats "$b")" 'd["total"]["udp_gro_reads"] > 0')" "True"
+			fi
+		done
+	fi
+	# Any source may send to the port: the tunnel table, not the socket, refuses a stranger.
+	ip -n "$P-gwb" addr add 198.18.0.4/24 dev transit
+	u0=$(json_get "$s" 'd["total"]["drops"]["unknown_peer"]')
+	ip netns exec "$P-gwb" python3 -c '
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("198.18.0.4", 0))
+s.sendto(bytes([0x20, 0, 8, 0, 0, 0, 0, 1]) + bytes(28), ("198.18.0.1", 4754))'
+	stranger() { gw_true gwa 'd["total"]["drops"]["unknown_peer"] == '"$((u0 + 1))"; }
+	poll 10 stranger || fail "gwa: a datagram from 198.18.0.4, no tunnel's peer, was not unknown_peer"
+fi
 
 # A tunnel to the second peer added at run time (its routes the operator's), with a key
 # neither peer had: it carries a ping at once.
 ip -n "$P-gwa" route add 198.18.128.8/32 dev gre0
 ip -n "$P-gwb" route add 198.18.64.8/32 dev gre1
 expect_match "gwa: added to the second peer" \
-	"$("$GREGW" ctl "${GW_SOCK[gwa]}" "add t8 peer = 198.18.0.3; key = 5; prefixes = 198.18.128.8/32")" '"changed": "add"'
+	"$("$GREGW" ctl "${GW_SOCK[gwa]}" "add t8 peer = 198.18.0.3; key = 5; prefixes = 198.18.128.8/32; encap = $GW_ENCAP")" '"changed": "add"'
 expect_match "gwb2: added" \
-	"$("$GREGW" ctl "${GW_SOCK[gwb2]}" "add t8 peer = 198.18.0.1; key = 5; prefixes = 198.18.64.8/32")" '"changed": "add"'
+	"$("$GREGW" ctl "${GW_SOCK[gwb2]}" "add t8 peer = 198.18.0.1; key = 5; prefixes = 198.18.64.8/32; encap = $GW_ENCAP")" '"changed": "add"'
 ip netns exec "$P-client" ping -c 1 -W 2 -I 198.18.64.8 198.18.128.8 >/dev/null ||
 	fail "no ping through the tunnel added to the second peer"
 expect_eq "gwb2: the ping came through t8" \

@@ -832,6 +832,9 @@ static void test_udp(void)
 	/* An empty datagram is a datagram: counted as one, with no GRE header at all. */
 	CHECK_INT(decap_gre(&c, NULL, c.remote, out, 0, &r), DROP_ZERO_LENGTH);
 	CHECK_INT(decap_gre(&c, NULL, c.remote, out, 3, &r), DROP_TRUNCATED);
+	/* The socket takes datagrams from anyone: without a table, only the one peer's. */
+	CHECK_INT(decap_gre(&c, NULL, (const uint8_t[]){ 198, 18, 0, 9 }, out, 16 + len, &r),
+		  DROP_UNKNOWN_PEER);
 	out[KEY_OFF + 1] ^= 1;
 	CHECK_INT(decap_gre(&c, NULL, c.remote, out, 16 + len, &r), DROP_BAD_KEY);
 }

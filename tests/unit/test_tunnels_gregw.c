@@ -134,6 +134,14 @@ static void test_decap(void)
 			  r->name);
 		if (got != r->want)
 			fprintf(stderr, "  got %s, want %s\n", drop_name(got), drop_name(r->want));
+		/* The same GRE from a GRE-in-UDP socket, which takes datagrams from any source:
+		 * the datagram's source decides as the outer header's did. */
+		rx.udp = true;
+		got = decap_gre(&rx, t, tx.local, o + IPV4_HLEN, hlen - IPV4_HLEN + len, &res);
+		rx.udp = false;
+		CHECK_ROW(got == r->want, r->name);
+		CHECK_ROW(r->tunnel ? res.tn && strcmp(res.tn->name, r->tunnel) == 0 : !res.tn,
+			  r->name);
 	}
 	tunnels_free(t);
 	tunfile_free(&f);
@@ -225,8 +233,8 @@ static const struct cmd_row cmd_rows[] = {
 	{ "add n1 peer = 198.18.0.2; key = 19; prefixes = 198.18.203.0/24",
 	  "{\"error\":\"duplicate tunnel 'n1'", 5 },
 	{ "add n2 peer = 2001:2::2; key = 10; prefixes = 198.18.201.0/24",
-	  "{\"error\":\"tunnel 'n2': peer 2001:2::2: gregw's tunnels go to 198.18.0.2 (one outer "
-	  "family, for now)\"}",
+	  "{\"error\":\"tunnel 'n2': peer 2001:2::2: gregw's tunnels are of one outer family, "
+	  "198.18.0.2's (for now)\"}",
 	  5 },
 	{ "add m2 peer = 198.18.0.3; key = 1; prefixes = 198.18.201.0/24",
 	  "{\"changed\":\"add\",\"tunnel\":\"m2\",\"tunnels\":6,\"gen\":4}", 6 },
