@@ -1,8 +1,8 @@
 /*
  * What all of gregw's workers share: written by the main thread before they start, then only
  * read, but for the stop flag and the tunnel table's publication (tunnels_pub.h: the table,
- * the workers' epochs, per-tunnel counters and GRE sequence numbers). Through seq_peers a
- * worker also reads (never writes) the others' sequence windows.
+ * the workers' epochs, per-tunnel counters, GRE sequence numbers and receive windows, where a
+ * worker also reads, never writes, the others' windows).
  */
 #ifndef TUNBED_GW_SHARED_H
 #define TUNBED_GW_SHARED_H
@@ -41,9 +41,6 @@ struct gw_shared {
 	struct steer_maps steer;	   /* GRE-in-UDP: the flow table of the steering programs */
 	struct nexthop_pub nh;		   /* plain GRE on packet sockets: the next hop, published
 					    * by the main thread (tx.h: tx_group_nexthop) */
-	/* Every worker's counters, set by worker_init: a worker reads the others' sequence
-	 * windows (relaxed loads) for a number outside its own. */
-	struct worker_stats *seq_peers[CONFIG_MAX_WORKERS];
 	unsigned nworkers;
 	/* The tunnel table in force, published by the main thread; each worker enters it at the
 	 * top of a pass and leaves it before it sleeps. */

@@ -133,25 +133,25 @@ static void take(struct seq_era *e, int64_t x)
 	setu64(&e->packets, e->packets + 1);
 }
 
-/* Makes *n s's window, keeping the one it replaces for a way back (none before the first). */
-static void replace(struct worker_stats *s, const struct seq_era *n)
+/* Makes *n w's window, keeping the one it replaces for a way back (none before the first). */
+static void replace(struct seq_window *w, const struct seq_era *n)
 {
-	struct seq_era old = s->seq;
+	struct seq_era old = w->seq;
 
-	publish(&s->seq, n);
+	publish(&w->seq, n);
 	if (old.id)
-		s->seq_saved = old;
+		w->saved = old;
 }
 
-/* An era id no worker's window has, nor s's saved one: above all of them. Two workers that
- * restart at once may pick the same one; the control thread then puts them on one base. */
-static uint32_t new_id(const struct worker_stats *s, struct worker_stats *const *peers,
-		       unsigned npeers)
+/* An era id no worker's window of the tunnel has, nor w's saved one: above all of them. Two
+ * workers that restart at once may pick the same one; the control thread then puts them on
+ * one base. */
+static uint32_t new_id(const struct seq_window *w, const struct seq_window *peers, unsigned npeers)
 {
-	uint32_t id = s->seq_saved.id > s->seq.id ? s->seq_saved.id : s->seq.id;
+	uint32_t id = w->saved.id > w->seq.id ? w->saved.id : w->seq.id;
 
 	for (unsigned i = 0; i < npeers; i++) {
-		uint32_t v = __atomic_load_n(&peers[i]->seq.id, __ATOMIC_RELAXED);
+		uint32_t v = __atomic_load_n(&peers[i].seq.id, __ATOMIC_RELAXED);
 
 		id = v > id ? v : id;
 	}
@@ -159,29 +159,29 @@ static uint32_t new_id(const struct worker_stats *s, struct worker_stats *const 
 }
 
 /*
- * A number far from s's window but within reach of another worker's: the tunnel's numbers
- * went on while this worker saw none (its flows were idle). s's window joins that worker's
- * era, back to its saved window if that is the one, and takes the number. False when no
- * other worker's window is near it.
+ * A number far from w's window but within reach of another worker's: the tunnel's numbers
+ * went on while this worker saw none (its flows were idle). w joins that worker's era, back
+ * to its saved window if that is the one, and takes the number. False when no other worker's
+ * window is near it.
  */
-static bool join(struct worker_stats *s, struct worker_stats *const *peers, unsigned npeers,
+static bool join(struct seq_window *w, const struct seq_window *peers, unsigned npeers,
 		 uint32_t seq)
 {
 	for (unsigned i = 0; i < npeers; i++) {
 		struct seq_era p;
 		int64_t x;
 
-		if (peers[i] == s || !stats_seq_read(&peers[i]->seq, &p) ||
+		if (&peers[i] == w || !stats_seq_read(&peers[i].seq, &p) ||
 		    !near(seq, top(p.first, p.hi)))
 			continue;
 		x = p.hi + (int32_t)(seq - top(p.first, p.hi));
-		if (p.id != s->seq.id) {
+		if (p.id != w->seq.id) {
 			struct seq_era n = { .id = p.id, .first = p.first, .lo = x, .hi = x };
 
-			replace(s, s->seq_saved.id == p.id ? &s->seq_saved : &n);
+			replace(w, w->saved.id == p.id ? &w->saved : &n);
 		}
-		/* On s's own base, which may differ from the other worker's. */
-		take(&s->seq, x + (int32_t)(p.first - s->seq.first));
+		/* On w's own base, which may differ from the other worker's. */
+		take(&w->seq, x + (int32_t)(p.first - w->seq.first));
 		return true;
 	}
 	return false;
@@ -190,29 +190,30 @@ static bool join(struct worker_stats *s, struct worker_stats *const *peers, unsi
 /* SEQ_RESYNC_RUN numbers in a row out of the window: it restarts on them, back on the
  * window before if they follow that one (a spoofed run the peer's numbers now undo), or as
  * a new one (a peer that restarted), and takes them. */
-static void resync(struct worker_stats *s, struct worker_stats *const *peers, unsigned npeers)
+static void resync(struct seq_window *w, struct worker_stats *s, const struct seq_window *peers,
+		   unsigned npeers)
 {
-	struct seq_era *e = &s->seq, n = { .first = s->run_first };
+	struct seq_era *e = &w->seq, n = { .first = w->run_first };
 	int64_t last;
 
 	stat_add(&s->ctr[STAT_SEQ_RESYNCS], 1);
-	if (s->seq_saved.id && near(s->run_last, top(s->seq_saved.first, s->seq_saved.hi))) {
-		n = s->seq_saved;
+	if (w->saved.id && near(w->run_last, top(w->saved.first, w->saved.hi))) {
+		n = w->saved;
 	} else {
-		n.id = new_id(s, peers, npeers);
+		n.id = new_id(w, peers, npeers);
 	}
-	replace(s, &n);
-	last = e->hi + (int32_t)(s->run_last - top(e->first, e->hi));
-	take(e, last - (int32_t)(s->run_last - s->run_first));
+	replace(w, &n);
+	last = e->hi + (int32_t)(w->run_last - top(e->first, e->hi));
+	take(e, last - (int32_t)(w->run_last - w->run_first));
 	take(e, last);
-	setu64(&e->packets, e->packets + s->run - 2);
-	s->run = 0;
+	setu64(&e->packets, e->packets + w->run - 2);
+	w->run = 0;
 }
 
-bool stats_seq(struct worker_stats *s, struct worker_stats *const *peers, unsigned npeers,
-	       uint32_t seq)
+bool stats_seq(struct seq_window *w, struct worker_stats *s, const struct seq_window *peers,
+	       unsigned npeers, uint32_t seq)
 {
-	struct seq_era *e = &s->seq;
+	struct seq_era *e = &w->seq;
 
 	stat_add(&s->ctr[STAT_SEQ_PACKETS], 1);
 	if (e->id && near(seq, top(e->first, e->hi))) {
@@ -220,31 +221,31 @@ bool stats_seq(struct worker_stats *s, struct worker_stats *const *peers, unsign
 		return true;
 	}
 	/* Numbers taken in between (in the window, or joined) do not break a run. */
-	if (join(s, peers, npeers, seq))
+	if (join(w, peers, npeers, seq))
 		return true;
 	if (!e->id) {
-		struct seq_era n = { .id = new_id(s, peers, npeers), .first = seq, .packets = 1 };
+		struct seq_era n = { .id = new_id(w, peers, npeers), .first = seq, .packets = 1 };
 
-		replace(s, &n);
+		replace(w, &n);
 		return true;
 	}
 	stat_add(&s->ctr[STAT_SEQ_OUTSIDE], 1);
-	if (s->run && near(seq, s->run_last)) {
-		s->run++;
+	if (w->run && near(seq, w->run_last)) {
+		w->run++;
 	} else {
-		s->run = 1;
-		s->run_first = seq;
+		w->run = 1;
+		w->run_first = seq;
 	}
-	s->run_last = seq;
-	if (s->run >= SEQ_RESYNC_RUN)
-		resync(s, peers, npeers);
+	w->run_last = seq;
+	if (w->run >= SEQ_RESYNC_RUN)
+		resync(w, s, peers, npeers);
 	return false;
 }
 
-void stats_seq_duplicate(struct worker_stats *s)
+void stats_seq_duplicate(struct seq_window *w, struct worker_stats *s)
 {
 	stat_add(&s->ctr[STAT_SEQ_DUPLICATE], 1);
-	setu64(&s->seq.dups, s->seq.dups + 1);
+	setu64(&w->seq.dups, w->seq.dups + 1);
 }
 
 void stats_seq_merge(const struct seq_era *eras, unsigned n, struct seq_summary *out)

@@ -85,11 +85,11 @@ static inline unsigned stat_seg_bucket(unsigned nseg)
 }
 
 /*
- * A receive window of sequence numbers (RFC 2890, 2.2): the numbers a worker took since it
- * last restarted, extended to 64 bits relative to first (serial arithmetic, RFC 1982), for
- * the tunnel-wide count of numbers never seen. Its top is the highest, first + hi; a number
- * within SEQ_WINDOW of it either way lies in the window. Windows that follow one peer's
- * numbering share an era id, so the control thread can put them on one base.
+ * A receive window of sequence numbers (RFC 2890, 2.2): the numbers of one tunnel a worker
+ * took since it last restarted, extended to 64 bits relative to first (serial arithmetic, RFC
+ * 1982), for the tunnel's count of numbers never seen. Its top is the highest, first + hi; a
+ * number within SEQ_WINDOW of it either way lies in the window. Windows that follow one
+ * peer's numbering share an era id, so the control thread can put them on one base.
  */
 struct seq_era {
 	uint32_t id;	  /* 0: no number yet */
@@ -99,18 +99,22 @@ struct seq_era {
 	uint64_t dups;	  /* ... of which duplicates on their flow */
 };
 
+/* One worker's window of one tunnel (tunnels_pub.h keeps one a worker and tunnel slot). */
+struct seq_window {
+	/* Written by its worker with relaxed stores and read by the control thread and, for a
+	 * number outside it, by the tunnel's other workers (see docs/gregw.md). */
+	struct seq_era seq;
+	/* The worker's own: the window before the last restart, and a run of numbers out of
+	 * the window, each within SEQ_WINDOW of the one before (run of them so far). */
+	struct seq_era saved;
+	uint32_t run_first, run_last;
+	unsigned run;
+} __attribute__((aligned(64)));
+
 struct worker_stats {
 	uint64_t ctr[STAT_MAX];
 	uint64_t drops[DROP_MAX];
 	uint64_t segs[STAT_TUN_DIRS][STAT_SEG_BUCKETS]; /* reads and writes by segments carried */
-	/* The worker's window, written by it with relaxed stores and read by the control thread
-	 * and, for a number outside it, by the other workers (see docs/gregw.md). */
-	struct seq_era seq;
-	/* The worker's own: the window before the last restart, and a run of numbers out of
-	 * the window, each within SEQ_WINDOW of the one before (run of them so far). */
-	struct seq_era seq_saved;
-	uint32_t run_first, run_last;
-	unsigned run;
 } __attribute__((aligned(64)));
 
 /* Adds v to a counter of the calling worker's own block. Worker thread only. */
@@ -125,25 +129,26 @@ static inline uint64_t stat_read(const uint64_t *c)
 }
 
 /*
- * Accounts sequence number seq received by worker s. A number within SEQ_WINDOW of the top
- * of s's window, or of another worker's (peers: every worker's stats, s among them, npeers
- * of them; the window then joins that worker's era), is taken: true. Any other is out of the
- * window: counted, false, and it moves nothing but a run; SEQ_RESYNC_RUN of them in a row,
- * each within SEQ_WINDOW of the one before, restart the window there (counted as a resync),
- * or back on the window before, if they follow it. The first number starts the window.
- * Worker thread only (it reads the peers' windows with relaxed loads).
+ * Accounts sequence number seq of a tunnel received by a worker: w its window of the tunnel, s
+ * its counters. A number within SEQ_WINDOW of the top of w, or of another worker's window of
+ * the tunnel (peers: every worker's, w among them, npeers of them; w then joins that
+ * worker's era), is taken: true. Any other is out of the window: counted, false, and it
+ * moves nothing but a run; SEQ_RESYNC_RUN of them in a row, each within SEQ_WINDOW of the one
+ * before, restart the window there (counted as a resync), or back on the window before, if
+ * they follow it. The first number starts the window. Worker thread only (it reads the
+ * peers' windows with relaxed loads).
  */
-bool stats_seq(struct worker_stats *s, struct worker_stats *const *peers, unsigned npeers,
-	       uint32_t seq);
+bool stats_seq(struct seq_window *w, struct worker_stats *s, const struct seq_window *peers,
+	       unsigned npeers, uint32_t seq);
 
 /* A number stats_seq took was the same as the highest on its flow. Worker thread only. */
-void stats_seq_duplicate(struct worker_stats *s);
+void stats_seq_duplicate(struct seq_window *w, struct worker_stats *s);
 
 /* Copies window e as its worker last published it into *out, for another thread; false
  * while it is being replaced, or before its first number. */
 bool stats_seq_read(const struct seq_era *e, struct seq_era *out);
 
-/* The tunnel's sequence accounting, from the workers' windows. */
+/* A tunnel's sequence accounting, from the workers' windows of it. */
 struct seq_summary {
 	bool any;		  /* some window holds a number */
 	uint32_t lowest, highest; /* of the era reported, as sequence numbers */

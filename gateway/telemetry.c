@@ -254,22 +254,16 @@ static json_t *cost_json(const uint64_t *tot, const uint64_t segs[STAT_TUN_DIRS]
 	return o;
 }
 
-/* Numbers the tunnel never delivered: the span of the workers' windows of the era most
- * numbers were taken in, minus the numbers taken (stats_seq_merge). */
+/* Numbers the one tunnel of --seq never delivered: the span of the workers' windows of the
+ * era most numbers were taken in, minus the numbers taken (tunnels_pub_seq). A tunnel file's
+ * tunnels tell theirs in the tunnels command (tunctl.c). */
 static void gather_seq(const struct gregw *g, struct seq_summary *out)
 {
-	struct seq_era eras[CONFIG_MAX_WORKERS];
+	const struct tunnels *t = tunnels_pub_current(&g->sh.tunnels);
 
-	for (unsigned i = 0; i < g->nworkers; i++) {
-		unsigned tries = 0;
-
-		/* A window being replaced (a resync) is read again, a few times. */
-		while (!stats_seq_read(&g->workers[i].stats.seq, &eras[i]) && tries++ < 3)
-			;
-		if (tries > 3)
-			eras[i].id = 0;
-	}
-	stats_seq_merge(eras, g->nworkers, out);
+	memset(out, 0, sizeof(*out));
+	if (t && tunnels_count(t) == 1)
+		tunnels_pub_seq(&g->sh.tunnels, tunnels_at(t, 0)->slot, out);
 }
 
 /* Worker i's counters, its CPU time from its clock and /proc, and the drops its ring or

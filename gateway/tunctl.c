@@ -272,6 +272,24 @@ static json_t *change(struct tunctl *t, enum tunfile_change ch, const char *name
 	return o;
 }
 
+/* The tunnel's received sequence numbers (RFC 2890), from the workers' windows of it: the
+ * lowest and highest of the era most were taken in, and the numbers between them never
+ * received; null before its first number. */
+static json_t *seq_json(const struct tunctl *t, const struct tunnel *tn)
+{
+	struct seq_summary sum;
+	json_t *o;
+
+	tunnels_pub_seq(t->pub, tn->slot, &sum);
+	if (!sum.any)
+		return json_null();
+	o = json_object();
+	jout_u64(o, "lowest", sum.lowest);
+	jout_u64(o, "highest", sum.highest);
+	jout_u64(o, "lost", sum.lost);
+	return o;
+}
+
 static json_t *tunnel_json(const struct tunctl *t, const struct tunnel_spec *s,
 			   const struct tunnel *tn)
 {
@@ -296,6 +314,7 @@ static json_t *tunnel_json(const struct tunctl *t, const struct tunnel_spec *s,
 	for (unsigned d = 0; d < TUNNEL_DROPS; d++)
 		jout_u64(drops, drop_name(tunnels_drop_reason(d)), sum.drops[d]);
 	jout_set(o, "drops", drops);
+	jout_set(o, "rx_seq", seq_json(t, tn));
 	return o;
 }
 

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 int tunnels_pub_init(struct tunnels_pub *p, unsigned nreaders)
 {
@@ -25,9 +26,15 @@ int tunnels_pub_init(struct tunnels_pub *p, unsigned nreaders)
 			goto nomem;
 	}
 	p->tx_seq = calloc(TUNNELS_MAX, sizeof(*p->tx_seq));
+	/* Zero pages, aligned, never touched where no tunnel with sequence numbers comes. */
+	p->rx_seq_size = (size_t)TUNNELS_MAX * nreaders * sizeof(*p->rx_seq);
+	p->rx_seq = mmap(NULL, p->rx_seq_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	if (p->rx_seq == MAP_FAILED)
+		p->rx_seq = NULL;
 	p->free_slots = malloc(TUNNELS_MAX * sizeof(*p->free_slots));
 	p->pending = malloc(TUNNELS_MAX * sizeof(*p->pending));
-	if (!p->tx_seq || !p->free_slots || !p->pending)
+	if (!p->tx_seq || !p->rx_seq || !p->free_slots || !p->pending)
 		goto nomem;
 	/* Popped from the top: slot 0 first. */
 	for (uint32_t s = 0; s < TUNNELS_MAX; s++)
@@ -58,6 +65,9 @@ void tunnels_pub_fini(struct tunnels_pub *p)
 		p->readers[i].stats = NULL;
 	}
 	free(p->tx_seq);
+	if (p->rx_seq)
+		munmap(p->rx_seq, p->rx_seq_size);
+	p->rx_seq = NULL;
 	free(p->free_slots);
 	free(p->pending);
 	p->tx_seq = NULL;
@@ -138,6 +148,8 @@ static void slot_clear(struct tunnels_pub *p, uint32_t slot)
 			__atomic_store_n(&s->drops[d], 0, __ATOMIC_RELAXED);
 	}
 	__atomic_store_n(&p->tx_seq[slot], 0, __ATOMIC_RELAXED);
+	/* No worker reads a window of a slot no table holds, nor another worker's of it. */
+	memset(&p->rx_seq[(size_t)slot * p->nreaders], 0, p->nreaders * sizeof(*p->rx_seq));
 }
 
 /*
@@ -243,6 +255,23 @@ void tunnels_pub_stats(const struct tunnels_pub *p, uint32_t slot, struct tunnel
 		for (unsigned d = 0; d < TUNNEL_DROPS; d++)
 			sum->drops[d] += __atomic_load_n(&s->drops[d], __ATOMIC_RELAXED);
 	}
+}
+
+void tunnels_pub_seq(const struct tunnels_pub *p, uint32_t slot, struct seq_summary *out)
+{
+	struct seq_era eras[CONFIG_MAX_WORKERS];
+
+	for (unsigned i = 0; i < p->nreaders; i++) {
+		const struct seq_window *w = &p->rx_seq[(size_t)slot * p->nreaders + i];
+		unsigned tries = 0;
+
+		/* A window being replaced (a resync) is read again, a few times. */
+		while (!stats_seq_read(&w->seq, &eras[i]) && tries++ < 3)
+			;
+		if (tries > 3)
+			eras[i].id = 0;
+	}
+	stats_seq_merge(eras, p->nreaders, out);
 }
 
 static const enum drop_reason tunnel_drops[TUNNEL_DROPS] = {

@@ -2,8 +2,9 @@
  * The tunnel table in force (tunnels.h) as the workers read it: published by the control
  * thread with an atomic pointer swap, a replaced table freed once every worker has passed a
  * quiescent point; the workers read the pointer and mark their passes, with no allocation and
- * no lock. Per-tunnel counters of each worker and the tunnels' sequence numbers live here, by
- * slot: a replace of a tunnel keeps its slot, so its counts and numbers go on.
+ * no lock. Per-tunnel counters of each worker, the tunnels' sequence numbers and the workers'
+ * receive windows of them live here, by slot: a replace of a tunnel keeps its slot, so its
+ * counts and numbers go on.
  */
 #ifndef TUNBED_GW_TUNNELS_PUB_H
 #define TUNBED_GW_TUNNELS_PUB_H
@@ -12,6 +13,7 @@
 
 #include "drop.h"
 #include "gw_limits.h"
+#include "stats.h"
 #include "tunnels.h"
 
 /*
@@ -86,6 +88,9 @@ struct tunnels_pub {
 	unsigned nreaders;
 	struct tunnels_reader readers[CONFIG_MAX_WORKERS];
 	uint32_t *tx_seq; /* TUNNELS_MAX, by slot: RFC 2890 numbers a tunnel, not a worker */
+	struct seq_window *rx_seq; /* TUNNELS_MAX * nreaders, by slot then worker: each one's
+				    * receive window of the tunnel's numbers */
+	size_t rx_seq_size;	   /* its bytes (mapped) */
 	/* The control thread's. */
 	uint64_t gen;
 	unsigned nretired;
@@ -98,7 +103,7 @@ struct tunnels_pub {
 
 /*
  * Sets up p for nreaders workers (1 to CONFIG_MAX_WORKERS): their counters, the sequence
- * numbers, and an empty table published. Returns 0, -EINVAL or -ENOMEM (p then holds
+ * numbers and receive windows, and an empty table published. Returns 0, -EINVAL or -ENOMEM (p then holds
  * nothing). Main thread, before the workers start.
  */
 int tunnels_pub_init(struct tunnels_pub *p, unsigned nreaders);
@@ -146,6 +151,17 @@ const struct tunnels *tunnels_pub_current(const struct tunnels_pub *p);
 
 /* The sum over the workers of slot's counters, read with relaxed loads. Control thread. */
 void tunnels_pub_stats(const struct tunnels_pub *p, uint32_t slot, struct tunnel_stats *sum);
+
+/* The workers' receive windows of tunnel tn, nreaders of them, worker i's at i (stats_seq's
+ * peers). Worker threads (each writes its own), and the control thread (tunnels_pub_seq). */
+static inline struct seq_window *tunnels_seq_windows(struct tunnels_pub *p, const struct tunnel *tn)
+{
+	return &p->rx_seq[(size_t)tn->slot * p->nreaders];
+}
+
+/* The sequence accounting of slot's tunnel from the workers' windows (stats_seq_merge).
+ * Control thread. */
+void tunnels_pub_seq(const struct tunnels_pub *p, uint32_t slot, struct seq_summary *out);
 
 /* The first of n sequence numbers for tunnel tn, taken with one atomic add. Worker threads. */
 static inline uint32_t tunnels_seq_take(struct tunnels_pub *p, const struct tunnel *tn, uint32_t n)

@@ -203,17 +203,21 @@ static void deliver_inner(struct worker *w, const struct decap_result *r, struct
 		stat_add(&e->decap_packets, 1);
 	count_rx(w, r->tn, 1, r->inner_len);
 	/* A number out of the window is counted and judged no further: one spoofed packet
-	 * moves neither the window nor its flow's last number. The window is the worker's,
-	 * one tunnel's numbers: with more tunnels than one it is not kept. */
-	if (r->has_seq && tunnels_count(w->tab) == 1 &&
-	    stats_seq(&w->stats, w->sh->seq_peers, w->sh->nworkers, r->seq) && e) {
-		switch (flow_seq(e, r->seq, w->stats.seq.id)) {
-		case 1:
-			stat_add(&w->stats.ctr[STAT_SEQ_REORDERED], 1);
-			break;
-		case 2:
-			stats_seq_duplicate(&w->stats);
-			break;
+	 * moves neither the window nor its flow's last number. The window is the worker's of
+	 * the packet's tunnel, whose numbers are the tunnel's own. */
+	if (r->has_seq) {
+		struct tunnels_pub *pub = &w->sh->tunnels;
+		struct seq_window *wins = tunnels_seq_windows(pub, r->tn), *win = &wins[w->id];
+
+		if (stats_seq(win, &w->stats, wins, pub->nreaders, r->seq) && e) {
+			switch (flow_seq(e, r->seq, win->seq.id)) {
+			case 1:
+				stat_add(&w->stats.ctr[STAT_SEQ_REORDERED], 1);
+				break;
+			case 2:
+				stats_seq_duplicate(win, &w->stats);
+				break;
+			}
 		}
 	}
 	clamp(w, inner, r->inner_len, &r->ip, csum);
@@ -448,8 +452,6 @@ int worker_init(struct worker *w, unsigned id, int cpu, int tun_fd, const struct
 
 	memset(w, 0, sizeof(*w));
 	w->id = id;
-	/* Before any worker starts: each judges a number outside its window by the others'. */
-	sh->seq_peers[id] = &w->stats;
 	if (sh->nworkers <= id)
 		sh->nworkers = id + 1;
 	w->cpu = cpu;

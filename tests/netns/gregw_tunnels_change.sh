@@ -7,7 +7,8 @@
 # and changes nothing. The steady tunnel loses no byte: its transfer verifies, every byte
 # sent was received, and its counters on gwa and gwb agree exactly. The file's tunnels carry
 # sequence numbers and checksums, the one added has neither: GRE headers of two lengths at
-# once, each tunnel's own.
+# once, each tunnel's own; each tunnel's receive windows take its numbers, from the lowest to
+# the highest.
 #
 #  P-client                P-gwa [gregw --tunnels]              [gregw --tunnels] P-gwb              P-server
 #  198.18.64.i ---lan-a--- 198.18.1.1  198.18.0.1 ==keys== 198.18.0.2  198.18.3.1 ---lan-b--- 198.18.128.i
@@ -115,6 +116,16 @@ expect_eq "the steady tunnel: with sequence numbers and checksums" "$(json_get "
 expect_eq "the steady tunnel's counters: gwa's in are gwb's out, both ways, nothing dropped" \
 	"$(json_get "$a" '(x := d["list"][0])["name"], x["tx_packets"], x["tx_bytes"], x["rx_packets"], x["rx_bytes"], sum(x["drops"].values())')" \
 	"$(json_get "$b" '(x := d["list"][0])["name"], x["rx_packets"], x["rx_bytes"], x["tx_packets"], x["tx_bytes"], sum(x["drops"].values())')"
+# Each tunnel has its receive windows (one a worker): the steady tunnel's numbers, among the
+# other tunnels', are all in them, from the lowest to the highest, none out of a window.
+for g in gwa gwb; do
+	x=$(ctl "$g" "tunnels 0 1")
+	expect_eq "$g: the steady tunnel's receive windows took each of its numbers" \
+		"$(json_get "$x" '((x := d["list"][0])["rx_seq"] is not None, x["rx_seq"]["lost"], x["rx_seq"]["highest"] - x["rx_seq"]["lowest"] + 1 == x["rx_packets"])')" \
+		"(True, 0, True)"
+	expect_eq "$g: no number out of a window" \
+		"$(json_get "$(gw_stats "$g")" '(d["total"]["seq_packets"] > 0, d["total"]["seq_out_of_window"])')" "(True, 0)"
+done
 
 gw_stop gwa
 gw_stop gwb

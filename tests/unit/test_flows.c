@@ -121,10 +121,11 @@ static void test_seq(void)
 	CHECK_INT(e.last_seq, 3);
 }
 
-/* Workers' stats for the sequence tests: n of them, and the peer list stats_seq takes. */
+/* Workers' stats for the sequence tests: n of them, and their windows of one tunnel (the
+ * peers stats_seq takes). */
 struct seq_bed {
 	struct worker_stats w[3];
-	struct worker_stats *peers[3];
+	struct seq_window win[3];
 	unsigned n;
 };
 
@@ -132,15 +133,13 @@ static struct seq_bed *bed_new(unsigned n)
 {
 	struct seq_bed *b = calloc(1, sizeof(*b));
 
-	for (unsigned i = 0; i < n; i++)
-		b->peers[i] = &b->w[i];
 	b->n = n;
 	return b;
 }
 
 static unsigned add(struct seq_bed *b, unsigned worker, uint32_t seq)
 {
-	return stats_seq(&b->w[worker], b->peers, b->n, seq);
+	return stats_seq(&b->win[worker], &b->w[worker], b->win, b->n, seq);
 }
 
 static void summary(const struct seq_bed *b, struct seq_summary *sum)
@@ -148,7 +147,7 @@ static void summary(const struct seq_bed *b, struct seq_summary *sum)
 	struct seq_era eras[3];
 
 	for (unsigned i = 0; i < b->n; i++) {
-		if (!stats_seq_read(&b->w[i].seq, &eras[i]))
+		if (!stats_seq_read(&b->win[i].seq, &eras[i]))
 			eras[i].id = 0;
 	}
 	stats_seq_merge(eras, b->n, sum);
@@ -164,10 +163,10 @@ static void test_seq_extension(void)
 	for (size_t i = 0; i < sizeof(seen) / sizeof(seen[0]); i++)
 		CHECK(add(b, 0, seen[i]));
 	CHECK_U64(b->w[0].ctr[STAT_SEQ_PACKETS], 6);
-	CHECK_INT(b->w[0].seq.first, 0xfffffff0);
-	CHECK_INT(b->w[0].seq.lo, 0);
+	CHECK_INT(b->win[0].seq.first, 0xfffffff0);
+	CHECK_INT(b->win[0].seq.lo, 0);
 	/* 3 is 19 numbers after 0xfffffff0: the span is 20 numbers of which 6 arrived. */
-	CHECK_INT(b->w[0].seq.hi, 19);
+	CHECK_INT(b->win[0].seq.hi, 19);
 	summary(b, &sum);
 	CHECK(sum.any);
 	CHECK_INT(sum.lowest, 0xfffffff0);
@@ -223,12 +222,12 @@ static void test_seq_restart(void)
 	printf("case: a restarted peer\n");
 	for (uint32_t i = 0; i < 100000; i++)
 		add(b, 0, i);
-	CHECK_INT(b->w[0].seq.id, 1);
+	CHECK_INT(b->win[0].seq.id, 1);
 	for (uint32_t i = 0; i < 10; i++)
 		CHECK_INT(add(b, 0, i), i >= SEQ_RESYNC_RUN);
 	CHECK_U64(b->w[0].ctr[STAT_SEQ_OUTSIDE], SEQ_RESYNC_RUN);
 	CHECK_U64(b->w[0].ctr[STAT_SEQ_RESYNCS], 1);
-	CHECK_INT(b->w[0].seq.id, 2);
+	CHECK_INT(b->win[0].seq.id, 2);
 	summary(b, &sum);
 	CHECK_INT(sum.lowest, 0);
 	CHECK_INT(sum.highest, 9);
@@ -248,10 +247,10 @@ static void test_seq_spoofed_run(void)
 		add(b, 0, i);
 	for (uint32_t i = 0; i < SEQ_RESYNC_RUN; i++)
 		CHECK(!add(b, 0, 0x40000000u + i));
-	CHECK_INT(b->w[0].seq.id, 2);
+	CHECK_INT(b->win[0].seq.id, 2);
 	for (uint32_t i = 1000; i < 1010; i++)
 		CHECK_INT(add(b, 0, i), i >= 1000 + SEQ_RESYNC_RUN);
-	CHECK_INT(b->w[0].seq.id, 1);
+	CHECK_INT(b->win[0].seq.id, 1);
 	CHECK_U64(b->w[0].ctr[STAT_SEQ_OUTSIDE], 2 * SEQ_RESYNC_RUN);
 	CHECK_U64(b->w[0].ctr[STAT_SEQ_RESYNCS], 2);
 	summary(b, &sum);
@@ -279,8 +278,8 @@ static void test_seq_workers(void)
 	CHECK(add(b, 1, 200001));
 	CHECK(add(b, 2, 200003)); /* its first number joins the others' era */
 	CHECK_U64(b->w[1].ctr[STAT_SEQ_OUTSIDE], 0);
-	CHECK_INT(b->w[1].seq.id, b->w[0].seq.id);
-	CHECK_INT(b->w[2].seq.id, b->w[0].seq.id);
+	CHECK_INT(b->win[1].seq.id, b->win[0].seq.id);
+	CHECK_INT(b->win[2].seq.id, b->win[0].seq.id);
 	summary(b, &sum);
 	CHECK_INT(sum.lowest, 0);
 	CHECK_INT(sum.highest, 200003);
@@ -293,7 +292,7 @@ static void test_seq_workers(void)
 	CHECK(add(b, 1, 9));
 	CHECK(add(b, 1, 11));
 	CHECK(add(b, 0, 10));
-	CHECK_INT(b->w[1].seq.id, b->w[0].seq.id);
+	CHECK_INT(b->win[1].seq.id, b->win[0].seq.id);
 	CHECK_U64(b->w[1].ctr[STAT_SEQ_OUTSIDE], 0);
 	/* Worker 2, idle since, keeps one number of the old era; the new one has more. */
 	summary(b, &sum);

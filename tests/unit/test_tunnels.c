@@ -443,6 +443,7 @@ static void test_drops(void)
 	CHECK_INT(tunnels_drop_index(DROP_TRUNCATED), -1);
 	CHECK_INT(tunnels_drop_index(DROP_TX_BAD_INNER), -1);
 	CHECK_INT(sizeof(struct tunnel_stats), 128);
+	CHECK_INT(sizeof(struct seq_window), 128); /* docs/gregw.md: a window a worker and slot */
 }
 
 static uint32_t slot_of(const struct tunnels_pub *p, const char *name)
@@ -451,6 +452,21 @@ static uint32_t slot_of(const struct tunnels_pub *p, const char *name)
 	uint32_t i = tunnels_find(t, name);
 
 	return i == TUNNELS_NONE ? TUNNELS_NONE : tunnels_at(t, i)->slot;
+}
+
+/* Whether slot's windows say the numbers lowest to highest with lost never received. */
+static bool seq_span(const struct tunnels_pub *p, uint32_t slot, uint32_t lowest, uint32_t highest,
+		     uint64_t lost)
+{
+	struct seq_summary sq;
+
+	tunnels_pub_seq(p, slot, &sq);
+	if (!sq.any || sq.lowest != lowest || sq.highest != highest || sq.lost != lost) {
+		fprintf(stderr, "  slot %u: any %d, %u to %u, %llu lost\n", slot, sq.any, sq.lowest,
+			sq.highest, (unsigned long long)sq.lost);
+		return false;
+	}
+	return true;
 }
 
 static void test_publication(void)
@@ -486,6 +502,28 @@ static void test_publication(void)
 	tunnels_stat_add(tunnels_stats(&p, 1, tunnels_at(held, tunnels_find(held, "a"))),
 			 TUNNEL_TX_PACKETS, 2);
 	tunnels_leave(&p, 1);
+	/* Receive windows by tunnel: the numbers of a and of b, far apart, interleaved across
+	 * both workers, each in its tunnel's windows: none out of a window, each tunnel's span
+	 * its own. */
+	{
+		static struct worker_stats ws[2];
+		struct seq_window *wa, *wb;
+
+		held = tunnels_enter(&p, 0);
+		wa = tunnels_seq_windows(&p, tunnels_at(held, tunnels_find(held, "a")));
+		wb = tunnels_seq_windows(&p, tunnels_at(held, tunnels_find(held, "b")));
+		for (uint32_t i = 0; i < 100; i++) {
+			unsigned w = i % 2;
+
+			CHECK(stats_seq(&wa[w], &ws[w], wa, 2, 1000 + i));
+			CHECK(stats_seq(&wb[w], &ws[w], wb, 2, 3000000000u + 2 * i));
+		}
+		tunnels_leave(&p, 0);
+		CHECK_U64(ws[0].ctr[STAT_SEQ_OUTSIDE] + ws[1].ctr[STAT_SEQ_OUTSIDE], 0);
+		CHECK_U64(ws[0].ctr[STAT_SEQ_PACKETS] + ws[1].ctr[STAT_SEQ_PACKETS], 200);
+		CHECK(seq_span(&p, slot_a, 1000, 1099, 0));
+		CHECK(seq_span(&p, slot_b, 3000000000u, 3000000198u, 99));
+	}
 	s[0] = spec("a", "2001:2::2", 9, "2001:2:0:4000::/64"); /* all new but the name */
 	CHECK_INT(tunnels_pub_set(&p, s, 2), 0);
 	CHECK_INT(slot_of(&p, "a"), slot_a);
@@ -496,6 +534,7 @@ static void test_publication(void)
 	held = tunnels_enter(&p, 0);
 	CHECK_U64(tunnels_seq_take(&p, tunnels_at(held, tunnels_find(held, "a")), 1), 10);
 	tunnels_leave(&p, 0);
+	CHECK(seq_span(&p, slot_a, 1000, 1099, 0)); /* its window too */
 
 	printf("case: publication: a table in a worker's pass outlives its replacement\n");
 	held = tunnels_enter(&p, 1);
@@ -514,6 +553,12 @@ static void test_publication(void)
 	CHECK_INT(slot_of(&p, "d"), slot_b); /* free again, and counted from zero */
 	tunnels_pub_stats(&p, slot_b, &sum);
 	CHECK_U64(sum.ctr[TUNNEL_RX_PACKETS], 0);
+	{
+		struct seq_summary sq;
+
+		tunnels_pub_seq(&p, slot_b, &sq);
+		CHECK(!sq.any); /* b's windows went with it */
+	}
 
 	printf("case: publication: a worker asleep holds nothing; one in a pass holds up to "
 	       "%d tables\n",
