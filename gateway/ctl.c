@@ -145,6 +145,8 @@ int ctl_listen(struct ctl_server *s, const char *path, const struct privs_user *
 	return 0;
 }
 
+char ctl_later_mark;
+
 static void drop(struct ctl_conn *c)
 {
 	if (c->fd >= 0)
@@ -152,6 +154,7 @@ static void drop(struct ctl_conn *c)
 	free(c->out);
 	c->fd = -1;
 	c->out = NULL;
+	c->later = false;
 	c->in_len = c->out_len = c->out_off = 0;
 }
 
@@ -172,7 +175,11 @@ void ctl_pollfds(const struct ctl_server *s, struct pollfd *pfd, uint64_t now_ns
 		uint64_t left;
 		int ms;
 
-		pfd[1 + i] = (struct pollfd){ .fd = c->fd, .events = c->out ? POLLOUT : POLLIN };
+		/* A connection waiting for its reply is polled for its hang-up alone. */
+		pfd[1 + i] = (struct pollfd){ .fd = c->fd,
+					      .events = c->later ? 0
+							: c->out ? POLLOUT
+								 : POLLIN };
 		if (c->fd < 0)
 			continue;
 		left = c->deadline_ns > now_ns ? c->deadline_ns - now_ns : 0;
@@ -204,7 +211,13 @@ static void answer(struct ctl_conn *c, size_t len, uint64_t now_ns, ctl_reply_fn
 {
 	while (len && c->in[len - 1] == '\r')
 		len--;
-	c->out = fn(arg, c->in, len, &c->out_len);
+	c->out = fn(arg, c->seq, c->in, len, &c->out_len);
+	if (c->out == CTL_LATER) {
+		c->out = NULL;
+		c->later = true;
+		c->deadline_ns = now_ns + (uint64_t)CTL_REPLY_MS * NSEC_PER_MSEC;
+		return;
+	}
 	if (!c->out) {
 		drop(c);
 		return;
@@ -273,7 +286,10 @@ void ctl_handle(struct ctl_server *s, const struct pollfd *pfd, uint64_t now_ns,
 
 		if (c->fd < 0 || pfd[1 + i].fd != c->fd)
 			continue;
-		if (ev & (POLLIN | POLLOUT | POLLHUP | POLLERR)) {
+		if (c->later) {
+			if (ev & (POLLHUP | POLLERR))
+				drop(c); /* gone before its reply: the command still takes effect */
+		} else if (ev & (POLLIN | POLLOUT | POLLHUP | POLLERR)) {
 			if (c->out)
 				flush_out(c);
 			else
@@ -297,6 +313,28 @@ void ctl_handle(struct ctl_server *s, const struct pollfd *pfd, uint64_t now_ns,
 		/* A client usually sends its line with its connect: answer it now. */
 		take_in(c, now_ns, fn, arg);
 	}
+}
+
+void ctl_reply_later(struct ctl_server *s, uint64_t id, char *out, size_t len, uint64_t now_ns)
+{
+	for (unsigned i = 0; i < CTL_CONNS; i++) {
+		struct ctl_conn *c = &s->conns[i];
+
+		if (c->fd < 0 || !c->later || c->seq != id)
+			continue;
+		c->later = false;
+		if (!out) {
+			drop(c);
+			return;
+		}
+		c->out = out;
+		c->out_len = len;
+		c->out_off = 0;
+		c->deadline_ns = now_ns + (uint64_t)CTL_REPLY_MS * NSEC_PER_MSEC;
+		flush_out(c);
+		return;
+	}
+	free(out);
 }
 
 char *ctl_quote(const char *cmd, size_t len, char *buf, size_t size)

@@ -8,6 +8,7 @@
 #define TUNBED_GW_CTL_H
 
 #include <poll.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@ struct ctl_conn {
 	char in[CTL_CMD_MAX];
 	char *out; /* the reply (malloc'd): NULL while the command is read */
 	size_t out_len, out_off;
+	bool later; /* the command is read, its reply comes later (ctl_reply_later) */
 };
 
 struct ctl_server {
@@ -33,10 +35,14 @@ struct ctl_server {
 };
 
 /*
- * The reply to a command line of len bytes (without its newline; it may hold any byte): a
- * malloc'd buffer of *out_len bytes that the server frees, or NULL to close without one.
+ * The reply to a command line of len bytes (without its newline; it may hold any byte) of
+ * connection id: a malloc'd buffer of *out_len bytes that the server frees, NULL to close
+ * without one, or CTL_LATER: the reply comes later, given to ctl_reply_later with id.
  */
-typedef char *ctl_reply_fn(void *arg, const char *cmd, size_t len, size_t *out_len);
+typedef char *ctl_reply_fn(void *arg, uint64_t id, const char *cmd, size_t len, size_t *out_len);
+
+extern char ctl_later_mark;
+#define CTL_LATER (&ctl_later_mark)
 
 /* Pollfds the server needs: the listener and one per connection slot, at fixed places. */
 enum { CTL_POLLFDS = 1 + CTL_CONNS };
@@ -69,6 +75,14 @@ void ctl_pollfds(const struct ctl_server *s, struct pollfd *pfd, uint64_t now_ns
  */
 void ctl_handle(struct ctl_server *s, const struct pollfd *pfd, uint64_t now_ns, ctl_reply_fn *fn,
 		void *arg);
+
+/*
+ * The reply of len bytes (malloc'd; the server frees it) to connection id, whose command's
+ * reply fn said CTL_LATER; sent as far as the socket takes it now, the rest when poll says.
+ * When the connection is gone (closed by its client, or past CTL_REPLY_MS since its
+ * command), the reply is freed. Main thread.
+ */
+void ctl_reply_later(struct ctl_server *s, uint64_t id, char *out, size_t len, uint64_t now_ns);
 
 /*
  * Writes a command line of len bytes into buf as printable ASCII for a message: bytes

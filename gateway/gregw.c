@@ -265,19 +265,22 @@ static char *dump_doc(json_t *doc, size_t *len)
 }
 
 /* The control socket's commands (ctl_reply_fn): stats (also an empty line), flows, and the
- * tunnels' (tunctl.h). The reply to anything else names it, quoted, in a JSON error. */
-static char *ctl_reply(void *arg, const char *cmd, size_t len, size_t *out_len)
+ * tunnels' (tunctl.h), whose changes may answer later (tunctl_retry). The reply to anything
+ * else names it, quoted, in a JSON error. */
+static char *ctl_reply(void *arg, uint64_t id, const char *cmd, size_t len, size_t *out_len)
 {
 	struct gregw *g = arg;
 	char quoted[4 * CTL_CMD_MAX + 1], msg[sizeof(quoted) + 64];
 	json_t *err;
-	bool handled;
+	bool handled, later;
 
 	if (len == 0 || (len == 5 && memcmp(cmd, "stats", 5) == 0))
 		return dump_doc(telemetry_stats(g, false), out_len);
 	if (len == 5 && memcmp(cmd, "flows", 5) == 0)
 		return dump_doc(telemetry_flows(g), out_len);
-	err = tunctl_command(&g->tun, cmd, len, &handled);
+	err = tunctl_command(&g->tun, cmd, len, id, clock_mono_ns(), &handled, &later);
+	if (later)
+		return CTL_LATER;
 	if (handled)
 		return dump_doc(err, out_len);
 	snprintf(msg, sizeof(msg),
@@ -290,6 +293,16 @@ static char *ctl_reply(void *arg, const char *cmd, size_t len, size_t *out_len)
 		err = NULL;
 	}
 	return dump_doc(err, out_len);
+}
+
+/* The reply to a tunnel change kept while the workers held the tables (tunctl_done_fn). */
+static void ctl_done(void *arg, uint64_t id, json_t *reply)
+{
+	struct gregw *g = arg;
+	size_t len = 0;
+	char *out = dump_doc(reply, &len);
+
+	ctl_reply_later(&g->ctl, id, out, len, clock_mono_ns());
 }
 
 /*
@@ -339,13 +352,17 @@ static void main_loop(struct gregw *g)
 	pfd[3] = (struct pollfd){ .fd = nh ? nh->timer_fd : -1, .events = POLLIN };
 	for (;;) {
 		int timeout = -1;
+		/* Replaced tunnel tables wait for the workers' passes: freed on the next pass of
+		 * this loop, which comes soon while any waits; a change kept for them is made then
+		 * (its reply sent), tried at every pass, which comes sooner while one is kept. */
+		bool kept = tunctl_retry(&g->tun, clock_mono_ns(), ctl_done, g) > 0;
 
 		ctl_pollfds(&g->ctl, pfd + FIXED, clock_mono_ns(), &timeout);
-		/* Replaced tunnel tables wait for the workers' passes: freed on the next pass of
-		 * this loop, which comes soon while any waits. */
 		if (tunnels_pub_reclaim(&g->sh.tunnels) &&
 		    (timeout < 0 || timeout > MAIN_RECLAIM_MS))
 			timeout = MAIN_RECLAIM_MS;
+		if (kept && (timeout < 0 || timeout > TUNCTL_RETRY_MS))
+			timeout = TUNCTL_RETRY_MS;
 		if (poll(pfd, FIXED + CTL_POLLFDS, timeout) < 0) {
 			if (errno != EINTR)
 				break;

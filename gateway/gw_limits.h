@@ -113,6 +113,12 @@ enum gw_limits {
 	TUNNELS_RETIRED_MAX = 8, /* tables replaced but not yet freed; a change past them waits
 				  * for the workers' next pass (a pass is well under a millisecond
 				  * with work, and a worker asleep in poll holds no table) */
+	TUNCTL_WAIT_MAX = 64,	 /* changes kept while the workers hold the tables (-EBUSY):
+				  * CTL_CONNS clients' and more, for clients that hung up before
+				  * their reply; one more is refused */
+	TUNCTL_WAIT_MS = 1000,	 /* a change kept this long is refused: a worker's pass is far
+				  * shorter, and the reply must leave within CTL_REPLY_MS */
+	TUNCTL_RETRY_MS = 1,	 /* the control loop's wake-ups while a change is kept */
 	TUNFILE_MAX = 16 << 20,	 /* a tunnel file: TUNNELS_MAX sections of up to ten lines
 				  * (eight IPv6 prefixes a line each) is about 10 MB */
 };

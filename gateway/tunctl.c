@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "clock.h"
 #include "ctl.h"
 #include "gre.h"
 #include "gw_limits.h"
@@ -19,12 +19,6 @@
 #include "log.h"
 #include "parse.h"
 #include "tunfile.h"
-
-enum {
-	TUNCTL_BUSY_TRIES = 100, /* publications tried while old tables wait for a worker's
-				  * pass: 1 ms apart, and a busy worker's pass is far shorter */
-	TUNCTL_BUSY_NS = 1000000,
-};
 
 static int by_name(const void *a, const void *b)
 {
@@ -149,22 +143,6 @@ static unsigned lower_bound(const struct tunctl *t, const char *name)
 	return lo;
 }
 
-/* Publishes specs; while the replaced tables still wait for the workers' next pass (-EBUSY),
- * tries again after it, for a while. */
-static int publish(struct tunctl *t, const struct tunnel_spec *specs, unsigned n)
-{
-	const struct timespec wait = { .tv_nsec = TUNCTL_BUSY_NS };
-
-	for (unsigned i = 0;; i++) {
-		int rc = tunnels_pub_set(t->pub, specs, n);
-
-		if (rc != -EBUSY || i == TUNCTL_BUSY_TRIES)
-			return rc;
-		t->busy_retries++;
-		nanosleep(&wait, NULL);
-	}
-}
-
 /* What only gregw refuses of a tunnel the file's rules allow: what its transports were set
  * up for at start. */
 static json_t *unfit(const struct tunctl *t, const struct tunnel_spec *s)
@@ -213,14 +191,79 @@ static void apply(const struct tunctl *t, enum tunfile_change ch, const struct t
 	}
 }
 
-/* A change of tunnel name (keys: its section's lines, ';' between them; NULL to remove). */
-static json_t *change(struct tunctl *t, enum tunfile_change ch, const char *name, char *keys)
+/* Change ch of s made against the tunnels in force: its reply, or NULL with *busy when the
+ * workers still hold the tables (nothing changed). */
+static json_t *make(struct tunctl *t, enum tunfile_change ch, const struct tunnel_spec *s,
+		    bool *busy)
 {
 	struct tunfile_error err;
-	struct tunnel_spec s = { 0 }, *next;
-	unsigned n2, i;
+	struct tunnel_spec *next;
+	unsigned n2;
 	json_t *o;
 	int rc;
+
+	*busy = false;
+	if (tunfile_check_change(t->specs, t->n, ch, s, &err))
+		return error_reply("%s", err.msg);
+	n2 = ch == TUNFILE_ADD ? t->n + 1 : ch == TUNFILE_REMOVE ? t->n - 1 : t->n;
+	next = malloc((n2 ? n2 : 1) * sizeof(*next));
+	if (!next)
+		return error_reply("out of memory");
+	apply(t, ch, s, lower_bound(t, s->name), next);
+	rc = tunnels_pub_set(t->pub, next, n2);
+	if (rc) {
+		free(next);
+		if (rc == -EBUSY) {
+			t->busy_retries++;
+			*busy = true;
+			return NULL;
+		}
+		return error_reply("tunnel '%s' not changed: %s", s->name, strerror(-rc));
+	}
+	free(t->specs);
+	t->specs = next;
+	t->n = t->cap = n2;
+	t->changes++;
+	o = json_object();
+	if (!o)
+		return NULL;
+	jout_str(o, "changed", change_names[ch]);
+	jout_str(o, "tunnel", s->name);
+	jout_u64(o, "tunnels", t->n);
+	jout_u64(o, "gen", tunnels_gen(tunnels_pub_current(t->pub)));
+	return o;
+}
+
+/* Keeps change ch of s for tunctl_retry; false when TUNCTL_WAIT_MAX wait already. */
+static bool keep(struct tunctl *t, enum tunfile_change ch, const struct tunnel_spec *s, uint64_t id,
+		 uint64_t now_ns)
+{
+	struct tunctl_wait *w;
+
+	if (t->nwait == TUNCTL_WAIT_MAX)
+		return false;
+	w = &t->wait[(t->wait_head + t->nwait++) % TUNCTL_WAIT_MAX];
+	*w = (struct tunctl_wait){ .id = id, .since_ns = now_ns, .ch = ch, .s = *s };
+	return true;
+}
+
+/* The reply to a change kept TUNCTL_WAIT_MS in vain, or that found no room to wait. */
+static json_t *busy_reply(const struct tunnel_spec *s)
+{
+	return error_reply("tunnel '%s' not changed: %s (the workers hold the tables before "
+			   "it: try again)",
+			   s->name, strerror(EBUSY));
+}
+
+/* A change of tunnel name (keys: its section's lines, ';' between them; NULL to remove):
+ * made now, or kept (NULL, *later) behind the changes that wait or for the workers' passes. */
+static json_t *change(struct tunctl *t, enum tunfile_change ch, const char *name, char *keys,
+		      uint64_t id, uint64_t now_ns, bool *later)
+{
+	struct tunfile_error err;
+	struct tunnel_spec s = { 0 };
+	json_t *o;
+	bool busy = false;
 
 	if (!t->from_file)
 		return error_reply("gregw was started with --remote: its one tunnel is fixed "
@@ -242,34 +285,35 @@ static json_t *change(struct tunctl *t, enum tunfile_change ch, const char *name
 	} else if (snprintf(s.name, sizeof(s.name), "%s", name) >= (int)sizeof(s.name)) {
 		return error_reply("no tunnel '%.*s'", TUNNEL_NAME_LEN, name);
 	}
-	if (tunfile_check_change(t->specs, t->n, ch, &s, &err))
-		return error_reply("%s", err.msg);
-	n2 = ch == TUNFILE_ADD ? t->n + 1 : ch == TUNFILE_REMOVE ? t->n - 1 : t->n;
-	next = malloc((n2 ? n2 : 1) * sizeof(*next));
-	if (!next)
-		return error_reply("out of memory");
-	i = lower_bound(t, s.name);
-	apply(t, ch, &s, i, next);
-	rc = publish(t, next, n2);
-	if (rc) {
-		free(next);
-		return error_reply("tunnel '%s' not changed: %s%s", s.name, strerror(-rc),
-				   rc == -EBUSY ? " (the workers hold the tables before it: try "
-						  "again)"
-						: "");
+	/* Changes are made in the order they came: none passes one that waits. */
+	if (!t->nwait) {
+		o = make(t, ch, &s, &busy);
+		if (!busy)
+			return o;
 	}
-	free(t->specs);
-	t->specs = next;
-	t->n = t->cap = n2;
-	t->changes++;
-	o = json_object();
-	if (!o)
-		return NULL;
-	jout_str(o, "changed", change_names[ch]);
-	jout_str(o, "tunnel", s.name);
-	jout_u64(o, "tunnels", t->n);
-	jout_u64(o, "gen", tunnels_gen(tunnels_pub_current(t->pub)));
-	return o;
+	if (!keep(t, ch, &s, id, now_ns))
+		return busy_reply(&s);
+	*later = true;
+	return NULL;
+}
+
+unsigned tunctl_retry(struct tunctl *t, uint64_t now_ns, tunctl_done_fn *done, void *arg)
+{
+	while (t->nwait) {
+		struct tunctl_wait *w = &t->wait[t->wait_head];
+		bool busy;
+		json_t *o = make(t, w->ch, &w->s, &busy);
+
+		if (busy) {
+			if (now_ns - w->since_ns < (uint64_t)TUNCTL_WAIT_MS * NSEC_PER_MSEC)
+				break;
+			o = busy_reply(&w->s);
+		}
+		t->wait_head = (t->wait_head + 1) % TUNCTL_WAIT_MAX;
+		t->nwait--;
+		done(arg, w->id, o);
+	}
+	return t->nwait;
 }
 
 /* The tunnel's received sequence numbers (RFC 2890), from the workers' windows of it: the
@@ -365,7 +409,8 @@ static bool is_word(const char *cmd, size_t len, const char *word, const char **
 	return true;
 }
 
-json_t *tunctl_command(struct tunctl *t, const char *cmd, size_t len, bool *handled)
+json_t *tunctl_command(struct tunctl *t, const char *cmd, size_t len, uint64_t id, uint64_t now_ns,
+		       bool *handled, bool *later)
 {
 	char line[CTL_CMD_MAX + 1], name[TUNNEL_NAME_LEN + 1] = "";
 	const char *rest;
@@ -373,6 +418,7 @@ json_t *tunctl_command(struct tunctl *t, const char *cmd, size_t len, bool *hand
 	int used = 0;
 
 	*handled = true;
+	*later = false;
 	if (len > CTL_CMD_MAX || memchr(cmd, '\0', len)) {
 		*handled = false;
 		return NULL;
@@ -407,9 +453,9 @@ json_t *tunctl_command(struct tunctl *t, const char *cmd, size_t len, bool *hand
 	if (ch == TUNFILE_REMOVE) {
 		if (*rest)
 			return error_reply("remove: unexpected '%s' after the name", rest);
-		return change(t, ch, name, NULL);
+		return change(t, ch, name, NULL, id, now_ns, later);
 	}
-	return change(t, ch, name, line + (rest - line)); /* rest is within line */
+	return change(t, ch, name, line + (rest - line), id, now_ns, later); /* within line */
 }
 
 json_t *tunctl_summary(const struct tunctl *t)

@@ -12,7 +12,16 @@
 #include <stddef.h>
 
 #include "config.h"
+#include "tunfile.h"
 #include "tunnels_pub.h"
+
+/* A change kept while the workers hold the tables, for tunctl_retry. */
+struct tunctl_wait {
+	uint64_t id;	   /* its client's connection (ctl.h), for the reply */
+	uint64_t since_ns; /* CLOCK_MONOTONIC: when it came */
+	enum tunfile_change ch;
+	struct tunnel_spec s; /* the tunnel (for remove, its name alone) */
+};
 
 struct tunctl {
 	struct tunnels_pub *pub;
@@ -24,7 +33,9 @@ struct tunctl {
 	struct netaddr peer;   /* the first (config.h): GRE-in-UDP's only one */
 	bool udp;	       /* their one encapsulation */
 	unsigned changes;      /* changes made through the control socket */
-	unsigned busy_retries; /* publications that waited for the workers' next pass */
+	unsigned busy_retries; /* publications tried while the workers held the tables */
+	struct tunctl_wait wait[TUNCTL_WAIT_MAX]; /* kept changes, a ring, oldest at wait_head */
+	unsigned wait_head, nwait;
 };
 
 /* The default and largest page of the tunnels command. */
@@ -58,10 +69,25 @@ bool tunctl_has_inner6(const struct tunctl *t);
  * their names, with their counters; COUNT default TUNCTL_PAGE, at most TUNCTL_PAGE_MAX),
  * "add NAME KEYS", "replace NAME KEYS" (KEYS: a tunnel section's lines, separated by ';'),
  * "remove NAME". A change that breaks a rule, or that gregw cannot make, answers
- * {"error": MESSAGE} and changes nothing. *handled: whether the line was one of these.
- * Main thread.
+ * {"error": MESSAGE} and changes nothing. A change that must wait for the workers' passes
+ * (the tables they hold: tunnels_pub_set's -EBUSY), or behind a change that waits, is kept:
+ * NULL, *later set, and tunctl_retry makes it and gives its reply under id (the client's
+ * connection). *handled: whether the line was one of these. now_ns: CLOCK_MONOTONIC. Main
+ * thread.
  */
-json_t *tunctl_command(struct tunctl *t, const char *cmd, size_t len, bool *handled);
+json_t *tunctl_command(struct tunctl *t, const char *cmd, size_t len, uint64_t id, uint64_t now_ns,
+		       bool *handled, bool *later);
+
+/* The reply to a kept change: reply (done's to free) for the client's connection id. */
+typedef void tunctl_done_fn(void *arg, uint64_t id, json_t *reply);
+
+/*
+ * Tries the kept changes again in the order they came, as far as the workers' passes allow:
+ * each made, refused (by the rules, against the tunnels it now meets) or kept TUNCTL_WAIT_MS
+ * in vain (refused, "Device or resource busy") is answered through done. Returns how many
+ * still wait: call it again within TUNCTL_RETRY_MS. Main thread.
+ */
+unsigned tunctl_retry(struct tunctl *t, uint64_t now_ns, tunctl_done_fn *done, void *arg);
 
 /* What the stats say of the table, the same size whatever the tunnels: their number, the
  * table's generation, the changes made. NULL if out of memory. Main thread. */

@@ -3,7 +3,8 @@
  * a tunnel's outer headers, and decapsulation by outer source and key with its tunnel's
  * flags and prefixes, in rows; and for the control thread's side (gateway/tunctl.c): the
  * tunnels, add, replace and remove commands, each refusal changing nothing, a replace keeping
- * the tunnel's counters, and a change that waits for a worker's pass.
+ * the tunnel's counters, and changes kept while a worker's pass holds the tables: made in the
+ * order they came once it ends, or refused after TUNCTL_WAIT_MS.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -193,15 +194,19 @@ static const char gwa_file[] =
 	"[tunnel t2]\npeer = 198.18.0.2\nkey = 3\nprefixes = 198.18.128.2/32\n"
 	"[tunnel t3]\npeer = 198.18.0.2\nkey = 4\nprefixes = 198.18.128.3/32, 2001:2:0:8003::/64\n";
 
-/* The reply to line as the control socket gives it: its text, and whether it was the
- * tunnels'. */
+/* The control socket's clock, and the id of its last client. */
+static uint64_t now_ns = 1000000000;
+static uint64_t last_id;
+
+/* The reply to line as the control socket gives it: its text, whether it was the tunnels',
+ * and whether it comes later ("(later)": tunctl_retry gives it under last_id). */
 static const char *ask(struct tunctl *t, const char *line, char *out, size_t size)
 {
-	bool handled;
-	json_t *doc = tunctl_command(t, line, strlen(line), &handled);
+	bool handled, later;
+	json_t *doc = tunctl_command(t, line, strlen(line), ++last_id, now_ns, &handled, &later);
 	char *s;
 
-	snprintf(out, size, "%s", handled ? "" : "(not handled)");
+	snprintf(out, size, "%s", later ? "(later)" : handled ? "" : "(not handled)");
 	if (doc) {
 		s = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
 		snprintf(out, size, "%s", s ? s : "?");
@@ -209,6 +214,41 @@ static const char *ask(struct tunctl *t, const char *line, char *out, size_t siz
 		json_decref(doc);
 	}
 	return out;
+}
+
+/* The replies tunctl_retry gave, in order. */
+struct later_log {
+	unsigned n;
+	uint64_t id[TUNCTL_WAIT_MAX + 1];
+	char reply[TUNCTL_WAIT_MAX + 1][256];
+};
+
+static void later_reply(void *arg, uint64_t id, json_t *reply)
+{
+	struct later_log *l = arg;
+	char *s = reply ? json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+	if (l->n <= TUNCTL_WAIT_MAX) {
+		l->id[l->n] = id;
+		snprintf(l->reply[l->n], sizeof(l->reply[0]), "%s", s ? s : "(none)");
+		l->n++;
+	}
+	free(s);
+	json_decref(reply);
+}
+
+/* Publishes TUNNELS_RETIRED_MAX replaces of tunnel a0 while a worker is in a pass (which then
+ * holds them all): a change after them must wait for the pass to end. */
+static void fill_retired(struct tunctl *t, unsigned key)
+{
+	char line[128], out[512];
+
+	for (unsigned i = 0; i < TUNNELS_RETIRED_MAX; i++) {
+		snprintf(line, sizeof(line),
+			 "replace a0 peer = 198.18.0.2; key = %u; prefixes = 198.18.210.0/24",
+			 key + i);
+		CHECK(strstr(ask(t, line, out, sizeof(out)), "\"changed\"") != NULL);
+	}
 }
 
 struct cmd_row {
@@ -347,25 +387,87 @@ static void test_commands(void)
 	CHECK(strstr(out, "\"next\":1}") != NULL);
 
 	/* A worker in a pass holds the tables published since it began: once TUNNELS_RETIRED_MAX
-	 * wait, a change is tried again for a while, then refused with nothing changed. */
-	(void)tunnels_enter(&pub, 0);
-	for (unsigned i = 0; i < TUNNELS_RETIRED_MAX; i++) {
-		char line[128];
+	 * wait, a change is kept, its reply later, and so are the changes after it, in their
+	 * order; the listing answers at once. Once the pass ends, they are made in that order,
+	 * each checked against the tunnels it then meets. */
+	{
+		static struct later_log log;
+		uint64_t id_z, id_rm, id_z2;
 
-		snprintf(line, sizeof(line),
-			 "replace a0 peer = 198.18.0.2; key = %u; prefixes = "
-			 "198.18.210.0/24",
-			 30 + i);
-		CHECK(strstr(ask(&t, line, out, sizeof(out)), "\"changed\"") != NULL);
+		(void)tunnels_enter(&pub, 0);
+		fill_retired(&t, 30);
+		CHECK_STR(ask(&t, "add z peer = 198.18.0.2; key = 99; prefixes = 198.18.211.0/24",
+			      out, sizeof(out)),
+			  "(later)");
+		id_z = last_id;
+		CHECK_STR(ask(&t, "remove a0", out, sizeof(out)), "(later)");
+		id_rm = last_id;
+		CHECK_STR(ask(&t, "add z2 peer = 198.18.0.2; key = 98; prefixes = 198.18.211.0/24",
+			      out, sizeof(out)),
+			  "(later)");
+		id_z2 = last_id;
+		CHECK(strstr(ask(&t, "add bad/name peer = 198.18.0.2", out, sizeof(out)),
+			     "bad tunnel name") != NULL); /* a bad line is answered at once */
+		CHECK(strstr(ask(&t, "tunnels 0 1", out, sizeof(out)), "\"tunnels\":4") != NULL);
+		CHECK_INT(tunctl_retry(&t, now_ns, later_reply, &log), 3);
+		CHECK_INT(log.n, 0);
+		CHECK_INT(t.n, 4);
+		CHECK(t.busy_retries > 0);
+		tunnels_leave(&pub, 0);
+		CHECK_INT(tunctl_retry(&t, now_ns, later_reply, &log), 0);
+		CHECK_INT(log.n, 3);
+		CHECK(log.id[0] == id_z && log.id[1] == id_rm && log.id[2] == id_z2);
+		CHECK(strncmp(log.reply[0], "{\"changed\":\"add\",\"tunnel\":\"z\",\"tunnels\":5",
+			      40) == 0);
+		CHECK(strncmp(log.reply[1],
+			      "{\"changed\":\"remove\",\"tunnel\":\"a0\",\"tunnels\":4", 45) == 0);
+		CHECK(strstr(log.reply[2], "prefix 198.18.211.0/24 is tunnel 'z''s already") !=
+		      NULL);
+		CHECK_INT(t.n, 4);
+		ask(&t, "add a0 peer = 198.18.0.2; key = 20; prefixes = 198.18.210.0/24", out,
+		    sizeof(out));
+		CHECK(strstr(out, "\"changed\":\"add\"") != NULL); /* made at once again */
+
+		/* Kept TUNCTL_WAIT_MS in vain: refused, nothing changed. */
+		log.n = 0;
+		(void)tunnels_enter(&pub, 0);
+		fill_retired(&t, 40);
+		CHECK_STR(ask(&t, "add w peer = 198.18.0.2; key = 97; prefixes = 198.18.212.0/24",
+			      out, sizeof(out)),
+			  "(later)");
+		CHECK_INT(tunctl_retry(&t, now_ns + (uint64_t)TUNCTL_WAIT_MS * 1000000 - 1,
+				       later_reply, &log),
+			  1);
+		CHECK_INT(tunctl_retry(&t, now_ns + (uint64_t)TUNCTL_WAIT_MS * 1000000, later_reply,
+				       &log),
+			  0);
+		CHECK_INT(log.n, 1);
+		CHECK(strstr(log.reply[0], "tunnel 'w' not changed: Device or resource busy") !=
+		      NULL);
+		CHECK_INT(t.n, 5);
+
+		/* At most TUNCTL_WAIT_MAX wait: one more is refused at once. */
+		log.n = 0;
+		for (unsigned i = 0; i <= TUNCTL_WAIT_MAX; i++) {
+			char line[128];
+
+			snprintf(line, sizeof(line),
+				 "add m%u peer = 198.18.0.2; key = %u; prefixes = 198.18.213.%u/32",
+				 i, 300 + i, i);
+			ask(&t, line, out, sizeof(out));
+			if (i < TUNCTL_WAIT_MAX)
+				CHECK_ROW(strcmp(out, "(later)") == 0, line);
+			else
+				CHECK(strstr(out, "not changed: Device or resource busy") != NULL);
+		}
+		tunnels_leave(&pub, 0);
+		CHECK_INT(tunctl_retry(&t, now_ns, later_reply, &log), 0);
+		CHECK_INT(log.n, TUNCTL_WAIT_MAX);
+		for (unsigned i = 0; i < log.n; i++)
+			CHECK_ROW(strstr(log.reply[i], "\"changed\":\"add\"") != NULL,
+				  log.reply[i]);
+		CHECK_INT(t.n, 5 + TUNCTL_WAIT_MAX);
 	}
-	ask(&t, "add z peer = 198.18.0.2; key = 99; prefixes = 198.18.211.0/24", out, sizeof(out));
-	CHECK(strstr(out, "not changed: Device or resource busy") != NULL);
-	CHECK_INT(t.n, 4);
-	CHECK(t.busy_retries > 0);
-	tunnels_leave(&pub, 0);
-	ask(&t, "add z peer = 198.18.0.2; key = 99; prefixes = 198.18.211.0/24", out, sizeof(out));
-	CHECK(strstr(out, "\"changed\":\"add\"") != NULL);
-	CHECK_INT(t.n, 5);
 	tunctl_fini(&t);
 	tunnels_pub_fini(&pub);
 	config_fini(&c);
