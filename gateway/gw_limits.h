@@ -102,14 +102,8 @@ enum gw_limits {
 				* namespace holds a few, a busy host dozens */
 	ENCAP_OWN_MAX = ALLOW_LOCAL_MAX + 2, /* those and the TUN's own two */
 
-	/* The tunnel table (tunnels.c) and the tunnel file (tunfile.c). */
-	TUNNELS_MAX = 16384,	 /* tunnels at once: issue 34's largest point is 10,000, as
-				  * FD.io CSIT's for WireGuard; 2^14 is what the bed's address
-				  * pools hold (topo/tunnels.sh), and each worker's counters
-				  * take TUNNELS_MAX x 128 bytes, 2 MiB */
-	TUNNEL_PREFIXES_MAX = 8, /* inner prefixes of one tunnel: a site has one or two of each
-				  * family; the table holds TUNNELS_MAX x this at most */
-	TUNNEL_NAME_LEN = 32,	 /* a tunnel's name and its NUL, as a topology's host names */
+	/* The tunnel table (tunnels.c); the tunnel file's limits (TUNNELS_MAX, ...) are
+	 * common/tunfile.h's, which tunbed-wire reads too. */
 	TUNNELS_RETIRED_MAX = 8, /* tables replaced but not yet freed; a change past them waits
 				  * for the workers' next pass (a pass is well under a millisecond
 				  * with work, and a worker asleep in poll holds no table) */
@@ -119,8 +113,6 @@ enum gw_limits {
 	TUNCTL_WAIT_MS = 1000,	 /* a change kept this long is refused: a worker's pass is far
 				  * shorter, and the reply must leave within CTL_REPLY_MS */
 	TUNCTL_RETRY_MS = 1,	 /* the control loop's wake-ups while a change is kept */
-	TUNFILE_MAX = 16 << 20,	 /* a tunnel file: TUNNELS_MAX sections of up to ten lines
-				  * (eight IPv6 prefixes a line each) is about 10 MB */
 };
 
 #endif

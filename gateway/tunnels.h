@@ -15,18 +15,7 @@
 #include "drop.h"
 #include "gw_limits.h"
 #include "netaddr.h"
-
-/* One tunnel as the tunnel file or the control socket gives it. */
-struct tunnel_spec {
-	char name[TUNNEL_NAME_LEN]; /* what the tunnel is: a replace keeps its counters */
-	struct netaddr peer;	    /* outer address of the far end */
-	unsigned gre_flags;	    /* GRE_F_KEY, GRE_F_SEQ, GRE_F_CSUM (gre.h) */
-	uint32_t key;		    /* with GRE_F_KEY */
-	bool udp;		    /* GRE-in-UDP (RFC 8086), else GRE over IP */
-	unsigned nprefixes;
-	struct netprefix prefixes[TUNNEL_PREFIXES_MAX]; /* inner: routed into the tunnel, and
-							 * the sources allowed from its peer */
-};
+#include "tunfile.h" /* struct tunnel_spec, TUNNELS_MAX */
 
 /* One tunnel as the workers read it. */
 struct tunnel {

@@ -22,13 +22,18 @@ int wire_audit_init(struct wire_audit *a, const struct wire_expect *e, int link)
 	wire_seq_init(&a->dir[0].seq);
 	wire_seq_init(&a->dir[1].seq);
 	a->flows = calloc(WIRE_FLOW_SLOTS, sizeof(*a->flows));
-	return a->flows ? 0 : -ENOMEM;
+	if (e->tunnels)
+		a->tunnel_counts =
+			calloc(e->tunnels->n ? e->tunnels->n : 1, sizeof(*a->tunnel_counts));
+	return a->flows && (!e->tunnels || a->tunnel_counts) ? 0 : -ENOMEM;
 }
 
 void wire_audit_fini(struct wire_audit *a)
 {
 	free(a->flows);
+	free(a->tunnel_counts);
 	a->flows = NULL;
+	a->tunnel_counts = NULL;
 }
 
 /* The flow's slot, found by flow_hash (flow.h) and linear probing; a new flow takes the first
@@ -173,7 +178,9 @@ static void account_datagram(struct wire_audit *a, const struct wire_frame *f, b
 	} else {
 		d->gre_frames += n;
 	}
-	if (f->has_gre && (f->gre.flags & GRE_F_SEQ))
+	/* Numbers of several tunnels interleave: a direction's accounting would be noise. */
+	if (f->has_gre && (f->gre.flags & GRE_F_SEQ) &&
+	    (!a->expect.tunnels || a->expect.tunnels->n == 1))
 		seq = wire_seq_add(&d->seq, f->gre.seq);
 	if (f->has_inner)
 		account_inner(a, d, f, seq);
@@ -225,6 +232,14 @@ int wire_audit_frame(struct wire_audit *a, const uint8_t *p, size_t caplen, size
 		snapped |= f.snapped;
 		if (f.dir >= 0)
 			account_datagram(a, &f, gso, ts_ns);
+		if (f.tunnel >= 0) {
+			struct wire_tunnel_count *tc = &a->tunnel_counts[f.tunnel];
+
+			tc->frames[f.dir] += packets_of(&f);
+			tc->violation_frames += f.violations != 0;
+		} else if (a->expect.tunnels && f.dir >= 0 && f.has_gre) {
+			a->no_tunnel_frames += packets_of(&f);
+		}
 		if (!f.next || wire_decode_next(&a->expect, p, caplen, len, &f, &f) < 0)
 			break;
 	}

@@ -63,6 +63,12 @@ struct wire_flow {
 	uint64_t frames, bytes;
 };
 
+/* --tunnels: one tunnel's frames (a superpacket as its segments, as in struct wire_dir). */
+struct wire_tunnel_count {
+	uint64_t frames[2];	   /* by direction: 0 from local to the tunnel's peer */
+	uint64_t violation_frames; /* of those, frames with at least one violation */
+};
+
 struct wire_audit {
 	struct wire_expect expect;
 	bool learn_peers; /* the ends were not given: the first tunnel frame names them */
@@ -79,11 +85,18 @@ struct wire_audit {
 	struct wire_flow *flows; /* WIRE_FLOW_SLOTS entries */
 	size_t nflows;
 	uint64_t untracked_frames; /* inner packets of flows that found no slot */
+	/* --tunnels (expect.tunnels): each tunnel's frames, in the file's order, and those
+	 * between local and a peer that matched no tunnel of it (no_key, bad_key). */
+	struct wire_tunnel_count *tunnel_counts;
+	uint64_t no_tunnel_frames;
 };
 
 /*
  * Prepares a for frames of link type link, checked against e; without e->has_peers the
- * first tunnel frame's addresses become local and remote. Returns 0 or -ENOMEM.
+ * first tunnel frame's addresses become local and remote. With e->tunnels (which must
+ * outlive a), each tunnel's frames are counted, and a direction's sequence numbers are
+ * accounted (struct wire_dir's seq) only when there is one tunnel: each tunnel numbers its own.
+ * Returns 0 or -ENOMEM.
  */
 int wire_audit_init(struct wire_audit *a, const struct wire_expect *e, int link);
 void wire_audit_fini(struct wire_audit *a);

@@ -300,6 +300,16 @@ static void peer_check(const struct wire_expect *e, struct wire_frame *f)
 	/* A header too broken to trust its length leaves the addresses unread: nothing to judge. */
 	if (!e->has_peers || !f->src.family)
 		return;
+	if (e->tunnels) {
+		if (netaddr_equal(&f->src, &e->local) && wire_tunnels_has_peer(e->tunnels, &f->dst))
+			f->dir = 0;
+		else if (netaddr_equal(&f->dst, &e->local) &&
+			 wire_tunnels_has_peer(e->tunnels, &f->src))
+			f->dir = 1;
+		else
+			f->violations |= 1u << WIRE_V_BAD_PEER;
+		return;
+	}
 	if (netaddr_equal(&f->src, &e->local) && netaddr_equal(&f->dst, &e->remote))
 		f->dir = 0;
 	else if (netaddr_equal(&f->src, &e->remote) && netaddr_equal(&f->dst, &e->local))
@@ -440,6 +450,30 @@ static void want_check(enum wire_want w, bool present, enum wire_violation absen
 		f->violations |= 1u << unexpected;
 }
 
+/*
+ * --tunnels: the frame's tunnel, by its far end (dir says which address that is) and its key,
+ * and what that tunnel carries: its key (found or not), sequence numbers and checksums.
+ */
+static void tunnel_check(const struct wire_tunnels *w, struct wire_frame *f)
+{
+	bool has_key = f->gre.flags & GRE_F_KEY, keyed;
+	const struct wire_tunnel *t;
+
+	if (f->dir < 0)
+		return; /* bad_peer already: no tunnel to hold it to */
+	f->tunnel =
+		wire_tunnels_find(w, f->dir == 0 ? &f->dst : &f->src, has_key, f->gre.key, &keyed);
+	if (f->tunnel < 0) {
+		f->violations |= 1u << (!has_key && keyed ? WIRE_V_NO_KEY : WIRE_V_BAD_KEY);
+		return;
+	}
+	t = &w->t[f->tunnel];
+	want_check(t->gre_flags & GRE_F_SEQ ? WIRE_WANT_YES : WIRE_WANT_NO,
+		   f->gre.flags & GRE_F_SEQ, WIRE_V_NO_SEQ, WIRE_V_UNEXPECTED_SEQ, f);
+	want_check(t->gre_flags & GRE_F_CSUM ? WIRE_WANT_YES : WIRE_WANT_NO,
+		   f->gre.flags & GRE_F_CSUM, WIRE_V_NO_CSUM, WIRE_V_UNEXPECTED_CSUM, f);
+}
+
 /* The inner packet's total length by its header, if it can be read and fits in in; else 0. */
 static size_t inner_tot(const struct span *in, uint16_t proto)
 {
@@ -512,11 +546,18 @@ static size_t gre_decode(const struct wire_expect *e, const struct span *g, bool
 		return glen;
 	}
 	f->has_gre = true;
-	want_check(e->key, f->gre.flags & GRE_F_KEY, WIRE_V_NO_KEY, WIRE_V_BAD_KEY, f);
-	if (e->key == WIRE_WANT_YES && (f->gre.flags & GRE_F_KEY) && f->gre.key != e->key_value)
-		f->violations |= 1u << WIRE_V_BAD_KEY;
-	want_check(e->seq, f->gre.flags & GRE_F_SEQ, WIRE_V_NO_SEQ, WIRE_V_UNEXPECTED_SEQ, f);
-	want_check(e->csum, f->gre.flags & GRE_F_CSUM, WIRE_V_NO_CSUM, WIRE_V_UNEXPECTED_CSUM, f);
+	if (e->tunnels) {
+		tunnel_check(e->tunnels, f);
+	} else {
+		want_check(e->key, f->gre.flags & GRE_F_KEY, WIRE_V_NO_KEY, WIRE_V_BAD_KEY, f);
+		if (e->key == WIRE_WANT_YES && (f->gre.flags & GRE_F_KEY) &&
+		    f->gre.key != e->key_value)
+			f->violations |= 1u << WIRE_V_BAD_KEY;
+		want_check(e->seq, f->gre.flags & GRE_F_SEQ, WIRE_V_NO_SEQ, WIRE_V_UNEXPECTED_SEQ,
+			   f);
+		want_check(e->csum, f->gre.flags & GRE_F_CSUM, WIRE_V_NO_CSUM,
+			   WIRE_V_UNEXPECTED_CSUM, f);
+	}
 	if (gso)
 		glen = gso_len(g, (size_t)hl, f);
 	/* A GSO segment's checksum covers that segment only, as the sender computed it. */
@@ -708,6 +749,7 @@ int wire_decode(const struct wire_expect *e, int link, const uint8_t *p, size_t 
 
 	memset(out, 0, sizeof(*out));
 	out->dir = -1;
+	out->tunnel = -1;
 	out->frame_len = (unsigned)len;
 	rc = frame_decode(e, link, &s, out);
 	/*
@@ -733,6 +775,7 @@ int wire_decode_next(const struct wire_expect *e, const uint8_t *p, size_t caple
 	memset(&f, 0, sizeof(f));
 	f.encap = prev->encap;
 	f.dir = prev->dir;
+	f.tunnel = -1;
 	f.src = prev->src;
 	f.dst = prev->dst;
 	f.has_outer_ds = prev->has_outer_ds;

@@ -15,6 +15,7 @@
 #include "gre.h"
 #include "wire_limits.h"
 #include "netaddr.h"
+#include "wire_tunnels.h"
 
 /* Link types the decoder reads: the libpcap DLT_ values, kept here so it needs no pcap.h. */
 enum wire_link {
@@ -32,11 +33,14 @@ enum wire_violation {
 	WIRE_V_TRUNCATED,	/* ends before a header or packet it announces */
 	WIRE_V_BAD_OUTER,	/* outer IP header malformed or its IPv4 checksum wrong */
 	WIRE_V_FRAGMENT,	/* outer IPv4 MF or offset, or an IPv6 fragment header */
-	WIRE_V_BAD_PEER,	/* outer addresses are not the tunnel's two ends */
+	WIRE_V_BAD_PEER,	/* outer addresses are not the tunnel's two ends (--tunnels: local
+				 * and a tunnel's peer) */
 	WIRE_V_BAD_UDP,		/* GRE-in-UDP: UDP length or checksum wrong */
 	WIRE_V_BAD_GRE,		/* GRE version not 0 or a reserved bit set */
-	WIRE_V_NO_KEY,		/* a key is expected and absent */
-	WIRE_V_BAD_KEY,		/* a key is present and not the expected one, or none is expected */
+	WIRE_V_NO_KEY,		/* a key is expected and absent (--tunnels: the peer's tunnels all
+				 * have one) */
+	WIRE_V_BAD_KEY,		/* a key is present and not the expected one, or none is expected
+				 * (--tunnels: no tunnel of the peer has it) */
 	WIRE_V_NO_SEQ,		/* sequence numbers are expected and this frame has none */
 	WIRE_V_UNEXPECTED_SEQ,	/* sequence numbers are not expected and this frame has one */
 	WIRE_V_NO_CSUM,		/* checksums are expected and this frame has none */
@@ -81,6 +85,10 @@ struct wire_expect {
 	enum wire_field dscp, ttl;
 	uint8_t dscp_value; /* with dscp == WIRE_FIELD_FIXED: 0 to 63 */
 	uint8_t ttl_value;  /* with ttl == WIRE_FIELD_FIXED: 1 to 255 */
+	/* --tunnels: the frames run between local and the tunnels' peers (remote unused), each
+	 * checked against its tunnel (its peer and key: key, seq and csum are the tunnel's);
+	 * NULL: the one tunnel of local, remote and key, seq, csum. */
+	const struct wire_tunnels *tunnels;
 };
 
 enum wire_encap {
@@ -105,6 +113,8 @@ struct wire_frame {
 	unsigned frame_len;	 /* on the link, link header included; of this datagram alone */
 	unsigned outer_len;	 /* outer IP packet, header included; of this datagram alone */
 	struct netaddr src, dst; /* family 0: the outer addresses were not read */
+	int tunnel;		 /* with e->tunnels: the index of its tunnel, or -1 (bad_peer,
+				  * no_key, bad_key, or its GRE header not read) */
 	bool has_sport;		 /* GRE-in-UDP with its UDP header read (not a later fragment) */
 	uint16_t udp_sport;	 /* the outer source port: the flow entropy */
 	bool udp_csum_offloaded; /* the UDP checksum is the pseudo-header sum: left to offload */

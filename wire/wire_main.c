@@ -22,8 +22,10 @@ int main(int argc, char **argv)
 
 	log_init(argv[0], LOG_LEVEL_WARN);
 	rc = wire_options_parse(&o, argc, argv);
-	if (rc)
+	if (rc) {
+		wire_options_fini(&o);
 		return rc > 0 ? 0 : 2;
+	}
 	log_init(argv[0], o.verbose);
 	/* SIGINT and SIGTERM end the capture, not the process: the report still comes out. */
 	o.cap.stop_fd = sigfd_open(SIGFD_NONBLOCK);
@@ -69,6 +71,7 @@ int main(int argc, char **argv)
 	json_decref(doc);
 	wire_capture_close(cap);
 	wire_audit_fini(&a);
+	wire_options_fini(&o);
 	close(o.cap.stop_fd);
 	return status;
 }

@@ -45,6 +45,7 @@ enum {
 	O_READY_FILE,
 	O_USER,
 	O_ANY_ADDRESS,
+	O_TUNNELS,
 };
 
 static const struct option opts[] = {
@@ -74,6 +75,7 @@ static const struct option opts[] = {
 	{ "ready-file", required_argument, NULL, O_READY_FILE },
 	{ "user", required_argument, NULL, O_USER },
 	{ "any-address", no_argument, NULL, O_ANY_ADDRESS },
+	{ "tunnels", required_argument, NULL, O_TUNNELS },
 	OPT_COMMON,
 };
 
@@ -105,6 +107,11 @@ static void usage(void)
 	       "                       198.18.0.0/15 or 2001:2::/48 unless --any-address\n"
 	       "  --any-address        allow --local and --remote outside those ranges: the\n"
 	       "                       tunnel runs on a real network, chosen on purpose\n"
+	       "  --tunnels FILE       many tunnels: a gateway's tunnel file (gregw's\n"
+	       "                       --tunnels, docs/gregw.md); each frame runs between\n"
+	       "                       --local and a tunnel's peer, and carries that tunnel's\n"
+	       "                       key, sequence numbers and checksums; instead of\n"
+	       "                       --remote, --key, --seq and --csum\n"
 	       "  --key N | --no-key   every frame carries key N | carries no key\n"
 	       "  --seq | --no-seq     every frame has a sequence number | has none\n"
 	       "  --csum | --no-csum   every frame has a GRE checksum | has none\n"
@@ -264,8 +271,58 @@ static int apply(void *ctx, int id, const char *name, const char *v)
 	case O_ANY_ADDRESS:
 		o->any_address = true;
 		return 0;
+	case O_TUNNELS:
+		o->tunnels_path = v;
+		return 0;
 	}
 	return -EINVAL;
+}
+
+/*
+ * --tunnels: the file read with gregw's rules (tunfile.h; a refusal is FILE:LINE: MESSAGE),
+ * instead of the one tunnel's options, beside --local, whose family the peers share.
+ */
+static int load_tunnels(struct wire_options *o, const bool *given)
+{
+	static const int one_tunnel[] = { O_REMOTE, O_KEY,  O_NO_KEY, O_SEQ,
+					  O_NO_SEQ, O_CSUM, O_NO_CSUM };
+	struct tunfile_error err;
+	char line[512], a[NETADDR_STRLEN], b[NETADDR_STRLEN];
+
+	for (size_t i = 0; i < sizeof(one_tunnel) / sizeof(one_tunnel[0]); i++) {
+		if (given[one_tunnel[i] - O_NETNS]) {
+			log_warnx("--%s and --tunnels: each tunnel of %s has its own",
+				  opts[one_tunnel[i] - O_NETNS].name, o->tunnels_path);
+			return -EINVAL;
+		}
+	}
+	if (!given[O_LOCAL - O_NETNS]) {
+		log_warnx("--tunnels needs --local: this end of the tunnels");
+		return -EINVAL;
+	}
+	if (opt_bench_addr("--local", o->local_arg, &o->expect.local, o->any_address))
+		return -EINVAL;
+	if (tunfile_load(o->tunnels_path, o->any_address, &o->tf, &err)) {
+		log_warnx("%s", tunfile_error_line(o->tunnels_path, &err, line, sizeof(line)));
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < o->tf.n; i++) {
+		const struct tunnel_spec *t = &o->tf.specs[i];
+
+		if (t->peer.family != o->expect.local.family) {
+			log_warnx("%s:%d: tunnel '%s': peer %s is not of --local %s's family",
+				  o->tunnels_path, o->tf.lines[i].peer, t->name,
+				  netaddr_format(&t->peer, a), netaddr_format(&o->expect.local, b));
+			return -EINVAL;
+		}
+	}
+	if (wire_tunnels_init(&o->tunnels, o->tf.specs, o->tf.n)) {
+		log_warnx("out of memory");
+		return -EINVAL;
+	}
+	o->expect.tunnels = &o->tunnels;
+	o->expect.has_peers = true;
+	return 0;
 }
 
 /* Options that do not make sense together, and the tunnel's ends against the ranges. */
@@ -289,6 +346,8 @@ static int check(struct wire_options *o, const bool *given)
 			}
 		}
 	}
+	if (o->tunnels_path)
+		return load_tunnels(o, given);
 	if (given[O_LOCAL - O_NETNS] != given[O_REMOTE - O_NETNS]) {
 		log_warnx("--local and --remote go together");
 		return -EINVAL;
@@ -317,7 +376,7 @@ static int check(struct wire_options *o, const bool *given)
 
 int wire_options_parse(struct wire_options *o, int argc, char **argv)
 {
-	bool given[O_ANY_ADDRESS - O_NETNS + 1] = { false };
+	bool given[O_TUNNELS - O_NETNS + 1] = { false };
 	struct opt_cli cli = { .prog = "tunbed-wire",
 			       .version = TUNBED_VERSION,
 			       .opts = opts,
@@ -345,4 +404,11 @@ int wire_options_parse(struct wire_options *o, int argc, char **argv)
 		return -EINVAL;
 	}
 	return check(o, given);
+}
+
+void wire_options_fini(struct wire_options *o)
+{
+	wire_tunnels_fini(&o->tunnels);
+	tunfile_free(&o->tf);
+	o->expect.tunnels = NULL;
 }

@@ -9,7 +9,9 @@
 #include "wire_limits.h"
 #include "privs.h"
 #include "wire_capture.h"
+#include "tunfile.h"
 #include "wire_decode.h"
+#include "wire_tunnels.h"
 
 enum {
 	WIRE_EXIT_VIOLATIONS = 3, /* --check and a frame broke an expectation */
@@ -24,14 +26,19 @@ struct wire_options {
 	bool any_address;		    /* --any-address: the ends may lie outside the ranges */
 	struct privs_user user;		    /* --user: who reads frames once the capture is open */
 	const char *local_arg, *remote_arg; /* --local, --remote as given, for the range check */
+	const char *tunnels_path;	    /* --tunnels */
+	struct tunfile tf;		    /* ... its tunnels, read at start */
+	struct wire_tunnels tunnels;	    /* ... as the audit looks them up (expect.tunnels) */
 	int verbose;
 };
 
 /*
- * Parses argv into o. Returns 0, 1 if --help or --version was printed, or -EINVAL after
- * logging one line about the bad option (also --local or --remote outside the benchmarking
- * ranges without --any-address).
+ * Parses argv into o, and reads --tunnels' file. Returns 0, 1 if --help or --version was
+ * printed, or -EINVAL after logging one line about the bad option (also --local or --remote
+ * outside the benchmarking ranges without --any-address, and a tunnel file's refusal,
+ * FILE:LINE: MESSAGE). o is then freed by wire_options_fini.
  */
 int wire_options_parse(struct wire_options *o, int argc, char **argv);
+void wire_options_fini(struct wire_options *o);
 
 #endif

@@ -48,7 +48,10 @@ static json_t *expect_json(const struct wire_audit *a)
 	json_t *o = json_object();
 
 	jout_set(o, "local", addr_json(&e->local, e->has_peers));
-	jout_set(o, "remote", addr_json(&e->remote, e->has_peers));
+	/* --tunnels: the remote ends are the tunnels' peers (the report's "tunnels"). */
+	jout_set(o, "remote", addr_json(&e->remote, e->has_peers && !e->tunnels));
+	if (e->tunnels)
+		jout_u64(o, "tunnels", e->tunnels->n);
 	jout_bool(o, "peers_learned", a->learn_peers && e->has_peers);
 	if (e->key == WIRE_WANT_YES)
 		jout_u64(o, "key", e->key_value);
@@ -311,6 +314,36 @@ static json_t *source_json(const struct wire_source *src)
 	return o;
 }
 
+/* --tunnels: each tunnel's frames, in the file's order, and the frames of none. */
+static json_t *tunnels_json(const struct wire_audit *a)
+{
+	const struct wire_tunnels *w = a->expect.tunnels;
+	json_t *o = json_object(), *list = json_array();
+	uint64_t both = 0, bad = 0;
+
+	for (unsigned i = 0; i < w->n; i++) {
+		const struct wire_tunnel_count *c = &a->tunnel_counts[i];
+		json_t *t = json_object(), *frames = json_array();
+		char buf[NETADDR_STRLEN];
+
+		jout_str(t, "name", w->t[i].name);
+		jout_str(t, "peer", netaddr_format(&w->t[i].peer, buf));
+		jout_append(frames, json_integer((json_int_t)c->frames[0]));
+		jout_append(frames, json_integer((json_int_t)c->frames[1]));
+		jout_set(t, "frames", frames);
+		jout_u64(t, "violation_frames", c->violation_frames);
+		jout_append(list, t);
+		both += c->frames[0] && c->frames[1];
+		bad += c->violation_frames != 0;
+	}
+	jout_u64(o, "count", w->n);
+	jout_u64(o, "both_ways", both);
+	jout_u64(o, "with_violations", bad);
+	jout_u64(o, "no_tunnel_frames", a->no_tunnel_frames);
+	jout_set(o, "list", list);
+	return o;
+}
+
 json_t *wire_report_json(const struct wire_audit *a, const struct wire_source *src, unsigned top)
 {
 	json_t *doc = json_object(), *dirs = json_array();
@@ -337,6 +370,7 @@ json_t *wire_report_json(const struct wire_audit *a, const struct wire_source *s
 	jout_append(dirs, dir_json(a, 1));
 	jout_set(doc, "directions", dirs);
 	jout_set(doc, "flows", flows_json(a, top));
+	jout_set(doc, "tunnels", a->expect.tunnels ? tunnels_json(a) : json_null());
 	return doc;
 }
 
@@ -409,7 +443,10 @@ static void head_text(FILE *f, const json_t *doc)
 		fprintf(f, "; the capture dropped %llu",
 			(unsigned long long)u(src, "capture_dropped"));
 	fprintf(f, "\n");
-	if (json_is_null(json_object_get(e, "local"))) {
+	if (json_is_integer(json_object_get(e, "tunnels"))) {
+		fprintf(f, "tunnels %s <-> %llu tunnels' peers", s(e, "local"),
+			(unsigned long long)u(e, "tunnels"));
+	} else if (json_is_null(json_object_get(e, "local"))) {
 		fprintf(f, "tunnel: no GRE seen");
 	} else {
 		fprintf(f, "tunnel %s <-> %s%s", s(e, "local"), s(e, "remote"),
@@ -590,6 +627,16 @@ void wire_report_text(FILE *f, const json_t *doc)
 
 	head_text(f, doc);
 	violations_text(f, doc);
+	if (json_is_object(json_object_get(doc, "tunnels"))) {
+		const json_t *t = json_object_get(doc, "tunnels");
+
+		fprintf(f,
+			"tunnels: %llu, %llu with frames both ways, %llu with violations; %llu "
+			"frames of no tunnel\n",
+			(unsigned long long)u(t, "count"), (unsigned long long)u(t, "both_ways"),
+			(unsigned long long)u(t, "with_violations"),
+			(unsigned long long)u(t, "no_tunnel_frames"));
+	}
 	json_array_foreach(json_object_get(doc, "directions"), i, d) if (u(d, "frames"))
 		dir_text(f, d);
 	flows_text(f, doc);

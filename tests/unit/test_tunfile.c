@@ -17,6 +17,7 @@
 #include "gre.h"
 #include "parse.h"
 #include "tunfile.h"
+#include "tunnels.h"
 
 static int parse(const char *text, bool any, struct tunfile *f, struct tunfile_error *err)
 {

@@ -5,7 +5,7 @@
  * offload, GSO super-frames of GRE-in-UDP split into their datagrams, a TCP superpacket in
  * one GRE packet counted as the segments a NIC would cut to fit the link, and the outer
  * header's ECN, DSCP and TTL against the inner packet's (RFC 6040, RFC 2983), each violation
- * kind.
+ * kind; and with --tunnels, each frame against its tunnel by peer and key, in rows.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "check.h"
 #include "gre.h"
 #include "pkt.h"
+#include "tunfile.h"
 #include "wire_decode.h"
 
 /* Link headers (not IP): their lengths and where each keeps the EtherType. */
@@ -817,6 +818,105 @@ static void test_tcp_superpacket(void)
 	CHECK_INT(f.segs, 0);
 }
 
+/* An outer IPv4 GRE packet from src to dst with flags and key, the inner packet after it. */
+static size_t gre_between(uint8_t *ip, const char *src, const char *dst, unsigned flags,
+			  uint32_t key)
+{
+	struct gre_info gi = { .flags = flags, .proto = GRE_PROTO_IPV4, .key = key, .seq = 9 };
+	size_t n;
+	int hl;
+
+	memset(ip, 0, IPV4_HLEN);
+	ip[0] = 0x45;
+	ip[IPV4_TTL_OFF] = 64;
+	ip[IPV4_PROTO_OFF] = IPPROTO_GRE_NUM;
+	store_be16(ip + IPV4_FRAG_OFF, IPV4_DF);
+	inet_pton(AF_INET, src, ip + IPV4_SRC_OFF);
+	inet_pton(AF_INET, dst, ip + IPV4_DST_OFF);
+	hl = gre_build(ip + IPV4_HLEN, GRE_HLEN_MAX, &gi);
+	n = IPV4_HLEN + (size_t)hl;
+	n += pkt_build(&inner, ip + n);
+	if (flags & GRE_F_CSUM)
+		gre_csum_fill(ip + IPV4_HLEN, n - IPV4_HLEN);
+	store_be16(ip + IPV4_TOT_LEN_OFF, (uint16_t)n);
+	store_be16(ip + IPV4_CSUM_OFF, inet_csum(ip, IPV4_HLEN));
+	return n;
+}
+
+/* --tunnels: gwa's tunnels, as gregw's tunnel file has them. */
+static const char wire_tunnel_file[] =
+	"[tunnel a]\npeer = 198.18.0.2\nkey = 1\nseq = yes\nprefixes = 198.18.128.0/32\n"
+	"[tunnel b]\npeer = 198.18.0.2\nkey = 2\nprefixes = 198.18.128.1/32\n"
+	"[tunnel c]\npeer = 198.18.0.3\ncsum = yes\nprefixes = 198.18.128.2/32\n"
+	"[tunnel d]\npeer = 198.18.0.4\nkey = 1\nprefixes = 198.18.128.3/32\n";
+
+struct tunnel_row {
+	const char *name;
+	const char *src, *dst;
+	unsigned flags;
+	uint32_t key;
+	unsigned want;	 /* violations */
+	int tunnel, dir; /* the frame's tunnel (index in the file), -1: none */
+};
+
+static const struct tunnel_row tunnel_rows[] = {
+	{ "a's frame", "198.18.0.1", "198.18.0.2", GRE_F_KEY | GRE_F_SEQ, 1, 0, 0, 0 },
+	{ "a's frame back", "198.18.0.2", "198.18.0.1", GRE_F_KEY | GRE_F_SEQ, 1, 0, 0, 1 },
+	{ "a's frame without its numbers", "198.18.0.1", "198.18.0.2", GRE_F_KEY, 1,
+	  1u << WIRE_V_NO_SEQ, 0, 0 },
+	{ "b's frame with numbers b has not", "198.18.0.2", "198.18.0.1", GRE_F_KEY | GRE_F_SEQ, 2,
+	  1u << WIRE_V_UNEXPECTED_SEQ, 1, 1 },
+	{ "a key none of the peer's tunnels has", "198.18.0.1", "198.18.0.2", GRE_F_KEY, 3,
+	  1u << WIRE_V_BAD_KEY, -1, 0 },
+	{ "a key below the peer's tunnels' keys", "198.18.0.2", "198.18.0.1", GRE_F_KEY, 0,
+	  1u << WIRE_V_BAD_KEY, -1, 1 },
+	{ "no key to a peer whose tunnels all have one", "198.18.0.1", "198.18.0.2", 0, 0,
+	  1u << WIRE_V_NO_KEY, -1, 0 },
+	{ "c's keyless frame with its checksum", "198.18.0.3", "198.18.0.1", GRE_F_CSUM, 0, 0, 2,
+	  1 },
+	{ "c's peer with a key", "198.18.0.1", "198.18.0.3", GRE_F_KEY | GRE_F_CSUM, 5,
+	  1u << WIRE_V_BAD_KEY, -1, 0 },
+	{ "c's frame without its checksum", "198.18.0.1", "198.18.0.3", 0, 0, 1u << WIRE_V_NO_CSUM,
+	  2, 0 },
+	{ "d: a's key from another peer", "198.18.0.4", "198.18.0.1", GRE_F_KEY, 1, 0, 3, 1 },
+	{ "a peer no tunnel has", "198.18.0.1", "198.18.0.9", GRE_F_KEY, 1, 1u << WIRE_V_BAD_PEER,
+	  -1, -1 },
+	{ "between two peers, local neither", "198.18.0.2", "198.18.0.3", GRE_F_KEY, 1,
+	  1u << WIRE_V_BAD_PEER, -1, -1 },
+};
+
+static void test_tunnels(void)
+{
+	struct tunfile tf;
+	struct tunfile_error err;
+	struct wire_tunnels w;
+	struct wire_expect e;
+
+	printf("case: --tunnels: each frame against its tunnel, by peer and key\n");
+	CHECK_INT(tunfile_parse(wire_tunnel_file, sizeof(wire_tunnel_file) - 1, false, &tf, &err),
+		  0);
+	CHECK_INT(wire_tunnels_init(&w, tf.specs, tf.n), 0);
+	wire_expect_init(&e);
+	e.has_peers = true;
+	netaddr_parse("198.18.0.1", &e.local);
+	e.tunnels = &w;
+	for (size_t i = 0; i < sizeof(tunnel_rows) / sizeof(tunnel_rows[0]); i++) {
+		const struct tunnel_row *r = &tunnel_rows[i];
+		struct wire_frame f;
+		uint8_t buf[512];
+		size_t n = gre_between(buf, r->src, r->dst, r->flags, r->key);
+
+		CHECK_INT(wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f), 0);
+		CHECK_ROW(f.violations == r->want && f.tunnel == r->tunnel && f.dir == r->dir,
+			  r->name);
+		if (f.violations != r->want || f.tunnel != r->tunnel || f.dir != r->dir)
+			fprintf(stderr, "  got violations %#x, tunnel %d, dir %d\n", f.violations,
+				f.tunnel, f.dir);
+	}
+	wire_tunnels_fini(&w);
+	tunfile_free(&tf);
+}
+
 int main(void)
 {
 	test_links();
@@ -828,5 +928,6 @@ int main(void)
 	test_gso_trailing();
 	test_tos();
 	test_tcp_superpacket();
+	test_tunnels();
 	return check_done("test_wire_decode");
 }

@@ -1,17 +1,43 @@
 /*
  * gregw's tunnel file (docs/gregw.md, "Many tunnels"): INI read with libinih, one
  * `[tunnel NAME]` section a tunnel with its peer, key, inner prefixes and options; and the
- * rules a set of tunnels keeps, the same for the file and for a change through the control
- * socket. Pure but for tunfile_load: no logging; every refusal is one line in a tunfile_error.
+ * rules a set of tunnels keeps, the same for the file and for a change through gregw's control
+ * socket. gregw reads it, and tunbed-wire to audit each tunnel's frames. Pure but for
+ * tunfile_load: no logging; every refusal is one line in a tunfile_error.
  */
-#ifndef TUNBED_GW_TUNFILE_H
-#define TUNBED_GW_TUNFILE_H
+#ifndef TUNBED_TUNFILE_H
+#define TUNBED_TUNFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-#include "gw_limits.h"
-#include "tunnels.h"
+#include "netaddr.h"
+
+/* The file's limits, for every program that reads it. */
+enum tunfile_limits {
+	TUNNELS_MAX = 16384,	 /* tunnels at once: issue 34's largest point is 10,000, as
+				  * FD.io CSIT's for WireGuard; 2^14 is what the bed's address
+				  * pools hold (topo/tunnels.sh), and each gregw worker's
+				  * counters take TUNNELS_MAX x 128 bytes, 2 MiB */
+	TUNNEL_PREFIXES_MAX = 8, /* inner prefixes of one tunnel: a site has one or two of each
+				  * family; gregw's table holds TUNNELS_MAX x this at most */
+	TUNNEL_NAME_LEN = 32,	 /* a tunnel's name and its NUL, as a topology's host names */
+	TUNFILE_MAX = 16 << 20,	 /* a tunnel file: TUNNELS_MAX sections of up to ten lines
+				  * (eight IPv6 prefixes a line each) is about 10 MB */
+};
+
+/* One tunnel as the tunnel file or gregw's control socket gives it. */
+struct tunnel_spec {
+	char name[TUNNEL_NAME_LEN]; /* what the tunnel is: a replace keeps its counters */
+	struct netaddr peer;	    /* outer address of the far end */
+	unsigned gre_flags;	    /* GRE_F_KEY, GRE_F_SEQ, GRE_F_CSUM (gre.h) */
+	uint32_t key;		    /* with GRE_F_KEY */
+	bool udp;		    /* GRE-in-UDP (RFC 8086), else GRE over IP */
+	unsigned nprefixes;
+	struct netprefix prefixes[TUNNEL_PREFIXES_MAX]; /* inner: routed into the tunnel, and
+							 * the sources allowed from its peer */
+};
 
 /* Where a tunnel's values were in the file (0: not given). */
 struct tunfile_lines {
