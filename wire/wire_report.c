@@ -192,16 +192,18 @@ static json_t *tos_json(const struct wire_dir *d)
 static json_t *dir_json(const struct wire_audit *a, int dir)
 {
 	const struct wire_dir *d = &a->dir[dir];
+	const struct wire_expect *e = &a->expect;
 	json_t *o = json_object(), *sizes = json_array(), *tcp = json_object(),
 	       *seq = json_object();
 	double span = d->frames > 1 ? clock_secs(d->last_ns - d->first_ns) : 0;
 	uint64_t counted = d->overhead_bytes + d->inner_bytes;
 
 	jout_str(o, "name", dir_names[dir]);
+	/* --tunnels: the remote ends are the tunnels' peers, null here. */
 	jout_set(o, "src",
-		 addr_json(dir ? &a->expect.remote : &a->expect.local, a->expect.has_peers));
+		 addr_json(dir ? &e->remote : &e->local, e->has_peers && (!dir || !e->tunnels)));
 	jout_set(o, "dst",
-		 addr_json(dir ? &a->expect.local : &a->expect.remote, a->expect.has_peers));
+		 addr_json(dir ? &e->local : &e->remote, e->has_peers && (dir || !e->tunnels)));
 	put_counters(o, d, dir_counters, sizeof(dir_counters) / sizeof(dir_counters[0]));
 	jout_real(o, "overhead_pct", counted ? 100.0 * (double)d->overhead_bytes / counted : 0);
 	jout_real(o, "duration_s", span);

@@ -1,5 +1,5 @@
 /*
- * libFuzzer harness for the tunnel file (gateway/tunfile.h) and the table built from it: any
+ * libFuzzer harness for the tunnel file (common/tunfile.h) and the table built from it: any
  * input is refused with a line that says why, or read into tunnels that build into a table in
  * which each tunnel is found by its peer and key, each prefix leads to a tunnel, and each
  * tunnel may replace itself but not be added again under another name (the file's rules and a

@@ -7,7 +7,8 @@
 # packets and bytes, both ways, no tunnel dropped anything, and nothing went into the wrong
 # tunnel (every tunnel's count is its own transfer's: none left at zero). A packet for no
 # tunnel is counted as tx_no_tunnel; the tunnels command pages; a bad tunnel file is refused
-# with FILE:LINE and exit status 2.
+# with FILE:LINE and exit status 2. tunbed-wire on the transit, given gwa's tunnel file,
+# finds every frame its tunnel's and every tunnel's key both ways.
 #
 #  P-client                P-gwa [gregw --tunnels]                [gregw --tunnels] P-gwb              P-server
 #  198.18.64.i ---lan-a--- 198.18.1.1  198.18.0.1 ==100 keys== 198.18.0.2  198.18.3.1 ---lan-b--- 198.18.128.i
@@ -65,6 +66,20 @@ ip -n "$P-client" -batch "$TMP/client-routes" || die "client routes"
 expect_eq "the client's route to a server site goes from its own site" \
 	"$(ip -n "$P-client" route get 198.18.128.99 | grep -o 'src [0-9.]*')" "src 198.18.64.99"
 
+# The wire audit on gwa's transit, with gwa's tunnel file: every frame held to its tunnel
+# (gwb as the peer, the tunnel's key, no sequence numbers or checksums).
+WIRE="$TUNBED_BIN/tunbed-wire"
+[ -x "$WIRE" ] || die "$WIRE not built"
+expect_refusal "tunbed-wire: --remote beside --tunnels" 2 "^tunbed-wire: --remote and --tunnels" \
+	"$WIRE" --read /dev/null --tunnels "$TMP/gwa.tunnels" --local 198.18.0.1 --remote 198.18.0.2
+expect_refusal "tunbed-wire: a bad tunnel file, by its line" 2 \
+	"^tunbed-wire: $TMP/bad.tunnels:$((line + 2)): tunnel 'dup': peer 198.18.0.2 key 1 is tunnel 't00000''s already" \
+	"$WIRE" --read /dev/null --tunnels "$TMP/bad.tunnels" --local 198.18.0.1
+ip netns exec "$P-gwa" "$WIRE" --iface transit --json --ready-file "$TMP/wire.ready" \
+	--tunnels "$TMP/gwa.tunnels" --local 198.18.0.1 >"$TMP/wire.json" 2>"$TMP/wire.err" &
+wire_pid=$!
+poll 30 grep -qx ready "$TMP/wire.ready" || die "tunbed-wire did not start: $(cat "$TMP/wire.err")"
+
 # A verified duplex transfer on every tunnel, PARALLEL at a time.
 tr_server "$P-server" 9400
 transfer() { # index server-address
@@ -97,6 +112,12 @@ for ((i = 0; i < N; i++)); do
 done
 expect_eq "verified transfers, one on each tunnel" "$ok" "$N"
 tr_stop
+stop_bg "$wire_pid" TERM tunbed-wire
+expect_eq "tunbed-wire exit status" "$BG_STATUS" 0
+w=$(cat "$TMP/wire.json")
+expect_eq "the wire audit: every frame its tunnel's, every tunnel's key seen both ways" \
+	"$(json_get "$w" '(d["clean"], d["tunnels"]["count"], d["tunnels"]["both_ways"], d["tunnels"]["no_tunnel_frames"], d["tunnel_frames"] > 0)')" \
+	"(True, $N, $N, 0, True)"
 
 # The counters, a page at a time (the largest page is 1024; 64 by default).
 pages() { # gateway: every tunnel's counters as one JSON list, by the tunnels command's pages

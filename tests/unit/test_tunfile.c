@@ -1,5 +1,5 @@
 /*
- * The tunnel file (gateway/tunfile.h): a good file read into its tunnels; every refusal with
+ * The tunnel file (common/tunfile.h): a good file read into its tunnels; every refusal with
  * its exact line and words; one tunnel's keys as the control socket takes them; the checks of
  * a change (add, remove, replace); files that are not regular, and the line a refusal gets. With --bed DIR N it reads the
  * two files topo/tunnels.sh wrote for N tunnels and checks every tunnel's lookups both ways
