@@ -42,26 +42,36 @@ static const struct pkt_spec inner = { .family = AF_INET,
 				       .tcp_flags = TCP_F_ACK,
 				       .payload = 100 };
 
-/* Outer IPv4 + GRE (key 7, seq) + inner at ip; returns the IP packet's length. */
-static size_t gre_ip4(uint8_t *ip, uint32_t seq)
+/* An outer IPv4 GRE packet from src to dst with flags, key and seq, the inner packet after it;
+ * returns the IP packet's length. */
+static size_t gre_between(uint8_t *ip, const char *src, const char *dst, unsigned flags,
+			  uint32_t key, uint32_t seq)
 {
-	struct gre_info gi = {
-		.flags = GRE_F_KEY | GRE_F_SEQ, .proto = GRE_PROTO_IPV4, .key = 7, .seq = seq
-	};
+	struct gre_info gi = { .flags = flags, .proto = GRE_PROTO_IPV4, .key = key, .seq = seq };
 	size_t n;
+	int hl;
 
 	memset(ip, 0, IPV4_HLEN);
 	ip[0] = 0x45;
 	ip[IPV4_TTL_OFF] = 64;
 	ip[IPV4_PROTO_OFF] = IPPROTO_GRE_NUM;
 	store_be16(ip + IPV4_FRAG_OFF, IPV4_DF);
-	inet_pton(AF_INET, "198.18.0.1", ip + IPV4_SRC_OFF);
-	inet_pton(AF_INET, "198.18.0.2", ip + IPV4_DST_OFF);
-	n = IPV4_HLEN + (size_t)gre_build(ip + IPV4_HLEN, GRE_HLEN_MAX, &gi);
+	inet_pton(AF_INET, src, ip + IPV4_SRC_OFF);
+	inet_pton(AF_INET, dst, ip + IPV4_DST_OFF);
+	hl = gre_build(ip + IPV4_HLEN, GRE_HLEN_MAX, &gi);
+	n = IPV4_HLEN + (size_t)hl;
 	n += pkt_build(&inner, ip + n);
+	if (flags & GRE_F_CSUM)
+		gre_csum_fill(ip + IPV4_HLEN, n - IPV4_HLEN);
 	store_be16(ip + IPV4_TOT_LEN_OFF, (uint16_t)n);
 	store_be16(ip + IPV4_CSUM_OFF, inet_csum(ip, IPV4_HLEN));
 	return n;
+}
+
+/* Outer IPv4 + GRE (key 7, seq) + inner at ip, from 198.18.0.1 to 198.18.0.2. */
+static size_t gre_ip4(uint8_t *ip, uint32_t seq)
+{
+	return gre_between(ip, "198.18.0.1", "198.18.0.2", GRE_F_KEY | GRE_F_SEQ, 7, seq);
 }
 
 /* Fixes up an outer IPv4 header changed by a test: checksum right again, then off by flip. */
@@ -818,31 +828,6 @@ static void test_tcp_superpacket(void)
 	CHECK_INT(f.segs, 0);
 }
 
-/* An outer IPv4 GRE packet from src to dst with flags and key, the inner packet after it. */
-static size_t gre_between(uint8_t *ip, const char *src, const char *dst, unsigned flags,
-			  uint32_t key)
-{
-	struct gre_info gi = { .flags = flags, .proto = GRE_PROTO_IPV4, .key = key, .seq = 9 };
-	size_t n;
-	int hl;
-
-	memset(ip, 0, IPV4_HLEN);
-	ip[0] = 0x45;
-	ip[IPV4_TTL_OFF] = 64;
-	ip[IPV4_PROTO_OFF] = IPPROTO_GRE_NUM;
-	store_be16(ip + IPV4_FRAG_OFF, IPV4_DF);
-	inet_pton(AF_INET, src, ip + IPV4_SRC_OFF);
-	inet_pton(AF_INET, dst, ip + IPV4_DST_OFF);
-	hl = gre_build(ip + IPV4_HLEN, GRE_HLEN_MAX, &gi);
-	n = IPV4_HLEN + (size_t)hl;
-	n += pkt_build(&inner, ip + n);
-	if (flags & GRE_F_CSUM)
-		gre_csum_fill(ip + IPV4_HLEN, n - IPV4_HLEN);
-	store_be16(ip + IPV4_TOT_LEN_OFF, (uint16_t)n);
-	store_be16(ip + IPV4_CSUM_OFF, inet_csum(ip, IPV4_HLEN));
-	return n;
-}
-
 /* --tunnels: gwa's tunnels, as gregw's tunnel file has them. */
 static const char wire_tunnel_file[] =
 	"[tunnel a]\npeer = 198.18.0.2\nkey = 1\nseq = yes\nprefixes = 198.18.128.0/32\n"
@@ -904,7 +889,7 @@ static void test_tunnels(void)
 		const struct tunnel_row *r = &tunnel_rows[i];
 		struct wire_frame f;
 		uint8_t buf[512];
-		size_t n = gre_between(buf, r->src, r->dst, r->flags, r->key);
+		size_t n = gre_between(buf, r->src, r->dst, r->flags, r->key, 9);
 
 		CHECK_INT(wire_decode(&e, WIRE_LINK_RAW, buf, n, n, &f), 0);
 		CHECK_ROW(f.violations == r->want && f.tunnel == r->tunnel && f.dir == r->dir,
