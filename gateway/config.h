@@ -61,7 +61,8 @@ struct config {
 	struct netprefix allow[CONFIG_MAX_ALLOW];
 	struct tos_cfg tos; /* --tos, --ttl: the outer DSCP and TTL (tos.h) */
 	/* --tunnels FILE: the tunnel table at start, read by config_parse (remote and gre_udp
-	 * then are its tunnels' one peer and encapsulation). Empty: one tunnel, of --remote,
+	 * then are its first tunnel's peer and its tunnels' one encapsulation). Empty: one
+	 * tunnel, of --remote,
 	 * --key, --seq, --csum and --encap. */
 	char tunnels[CONFIG_PATH_MAX];
 	struct tunfile tf;

@@ -30,7 +30,7 @@ struct tunctl {
 	bool from_file;	       /* --tunnels: changeable; else --remote's one tunnel */
 	bool any_address;      /* a change may use addresses outside the benchmarking ranges */
 	unsigned gre_flags;    /* every tunnel's GRE flags at start together: the MTU's room */
-	struct netaddr peer;   /* the first (config.h): GRE-in-UDP's only one */
+	struct netaddr peer;   /* the first (config.h): the outer family's */
 	bool udp;	       /* their one encapsulation */
 	unsigned changes;      /* changes made through the control socket */
 	unsigned busy_retries; /* publications tried while the workers held the tables */
