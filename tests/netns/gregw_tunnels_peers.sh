@@ -7,7 +7,8 @@
 # gregw at the tunnel's other end, both ways. Plain GRE: the first peer's packets leave gwa as
 # frames to its next hop, the second's on the IP path (wire_tx_ip). GRE-in-UDP: both peers'
 # from the same sockets (the second's messages name it), superpackets (UDP_SEGMENT) to both,
-# and a datagram from a third address of gwb's is gwa's unknown_peer. A tunnel added at run
+# gwa receiving from its packet ring (--wire-rx ring), and a datagram from a third address of
+# gwb's is gwa's unknown_peer. A tunnel added at run
 # time to the second peer with key 5 carries a ping.
 #
 #  P-client              P-gwa [gregw, 8 tunnels]                 P-gwb [gregw gre0 .2] [gregw gre1 .3]     P-server
@@ -27,8 +28,11 @@ tunnel() { # file i peer
 	printf '[tunnel t%d]\npeer = %s\nkey = %d\nprefixes = %s\nencap = %s\n' "$2" "$3" \
 		$(($2 % 4 + 1)) "$4" "$GW_ENCAP" >>"$1"
 }
-wire_tx=()
-[ "$GW_ENCAP" = gre ] && wire_tx=(--wire-tx packet)
+# Plain GRE: gwa's frames on packet sockets. GRE-in-UDP: gwa takes the peers' datagrams
+# from the packet ring (--wire-rx ring: the outer source read from the frame, a UDP_SEGMENT
+# burst cut there), the gwb gregws from their sockets.
+wire_tx=(--wire-tx packet)
+[ "$GW_ENCAP" = gre ] || wire_tx=(--wire-rx ring)
 for i in 0 1 2 3 4 5 6 7; do
 	if [ "$i" -lt 4 ]; then peer=198.18.0.2 b=gwb1; else peer=198.18.0.3 b=gwb2; fi
 	tunnel "$TMP/gwa.tunnels" "$i" "$peer" "198.18.128.$i/32"
@@ -85,16 +89,31 @@ else
 			fi
 		done
 	fi
-	# Any source may send to the port: the tunnel table, not the socket, refuses a stranger.
+	# ... and the peers' superpackets came to gwa's ring whole, cut there (their source
+	# read from the frame).
+	if [ "$(json_get "$(gw_stats gwb2)" 'd["config"]["udp_gso"]')" = True ]; then
+		expect_eq "gwa: the peers' superpackets cut at the ring" \
+			"$(json_get "$s" '(d["config"]["wire_rx"], d["total"]["udp_gro_reads"] > 0)')" "('ring', True)"
+	fi
+	# Any source may send to the port: the tunnel table, not the socket or the ring, refuses
+	# a stranger (key 1 is both peers' t0 and t4's).
 	ip -n "$P-gwb" addr add 198.18.0.4/24 dev transit
-	u0=$(json_get "$s" 'd["total"]["drops"]["unknown_peer"]')
-	ip netns exec "$P-gwb" python3 -c '
-import socket
+	stranger() { # gateway address: sends it one GRE-in-UDP datagram from 198.18.0.4
+		ip netns exec "$P-gwb" python3 -c '
+import socket, sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("198.18.0.4", 0))
-s.sendto(bytes([0x20, 0, 8, 0, 0, 0, 0, 1]) + bytes(28), ("198.18.0.1", 4754))'
-	stranger() { gw_true gwa 'd["total"]["drops"]["unknown_peer"] == '"$((u0 + 1))"; }
-	poll 10 stranger || fail "gwa: a datagram from 198.18.0.4, no tunnel's peer, was not unknown_peer"
+s.sendto(bytes([0x20, 0, 8, 0, 0, 0, 0, 1]) + bytes(28), (sys.argv[1], 4754))' "$2"
+	}
+	for g in gwa:198.18.0.1 gwb1:198.18.0.2; do
+		u0=$(json_get "$(gw_stats "${g%%:*}")" 'd["total"]["drops"]["unknown_peer"]')
+		stranger "${g%%:*}" "${g#*:}"
+		if poll 10 gw_true "${g%%:*}" 'd["total"]["drops"]["unknown_peer"] == '"$((u0 + 1))"; then
+			log "ok: ${g%%:*}: a datagram from 198.18.0.4, no tunnel's peer, is unknown_peer"
+		else
+			fail "${g%%:*}: a datagram from 198.18.0.4, no tunnel's peer, was not unknown_peer"
+		fi
+	done
 fi
 
 # A tunnel to the second peer added at run time (its routes the operator's), with a key
