@@ -237,6 +237,8 @@ int wire_audit_frame(struct wire_audit *a, const uint8_t *p, size_t caplen, size
 
 			tc->frames[f.dir] += packets_of(&f);
 			tc->violation_frames += f.violations != 0;
+			for (int k = 0; f.violations && k < WIRE_V_MAX; k++)
+				tc->violations[k] += (f.violations >> k) & 1;
 		} else if (a->expect.tunnels && f.dir >= 0 && f.has_gre) {
 			a->no_tunnel_frames += packets_of(&f);
 		}

@@ -65,8 +65,9 @@ struct wire_flow {
 
 /* --tunnels: one tunnel's frames (a superpacket as its segments, as in struct wire_dir). */
 struct wire_tunnel_count {
-	uint64_t frames[2];	   /* by direction: 0 from local to the tunnel's peer */
-	uint64_t violation_frames; /* of those, frames with at least one violation */
+	uint64_t frames[2];		 /* by direction: 0 from local to the tunnel's peer */
+	uint64_t violation_frames;	 /* of those, frames with at least one violation */
+	uint64_t violations[WIRE_V_MAX]; /* ... by kind */
 };
 
 struct wire_audit {

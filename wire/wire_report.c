@@ -325,7 +325,7 @@ static json_t *tunnels_json(const struct wire_audit *a)
 
 	for (unsigned i = 0; i < w->n; i++) {
 		const struct wire_tunnel_count *c = &a->tunnel_counts[i];
-		json_t *t = json_object(), *frames = json_array();
+		json_t *t = json_object(), *frames = json_array(), *kinds = json_object();
 		char buf[NETADDR_STRLEN];
 
 		jout_str(t, "name", w->t[i].name);
@@ -334,6 +334,13 @@ static json_t *tunnels_json(const struct wire_audit *a)
 		jout_append(frames, json_integer((json_int_t)c->frames[1]));
 		jout_set(t, "frames", frames);
 		jout_u64(t, "violation_frames", c->violation_frames);
+		/* By kind, those that happened: the list stays short where the tunnels are clean. */
+		for (int v = 0; v < WIRE_V_MAX; v++) {
+			if (c->violations[v])
+				jout_u64(kinds, wire_violation_name((enum wire_violation)v),
+					 c->violations[v]);
+		}
+		jout_set(t, "violations", kinds);
 		jout_append(list, t);
 		both += c->frames[0] && c->frames[1];
 		bad += c->violation_frames != 0;

@@ -989,6 +989,73 @@ static void test_tos4(void)
 	free(out);
 }
 
+/* --tunnels: gwa's three tunnels, two to B (keys 7 and 8), one to 198.18.0.3 (key 7). */
+static const char tunnel_file[] =
+	"[tunnel a]\npeer = 198.18.0.2\nkey = 7\nseq = yes\ncsum = yes\nprefixes = "
+	"198.18.128.0/32\n"
+	"[tunnel b]\npeer = 198.18.0.2\nkey = 8\nprefixes = 198.18.128.1/32\n"
+	"[tunnel c]\npeer = 198.18.0.3\nkey = 7\nseq = yes\nprefixes = 198.18.128.2/32\n";
+
+static const struct frame tunnels4[] = {
+	/* 1: a's */ { GOOD4(1) },
+	/* 2: a's, back */ { GOOD4(2), .src = B, .dst = A, .inner = ACK_B },
+	/* 3: b's */ { GOOD4(3), .gre_flags = GRE_F_KEY, .key = 8 },
+	/* 4: b's, with numbers b has not */
+	{ GOOD4(4), .gre_flags = GRE_F_KEY | GRE_F_SEQ, .key = 8 },
+	/* 5: a key of no tunnel of B's */ { GOOD4(5), .gre_flags = GRE_F_KEY, .key = 9 },
+	/* 6: c's, a's key at another peer */
+	{ GOOD4(6), .dst = "198.18.0.3", .gre_flags = GRE_F_KEY | GRE_F_SEQ },
+	/* 7: no tunnel's peer */ { GOOD4(7), .dst = "198.18.0.9" },
+};
+
+/* --tunnels: each frame held to its tunnel; per tunnel its frames both ways and its
+ * violations by kind; a direction's sequence accounting off with more than one tunnel. */
+static void test_tunnels(void)
+{
+	char path[256], tpath[256], args[1024], *out;
+	FILE *f;
+	json_t *doc;
+
+	snprintf(path, sizeof(path), "%s/tunnels4.pcap", dir);
+	snprintf(tpath, sizeof(tpath), "%s/gwa.tunnels", dir);
+	write_pcap(path, DLT_EN10MB, tunnels4, sizeof(tunnels4) / sizeof(tunnels4[0]));
+	f = fopen(tpath, "w");
+	CHECK(f && fputs(tunnel_file, f) >= 0 && fclose(f) == 0);
+	snprintf(args, sizeof(args), "--read %s --json --tunnels %s --local %s --check", path,
+		 tpath, A);
+	doc = audit(args, 3);
+	CHECK_AT(doc, "expect.tunnels", 3);
+	CHECK(json_is_null(at(doc, "expect.remote")));
+	CHECK_AT(doc, "tunnels.count", 3);
+	CHECK_AT(doc, "tunnels.both_ways", 1);
+	CHECK_AT(doc, "tunnels.with_violations", 1);
+	CHECK_AT(doc, "tunnels.no_tunnel_frames", 1);
+	CHECK_STR(json_string_value(at(doc, "tunnels.list.0.name")), "a");
+	CHECK_STR(json_string_value(at(doc, "tunnels.list.0.peer")), "198.18.0.2");
+	CHECK_AT(doc, "tunnels.list.0.frames.0", 1);
+	CHECK_AT(doc, "tunnels.list.0.frames.1", 1);
+	CHECK_AT(doc, "tunnels.list.0.violation_frames", 0);
+	CHECK_INT(json_object_size(at(doc, "tunnels.list.0.violations")), 0);
+	CHECK_AT(doc, "tunnels.list.1.frames.0", 2);
+	CHECK_AT(doc, "tunnels.list.1.violation_frames", 1);
+	CHECK_AT(doc, "tunnels.list.1.violations.unexpected_seq", 1);
+	CHECK_INT(json_object_size(at(doc, "tunnels.list.1.violations")), 1);
+	CHECK_AT(doc, "tunnels.list.2.frames.0", 1);
+	CHECK_AT(doc, "tunnels.list.2.frames.1", 0);
+	check_first(doc, "unexpected_seq", 4);
+	check_first(doc, "bad_key", 5);
+	check_first(doc, "bad_peer", 7);
+	CHECK_AT(doc, "violation_frames", 3);
+	CHECK_AT(doc, "directions.0.frames", 5);     /* to B and to 198.18.0.3 */
+	CHECK_AT(doc, "directions.0.seq.frames", 0); /* each tunnel numbers its own */
+	json_decref(doc);
+	/* --remote beside --tunnels: one line, exit 2. */
+	snprintf(args, sizeof(args), "--read %s --tunnels %s --local %s --remote %s", path, tpath,
+		 A, B);
+	CHECK_INT(run_wire(args, &out), 2);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	char cmd[256];
@@ -1014,6 +1081,7 @@ int main(int argc, char **argv)
 	test_filter();
 	test_bad_input();
 	test_any_address();
+	test_tunnels();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (getenv("KEEP") == NULL && system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
