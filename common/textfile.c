@@ -32,15 +32,20 @@ int textfile_read(const char *path, size_t max, char **buf, size_t *len, char *w
 		snprintf(why, size, "not a regular file");
 		return -EINVAL;
 	}
-	b = malloc(max + 1);
+	if ((unsigned long long)st.st_size > max) {
+		close(fd);
+		snprintf(why, size, "file too large: at most %zu bytes", max);
+		return -EFBIG;
+	}
+	b = malloc((size_t)st.st_size + 1);
 	if (!b) {
 		close(fd);
 		snprintf(why, size, "out of memory");
 		return -ENOMEM;
 	}
-	/* The file may grow while it is read: a byte past the limit is enough to tell. */
-	while (used <= max) {
-		n = read(fd, b + used, max + 1 - used);
+	/* The size may change while it is read: a byte more than it is enough to tell. */
+	while (used <= (size_t)st.st_size) {
+		n = read(fd, b + used, (size_t)st.st_size + 1 - used);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -51,9 +56,9 @@ int textfile_read(const char *path, size_t max, char **buf, size_t *len, char *w
 	close(fd);
 	if (rc) {
 		snprintf(why, size, "cannot read: %s", strerror(-rc));
-	} else if (used > max) {
-		rc = -EFBIG;
-		snprintf(why, size, "file too large: at most %zu bytes", max);
+	} else if (used > (size_t)st.st_size) {
+		rc = -EAGAIN;
+		snprintf(why, size, "changed while it was read");
 	}
 	if (rc) {
 		free(b);

@@ -8,19 +8,17 @@
 #include "tunfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <ini.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "gre.h"
 #include "iniline.h"
 #include "opt.h"
 #include "parse.h"
+#include "textfile.h"
 
 enum key_id { K_PEER, K_KEY, K_PREFIXES, K_ENCAP, K_SEQ, K_CSUM, K_COUNT };
 
@@ -629,58 +627,16 @@ int tunfile_parse_tunnel(const char *name, const char *text, size_t len, bool an
 
 int tunfile_load(const char *path, bool any_address, struct tunfile *out, struct tunfile_error *err)
 {
-	struct stat st;
-	char *buf = NULL;
-	size_t used = 0;
-	ssize_t n = 0;
-	int fd, rc;
+	char *buf;
+	size_t len;
+	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(err, 0, sizeof(*err));
-	/* Non-blocking, so that a FIFO cannot hold the open; only a regular file is read: a
-	 * device such as /dev/zero would never end. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err->msg, sizeof(err->msg), "cannot open: %s", strerror(-rc));
+	rc = textfile_read(path, TUNFILE_MAX, &buf, &len, err->msg, sizeof(err->msg));
+	if (rc)
 		return rc;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		snprintf(err->msg, sizeof(err->msg), "not a regular file");
-		return -EINVAL;
-	}
-	if (st.st_size > TUNFILE_MAX) {
-		close(fd);
-		snprintf(err->msg, sizeof(err->msg), "file too large: at most %d bytes",
-			 TUNFILE_MAX);
-		return -EFBIG;
-	}
-	/* The size may change while it is read: a byte more than the limit is enough to tell. */
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		close(fd);
-		snprintf(err->msg, sizeof(err->msg), "out of memory");
-		return -ENOMEM;
-	}
-	while (used <= (size_t)st.st_size) {
-		n = read(fd, buf + used, (size_t)st.st_size + 1 - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		used += (size_t)n;
-	}
-	rc = n < 0 ? -errno : 0;
-	close(fd);
-	if (rc) {
-		snprintf(err->msg, sizeof(err->msg), "cannot read: %s", strerror(-rc));
-	} else if (used > (size_t)st.st_size) {
-		rc = -EAGAIN;
-		snprintf(err->msg, sizeof(err->msg), "changed while it was read");
-	} else {
-		rc = tunfile_parse(buf, used, any_address, out, err);
-	}
+	rc = tunfile_parse(buf, len, any_address, out, err);
 	free(buf);
 	return rc;
 }
