@@ -21,7 +21,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 sys.path.insert(0, HERE)
 
-from tunbedlib import budget, cli, plots, records, render, runloop, scenario, tosprobe  # noqa: E402
+from tunbedlib import budget, cli, inventory, plots, records, render, runloop, scenario, tosprobe  # noqa: E402
 from tunbedlib.drivers import DRIVERS  # noqa: E402
 from tunbedlib.common import ScenarioError  # noqa: E402
 from tunbedlib.kinds import datasheet_plan as dplan  # noqa: E402
@@ -292,7 +292,7 @@ class Interop(unittest.TestCase):
 
 def args(**kw):
     a = dict(command="datasheet", gateways="route,gregw", budget="20m", gateway_cpu="off",
-             client_cpu=None, hosts_asked=None, prefix="w35u", results="/nonexistent")
+             client_cpu=None, hosts=None, prefix="w35u", results="/nonexistent")
     return argparse.Namespace(**(a | kw))
 
 
@@ -304,8 +304,6 @@ class Check(unittest.TestCase):
         self.assertRegex(str(e.exception), what)
 
     def test_refusals(self):
-        self.refused(r"^--hosts: a datasheet on hosts is not built yet \(nor ndr --hosts\)",
-                     hosts_asked="inventory.ini")
         self.refused(r"^--budget 0:30 is too small for one point of each part", budget="30s")
         self.refused(r"^unknown gateway 'bogus'", gateways="route,bogus")
         self.refused(r"^bad value 'x' for --gateway-cpu", gateway_cpu="x")
@@ -339,18 +337,6 @@ class Check(unittest.TestCase):
                                ("ndr", "gregw"),
                                ("failover", "gregw")})
 
-    def test_hosts_refused_before_anything_is_installed(self):
-        """cli.py installs the hosts mode's packages for a command's --hosts before it runs:
-        the datasheet's is refused first."""
-        def bootstrap(*a, **kw):
-            raise AssertionError("bootstrap ran")
-        with mock.patch.object(runloop, "bootstrap", bootstrap), \
-                mock.patch.object(os, "geteuid", lambda: 0), \
-                mock.patch.object(sys, "stderr", new=open(os.devnull, "w")) as err:
-            self.addCleanup(err.close)
-            self.assertEqual(cli.main(["datasheet", "--gateways", "route", "--hosts", "x.ini",
-                                       "--gateway-cpu", "off"]), 2)
-
     def test_plan(self):
         plan = KIND.check(args(budget="2m"))
         self.assertEqual(plan.tier.name, "least")
@@ -382,6 +368,127 @@ class Check(unittest.TestCase):
             self.assertEqual(p.times(1), "  elapsed 0:05  left ~0:20")
             self.assertEqual(runloop.Progress(2, start=100.0).times(0), "  elapsed 0:05")
         self.assertEqual(KIND.check(args(budget="2h")).tier.name, "full")
+
+
+# An inventory of four hosts as ansible-inventory gives it (inventory.load's groups, vars).
+INVENTORY = ({"client": ["c1"], "server": ["s1"], "gwa": ["gw1"], "gwb": ["gw2"]},
+             {"c1": {"tunbed_addr": "198.18.1.2"},
+              "s1": {"tunbed_addr": "198.18.3.2", "tunbed_direct_addr": "198.18.9.2"},
+              "gw1": {"tunbed_transit_addr": "198.18.0.1", "tunbed_lan_addr": "198.18.1.1",
+                      "tunbed_lan_prefix": "198.18.1.0/24"},
+              "gw2": {"tunbed_transit_addr": "198.18.0.2", "tunbed_lan_addr": "198.18.3.1",
+                      "tunbed_lan_prefix": "198.18.3.0/24"}})
+
+
+class OnHosts(unittest.TestCase):
+    """--hosts: the inventory checked before anything starts; throughput and NDR on its hosts,
+    DSCP/ECN and the failover not applicable there with why; the CPU budgets as tunbed ras has
+    them on hosts."""
+
+    def setUp(self):
+        groups, hv = copy.deepcopy(INVENTORY)
+        self.groups, self.hv = groups, hv
+        patch = mock.patch.object(inventory, "load", lambda path: (self.groups, self.hv))
+        patch.start()
+        self.addCleanup(patch.stop)
+
+    def check(self, **kw):
+        with mock.patch.object(sys, "stderr", new=open(os.devnull, "w")) as err:
+            self.addCleanup(err.close)
+            return KIND.check(args(**(dict(hosts="hosts.ini", gateway_cpu=None) | kw)))
+
+    def refused(self, what, error=ScenarioError, **kw):
+        with self.assertRaises(error) as e:
+            self.check(**kw)
+        self.assertEqual(len(str(e.exception).splitlines()), 1)
+        self.assertRegex(str(e.exception), what)
+
+    def test_plan(self):
+        plan = self.check(budget="2m")
+        self.assertEqual((plan.tier.name, plan.hosts, plan.ndr.hosts), ("least", "hosts.ini",
+                                                                        "hosts.ini"))
+        self.assertIs(plan.ndr.inv, plan.inv)
+        self.assertEqual([h.name for h in plan.inv.roles["gwa"]], ["gw1"])
+        for g in ("route", "gregw"):
+            self.assertEqual(plan.parts[g]["throughput"], dplan.RUN)
+            self.assertEqual(plan.parts[g]["ndr"]["status"], "run")
+        # Not on hosts: gregw's with the hosts' reason, route's with its own (no tunnel, no
+        # pair), which holds wherever it runs.
+        self.assertEqual(plan.parts["gregw"]["tos"], dplan.not_applicable(dplan.TOS_ON_HOSTS))
+        self.assertEqual(plan.parts["gregw"]["failover"],
+                         dplan.not_applicable(dplan.FAILOVER_ON_HOSTS))
+        self.assertIn("a topology of namespaces", dplan.FAILOVER_ON_HOSTS)
+        self.assertIn("route has no tunnel", plan.parts["route"]["tos"]["reason"])
+        self.assertIn("route cannot run as an active and passive pair",
+                      plan.parts["route"]["failover"]["reason"])
+        keys = [i.key for i in KIND.items(plan)]
+        self.assertEqual(sum(k.startswith("throughput-") for k in keys), 6)
+        self.assertEqual([k for k in keys if not k.startswith("throughput-")],
+                         ["ndr-direct-f64", "ndr-route-f64", "ndr-gregw-gre-w2-f64"])
+        # Without the DSCP/ECN and failover parts the estimate is less than in namespaces.
+        self.assertEqual((plan.estimate["tos"], plan.estimate["failover"]), (0, 0))
+        # Emulated cores off with a note (as tunbed ras on hosts), kept in the report's notes.
+        self.assertIsNone(plan.sc.gateway_cpu)
+        self.assertIn("emulated cores off: on hosts", plan.notes[1])
+        meta = KIND.meta(plan)
+        self.assertEqual((meta["mode"], meta["hosts"]), ("hosts", os.path.abspath("hosts.ini")))
+        self.assertEqual(KIND.meta(KIND.check(args()))["mode"], "namespaces")
+
+    def test_one_bed_for_throughput_and_ndr(self):
+        from tunbedlib import bed as beds
+        plan = self.check(budget="2m")
+        bed = KIND.bed(plan)
+        self.addCleanup(bed.close)
+        self.assertIsInstance(bed, beds.HostsBed)
+        self.assertEqual(bed.addrs["server"], "198.18.3.2")
+        seen = []
+        with mock.patch.object(beds.HostsBed, "point",
+                               lambda self, item: seen.append(item.point)):
+            for i in KIND.items(plan):
+                bed.point(i)
+        self.assertTrue(all(isinstance(p, scenario.Point) for p in seen), seen)
+        self.assertEqual({p.gateway for p in seen}, {"route", "gregw", "direct"})
+
+    def test_frames_at_the_hosts_mtu(self):
+        # The inventory's family and HOSTS_MTU, not ras.topo's: an IPv6 inventory's frames.
+        for h, a in (("c1", "2001:2:0:1::2"), ("s1", "2001:2:0:3::2")):
+            self.hv[h]["tunbed_addr"] = a
+        del self.hv["s1"]["tunbed_direct_addr"]
+        for h, t, lan, net in (("gw1", "2001:2::1", "2001:2:0:1::1", "2001:2:0:1::/64"),
+                               ("gw2", "2001:2::2", "2001:2:0:3::1", "2001:2:0:3::/64")):
+            self.hv[h].update(tunbed_transit_addr=t, tunbed_lan_addr=lan, tunbed_lan_prefix=net)
+        plan = self.check(budget="2m")
+        self.assertEqual(plan.ndr.family, 6)
+        self.assertEqual(plan.ndr.frames[("gregw", "gre")][64]["family"], 6)
+
+    def test_refusals(self):
+        # As tunbed ras on hosts: a share asked for is refused, not turned off.
+        self.refused(r"^--gateway-cpu \(gateway_cpu\) budgets threads of this machine: the "
+                     r"hosts mode has none$", gateway_cpu="20")
+        self.refused(r"^--client-cpu \(client_cpu\) budgets processes of this machine: the "
+                     r"hosts mode has none$", client_cpu="20")
+        # The inventory: the gateway hosts a gateway needs, before anything connects.
+        del self.groups["gwb"]
+        self.refused(r"^hosts.ini: no host in group 'gwb'", inventory.InventoryError)
+
+    def test_the_page_says_where(self):
+        from tunbedlib.kinds import datasheet_report
+        meta = {"mode": "hosts", "hosts": "/x/hosts.ini"}
+        hosts = [{"name": n, "roles": [r]} for n, r in (("c1", "client"), ("gw1", "gwa"),
+                                                        ("gw2", "gwb"), ("s1", "server"))]
+        recs = [{"part": "throughput", "record": {"hosts": hosts}}]
+        nd = [{"where": {"mode": "hosts", "path": "direct", "target": "198.18.9.2",
+                         "client": "c1", "server": "s1"}},
+              {"where": {"mode": "hosts", "path": "gateway", "target": "198.18.3.2",
+                         "client": "c1", "server": "s1", "gwa": "gw1", "gwb": "gw2"}}]
+        self.assertEqual(datasheet_report.where(meta, recs, nd),
+                         "On the hosts of `hosts.ini` (docs/hosts.md), throughput: the gateways "
+                         "on gw1 and gw2, the traffic between c1 and s1. NDR / PDR: the "
+                         "generator alone between c1 and s1 (directly, to 198.18.9.2); the "
+                         "gateways on gw1 and gw2, the traffic between c1 and s1. DSCP/ECN and "
+                         "the failover did not run on the hosts: their rows say why.")
+        self.assertTrue(datasheet_report.where({}, [], []).startswith(
+            "Where each part ran: in network namespaces of this machine"))
 
 
 def wrap(part, gateway, key, rec, repeat=1):

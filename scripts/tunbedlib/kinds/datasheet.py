@@ -13,6 +13,7 @@ datasheet's own), and meta.json; format 1."""
 
 import contextlib
 import dataclasses
+import os
 import subprocess
 
 from .. import bed as beds
@@ -70,7 +71,10 @@ META_SCHEMA = Meta({"kind": Str("datasheet", "datasheet"),
                                                        ", ".join(failover.FAULTS)))},
                                    need=("faults",)),
                    "failed": List(Obj({"key": KEY, "part": STR, "gateway": STR, "error": STR},
-                                      need=("key", "part", "gateway", "error")))},
+                                      need=("key", "part", "gateway", "error"))),
+                   # Where it ran (a datasheet written before --hosts has neither: namespaces).
+                   "mode": Opt(Str("hosts|namespaces", "hosts or namespaces")),
+                   "hosts": Opt(STR)},
                   need=("kind", "gateways", "parts", "plan", "failover"))
 
 
@@ -92,6 +96,8 @@ class Plan:
     notes: list = dataclasses.field(default_factory=list)
     no_ceiling: dict = dataclasses.field(default_factory=dict)
     name: str = "datasheet"
+    inv: object = None     # the hosts of --hosts (inventory.Hosts), None: namespaces
+    hosts: str = ""        # the inventory's path
 
 
 def arguments(p):
@@ -110,22 +116,25 @@ def arguments(p):
                    help="a budget for the generator of the throughput part, as for ras: each "
                         "traffic client process, all its threads together, gets SHARE percent "
                         "of one core, 1 to 100 (default off)")
-    # Not `hosts`: cli.py and the run loop install the hosts mode's packages for that one,
-    # and a refusal comes before anything is installed.
-    p.add_argument("--hosts", dest="hosts_asked", metavar="INVENTORY",
-                   help="not built yet: a datasheet runs in namespaces only (refused)")
+    p.add_argument("--hosts", metavar="INVENTORY",
+                   help="on the hosts of an Ansible inventory over SSH: throughput and NDR/PDR "
+                        "there, the generator's ceiling between the client and server hosts; "
+                        "DSCP/ECN and the failover are not applicable on hosts "
+                        "(docs/datasheet.md, On hosts)")
     output_options(p)
 
 
-def frame_reasons(sc, nd, gateways):
+def frame_reasons(sc, nd, gateways, hosts_family=None):
     """(family, {gateway: {size: why the search cannot be, or None}}, {(gateway, mode):
-    {size: frame}}) by ndr_plan.frames, one gateway and size at a time."""
-    family, reasons, frames = 4, {}, {}
+    {size: frame}}) by ndr_plan.frames, one gateway and size at a time; hosts_family: on the
+    hosts of an inventory, its family (the frames planned at the hosts' MTU)."""
+    family, reasons, frames = hosts_family or 4, {}, {}
     for g in gateways:
         for size in dplan.SIZES:
             try:
                 family, fr = ndr_plan.frames(dataclasses.replace(sc, gateways=[g]),
-                                        dataclasses.replace(nd, sizes=[size]))
+                                             dataclasses.replace(nd, sizes=[size]),
+                                             hosts_family=hosts_family)
             except ScenarioError as e:
                 reasons.setdefault(g, {})[size] = str(e)
                 continue
@@ -180,6 +189,20 @@ class Beds(beds.ItemBed):
             yield here
 
 
+class HostsBeds(beds.HostsBed):
+    """On the hosts of an inventory (--hosts, docs/hosts.md): one bed for the throughput and
+    NDR parts, connected once for the whole run; the DSCP/ECN and failover parts do not run
+    there (datasheet_plan.TOS_ON_HOSTS, FAILOVER_ON_HOSTS)."""
+
+    def __init__(self, plan):
+        super().__init__(plan.inv, plan.prefix, {})
+
+    def point(self, item):
+        w = item.point
+        return super().point(dataclasses.replace(
+            item, point=w.point[0] if w.part == "ndr" else w.point))
+
+
 class Datasheet(Kind):
     name = "datasheet"
     FORMAT = 1
@@ -197,9 +220,6 @@ class Datasheet(Kind):
         "gateway and one side by side. docs/datasheet.md."),)
 
     def check(self, args):
-        if args.hosts_asked:
-            raise ScenarioError("--hosts: a datasheet on hosts is not built yet (nor ndr "
-                                "--hosts): run it in namespaces")
         gateways = dplan.gateways_of(args.gateways, drivers.lookup)
         budget_s = dplan.parse_budget(args.budget)
         sc = scenario.Scenario(name="datasheet", gateways=gateways, modes=[GREGW_MODE],
@@ -207,26 +227,36 @@ class Datasheet(Kind):
                                gateway_cpu=matrix_budget.RAS_SHARE)
         nd_sc = dataclasses.replace(sc, sessions=[8])
         nd = ndr_plan.Ndr(sizes=list(dplan.SIZES))
-        family, reasons, frames = frame_reasons(nd_sc, nd, gateways)
-        parts = dplan.applicability(gateways, reasons)
+        hosts = getattr(args, "hosts", None)
+        # The inventory is checked before anything is installed, built or connected to. A
+        # datasheet has no --mtu nor --direct-topology, which ndr --hosts refuses: nothing to
+        # refuse of them here.
+        inv = ndr.hosts_of(hosts, nd_sc, nd) if hosts else None
+        family, reasons, frames = frame_reasons(nd_sc, nd, gateways,
+                                                inv.family() if inv else None)
+        parts = dplan.applicability(gateways, reasons, hosts=bool(inv))
         tier, est = dplan.choose(budget_s, parts)
         dplan.leave_out(parts, tier.sizes, tier.name)
         notes = []
-        _, ctl = matrix_budget.check(sc, args.gateway_cpu, None, args.prefix, notes)
-        ctl = matrix_budget.check_client(sc, getattr(args, "client_cpu", None), None,
+        # As tunbed ras: on hosts the emulated cores are off with a note, --gateway-cpu given
+        # and --client-cpu are refused.
+        _, ctl = matrix_budget.check(sc, args.gateway_cpu, hosts, args.prefix, notes)
+        ctl = matrix_budget.check_client(sc, getattr(args, "client_cpu", None), hosts,
                                          args.prefix) or ctl
         sc.time, sc.warmup, sc.repeats = tier.time, tier.warmup, tier.repeats
         nd.sizes, nd.width, nd.initial_time = list(tier.sizes), tier.width, tier.ndr_initial
         nd_sc.time = tier.ndr_time
-        nd_plan = ndr.Plan(nd_sc, nd, "datasheet", {}, args.prefix, ndr.KIND, family, frames)
+        nd_plan = ndr.Plan(nd_sc, nd, "datasheet", {}, args.prefix, ndr.KIND, family, frames,
+                           inv=inv, hosts=hosts or "")
         words = (f"--budget {dplan.clock(budget_s)}: {tier.words()}; estimated "
                  f"{dplan.clock(sum(est.values()))} (" +
                  ", ".join(f"{k} {dplan.clock(v)}" for k, v in est.items() if v) + ")")
         log(words)
-        for n in notes:
+        for n in notes if not inv else ():  # on hosts, off is what a user expects
             log(n)
         return Plan(gateways, parts, tier, budget_s, est, args.prefix, sc, ctl, nd_plan,
-                    failover_settings(tier, "ras-pair"), notes=[words, *notes])
+                    failover_settings(tier, "ras-pair"), notes=[words, *notes], inv=inv,
+                    hosts=hosts or "")
 
     def needs(self, plan):
         sets = ["ras", *(g for g in plan.gateways if not g.startswith("cmd:"))]
@@ -237,7 +267,7 @@ class Datasheet(Kind):
     def prepare(self, plan):
         left = []
         for g in plan.gateways:
-            ok, why = DRIVERS[g].available()
+            ok, why = DRIVERS[g].available(hosts_mode=bool(plan.inv))
             if ok:
                 left.append(g)
             else:
@@ -301,10 +331,12 @@ class Datasheet(Kind):
                 "topology": plan.sc.topology, "gateway_cpu": plan.sc.gateway_cpu,
                 "client_cpu": plan.sc.client_cpu,
                 "ndr": dataclasses.asdict(plan.ndr.nd), "ndr_time": plan.ndr.sc.time,
-                "failover": failover.settings_of(plan.failover), "prefix": plan.prefix}
+                "failover": failover.settings_of(plan.failover), "prefix": plan.prefix,
+                "mode": "hosts" if plan.inv else "namespaces",
+                "hosts": plan.hosts and os.path.abspath(plan.hosts)}
 
     def bed(self, plan):
-        return Beds(plan)
+        return HostsBeds(plan) if plan.inv else Beds(plan)
 
     def measure(self, plan, bed, item):
         w = item.point

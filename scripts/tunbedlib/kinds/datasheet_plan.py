@@ -183,10 +183,23 @@ def not_run(reason):
     return {"status": "not run", "reason": reason}
 
 
-def applicability(gateways, frames, failover_why=None):
+# On the hosts of an inventory (--hosts): the parts that do not run there, and why.
+TOS_ON_HOSTS = ("not on hosts yet: its decapsulation probes are crafted by this machine's "
+                "tosprobe.py run in gwa's namespace; on a host it would take the package's "
+                "copy run there, and an IPv4 inventory (run the datasheet in namespaces for it)")
+FAILOVER_ON_HOSTS = ("not on hosts: the pair is a topology of namespaces of this machine "
+                     "(ras-pair.topo: gwb1 and gwb2 announcing the service address to a core "
+                     "router over FRR's BGP and BFD); on hosts it would take a third gateway "
+                     "host and that router")
+
+
+def applicability(gateways, frames, failover_why=None, hosts=False):
     """{gateway: {part: {status, reason}}}: which part runs for which gateway and why not.
     frames: {gateway: {size: the frame's reason (ndr_plan.frame's ValueError) or None}};
-    failover_why: why no gateway can be paired on this machine (FRR missing), or None."""
+    failover_why: why no gateway can be paired on this machine (FRR missing), or None;
+    hosts: on the hosts of an inventory, where the DSCP/ECN part and the failover do not
+    run (a gateway they do not apply to anyway keeps its own reason)."""
+    failover_why = FAILOVER_ON_HOSTS if hosts else failover_why
     out = {}
     for g in gateways:
         d = DRIVERS[g]
@@ -204,7 +217,10 @@ def applicability(gateways, frames, failover_why=None):
             fo = not_applicable(failover_why)
         else:
             fo = dict(RUN)
-        out[g] = {"throughput": dict(RUN), "tos": tos_applies(g, d), "ndr": ndr, "failover": fo,
+        tos = tos_applies(g, d)
+        if hosts and tos["status"] == "run":
+            tos = not_applicable(TOS_ON_HOSTS)
+        out[g] = {"throughput": dict(RUN), "tos": tos, "ndr": ndr, "failover": fo,
                   "interop": ({"status": "not run", "reason": INTEROP_NOT_RUN} if g == "gregw"
                               else datasheet_interop.status(g, None, None))}
     return out

@@ -4,6 +4,8 @@ then one page per gateway (a section: a figure a row), the gateways side by side
 each), a short legend of what each figure means with the docs that say how it was measured,
 and the per-core CPU of each gateway at the most sessions. summary.json keeps every figure."""
 
+import os
+
 from .. import analysis
 from ..document import Csv, Document, Plot, Section, Table, footer, title
 from . import datasheet_interop, datasheet_tos, failover_analysis, matrix_report, matrix_verdict, ndr_report
@@ -295,6 +297,28 @@ def core_plots(figs, res):
     return out
 
 
+def where(meta, recs, nd):
+    """Which parts ran where: every part in namespaces of this machine, or on the hosts of an
+    inventory the throughput (its records' hosts, by role) and the searches (their own words,
+    ndr_report.where_words), the parts that did not run there said with their rows."""
+    if meta.get("mode") != "hosts":
+        return ("Where each part ran: in network namespaces of this machine (throughput, "
+                "DSCP/ECN and NDR on ras.topo, the generator alone on direct.topo, the failover "
+                "on ras-pair.topo).")
+    names = {}
+    for r in (r for r in recs if r["part"] == "throughput"):
+        for h in r["record"].get("hosts") or []:
+            for role in h.get("roles") or ():
+                names.setdefault(role, []).append(h["name"])
+    who = lambda role: " and ".join(dict.fromkeys(names.get(role) or ["?"]))  # noqa: E731
+    words = [f"On the hosts of `{os.path.basename(meta.get('hosts') or '')}` (docs/hosts.md)"
+             + (f", throughput: the gateways on {who('gwa')} and {who('gwb')}, the traffic "
+                f"between {who('client')} and {who('server')}." if names else ".")]
+    words.append(ndr_report.where_words(nd, lead="NDR / PDR: ") or "")
+    words.append("DSCP/ECN and the failover did not run on the hosts: their rows say why.")
+    return " ".join(w for w in words if w)
+
+
 def document(meta, recs, complete):
     figs, res, direct = analyse(meta, recs, complete)
     pages = {g: rows_of(meta, g, f) for g, f in figs.items()}
@@ -321,6 +345,8 @@ def document(meta, recs, complete):
         headline=[headline(meta, g, rows) for g, rows in pages.items()],
         notes=list(meta.get("notes", [])[1:]),
         paragraphs=[f"Chosen for {plan.get('words', 'the budget')}.",
+                    where(meta, recs, [ndr_report.summarise(r["record"]) for r in recs
+                                       if r["part"] == "ndr"]),
                     "The generator's ceiling (its PDR alone on a direct link): " + (
                         ", ".join(f"{k}-byte frames {v / 1e6:.3f} Mpps" for k, v in
                                   sorted(ceiling.items(), key=lambda kv: int(kv[0])) if v)

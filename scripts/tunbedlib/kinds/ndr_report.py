@@ -207,9 +207,9 @@ def method(meta):
             "busy cores and the gateway's processes', in cores. docs/ndr.md.")
 
 
-def where_words(summaries):
+def where_words(summaries, lead="Where each part ran (hosts, docs/hosts.md): "):
     """On hosts: which hosts ran the generator alone and the gateways, in one sentence (the
-    records' `where`); None in namespaces."""
+    records' `where`) after lead; None in namespaces."""
     parts = []
     for s in summaries:
         w = s.get("where") or {}
@@ -227,7 +227,7 @@ def where_words(summaries):
         parts.append(words)
     if not parts:
         return None
-    return "Where each part ran (hosts, docs/hosts.md): " + "; ".join(dict.fromkeys(parts)) + "."
+    return lead + "; ".join(dict.fromkeys(parts)) + "."
 
 
 TRIAL_FIELDS = ("config", "frame", "index", "purpose", "phase", "rate", "duration", "sent",
