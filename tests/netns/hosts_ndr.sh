@@ -5,8 +5,10 @@
 # link of their own), then gregw's search on gwa and gwb through the tunnel; the records say
 # where each part ran, and the links' counters show that it ran there. Without
 # tunbed_direct_addr the ceiling goes through the gateway hosts' routing, and says so. Nothing
-# is left on any host; the mistakes are one line and exit status 2 each. The hosts' build is
-# this machine's release build (each tunbed_root's usr/bin links to it, as in hosts_intranet).
+# is left on any host; the mistakes are one line and exit status 2 each. Then the datasheet
+# on the same hosts (its least plan): throughput and NDR there, DSCP/ECN and the failover not
+# applicable with why. The hosts' build is this machine's release build (each tunbed_root's
+# usr/bin links to it, as in hosts_intranet).
 #
 #  P-mgmt [runner] ==ssh== every host's sshd (hosts_lib.sh)
 #  P-client 198.18.9.1 -------------------direct-------------------- 198.18.9.2 P-server
@@ -86,6 +88,46 @@ dir2=$(find "$R2" -maxdepth 1 -name '*-ndr' | head -1)
 expect_eq "the ceiling through the gateway hosts" "$(json_get "$(cat "$dir2/searches/direct-f64.json")" 'd["where"]["path"] + " " + d["where"]["gwa"] + " " + d["where"]["gwb"]')" "route gw1 gw2"
 grep -q "the generator alone between c1 and s1 through the gateway hosts' routing (route, gw1 and gw2)" "$dir2/report.md" ||
 	fail "the report does not say the ceiling went through the gateway hosts"
+
+# The datasheet on the same hosts, its least plan (docs/datasheet.md, On hosts): throughput
+# and NDR/PDR of route and gregw on them, the DSCP/ECN part and the failover not applicable
+# there with why, and the page saying where each part ran.
+R3="$TMP/results3"
+in_mgmt "$TUNBED" datasheet --hosts "$TMP/hosts.ini" --gateways route,gregw --budget 2m --prefix "$P" --results "$R3" >/dev/null 2>"$TMP/ds.err" ||
+	die "tunbed datasheet --hosts failed: $(tail -3 "$TMP/ds.err")"
+python3 - "$(find "$R3" -maxdepth 1 -name '*-datasheet' | head -1)" <<'PY' || fail "the hosts datasheet's results"
+import json, os, sys
+d = sys.argv[1]
+meta = json.load(open(os.path.join(d, "meta.json")))
+assert (meta["mode"], meta["complete"], meta["failed"], meta["plan"]["name"]) == ("hosts", True, [], "least"), meta
+assert meta["hosts"].endswith("/hosts.ini") and meta["gateway_cpu"] is None, meta
+assert any(n.startswith("emulated cores off: on hosts") for n in meta["notes"]), meta["notes"]
+tput = [f"throughput-{k}-push-s{n}-r1.json" for k in ("route---w0-mtu0", "gregw-gre-w2-mtu0") for n in (1, 8, 64)]
+searches = ["ndr-direct-f64.json", "ndr-route-f64.json", "ndr-gregw-gre-w2-f64.json"]
+assert sorted(os.listdir(os.path.join(d, "runs"))) == sorted(tput + searches), os.listdir(os.path.join(d, "runs"))
+rec = lambda n: json.load(open(os.path.join(d, "runs", n)))["record"]
+for n in tput + searches:  # every host sampled: each part ran on them
+    assert {h["name"] for h in rec(n)["hosts"]} == {"c1", "gw1", "gw2", "s1"}, n
+gregw = rec("throughput-gregw-gre-w2-mtu0-push-s8-r1.json")["hosts"]
+assert any("gregw" in p for h in gregw if h["name"] == "gw1" for p in h["processes"].values()), gregw
+assert rec("ndr-direct-f64.json")["where"]["path"] == "direct"
+assert rec("ndr-gregw-gre-w2-f64.json")["where"] == {"mode": "hosts", "path": "gateway", "target": "198.18.3.2",
+                                                     "client": "c1", "server": "s1", "gwa": "gw1", "gwb": "gw2"}
+s = json.load(open(os.path.join(d, "summary.json")))["gateways"]
+for g in ("route", "gregw"):
+    assert all(x["bits_per_second"]["median"] > 0 for x in s[g]["throughput"].values()), s[g]["throughput"]
+    assert s[g]["ndr"]["64"]["pdr"]["rate_pps"] > 0, s[g]["ndr"]
+    assert s[g]["tos"] is None and s[g]["failover"] == {}, g
+route, gw = dict(s["route"]["figures"]), dict(s["gregw"]["figures"])
+assert gw["DSCP carried (outer)"].startswith("not applicable: not on hosts yet: its decapsulation probes"), gw
+assert gw["failover, kill"].startswith("not applicable: not on hosts: the pair is a topology of namespaces"), gw
+assert route["DSCP carried (outer)"].startswith("not applicable: route has no tunnel"), route
+assert route["failover, kill"].startswith("not applicable: route cannot run as an active and passive pair"), route
+md = open(os.path.join(d, "report.md")).read()
+assert ("On the hosts of `hosts.ini` (docs/hosts.md), throughput: the gateways on gw1 and gw2, the traffic between c1 and s1. "
+        "NDR / PDR: the generator alone between c1 and s1 (directly, to 198.18.9.2); the gateways on gw1 and gw2") in md, md[:3000]
+PY
+expect_refusal "a datasheet's --client-cpu on hosts" 2 "^tunbed: --client-cpu \(client_cpu\) budgets processes of this machine: the hosts mode has none$" in_mgmt "$TUNBED" datasheet --hosts "$TMP/hosts.ini" --gateways gregw --client-cpu 20 --prefix "$P" --results "$TMP/bad"
 
 # Nothing left: processes, routes, state.
 for role in client gwa gwb server; do
