@@ -4,7 +4,8 @@ that apply to it, within a time budget, and one page per gateway and one side by
 with its verdict and per-core CPU (matrix_point.measure, with emulated cores as in tunbed ras),
 DSCP and ECN across the tunnel (datasheet_tos.measure), NDR and PDR per frame size (the ndr kind's search, the generator's ceiling first), the failover
 of the gateway pair (failover.measure) where the gateway can be paired; datasheet_plan.py
-plans, datasheet_report.py reports.
+plans, datasheet_report.py reports. On the hosts of an inventory (--hosts), the throughput and
+NDR parts, on one bed.
 
 Records: runs/KEY.json, one per item, each with its `part` (throughput, tos, ndr, failover),
 its `gateway` and the part's own record (`record`, with the kind and format of the kind that
@@ -217,7 +218,8 @@ class Datasheet(Kind):
         "and 64 sessions with its bottleneck verdict and per-core CPU, DSCP and ECN across the "
         "tunnel (where tunbed-wire reads its transit), NDR and PDR at 64- and "
         "1518-byte frames, the failover of a gateway pair; within --budget. One page per "
-        "gateway and one side by side. docs/datasheet.md."),)
+        "gateway and one side by side. With --hosts, throughput and NDR/PDR on the hosts of "
+        "an inventory. docs/datasheet.md."),)
 
     def check(self, args):
         gateways = dplan.gateways_of(args.gateways, drivers.lookup)
