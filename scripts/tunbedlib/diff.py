@@ -18,6 +18,7 @@ import os
 import statistics
 
 from .common import log
+from .kinds.ndr_plan import size_key, size_of, size_words
 from .schema import BOOL, NUM, STR, Bad, List, Map, Num, Obj, Opt, Tup
 
 THRESHOLD_PCT = 5.0  # a slowdown beyond the noise is a regression from this size (--threshold)
@@ -183,8 +184,8 @@ GUEST = Obj({"result": STR}, need=("result",))
 SHEET = Obj({"gateways": Map(Obj({
     "throughput": Map(Obj({"key": STR}, need=("key",))),
     "tos": Opt(Obj({k: VERDICT for k in TOS_ASPECTS}, need=TOS_ASPECTS)),
-    "ndr": Map(Obj({"ndr": BOUND, "pdr": BOUND}, need=("ndr", "pdr")), key="[0-9]{1,5}",
-               keywhat="a frame size"),
+    "ndr": Map(Obj({"ndr": BOUND, "pdr": BOUND}, need=("ndr", "pdr")), key="[0-9]{1,5}|imix",
+               keywhat="a frame size or imix"),
     "failover": Map(Obj({"outage_s": Opt(SPREAD), "repeats": Num(1, whole=True)},
                         need=("repeats",))),
     "parts": Obj({"interop": Obj({"tests": Opt(Map(Opt(GUEST)))})}),
@@ -334,11 +335,11 @@ def compare_sheets(sa, sb, runs_a, runs_b, threshold=THRESHOLD_PCT):
                 res.append((p["verdict"], point_line(f"{g}, throughput, {sessions(n)}", p,
                                                      threshold)))
         res += tos_lines(g, a.get("tos"), b.get("tos"))
-        for size in sorted(set(a["ndr"]) & set(b["ndr"]), key=int):
+        for size in sorted(set(a["ndr"]) & set(b["ndr"]), key=lambda k: size_key(size_of(k))):
             for name in ("ndr", "pdr"):
                 p = compare_search(a["ndr"][size][name], b["ndr"][size][name], threshold)
-                res.append((p["verdict"], search_line(f"{g}, {name.upper()}, {size}-byte frames",
-                                                      p, threshold)))
+                res.append((p["verdict"], search_line(
+                    f"{g}, {name.upper()}, {size_words(size_of(size))}", p, threshold)))
         for fault in [f for f in a["failover"] if f in b["failover"]]:
             p = compare_outage(a["failover"][fault], b["failover"][fault], threshold)
             res.append((p["verdict"], outage_line(f"{g}, failover {fault}, outage", p,

@@ -96,9 +96,19 @@ class Budget(unittest.TestCase):
         self.assertEqual(route["failover"], 0)  # route cannot be paired
         self.assertGreater(both["failover"], 0)
         self.assertEqual(both["throughput"], 2 * route["throughput"])
-        # route at 64 and 1518 with the generator alone at each; gregw at 64 only.
-        self.assertEqual(route["ndr"], 4 * dplan.search_s(tier))
-        self.assertEqual(both["ndr"], 5 * dplan.search_s(tier))
+        # route at 64, 1518 and IMIX with the generator alone at each; gregw at 64 and IMIX.
+        self.assertEqual(route["ndr"], 6 * dplan.search_s(tier))
+        self.assertEqual(both["ndr"], 8 * dplan.search_s(tier))
+
+    def test_imix_but_in_the_least_plan(self):
+        # The least plan is 64-byte frames alone, so that route and gregw fit two minutes
+        # (netns/runner_datasheet); every other searches the IMIX too.
+        self.assertEqual([t.sizes for t in dplan.TIERS],
+                         [(64, 1518, "imix")] * 4 + [(64,)])
+        self.assertEqual(dplan.choose(120, parts())[0].name, "least")
+        self.assertIn("NDR and PDR at 64-byte, 1518-byte and IMIX frames, final trials",
+                      dplan.TIERS[0].words())
+        self.assertIn("NDR and PDR at 64-byte frames, final", dplan.TIERS[-1].words())
 
     def test_left_out_sizes(self):
         ps = parts()
@@ -108,6 +118,8 @@ class Budget(unittest.TestCase):
         self.assertEqual(dplan.ndr_size(ps["route"], 1518),
                          "not run: left out to fit --budget (the least plan)")
         self.assertEqual(dplan.ndr_size(ps["gregw"], 1518), f"not applicable: {GREGW_1518}")
+        self.assertEqual(dplan.ndr_size(ps["gregw"], "imix"),
+                         "not run: left out to fit --budget (the least plan)")
 
 
 class Applicability(unittest.TestCase):
@@ -122,7 +134,7 @@ class Applicability(unittest.TestCase):
         no_frr = dplan.applicability(["gregw"], {}, failover_why="no FRR")
         self.assertEqual(no_frr["gregw"]["failover"], {"status": "not applicable",
                                                        "reason": "no FRR"})
-        none = dplan.applicability(["gregw"], {"gregw": {64: "a", 1518: "b"}})
+        none = dplan.applicability(["gregw"], {"gregw": {64: "a", 1518: "b", "imix": "a"}})
         self.assertEqual(none["gregw"]["ndr"], {"status": "not applicable", "reason": "a; b"})
         dplan.skipped(ps, "route", "missing")
         self.assertEqual(ps["route"]["throughput"]["reason"], "route skipped: missing")
@@ -555,6 +567,7 @@ class Report(unittest.TestCase):
                        "saturated thread, 8 sessions", "gateway cores per Gbit/s",
                        "CPU-s/GB box", "retransmits/GB", "RTT loaded p50 ms", "emulated cores",
                        "NDR / PDR, 64-byte frames", "NDR / PDR, 1518-byte frames",
+                       "NDR / PDR, IMIX frames",
                        "DSCP carried (outer)", "ECN at encapsulation (inner -> outer)",
                        "CE at decapsulation (outer CE -> inner)", "generator budget",
                        "latency p50 ms at 10 / 50 / 90% of PDR", "failover, stop",
@@ -593,9 +606,21 @@ class Report(unittest.TestCase):
         self.assertEqual(route["NDR / PDR, 1518-byte frames"],
                          "not run: left out to fit --budget (the least plan)")
         self.assertEqual(gregw["NDR / PDR, 1518-byte frames"], f"not applicable: {GREGW_1518}")
+        self.assertEqual(gregw["NDR / PDR, IMIX frames"],
+                         "not run: left out to fit --budget (the least plan)")
         self.assertRegex(route["interoperability"], "^not applicable: the guest tests are "
                                                     "gregw's")
         self.assertRegex(gregw["interoperability"], "^not run: the guest tests")
+
+    def test_a_datasheet_made_before_the_imix(self):
+        meta, recs = records.load(for_dir(self.dir), self.dir)
+        for g in ("route", "gregw"):
+            meta["parts"][g]["ndr"]["sizes"].pop("imix")
+        doc = KIND.report(meta, recs, True)
+        gregw = dict(doc.summary["gateways"]["gregw"]["figures"])
+        self.assertEqual(gregw["NDR / PDR, IMIX frames"],
+                         "not run: this datasheet was made before tunbed searched IMIX frames")
+        self.assertRegex(gregw["NDR / PDR, 64-byte frames"], r"^[0-9.]+ / [0-9.]+ Mpps")
 
     def test_rebuilt_from_the_directory(self):
         before = read(self.dir, "summary.json")

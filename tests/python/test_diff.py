@@ -259,6 +259,19 @@ class Sheets(unittest.TestCase):
         self.assertEqual(out[-1], "verdict: no regression beyond 5% nor of behaviour; 11 "
                                   "unchanged, 2 bound by the generator")
 
+    def test_imix(self):
+        # IMIX frames are a size of their own, after the numbers, said in words.
+        def imix(pdr):
+            return lambda d: d["gateways"]["gregw"]["ndr"].update(
+                imix={"ndr": bound(0.5e6, 0.6e6), "pdr": bound(pdr, pdr + 1e5)})
+        status, out, err = self.main(sheet(x=imix(0.7e6)), sheet(x=imix(0.5e6)))
+        self.assertEqual((status, err), (1, ""))
+        gregw = [ln for ln in out if ln.startswith(("gregw, NDR", "gregw, PDR"))]
+        self.assertEqual([ln.split(":")[0] for ln in gregw],
+                         ["gregw, NDR, 64-byte frames", "gregw, PDR, 64-byte frames",
+                          "gregw, NDR, IMIX frames", "gregw, PDR, IMIX frames"])
+        self.assertTrue(gregw[-1].endswith("a regression"), gregw)
+
     def test_each_part_changed_alone(self):
         def g(d):
             return d["gateways"]["gregw"]

@@ -70,12 +70,13 @@ ADDED = {"runs": ("verdict", "verdict_reason", "verdict_hosts", "ceiling_bps", "
          "top": ("noise_floor_pct", "baselines"),
          "searches": ("foreign_at_pdr", "foreign_flagged"),
          # The datasheet's: each throughput point's generator budget (--client-cpu), the
-         # DSCP/ECN part (tos), and the page's rows of them.
+         # DSCP/ECN part (tos), and the page's rows of them and of the IMIX.
          "datasheet_throughput": ("generator_budget",),
          "datasheet_gateway": ("tos",),
          "datasheet_figures": ("generator budget", "DSCP carried (outer)",
                                "ECN at encapsulation (inner -> outer)",
-                               "CE at decapsulation (outer CE -> inner)")}
+                               "CE at decapsulation (outer CE -> inner)",
+                               "NDR / PDR, IMIX frames")}
 
 
 def comparable(summary):

@@ -42,8 +42,8 @@ RUN_SCHEMA = Obj({"kind": Str("datasheet", "datasheet"),
 GUEST_RESULT = Obj({"result": Str("pass|fail", "pass or fail"), "finished_utc": STR},
                    need=("result", "finished_utc"))
 STATUS = Obj({"status": Str("run|not applicable|not run", "run, not applicable or not run"),
-              "reason": Opt(STR), "sizes": Opt(Map(Opt(STR), key=r"[0-9]{1,5}",
-                                                   keywhat="a frame size")),
+              "reason": Opt(STR), "sizes": Opt(Map(Opt(STR), key=r"[0-9]{1,5}|imix",
+                                                   keywhat="a frame size or imix")),
               # interop: each guest test's result recorded for the build, and its id.
               "tests": Opt(Map(Opt(GUEST_RESULT), key="|".join(datasheet_interop.GUEST_TESTS),
                                keywhat="a guest test")),
@@ -216,10 +216,10 @@ class Datasheet(Kind):
         arguments,
         "For each gateway, the parts of the other kinds that apply to it: throughput at 1, 8 "
         "and 64 sessions with its bottleneck verdict and per-core CPU, DSCP and ECN across the "
-        "tunnel (where tunbed-wire reads its transit), NDR and PDR at 64- and "
-        "1518-byte frames, the failover of a gateway pair; within --budget. One page per "
-        "gateway and one side by side. With --hosts, throughput and NDR/PDR on the hosts of "
-        "an inventory. docs/datasheet.md."),)
+        "tunnel (where tunbed-wire reads its transit), NDR and PDR at 64- and 1518-byte "
+        "frames and the simple IMIX, the failover of a gateway pair; within --budget. One page "
+        "per gateway and one side by side. With --hosts, throughput and NDR/PDR on the hosts "
+        "of an inventory. docs/datasheet.md."),)
 
     def check(self, args):
         gateways = dplan.gateways_of(args.gateways, drivers.lookup)
@@ -311,7 +311,8 @@ class Datasheet(Kind):
                     if p.gateway == DIRECT or dplan.ndr_size(parts[p.gateway], size) is None]
         wanted = {size for p, size in searches if p.gateway != DIRECT}
         out += [Item(f"ndr-{ndr_plan.point_key(p)}-f{size}",
-                     f"NDR {p.config()}, {size}-byte frames", Work("ndr", p.gateway, (p, size)),
+                     f"NDR {p.config()}, {ndr_plan.size_words(size)}",
+                     Work("ndr", p.gateway, (p, size)),
                      weight=dplan.search_s(plan.tier))
                 for p, size in searches if p.gateway != DIRECT or size in wanted]
         for g in plan.gateways:
@@ -355,8 +356,8 @@ class Datasheet(Kind):
         elif part == "ndr":
             size = w.point[1]
             if gateway != DIRECT and size not in plan.ndr.ceiling:
-                raise GatewayFailure(plan.no_ceiling.get(size) or f"no generator ceiling at "
-                                     f"{size}-byte frames")
+                raise GatewayFailure(plan.no_ceiling.get(size) or "no generator ceiling at "
+                                     f"{ndr_plan.size_words(size)}")
             rec = ndr.KIND.measure(plan.ndr, bed, dataclasses.replace(item, point=w.point))
         else:
             try:

@@ -4,7 +4,7 @@ the reason where one does not. Pure: tested without root (tests/python/test_data
 
 The parts: throughput at 1, 8 and 64 sessions (the matrix's point, matrix_point.py), DSCP and
 ECN across the tunnel (datasheet_tos.py; gateways whose transit tunbed-wire reads), NDR and
-PDR at 64- and 1518-byte frames (the ndr kind's search; it has no IMIX), the failover of a pair
+PDR at 64- and 1518-byte frames and the simple IMIX (the ndr kind's search), the failover of a pair
 (failover.py; gregw alone can run as one) and interoperability (the guest tests', never run
 by a datasheet)."""
 
@@ -15,10 +15,10 @@ from .. import search
 from ..common import ScenarioError
 from ..drivers import DRIVERS
 from . import datasheet_interop
-from .ndr_plan import DIRECT
+from .ndr_plan import DIRECT, IMIX, size_words
 
 SESSIONS = (1, 8, 64)
-SIZES = (64, 1518)
+SIZES = (64, 1518, IMIX)
 PARTS = ("throughput", "tos", "ndr", "failover", "interop")
 # The parts meta.json must have for each gateway: a datasheet written before the DSCP/ECN part
 # (tos) has none of it, and its page says so.
@@ -67,7 +67,7 @@ class Tier:
         return (f"the {self.name} plan: throughput {self.repeats} repeat"
                 f"{'s' if self.repeats > 1 else ''} of {self.time:g} s after {self.warmup:g} s "
                 f"of warm-up at {', '.join(map(str, SESSIONS))} sessions; NDR and PDR at "
-                f"{' and '.join(f'{s}-byte' for s in self.sizes)} frames, final trials "
+                f"{sizes_words(self.sizes)}, final trials "
                 f"{self.ndr_time:g} s (first {self.ndr_initial:g} s), goal width "
                 f"{self.width * 100:g}%; failover: {', '.join(self.faults)}, "
                 f"{self.failover_repeats} repeat{'s' if self.failover_repeats > 1 else ''}, "
@@ -75,7 +75,14 @@ class Tier:
                 f"{self.timeline[2]:g} s after")
 
 
-# The richest first; the last is the least a datasheet can be (one point of each part).
+def sizes_words(sizes):
+    """'64-byte frames', '64-byte, 1518-byte and IMIX frames'."""
+    words = [size_words(s).removesuffix(" frames") for s in sizes]
+    return (", ".join(words[:-1]) + " and " if len(words) > 1 else "") + words[-1] + " frames"
+
+
+# The richest first; the last is the least a datasheet can be (one point of each part): 64-byte
+# frames alone, so that route and gregw fit two minutes (netns/runner_datasheet).
 TIERS = (
     Tier("full", 3, 10, 2, 5, 1, 0.02, SIZES, ("kill", "link"), 1, (3, 4, 3)),
     Tier("standard", 2, 5, 1, 3, 1, 0.05, SIZES, ("kill",), 1, (3, 4, 3)),

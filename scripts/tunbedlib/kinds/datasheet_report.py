@@ -10,7 +10,7 @@ from .. import analysis
 from ..document import Csv, Document, Plot, Section, Table, footer, title
 from . import datasheet_interop, datasheet_tos, failover_analysis, matrix_report, matrix_verdict, ndr_report
 from .datasheet_plan import SESSIONS, SIZES, ndr_size
-from .ndr_plan import DIRECT, FRACTIONS
+from .ndr_plan import DIRECT, FRACTIONS, size_key, size_of, size_words
 
 LEGEND = (
     "Gbit/s: what the receiver counted over the measured window, the median over the "
@@ -37,7 +37,9 @@ LEGEND = (
     "dropped (RFC 6040, 4.2) (`docs/datasheet.md`, `docs/wire.md`).",
     "NDR, PDR: the highest rate forwarded with no loss and with at most 0.5% loss, found in "
     "one search against the generator's own ceiling; latency at 10, 50 and 90% of PDR "
-    "(`docs/ndr.md`; tunbed ndr has no IMIX: 64- and 1518-byte frames).",
+    "(`docs/ndr.md`): at 64- and 1518-byte frames and the simple IMIX (7:4:1 of 64, 594 and "
+    "1518-byte frames, its largest member capped at what the tunnel carries, said beside the "
+    "figure).",
     "failover outage: the datagrams a constant-rate UDP stream lost, divided by its rate "
     "(RFC 6201), when the active gateway of a pair fails; sessions survived: the verified TCP "
     "sessions that did not reset (`docs/failover.md`).",
@@ -112,6 +114,10 @@ def generator_budget(rec):
     shares = sorted({b["share_pct"] for b in budgets})
     return (f"{plural(len(budgets), 'traffic client')} at {'/'.join(f'{x:g}' for x in shares)}% "
             "of a core each, all its threads together")
+
+
+# The IMIX of a datasheet written before it had one.
+IMIX_BEFORE = "not run: this datasheet was made before tunbed searched IMIX frames"
 
 
 # The DSCP/ECN part of a datasheet written before it had one.
@@ -206,10 +212,13 @@ def tos_rows(meta, g, tos):
 
 def ndr_rows(meta, g, nd):
     rows = []
+    st = meta["parts"][g]["ndr"]
     for size in SIZES:
         why = ndr_size(meta["parts"][g], size)
+        if st["status"] == "run" and str(size) not in (st.get("sizes") or {}):
+            why = IMIX_BEFORE
         s = nd.get(str(size))
-        what = f"NDR / PDR, {size}-byte frames"
+        what = f"NDR / PDR, {size_words(size)}"
         if why:
             rows.append((what, why))
             continue
@@ -223,7 +232,7 @@ def ndr_rows(meta, g, nd):
                            f"{ndr_report.gbps(p['inner_gbps'])} Gbit/s inner)"
                            + (f"; {note}" if note else "")))
         lat = [s["latency"].get(str(f)) or {} for f in FRACTIONS]
-        rows.append((f"latency p50 ms at 10 / 50 / 90% of PDR, {size}-byte frames",
+        rows.append((f"latency p50 ms at 10 / 50 / 90% of PDR, {size_words(size)}",
                      " / ".join(f"{x['p50_ms']:.3f}" if x.get("p50_ms") is not None else "-"
                                 for x in lat)))
     return rows
@@ -348,8 +357,9 @@ def document(meta, recs, complete):
                     where(meta, recs, [ndr_report.summarise(r["record"]) for r in recs
                                        if r["part"] == "ndr"]),
                     "The generator's ceiling (its PDR alone on a direct link): " + (
-                        ", ".join(f"{k}-byte frames {v / 1e6:.3f} Mpps" for k, v in
-                                  sorted(ceiling.items(), key=lambda kv: int(kv[0])) if v)
+                        ", ".join(f"{size_words(size_of(k))} {v / 1e6:.3f} Mpps" for k, v in
+                                  sorted(ceiling.items(), key=lambda kv: size_key(size_of(kv[0])))
+                                  if v)
                         or "not measured") + "."],
         sections=sections, plots=core_plots(figs, res), footer=footer(),
         summary=summary,

@@ -43,6 +43,11 @@ def size_key(size):
     return (1, 0) if size == IMIX else (0, size)
 
 
+def size_of(key):
+    """A frame size of a JSON document's keys ('64', 'imix'), as the run has it."""
+    return key if key == IMIX else int(key)
+
+
 def size_words(size):
     """'64-byte frames', or 'IMIX frames'."""
     return "IMIX frames" if size == IMIX else f"{size}-byte frames"

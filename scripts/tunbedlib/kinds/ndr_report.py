@@ -15,7 +15,7 @@ import os
 
 from .. import analysis, verdict
 from ..document import Csv, Document, Plot, Section, Table, footer, title
-from .ndr_plan import DIRECT, FRACTIONS, IMIX, WIRE_GAP, imix_note, size_key, size_words
+from .ndr_plan import DIRECT, FRACTIONS, IMIX, WIRE_GAP, imix_note, size_key, size_of, size_words
 
 
 def order(recs):
@@ -265,7 +265,7 @@ def summary_rows(summaries):
 
 def ceiling_of(meta, summaries):
     """{frame size: the generator's PDR}: an earlier run's (meta.json) and this run's."""
-    ceiling = {k if k == IMIX else int(k): v for k, v in (meta.get("ceiling") or {}).items()}
+    ceiling = {size_of(k): v for k, v in (meta.get("ceiling") or {}).items()}
     for s in summaries:
         if s["gateway"] == DIRECT and s["pdr"]["rate_pps"]:
             ceiling[s["frame"]["lan"]] = s["pdr"]["rate_pps"]
