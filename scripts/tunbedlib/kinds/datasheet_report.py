@@ -10,7 +10,7 @@ from .. import analysis
 from ..document import Csv, Document, Plot, Section, Table, footer, title
 from . import datasheet_interop, datasheet_tos, failover_analysis, matrix_report, matrix_verdict, ndr_report
 from .datasheet_plan import SESSIONS, SIZES, ndr_size
-from .ndr_plan import DIRECT, FRACTIONS, size_key, size_of, size_words
+from .ndr_plan import DIRECT, FRACTIONS, IMIX, size_key, size_of, size_words
 
 LEGEND = (
     "Gbit/s: what the receiver counted over the measured window, the median over the "
@@ -215,7 +215,7 @@ def ndr_rows(meta, g, nd):
     st = meta["parts"][g]["ndr"]
     for size in SIZES:
         why = ndr_size(meta["parts"][g], size)
-        if st["status"] == "run" and str(size) not in (st.get("sizes") or {}):
+        if size == IMIX and st["status"] == "run" and IMIX not in (st.get("sizes") or {}):
             why = IMIX_BEFORE
         s = nd.get(str(size))
         what = f"NDR / PDR, {size_words(size)}"
