@@ -471,7 +471,9 @@ class OnHosts(unittest.TestCase):
             self.hv[h].update(tunbed_transit_addr=t, tunbed_lan_addr=lan, tunbed_lan_prefix=net)
         plan = self.check(budget="2m")
         self.assertEqual(plan.ndr.family, 6)
-        self.assertEqual(plan.ndr.frames[("gregw", "gre")][64]["family"], 6)
+        self.assertEqual(plan.ndr.frames[("gregw", "gre")]["imix"]["family"], 6)
+        self.assertIn("below the smallest frame tunbed-traffic sends over IPv6",
+                      plan.parts["gregw"]["ndr"]["sizes"]["64"])
 
     def test_refusals(self):
         # As tunbed ras on hosts: a share asked for is refused, not turned off.
