@@ -71,10 +71,10 @@ class Budget(unittest.TestCase):
         ps = parts()
         names = [t.name for t in dplan.TIERS]
         last = len(names)
-        for budget in (120, 180, 300, 900, 1200, 3600, 86400):
-            tier, est = dplan.choose(budget, ps)
-            self.assertLessEqual(sum(est.values()), budget)
-            self.assertLessEqual(names.index(tier.name), last, budget)  # never poorer
+        for seconds in (120, 180, 300, 900, 1200, 3600, 86400):
+            tier, est = dplan.choose(seconds, ps)
+            self.assertLessEqual(sum(est.values()), seconds)
+            self.assertLessEqual(names.index(tier.name), last, seconds)  # never poorer
             last = names.index(tier.name)
         self.assertEqual(dplan.choose(86400, ps)[0].name, "full")
         self.assertEqual(dplan.choose(120, ps)[0].name, "least")
