@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <ini.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +27,7 @@ struct parser {
 	struct iniline in; /* what is left to read */
 	int line;	   /* the line read last */
 	bool any_address;
-	struct tunfile_error *err;
+	struct line_error *err;
 	int rc; /* 0 until the first refusal */
 	/* The file's tunnels, or one tunnel alone (single: no sections). */
 	struct tunfile *f;
@@ -39,23 +38,9 @@ struct parser {
 	int seen[K_COUNT]; /* the line of each key given in this section */
 };
 
-static int fail(struct parser *ps, int rc, int line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* Keeps the first refusal only: what follows it is noise. */
-static int fail(struct parser *ps, int rc, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ps->rc)
-		return 0;
-	ps->rc = rc;
-	ps->err->line = line;
-	va_start(ap, fmt);
-	vsnprintf(ps->err->msg, sizeof(ps->err->msg), fmt, ap);
-	va_end(ap);
-	return 0;
-}
+/* Keeps the first refusal only (code, -errno): what follows it is noise. Returns 0. */
+#define FAIL(ps, code, line, ...) \
+	line_error_first((ps)->err, &(ps)->rc, (code), (line), __VA_ARGS__)
 
 static bool name_ok(const char *s)
 {
@@ -95,81 +80,69 @@ static const char *at_line(int line, char *buf, size_t size)
 	return buf;
 }
 
-static int say_same_name(struct tunfile_error *err, int line, const char *name, int other_line)
+static int say_same_name(struct line_error *err, int line, const char *name, int other_line)
 {
 	char at[32];
 
-	err->line = line;
-	snprintf(err->msg, sizeof(err->msg), "duplicate tunnel '%s'%s", name,
-		 at_line(other_line, at, sizeof(at)));
-	return -EEXIST;
+	return line_error_set(err, -EEXIST, line, "duplicate tunnel '%s'%s", name,
+			      at_line(other_line, at, sizeof(at)));
 }
 
-static int say_same_peer_key(struct tunfile_error *err, int line, const struct tunnel_spec *s,
+static int say_same_peer_key(struct line_error *err, int line, const struct tunnel_spec *s,
 			     const struct tunnel_spec *other, int other_line)
 {
 	char peer[NETADDR_STRLEN], key[24] = "without a key", at[32];
 
 	if (s->gre_flags & GRE_F_KEY)
 		snprintf(key, sizeof(key), "key %u", s->key);
-	err->line = line;
-	snprintf(err->msg, sizeof(err->msg),
-		 "tunnel '%s': peer %s %s is tunnel '%s''s already%s: a packet could not tell "
-		 "them apart",
-		 s->name, netaddr_format(&s->peer, peer), key, other->name,
-		 at_line(other_line, at, sizeof(at)));
-	return -EEXIST;
+	return line_error_set(err, -EEXIST, line,
+			      "tunnel '%s': peer %s %s is tunnel '%s''s already%s: a packet could "
+			      "not tell them apart",
+			      s->name, netaddr_format(&s->peer, peer), key, other->name,
+			      at_line(other_line, at, sizeof(at)));
 }
 
-static int say_same_prefix(struct tunfile_error *err, int line, const struct tunnel_spec *s,
+static int say_same_prefix(struct line_error *err, int line, const struct tunnel_spec *s,
 			   const struct netprefix *p, const struct tunnel_spec *other,
 			   int other_line)
 {
 	char text[NETPREFIX_STRLEN], at[32];
 
-	err->line = line;
-	snprintf(err->msg, sizeof(err->msg), "tunnel '%s': prefix %s is tunnel '%s''s already%s",
-		 s->name, netaddr_format_prefix(p, text), other->name,
-		 at_line(other_line, at, sizeof(at)));
-	return -EEXIST;
+	return line_error_set(
+		err, -EEXIST, line, "tunnel '%s': prefix %s is tunnel '%s''s already%s", s->name,
+		netaddr_format_prefix(p, text), other->name, at_line(other_line, at, sizeof(at)));
 }
 
 /* The rules a tunnel keeps on its own (the file checks them as it reads). */
 static int check_alone(const struct tunnel_spec *s, const struct tunfile_lines *l,
-		       struct tunfile_error *err)
+		       struct line_error *err)
 {
 	char a[NETPREFIX_STRLEN], b[NETPREFIX_STRLEN], at[32];
 
-	if (!s->peer.family) {
-		err->line = l ? l->section : 0;
-		snprintf(err->msg, sizeof(err->msg), "tunnel '%s' has no peer", s->name);
-		return -EINVAL;
-	}
-	if (!s->nprefixes) {
-		err->line = l ? l->section : 0;
-		snprintf(err->msg, sizeof(err->msg),
-			 "tunnel '%s' has no prefixes: nothing would go into it or come from it",
-			 s->name);
-		return -EINVAL;
-	}
+	if (!s->peer.family)
+		return line_error_set(err, -EINVAL, l ? l->section : 0, "tunnel '%s' has no peer",
+				      s->name);
+	if (!s->nprefixes)
+		return line_error_set(
+			err, -EINVAL, l ? l->section : 0,
+			"tunnel '%s' has no prefixes: nothing would go into it or come from it",
+			s->name);
 	for (unsigned i = 1; i < s->nprefixes; i++) {
 		for (unsigned j = 0; j < i; j++) {
 			if (!prefixes_overlap(&s->prefixes[i], &s->prefixes[j]))
 				continue;
-			err->line = l ? l->prefixes[i] : 0;
-			snprintf(err->msg, sizeof(err->msg),
-				 "tunnel '%s': prefix %s overlaps its prefix %s%s", s->name,
-				 netaddr_format_prefix(&s->prefixes[i], a),
-				 netaddr_format_prefix(&s->prefixes[j], b),
-				 at_line(l ? l->prefixes[j] : 0, at, sizeof(at)));
-			return -EINVAL;
+			return line_error_set(err, -EINVAL, l ? l->prefixes[i] : 0,
+					      "tunnel '%s': prefix %s overlaps its prefix %s%s",
+					      s->name, netaddr_format_prefix(&s->prefixes[i], a),
+					      netaddr_format_prefix(&s->prefixes[j], b),
+					      at_line(l ? l->prefixes[j] : 0, at, sizeof(at)));
 		}
 	}
 	return 0;
 }
 
 int tunfile_check_change(const struct tunnel_spec *set, unsigned n, enum tunfile_change change,
-			 const struct tunnel_spec *s, struct tunfile_error *err)
+			 const struct tunnel_spec *s, struct line_error *err)
 {
 	unsigned at = n;
 	int rc;
@@ -181,22 +154,17 @@ int tunfile_check_change(const struct tunnel_spec *set, unsigned n, enum tunfile
 	}
 	if (change == TUNFILE_ADD && at < n)
 		return say_same_name(err, 0, s->name, 0);
-	if (change != TUNFILE_ADD && at == n) {
-		snprintf(err->msg, sizeof(err->msg), "no tunnel '%s'", s->name);
-		return -ENOENT;
-	}
+	if (change != TUNFILE_ADD && at == n)
+		return line_error_set(err, -ENOENT, 0, "no tunnel '%s'", s->name);
 	if (change == TUNFILE_REMOVE)
 		return 0;
-	if (change == TUNFILE_ADD && n >= TUNNELS_MAX) {
-		snprintf(err->msg, sizeof(err->msg), "too many tunnels: at most %d", TUNNELS_MAX);
-		return -E2BIG;
-	}
-	if (!name_ok(s->name)) {
-		snprintf(err->msg, sizeof(err->msg),
-			 "bad tunnel name '%.*s': use 1 to %d letters, digits, '_' or '-'",
-			 TUNNEL_NAME_LEN, s->name, TUNNEL_NAME_LEN - 1);
-		return -EINVAL;
-	}
+	if (change == TUNFILE_ADD && n >= TUNNELS_MAX)
+		return line_error_set(err, -E2BIG, 0, "too many tunnels: at most %d", TUNNELS_MAX);
+	if (!name_ok(s->name))
+		return line_error_set(
+			err, -EINVAL, 0,
+			"bad tunnel name '%.*s': use 1 to %d letters, digits, '_' or '-'",
+			TUNNEL_NAME_LEN, s->name, TUNNEL_NAME_LEN - 1);
 	rc = check_alone(s, NULL, err);
 	if (rc)
 		return rc;
@@ -223,12 +191,12 @@ static int set_peer(struct parser *ps, const char *v)
 	struct netprefix p;
 
 	if (netaddr_parse(v, &ps->spec->peer))
-		return fail(ps, -EINVAL, ps->line,
+		return FAIL(ps, -EINVAL, ps->line,
 			    "bad value '%s' for peer: expected an IPv4 or IPv6 address", v);
 	p.addr = ps->spec->peer;
 	p.len = netaddr_len(p.addr.family) * 8;
 	if (!ps->any_address && !netaddr_prefix_is_bench(&p))
-		return fail(ps, -EINVAL, ps->line,
+		return FAIL(ps, -EINVAL, ps->line,
 			    "peer %s " OPT_OUTSIDE_BENCH " (--any-address allows it)", v);
 	return 1;
 }
@@ -238,7 +206,7 @@ static int set_key(struct parser *ps, const char *v)
 	uint64_t n;
 
 	if (parse_u64(v, 0, UINT32_MAX, &n))
-		return fail(ps, -EINVAL, ps->line, "bad value '%s' for key: expected 0 to %u", v,
+		return FAIL(ps, -EINVAL, ps->line, "bad value '%s' for key: expected 0 to %u", v,
 			    UINT32_MAX);
 	ps->spec->gre_flags |= GRE_F_KEY;
 	ps->spec->key = (uint32_t)n;
@@ -251,14 +219,14 @@ static int add_prefix(struct parser *ps, const char *v)
 	struct netprefix p;
 
 	if (netaddr_parse_prefix(v, &p) || !strchr(v, '/'))
-		return fail(ps, -EINVAL, ps->line, "bad prefix '%s': expected ADDR/LEN", v);
+		return FAIL(ps, -EINVAL, ps->line, "bad prefix '%s': expected ADDR/LEN", v);
 	if (netaddr_prefix_has_host_bits(&p))
-		return fail(ps, -EINVAL, ps->line, "prefix '%s' has host bits set", v);
+		return FAIL(ps, -EINVAL, ps->line, "prefix '%s' has host bits set", v);
 	if (!ps->any_address && !netaddr_prefix_is_bench(&p))
-		return fail(ps, -EINVAL, ps->line,
+		return FAIL(ps, -EINVAL, ps->line,
 			    "prefix %s " OPT_OUTSIDE_BENCH " (--any-address allows it)", v);
 	if (s->nprefixes >= TUNNEL_PREFIXES_MAX)
-		return fail(ps, -EINVAL, ps->line, "tunnel '%s': too many prefixes: at most %d",
+		return FAIL(ps, -EINVAL, ps->line, "tunnel '%s': too many prefixes: at most %d",
 			    s->name, TUNNEL_PREFIXES_MAX);
 	ps->lines->prefixes[s->nprefixes] = ps->line;
 	s->prefixes[s->nprefixes++] = p;
@@ -271,7 +239,7 @@ static int set_prefixes(struct parser *ps, const char *v)
 	char buf[256], *tok, *save = NULL;
 
 	if (strlen(v) >= sizeof(buf))
-		return fail(ps, -EINVAL, ps->line, "prefixes too long");
+		return FAIL(ps, -EINVAL, ps->line, "prefixes too long");
 	snprintf(buf, sizeof(buf), "%s", v);
 	for (tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
 		if (!add_prefix(ps, tok))
@@ -285,7 +253,7 @@ static int set_flag(struct parser *ps, const char *key, const char *v, unsigned 
 	bool on;
 
 	if (parse_bool(v, &on))
-		return fail(ps, -EINVAL, ps->line, "bad value '%s' for %s: expected yes or no", v,
+		return FAIL(ps, -EINVAL, ps->line, "bad value '%s' for %s: expected yes or no", v,
 			    key);
 	if (on)
 		ps->spec->gre_flags |= flag;
@@ -303,23 +271,23 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	if (ps->rc)
 		return 0;
 	if (!ps->spec)
-		return fail(ps, -EINVAL, ps->line, "key '%s' outside a [tunnel NAME] section",
+		return FAIL(ps, -EINVAL, ps->line, "key '%s' outside a [tunnel NAME] section",
 			    name);
 	for (k = 0; k < K_COUNT && strcmp(key_names[k], name) != 0; k++)
 		;
 	if (k == K_COUNT)
-		return fail(ps, -EINVAL, ps->line,
+		return FAIL(ps, -EINVAL, ps->line,
 			    "unknown key '%s' in tunnel '%s': expected peer, key, prefixes, encap, "
 			    "seq or csum",
 			    name, ps->spec->name);
 	/* Last-wins would hide a mistake; only prefixes accumulate. */
 	if (ps->seen[k] && k != K_PREFIXES)
-		return fail(ps, -EINVAL, ps->line,
+		return FAIL(ps, -EINVAL, ps->line,
 			    "duplicate key '%s' in tunnel '%s' (first at line %d)", name,
 			    ps->spec->name, ps->seen[k]);
 	ps->seen[k] = ps->line;
 	if (!*value)
-		return fail(ps, -EINVAL, ps->line, "key '%s' has no value", name);
+		return FAIL(ps, -EINVAL, ps->line, "key '%s' has no value", name);
 	switch (k) {
 	case K_PEER:
 		ps->lines->peer = ps->line;
@@ -335,7 +303,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		else if (strcmp(value, "gre-udp") == 0)
 			ps->spec->udp = true;
 		else
-			return fail(ps, -EINVAL, ps->line,
+			return FAIL(ps, -EINVAL, ps->line,
 				    "bad value '%s' for encap: expected gre or gre-udp", value);
 		return 1;
 	case K_SEQ:
@@ -367,17 +335,17 @@ static void begin_section(struct parser *ps, char *text)
 	name = kind ? strtok_r(NULL, " \t", &save) : NULL;
 	extra = name ? strtok_r(NULL, " \t", &save) : NULL;
 	if (!kind || strcmp(kind, "tunnel") != 0 || !name || extra) {
-		fail(ps, -EINVAL, ps->line, "bad section header: expected [tunnel NAME]");
+		FAIL(ps, -EINVAL, ps->line, "bad section header: expected [tunnel NAME]");
 		return;
 	}
 	if (!name_ok(name)) {
-		fail(ps, -EINVAL, ps->line,
+		FAIL(ps, -EINVAL, ps->line,
 		     "bad tunnel name '%s': use 1 to %d letters, digits, '_' or '-'", name,
 		     TUNNEL_NAME_LEN - 1);
 		return;
 	}
 	if (f->n >= TUNNELS_MAX) {
-		fail(ps, -E2BIG, ps->line, "too many tunnels: at most %d", TUNNELS_MAX);
+		FAIL(ps, -E2BIG, ps->line, "too many tunnels: at most %d", TUNNELS_MAX);
 		return;
 	}
 	if (f->n == ps->cap) {
@@ -389,7 +357,7 @@ static void begin_section(struct parser *ps, char *text)
 			f->specs = specs;
 		lines = specs ? realloc(f->lines, cap * sizeof(*lines)) : NULL;
 		if (!lines) {
-			fail(ps, -ENOMEM, ps->line, "out of memory");
+			FAIL(ps, -ENOMEM, ps->line, "out of memory");
 			return;
 		}
 		f->lines = lines;
@@ -416,7 +384,7 @@ static char *read_line(char *str, int num, void *stream)
 	k = iniline_next(&ps->in, str, num, why, sizeof(why));
 	ps->line = ps->in.line;
 	if (k == INILINE_BAD || (k == INILINE_SECTION && ps->single)) {
-		fail(ps, -EINVAL, ps->line, "%s",
+		FAIL(ps, -EINVAL, ps->line, "%s",
 		     k == INILINE_BAD ? why : "a section header in one tunnel's keys");
 		return NULL;
 	}
@@ -436,10 +404,10 @@ static int run(struct parser *ps)
 	 * on: a refusal of ours after it is not the first. */
 	if (rc > 0 && (!ps->rc || rc < ps->err->line)) {
 		ps->rc = 0;
-		fail(ps, -EINVAL, rc, "expected 'key = value' or [tunnel NAME]");
+		FAIL(ps, -EINVAL, rc, "expected 'key = value' or [tunnel NAME]");
 	}
 	if (rc < 0 && !ps->rc)
-		fail(ps, -ENOMEM, 0, "cannot parse: libinih error %d", rc);
+		FAIL(ps, -ENOMEM, 0, "cannot parse: libinih error %d", rc);
 	end_section(ps);
 	return ps->rc;
 }
@@ -496,8 +464,7 @@ static int by_prefix(const void *a, const void *b)
 }
 
 /* Of the refusals found, the one at the earliest line. */
-static void keep_first(struct tunfile_error *best, int *best_rc, const struct tunfile_error *e,
-		       int rc)
+static void keep_first(struct line_error *best, int *best_rc, const struct line_error *e, int rc)
 {
 	if (!*best_rc || e->line < best->line) {
 		*best = *e;
@@ -509,9 +476,9 @@ static void keep_first(struct tunfile_error *best, int *best_rc, const struct tu
  * Names, peers and keys, prefixes: each sorted, so that two alike sit side by side, the later
  * in the file second; of all the pairs, the one whose later line comes first is reported.
  */
-static int check_across(const struct tunfile *f, struct tunfile_error *err)
+static int check_across(const struct tunfile *f, struct line_error *err)
 {
-	struct tunfile_error e;
+	struct line_error e;
 	unsigned nrefs = 0, npfx = 0;
 	struct ref *r;
 	int rc = 0;
@@ -565,7 +532,7 @@ static int check_across(const struct tunfile *f, struct tunfile_error *err)
 }
 
 int tunfile_parse(const char *text, size_t len, bool any_address, struct tunfile *out,
-		  struct tunfile_error *err)
+		  struct line_error *err)
 {
 	struct parser ps = {
 		.in = { .p = text, .end = text + len },
@@ -581,16 +548,6 @@ int tunfile_parse(const char *text, size_t len, bool any_address, struct tunfile
 	return rc ? rc : check_across(out, err);
 }
 
-const char *tunfile_error_line(const char *path, const struct tunfile_error *err, char *buf,
-			       size_t size)
-{
-	if (err->line > 0)
-		snprintf(buf, size, "%s:%d: %s", path, err->line, err->msg);
-	else
-		snprintf(buf, size, "%s: %s", path, err->msg);
-	return buf;
-}
-
 void tunfile_free(struct tunfile *f)
 {
 	free(f->specs);
@@ -599,7 +556,7 @@ void tunfile_free(struct tunfile *f)
 }
 
 int tunfile_parse_tunnel(const char *name, const char *text, size_t len, bool any_address,
-			 struct tunnel_spec *out, struct tunfile_error *err)
+			 struct tunnel_spec *out, struct line_error *err)
 {
 	struct tunfile one = { .specs = out };
 	struct tunfile_lines lines = { 0 };
@@ -616,7 +573,7 @@ int tunfile_parse_tunnel(const char *name, const char *text, size_t len, bool an
 	memset(out, 0, sizeof(*out));
 	memset(err, 0, sizeof(*err));
 	if (!name_ok(name)) {
-		fail(&ps, -EINVAL, 0,
+		FAIL(&ps, -EINVAL, 0,
 		     "bad tunnel name '%.*s': use 1 to %d letters, digits, '_' or '-'",
 		     TUNNEL_NAME_LEN, name, TUNNEL_NAME_LEN - 1);
 		return ps.rc;
@@ -625,7 +582,7 @@ int tunfile_parse_tunnel(const char *name, const char *text, size_t len, bool an
 	return run(&ps);
 }
 
-int tunfile_load(const char *path, bool any_address, struct tunfile *out, struct tunfile_error *err)
+int tunfile_load(const char *path, bool any_address, struct tunfile *out, struct line_error *err)
 {
 	char *buf;
 	size_t len;

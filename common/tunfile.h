@@ -3,7 +3,7 @@
  * `[tunnel NAME]` section a tunnel with its peer, key, inner prefixes and options; and the
  * rules a set of tunnels keeps, the same for the file and for a change through gregw's control
  * socket. gregw reads it, and tunbed-wire to audit each tunnel's frames. Pure but for
- * tunfile_load: no logging; every refusal is one line in a tunfile_error.
+ * tunfile_load: no logging; every refusal is one line in a line_error (line_error.h).
  */
 #ifndef TUNBED_TUNFILE_H
 #define TUNBED_TUNFILE_H
@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "line_error.h"
 #include "netaddr.h"
 
 /* The file's limits, for every program that reads it. */
@@ -52,12 +53,6 @@ struct tunfile {
 	struct tunfile_lines *lines;
 };
 
-/* A refusal: the line it is about (0: the file, or a change, as a whole) and why. */
-struct tunfile_error {
-	int line;
-	char msg[320];
-};
-
 /*
  * Parses len bytes of text (not NUL-terminated) into *out, which the caller frees with
  * tunfile_free, also after a failure. any_address: peers and prefixes may lie outside the
@@ -65,22 +60,16 @@ struct tunfile_error {
  * breaks a rule: the first one found), -E2BIG (more than TUNNELS_MAX tunnels) or -ENOMEM.
  */
 int tunfile_parse(const char *text, size_t len, bool any_address, struct tunfile *out,
-		  struct tunfile_error *err);
+		  struct line_error *err);
 
 /*
  * Reads the regular file path (at most TUNFILE_MAX bytes; a FIFO or device is refused, as is
  * a file that cannot be read, with line 0) and parses it. Returns tunfile_parse's values or
  * -errno of the read.
  */
-int tunfile_load(const char *path, bool any_address, struct tunfile *out,
-		 struct tunfile_error *err);
+int tunfile_load(const char *path, bool any_address, struct tunfile *out, struct line_error *err);
 
 void tunfile_free(struct tunfile *f);
-
-/* The one line a refusal of file path gets: "PATH:LINE: MESSAGE", or "PATH: MESSAGE" about the
- * whole file, into buf (size bytes, cut as snprintf cuts); returns buf. Pure. */
-const char *tunfile_error_line(const char *path, const struct tunfile_error *err, char *buf,
-			       size_t size);
 
 /*
  * One tunnel's keys as the control socket takes them: "key = value" lines without a section
@@ -88,7 +77,7 @@ const char *tunfile_error_line(const char *path, const struct tunfile_error *err
  * with *out, or -EINVAL with *err (its line within text).
  */
 int tunfile_parse_tunnel(const char *name, const char *text, size_t len, bool any_address,
-			 struct tunnel_spec *out, struct tunfile_error *err);
+			 struct tunnel_spec *out, struct line_error *err);
 
 enum tunfile_change {
 	TUNFILE_ADD,	 /* a tunnel of a new name */
@@ -104,6 +93,6 @@ enum tunfile_change {
  * on its own). The rules are the file's. Pure; O(n).
  */
 int tunfile_check_change(const struct tunnel_spec *set, unsigned n, enum tunfile_change change,
-			 const struct tunnel_spec *s, struct tunfile_error *err);
+			 const struct tunnel_spec *s, struct line_error *err);
 
 #endif

@@ -752,7 +752,7 @@ static int load_tunnels(struct parse *ps)
 						: c->seq      ? "seq"
 						: c->csum     ? "csum"
 							      : NULL;
-	struct tunfile_error err;
+	struct line_error err;
 	char line[CONFIG_PATH_MAX + sizeof(err.msg) + 16], a[NETADDR_STRLEN], b[NETADDR_STRLEN];
 	const struct tunnel_spec *t0;
 
@@ -763,7 +763,7 @@ static int load_tunnels(struct parse *ps)
 		return -EINVAL;
 	}
 	if (tunfile_load(path, c->any_address, &c->tf, &err)) {
-		log_warnx("%s", tunfile_error_line(path, &err, line, sizeof(line)));
+		log_warnx("%s", line_error_text(path, &err, line, sizeof(line)));
 		return -EINVAL;
 	}
 	if (c->tf.n == 0) {

@@ -196,7 +196,7 @@ static void apply(const struct tunctl *t, enum tunfile_change ch, const struct t
 static json_t *make(struct tunctl *t, enum tunfile_change ch, const struct tunnel_spec *s,
 		    bool *busy)
 {
-	struct tunfile_error err;
+	struct line_error err;
 	struct tunnel_spec *next;
 	unsigned n2;
 	json_t *o;
@@ -260,7 +260,7 @@ static json_t *busy_reply(const struct tunnel_spec *s)
 static json_t *change(struct tunctl *t, enum tunfile_change ch, const char *name, char *keys,
 		      uint64_t id, uint64_t now_ns, bool *later)
 {
-	struct tunfile_error err;
+	struct line_error err;
 	struct tunnel_spec s = { 0 };
 	json_t *o;
 	bool busy = false;

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,15 +87,13 @@ static const char *resolve(const char *arg, char *buf, size_t size)
 
 static int load_or_report(const char *path, struct topo *t)
 {
-	struct topo_error err;
+	struct line_error err;
+	char line[PATH_MAX + sizeof(err.msg) + 16];
 	int rc = topo_load(path, t, &err);
 
 	if (rc == 0)
 		return 0;
-	if (err.line)
-		log_warnx("%s:%d: %s", path, err.line, err.msg);
-	else
-		log_warnx("%s: %s", path, err.msg);
+	log_warnx("%s", line_error_text(path, &err, line, sizeof(line)));
 	return rc;
 }
 
@@ -172,7 +171,8 @@ static int cmd_up(const struct topo *t, const char *path, const char *prefix, bo
 		.fail_at = fail_at,
 		.interrupted = &interrupted,
 	};
-	struct topo_error err;
+	struct line_error err;
+	char line[PATH_MAX + sizeof(err.msg) + 16];
 	int rc;
 
 	if (topo_plan_build(t, &plan)) {
@@ -181,10 +181,7 @@ static int cmd_up(const struct topo *t, const char *path, const char *prefix, bo
 	}
 	rc = topo_up(t, &plan, &o, &err);
 	if (rc) {
-		if (err.line)
-			log_warnx("%s:%d: %s", path, err.line, err.msg);
-		else
-			log_warnx("%s: %s", path, err.msg);
+		log_warnx("%s", line_error_text(path, &err, line, sizeof(line)));
 		return EXIT_FAILED;
 	}
 	printf("%s up: %d namespaces (%s-*), %d links, %d routes\n", t->name[0] ? t->name : path,

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "line_error.h"
 #include "netaddr.h"
 
 enum topo_limits {
@@ -103,12 +104,6 @@ struct topo {
 	struct topo_route routes[TOPO_MAX_ROUTES];
 };
 
-/* Where a topology file went wrong: the line (0 when it is about the whole file) and why. */
-struct topo_error {
-	int line;
-	char msg[640];
-};
-
 #define TOPO_DEFAULT_PREFIX "tb"
 
 /*
@@ -116,20 +111,20 @@ struct topo_error {
  * it: topo_parse_syntax, then topo_validate. Pure: no I/O, no allocation. Returns 0, or
  * -EINVAL with *err set to the first problem found.
  */
-int topo_parse(const char *text, size_t len, struct topo *t, struct topo_error *err);
+int topo_parse(const char *text, size_t len, struct topo *t, struct line_error *err);
 
 /*
  * Reads path (at most TOPO_FILE_MAX bytes) and parses it. Returns 0, -errno of the read with
  * err->line 0, or -EINVAL from the parser. *t must be zeroable memory (it is large).
  */
-int topo_load(const char *path, struct topo *t, struct topo_error *err);
+int topo_load(const char *path, struct topo *t, struct line_error *err);
 
 /*
  * The file's syntax alone (topo_parse.c): sections, keys and values into *t, with link ends
  * not yet resolved to hosts. Pure. Returns 0, or -EINVAL with *err set. topo_parse then calls
  * topo_validate; use topo_parse unless the cross-checks are to be left out.
  */
-int topo_parse_syntax(const char *text, size_t len, struct topo *t, struct topo_error *err);
+int topo_parse_syntax(const char *text, size_t len, struct topo *t, struct line_error *err);
 
 /*
  * Cross-checks a parsed topology: every link end on a defined host, interface names unique
@@ -137,7 +132,7 @@ int topo_parse_syntax(const char *text, size_t len, struct topo *t, struct topo_
  * link of their host. Returns 0 or -EINVAL with *err set. Called by topo_parse, after
  * topo_parse_syntax.
  */
-int topo_validate(struct topo *t, struct topo_error *err);
+int topo_validate(struct topo *t, struct line_error *err);
 
 /* Lookups and namespace names: topo_model.h. */
 

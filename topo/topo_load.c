@@ -12,14 +12,14 @@
 
 #include "topo.h"
 
-int topo_parse(const char *text, size_t len, struct topo *t, struct topo_error *err)
+int topo_parse(const char *text, size_t len, struct topo *t, struct line_error *err)
 {
 	int rc = topo_parse_syntax(text, len, t, err);
 
 	return rc ? rc : topo_validate(t, err);
 }
 
-int topo_load(const char *path, struct topo *t, struct topo_error *err)
+int topo_load(const char *path, struct topo *t, struct line_error *err)
 {
 	char *buf;
 	size_t used = 0;
@@ -30,14 +30,12 @@ int topo_load(const char *path, struct topo *t, struct topo_error *err)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err->msg, sizeof(err->msg), "cannot open: %s", strerror(errno));
-		return rc;
+		return line_error_set(err, rc, 0, "cannot open: %s", strerror(-rc));
 	}
 	buf = malloc(TOPO_FILE_MAX + 1);
 	if (!buf) {
 		close(fd);
-		snprintf(err->msg, sizeof(err->msg), "out of memory");
-		return -ENOMEM;
+		return line_error_set(err, -ENOMEM, 0, "out of memory");
 	}
 	for (;;) {
 		n = read(fd, buf + used, TOPO_FILE_MAX + 1 - used);
@@ -52,11 +50,10 @@ int topo_load(const char *path, struct topo *t, struct topo_error *err)
 	rc = n < 0 ? -errno : 0;
 	close(fd);
 	if (rc) {
-		snprintf(err->msg, sizeof(err->msg), "cannot read: %s", strerror(-rc));
+		line_error_set(err, rc, 0, "cannot read: %s", strerror(-rc));
 	} else if (used > TOPO_FILE_MAX) {
-		rc = -EFBIG;
-		snprintf(err->msg, sizeof(err->msg), "file too large: at most %d bytes",
-			 TOPO_FILE_MAX);
+		rc = line_error_set(err, -EFBIG, 0, "file too large: at most %d bytes",
+				    TOPO_FILE_MAX);
 	} else {
 		rc = topo_parse(buf, used, t, err);
 	}

@@ -7,7 +7,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <ini.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -26,10 +25,10 @@ enum section_kind {
 
 struct parser {
 	struct topo *t;
-	struct topo_error *err;
+	struct line_error *err;
 	struct iniline in; /* what is left to read */
 	int line;	   /* the line read last */
-	bool failed;
+	int rc;		   /* 0 until the first refusal, then -EINVAL */
 	enum section_kind sec;
 	int index;	    /* host or link being filled */
 	char sec_text[64];  /* "[host client]", for messages */
@@ -38,23 +37,8 @@ struct parser {
 	int topology_line;
 };
 
-static int fail(struct parser *ps, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Records the first error only; everything after it is noise caused by it. */
-static int fail(struct parser *ps, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ps->failed)
-		return 0;
-	ps->failed = true;
-	ps->err->line = line;
-	va_start(ap, fmt);
-	vsnprintf(ps->err->msg, sizeof(ps->err->msg), fmt, ap);
-	va_end(ap);
-	return 0;
-}
+/* Records the first error only; everything after it is noise caused by it. Returns 0. */
+#define FAIL(ps, line, ...) line_error_first((ps)->err, &(ps)->rc, -EINVAL, (line), __VA_ARGS__)
 
 static bool name_ok(const char *s, size_t max)
 {
@@ -76,16 +60,16 @@ static void begin_section(struct parser *ps, char *text)
 	name = kind ? strtok_r(NULL, " \t", &save) : NULL;
 	extra = name ? strtok_r(NULL, " \t", &save) : NULL;
 	if (!kind) {
-		fail(ps, ps->line, "empty section header '[]'");
+		FAIL(ps, ps->line, "empty section header '[]'");
 		return;
 	}
 	if (strcmp(kind, "topology") == 0) {
 		if (name) {
-			fail(ps, ps->line, "section [topology] takes no name, got '%s'", name);
+			FAIL(ps, ps->line, "section [topology] takes no name, got '%s'", name);
 			return;
 		}
 		if (ps->topology_seen) {
-			fail(ps, ps->line, "duplicate section [topology] (first at line %d)",
+			FAIL(ps, ps->line, "duplicate section [topology] (first at line %d)",
 			     ps->topology_line);
 			return;
 		}
@@ -95,17 +79,17 @@ static void begin_section(struct parser *ps, char *text)
 		return;
 	}
 	if (strcmp(kind, "host") != 0 && strcmp(kind, "link") != 0) {
-		fail(ps, ps->line,
+		FAIL(ps, ps->line,
 		     "unknown section %s: expected [topology], [host NAME] or [link NAME]",
 		     ps->sec_text);
 		return;
 	}
 	if (!name) {
-		fail(ps, ps->line, "section [%s] needs a name: [%s NAME]", kind, kind);
+		FAIL(ps, ps->line, "section [%s] needs a name: [%s NAME]", kind, kind);
 		return;
 	}
 	if (extra) {
-		fail(ps, ps->line, "section %s: one name only, got '%s' after '%s'", ps->sec_text,
+		FAIL(ps, ps->line, "section %s: one name only, got '%s' after '%s'", ps->sec_text,
 		     extra, name);
 		return;
 	}
@@ -114,18 +98,18 @@ static void begin_section(struct parser *ps, char *text)
 		int dup = topo_host_find(t, name);
 
 		if (!name_ok(name, TOPO_NAME_LEN)) {
-			fail(ps, ps->line,
+			FAIL(ps, ps->line,
 			     "bad host name '%s': use 1 to %d letters, digits, '_' or '-'", name,
 			     TOPO_NAME_LEN - 1);
 			return;
 		}
 		if (dup >= 0) {
-			fail(ps, ps->line, "duplicate host '%s' (first defined at line %d)", name,
+			FAIL(ps, ps->line, "duplicate host '%s' (first defined at line %d)", name,
 			     t->hosts[dup].line);
 			return;
 		}
 		if (t->nhosts >= TOPO_MAX_HOSTS) {
-			fail(ps, ps->line, "too many hosts: at most %d", TOPO_MAX_HOSTS);
+			FAIL(ps, ps->line, "too many hosts: at most %d", TOPO_MAX_HOSTS);
 			return;
 		}
 		ps->sec = SEC_HOST;
@@ -138,19 +122,19 @@ static void begin_section(struct parser *ps, char *text)
 		int dup = topo_link_find(t, name);
 
 		if (!name_ok(name, TOPO_IFNAME_LEN)) {
-			fail(ps, ps->line,
+			FAIL(ps, ps->line,
 			     "bad link name '%s': use 1 to %d letters, digits, '_' or '-' (it "
 			     "names the interfaces)",
 			     name, TOPO_IFNAME_LEN - 1);
 			return;
 		}
 		if (dup >= 0) {
-			fail(ps, ps->line, "duplicate link '%s' (first defined at line %d)", name,
+			FAIL(ps, ps->line, "duplicate link '%s' (first defined at line %d)", name,
 			     t->links[dup].line);
 			return;
 		}
 		if (t->nlinks >= TOPO_MAX_LINKS) {
-			fail(ps, ps->line, "too many links: at most %d", TOPO_MAX_LINKS);
+			FAIL(ps, ps->line, "too many links: at most %d", TOPO_MAX_LINKS);
 			return;
 		}
 		ps->sec = SEC_LINK;
@@ -173,7 +157,7 @@ static char *read_line(char *str, int num, void *stream)
 	char why[sizeof(ps->err->msg)];
 	enum iniline_kind k;
 
-	if (ps->failed)
+	if (ps->rc)
 		return NULL;
 	k = iniline_next(&ps->in, str, num, why, sizeof(why));
 	ps->line = ps->in.line;
@@ -181,11 +165,11 @@ static char *read_line(char *str, int num, void *stream)
 	case INILINE_END:
 		return NULL;
 	case INILINE_BAD:
-		fail(ps, ps->line, "%s", why);
+		FAIL(ps, ps->line, "%s", why);
 		return NULL;
 	case INILINE_SECTION:
 		begin_section(ps, str);
-		return ps->failed ? NULL : iniline_section_mark(str, num);
+		return ps->rc ? NULL : iniline_section_mark(str, num);
 	case INILINE_TEXT:
 		break;
 	}
@@ -222,7 +206,7 @@ struct key_ops {
 static void set_topology_name(struct parser *ps, const char *key, const char *value)
 {
 	if (!name_ok(value, TOPO_NAME_LEN)) {
-		fail(ps, ps->line, "bad value '%s' for %s: use 1 to %d letters, digits, '_' or '-'",
+		FAIL(ps, ps->line, "bad value '%s' for %s: use 1 to %d letters, digits, '_' or '-'",
 		     value, key, TOPO_NAME_LEN - 1);
 		return;
 	}
@@ -232,7 +216,7 @@ static void set_topology_name(struct parser *ps, const char *key, const char *va
 static void set_prefix(struct parser *ps, const char *key, const char *value)
 {
 	if (!topo_prefix_valid(value)) {
-		fail(ps, ps->line,
+		FAIL(ps, ps->line,
 		     "bad value '%s' for %s: use 1 to %d letters, digits or '_' (no '-')", value,
 		     key, TOPO_PREFIX_LEN - 1);
 		return;
@@ -245,7 +229,7 @@ static void set_cpus(struct parser *ps, const char *key, const char *value)
 	struct topo_host *h = &ps->t->hosts[ps->index];
 
 	if (parse_cpulist(value, &h->cpus) < 0) {
-		fail(ps, ps->line, "bad value '%s' for %s: expected a CPU list such as 0-3,6",
+		FAIL(ps, ps->line, "bad value '%s' for %s: expected a CPU list such as 0-3,6",
 		     value, key);
 		return;
 	}
@@ -255,7 +239,7 @@ static void set_cpus(struct parser *ps, const char *key, const char *value)
 static void set_forward(struct parser *ps, const char *key, const char *value)
 {
 	if (parse_bool(value, &ps->t->hosts[ps->index].forward))
-		fail(ps, ps->line, "bad value '%s' for %s: expected yes or no", value, key);
+		FAIL(ps, ps->line, "bad value '%s' for %s: expected yes or no", value, key);
 }
 
 static void add_sysctl(struct parser *ps, const char *name, const char *value)
@@ -266,28 +250,28 @@ static void add_sysctl(struct parser *ps, const char *name, const char *value)
 
 	/* Only net.* is per namespace: anything else would change the whole machine. */
 	if (strncmp(name, "net.", 4) != 0) {
-		fail(ps, ps->line, "sysctl '%s' is not per namespace: only net.* can be set", name);
+		FAIL(ps, ps->line, "sysctl '%s' is not per namespace: only net.* can be set", name);
 		return;
 	}
 	if (n >= TOPO_SYSCTL_NAME_LEN || strstr(name, "..") || name[n - 1] == '.' ||
 	    strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
 		    n) {
-		fail(ps, ps->line, "bad sysctl name '%s'", name);
+		FAIL(ps, ps->line, "bad sysctl name '%s'", name);
 		return;
 	}
 	if (!*value || strlen(value) >= TOPO_SYSCTL_VALUE_LEN || strchr(value, '\n')) {
-		fail(ps, ps->line, "bad value '%s' for sysctl %s", value, name);
+		FAIL(ps, ps->line, "bad value '%s' for sysctl %s", value, name);
 		return;
 	}
 	for (int i = 0; i < h->nsysctls; i++) {
 		if (strcmp(h->sysctls[i].name, name) == 0) {
-			fail(ps, ps->line, "duplicate sysctl '%s' in %s (first at line %d)", name,
+			FAIL(ps, ps->line, "duplicate sysctl '%s' in %s (first at line %d)", name,
 			     ps->sec_text, h->sysctls[i].line);
 			return;
 		}
 	}
 	if (h->nsysctls >= TOPO_MAX_SYSCTLS) {
-		fail(ps, ps->line, "too many sysctls in %s: at most %d", ps->sec_text,
+		FAIL(ps, ps->line, "too many sysctls in %s: at most %d", ps->sec_text,
 		     TOPO_MAX_SYSCTLS);
 		return;
 	}
@@ -306,7 +290,7 @@ static void set_route(struct parser *ps, const char *key, const char *value)
 
 	(void)key;
 	if (t->nroutes >= TOPO_MAX_ROUTES) {
-		fail(ps, ps->line, "too many routes: at most %d", TOPO_MAX_ROUTES);
+		FAIL(ps, ps->line, "too many routes: at most %d", TOPO_MAX_ROUTES);
 		return;
 	}
 	r = &t->routes[t->nroutes];
@@ -322,22 +306,22 @@ static void set_route(struct parser *ps, const char *key, const char *value)
 		tok = strtok_r(NULL, " \t", &save);
 	}
 	if (!tok) {
-		fail(ps, ps->line,
+		FAIL(ps, ps->line,
 		     "empty route: expected DEST [via ADDR] [dev LINK] [mtu N], or local DEST");
 		return;
 	}
 	if (strcmp(tok, "default") == 0) {
-		fail(ps, ps->line,
+		FAIL(ps, ps->line,
 		     "route 'default' would reach beyond " NETADDR_BENCH_RANGES
 		     ": name a prefix inside them");
 		return;
 	}
 	if (netaddr_parse_prefix(tok, &r->dst)) {
-		fail(ps, ps->line, "bad route destination '%s'", tok);
+		FAIL(ps, ps->line, "bad route destination '%s'", tok);
 		return;
 	}
 	if (!netaddr_prefix_is_bench(&r->dst)) {
-		fail(ps, ps->line, "route destination '%s' is outside " NETADDR_BENCH_RANGES, tok);
+		FAIL(ps, ps->line, "route destination '%s' is outside " NETADDR_BENCH_RANGES, tok);
 		return;
 	}
 	if (netaddr_prefix_has_host_bits(&r->dst)) {
@@ -345,14 +329,14 @@ static void set_route(struct parser *ps, const char *key, const char *value)
 
 		for (unsigned bit = net.len; bit < netaddr_len(net.addr.family) * 8; bit++)
 			net.addr.bytes[bit / 8] &= (uint8_t) ~(0x80 >> (bit % 8));
-		fail(ps, ps->line, "route destination '%s' has host bits set: did you mean %s?",
+		FAIL(ps, ps->line, "route destination '%s' has host bits set: did you mean %s?",
 		     tok, netaddr_format_prefix(&net, pfx));
 		return;
 	}
 	if (r->local) {
 		tok = strtok_r(NULL, " \t", &save);
 		if (tok) {
-			fail(ps, ps->line,
+			FAIL(ps, ps->line,
 			     "route '%s': unexpected '%s': a local route takes no via, dev or mtu",
 			     value, tok);
 			return;
@@ -364,16 +348,16 @@ static void set_route(struct parser *ps, const char *key, const char *value)
 		char *arg = strtok_r(NULL, " \t", &save);
 
 		if (!arg) {
-			fail(ps, ps->line, "route '%s': '%s' needs a value", value, tok);
+			FAIL(ps, ps->line, "route '%s': '%s' needs a value", value, tok);
 			return;
 		}
 		if (strcmp(tok, "via") == 0 && !r->has_via) {
 			if (netaddr_parse(arg, &r->via)) {
-				fail(ps, ps->line, "route '%s': bad next hop '%s'", value, arg);
+				FAIL(ps, ps->line, "route '%s': bad next hop '%s'", value, arg);
 				return;
 			}
 			if (r->via.family != r->dst.addr.family) {
-				fail(ps, ps->line,
+				FAIL(ps, ps->line,
 				     "route '%s': next hop '%s' is of the other family", value,
 				     arg);
 				return;
@@ -381,19 +365,19 @@ static void set_route(struct parser *ps, const char *key, const char *value)
 			r->has_via = true;
 		} else if (strcmp(tok, "dev") == 0 && !r->dev[0]) {
 			if (!name_ok(arg, TOPO_IFNAME_LEN)) {
-				fail(ps, ps->line, "route '%s': bad link name '%s'", value, arg);
+				FAIL(ps, ps->line, "route '%s': bad link name '%s'", value, arg);
 				return;
 			}
 			snprintf(r->dev, sizeof(r->dev), "%s", arg);
 		} else if (strcmp(tok, "mtu") == 0 && !r->mtu) {
 			if (parse_u64(arg, TOPO_MTU_MIN, TOPO_MTU_MAX, &mtu)) {
-				fail(ps, ps->line, "route '%s': bad mtu '%s': expected %d to %d",
+				FAIL(ps, ps->line, "route '%s': bad mtu '%s': expected %d to %d",
 				     value, arg, TOPO_MTU_MIN, TOPO_MTU_MAX);
 				return;
 			}
 			r->mtu = (unsigned)mtu;
 		} else {
-			fail(ps, ps->line,
+			FAIL(ps, ps->line,
 			     "route '%s': unexpected '%s': expected DEST [via ADDR] [dev LINK] "
 			     "[mtu N]",
 			     value, tok);
@@ -401,7 +385,7 @@ static void set_route(struct parser *ps, const char *key, const char *value)
 		}
 	}
 	if (!r->has_via && !r->dev[0]) {
-		fail(ps, ps->line, "route '%s' needs 'via ADDR' or 'dev LINK'", value);
+		FAIL(ps, ps->line, "route '%s' needs 'via ADDR' or 'dev LINK'", value);
 		return;
 	}
 	t->nroutes++;
@@ -412,7 +396,7 @@ static void set_end_host(struct parser *ps, const char *key, const char *value)
 	struct topo_end *e = &ps->t->links[ps->index].end[key[0] == 'b'];
 
 	if (!name_ok(value, TOPO_NAME_LEN)) {
-		fail(ps, ps->line, "bad host name '%s' for %s", value, key);
+		FAIL(ps, ps->line, "bad host name '%s' for %s", value, key);
 		return;
 	}
 	snprintf(e->host_name, sizeof(e->host_name), "%s", value);
@@ -424,7 +408,7 @@ static void set_end_ifname(struct parser *ps, const char *key, const char *value
 	struct topo_end *e = &ps->t->links[ps->index].end[key[0] == 'b'];
 
 	if (!name_ok(value, TOPO_IFNAME_LEN) || strcmp(value, "lo") == 0) {
-		fail(ps, ps->line,
+		FAIL(ps, ps->line,
 		     "bad value '%s' for %s: use 1 to %d letters, digits, '_' or '-', not lo",
 		     value, key, TOPO_IFNAME_LEN - 1);
 		return;
@@ -441,25 +425,25 @@ static void add_end_addrs(struct parser *ps, const char *key, const char *value)
 	snprintf(buf, sizeof(buf), "%s", value);
 	tok = strtok_r(buf, " \t,", &save);
 	if (!tok) {
-		fail(ps, ps->line, "%s needs an address such as 198.18.0.1/24", key);
+		FAIL(ps, ps->line, "%s needs an address such as 198.18.0.1/24", key);
 		return;
 	}
 	for (; tok; tok = strtok_r(NULL, " \t,", &save)) {
 		if (netaddr_parse_prefix(tok, &p) || !strchr(tok, '/')) {
-			fail(ps, ps->line, "bad address '%s' for %s: expected ADDR/LEN", tok, key);
+			FAIL(ps, ps->line, "bad address '%s' for %s: expected ADDR/LEN", tok, key);
 			return;
 		}
 		if (!netaddr_prefix_is_bench(&p)) {
-			fail(ps, ps->line, "address '%s' is outside " NETADDR_BENCH_RANGES, tok);
+			FAIL(ps, ps->line, "address '%s' is outside " NETADDR_BENCH_RANGES, tok);
 			return;
 		}
 		if (!netaddr_prefix_has_host_bits(&p) && p.len < netaddr_len(p.addr.family) * 8) {
-			fail(ps, ps->line,
+			FAIL(ps, ps->line,
 			     "address '%s' is the network itself: give a host address", tok);
 			return;
 		}
 		if (e->naddrs >= TOPO_MAX_ADDRS) {
-			fail(ps, ps->line, "too many addresses on one end: at most %d",
+			FAIL(ps, ps->line, "too many addresses on one end: at most %d",
 			     TOPO_MAX_ADDRS);
 			return;
 		}
@@ -475,14 +459,14 @@ static void set_link_number(struct parser *ps, const char *key, const char *valu
 
 	if (strcmp(key, "mtu") == 0) {
 		if (parse_u64(value, TOPO_MTU_MIN, TOPO_MTU_MAX, &v)) {
-			fail(ps, ps->line, "bad value '%s' for mtu: expected %d to %d", value,
+			FAIL(ps, ps->line, "bad value '%s' for mtu: expected %d to %d", value,
 			     TOPO_MTU_MIN, TOPO_MTU_MAX);
 			return;
 		}
 		l->mtu = (unsigned)v;
 	} else {
 		if (parse_u64(value, 1, TOPO_MAX_QUEUES, &v)) {
-			fail(ps, ps->line, "bad value '%s' for queues: expected 1 to %d", value,
+			FAIL(ps, ps->line, "bad value '%s' for queues: expected 1 to %d", value,
 			     TOPO_MAX_QUEUES);
 			return;
 		}
@@ -501,11 +485,11 @@ static void set_link_shaping(struct parser *ps, const char *key, const char *val
 		if (rc == 0 && v > TOPO_RATE_MAX_BPS)
 			rc = -ERANGE;
 		if (rc == -ERANGE) {
-			fail(ps, ps->line, "rate '%s' is above the 32gbit that tbf takes", value);
+			FAIL(ps, ps->line, "rate '%s' is above the 32gbit that tbf takes", value);
 			return;
 		}
 		if (rc || v < 8000) {
-			fail(ps, ps->line,
+			FAIL(ps, ps->line,
 			     "bad value '%s' for rate: expected a bit rate from 8kbit, e.g. 1gbit",
 			     value);
 			return;
@@ -516,7 +500,7 @@ static void set_link_shaping(struct parser *ps, const char *key, const char *val
 	}
 	/* tbf keeps its bucket and queue limit in 32 bits. */
 	if (parse_size(value, &v) || v == 0 || v > UINT32_MAX) {
-		fail(ps, ps->line, "bad value '%s' for %s: expected a size such as 64k", value,
+		FAIL(ps, ps->line, "bad value '%s' for %s: expected a size such as 64k", value,
 		     key);
 		return;
 	}
@@ -532,7 +516,7 @@ static void set_link_feature(struct parser *ps, const char *key, const char *val
 	bool on;
 
 	if (parse_bool(value, &on)) {
-		fail(ps, ps->line, "bad value '%s' for %s: expected on or off", value, key);
+		FAIL(ps, ps->line, "bad value '%s' for %s: expected on or off", value, key);
 		return;
 	}
 	if (strcmp(key, "gro") == 0)
@@ -567,13 +551,13 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	struct parser *ps = user;
 
 	(void)section;
-	if (ps->failed)
+	if (ps->rc)
 		return 0;
 	if (ps->sec == SEC_NONE)
-		return fail(ps, ps->line, "key '%s' outside any section", name);
+		return FAIL(ps, ps->line, "key '%s' outside any section", name);
 	if (ps->sec == SEC_HOST && strncmp(name, "sysctl.", 7) == 0) {
 		add_sysctl(ps, name + 7, value);
-		return !ps->failed;
+		return !ps->rc;
 	}
 	for (size_t i = 0; i < sizeof(key_table) / sizeof(key_table[0]); i++) {
 		const struct key_ops *k = &key_table[i];
@@ -582,19 +566,19 @@ static int on_key(void *user, const char *section, const char *name, const char 
 			continue;
 		if (k->bit != KEY_MULTI) {
 			if (ps->seen & (1ul << k->bit))
-				return fail(ps, ps->line, "duplicate key '%s' in %s", name,
+				return FAIL(ps, ps->line, "duplicate key '%s' in %s", name,
 					    ps->sec_text);
 			ps->seen |= 1ul << k->bit;
 		}
 		if (!*value)
-			return fail(ps, ps->line, "key '%s' has no value", name);
+			return FAIL(ps, ps->line, "key '%s' has no value", name);
 		k->set(ps, name, value);
-		return !ps->failed;
+		return !ps->rc;
 	}
-	return fail(ps, ps->line, "unknown key '%s' in %s", name, ps->sec_text);
+	return FAIL(ps, ps->line, "unknown key '%s' in %s", name, ps->sec_text);
 }
 
-int topo_parse_syntax(const char *text, size_t len, struct topo *t, struct topo_error *err)
+int topo_parse_syntax(const char *text, size_t len, struct topo *t, struct line_error *err)
 {
 	struct parser ps = {
 		.t = t,
@@ -608,16 +592,16 @@ int topo_parse_syntax(const char *text, size_t len, struct topo *t, struct topo_
 	snprintf(t->prefix, sizeof(t->prefix), "%s", TOPO_DEFAULT_PREFIX);
 	rc = ini_parse_stream(read_line, &ps, on_key, &ps);
 	/* libinih reports its own first error (a line with no '=') by number only. */
-	if (rc > 0 && (!ps.failed || rc < err->line)) {
-		ps.failed = false;
-		fail(&ps, rc, "expected 'key = value' or a [section]");
-	} else if (rc < 0 && !ps.failed) {
-		fail(&ps, 0, "cannot parse: libinih error %d", rc);
+	if (rc > 0 && (!ps.rc || rc < err->line)) {
+		ps.rc = 0;
+		FAIL(&ps, rc, "expected 'key = value' or a [section]");
+	} else if (rc < 0 && !ps.rc) {
+		FAIL(&ps, 0, "cannot parse: libinih error %d", rc);
 	}
-	if (ps.failed)
+	if (ps.rc)
 		return -EINVAL;
 	if (t->nhosts == 0) {
-		fail(&ps, 0, "no [host NAME] section: a topology needs at least one host");
+		FAIL(&ps, 0, "no [host NAME] section: a topology needs at least one host");
 		return -EINVAL;
 	}
 	return 0;

@@ -75,7 +75,7 @@ static int do_step(struct runner *r, const struct topo_step *s)
 }
 
 /* Refuses (or with replace, removes) namespaces that already carry the names up will use. */
-static int check_existing(struct runner *r, struct topo_error *err)
+static int check_existing(struct runner *r, struct line_error *err)
 {
 	char ns[NETNS_NAME_MAX];
 	int rc;
@@ -85,19 +85,15 @@ static int check_existing(struct runner *r, struct topo_error *err)
 		if (!netns_exists(ns))
 			continue;
 		if (!r->o->replace) {
-			err->line = r->t->hosts[i].line;
-			snprintf(
-				err->msg, sizeof(err->msg),
+			return line_error_set(
+				err, -EEXIST, r->t->hosts[i].line,
 				"namespace %s already exists: take it down first, or use --replace",
 				ns);
-			return -EEXIST;
 		}
 		rc = netns_del(ns);
 		if (rc && rc != -ENOENT) {
-			err->line = r->t->hosts[i].line;
-			snprintf(err->msg, sizeof(err->msg), "cannot remove namespace %s: %s", ns,
-				 strerror(-rc));
-			return rc;
+			return line_error_set(err, rc, r->t->hosts[i].line,
+					      "cannot remove namespace %s: %s", ns, strerror(-rc));
 		}
 	}
 	return 0;
@@ -123,7 +119,7 @@ static int undo(struct runner *r)
 }
 
 int topo_up(const struct topo *t, const struct topo_plan *p, const struct topo_up_opts *o,
-	    struct topo_error *err)
+	    struct line_error *err)
 {
 	struct runner r = { .t = t, .o = o };
 	char what[256];
@@ -157,16 +153,13 @@ int topo_up(const struct topo *t, const struct topo_plan *p, const struct topo_u
 	}
 	removed = undo(&r);
 	if (rc == -EINTR) {
-		snprintf(err->msg, sizeof(err->msg), "interrupted; undone (%d namespaces removed)",
-			 removed);
-		return rc;
+		return line_error_set(err, rc, 0, "interrupted; undone (%d namespaces removed)",
+				      removed);
 	}
 	topo_step_describe(t, o->prefix, &p->steps[i], what, sizeof(what));
-	err->line = p->steps[i].line;
-	snprintf(err->msg, sizeof(err->msg),
-		 "step %d failed (%s): %s; undone (%d namespaces removed)", i + 1, what,
-		 strerror(-rc), removed);
-	return rc;
+	return line_error_set(err, rc, p->steps[i].line,
+			      "step %d failed (%s): %s; undone (%d namespaces removed)", i + 1,
+			      what, strerror(-rc), removed);
 }
 
 static int remove_one(const char *ns, struct topo_removed *out)

@@ -26,7 +26,7 @@ struct topo_up_opts {
  * exists and replace is off, -EINTR if interrupted.
  */
 int topo_up(const struct topo *t, const struct topo_plan *p, const struct topo_up_opts *o,
-	    struct topo_error *err);
+	    struct line_error *err);
 
 /* Names of namespaces removed by a down call. */
 struct topo_removed {

@@ -3,7 +3,6 @@
  * hosts and interfaces up through topo_model.h and never calls into the parser.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <sys/socket.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,42 +10,30 @@
 #include "topo.h"
 #include "topo_model.h"
 
-static int invalid(struct topo_error *err, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int invalid(struct topo_error *err, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	err->line = line;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-static int check_ends(struct topo *t, struct topo_link *l, struct topo_error *err)
+static int check_ends(struct topo *t, struct topo_link *l, struct line_error *err)
 {
 	for (int e = 0; e < 2; e++) {
 		struct topo_end *end = &l->end[e];
 
 		if (!end->host_name[0])
-			return invalid(err, l->line, "link '%s' has no end %c: add '%c = HOST'",
-				       l->name, 'a' + e, 'a' + e);
+			return line_error_set(err, -EINVAL, l->line,
+					      "link '%s' has no end %c: add '%c = HOST'", l->name,
+					      'a' + e, 'a' + e);
 		end->host = topo_host_find(t, end->host_name);
 		if (end->host < 0)
-			return invalid(err, end->line,
-				       "link '%s': end %c is on undefined host '%s'", l->name,
-				       'a' + e, end->host_name);
+			return line_error_set(err, -EINVAL, end->line,
+					      "link '%s': end %c is on undefined host '%s'",
+					      l->name, 'a' + e, end->host_name);
 	}
 	if (l->end[0].host == l->end[1].host)
-		return invalid(err, l->end[1].line, "link '%s' joins host '%s' to itself", l->name,
-			       l->end[0].host_name);
+		return line_error_set(err, -EINVAL, l->end[1].line,
+				      "link '%s' joins host '%s' to itself", l->name,
+				      l->end[0].host_name);
 	return 0;
 }
 
 /* Two links of one host may not give their interfaces the same name. */
-static int check_ifnames(const struct topo *t, struct topo_error *err)
+static int check_ifnames(const struct topo *t, struct line_error *err)
 {
 	for (int x = 0; x < t->nlinks * 2; x++) {
 		const struct topo_link *l = &t->links[x / 2];
@@ -56,11 +43,11 @@ static int check_ifnames(const struct topo *t, struct topo_error *err)
 			const struct topo_end *ey = &t->links[y / 2].end[y % 2];
 
 			if (ey->host == ex->host && strcmp(ey->ifname, ex->ifname) == 0)
-				return invalid(err, l->line,
-					       "link '%s': host '%s' already has an interface '%s' "
-					       "(link '%s')",
-					       l->name, ex->host_name, ex->ifname,
-					       t->links[y / 2].name);
+				return line_error_set(
+					err, -EINVAL, l->line,
+					"link '%s': host '%s' already has an interface '%s' "
+					"(link '%s')",
+					l->name, ex->host_name, ex->ifname, t->links[y / 2].name);
 		}
 	}
 	return 0;
@@ -80,7 +67,7 @@ static const struct netprefix *addr_at(const struct topo *t, int i, int *line, i
 	return &end->addrs[k];
 }
 
-static int check_addrs(const struct topo *t, struct topo_error *err)
+static int check_addrs(const struct topo *t, struct line_error *err)
 {
 	int n = t->nlinks * 2 * TOPO_MAX_ADDRS, lx, ly, kx, ky;
 	char a[NETPREFIX_STRLEN];
@@ -95,17 +82,19 @@ static int check_addrs(const struct topo *t, struct topo_error *err)
 		l = &t->links[kx];
 		mtu = l->mtu ? l->mtu : 1500;
 		if (px->addr.family == AF_INET6 && mtu < TOPO_MTU_MIN6)
-			return invalid(err, lx,
-				       "link '%s': IPv6 address %s needs mtu %d or more, not %u",
-				       l->name, netaddr_format_prefix(px, a), TOPO_MTU_MIN6, mtu);
+			return line_error_set(
+				err, -EINVAL, lx,
+				"link '%s': IPv6 address %s needs mtu %d or more, not %u", l->name,
+				netaddr_format_prefix(px, a), TOPO_MTU_MIN6, mtu);
 		/* The same address on two interfaces sends replies astray. */
 		for (int y = 0; y < x; y++) {
 			const struct netprefix *py = addr_at(t, y, &ly, &ky);
 
 			if (py && netaddr_equal(&px->addr, &py->addr))
-				return invalid(err, lx,
-					       "address %s is already on link '%s' (line %d)",
-					       netaddr_format_prefix(px, a), t->links[ky].name, ly);
+				return line_error_set(
+					err, -EINVAL, lx,
+					"address %s is already on link '%s' (line %d)",
+					netaddr_format_prefix(px, a), t->links[ky].name, ly);
 		}
 	}
 	return 0;
@@ -125,7 +114,7 @@ static bool end_reaches(const struct topo_end *end, const struct netaddr *addr)
 	return false;
 }
 
-static int check_route(const struct topo *t, int ri, struct topo_error *err)
+static int check_route(const struct topo *t, int ri, struct line_error *err)
 {
 	const struct topo_route *r = &t->routes[ri];
 	const struct topo_host *h = &t->hosts[r->host];
@@ -138,17 +127,19 @@ static int check_route(const struct topo *t, int ri, struct topo_error *err)
 
 		if (o->host == r->host && o->dst.len == r->dst.len &&
 		    netaddr_equal(&o->dst.addr, &r->dst.addr))
-			return invalid(err, r->line,
-				       "route '%s' on host '%s': same destination as line %d",
-				       r->text, h->name, o->line);
+			return line_error_set(
+				err, -EINVAL, r->line,
+				"route '%s' on host '%s': same destination as line %d", r->text,
+				h->name, o->line);
 	}
 	if (r->local)
 		return 0;
 	if (r->dev[0]) {
 		dev = topo_end_find(t, r->host, r->dev);
 		if (!dev)
-			return invalid(err, r->line, "route '%s': host '%s' has no interface '%s'",
-				       r->text, h->name, r->dev);
+			return line_error_set(err, -EINVAL, r->line,
+					      "route '%s': host '%s' has no interface '%s'",
+					      r->text, h->name, r->dev);
 	}
 	if (!r->has_via)
 		return 0;
@@ -162,14 +153,15 @@ static int check_route(const struct topo *t, int ri, struct topo_error *err)
 		}
 	}
 	if (!reached)
-		return invalid(err, r->line,
-			       "route '%s' on host '%s': next hop %s is not on any of its links%s",
-			       r->text, h->name, netaddr_format(&r->via, a),
-			       dev ? " (or not on the one named)" : "");
+		return line_error_set(
+			err, -EINVAL, r->line,
+			"route '%s' on host '%s': next hop %s is not on any of its links%s",
+			r->text, h->name, netaddr_format(&r->via, a),
+			dev ? " (or not on the one named)" : "");
 	return 0;
 }
 
-int topo_validate(struct topo *t, struct topo_error *err)
+int topo_validate(struct topo *t, struct line_error *err)
 {
 	int rc;
 

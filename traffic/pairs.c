@@ -4,7 +4,7 @@
 #include "pairs.h"
 
 #include <errno.h>
-#include <stdarg.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,40 +14,27 @@
 #include "textfile.h"
 #include "traffic_limits.h"
 
-static int fail(struct pairs_error *err, int line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct pairs_error *err, int line, const char *fmt, ...)
-{
-	va_list ap;
-
-	err->line = line;
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 /* One address of a line, parsed and held to the ranges. */
 static int address(const char *what, const char *tok, bool any, struct netaddr *a,
-		   struct pairs_error *err, int line)
+		   struct line_error *err, int line)
 {
 	struct netprefix p;
 
 	if (netaddr_parse(tok, a))
-		return fail(err, line, "bad %s address '%s': expected an IPv4 or IPv6 address",
-			    what, tok);
+		return line_error_set(err, -EINVAL, line,
+				      "bad %s address '%s': expected an IPv4 or IPv6 address", what,
+				      tok);
 	p.addr = *a;
 	p.len = netaddr_len(a->family) * 8;
 	if (!any && !netaddr_prefix_is_bench(&p))
-		return fail(err, line,
-			    "%s address %s " OPT_OUTSIDE_BENCH " (--any-address allows it)", what,
-			    tok);
+		return line_error_set(
+			err, -EINVAL, line,
+			"%s address %s " OPT_OUTSIDE_BENCH " (--any-address allows it)", what, tok);
 	return 0;
 }
 
 /* One line, its comment cut off: nothing, or a pair into *out (returns 1). */
-static int pair_line(char *s, bool any, struct traffic_pair *out, struct pairs_error *err, int line)
+static int pair_line(char *s, bool any, struct traffic_pair *out, struct line_error *err, int line)
 {
 	static const char blanks[] = " \t\r\v\f";
 	char *tok[3], *save = NULL, *hash = strchr(s, '#');
@@ -63,21 +50,23 @@ static int pair_line(char *s, bool any, struct traffic_pair *out, struct pairs_e
 	if (ntok == 0)
 		return 0;
 	if (ntok != 2)
-		return fail(err, line, "expected 'LOCAL REMOTE': two addresses, found %s",
-			    ntok == 1 ? "one" : "more");
+		return line_error_set(err, -EINVAL, line,
+				      "expected 'LOCAL REMOTE': two addresses, found %s",
+				      ntok == 1 ? "one" : "more");
 	rc = address("local", tok[0], any, &out->local, err, line);
 	if (!rc)
 		rc = address("remote", tok[1], any, &out->remote, err, line);
 	if (rc)
 		return rc;
 	if (out->local.family != out->remote.family)
-		return fail(err, line, "local %s and remote %s are not of one family", tok[0],
-			    tok[1]);
+		return line_error_set(err, -EINVAL, line,
+				      "local %s and remote %s are not of one family", tok[0],
+				      tok[1]);
 	return 1;
 }
 
 int pairs_parse(const char *text, size_t len, bool any_address, struct traffic_pair *out,
-		unsigned *n, struct pairs_error *err)
+		unsigned *n, struct line_error *err)
 {
 	const char *p = text, *end = text + len;
 	char buf[TRAFFIC_PAIRS_LINE_MAX + 1];
@@ -93,9 +82,10 @@ int pairs_parse(const char *text, size_t len, bool any_address, struct traffic_p
 		line++;
 		/* A NUL would end the line early, and what follows it would go unread. */
 		if (memchr(p, '\0', l))
-			return fail(err, line, "a NUL byte: not a text file");
+			return line_error_set(err, -EINVAL, line, "a NUL byte: not a text file");
 		if (l > TRAFFIC_PAIRS_LINE_MAX)
-			return fail(err, line, "line longer than %d bytes", TRAFFIC_PAIRS_LINE_MAX);
+			return line_error_set(err, -EINVAL, line, "line longer than %d bytes",
+					      TRAFFIC_PAIRS_LINE_MAX);
 		memcpy(buf, p, l);
 		buf[l] = '\0';
 		p = nl ? nl + 1 : end;
@@ -104,10 +94,11 @@ int pairs_parse(const char *text, size_t len, bool any_address, struct traffic_p
 
 			rc = pair_line(buf, any_address, &extra, err, line);
 			if (rc > 0)
-				return fail(err, line,
-					    "more than %d pairs: one a tunnel, as many as gregw's "
-					    "table holds",
-					    TRAFFIC_PAIRS_MAX);
+				return line_error_set(
+					err, -EINVAL, line,
+					"more than %d pairs: one a tunnel, as many as gregw's "
+					"table holds",
+					TRAFFIC_PAIRS_MAX);
 		} else {
 			rc = pair_line(buf, any_address, &out[*n], err, line);
 			if (rc > 0)
@@ -117,13 +108,16 @@ int pairs_parse(const char *text, size_t len, bool any_address, struct traffic_p
 			return rc;
 	}
 	if (!*n)
-		return fail(err, 0, "no pairs: expected lines of 'LOCAL REMOTE'");
+		return line_error_set(err, -EINVAL, 0,
+				      "no pairs: expected lines of 'LOCAL REMOTE'");
 	return 0;
 }
 
 int pairs_load(const char *path, bool any_address, struct traffic_pair **out, unsigned *n)
 {
-	struct pairs_error err = { 0 };
+	struct line_error err = { 0 };
+	/* The path opened, so it is shorter than PATH_MAX: the line is never cut. */
+	char line[PATH_MAX + sizeof(err.msg) + 16];
 	char *text;
 	size_t len;
 	int rc;
@@ -140,10 +134,8 @@ int pairs_load(const char *path, bool any_address, struct traffic_pair **out, un
 	free(text);
 	if (rc == -ENOMEM)
 		log_warnx("--pairs %s: out of memory", path);
-	else if (rc && err.line)
-		log_warnx("--pairs %s:%d: %s", path, err.line, err.msg);
 	else if (rc)
-		log_warnx("--pairs %s: %s", path, err.msg);
+		log_warnx("--pairs %s", line_error_text(path, &err, line, sizeof(line)));
 	if (rc) {
 		free(*out);
 		*out = NULL;

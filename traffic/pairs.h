@@ -9,16 +9,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "line_error.h"
 #include "netaddr.h"
 
 struct traffic_pair {
 	struct netaddr local;  /* the session's socket binds to it */
 	struct netaddr remote; /* and connects to it, on the server's port */
-};
-
-struct pairs_error {
-	int line; /* 1-based; 0: the file as a whole */
-	char msg[160];
 };
 
 /*
@@ -28,7 +24,7 @@ struct pairs_error {
  * *err saying where and what (a file without a pair too).
  */
 int pairs_parse(const char *text, size_t len, bool any_address, struct traffic_pair *out,
-		unsigned *n, struct pairs_error *err);
+		unsigned *n, struct line_error *err);
 
 /*
  * Reads and parses the file path (at most TRAFFIC_PAIRS_FILE_MAX bytes, a regular file) into

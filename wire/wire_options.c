@@ -4,6 +4,7 @@
 #include "wire_options.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,8 +287,8 @@ static int load_tunnels(struct wire_options *o, const bool *given)
 {
 	static const int one_tunnel[] = { O_REMOTE, O_KEY,  O_NO_KEY, O_SEQ,
 					  O_NO_SEQ, O_CSUM, O_NO_CSUM };
-	struct tunfile_error err;
-	char line[512], a[NETADDR_STRLEN], b[NETADDR_STRLEN];
+	struct line_error err;
+	char line[PATH_MAX + sizeof(err.msg) + 16], a[NETADDR_STRLEN], b[NETADDR_STRLEN];
 
 	for (size_t i = 0; i < sizeof(one_tunnel) / sizeof(one_tunnel[0]); i++) {
 		if (given[one_tunnel[i] - O_NETNS]) {
@@ -303,7 +304,7 @@ static int load_tunnels(struct wire_options *o, const bool *given)
 	if (opt_bench_addr("--local", o->local_arg, &o->expect.local, o->any_address))
 		return -EINVAL;
 	if (tunfile_load(o->tunnels_path, o->any_address, &o->tf, &err)) {
-		log_warnx("%s", tunfile_error_line(o->tunnels_path, &err, line, sizeof(line)));
+		log_warnx("%s", line_error_text(o->tunnels_path, &err, line, sizeof(line)));
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < o->tf.n; i++) {

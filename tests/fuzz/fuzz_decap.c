@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		{
 			struct tunfile f;
-			struct tunfile_error err;
+			struct line_error err;
 			static const struct encap_prefix subnet[] = {
 				{ .family = AF_INET, .len = 24, .addr = { 198, 19 } }
 			};

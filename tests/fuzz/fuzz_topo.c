@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct topo t;
 	static struct topo_plan plan;
-	struct topo_error err;
+	struct line_error err;
 	char line[512];
 
 	if (topo_parse((const char *)data, size, &t, &err) != 0) {

@@ -22,7 +22,7 @@ static bool bench(const struct netaddr *a)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct traffic_pair out[TRAFFIC_PAIRS_MAX];
-	struct pairs_error err;
+	struct line_error err;
 	bool any = size % 2;
 	unsigned n, lines = 1;
 

@@ -33,7 +33,7 @@ static void publish_start(void)
 
 static void setup(void)
 {
-	struct tunfile_error err;
+	struct line_error err;
 
 	config_defaults(&cfg);
 	strcpy(cfg.tunnels, "fuzz.tunnels");

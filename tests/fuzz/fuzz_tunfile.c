@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void check_file(const char *text, size_t size)
 {
 	struct tunfile f;
-	struct tunfile_error err;
+	struct line_error err;
 	struct tunnels *t;
 
 	if (tunfile_parse(text, size, size % 2, &f, &err) != 0) {
@@ -58,7 +58,7 @@ static void check_file(const char *text, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct tunnel_spec s;
-	struct tunfile_error err;
+	struct line_error err;
 
 	check_file((const char *)data, size);
 	if (tunfile_parse_tunnel("fuzz", (const char *)data, size, false, &s, &err) != 0) {

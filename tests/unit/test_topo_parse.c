@@ -12,7 +12,7 @@
 
 static struct topo *t;
 
-static int parse(const char *text, struct topo_error *err)
+static int parse(const char *text, struct line_error *err)
 {
 	return topo_parse(text, strlen(text), t, err);
 }
@@ -53,7 +53,7 @@ static const char good[] = "; a comment\n"
 
 static void test_good(void)
 {
-	struct topo_error err;
+	struct line_error err;
 	const struct topo_link *l;
 	char buf[NETPREFIX_STRLEN];
 	uint32_t burst, limit;
@@ -112,7 +112,7 @@ static void test_good(void)
 
 static void test_defaults(void)
 {
-	struct topo_error err;
+	struct line_error err;
 	uint32_t burst, limit;
 
 	CHECK_INT(parse("[host a]\n[host b]\n[link l]\na=a\nb=b\nrate=8kbit\n", &err), 0);
@@ -272,7 +272,7 @@ static const struct bad_row bad_rows[] = {
 
 static void run_bad(const struct bad_row *rows, size_t n)
 {
-	struct topo_error err;
+	struct line_error err;
 
 	for (size_t i = 0; i < n; i++) {
 		int rc = parse(rows[i].text, &err);
@@ -294,7 +294,7 @@ static void run_bad(const struct bad_row *rows, size_t n)
 
 static void test_limits(void)
 {
-	struct topo_error err;
+	struct line_error err;
 	char *text = malloc(1 << 16), line[256];
 	size_t used = 0;
 
@@ -321,7 +321,7 @@ static void test_limits(void)
 
 static void test_load(void)
 {
-	struct topo_error err;
+	struct line_error err;
 
 	CHECK_INT(topo_load("/nonexistent/x.topo", t, &err), -ENOENT);
 	CHECK_STR(err.msg, "cannot open: No such file or directory");
@@ -341,7 +341,7 @@ static void test_load(void)
 static void test_plan(void)
 {
 	static struct topo_plan plan;
-	struct topo_error err;
+	struct line_error err;
 	char buf[512];
 
 	CHECK_INT(parse(good, &err), 0);

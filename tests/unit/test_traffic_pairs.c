@@ -16,7 +16,7 @@
 
 static struct traffic_pair out[TRAFFIC_PAIRS_MAX];
 
-static int parse(const char *text, bool any, unsigned *n, struct pairs_error *err)
+static int parse(const char *text, bool any, unsigned *n, struct line_error *err)
 {
 	return pairs_parse(text, strlen(text), any, out, n, err);
 }
@@ -31,7 +31,7 @@ static const char *fmt(const struct netaddr *a)
 
 static void test_good(void)
 {
-	struct pairs_error err;
+	struct line_error err;
 	unsigned n;
 
 	CHECK_INT(parse("# client site, server site\n"
@@ -79,7 +79,7 @@ static void test_bad(void)
 		  "remote address 2001:db8::1 is outside the benchmarking ranges 198.18.0.0/15 "
 		  "and 2001:2::/48 (--any-address allows it)" },
 	};
-	struct pairs_error err;
+	struct line_error err;
 	unsigned n;
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -102,7 +102,7 @@ static void test_limits(void)
 {
 	size_t size = (size_t)(TRAFFIC_PAIRS_MAX + 1) * 32 + TRAFFIC_PAIRS_LINE_MAX + 2;
 	char *text = malloc(size), *p = text;
-	struct pairs_error err;
+	struct line_error err;
 	unsigned n;
 
 	CHECK(text != NULL);

@@ -19,7 +19,7 @@
 #include "tunfile.h"
 #include "tunnels.h"
 
-static int parse(const char *text, bool any, struct tunfile *f, struct tunfile_error *err)
+static int parse(const char *text, bool any, struct tunfile *f, struct line_error *err)
 {
 	return tunfile_parse(text, strlen(text), any, f, err);
 }
@@ -47,7 +47,7 @@ static void test_good(void)
 		"seq = no\n"
 		"encap = gre\n";
 	struct tunfile f;
-	struct tunfile_error err;
+	struct line_error err;
 	char buf[NETPREFIX_STRLEN];
 
 	printf("case: a good file\n");
@@ -213,7 +213,7 @@ static void test_refusals(void)
 		  3, "key too long: at most 49 characters" },
 	};
 	struct tunfile f;
-	struct tunfile_error err;
+	struct line_error err;
 	char row[64];
 
 	printf("case: each refusal, its line and its words\n");
@@ -291,7 +291,7 @@ static void test_refusals(void)
 static void test_one_tunnel(void)
 {
 	struct tunnel_spec s;
-	struct tunfile_error err;
+	struct line_error err;
 	const char *keys = "peer = 198.18.0.2\nkey = 9\nprefixes = 198.18.70.0/24\n";
 
 	printf("case: one tunnel's keys, as the control socket takes them\n");
@@ -315,7 +315,7 @@ static void test_one_tunnel(void)
 static struct tunnel_spec one(const char *name, const char *text)
 {
 	struct tunnel_spec s;
-	struct tunfile_error err;
+	struct line_error err;
 
 	if (tunfile_parse_tunnel(name, text, strlen(text), false, &s, &err)) {
 		fprintf(stderr, "%s: %s\n", name, err.msg);
@@ -327,7 +327,7 @@ static struct tunnel_spec one(const char *name, const char *text)
 static void test_changes(void)
 {
 	struct tunnel_spec set[2], s;
-	struct tunfile_error err;
+	struct line_error err;
 
 	printf("case: a change through the control socket: the file's rules\n");
 	set[0] = one("a", "peer = 198.18.0.2\nkey = 1\nprefixes = 198.18.64.0/24\n");
@@ -373,7 +373,7 @@ static void test_files(void)
 {
 	char dir[] = "/tmp/test_tunfile.XXXXXX", path[64], line[400];
 	struct tunfile f;
-	struct tunfile_error err;
+	struct line_error err;
 	FILE *fp;
 
 	printf("case: files: a good one, one that is absent, a FIFO, a directory, /dev/zero\n");
@@ -390,11 +390,11 @@ static void test_files(void)
 	CHECK_INT(tunfile_load(path, false, &f, &err), -ENOENT);
 	CHECK_STR(err.msg, "cannot open: No such file or directory");
 	CHECK_INT(err.line, 0);
-	CHECK_STR(tunfile_error_line("gwa.tunnels", &err, line, sizeof(line)),
+	CHECK_STR(line_error_text("gwa.tunnels", &err, line, sizeof(line)),
 		  "gwa.tunnels: cannot open: No such file or directory");
 	err.line = 7;
 	snprintf(err.msg, sizeof(err.msg), "tunnel 'a' has no peer");
-	CHECK_STR(tunfile_error_line("gwa.tunnels", &err, line, sizeof(line)),
+	CHECK_STR(line_error_text("gwa.tunnels", &err, line, sizeof(line)),
 		  "gwa.tunnels:7: tunnel 'a' has no peer");
 	CHECK_INT(mkfifo(path, 0600), 0);
 	CHECK_INT(tunfile_load(path, false, &f, &err), -EINVAL);
@@ -419,7 +419,7 @@ static int bed(const char *dir, unsigned n)
 	for (size_t side = 0; side < 2; side++) {
 		char path[512];
 		struct tunfile f;
-		struct tunfile_error err;
+		struct line_error err;
 		struct tunnels *t;
 		unsigned wrong = 0;
 

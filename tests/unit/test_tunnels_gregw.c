@@ -101,7 +101,7 @@ static const struct decap_row decap_rows[] = {
 static void test_decap(void)
 {
 	struct tunfile f;
-	struct tunfile_error err;
+	struct line_error err;
 	struct tunnels *t = NULL;
 	struct encap_cfg rx;
 
@@ -314,7 +314,7 @@ static const struct cmd_row cmd_rows[] = {
 /* The publication's empty table is generation 1, the file's 2, each change one more. */
 static void tunctl_setup(struct tunctl *t, struct tunnels_pub *pub, struct config *c)
 {
-	struct tunfile_error err;
+	struct line_error err;
 
 	config_defaults(c);
 	snprintf(c->tunnels, sizeof(c->tunnels), "gwa.tunnels");

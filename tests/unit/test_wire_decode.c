@@ -873,7 +873,7 @@ static const struct tunnel_row tunnel_rows[] = {
 static void test_tunnels(void)
 {
 	struct tunfile tf;
-	struct tunfile_error err;
+	struct line_error err;
 	struct wire_tunnels w;
 	struct wire_expect e;
 
