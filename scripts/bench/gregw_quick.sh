@@ -10,6 +10,7 @@
 # gregw (no gregw options), the reference. TXQUEUELEN "-" keeps the TUN device's default.
 # GWB_CPUS=1,0 pins gwb's workers in that order; TRAFFIC_ARGS="--congestion cubic" goes to the
 # loaded tunbed-traffic client; QUICK_JSON=FILE appends the run's figures to FILE as a JSON line.
+# FRAMES=1 turns the transits' tunnel segmentation off first (the runner's +frames, vxlan-frames).
 # Needs root and build/bin; uses the prefix tbq (QUICK_PREFIX) and removes it on exit.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,6 +30,12 @@ cleanup() {
 }
 trap cleanup EXIT
 "$B/tunbed-topo" up ras --prefix "$P" >/dev/null
+if [ "${FRAMES:-}" = 1 ]; then
+	for g in gwa gwb; do
+		ip netns exec "$P-$g" ethtool -K transit tx-gre-segmentation off tx-gre-csum-segmentation off \
+			tx-udp_tnl-segmentation off tx-udp_tnl-csum-segmentation off tx-udp-segmentation off
+	done
+fi
 if [ "$ENCAP" = vxlan ]; then
 	# As scripts/drivers/vxlan-example.sh sets it up: the reference, no gregw.
 	vxlan() { # side local remote addr route via
