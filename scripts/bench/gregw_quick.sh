@@ -104,8 +104,8 @@ for g in ("a", "b") if encap != "vxlan" else ():
         "tun_read_pauses", "tun_device_tx_dropped") if k in x) +
           f", tx_fq_overflow {x['drops']['tx_fq_overflow']}")
     if "wire_tx" in whole["config"]:
-        print(f"    wire_tx {whole['config']['wire_tx']}, inner checksums to the device "
-              f"{whole['config']['tx_csum_offload']}, next hop {whole.get('next_hop')}")
+        print(f"    wire_tx {whole['config']['wire_tx']}, why {whole['config'].get('wire_tx_why')}"
+              f", next hop {whole.get('next_hop')}")
     for way in ("tun_to_wire", "wire_to_tun"):
         c = x["cost"][way]
         if c["segments"]:
