@@ -206,6 +206,7 @@ MEASURE = r"""
     headlineBox: headline ? box(headline) : null,
     points: cells(document.getElementById("points")),
     wire: cells(document.getElementById("wire")),
+    sections: [...document.querySelectorAll("h2")].map(text),
     figures: [...document.querySelectorAll("figure")].map(f => ({
       id: f.id, svgs: [...f.querySelectorAll(":scope > svg")].map(box)})),
     svgs: document.querySelectorAll("svg").length,
@@ -424,13 +425,15 @@ class ReportHtml(unittest.TestCase):
     def test_every_kind(self):
         """report.html of a run of every other kind (the stored runs of today's formats,
         data/formats/, rebuilt by tunbed report): the headline the command printed first,
-        every plot of the kind drawn, the points' table where the kind has one, nothing
-        broken or loaded."""
+        every plot of the kind drawn, the points' table where the kind has one, the
+        datasheet's every section, nothing broken or loaded."""
+        cores = [f"cores-{k}-mtu0-push-s64" for k in ("route---w0", "gregw-gre-w2")]
         for name, plots, table in (
                 ("intranet-4", ["throughput", "rtt", "streams"], None),
                 ("ndr-2", ["rates", "loss-f64", "latency-f64"], "points"),
                 ("failover-2", ["stop-throughput", "stop-cpu"], None),
-                ("smoke-1", [], "points")):
+                ("smoke-1", [], "points"),
+                ("datasheet-1", cores, None)):
             with self.subTest(name=name):
                 d = os.path.join(self.dir, name)
                 shutil.copytree(os.path.join(HERE, "data", "formats", name), d)
@@ -445,6 +448,13 @@ class ReportHtml(unittest.TestCase):
                 if table:
                     with open(os.path.join(d, "report.md")) as f:
                         self.assertEqual(page.shown["points"], md_rows(f.read(), None))
+                if name.startswith("datasheet"):
+                    # Every section of the datasheet: a page per gateway, the side-by-side
+                    # page, the legend, each gateway's per-core plot.
+                    self.assertEqual(page.shown["sections"], [
+                        "route", "gregw", "Side by side", "Legend",
+                        "route, 64 sessions: per-core CPU",
+                        "gregw gre 2w, 64 sessions: per-core CPU"])
 
     def test_the_file_needs_nothing_else(self):
         with open(os.path.join(self.dir, "report.html")) as f:
