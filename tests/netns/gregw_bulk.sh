@@ -4,8 +4,8 @@
 # worker on each gateway, in both directions, and the receiver counts no reordering (all
 # through the flow queue, --fair-queue on by default). Again with --aqm codel at a tiny
 # target: CoDel drops, every byte still arrives; CoDel marks CE on sessions that negotiated
-# ECN instead (none of their packets dropped) while a Not-ECT UDP session beside them loses
-# its datagrams to it; and with --fair-queue off, first in, first
+# ECN instead (none of their packets dropped) while a Not-ECT UDP session beside them, through
+# one worker, loses its datagrams to it; and with --fair-queue off, first in, first
 # out, every byte intact. Over GRE-in-UDP,
 # once more with UDP_SEGMENT refused at run time (a preloaded fault).
 #
@@ -118,6 +118,12 @@ log "aqm: gwb dropped $(json_get "$b" 'd["total"]["drops"]["aqm"]') of $(json_ge
 # CoDel dropped is the UDP session's loss (more where a full queue took some on the way), but
 # for the TCP sessions' retransmissions, the one full-sized TCP data that is Not-ECT (RFC 3168
 # 6.1.5; a busy machine makes a few); and gwb dropped nothing else.
+# One worker a gateway here, so that the UDP session shares its receive queue (CoDel's) with the
+# TCP sessions whatever flow gets which worker: alone on a worker, a paced session never holds
+# a queue to drop from (under CI's load it once had a worker to itself and lost nothing).
+gw_stop gwa
+gw_stop gwb
+gw_pair4 "$P" --seq --workers 1 --aqm codel --aqm-target 10 --aqm-interval 1000
 ip netns exec "$P-client" sysctl -qw net.ipv4.tcp_ecn=1
 tr_server "$P-server" 9400
 b0=$(gw_stats gwb)
