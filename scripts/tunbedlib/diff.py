@@ -10,7 +10,7 @@ Two datasheets (docs/datasheet.md) are compared per gateway and part: each throu
 above; each NDR and PDR by the two searches' bounds (the rate that passed and the one that
 failed next above it: apart when they do not overlap); each failover's outage by its repeats'
 ranges; DSCP/ECN's verdicts and the guest tests' results as they are (a good one lost is a
-regression)."""
+regression), and DSCP/ECN's method where the two differ."""
 
 import json
 import math
@@ -183,7 +183,8 @@ TOS_ASPECTS = ("dscp", "encap", "decap")
 GUEST = Obj({"result": STR}, need=("result",))
 SHEET = Obj({"gateways": Map(Obj({
     "throughput": Map(Obj({"key": STR}, need=("key",))),
-    "tos": Opt(Obj({k: VERDICT for k in TOS_ASPECTS}, need=TOS_ASPECTS)),
+    "tos": Opt(Obj({**{k: VERDICT for k in TOS_ASPECTS},
+                    "method": Opt(Obj({"name": STR}, need=("name",)))}, need=TOS_ASPECTS)),
     "ndr": Map(Obj({"ndr": BOUND, "pdr": BOUND}, need=("ndr", "pdr")), key="[0-9]{1,5}|imix",
                keywhat="a frame size or imix"),
     "failover": Map(Obj({"outage_s": Opt(SPREAD), "repeats": Num(1, whole=True)},
@@ -301,12 +302,23 @@ def behaviour(label, a, b, good, none):
     return v, f"{label}: {a or none} -> {b or none}: {words[v]}"
 
 
+def tos_method(t):
+    """The DSCP/ECN part's method (wire or capture); a datasheet written before the capture
+    method has none in its summary, and was measured on the wire."""
+    return None if t is None else ((t.get("method") or {}).get("name") or "wire")
+
+
 def tos_lines(g, ta, tb):
     if ta is None and tb is None:
         return []
-    return [behaviour(f"{g}, DSCP/ECN {k}", ((ta or {}).get(k) or {}).get("verdict"),
-                      ((tb or {}).get(k) or {}).get("verdict"), GOOD, "not measured")
-            for k in TOS_ASPECTS]
+    out = []
+    ma, mb = tos_method(ta), tos_method(tb)
+    if ma and mb and ma != mb:
+        out.append(("changed", f"{g}, DSCP/ECN measured by: {ma} -> {mb}: CHANGED, the "
+                               "verdicts below are of two methods (docs/datasheet.md)"))
+    return out + [behaviour(f"{g}, DSCP/ECN {k}", ((ta or {}).get(k) or {}).get("verdict"),
+                            ((tb or {}).get(k) or {}).get("verdict"), GOOD, "not measured")
+                  for k in TOS_ASPECTS]
 
 
 def interop_lines(g, ia, ib):

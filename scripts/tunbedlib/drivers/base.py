@@ -100,6 +100,23 @@ class Driver:
         packet cannot know)."""
         return None
 
+    @classmethod
+    def transit_port(cls):
+        """The UDP port its tunnel's packets go to on transit (the same at both ends), where
+        the datasheet's DSCP/ECN part reads their outer TOS byte and re-marks it (the
+        "capture" method, docs/datasheet.md); None where its transit is not one UDP port."""
+        return None
+
+    @classmethod
+    def tos_method(cls, mode):
+        """How the datasheet measures what the gateway of mode does with the DS field: "wire"
+        where tunbed-wire decodes its transit (GRE, GRE-in-UDP), "capture" where its packets
+        are told apart on transit by their UDP port alone (their outer TOS byte read, the
+        inner one read where they arrive), None where neither."""
+        if cls.transit_format == "gre":
+            return "wire"
+        return "capture" if cls.transit_port() else None
+
     def wire_expectations(self):
         """tunbed-wire options the gateway's frames must meet beyond the two ends of the
         tunnel (docs/wire.md); none by default."""

@@ -53,6 +53,11 @@ class Vxlan(Kernel):
     """The kernel's VXLAN (RFC 7348) between gwa and gwb: the kernel tunnel to beat."""
     name = "vxlan"
     transit_format = "VXLAN"
+    port = 4789  # IANA's
+
+    @classmethod
+    def transit_port(cls):
+        return cls.port
 
     @classmethod
     def overhead(cls, mode, ip_header):
@@ -63,7 +68,7 @@ class Vxlan(Kernel):
             h = self.host(role)
             x = lambda *c: h.run(["ip", *c])
             x("link", "add", "vx0", "type", "vxlan", "id", "42", "local", local, "remote", remote,
-              "dstport", "4789", "dev", self.bed.transit_iface(role))
+              "dstport", str(self.port), "dev", self.bed.transit_iface(role))
             h.undo(["ip", "link", "del", "vx0"])
             x("addr", "add", addr, "dev", "vx0")
             x("link", "set", "vx0", "up")

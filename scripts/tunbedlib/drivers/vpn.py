@@ -27,6 +27,10 @@ class Daemon(Driver):
         self.procs, self.keys = {}, {}
 
     @classmethod
+    def transit_port(cls):
+        return cls.port
+
+    @classmethod
     def available(cls, hosts_mode=False):
         if hosts_mode:
             return True, ""  # the hosts' packages show when the daemon starts there

@@ -216,7 +216,8 @@ class Datasheet(Kind):
         arguments,
         "For each gateway, the parts of the other kinds that apply to it: throughput at 1, 8 "
         "and 64 sessions with its bottleneck verdict and per-core CPU, DSCP and ECN across the "
-        "tunnel (where tunbed-wire reads its transit), NDR and PDR at 64- and 1518-byte "
+        "tunnel (where tunbed-wire reads its transit, or its tunnel crosses on one UDP port), "
+        "NDR and PDR at 64- and 1518-byte "
         "frames and the simple IMIX, the failover of a gateway pair; within --budget. One page "
         "per gateway and one side by side. With --hosts, throughput and NDR/PDR on the hosts "
         "of an inventory. docs/datasheet.md."),)
@@ -386,7 +387,8 @@ class Datasheet(Kind):
             return ndr.KIND.figure(plan.ndr, item, sub)
         if part == "tos":
             a = datasheet_tos.analyse(sub)
-            return "; ".join(f"{k} {a[k]['verdict'] or 'not measured'}" for k in a)
+            return "; ".join(f"{k} {a[k]['verdict'] or 'not measured'}"
+                             for k in datasheet_tos.ASPECTS)
         if part == "failover":
             out = failover_analysis.analyse(sub)["outage_s"]
             return f"outage {out:g} s" if out is not None else "no outage measured"

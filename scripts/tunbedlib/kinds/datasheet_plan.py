@@ -3,7 +3,8 @@
 the reason where one does not. Pure: tested without root (tests/python/test_datasheet.py).
 
 The parts: throughput at 1, 8 and 64 sessions (the matrix's point, matrix_point.py), DSCP and
-ECN across the tunnel (datasheet_tos.py; gateways whose transit tunbed-wire reads), NDR and
+ECN across the tunnel (datasheet_tos.py; gateways whose transit tunbed-wire reads or whose
+tunnel crosses on one UDP port), NDR and
 PDR at 64- and 1518-byte frames and the simple IMIX (the ndr kind's search), the failover of a pair
 (failover.py; gregw alone can run as one) and interoperability (the guest tests', never run
 by a datasheet)."""
@@ -235,21 +236,17 @@ def applicability(gateways, frames, failover_why=None, hosts=False):
 
 def tos_applies(g, d):
     """Whether the DSCP/ECN part runs for gateway g (its driver d), and why not: it reads the
-    transit with tunbed-wire, which decodes GRE and GRE-in-UDP."""
-    fmt = d.transit_format
+    transit with tunbed-wire, which decodes GRE and GRE-in-UDP, or captures a tunnel's packets
+    on its UDP port (the driver's tos_method)."""
     if not d.tunnel:
         return not_applicable(f"{g} has no tunnel: the packet crosses with its own header")
-    if fmt == "gre":
+    if d.tos_method("-") or d.transit_format == "gre":
         return dict(RUN)
-    if fmt == "encrypted":
-        return not_applicable(f"{g}'s transit is encrypted: the inner header cannot be read "
-                              "beside the outer one, so the outer DS field cannot be held "
-                              "against it on the wire")
-    if fmt is None:
+    if d.transit_format is None:
         return not_applicable(f"{g}'s transit is its own: tunbed-wire reads GRE and "
-                              "GRE-in-UDP only")
-    return not_applicable(f"{g}'s transit is {fmt}, which tunbed-wire does not decode (it "
-                          "reads GRE and GRE-in-UDP)")
+                              "GRE-in-UDP only, and the capture needs the tunnel's UDP port")
+    return not_applicable(f"{g}'s transit is {d.transit_format}, which tunbed-wire does not "
+                          "decode, on no UDP port tunbed knows to capture")
 
 
 def skipped(parts, gateway, why):

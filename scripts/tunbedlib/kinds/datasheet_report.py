@@ -30,11 +30,14 @@ LEGEND = (
     "request/response round trip beside the load.",
     "DSCP carried: the frames on gwa's transit whose outer DSCP is their inner packet's, of "
     "those whose inner packet was marked DSCP 46 (RFC 2983's uniform model); ECN at "
-    "encapsulation: the outer ECN field tunbed-wire saw around inner ECT(0), ECT(1) and CE "
+    "encapsulation: the outer ECN field seen around inner ECT(0), ECT(1) and CE "
     "(RFC 6040's normal mode copies each; Linux resets CE to ECT(0)); CE at decapsulation: "
-    "plain GRE packets crafted on the transit, outer CE around ECT(0), ECT(1) and Not-ECT, "
-    "counted at the server by DS field: the ECT ones must arrive CE, the Not-ECT one be "
-    "dropped (RFC 6040, 4.2) (`docs/datasheet.md`, `docs/wire.md`).",
+    "outer CE around ECT(0), ECT(1) and Not-ECT, counted at the server by DS field: the ECT "
+    "ones must arrive CE, the Not-ECT one be dropped (RFC 6040, 4.2). Measured by: wire "
+    "(tunbed-wire decodes the transit; the outer CE crafted in plain GRE packets there) or "
+    "capture (any tunnel on one UDP port, encrypted ones too: the outer TOS byte read on the "
+    "transit by a packet socket, the session's datagrams told apart by their length; the "
+    "outer CE set by a tc program on gwb's transit) (`docs/datasheet.md`, `docs/wire.md`).",
     "NDR, PDR: the highest rate forwarded with no loss and with at most 0.5% loss, found in "
     "one search against the generator's own ceiling; latency at 10, 50 and 90% of PDR "
     "(`docs/ndr.md`): at 64- and 1518-byte frames and the simple IMIX (7:4:1 of 64, 594 and "

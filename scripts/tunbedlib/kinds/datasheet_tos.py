@@ -1,21 +1,28 @@
 """The datasheet's DSCP/ECN part (docs/datasheet.md): what a gateway does with the DS field of
-the packets it carries, measured on ras.topo with the gateway up, in two steps.
+the packets it carries, measured on ras.topo with the gateway up, in two steps, by one of two
+methods (the driver's tos_method): "wire" where tunbed-wire decodes the transit (GRE,
+GRE-in-UDP), "capture" where the tunnel's packets cross it on one UDP port (VXLAN, the VPNs).
 
-1. Encapsulation (RFC 2983's uniform model, RFC 6040's normal mode): tunbed-wire on gwa's
-   transit while a UDP session of tunbed-traffic crosses from the client to the server for each
-   ECN codepoint an encapsulator must copy (ECT(0), ECT(1), CE), every datagram DSCP 46; what
-   the frames carried, tunbed-wire's `tos` of the direction (ecn.INNER.OUTER, dscp_marked,
-   dscp_copied).
-2. Decapsulation (RFC 6040, 4.2): plain GRE packets crafted on gwa's transit (tosprobe.py),
-   their outer ECN field CE as a router's mark on the way, around UDP datagrams to the server
-   of ECT(0), ECT(1) and Not-ECT (each its own DSCP, which decapsulation leaves); a receiver on
-   the server counts what arrives by DS field: CE where the far gateway carried the mark in,
-   and the Not-ECT ones dropped.
+1. Encapsulation (RFC 2983's uniform model, RFC 6040's normal mode): a UDP session of
+   tunbed-traffic from the client to the server for each ECN codepoint an encapsulator must
+   copy (ECT(0), ECT(1), CE), every datagram DSCP 46; what the outer headers carried on gwa's
+   transit. Wire: tunbed-wire's `tos` of the direction (ecn.INNER.OUTER, dscp_marked,
+   dscp_copied). Capture: a packet socket there (tosprobe.py capture) counts the TOS bytes of
+   the outer packets on the tunnel's port long enough to carry one of the session's datagrams,
+   one capture per session, so each count is of one inner codepoint.
+2. Decapsulation (RFC 6040, 4.2): packets whose outer ECN field is CE, as a router's mark on
+   the way, around UDP datagrams to the server of ECT(0), ECT(1) and Not-ECT (each its own
+   DSCP, which decapsulation leaves); a receiver on the server counts what arrives by DS field:
+   CE where the far gateway carried the mark in, and the Not-ECT ones dropped. Wire: plain GRE
+   packets crafted on gwa's transit (tosprobe.py send). Capture: the datagrams sent from the
+   client through the gateway, their outer packets re-marked CE as they come in on gwb's
+   transit (tosprobe.py remark, a tc program attached with tcx).
 
 Pure but for measure(): the analysis reads the record only."""
 
 import json
 import os
+import signal
 import sys
 import time
 
@@ -39,6 +46,15 @@ PROBES = 100                           # crafted packets of each
 PROBE_PORT = PORT + 7
 RECV_S = 2.0                           # the receiver's window: the sends take milliseconds
 READY_TIMEOUT_S = 10                   # the receiver's exit after its window
+METHODS = ("wire", "capture")
+# The capture method's datagrams, sessions and probes alike: long enough that an outer packet
+# at least as long as one of them (CAPTURE_MIN_LEN, its inner IPv4 packet) is one of them and
+# not a tunnel's keepalive or handshake, short enough for every tunnel's MTU.
+CAPTURE_SIZE = 1000
+CAPTURE_MIN_LEN = CAPTURE_SIZE + 28
+CAPTURE_PPS = 1000                     # the probes' pace: no burst into a userspace tunnel
+RECV_MAX_S = 30.0                      # the receiver's end if send-udp --end does not arrive
+HELPER_STOP_S = 10
 
 
 def tos_byte(dscp, ecn):
@@ -93,6 +109,93 @@ def decapsulate(bed, opts):
     return {"probes": probes, "arrived": arrived}
 
 
+def helper_start(h, tag, args):
+    """tosprobe.py CMD ARGS on host h, once it says it is ready (its --ready-file)."""
+    ready = f"{h.state}/tosprobe-{tag}.ready"
+    h.run(["rm", "-f", ready])
+    proc = h.spawn(f"tosprobe-{tag}", [sys.executable, TOSPROBE, *args, "--ready-file", ready],
+                   stdout=-1)
+    deadline = time.monotonic() + matrix_point.READY_TIMEOUT_S
+    while time.monotonic() < deadline and proc.poll() is None:
+        if h.call(["test", "-e", ready]).returncode == 0:
+            return proc
+        time.sleep(0.05)
+    _, err = proc.stop(signal.SIGKILL)
+    raise Failure(f"tosprobe.py {tag} on {h.label()}: " +
+                  ((err or "").strip().splitlines() or ["did not start"])[-1])
+
+
+def helper_stop(proc, what):
+    """SIGTERM ends it; its one JSON line, or Failure with what it said last."""
+    out, err = proc.stop(signal.SIGTERM, timeout=HELPER_STOP_S)
+    try:
+        return json.loads((out or "").strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise Failure(f"{what}: " + ((err or "").strip().splitlines() or
+                                     [f"exit status {proc.local.returncode}"])[-1]) from None
+
+
+def encapsulate_capture(bed, port):
+    """Step 1 by capture: {codepoint: the session's exit status and udp counts} and {"dev",
+    "port", "min_len", "sessions": {codepoint: the capture's {"tos": {TOS byte: packets},
+    "packets", "socket_drops"}}}."""
+    gwa, a = bed.host("gwa"), bed.addrs
+    dev = bed.transit_iface("gwa")
+    sessions, caught = {}, {}
+    for cp in ENCAP:
+        cap = helper_start(gwa, "capture", [
+            "capture", "--dev", dev, "--src", a["a"], "--dst", a["b"], "--port", str(port),
+            "--min-len", str(CAPTURE_MIN_LEN)])
+        try:
+            doc, status, err = matrix_point.traffic_client(bed, [
+                a["server"], "--port", str(PORT), "--udp", "--pps", str(ENCAP_PPS), "--time",
+                str(ENCAP_S), "--size", str(CAPTURE_SIZE), "--dscp", str(DSCP), "--ecn", cp])
+            sessions[cp] = {"status": status, "error": err or None, "udp": doc.get("udp")}
+        finally:
+            caught[cp] = helper_stop(cap, f"the capture on {gwa.label()}'s {dev}")
+    return sessions, {"dev": dev, "port": port, "min_len": CAPTURE_MIN_LEN, "sessions": caught}
+
+
+def decapsulate_capture(bed, port):
+    """Step 2 by capture: {"probes": [{inner, dscp, inner_tos, sent}], "arrived": {TOS byte:
+    datagrams}, "ended": whether the receiver saw the end, "remarked": outer packets set to
+    CE on gwb's transit}."""
+    srv, gwb, cl, a = bed.host("server"), bed.host("gwb"), bed.host("client"), bed.addrs
+    dev = bed.transit_iface("gwb")
+    mark = helper_start(gwb, "remark", ["remark", "--dev", dev, "--src", a["a"], "--port",
+                                        str(port), "--min-len", str(CAPTURE_MIN_LEN)])
+    try:
+        recv = srv.spawn("tosprobe", [sys.executable, TOSPROBE, "recv", "--port",
+                                      str(PROBE_PORT), "--time", f"{RECV_MAX_S:g}"], stdout=-1)
+        try:
+            matrix_point.wait_listening(srv, PROBE_PORT, udp=True,
+                                        what="the DSCP/ECN probe's receiver")
+            probes, send = [], [sys.executable, TOSPROBE, "send-udp", "--dst", a["server"],
+                                "--port", str(PROBE_PORT)]
+            for inner, dscp in DECAP:
+                p = {"inner": inner, "dscp": dscp, "inner_tos": tos_byte(dscp, inner),
+                     "sent": PROBES}
+                cl.run([*send, "--count", str(PROBES), "--tos", str(p["inner_tos"]), "--size",
+                        str(CAPTURE_SIZE), "--pps", str(CAPTURE_PPS)])
+                probes.append(p)
+            cl.run([*send, "--end"])
+            out, err = recv.communicate(timeout=RECV_MAX_S + READY_TIMEOUT_S)
+        finally:
+            if recv.poll() is None:
+                recv.stop()
+    finally:
+        remarked = helper_stop(mark, f"the re-mark on {gwb.label()}'s {dev}")
+    last = (out or "").strip().splitlines()
+    try:
+        doc = json.loads(last[-1])
+        arrived, ended = doc["tos"], doc.get("end")
+    except (ValueError, IndexError, KeyError, TypeError):
+        raise Failure("the DSCP/ECN probe's receiver: " + (
+            (err or "").strip().splitlines() or ["no count"])[-1]) from None
+    return {"probes": probes, "arrived": arrived, "ended": ended,
+            "remarked": remarked.get("remarked")}
+
+
 def measure(sc, point, bed):
     """The part's record of point's gateway on bed (up for it): what it started it stops."""
     record = {"point": point.__dict__ | {"key": point.key(), "config": point.config()},
@@ -101,13 +204,25 @@ def measure(sc, point, bed):
     try:
         _, record["gateway_info"] = run.gateway_up()
         run.servers_up()
-        record["sessions"], record["wire"], record["wire_error"] = encapsulate(sc, bed, run)
-        opts = run.driver.gre_options(point.mode)
-        record["decap"] = decapsulate(bed, opts) if opts else None
-        if not opts:
-            record["decap_why"] = (f"{point.config()} takes no plain GRE packet crafted on the "
-                                   "transit (another encapsulation, or sequence numbers a "
-                                   "crafted packet cannot know)")
+        d = run.driver
+        record["method"] = method = d.tos_method(point.mode)
+        if method == "capture":
+            if ":" in bed.addrs["a"]:
+                raise Failure("the capture method reads IPv4 outer headers: this transit is "
+                              "IPv6")
+            port = d.transit_port()
+            record["sessions"], record["capture"] = encapsulate_capture(bed, port)
+            record["wire"], record["wire_error"] = None, None
+            record["decap"] = decapsulate_capture(bed, port)
+        else:
+            record["sessions"], record["wire"], record["wire_error"] = encapsulate(sc, bed,
+                                                                                   run)
+            opts = d.gre_options(point.mode)
+            record["decap"] = decapsulate(bed, opts) if opts else None
+            if not opts:
+                record["decap_why"] = (f"{point.config()} takes no plain GRE packet crafted "
+                                       "on the transit (another encapsulation, or sequence "
+                                       "numbers a crafted packet cannot know)")
     finally:
         run.stop()
     record["finished"] = time.time()
@@ -116,8 +231,34 @@ def measure(sc, point, bed):
 
 # The analysis: what the record says, in words for the page and numbers for summary.json.
 
+def method(rec):
+    """How the record was measured: a record written before the capture method has no
+    `method`, and was measured on the wire."""
+    return rec.get("method") or "wire"
+
+
+def captured(rec):
+    """The capture's counts in the shape of tunbed-wire's tos (ecn.INNER.OUTER, dscp_marked,
+    dscp_copied: each outer packet counted under its session's codepoint), or None."""
+    sessions = (rec.get("capture") or {}).get("sessions") or {}
+    if not any((c.get("tos") or {}) for c in sessions.values()):
+        return None
+    names = {v: k for k, v in ECN.items()}
+    ecn, marked, copied = {}, 0, 0
+    for cp, c in sessions.items():
+        for t, n in (c.get("tos") or {}).items():
+            t = int(t)
+            outer = ecn.setdefault(cp, {})
+            outer[names[t & 3]] = outer.get(names[t & 3], 0) + n
+            marked += n
+            copied += n if t >> 2 == DSCP else 0
+    return {"ecn": ecn, "dscp_marked": marked, "dscp_copied": copied}
+
+
 def direction(rec):
-    """tunbed-wire's tos of the frames from gwa to gwb, or None."""
+    """What the outer headers from gwa to gwb carried, as tunbed-wire's tos, or None."""
+    if method(rec) == "capture":
+        return captured(rec)
     dirs = (rec.get("wire") or {}).get("directions") or []
     return (dirs[0].get("tos") if dirs else None) or None
 
@@ -127,18 +268,24 @@ def dscp(rec):
     if tos is None:
         return {"verdict": None, "words": f"not measured: {wire_why(rec)}"}
     marked, copied = tos.get("dscp_marked", 0), tos.get("dscp_copied", 0)
+    cap = method(rec) == "capture"
+    unit = "outer packets of datagrams" if cap else "frames of packets"
     if not marked:
         return {"verdict": None, "marked": 0, "copied": 0,
-                "words": "not measured: no frame carried a marked packet"}
+                "words": "not measured: no " + ("outer packet carried a marked datagram" if cap
+                                                 else "frame carried a marked packet")}
     verdict = "yes" if copied == marked else "no" if copied == 0 else "partly"
     model = {"yes": " (the uniform model, RFC 2983)",
              "no": " (an outer DSCP of its own: the pipe model, RFC 2983)"}.get(verdict, "")
     return {"verdict": verdict, "marked": marked, "copied": copied,
-            "words": f"{verdict}: {copied} of {marked} frames of packets marked DSCP {DSCP} "
+            "words": f"{verdict}: {copied} of {marked} {unit} marked DSCP {DSCP} "
                      f"carried it outside{model}"}
 
 
 def wire_why(rec):
+    if method(rec) == "capture":
+        return rec.get("capture_error") or ("the capture on the transit saw no packet of the "
+                                            "sessions")
     return rec.get("wire_error") or "tunbed-wire gave no document"
 
 
@@ -173,6 +320,10 @@ def decap(rec):
     if d is None:
         return {"verdict": None, "probes": [],
                 "words": f"not measured: {rec.get('decap_why') or 'no probe'}"}
+    if method(rec) == "capture" and not d.get("remarked"):
+        return {"verdict": None, "probes": [],
+                "words": "not measured: the re-mark on gwb's transit set no probe's outer "
+                         "packet to CE"}
     arrived = {int(k): v for k, v in (d.get("arrived") or {}).items()}
     rows, words = [], []
     for p in d["probes"]:
@@ -194,16 +345,32 @@ def decap(rec):
     ok = all(r["ce"] == r["arrived"] for r in marked if r["arrived"])
     none = all(r["ce"] == 0 for r in marked)
     verdict = "yes" if ok else "no" if none else "partly"
-    return {"verdict": verdict, "probes": rows, "words": f"{verdict}: " + "; ".join(words)}
+    how = (f" ({d['remarked']} outer packets re-marked CE on the way)"
+           if method(rec) == "capture" else "")
+    return {"verdict": verdict, "probes": rows, "remarked": d.get("remarked"),
+            "words": f"{verdict}: " + "; ".join(words) + how}
+
+
+METHOD_WORDS = {
+    "wire": "wire: tunbed-wire read the inner and outer headers on the transit; the outer CE "
+            "crafted in GRE packets there",
+    "capture": "capture: the outer TOS byte read on the transit by a packet socket, the inner "
+               "one where the datagrams arrived; the outer CE set on the way (a tc program on "
+               "gwb's transit)"}
 
 
 def analyse(rec):
-    """{"dscp", "encap", "decap"}: each its verdict, numbers and words."""
-    return {"dscp": dscp(rec), "encap": encap(rec), "decap": decap(rec)}
+    """{"method", "dscp", "encap", "decap"}: the method's name and words, and each aspect's
+    verdict, numbers and words."""
+    m = method(rec)
+    return {"method": {"name": m, "words": METHOD_WORDS[m]}, "dscp": dscp(rec),
+            "encap": encap(rec), "decap": decap(rec)}
 
 
+ASPECTS = ("dscp", "encap", "decap")
 ROWS = (("dscp", "DSCP carried (outer)"), ("encap", "ECN at encapsulation (inner -> outer)"),
-        ("decap", "CE at decapsulation (outer CE -> inner)"))
+        ("decap", "CE at decapsulation (outer CE -> inner)"),
+        ("method", "DSCP / ECN measured by"))
 
 
 # What the analysis reads of a record (records.py checks it when the record is read).
@@ -219,6 +386,15 @@ RECORD_SCHEMA = Obj({
     "sessions": Map(Obj({"status": INT}), key="|".join(ENCAP), keywhat="an ECN codepoint"),
     "decap": Opt(Obj({"probes": List(Obj({"inner": CODEPOINT, "dscp": Num(0, 63, whole=True),
                                           "sent": COUNT}, need=("inner", "dscp", "sent"))),
-                      "arrived": Map(COUNT, key="[0-9]{1,3}", keywhat="a TOS byte")},
+                      "arrived": Map(COUNT, key="[0-9]{1,3}", keywhat="a TOS byte"),
+                      "remarked": Opt(COUNT)},
                      need=("probes", "arrived"))),
-    "decap_why": Opt(STR)}, need=("point", "sessions"))
+    "decap_why": Opt(STR),
+    # The capture method's (optional: a record written before it has none, and was measured
+    # on the wire).
+    "method": Opt(Str("|".join(METHODS), ", ".join(METHODS))),
+    "capture": Opt(Obj({"sessions": Map(Obj({"tos": Map(COUNT, key="[0-9]{1,3}",
+                                                        keywhat="a TOS byte")}),
+                                        key="|".join(ENCAP), keywhat="an ECN codepoint")},
+                       need=("sessions",))),
+    "capture_error": Opt(STR)}, need=("point", "sessions"))

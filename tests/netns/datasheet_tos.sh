@@ -1,0 +1,50 @@
+#!/bin/bash
+# The datasheet's DSCP/ECN part by the capture method on the kernel's VXLAN (datasheet_tos.py,
+# docs/datasheet.md): the part as `tunbed datasheet` runs it, then what its record says.
+# Encapsulation: a packet socket on gwa's transit reads the outer TOS byte of each VXLAN packet
+# of three UDP sessions (DSCP 46; ECT(0), ECT(1), CE); decapsulation: a tc program (tcx) on
+# gwb's transit re-marks the outer ECN field of the probe's VXLAN packets CE, and the server
+# counts what arrives by DS field. Linux's VXLAN (tos 0) writes an outer DSCP of its own (0),
+# copies ECT(0) and ECT(1), resets CE to ECT(0) (RFC 6040, 4.1's full functionality), carries
+# an outer CE in on ECT packets and drops the Not-ECT ones under CE (RFC 6040, 4.2).
+#
+#  P-client --lan-a-- P-gwa [vx0] ==transit: VXLAN, UDP 4789 (capture)==> (re-mark CE) [vx0] P-gwb --lan-b-- P-server (recv: IP_RECVTOS)
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+netns_test_init
+new_prefix P tbtos
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+out=$(python3 "$HERE/datasheet_tos.py" vxlan "$P" 2>"$TMP/helper.err") ||
+	die "the DSCP/ECN part on vxlan: ${out:-no output} $(tail -3 "$TMP/helper.err")"
+rec() { json_get "$out" "$1"; }
+
+expect_eq "the record's method" "$(rec 'd["record"]["method"]')" "capture"
+expect_eq "the analysis's method" "$(rec 'd["analysis"]["method"]["name"]')" "capture"
+expect_eq "no tunbed-wire ran" "$(rec 'd["record"]["wire"]')" "None"
+expect_eq "each session's client exited 0" "$(rec '[d["record"]["sessions"][c]["status"] for c in ("ect0", "ect1", "ce")]')" "[0, 0, 0]"
+expect_eq "each capture saw packets of its session" "$(rec 'all(d["record"]["capture"]["sessions"][c]["packets"] > 0 for c in ("ect0", "ect1", "ce"))')" "True"
+
+# DSCP: VXLAN's tos 0 is an outer DSCP of its own.
+expect_eq "DSCP carried" "$(rec 'd["analysis"]["dscp"]["verdict"]')" "no"
+expect_eq "no outer packet carried DSCP 46" "$(rec '(d["analysis"]["dscp"]["marked"] > 0, d["analysis"]["dscp"]["copied"])')" "(True, 0)"
+
+# ECN at encapsulation: ECT(0) and ECT(1) copied, CE reset to ECT(0), nothing else.
+expect_eq "ECT(0), ECT(1), CE outside" "$(rec 'sorted((c, sorted(o)) for c, o in d["analysis"]["encap"]["outer"].items())')" \
+	"[('ce', ['ect0']), ('ect0', ['ect0']), ('ect1', ['ect1'])]"
+expect_match "the encapsulation's words" "$(rec 'd["analysis"]["encap"]["words"]')" \
+	"^not copied \(CE reset to ECT\(0\): RFC 3168's full functionality"
+
+# CE at decapsulation: the re-marked ECT packets arrive CE, the Not-ECT ones are dropped.
+expect_eq "CE carried in" "$(rec 'd["analysis"]["decap"]["verdict"]')" "yes"
+expect_eq "the ECT probes arrived, all CE" "$(rec '[(r["inner"], r["arrived"] > 0, r["ce"] == r["arrived"]) for r in d["analysis"]["decap"]["probes"] if r["inner"] != "not-ect"]')" \
+	"[('ect0', True, True), ('ect1', True, True)]"
+expect_eq "the Not-ECT probes under CE dropped" "$(rec '[r["arrived"] for r in d["analysis"]["decap"]["probes"] if r["inner"] == "not-ect"]')" "[0]"
+expect_eq "the re-mark set at least the arrived ECT ones CE" "$(rec 'd["record"]["decap"]["remarked"] >= sum(r["arrived"] for r in d["analysis"]["decap"]["probes"])')" "True"
+expect_eq "the receiver saw the end datagram" "$(rec 'd["record"]["decap"]["ended"]')" "True"
+
+# What the part started, it stopped: no process left in the gateways' namespaces (the tc
+# program went with the re-mark's process), the server's or the client's.
+expect_eq "no process left in the namespaces" "$(rec 'sorted(r for r, p in d["left"].items() if p)')" "[]"
+"$TOPO" down --prefix "$P" >/dev/null 2>&1 || true
+expect_nothing_left "$P" "the topology"
