@@ -296,6 +296,10 @@ class Sheets(unittest.TestCase):
                 "regression"),
             "decap": (lambda d: g(d)["tos"]["decap"].update(verdict="no"), 1,
                       "gregw, DSCP/ECN decap: yes -> no: CHANGED: a regression"),
+            "method": (lambda d: g(d)["tos"].update(method={"name": "capture",
+                                                            "words": "capture: ..."}), 0,
+                       "gregw, DSCP/ECN measured by: wire -> capture: CHANGED, the verdicts "
+                       "below are of two methods"),
             "interop": (lambda d: g(d)["parts"]["interop"]["tests"].update(
                 guest_gre={"result": "fail"}, guest_gre6={"result": "pass"}), 1,
                 "gregw, interoperability guest_gre: pass -> fail: CHANGED: a regression"),
