@@ -569,7 +569,8 @@ class Report(unittest.TestCase):
                        "NDR / PDR, 64-byte frames", "NDR / PDR, 1518-byte frames",
                        "NDR / PDR, IMIX frames",
                        "DSCP carried (outer)", "ECN at encapsulation (inner -> outer)",
-                       "CE at decapsulation (outer CE -> inner)", "generator budget",
+                       "CE at decapsulation (outer CE -> inner)", "DSCP / ECN measured by",
+                       "generator budget",
                        "latency p50 ms at 10 / 50 / 90% of PDR", "failover, stop",
                        "interoperability", "inner MTU", "version", "cipher"):
             self.assertIn(f"| {figure}", self.md)

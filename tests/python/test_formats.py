@@ -76,6 +76,7 @@ ADDED = {"runs": ("verdict", "verdict_reason", "verdict_hosts", "ceiling_bps", "
          "datasheet_figures": ("generator budget", "DSCP carried (outer)",
                                "ECN at encapsulation (inner -> outer)",
                                "CE at decapsulation (outer CE -> inner)",
+                               "DSCP / ECN measured by",
                                "NDR / PDR, IMIX frames")}
 
 
