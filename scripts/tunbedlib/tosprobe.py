@@ -38,7 +38,7 @@ import time
 
 GRE_PROTO = 47
 GRE_F_CSUM, GRE_F_KEY = 0x8000, 0x2000
-ETH_P_IP = 0x0800
+ETH_P_IP, ETH_P_ALL = 0x0800, 0x0003
 SOURCE_PORT = 50001
 PAYLOAD = b"tunbed-tosprobe".ljust(48, b".")
 END = b"tunbed-tosprobe-end"  # send-udp --end: recv stops at it
@@ -209,11 +209,14 @@ def capture(a):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, 0)
     try:
         signal.signal(signal.SIGTERM, stop)
-        # Bound to the device and IPv4 before it takes a packet: nothing of another device.
-        s.bind((a.dev, ETH_P_IP))
+        # Bound to the device before it takes a packet: nothing of another device. To every
+        # protocol: a packet the device sends reaches only the taps of all of them
+        # (dev_queue_xmit_nit), not one bound to IPv4.
+        s.bind((a.dev, ETH_P_ALL))
         ready(a.ready_file)
         while True:
-            tos = outer_tos(s.recv(65535), src, dst, a.port, a.min_len)
+            pkt, (_, proto, *_) = s.recvfrom(65535)
+            tos = outer_tos(pkt, src, dst, a.port, a.min_len) if proto == ETH_P_IP else None
             if tos is not None:
                 counts[str(tos)] = counts.get(str(tos), 0) + 1
                 seen += 1
