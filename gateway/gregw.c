@@ -352,18 +352,26 @@ static void main_loop(struct gregw *g)
 	pfd[3] = (struct pollfd){ .fd = nh ? nh->timer_fd : -1, .events = POLLIN };
 	for (;;) {
 		int timeout = -1;
+		struct timespec ts, *tsp = NULL;
+		uint64_t wait_ns;
 		/* Replaced tunnel tables wait for the workers' passes: freed on the next pass of
-		 * this loop, which comes soon while any waits; a change kept for them is made then
-		 * (its reply sent), tried at every pass, which comes sooner while one is kept. */
+		 * this loop, which comes soon while any waits; a change's reply waits for them
+		 * too (a change is answered in effect), and a change kept for them is made then,
+		 * tried at every pass, which comes every TUNCTL_RETRY_US while a reply waits. */
 		bool kept = tunctl_retry(&g->tun, clock_mono_ns(), ctl_done, g) > 0;
 
 		ctl_pollfds(&g->ctl, pfd + FIXED, clock_mono_ns(), &timeout);
 		if (tunnels_pub_reclaim(&g->sh.tunnels) &&
 		    (timeout < 0 || timeout > MAIN_RECLAIM_MS))
 			timeout = MAIN_RECLAIM_MS;
-		if (kept && (timeout < 0 || timeout > TUNCTL_RETRY_MS))
-			timeout = TUNCTL_RETRY_MS;
-		if (poll(pfd, FIXED + CTL_POLLFDS, timeout) < 0) {
+		wait_ns = timeout >= 0 ? (uint64_t)timeout * NSEC_PER_MSEC : UINT64_MAX;
+		if (kept && wait_ns > (uint64_t)TUNCTL_RETRY_US * NSEC_PER_USEC)
+			wait_ns = (uint64_t)TUNCTL_RETRY_US * NSEC_PER_USEC;
+		if (wait_ns != UINT64_MAX) {
+			ts = clock_ts_from_ns(wait_ns);
+			tsp = &ts;
+		}
+		if (ppoll(pfd, FIXED + CTL_POLLFDS, tsp, NULL) < 0) {
 			if (errno != EINTR)
 				break;
 			continue;

@@ -110,9 +110,12 @@ enum gw_limits {
 	TUNCTL_WAIT_MAX = 64,	 /* changes kept while the workers hold the tables (-EBUSY):
 				  * CTL_CONNS clients' and more, for clients that hung up before
 				  * their reply; one more is refused */
-	TUNCTL_WAIT_MS = 1000,	 /* a change kept this long is refused: a worker's pass is far
-				  * shorter, and the reply must leave within CTL_REPLY_MS */
-	TUNCTL_RETRY_MS = 1,	 /* the control loop's wake-ups while a change is kept */
+	TUNCTL_WAIT_MS = 1000,	 /* a change kept this long is refused, and one made and not in
+				  * effect this long answered with an error: a worker's pass is
+				  * far shorter, and the reply must leave within CTL_REPLY_MS */
+	TUNCTL_RETRY_US = 100,	 /* the control loop's wake-ups while a reply waits for the
+				  * workers' passes, which last tens of microseconds with work:
+				  * what a change's reply may wait past the pass that held it */
 };
 
 #endif

@@ -71,6 +71,10 @@ int tunctl_publish(struct tunctl *t, struct tunnels_pub *pub)
 
 void tunctl_fini(struct tunctl *t)
 {
+	for (; t->neffect; t->neffect--) {
+		json_decref(t->effect[t->effect_head].reply);
+		t->effect_head = (t->effect_head + 1) % TUNNELS_RETIRED_MAX;
+	}
 	free(t->specs);
 	t->specs = NULL;
 	t->n = t->cap = 0;
@@ -191,10 +195,19 @@ static void apply(const struct tunctl *t, enum tunfile_change ch, const struct t
 	}
 }
 
-/* Change ch of s made against the tunnels in force: its reply, or NULL with *busy when the
- * workers still hold the tables (nothing changed). */
+/* Whether a change made now could have its reply held: each held reply holds the table
+ * before it back, and tunnels_pub_set refuses while TUNNELS_RETIRED_MAX of those wait, but
+ * replies already in effect stay held until the next tunctl_retry. */
+static bool room_to_make(const struct tunctl *t)
+{
+	return t->neffect < TUNNELS_RETIRED_MAX;
+}
+
+/* Change ch of s made against the tunnels in force: its reply (*gen: the generation of the
+ * table that made it, 0 for a refusal), or NULL with *busy when the workers still hold the
+ * tables (nothing changed). */
 static json_t *make(struct tunctl *t, enum tunfile_change ch, const struct tunnel_spec *s,
-		    bool *busy)
+		    bool *busy, uint64_t *gen)
 {
 	struct line_error err;
 	struct tunnel_spec *next;
@@ -203,6 +216,7 @@ static json_t *make(struct tunctl *t, enum tunfile_change ch, const struct tunne
 	int rc;
 
 	*busy = false;
+	*gen = 0;
 	if (tunfile_check_change(t->specs, t->n, ch, s, &err))
 		return error_reply("%s", err.msg);
 	n2 = ch == TUNFILE_ADD ? t->n + 1 : ch == TUNFILE_REMOVE ? t->n - 1 : t->n;
@@ -224,13 +238,61 @@ static json_t *make(struct tunctl *t, enum tunfile_change ch, const struct tunne
 	t->specs = next;
 	t->n = t->cap = n2;
 	t->changes++;
+	*gen = tunnels_gen(tunnels_pub_current(t->pub));
 	o = json_object();
 	if (!o)
 		return NULL;
 	jout_str(o, "changed", change_names[ch]);
 	jout_str(o, "tunnel", s->name);
 	jout_u64(o, "tunnels", t->n);
-	jout_u64(o, "gen", tunnels_gen(tunnels_pub_current(t->pub)));
+	jout_u64(o, "gen", *gen);
+	return o;
+}
+
+/*
+ * The reply o to change ch of s, made by the table of generation gen (0: a refusal), for
+ * client id: o when it is in effect already, else held for tunctl_retry (NULL; true in
+ * *held). A change is made only with room in the ring (room_to_make), so it never fills.
+ */
+static json_t *settle(struct tunctl *t, json_t *o, uint64_t gen, enum tunfile_change ch,
+		      const char *name, uint64_t id, uint64_t now_ns, bool *held)
+{
+	struct tunctl_effect *e;
+
+	*held = false;
+	if (!o || !gen || gen <= tunnels_pub_settled(t->pub) || !room_to_make(t))
+		return o;
+	e = &t->effect[(t->effect_head + t->neffect++) % TUNNELS_RETIRED_MAX];
+	*e = (struct tunctl_effect){
+		.id = id, .gen = gen, .since_ns = now_ns, .ch = ch, .reply = o
+	};
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	t->effect_waits++;
+	*held = true;
+	return NULL;
+}
+
+static const char *const changed_words[] = {
+	[TUNFILE_ADD] = "added",
+	[TUNFILE_REMOVE] = "removed",
+	[TUNFILE_REPLACE] = "replaced",
+};
+
+/* The reply to a change made that worker w's pass kept from taking effect TUNCTL_WAIT_MS:
+ * the error, and what was made (e->reply's keys), which stays made. */
+static json_t *stuck_reply(struct tunctl_effect *e, int w)
+{
+	json_t *o = error_reply("tunnel '%s' %s (gen %llu), but not known to be in effect: "
+				"worker %d has not left its pass in %d ms",
+				e->name, changed_words[e->ch], (unsigned long long)e->gen, w,
+				TUNCTL_WAIT_MS);
+
+	if (o && json_object_update(o, e->reply)) {
+		json_decref(o);
+		o = NULL;
+	}
+	json_decref(e->reply);
+	e->reply = NULL;
 	return o;
 }
 
@@ -264,6 +326,7 @@ static json_t *change(struct tunctl *t, enum tunfile_change ch, const char *name
 	struct tunnel_spec s = { 0 };
 	json_t *o;
 	bool busy = false;
+	uint64_t gen;
 
 	if (!t->from_file)
 		return error_reply("gregw was started with --remote: its one tunnel is fixed "
@@ -286,10 +349,10 @@ static json_t *change(struct tunctl *t, enum tunfile_change ch, const char *name
 		return error_reply("no tunnel '%.*s'", TUNNEL_NAME_LEN, name);
 	}
 	/* Changes are made in the order they came: none passes one that waits. */
-	if (!t->nwait) {
-		o = make(t, ch, &s, &busy);
+	if (!t->nwait && room_to_make(t)) {
+		o = make(t, ch, &s, &busy, &gen);
 		if (!busy)
-			return o;
+			return settle(t, o, gen, ch, s.name, id, now_ns, later);
 	}
 	if (!keep(t, ch, &s, id, now_ns))
 		return busy_reply(&s);
@@ -297,23 +360,57 @@ static json_t *change(struct tunctl *t, enum tunfile_change ch, const char *name
 	return NULL;
 }
 
+/* Gives the replies of the changes in effect by now, and those that waited in vain. */
+static void give_settled(struct tunctl *t, uint64_t now_ns, tunctl_done_fn *done, void *arg)
+{
+	uint64_t settled = tunnels_pub_settled(t->pub);
+
+	while (t->neffect) {
+		struct tunctl_effect *e = &t->effect[t->effect_head];
+		json_t *o = e->reply;
+
+		if (e->gen > settled) {
+			int w;
+
+			if (now_ns - e->since_ns < (uint64_t)TUNCTL_WAIT_MS * NSEC_PER_MSEC)
+				break;
+			/* None: the pass ended just now, and the next reclaim frees its table. */
+			w = tunnels_pub_holder(t->pub);
+			if (w < 0) {
+				settled = tunnels_pub_settled(t->pub);
+				continue;
+			}
+			o = stuck_reply(e, w);
+		}
+		e->reply = NULL;
+		t->effect_head = (t->effect_head + 1) % TUNNELS_RETIRED_MAX;
+		t->neffect--;
+		done(arg, e->id, o);
+	}
+}
+
 unsigned tunctl_retry(struct tunctl *t, uint64_t now_ns, tunctl_done_fn *done, void *arg)
 {
-	while (t->nwait) {
+	give_settled(t, now_ns, done, arg);
+	while (t->nwait && room_to_make(t)) {
 		struct tunctl_wait *w = &t->wait[t->wait_head];
-		bool busy;
-		json_t *o = make(t, w->ch, &w->s, &busy);
+		bool busy, held;
+		uint64_t gen;
+		json_t *o = make(t, w->ch, &w->s, &busy, &gen);
 
 		if (busy) {
 			if (now_ns - w->since_ns < (uint64_t)TUNCTL_WAIT_MS * NSEC_PER_MSEC)
 				break;
 			o = busy_reply(&w->s);
+			gen = 0;
 		}
 		t->wait_head = (t->wait_head + 1) % TUNCTL_WAIT_MAX;
 		t->nwait--;
-		done(arg, w->id, o);
+		o = settle(t, o, gen, w->ch, w->s.name, w->id, now_ns, &held);
+		if (!held)
+			done(arg, w->id, o);
 	}
-	return t->nwait;
+	return t->nwait + t->neffect;
 }
 
 /* The tunnel's received sequence numbers (RFC 2890), from the workers' windows of it: the
@@ -467,5 +564,6 @@ json_t *tunctl_summary(const struct tunctl *t)
 	jout_bool(o, "changeable", t->from_file);
 	jout_u64(o, "changes", t->changes);
 	jout_u64(o, "busy_retries", t->busy_retries);
+	jout_u64(o, "effect_waits", t->effect_waits);
 	return o;
 }

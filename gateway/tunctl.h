@@ -23,6 +23,16 @@ struct tunctl_wait {
 	struct tunnel_spec s; /* the tunnel (for remove, its name alone) */
 };
 
+/* A change made, its reply held until the workers' passes put it in effect. */
+struct tunctl_effect {
+	uint64_t id;	   /* its client's connection, for the reply */
+	uint64_t gen;	   /* the table that made it */
+	uint64_t since_ns; /* CLOCK_MONOTONIC: when it was made */
+	enum tunfile_change ch;
+	char name[TUNNEL_NAME_LEN];
+	json_t *reply; /* {"changed": ...}, ours until given */
+};
+
 struct tunctl {
 	struct tunnels_pub *pub;
 	struct tunnel_spec *specs; /* the tunnels in force, sorted by name */
@@ -36,6 +46,11 @@ struct tunctl {
 	unsigned busy_retries; /* publications tried while the workers held the tables */
 	struct tunctl_wait wait[TUNCTL_WAIT_MAX]; /* kept changes, a ring, oldest at wait_head */
 	unsigned wait_head, nwait;
+	/* Changes made, not yet in effect, by generation, a ring: each holds a replaced table
+	 * back (the one before it), so there are never more than those. */
+	struct tunctl_effect effect[TUNNELS_RETIRED_MAX];
+	unsigned effect_head, neffect;
+	unsigned effect_waits; /* changes whose reply waited for a worker's pass */
 };
 
 /* The default and largest page of the tunnels command. */
@@ -53,7 +68,8 @@ int tunctl_init(struct tunctl *t, const struct config *c);
  * done). Returns 0 or tunnels_pub_set's -errno. Main thread, before the workers start. */
 int tunctl_publish(struct tunctl *t, struct tunnels_pub *pub);
 
-/* Frees the list; the publication is its owner's (tunnels_pub_fini). */
+/* Frees the list and the replies not given; the publication is its owner's
+ * (tunnels_pub_fini). */
 void tunctl_fini(struct tunctl *t);
 
 /* Routes every tunnel's prefixes into ifindex (a tunnel file's; the one tunnel of --remote
@@ -69,11 +85,15 @@ bool tunctl_has_inner6(const struct tunctl *t);
  * their names, with their counters; COUNT default TUNCTL_PAGE, at most TUNCTL_PAGE_MAX),
  * "add NAME KEYS", "replace NAME KEYS" (KEYS: a tunnel section's lines, separated by ';'),
  * "remove NAME". A change that breaks a rule, or that gregw cannot make, answers
- * {"error": MESSAGE} and changes nothing. A change that must wait for the workers' passes
- * (the tables they hold: tunnels_pub_set's -EBUSY), or behind a change that waits, is kept:
- * NULL, *later set, and tunctl_retry makes it and gives its reply under id (the client's
- * connection). *handled: whether the line was one of these. now_ns: CLOCK_MONOTONIC. Main
- * thread.
+ * {"error": MESSAGE} and changes nothing. A change made is answered once it is in effect:
+ * every worker has left the pass it was in when the change was published, if it was in one
+ * (tunnels_pub_settled), so that the next packet any worker takes goes by it. That is at
+ * once when no worker is in a pass (an idle one sleeps outside any); otherwise the reply is
+ * held: NULL, *later set, and tunctl_retry gives it under id (the client's connection). A
+ * change that must wait for the workers' passes before it can be made (the tables they
+ * hold: tunnels_pub_set's -EBUSY), or behind a change that waits so, is kept: NULL, *later,
+ * and tunctl_retry makes it. *handled: whether the line was one of these. now_ns:
+ * CLOCK_MONOTONIC. Main thread.
  */
 json_t *tunctl_command(struct tunctl *t, const char *cmd, size_t len, uint64_t id, uint64_t now_ns,
 		       bool *handled, bool *later);
@@ -82,15 +102,19 @@ json_t *tunctl_command(struct tunctl *t, const char *cmd, size_t len, uint64_t i
 typedef void tunctl_done_fn(void *arg, uint64_t id, json_t *reply);
 
 /*
- * Tries the kept changes again in the order they came, as far as the workers' passes allow:
- * each made, refused (by the rules, against the tunnels it now meets) or kept TUNCTL_WAIT_MS
- * in vain (refused, "Device or resource busy") is answered through done. Returns how many
- * still wait: call it again within TUNCTL_RETRY_MS. Main thread.
+ * Gives the replies of the changes now in effect, in the order they were made, and tries the
+ * kept changes again in the order they came, as far as the workers' passes allow: each made
+ * (answered when in effect), refused (by the rules, against the tunnels it now meets) or kept
+ * TUNCTL_WAIT_MS in vain (refused, "Device or resource busy") is answered through done. A
+ * change made and not in effect after TUNCTL_WAIT_MS is answered with an error that says it
+ * was made and names the worker still in its pass. Returns how many replies still wait:
+ * call it again within TUNCTL_RETRY_US. Main thread.
  */
 unsigned tunctl_retry(struct tunctl *t, uint64_t now_ns, tunctl_done_fn *done, void *arg);
 
 /* What the stats say of the table, the same size whatever the tunnels: their number, the
- * table's generation, the changes made. NULL if out of memory. Main thread. */
+ * table's generation, the changes made, and how many of them waited for a publication or for
+ * a worker's pass. NULL if out of memory. Main thread. */
 json_t *tunctl_summary(const struct tunctl *t);
 
 #endif

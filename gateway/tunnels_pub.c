@@ -106,16 +106,17 @@ const struct tunnels *tunnels_pub_current(const struct tunnels_pub *p)
 	return p->cur;
 }
 
-/* Whether every worker has left the pass it was in when r was replaced, if it was in one. */
-static bool grace_over(const struct tunnels_pub *p, const struct tunnels_retired *r)
+/* The first worker still in the pass it was in when r was replaced, or -1: every worker has
+ * left it since, or was in none. */
+static int holder_of(const struct tunnels_pub *p, const struct tunnels_retired *r)
 {
 	for (unsigned i = 0; i < p->nreaders; i++) {
 		uint64_t was = r->epochs[i];
 
 		if ((was & 1) && __atomic_load_n(&p->readers[i].epoch, __ATOMIC_ACQUIRE) == was)
-			return false;
+			return (int)i;
 	}
-	return true;
+	return -1;
 }
 
 unsigned tunnels_pub_reclaim(struct tunnels_pub *p)
@@ -123,7 +124,7 @@ unsigned tunnels_pub_reclaim(struct tunnels_pub *p)
 	uint64_t oldest;
 
 	/* A later snapshot is taken after an earlier one, so grace periods end in order. */
-	while (p->nretired && grace_over(p, &p->retired[0])) {
+	while (p->nretired && holder_of(p, &p->retired[0]) < 0) {
 		tunnels_free(p->retired[0].t);
 		memmove(&p->retired[0], &p->retired[1], --p->nretired * sizeof(p->retired[0]));
 	}
@@ -134,6 +135,19 @@ unsigned tunnels_pub_reclaim(struct tunnels_pub *p)
 		p->npending--;
 	}
 	return p->nretired;
+}
+
+/* Tables are replaced one generation at a time and freed oldest first: the workers hold
+ * the oldest not yet freed, or any later one. */
+uint64_t tunnels_pub_settled(struct tunnels_pub *p)
+{
+	tunnels_pub_reclaim(p);
+	return tunnels_gen(p->nretired ? p->retired[0].t : p->cur);
+}
+
+int tunnels_pub_holder(const struct tunnels_pub *p)
+{
+	return p->nretired ? holder_of(p, &p->retired[0]) : -1;
 }
 
 /* A slot no table holds any more: its counts start again for the tunnel that takes it. */

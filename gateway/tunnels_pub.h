@@ -146,6 +146,18 @@ int tunnels_pub_set(struct tunnels_pub *p, const struct tunnel_spec *specs, unsi
  */
 unsigned tunnels_pub_reclaim(struct tunnels_pub *p);
 
+/*
+ * The generation every change is in effect up to: each worker that takes a packet from now on
+ * takes it with a table of this generation or a later one (it has left the pass it held an
+ * older one in since, or was outside a pass). Frees what it can first (tunnels_pub_reclaim).
+ * Control thread.
+ */
+uint64_t tunnels_pub_settled(struct tunnels_pub *p);
+
+/* The first worker still in the pass in which it may hold the oldest replaced table, or -1
+ * when no replaced table waits (for the error that names a stuck worker). Control thread. */
+int tunnels_pub_holder(const struct tunnels_pub *p);
+
 /* The table in force, as the control thread sees it (its own publications). Control thread. */
 const struct tunnels *tunnels_pub_current(const struct tunnels_pub *p);
 

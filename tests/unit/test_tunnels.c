@@ -2,7 +2,8 @@
  * The tunnel table (gateway/tunnels.h) and its publication (gateway/tunnels_pub.h): lookups by
  * inner destination (longest prefix) and by outer source and key, in rows; what a table
  * refuses; the 10,000 tunnels of the bed; a random table against a brute-force longest match;
- * slots and counters across replaces; a table held by a worker's pass; and a reader beside a
+ * slots and counters across replaces; a table held by a worker's pass, and the generation in
+ * effect (tunnels_pub_settled) and the worker that holds it back; and a reader beside a
  * writer that sees only whole tables (under ASan a table freed too early is a use after free).
  * With --lookups N it only looks up in a table of the bed's first N tunnels, and then changes
  * one of them ten times, for callgrind to count instructions (docs/gregw.md).
@@ -543,10 +544,15 @@ static void test_publication(void)
 	CHECK_INT(tunnels_pub_set(&p, s, 2), 0);
 	CHECK(slot_of(&p, "c") != slot_b); /* b's slot waits for the pass */
 	CHECK_INT(tunnels_pub_reclaim(&p), 1);
+	/* Not in effect: worker 1 may still take a packet with generation 3. */
+	CHECK_U64(tunnels_pub_settled(&p), 3);
+	CHECK_INT(tunnels_pub_holder(&p), 1);
 	CHECK_STR(encap_name(held, "198.18.65.1"), "b"); /* still whole */
 	tunnels_stat_add(tunnels_stats(&p, 1, tunnels_at(held, tunnels_find(held, "b"))),
 			 TUNNEL_RX_PACKETS, 1);
 	tunnels_leave(&p, 1);
+	CHECK_U64(tunnels_pub_settled(&p), 4);
+	CHECK_INT(tunnels_pub_holder(&p), -1);
 	CHECK_INT(tunnels_pub_reclaim(&p), 0);
 	s[2] = spec("d", "198.18.0.2", 4, "198.18.67.0/24");
 	CHECK_INT(tunnels_pub_set(&p, s, 3), 0);
@@ -565,12 +571,19 @@ static void test_publication(void)
 	       TUNNELS_RETIRED_MAX);
 	CHECK_INT(tunnels_pub_set(&p, s, 3), 0);
 	CHECK_INT(tunnels_pub_reclaim(&p), 0); /* neither worker in a pass */
+	CHECK_U64(tunnels_pub_settled(&p), 6); /* in effect at once */
 	held = tunnels_enter(&p, 0);
 	for (int i = 0; i < TUNNELS_RETIRED_MAX; i++)
 		CHECK_INT(tunnels_pub_set(&p, s, 3), 0);
 	CHECK_INT(tunnels_pub_set(&p, s, 3), -EBUSY);
 	CHECK_INT(tunnels_gen(tunnels_pub_current(&p)), 6 + TUNNELS_RETIRED_MAX);
+	/* Worker 1 enters after them: it holds the newest, and only worker 0 holds them back. */
+	CHECK_INT(tunnels_gen(tunnels_enter(&p, 1)), 6 + TUNNELS_RETIRED_MAX);
+	CHECK_U64(tunnels_pub_settled(&p), 6);
+	CHECK_INT(tunnels_pub_holder(&p), 0);
+	tunnels_leave(&p, 1);
 	tunnels_leave(&p, 0);
+	CHECK_U64(tunnels_pub_settled(&p), 6 + TUNNELS_RETIRED_MAX);
 	CHECK_INT(tunnels_pub_set(&p, s, 3), 0);
 	CHECK_INT(tunnels_pub_reclaim(&p), 0);
 

@@ -3,8 +3,10 @@
  * a tunnel's outer headers, and decapsulation by outer source and key with its tunnel's
  * flags and prefixes, in rows; and for the control thread's side (gateway/tunctl.c): the
  * tunnels, add, replace and remove commands, each refusal changing nothing, a replace keeping
- * the tunnel's counters, and changes kept while a worker's pass holds the tables: made in the
- * order they came once it ends, or refused after TUNCTL_WAIT_MS.
+ * the tunnel's counters, a change answered only once in effect (a worker's pass that holds the
+ * table before it holds the reply back, an error after TUNCTL_WAIT_MS naming the worker), and
+ * changes kept while a worker's pass holds the tables: made in the order they came once it
+ * ends, or refused after TUNCTL_WAIT_MS.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -216,11 +218,19 @@ static const char *ask(struct tunctl *t, const char *line, char *out, size_t siz
 	return out;
 }
 
-/* The replies tunctl_retry gave, in order. */
+static bool starts(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The replies tunctl_retry gave, in order: at most a held reply for each table a pass can
+ * hold back, and the kept changes. */
+enum { LATER_MAX = TUNNELS_RETIRED_MAX + TUNCTL_WAIT_MAX + 1 };
+
 struct later_log {
 	unsigned n;
-	uint64_t id[TUNCTL_WAIT_MAX + 1];
-	char reply[TUNCTL_WAIT_MAX + 1][256];
+	uint64_t id[LATER_MAX];
+	char reply[LATER_MAX][256];
 };
 
 static void later_reply(void *arg, uint64_t id, json_t *reply)
@@ -228,7 +238,7 @@ static void later_reply(void *arg, uint64_t id, json_t *reply)
 	struct later_log *l = arg;
 	char *s = reply ? json_dumps(reply, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
 
-	if (l->n <= TUNCTL_WAIT_MAX) {
+	if (l->n < LATER_MAX) {
 		l->id[l->n] = id;
 		snprintf(l->reply[l->n], sizeof(l->reply[0]), "%s", s ? s : "(none)");
 		l->n++;
@@ -238,16 +248,20 @@ static void later_reply(void *arg, uint64_t id, json_t *reply)
 }
 
 /* Publishes TUNNELS_RETIRED_MAX replaces of tunnel a0 while a worker is in a pass (which then
- * holds them all): a change after them must wait for the pass to end. */
+ * holds them all): each made, its reply held until the pass ends, and a change after them
+ * must wait for the pass to end before it is made. */
 static void fill_retired(struct tunctl *t, unsigned key)
 {
 	char line[128], out[512];
 
 	for (unsigned i = 0; i < TUNNELS_RETIRED_MAX; i++) {
+		uint64_t gen = tunnels_gen(tunnels_pub_current(t->pub));
+
 		snprintf(line, sizeof(line),
 			 "replace a0 peer = 198.18.0.2; key = %u; prefixes = 198.18.210.0/24",
 			 key + i);
-		CHECK(strstr(ask(t, line, out, sizeof(out)), "\"changed\"") != NULL);
+		CHECK_STR(ask(t, line, out, sizeof(out)), "(later)");
+		CHECK_U64(tunnels_gen(tunnels_pub_current(t->pub)), gen + 1); /* made */
 	}
 }
 
@@ -386,13 +400,79 @@ static void test_commands(void)
 	CHECK(strstr(ask(&t, "tunnels 0 1", out, sizeof(out)), "\"name\":\"a0\"") != NULL);
 	CHECK(strstr(out, "\"next\":1}") != NULL);
 
+	/* A change is answered once in effect: at once while no worker is in a pass; while one
+	 * is, after the pass ends (its next pass takes the new table), and before that only
+	 * from the table, which has it already. */
+	{
+		static struct later_log log;
+		uint64_t id_b, id_rm, gen;
+
+		CHECK(strstr(ask(&t,
+				 "add b0 peer = 198.18.0.2; key = 21; prefixes = 198.18.214.0/24",
+				 out, sizeof(out)),
+			     "\"changed\":\"add\"") != NULL);
+		(void)tunnels_enter(&pub, 0);
+		CHECK_STR(ask(&t,
+			      "replace b0 peer = 198.18.0.2; key = 22; prefixes = 198.18.214.0/24",
+			      out, sizeof(out)),
+			  "(later)");
+		id_b = last_id;
+		gen = tunnels_gen(tunnels_pub_current(&pub));
+		CHECK_INT(tunnels_at(tunnels_pub_current(&pub),
+				     tunnels_find(tunnels_pub_current(&pub), "b0"))
+				  ->key,
+			  22);
+		CHECK_U64(tunnels_pub_settled(&pub), gen - 1);
+		CHECK_INT(tunnels_pub_holder(&pub), 0);
+		CHECK(strstr(ask(&t, "tunnels 0 1", out, sizeof(out)), "\"name\":\"a0\"") !=
+		      NULL); /* the listing answers at once */
+		CHECK_INT(tunctl_retry(&t, now_ns, later_reply, &log), 1);
+		CHECK_INT(log.n, 0);
+		tunnels_leave(&pub, 0);
+		CHECK_U64(tunnels_pub_settled(&pub), gen);
+		CHECK_INT(tunnels_pub_holder(&pub), -1);
+		CHECK_INT(tunctl_retry(&t, now_ns, later_reply, &log), 0);
+		CHECK_INT(log.n, 1);
+		CHECK(log.id[0] == id_b);
+		CHECK(starts(log.reply[0], "{\"changed\":\"replace\",\"tunnel\":\"b0\""));
+
+		/* A pass that never ends: the reply says the change was made, and which worker
+		 * has not left its pass, after TUNCTL_WAIT_MS; the change stays made. */
+		log.n = 0;
+		(void)tunnels_enter(&pub, 0);
+		CHECK_STR(ask(&t, "remove b0", out, sizeof(out)), "(later)");
+		id_rm = last_id;
+		CHECK_INT(t.n, 4);
+		CHECK_INT(tunctl_retry(&t, now_ns + (uint64_t)TUNCTL_WAIT_MS * 1000000 - 1,
+				       later_reply, &log),
+			  1);
+		CHECK_INT(tunctl_retry(&t, now_ns + (uint64_t)TUNCTL_WAIT_MS * 1000000, later_reply,
+				       &log),
+			  0);
+		CHECK_INT(log.n, 1);
+		CHECK(log.id[0] == id_rm);
+		CHECK(starts(log.reply[0], "{\"error\":\"tunnel 'b0' removed (gen "));
+		CHECK(strstr(log.reply[0],
+			     "), but not known to be in effect: worker 0 has not left "
+			     "its pass in 1000 ms\",\"changed\":\"remove\","
+			     "\"tunnel\":\"b0\",\"tunnels\":4,") != NULL);
+		CHECK_INT(tunnels_find(tunnels_pub_current(&pub), "b0"), TUNNELS_NONE);
+		tunnels_leave(&pub, 0);
+		CHECK_INT(tunctl_retry(&t, now_ns, later_reply, &log), 0);
+		CHECK_INT(log.n, 1);
+		CHECK(strstr(ask(&t, "tunnels 0 1", out, sizeof(out)), "\"tunnels\":4") != NULL);
+		CHECK(t.effect_waits >= 2);
+	}
+
 	/* A worker in a pass holds the tables published since it began: once TUNNELS_RETIRED_MAX
-	 * wait, a change is kept, its reply later, and so are the changes after it, in their
-	 * order; the listing answers at once. Once the pass ends, they are made in that order,
-	 * each checked against the tunnels it then meets. */
+	 * wait, their replies held, a change is kept, its reply later, and so are the changes
+	 * after it, in their order; the listing answers at once. Once the pass ends, the held
+	 * replies are given and the kept changes made in that order, each checked against the
+	 * tunnels it then meets. */
 	{
 		static struct later_log log;
 		uint64_t id_z, id_rm, id_z2;
+		const unsigned R = TUNNELS_RETIRED_MAX;
 
 		(void)tunnels_enter(&pub, 0);
 		fill_retired(&t, 30);
@@ -409,26 +489,30 @@ static void test_commands(void)
 		CHECK(strstr(ask(&t, "add bad/name peer = 198.18.0.2", out, sizeof(out)),
 			     "bad tunnel name") != NULL); /* a bad line is answered at once */
 		CHECK(strstr(ask(&t, "tunnels 0 1", out, sizeof(out)), "\"tunnels\":4") != NULL);
-		CHECK_INT(tunctl_retry(&t, now_ns, later_reply, &log), 3);
+		CHECK_INT(tunctl_retry(&t, now_ns, later_reply, &log), R + 3);
 		CHECK_INT(log.n, 0);
 		CHECK_INT(t.n, 4);
-		CHECK(t.busy_retries > 0);
+		CHECK(t.effect_waits >= 2 + R);
 		tunnels_leave(&pub, 0);
 		CHECK_INT(tunctl_retry(&t, now_ns, later_reply, &log), 0);
-		CHECK_INT(log.n, 3);
-		CHECK(log.id[0] == id_z && log.id[1] == id_rm && log.id[2] == id_z2);
-		CHECK(strncmp(log.reply[0], "{\"changed\":\"add\",\"tunnel\":\"z\",\"tunnels\":5",
-			      40) == 0);
-		CHECK(strncmp(log.reply[1],
-			      "{\"changed\":\"remove\",\"tunnel\":\"a0\",\"tunnels\":4", 45) == 0);
-		CHECK(strstr(log.reply[2], "prefix 198.18.211.0/24 is tunnel 'z''s already") !=
+		CHECK_INT(log.n, R + 3);
+		for (unsigned i = 0; i < R; i++)
+			CHECK_ROW(
+				starts(log.reply[i], "{\"changed\":\"replace\",\"tunnel\":\"a0\""),
+				log.reply[i]);
+		CHECK(log.id[R] == id_z && log.id[R + 1] == id_rm && log.id[R + 2] == id_z2);
+		CHECK(starts(log.reply[R], "{\"changed\":\"add\",\"tunnel\":\"z\",\"tunnels\":5"));
+		CHECK(starts(log.reply[R + 1],
+			     "{\"changed\":\"remove\",\"tunnel\":\"a0\",\"tunnels\":4"));
+		CHECK(strstr(log.reply[R + 2], "prefix 198.18.211.0/24 is tunnel 'z''s already") !=
 		      NULL);
 		CHECK_INT(t.n, 4);
 		ask(&t, "add a0 peer = 198.18.0.2; key = 20; prefixes = 198.18.210.0/24", out,
 		    sizeof(out));
 		CHECK(strstr(out, "\"changed\":\"add\"") != NULL); /* made at once again */
 
-		/* Kept TUNCTL_WAIT_MS in vain: refused, nothing changed. */
+		/* Kept TUNCTL_WAIT_MS in vain: refused, nothing changed; the replaces made before
+		 * it answered with the error of a change not known to be in effect. */
 		log.n = 0;
 		(void)tunnels_enter(&pub, 0);
 		fill_retired(&t, 40);
@@ -437,13 +521,18 @@ static void test_commands(void)
 			  "(later)");
 		CHECK_INT(tunctl_retry(&t, now_ns + (uint64_t)TUNCTL_WAIT_MS * 1000000 - 1,
 				       later_reply, &log),
-			  1);
+			  R + 1);
 		CHECK_INT(tunctl_retry(&t, now_ns + (uint64_t)TUNCTL_WAIT_MS * 1000000, later_reply,
 				       &log),
 			  0);
-		CHECK_INT(log.n, 1);
-		CHECK(strstr(log.reply[0], "tunnel 'w' not changed: Device or resource busy") !=
+		CHECK_INT(log.n, R + 1);
+		for (unsigned i = 0; i < R; i++)
+			CHECK_ROW(strstr(log.reply[i], "not known to be in effect: worker 0") !=
+					  NULL,
+				  log.reply[i]);
+		CHECK(strstr(log.reply[R], "tunnel 'w' not changed: Device or resource busy") !=
 		      NULL);
+		CHECK(t.busy_retries > 0);
 		CHECK_INT(t.n, 5);
 
 		/* At most TUNCTL_WAIT_MAX wait: one more is refused at once. */
