@@ -80,6 +80,8 @@ static void session_finish(struct cl_thread *t, struct session *s, bool reset)
 	relaxed_set(&s->tx_total, s->tx_total + s->tx.bytes);
 	relaxed_set(&s->rx_total, s->rx_total + s->rx.bytes);
 	s->rx_window_total += s->rx.window_bytes;
+	if (s->rx.stall_max_ns > s->rx_stall_max_ns)
+		s->rx_stall_max_ns = s->rx.stall_max_ns;
 	s->mismatches += s->rx.mismatches;
 	if (s->first_bad == UINT64_MAX && s->rx.first_bad != UINT64_MAX)
 		s->first_bad = s->rx.first_bad;

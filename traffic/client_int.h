@@ -48,6 +48,7 @@ struct session {
 	uint64_t tx_mark, rx_mark;   /* counts at the end of the warm-up */
 	uint64_t tx_total, rx_total; /* over all connections (churn, iterations) */
 	uint64_t rx_window_total;    /* received in the measured window, all connections */
+	uint64_t rx_stall_max_ns;    /* the longest receive stall, all connections (conn.h) */
 	uint64_t connections;	     /* completed */
 	int error;		     /* first errno, 0 if none */
 	uint64_t mismatches;	     /* client-side verification, all connections */

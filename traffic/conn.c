@@ -25,6 +25,17 @@ void stream_init(struct stream *s, uint64_t seed)
 	s->window_from = 0;
 	s->window_to = UINT64_MAX;
 	s->window_bytes = 0;
+	s->last_rx_ns = 0;
+	s->stall_max_ns = 0;
+}
+
+void stream_stall_note(struct stream *s, uint64_t now_ns)
+{
+	/* A clock that went backwards (it does not, CLOCK_MONOTONIC) would make a huge gap. */
+	if (s->last_rx_ns && now_ns > s->last_rx_ns && now_ns - s->last_rx_ns > s->stall_max_ns)
+		s->stall_max_ns = now_ns - s->last_rx_ns;
+	if (now_ns > s->last_rx_ns)
+		s->last_rx_ns = now_ns;
 }
 
 long stream_send(int fd, struct stream *s, uint8_t *scratch, size_t size, uint64_t want,
@@ -51,6 +62,7 @@ long stream_send(int fd, struct stream *s, uint8_t *scratch, size_t size, uint64
 long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool verify)
 {
 	ssize_t r = recv(fd, scratch, size, MSG_DONTWAIT);
+	uint64_t now;
 	long bad;
 
 	if (r < 0)
@@ -75,9 +87,9 @@ long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool v
 		}
 	}
 	__atomic_store_n(&s->bytes, s->bytes + (uint64_t)r, __ATOMIC_RELAXED);
+	now = clock_mono_ns();
+	stream_stall_note(s, now);
 	if (s->window_to != UINT64_MAX || s->window_from) {
-		uint64_t now = clock_mono_ns();
-
 		if (now >= s->window_from && now < s->window_to)
 			s->window_bytes += (uint64_t)r;
 	} else {

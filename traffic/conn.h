@@ -21,9 +21,20 @@ struct stream {
 	uint64_t corrupt_at;		 /* test hook: flip the byte at this offset when sending */
 	uint64_t window_from, window_to; /* CLOCK_MONOTONIC: count received bytes in between */
 	uint64_t window_bytes;
+	uint64_t last_rx_ns;   /* CLOCK_MONOTONIC of the last read that returned data; 0: none */
+	uint64_t stall_max_ns; /* the longest time between two such reads (stream_stall_note) */
 };
 
 void stream_init(struct stream *s, uint64_t seed);
+
+/*
+ * Notes a read that returned data at now_ns (CLOCK_MONOTONIC): the time since the previous one,
+ * if any, raises stall_max_ns when it is longer. The stall of a stream is thus the longest gap
+ * between two reads with data, from its first byte to its last: the time before the first byte
+ * (the connect, the hello) and after the last (the end of the stream) are not in it, and a read
+ * is timed as this thread made it, so its own scheduling delays count. Pure; any thread.
+ */
+void stream_stall_note(struct stream *s, uint64_t now_ns);
 
 /*
  * Writes up to want bytes of the stream to fd, from scratch (size bytes) which is filled with
@@ -34,8 +45,9 @@ long stream_send(int fd, struct stream *s, uint8_t *scratch, size_t size, uint64
 		 bool verify);
 
 /*
- * Reads what fd has (until EAGAIN or size bytes per call), checks it when verify is on, and
- * counts into window_bytes what arrives inside the window.
+ * Reads what fd has (until EAGAIN or size bytes per call), checks it when verify is on,
+ * counts into window_bytes what arrives inside the window, and notes the read's time
+ * (stream_stall_note).
  * Returns bytes read, 0 at end of stream, -EAGAIN when nothing is there, or -errno.
  */
 long stream_recv(int fd, struct stream *s, uint8_t *scratch, size_t size, bool verify);

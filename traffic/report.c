@@ -203,6 +203,8 @@ static json_t *tcp_json(struct client *cl, double span, uint64_t *total_out)
 	int first_bad_session = -1;
 	uint64_t first_bad = UINT64_MAX;
 	const char *first_side = NULL;
+	uint64_t stall_max = 0;
+	int stall_session = -1;
 
 	for (unsigned i = 0; i < n; i++) {
 		struct session *s = &cl->sess[i];
@@ -250,6 +252,19 @@ static json_t *tcp_json(struct client *cl, double span, uint64_t *total_out)
 		}
 		jout_real(e, "bits_per_second", bps[i]);
 		jout_bool(e, "receiver_counted", c->pattern == PROTO_PULL || from_server);
+		if (c->pattern != PROTO_PUSH) {
+			/* A connection still open when the threads ended is in rx, not yet in the
+			 * session's count. */
+			uint64_t stall = s->rx_stall_max_ns > s->rx.stall_max_ns
+						 ? s->rx_stall_max_ns
+						 : s->rx.stall_max_ns;
+
+			jout_real(e, "rx_stall_max_ms", (double)stall / 1e6);
+			if (stall_session < 0 || stall > stall_max) {
+				stall_max = stall;
+				stall_session = (int)i;
+			}
+		}
 		if (c->churn || c->iterations > 1)
 			jout_u64(e, "connections", s->connections);
 		if (s->ti_valid) {
@@ -288,6 +303,13 @@ static json_t *tcp_json(struct client *cl, double span, uint64_t *total_out)
 		jout_str(v, "first_side", first_side);
 	}
 	jout_set(o, "verify", v);
+	if (stall_session >= 0) {
+		json_t *st = json_object();
+
+		jout_real(st, "max_ms", (double)stall_max / 1e6);
+		jout_int(st, "session", stall_session);
+		jout_set(o, "rx_stall", st);
+	}
 	jout_set(o, "errors", errors_json(cl, &failed));
 	jout_int(o, "failed", failed);
 	jout_set(o, "per_session", arr);
