@@ -4,9 +4,13 @@ namespaces: the gateway set up with that many tunnels (gregw with topo/tunnels.s
 time it took and its memory, then the same sessions spread over the tunnels (tunnels_point.py);
 the report of tunnels_report.py: throughput, Jain's index across tunnels and across sessions,
 CPU-s/GB, retransmits, and gregw's per-tunnel counters checked against the sessions' bytes.
+With --churn, the churn under load in place of the counts (issue 34, step 4): on one count of
+tunnels, a baseline run and a run a rate, the sessions on the steady half of the tunnels while
+tunnels_churn.py removes and adds the other half's at the rate.
 gregw is the one gateway today: the others that can have many tunnels are named and refused.
 
-Records: runs/POINT-rREPEAT.json and meta.json, format 1."""
+Records: runs/POINT-rREPEAT.json and meta.json, format 2 (format 1: the point had no pattern,
+push, and no churn; a tunnel no `received`, 0 in push)."""
 
 import dataclasses
 
@@ -27,31 +31,64 @@ WORKERS_MAX = 64
 REPEATS_MAX = 100
 TIME_MAX_S = 3600
 DEFAULT_COUNTS = (1, 10, 100, 1000, 10000)
+# Churn: the rates (changes a second), and the tunnels of the bed, half steady, half changed.
+CHURN_RATE_MAX = 100000
+DEFAULT_CHURN_TUNNELS = 100
+# The steady sessions of a churn run: both ways, so that the client's receive stall
+# (tunbed-traffic's rx_stall) and the server's count both see the tunnels.
+CHURN_PATTERN = "duplex"
 # The gateways issue 34 measures beside gregw, each a tunnel a VNI, a port or a peer: not built.
 TO_COME = ("vxlan", "ovs-gre", "wireguard-go")
 
 COUNTER = Obj({k: NUM for k in ("tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "drops")},
               need=("tx_packets", "tx_bytes", "rx_packets", "rx_bytes"))
-TUNNEL = Obj({"name": STR, "site": STR, "sessions": Num(1, whole=True),
-              "bits_per_second": NUM, "sent": NUM, "server_received": NUM, "gwa": COUNTER,
-              "gwb": COUNTER}, need=("name", "sessions", "bits_per_second", "gwa", "gwb"))
+TUNNEL_1 = Obj({"name": STR, "site": STR, "sessions": Num(1, whole=True),
+                "bits_per_second": NUM, "sent": NUM, "server_received": NUM, "gwa": COUNTER,
+                "gwb": COUNTER}, need=("name", "sessions", "bits_per_second", "gwa", "gwb"))
+# Format 2: what the client received on the tunnel's sessions (duplex, pull).
+TUNNEL = Obj(TUNNEL_1.fields | {"received": NUM}, need=TUNNEL_1.need + ("received",))
 MEMORY = Obj({"rss_kib": Opt(NUM), "rss_peak_kib": Opt(NUM)})
 SETUP = Obj(MEMORY.fields | {"ready_s": NUM}, need=("ready_s",))
-POINT = Obj({"key": records.KEY, "config": STR, "gateway": STR, "mode": STR,
-             "workers": Num(1, whole=True), "sessions": Num(1, whole=True),
-             "tunnels": Num(1, COUNTS_MAX, whole=True)},
-            need=("key", "config", "gateway", "tunnels", "sessions"))
-RUN_SCHEMA = Obj(matrix.RUN | {
-    "kind": Str("tunnels", "tunnels"), "point": POINT,
-    "hosts": List(matrix.HOST_BUDGETS, most=limits.RECORD_HOSTS), "setup": Map(SETUP),
-    "loaded": Opt(Map(MEMORY)),
-    "tunnels": Obj({"carried": List(TUNNEL),
-                    "idle": Obj({"tunnels": NUM, "packets": NUM}, need=("tunnels", "packets")),
-                    "unattributed": Opt(Map(NUM))},
-                   need=("carried", "idle")),
-    "traffic_status": Opt(NUM)}, need=("kind", "point", "repeat", "setup", "tunnels"))
+POINT_1 = Obj({"key": records.KEY, "config": STR, "gateway": STR, "mode": STR,
+               "workers": Num(1, whole=True), "sessions": Num(1, whole=True),
+               "tunnels": Num(1, COUNTS_MAX, whole=True)},
+              need=("key", "config", "gateway", "tunnels", "sessions"))
+# Format 2: the sessions' pattern, and a churn run's rate (0: its baseline; none: a count).
+POINT = Obj(POINT_1.fields | {"pattern": Str("push|duplex", "push or duplex"),
+                              "churn": Opt(Num(0, CHURN_RATE_MAX))},
+            need=POINT_1.need + ("pattern",))
+IDLE = Obj({"tunnels": NUM, "packets": NUM}, need=("tunnels", "packets"))
+COUNT = Num(0, whole=True)
+# What tunnels_churn.py did (its result line), and gregw's own counts of it.
+CHURN = Obj({"rate": Num(0, CHURN_RATE_MAX), "span_s": NUM, "asked": COUNT, "started": COUNT,
+             "done": COUNT, "add": COUNT, "remove": COUNT, "late_max_ms": NUM,
+             "reply_ms": Opt(Obj({"median": NUM, "max": NUM})),
+             "absent_at_end": List(STR),
+             "pings": Obj({"pinged": COUNT, "first": COUNT, "later": COUNT, "never": COUNT,
+                           "still_out": COUNT, "first_rtt_ms_max": Opt(NUM)},
+                          need=("pinged", "first", "later", "never")),
+             "error": Opt(STR),
+             "gregw": Opt(Map(Map(NUM)))},
+            need=("rate", "span_s", "asked", "done", "pings"))
+
+
+def run_schema(point, tunnel, churn):
+    tunnels = {"carried": List(tunnel), "idle": IDLE, "unattributed": Opt(Map(NUM))}
+    if churn:
+        tunnels["churned"] = Opt(IDLE)
+    return Obj(matrix.RUN | {
+        "kind": Str("tunnels", "tunnels"), "point": point,
+        "hosts": List(matrix.HOST_BUDGETS, most=limits.RECORD_HOSTS), "setup": Map(SETUP),
+        "loaded": Opt(Map(MEMORY)),
+        "tunnels": Obj(tunnels, need=("carried", "idle")),
+        **({"churn": Opt(CHURN)} if churn else {}),
+        "traffic_status": Opt(NUM)}, need=("kind", "point", "repeat", "setup", "tunnels"))
+
+
+RUN_SCHEMAS = {1: run_schema(POINT_1, TUNNEL_1, False), 2: run_schema(POINT, TUNNEL, True)}
 META_SCHEMA = Obj({"kind": Str("tunnels", "tunnels"), "counts": List(Num(1, COUNTS_MAX)),
-                   "sessions": Num(1), "gateway": STR, "verify": Opt(BOOL)},
+                   "sessions": Num(1), "gateway": STR, "verify": Opt(BOOL),
+                   "churn": Opt(List(Num(0, CHURN_RATE_MAX)))},
                   need=("kind", "counts", "sessions", "gateway"))
 
 
@@ -66,17 +103,24 @@ class Point:
     sessions: int
     mtu: int = 0
     pattern: str = "push"
+    churn: float = None  # a churn run's changes a second (0: its baseline); None: a count
 
     def key(self):
-        return f"{self.gateway}-{self.mode}-w{self.workers}-n{self.tunnels}-s{self.sessions}"
+        return (f"{self.gateway}-{self.mode}-w{self.workers}-n{self.tunnels}-s{self.sessions}"
+                + ("" if self.churn is None else f"-churn{self.churn:g}"))
 
     def config(self):
         return f"{self.gateway} {self.mode} {self.workers}w"
 
+    def steady(self):
+        """The tunnels that carry sessions: all of them, or a churn run's first half."""
+        return self.tunnels if self.churn is None else self.tunnels // 2
+
     def record(self):
         return {"key": self.key(), "config": self.config(), "gateway": self.gateway,
                 "mode": self.mode, "workers": self.workers, "tunnels": self.tunnels,
-                "sessions": self.sessions}
+                "sessions": self.sessions, "pattern": self.pattern,
+                **({} if self.churn is None else {"churn": self.churn})}
 
 
 @dataclasses.dataclass
@@ -110,6 +154,15 @@ def arguments(p):
                    help=f"repeats of every count, 1 to {REPEATS_MAX} (default 3)")
     p.add_argument("--verify", action="store_true",
                    help="check every byte of every session (tunbed-traffic --verify)")
+    p.add_argument("--churn", metavar="RATES",
+                   help="churn under load in place of the counts: on --churn-tunnels tunnels, a "
+                        "baseline run, then a run a rate (changes a second, each above 0, up to "
+                        f"{CHURN_RATE_MAX}, e.g. 10,100,1000) with the sessions (duplex, "
+                        "verified) on the first half of the tunnels while the other half are "
+                        "removed and added again on both gateways")
+    p.add_argument("--churn-tunnels", metavar="N",
+                   help=f"the tunnels of a churn run, even, 2 to {COUNTS_MAX}: half steady, "
+                        f"half changed (default {DEFAULT_CHURN_TUNNELS})")
     output_options(p)
 
 
@@ -130,6 +183,31 @@ def seconds(option, text, lo, hi):
     return v
 
 
+def rates(text):
+    """The rates of --churn: numbers above 0 and at most CHURN_RATE_MAX, each once."""
+    out = []
+    for r in text.split(","):
+        try:
+            v = float(r)
+        except ValueError:
+            v = None
+        if v is None or not 0 < v <= CHURN_RATE_MAX or v != v:
+            raise ScenarioError(f"--churn: '{r.strip()}' is not a rate above 0 and at most "
+                                f"{CHURN_RATE_MAX} changes a second")
+        if v in out:
+            raise ScenarioError(f"--churn: '{text}' names a rate twice")
+        out.append(v)
+    return out
+
+
+def churn_tunnels(text):
+    n = whole("--churn-tunnels", text, 2, COUNTS_MAX)
+    if n % 2:
+        raise ScenarioError(f"--churn-tunnels: '{text}' is odd: half the tunnels are steady, "
+                            "half changed")
+    return n
+
+
 def gateway_of(name):
     if name == "gregw":
         return name
@@ -142,7 +220,7 @@ def gateway_of(name):
 
 class Tunnels(Kind):
     name = "tunnels"
-    FORMAT = 1
+    FORMAT = 2
     UNNUMBERED = None
     commands = (Command(
         "tunnels", "how a gateway scales with its tunnels: 1 to 10,000 (docs/tunnels.md)",
@@ -151,9 +229,25 @@ class Tunnels(Kind):
         "files), the same TCP sessions spread over the tunnels round-robin each time: total "
         "throughput, Jain's index across tunnels and across sessions, CPU-s/GB (box and "
         "gateway), retransmits, the time gregw took to set its tunnels up and its memory, and "
-        "its per-tunnel counters checked against the sessions' bytes."),)
+        "its per-tunnel counters checked against the sessions' bytes. With --churn RATES, "
+        "churn under load in place of the counts: on --churn-tunnels tunnels, verified duplex "
+        "sessions on the first half while the other half are removed and added again through "
+        "gregw's control socket on both gateways at each rate: the steady tunnels' throughput "
+        "against a baseline run without churn, the longest stall of a steady session, the "
+        "changes made against those asked, and whether a ping right after an add gets "
+        "through."),)
 
     def check(self, args):
+        churn = getattr(args, "churn", None)
+        if churn is not None and args.tunnels_counts:
+            raise ScenarioError("--tunnels-counts and --churn: one or the other (a churn run "
+                                "has one count, --churn-tunnels)")
+        if churn is None and getattr(args, "churn_tunnels", None):
+            raise ScenarioError("--churn-tunnels: only with --churn")
+        if churn is not None:
+            churn = rates(churn)
+            args.tunnels_counts = str(churn_tunnels(args.churn_tunnels or
+                                                    str(DEFAULT_CHURN_TUNNELS)))
         counts = [c.strip() for c in (args.tunnels_counts or ",".join(
             map(str, DEFAULT_COUNTS))).split(",")]
         counts = [whole("--tunnels-counts", c, 1, COUNTS_MAX) for c in counts]
@@ -169,7 +263,11 @@ class Tunnels(Kind):
                                time=seconds("--time", args.time, 0.1, TIME_MAX_S),
                                warmup=seconds("--warmup", args.warmup, 0, TIME_MAX_S),
                                repeats=whole("--repeats", args.repeats, 1, REPEATS_MAX),
-                               rr=False, verify=args.verify)
+                               rr=False, verify=args.verify or churn is not None)
+        if churn is not None:
+            return Plan(sc, [Point(gateway, args.encap, workers, counts[0], sessions,
+                                   pattern=CHURN_PATTERN, churn=r) for r in [0.0, *churn]],
+                        args.prefix)
         return Plan(sc, [Point(gateway, args.encap, workers, n, sessions) for n in counts],
                     args.prefix)
 
@@ -184,16 +282,23 @@ class Tunnels(Kind):
     def items(self, plan):
         return [Item(f"{p.key()}-r{rep}", f"{p.config()}, {p.tunnels} tunnel"
                      f"{'s' if p.tunnels > 1 else ''}, {p.sessions} session"
-                     f"{'s' if p.sessions > 1 else ''}, repeat {rep}", p, rep)
+                     f"{'s' if p.sessions > 1 else ''}"
+                     + ("" if p.churn is None else ", no churn (baseline)" if not p.churn
+                        else f", churn {p.churn:g}/s")
+                     + f", repeat {rep}", p, rep)
                 for rep in range(1, plan.sc.repeats + 1) for p in plan.points]
 
     def meta(self, plan):
         sc = plan.sc
         return {"scenario": "tunnels", "title": f"tunnel-count scaling ({sc.gateways[0]})",
                 "topology": sc.topology, "gateway": sc.gateways[0], "mode": sc.modes[0],
-                "workers": sc.workers[0], "counts": [p.tunnels for p in plan.points],
+                "workers": sc.workers[0],
+                "counts": list(dict.fromkeys(p.tunnels for p in plan.points)),
                 "sessions": sc.sessions[0], "time": sc.time, "warmup": sc.warmup,
-                "repeats": sc.repeats, "verify": sc.verify, "prefix": plan.prefix}
+                "repeats": sc.repeats, "verify": sc.verify, "prefix": plan.prefix,
+                **({"churn": [p.churn for p in plan.points if p.churn],
+                    "title": f"tunnel churn under load ({sc.gateways[0]})"}
+                   if plan.points[0].churn is not None else {})}
 
     def bed(self, plan):
         return beds.NamespaceBed(plan.sc, plan.prefix, {})
@@ -206,7 +311,13 @@ class Tunnels(Kind):
                 "error": error}
 
     def record_schema(self, fmt):
-        return RUN_SCHEMA
+        return RUN_SCHEMAS[fmt]
+
+    def upgrade_record(self, doc, fmt):
+        """1 -> 2: format 1's sessions were push (the client received nothing on them)."""
+        tunnels = dict(doc["tunnels"], carried=[dict(t, received=0)
+                                                for t in doc["tunnels"]["carried"]])
+        return dict(doc, point=dict(doc["point"], pattern="push"), tunnels=tunnels)
 
     def meta_schema(self, fmt):
         return META_SCHEMA

@@ -4,17 +4,22 @@ started on gwa and gwb with them (the seconds from its start until its control s
 and its memory then), the traffic servers, the sessions spread over the tunnels by
 tunbed-traffic's --pairs (session i on tunnel i mod N, from the client's site of the tunnel to
 the server's) while every CPU is sampled (matrix_point.Run: the matrix's own steps), then
-gregw's memory and its per-tunnel counters, a page at a time. Everything it started it stops."""
+gregw's memory and its per-tunnel counters, a page at a time. A churn run's sessions go over
+the first half of the tunnels alone while tunnels_churn.py, in the client's namespace, removes
+and adds the other half at the point's rate. Everything it started it stops."""
 
 import csv
 import json
 import os
+import select
+import subprocess
+import sys
 import time
 
 from ..bed import ADDRS
 from ..common import ROOT, Failure, run
 from ..drivers.gregw import Gregw
-from . import matrix_point
+from . import matrix_point, tunnels_churn
 
 TUNNELS_SH = os.path.join(ROOT, "topo", "tunnels.sh")
 # The largest page of gregw's `tunnels FROM COUNT` (docs/gregw.md, the control socket).
@@ -29,6 +34,16 @@ COUNTERS = ("tx_packets", "tx_bytes", "rx_packets", "rx_bytes")
 # (docs/gregw.md, "Counters"): its packet rings' drops and the drops before the lookup.
 UNATTRIBUTED = ("truncated", "zero_length", "bad_outer", "outer_fragment", "unknown_peer",
                 "bad_version", "bad_flags", "bad_key")
+CHURN_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tunnels_churn.py")
+# How long the churn program takes to say ready, and to finish after its input ends (it waits
+# for its replies and pings, tunnels_churn.DRAIN_S).
+CHURN_READY_S = 30
+CHURN_STOP_S = tunnels_churn.DRAIN_S + 10
+# gregw's counts that say what the churn did to it: from its stats, before and after.
+CHURN_STATS = {"changes": ("tunnels", "changes"), "busy_retries": ("tunnels", "busy_retries"),
+               "bad_key": ("total", "drops", "bad_key"),
+               "unknown_peer": ("total", "drops", "unknown_peer"),
+               "tx_no_tunnel": ("total", "drops", "tx_no_tunnel")}
 
 
 class TunnelGregw(Gregw):
@@ -83,9 +98,34 @@ def write_files(files, point):
     if len(rows) != point.tunnels:
         raise Failure(f"topo/tunnels.sh wrote {len(rows)} tunnels, not {point.tunnels}")
     with open(os.path.join(files, "pairs"), "w") as f:
-        f.write("# the client's site, the server's: a line a tunnel (tunnels.tsv)\n")
-        f.writelines(f"{r['client4']} {r['server4']}\n" for r in rows)
+        f.write("# the client's site, the server's: a line a tunnel with sessions "
+                "(tunnels.tsv)\n")
+        f.writelines(f"{r['client4']} {r['server4']}\n" for r in rows[:point.steady()])
     return rows
+
+
+def churn_plan(files, rows, point, socks):
+    """The plan tunnels_churn.py takes: the rate, gregw's sockets, and each changed tunnel
+    (the second half of rows) with its `add` line on each gateway (its section of the
+    gateway's tunnel file) and the sites a ping through it goes between."""
+    adds = {}
+    for role in ("gwa", "gwb"):
+        with open(os.path.join(files, f"{role}.tunnels")) as f:
+            adds[role] = tunnels_churn.add_lines(f.read())
+    return {"rate": point.churn, "socks": socks,
+            "tunnels": [{"name": r["name"], "src": r["client4"], "dst": r["server4"],
+                         "add": {role: adds[role][r["name"]] for role in adds}}
+                        for r in rows[point.steady():]]}
+
+
+def churn_stats(before, after):
+    """{role: {count: after - before}} of gregw's CHURN_STATS."""
+    def get(doc, path):
+        for k in path:
+            doc = (doc or {}).get(k) if isinstance(doc, dict) else None
+        return doc if isinstance(doc, (int, float)) else 0
+    return {role: {name: get(after.get(role), path) - get(before.get(role), path)
+                   for name, path in CHURN_STATS.items()} for role in after}
 
 
 def unattributed(stats, link_drops):
@@ -107,23 +147,27 @@ def link_drops(bed, role):
         return 0
 
 
-def counters(rows, traffic, gwa, gwb):
+def counters(rows, traffic, gwa, gwb, churned=()):
     """What each tunnel that carried sessions counted on both gateways, beside the bytes its
     sessions moved (tunbed-traffic's per-session local and remote name the tunnels' sites);
-    the tunnels without sessions summed. gwa and gwb: TunnelGregw.tunnels()."""
+    the tunnels without sessions summed, and apart from them those churned (names: they
+    carry the churn's pings, and start their counters again at each add). gwa and gwb:
+    TunnelGregw.tunnels()."""
     by_site = {r["server4"]: r["name"] for r in rows}
     sessions = {}
     for s in ((traffic or {}).get("tcp") or {}).get("per_session") or []:
         name = by_site.get(s.get("remote"))
         if name is not None:
             sessions.setdefault(name, []).append(s)
-    carried, idle = [], {"tunnels": 0, "packets": 0}
+    carried, idle, moved = [], {"tunnels": 0, "packets": 0}, {"tunnels": 0, "packets": 0}
+    churned = set(churned)
     for r in rows:
         a, b = gwa.get(r["name"], {}), gwb.get(r["name"], {})
         if r["name"] not in sessions:
-            idle["tunnels"] += 1
-            idle["packets"] += sum(t.get(k, 0) for t in (a, b)
-                                   for k in ("tx_packets", "rx_packets"))
+            x = moved if r["name"] in churned else idle
+            x["tunnels"] += 1
+            x["packets"] += sum(t.get(k, 0) for t in (a, b)
+                                for k in ("tx_packets", "rx_packets"))
             continue
         ss = sessions[r["name"]]
         carried.append({
@@ -131,23 +175,83 @@ def counters(rows, traffic, gwa, gwb):
             "bits_per_second": sum(s.get("bits_per_second") or 0 for s in ss),
             "sent": sum(s.get("sent") or 0 for s in ss),
             "server_received": sum(s.get("server_received") or 0 for s in ss),
+            "received": sum(s.get("received") or 0 for s in ss),
             **{role: {**{k: t.get(k, 0) for k in COUNTERS},
                       "drops": sum((t.get("drops") or {}).values())}
                for role, t in (("gwa", a), ("gwb", b))}})
-    return {"carried": carried, "idle": idle}
+    out = {"carried": carried, "idle": idle}
+    if churned:
+        out["churned"] = moved
+    return out
 
 
 class TunnelsRun(matrix_point.Run):
     """The matrix's run with the point's gregw (TunnelGregw) and the sessions on the pairs."""
 
-    def __init__(self, sc, point, bed, files, first_site):
+    def __init__(self, sc, point, bed, files, rows):
         super().__init__(sc, point, bed)
-        self.files, self.first_site = files, first_site
+        self.files, self.rows = files, rows
         self.client_args = ["--pairs", os.path.join(files, "pairs")]
+        self.churn, self.churn_result = None, None
 
     def gateway_up(self):
         self.driver = TunnelGregw(self.bed, self.point, self.files)
-        return matrix_point.gateway_up(self.driver, self.bed, self.first_site)
+        return matrix_point.gateway_up(self.driver, self.bed, self.rows[0]["server4"])
+
+    def load(self):
+        """The sessions (matrix_point.Run.load); with a churn rate, the churn program runs
+        from before they start until they have ended, and its result is churn_result."""
+        if not self.point.churn:
+            return super().load()
+        h = self.bed.host("client")
+        plan = churn_plan(self.files, self.rows, self.point, dict(self.driver.socks))
+        self.churn = h.spawn("churn", [sys.executable, "-B", CHURN_PY], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE)
+        self.churn.local.stdin.write(json.dumps(plan) + "\n")
+        self.churn.local.stdin.flush()
+        line = churn_line(self.churn, CHURN_READY_S)
+        if line != "ready":
+            raise Failure(f"the churn program did not start: {line or self.churn_error()}")
+        self.watch("client", self.churn.pid, "churn (tunnels_churn.py)")
+        try:
+            return super().load()
+        finally:
+            self.churn_result = self.churn_stop()
+
+    def churn_error(self):
+        _, err = self.churn.stop()
+        return ((err or "").strip().splitlines() or ["no message"])[-1]
+
+    def churn_stop(self):
+        """Ends the churn (the end of its input) and returns its result."""
+        p, self.churn = self.churn, None
+        try:
+            p.local.stdin.close()
+        except OSError:
+            pass
+        try:
+            out, err = p.communicate(timeout=CHURN_STOP_S)
+        except subprocess.TimeoutExpired:
+            p.stop()
+            raise Failure(f"the churn program did not end within {CHURN_STOP_S} s of its "
+                          "input's end") from None
+        try:
+            return json.loads((out or "").strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise Failure("the churn program: " + ((err or "").strip().splitlines()
+                                                   or ["no result"])[-1]) from None
+
+    def stop(self):
+        if self.churn is not None and self.churn.poll() is None:
+            self.churn.stop()
+        self.churn = None
+        super().stop()
+
+
+def churn_line(proc, timeout):
+    """The first line proc writes (stripped), or '' when it ends or timeout passes first."""
+    ready, _, _ = select.select([proc.local.stdout], [], [], timeout)
+    return proc.local.stdout.readline().strip() if ready else ""
 
 
 def measure(sc, point, repeat, bed):
@@ -158,18 +262,25 @@ def measure(sc, point, repeat, bed):
     # The namespaces share this machine's files: gwa's state directory serves all three.
     files = bed.host("gwa").state
     rows = write_files(files, point)
-    run_ = TunnelsRun(sc, point, bed, files, rows[0]["server4"])
+    run_ = TunnelsRun(sc, point, bed, files, rows)
     try:
         driver_pids, record["gateway_info"] = run_.gateway_up()
         record["setup"] = {role: {"ready_s": s} | run_.driver.memory().get(role, {})
                            for role, s in run_.driver.ready_s.items()}
         run_.servers_up()
+        before = json.loads(json.dumps(run_.driver.telemetry())) if point.churn else {}
         clocks = run_.sample(driver_pids)
         record.update(run_.traffic(run_.load()))
         record["gateway"] = run_.driver.telemetry()
         record["loaded"] = run_.driver.memory()
+        if run_.churn_result is not None:
+            record["churn"] = dict(run_.churn_result,
+                                   gregw=churn_stats(before, record["gateway"] or {}))
+            if record["churn"].get("error"):
+                raise Failure(f"churn: {record['churn']['error']}")
+        churned = [r["name"] for r in rows[point.steady():]] if point.churn is not None else ()
         record["tunnels"] = counters(rows, record["traffic"], run_.driver.tunnels("gwa"),
-                                     run_.driver.tunnels("gwb"))
+                                     run_.driver.tunnels("gwb"), churned)
         record["tunnels"]["unattributed"] = {
             role: unattributed(st, link_drops(bed, role))
             for role, st in (record["gateway"] or {}).items()}

@@ -3,7 +3,10 @@
 retransmits) and the tunnels' own: Jain's index across the tunnels that carried sessions (each
 tunnel's throughput its sessions' sum), which tunnels carried sessions, gregw's setup time and
 memory, and its per-tunnel counters checked against the sessions (check()); the medians of the
-repeats with their range (analysis.spread). Pure: records in, a document out."""
+repeats with their range (analysis.spread). A churn run's points (a rate each, 0 the baseline)
+add the churn's own: the steady tunnels' throughput against the baseline's, the longest receive
+stall of a steady session, the changes made against those asked, the pings after an add and
+gregw's drops meanwhile (churn_run()). Pure: records in, a document out."""
 
 import dataclasses
 
@@ -16,6 +19,13 @@ SPREAD = ("bits_per_second", "jain", "tunnel_jain", "box_cpu_s_per_gb", "gateway
 CSV_HEADER = ["tunnels", "sessions", "repeats", "bits_per_second", "tunnel_jain", "session_jain",
               "box_cpu_s_per_gb", "gateway_cpu_s_per_gb", "retransmits", "setup_gwa_s",
               "setup_gwb_s", "rss_gwa_kib", "rss_gwb_kib", "counters_ok"]
+# A churn run's numbers, spread over the repeats as SPREAD's are.
+CHURN_SPREAD = ("stall_ms", "changes_asked", "changes_done", "pinged", "ping_first",
+                "ping_later", "ping_never", "bad_key_gwa", "bad_key_gwb", "busy_retries")
+CHURN_HEADER = ["churn_per_s", "tunnels", "sessions", "repeats", "bits_per_second",
+                "of_baseline", "stall_ms", "changes_asked", "changes_done", "pinged",
+                "ping_first", "ping_later", "ping_never", "bad_key_gwa", "bad_key_gwb",
+                "busy_retries", "verified", "counters_ok"]
 
 
 @dataclasses.dataclass
@@ -45,6 +55,9 @@ def check(tunnels):
         elif b["rx_bytes"] < t.get("server_received", 0):
             out.append(f"{name}: gwb took out {b['rx_bytes']} bytes, less than its sessions' "
                        f"{t['server_received']}")
+        elif a["rx_bytes"] < t.get("received", 0):
+            out.append(f"{name}: gwa took out {a['rx_bytes']} bytes, less than the client "
+                       f"received on its sessions, {t['received']}")
         for way, x, y, to in (("to the server", a, b, "gwb"), ("back", b, a, "gwa")):
             if y["rx_packets"] > x["tx_packets"] or y["rx_bytes"] > x["tx_bytes"]:
                 out.append(f"{name} {way}: {x['tx_packets']} packets, {x['tx_bytes']} bytes in, "
@@ -87,6 +100,56 @@ def carried_words(carried, count):
             f"index across tunnels would be {alike:.3f}")
 
 
+def churn_run(rec):
+    """A churn run's own numbers (its point has a `churn` rate; 0: the baseline): the
+    longest receive stall of a session (tunbed-traffic's tcp.rx_stall), whether every session
+    verified and moved every byte it sent, and what tunnels_churn.py and gregw counted."""
+    tcp = (rec.get("traffic") or {}).get("tcp") or {}
+    ch = rec.get("churn") or {}
+    pings, gregw = ch.get("pings") or {}, ch.get("gregw") or {}
+    sessions = tcp.get("per_session") or []
+    verified = bool((rec.get("traffic") or {}).get("complete")) and not tcp.get("failed") and \
+        not (tcp.get("verify") or {}).get("mismatches") and bool(sessions) and \
+        all(s.get("sent") == s.get("server_received") and
+            s.get("server_sent") == s.get("received") for s in sessions)
+    out = {"churn": rec["point"]["churn"],
+           "stall_ms": (tcp.get("rx_stall") or {}).get("max_ms"),
+           "stall_session": (tcp.get("rx_stall") or {}).get("session"),
+           "verified": verified}
+    if rec["point"]["churn"]:
+        out.update({"changes_asked": ch.get("asked"), "changes_done": ch.get("done"),
+                    "pinged": pings.get("pinged"), "ping_first": pings.get("first"),
+                    "ping_later": pings.get("later"), "ping_never": pings.get("never"),
+                    "bad_key_gwa": (gregw.get("gwa") or {}).get("bad_key"),
+                    "bad_key_gwb": (gregw.get("gwb") or {}).get("bad_key"),
+                    "busy_retries": sum((g or {}).get("busy_retries", 0)
+                                        for g in gregw.values()) if gregw else None,
+                    "churn_error": ch.get("error")})
+    return out
+
+
+def churn_words(p, base):
+    """A churn point's results in words, against its baseline's throughput (base, a
+    spread, or None)."""
+    bps = p["bits_per_second"]
+    words = [(f"{bps['median'] / 1e9:.2f} Gbit/s" if bps else "no throughput")
+             + (f" ({bps['median'] / base['median']:.2f} of the baseline)"
+                if bps and base and base["median"] else "")]
+    if p.get("stall_ms"):
+        words.append(f"longest stall {p['stall_ms']['median']:.1f} ms")
+    if p["churn"]:
+        asked, done = p.get("changes_asked"), p.get("changes_done")
+        if asked and done:
+            words.append(f"{done['median']:.0f} of {asked['median']:.0f} changes")
+        if p.get("pinged") and p["pinged"]["median"]:
+            words.append(f"{p['pinged']['median']:.0f} pings after an add: "
+                         f"{p['ping_first']['median']:.0f} first packet, "
+                         f"{p['ping_later']['median']:.0f} later, "
+                         f"{p['ping_never']['median']:.0f} never")
+    words.append("verified" if p["verified"] else "NOT VERIFIED")
+    return ", ".join(words)
+
+
 def analyse_run(rec):
     res = analysis.analyse(rec)
     setup, tunnels = rec["setup"], rec["tunnels"]
@@ -100,11 +163,14 @@ def analyse_run(rec):
         **{f"rss_loaded_{r}_kib": ((rec.get("loaded") or {}).get(r) or {}).get("rss_kib")
            for r in ("gwa", "gwb")}})
     res["counters_ok"] = not res["problems"]
+    if rec["point"].get("churn") is not None:
+        res.update(churn_run(rec))
     return res
 
 
 def analyse(recs, meta, complete):
-    runs = sorted((analyse_run(r) for r in recs), key=lambda r: (r["tunnels"], r["repeat"]))
+    runs = sorted((analyse_run(r) for r in recs),
+                  key=lambda r: (r["tunnels"], r.get("churn") or 0, r["repeat"]))
     base = analysis.summarise(runs)
     summary = {}
     for key, s in base.items():
@@ -116,11 +182,24 @@ def analyse(recs, meta, complete):
                         "carried": rs[0]["carried"],
                         "counters_ok": all(r["counters_ok"] for r in rs),
                         "problems": [p for r in rs for p in r["problems"]][:20]}
+        if rs[0].get("churn") is not None:
+            summary[key].update({"churn": rs[0]["churn"],
+                                 "verified": all(r["verified"] for r in rs),
+                                 **{k: analysis.spread([r.get(k) for r in rs])
+                                    for k in ("stall_ms", *CHURN_SPREAD)}})
+    base = [p for p in summary.values() if p.get("churn") == 0]
+    for p in summary.values():
+        if p.get("churn") is not None and p["bits_per_second"] and base and \
+                base[0]["bits_per_second"] and base[0]["bits_per_second"]["median"]:
+            p["of_baseline"] = (p["bits_per_second"]["median"]
+                                / base[0]["bits_per_second"]["median"])
     # What summary.json keeps of each run: its numbers, not its CPU samples.
     keep = ("key", "repeat", "tunnels", "sessions", "complete", "measured_s", "bytes", *SPREAD,
             "rss_loaded_gwa_kib", "rss_loaded_gwb_kib", "carried", "lost_packets", "counters_ok",
             "problems")
-    return Results(meta, complete, [{k: r.get(k) for k in keep} for r in runs], summary)
+    churn_keep = ("churn", "stall_ms", "stall_session", "verified", *CHURN_SPREAD, "churn_error")
+    return Results(meta, complete, [{k: r.get(k) for k in keep + (
+        churn_keep if r.get("churn") is not None else ())} for r in runs], summary)
 
 
 def fmt(s, scale=1.0, digits=2):
@@ -128,10 +207,21 @@ def fmt(s, scale=1.0, digits=2):
 
 
 def points(res):
-    return sorted(res.summary.values(), key=lambda p: p["tunnels"])
+    return sorted(res.summary.values(), key=lambda p: (p["tunnels"], p.get("churn") or 0))
 
 
-def headline(p, gateway):
+def baseline(res):
+    """The throughput of the churn run's baseline (a spread), or None."""
+    b = [p for p in res.summary.values() if p.get("churn") == 0]
+    return b[0]["bits_per_second"] if b else None
+
+
+def headline(p, gateway, base=None):
+    if p.get("churn") is not None:
+        return (f"{gateway} {p['tunnels']} tunnels, "
+                + (f"churn {p['churn']:g}/s: " if p["churn"] else "no churn (baseline): ")
+                + churn_words(p, base if p["churn"] else None)
+                + ("" if p["counters_ok"] else ", COUNTERS DISAGREE"))
     bps = p["bits_per_second"]
     words = [f"{p['tunnels']} tunnel{'s' if p['tunnels'] > 1 else ''}, {p['sessions']} "
              f"session{'s' if p['sessions'] > 1 else ''}: "
@@ -146,6 +236,39 @@ def headline(p, gateway):
     return f"{gateway} " + ", ".join(words)
 
 
+def churn_table(res):
+    rows = [[f"{p['churn']:g}" if p["churn"] else "0 (baseline)", fmt(p["bits_per_second"], 1e-9),
+             f"{p['of_baseline']:.3f}" if p.get("of_baseline") is not None else "-",
+             fmt(p.get("stall_ms"), digits=1), fmt(p.get("changes_asked"), digits=0),
+             fmt(p.get("changes_done"), digits=0), fmt(p.get("pinged"), digits=0),
+             fmt(p.get("ping_first"), digits=0), fmt(p.get("ping_later"), digits=0),
+             fmt(p.get("ping_never"), digits=0), fmt(p.get("bad_key_gwa"), digits=0),
+             fmt(p.get("bad_key_gwb"), digits=0), "yes" if p["verified"] else "NO"]
+            for p in points(res) if p.get("churn") is not None]
+    return Table(("changes/s", "Gbit/s", "of baseline", "longest stall ms", "asked", "done",
+                  "pings", "first packet", "later", "never", "bad_key gwa", "bad_key gwb",
+                  "verified"), rows, "churn")
+
+
+def churn_method(meta):
+    n = meta.get("repeats")
+    return (f"Churn under load: {meta.get('counts', ['?'])[0]} tunnels, the first half steady "
+            f"with {meta.get('sessions')} verified duplex sessions over them, the second half "
+            "changed: a baseline run without changes, then a run a rate, in which "
+            "tunnels_churn.py (in the client's namespace) removes tunnels of the second half "
+            "and adds them again through gregw's control socket on both gateways, a change "
+            "(one tunnel, both gateways) due every 1/rate s, one connection a command, at most "
+            f"{8} commands out on a gateway, every reply checked; right after both replies "
+            "of an add, an ICMP echo from the tunnel's client site to its server site, and a "
+            "second 10 ms later if the first has no answer (first packet: the first echo was "
+            "answered; later: only the second; never: neither within 1 s). The longest stall "
+            "is the longest gap between two reads with data of a steady session at the "
+            "client (tunbed-traffic's rx_stall, docs/traffic.md); 'of baseline' is the median "
+            "throughput over the baseline's; bad_key: the packets each gregw dropped for a "
+            f"key it did not know during the run. {n} repeat{'s' if n != 1 else ''}, medians "
+            "with their range.")
+
+
 def main_table(res):
     rows = [[str(p["tunnels"]), str(p["sessions"]), fmt(p["bits_per_second"], 1e-9),
              fmt(p["tunnel_jain"], digits=3), fmt(p["jain"], digits=3),
@@ -154,6 +277,12 @@ def main_table(res):
              fmt(p["setup_gwb_s"], digits=3), fmt(p["rss_gwa_kib"], 1 / 1024, 1),
              fmt(p["rss_gwb_kib"], 1 / 1024, 1), "yes" if p["counters_ok"] else "NO"]
             for p in points(res)]
+    if any(p.get("churn") is not None for p in points(res)):
+        rows = [[f"{p['churn']:g}", *r] for p, r in zip(points(res), rows)]
+        return Table(("changes/s", "tunnels", "sessions", "Gbit/s", "Jain tunnels",
+                      "Jain sessions", "box CPU-s/GB", "gateway CPU-s/GB", "retransmits",
+                      "setup gwa s", "setup gwb s", "RSS gwa MiB", "RSS gwb MiB",
+                      "counters match"), rows, "points")
     return Table(("tunnels", "sessions", "Gbit/s", "Jain tunnels", "Jain sessions",
                   "box CPU-s/GB", "gateway CPU-s/GB", "retransmits", "setup gwa s",
                   "setup gwb s", "RSS gwa MiB", "RSS gwb MiB", "counters match"), rows, "points")
@@ -176,15 +305,20 @@ def method(meta):
 def document(res):
     gateway = res.meta.get("gateway", "gregw")
     pts = points(res)
+    churn = any(p.get("churn") is not None for p in pts)
+    base = baseline(res)
     carried = [f"{p['tunnels']} tunnel{'s' if p['tunnels'] > 1 else ''}: {p['carried']}"
                for p in pts]
     problems = [f"{p['tunnels']} tunnels: {x}" for p in pts for x in p["problems"]]
     return Document(
         title=title(res.meta), complete=res.complete,
-        headline=[headline(p, gateway) for p in pts],
-        paragraphs=[method(res.meta)],
+        headline=[headline(p, gateway, base) for p in pts],
+        paragraphs=[method(res.meta)] + ([churn_method(res.meta)] if churn else []),
         sections=[
             Section(table=main_table(res)),
+            *([Section("Churn under load", "churn", table=churn_table(res), items=[
+                f"{p['churn']:g} changes/s: {p['problems'][0]}" for p in pts
+                if p.get("churn") and not p["verified"] and p["problems"]])] if churn else []),
             Section("Which tunnels carried sessions", "carried", items=carried),
             Section("Per-tunnel counters against the sessions", "counters", paragraphs=[
                 "For every tunnel that carried sessions: neither gateway took out of it more "
@@ -205,4 +339,9 @@ def document(res):
                                                      "box_cpu_s_per_gb", "gateway_cpu_s_per_gb",
                                                      "retransmits", "setup_gwa_s", "setup_gwb_s",
                                                      "rss_gwa_kib", "rss_gwb_kib")],
-             p["counters_ok"]] for p in pts])])
+             p["counters_ok"]] for p in pts])] + ([Csv("churn", CHURN_HEADER, [
+            [p["churn"], p["tunnels"], p["sessions"], p["repeats"],
+             (p["bits_per_second"] or {}).get("median"), p.get("of_baseline"),
+             *[(p.get(k) or {}).get("median") for k in ("stall_ms", *CHURN_SPREAD)],
+             p["verified"], p["counters_ok"]] for p in pts if p.get("churn") is not None])]
+            if churn else []))

@@ -1,0 +1,408 @@
+"""The churn of `tunbed tunnels --churn` (docs/tunnels.md, issue 34 step 4): tunnels removed
+and added again through gregw's control socket on both gateways at a rate, while the steady
+tunnels carry sessions, and a ping through each tunnel right after it is added again.
+
+It runs as a program of its own in the client's namespace (`python3 tunnels_churn.py`, the
+standard library alone), started by tunnels_point.py: its plan as one JSON line on standard
+input, `ready` on standard output, then changes until its standard input ends; then it waits
+for the replies still out and the pings still unanswered, and prints what it did as one JSON
+line. gregw's sockets are files: a process in any namespace reaches them; the pings leave from
+the client's addresses, so it lives in the client's namespace.
+
+A change is the removal or the addition of one tunnel, made on both gateways: one control
+connection a command (gregw answers one line a connection), at most CTL_IN_FLIGHT commands out
+on a gateway at once. The changes are due at start + k / rate; one that finds no tunnel free
+(every candidate has a change or a ping out) waits, and is late. Each reply is checked: one
+that is not `{"changed": VERB, "tunnel": NAME}` stops the churn, its text in the result's
+`error`. The pure parts (Schedule, add_lines, reply_error, echo building and parsing) are
+tested by tests/python/test_tunnels_kind.py."""
+
+import json
+import os
+import select
+import signal
+import socket
+import struct
+import sys
+import time
+
+# Commands out on one gateway at once: half of gregw's 16 control connections (CTL_CONNS),
+# leaving the runner's own `stats` and `tunnels` room.
+CTL_IN_FLIGHT = 8
+# A command without its reply this long fails the churn (gregw answers in a millisecond; a
+# change waiting for the workers' passes is refused after 1 s, TUNCTL_WAIT_MS).
+REPLY_TIMEOUT_S = 5.0
+# The second echo of a take-effect ping, after the first (the first may go before the workers'
+# next pass: issue 34's finding).
+SECOND_ECHO_S = 0.010
+# How long an echo's reply is waited for (ping's -W 1).
+ECHO_WAIT_S = 1.0
+# After the end of standard input: the replies and pings still out get this long.
+DRAIN_S = 3.0
+ICMP_ECHO, ICMP_ECHO_REPLY = 8, 0
+MAX_TUNNELS_ABSENT = 8
+
+
+def add_lines(text):
+    """{name: 'add NAME k = v; ...'} of a tunnel file's text (common/tunfile.c's INI, as
+    topo/tunnels.sh writes it): a section's lines joined by '; ', as the control socket's `add`
+    takes them (docs/gregw.md)."""
+    out, name, keys = {}, None, []
+    for raw in text.splitlines() + ["[end]"]:
+        line = raw.split(";", 1)[0].strip() if not raw.lstrip().startswith(";") else ""
+        if not line:
+            continue
+        if line.startswith("["):
+            if name is not None:
+                out[name] = f"add {name} " + "; ".join(keys)
+            head = line.strip("[]").split()
+            name = head[1] if len(head) == 2 and head[0] == "tunnel" else None
+            keys = []
+        elif name is not None:
+            k, _, v = line.partition("=")
+            keys.append(f"{k.strip()} = {v.strip()}")
+    return out
+
+
+def reply_error(reply, verb, name):
+    """None when reply (the bytes gregw sent) says VERB of NAME was made; else the words of
+    what went wrong: gregw's own error text, or what the reply was instead."""
+    try:
+        doc = json.loads(reply)
+    except ValueError:
+        return f"not JSON: {reply[:200]!r}"
+    if not isinstance(doc, dict):
+        return f"not a JSON object: {reply[:200]!r}"
+    if "error" in doc:
+        return str(doc["error"])
+    if doc.get("changed") != verb or doc.get("tunnel") != name:
+        return f"unexpected reply {json.dumps(doc)[:200]}"
+    return None
+
+
+class Schedule:
+    """Which change comes next, without I/O. Tunnels are present (in both tables) or absent;
+    a tunnel with a change or a ping out is busy and not chosen. The churn removes until
+    `lag` tunnels are absent, then adds the one absent longest and removes the one present
+    longest in turn, so that a tunnel stays away for about `lag` changes; when the preferred
+    verb finds no free tunnel, the other is taken; when neither does, nothing (the change
+    waits)."""
+
+    def __init__(self, names, lag=None):
+        self.present = list(names)  # oldest first
+        self.absent = []            # removed longest ago first
+        self.busy = set()
+        self.lag = lag if lag is not None else max(1, min(MAX_TUNNELS_ABSENT, len(names) // 2))
+
+    def next(self):
+        """(verb, name) of the next change, marked busy, or None."""
+        free_p = [n for n in self.present if n not in self.busy]
+        free_a = [n for n in self.absent if n not in self.busy]
+        prefer_add = len(self.absent) >= self.lag
+        for verb, free in ((("add", free_a), ("remove", free_p)) if prefer_add
+                           else (("remove", free_p), ("add", free_a))):
+            if free:
+                self.busy.add(free[0])
+                return verb, free[0]
+        return None
+
+    def made(self, verb, name):
+        """The change was made on both gateways (the tunnel stays busy until free())."""
+        if verb == "remove":
+            self.present.remove(name)
+            self.absent.append(name)
+        else:
+            self.absent.remove(name)
+            self.present.append(name)
+
+    def free(self, name):
+        self.busy.discard(name)
+
+
+def due(start, rate, now):
+    """How many changes are due by now at rate a second from start (the first at start)."""
+    return 0 if now < start else int((now - start) * rate) + 1
+
+
+def checksum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    s = (s >> 16) + (s & 0xffff)
+    s += s >> 16
+    return ~s & 0xffff
+
+
+def echo(ident, seq):
+    """An ICMP echo request (RFC 792) of identifier ident and number seq, 16 bytes of data."""
+    body = struct.pack("!HH", ident, seq) + b"tunbed-churn-pin"
+    head = struct.pack("!BBH", ICMP_ECHO, 0, 0)
+    return struct.pack("!BBH", ICMP_ECHO, 0, checksum(head + body)) + body
+
+
+def echo_reply(packet, ident):
+    """The number of an echo reply of identifier ident in packet (an IPv4 datagram, as a raw
+    socket gives it), or None for anything else."""
+    if len(packet) < 20:
+        return None
+    ihl = (packet[0] & 0x0f) * 4
+    if packet[0] >> 4 != 4 or ihl < 20 or len(packet) < ihl + 8:
+        return None
+    typ, _, _, got_id, seq = struct.unpack("!BBHHH", packet[ihl:ihl + 8])
+    return seq if typ == ICMP_ECHO_REPLY and got_id == ident else None
+
+
+class Command:
+    """One command on one gateway's control socket: its own connection."""
+
+    def __init__(self, role, path, line, change):
+        self.role, self.line, self.change = role, line, change
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.reply = b""
+        self.sent = False
+        self.deadline = time.monotonic() + REPLY_TIMEOUT_S
+        # Blocking: a Unix socket's connect with the listen queue full fails with EAGAIN
+        # when non-blocking, where it should wait for gregw's next accept.
+        self.sock.settimeout(REPLY_TIMEOUT_S)
+        self.sock.connect(path)
+        self.sock.setblocking(False)
+
+    def fileno(self):
+        return self.sock.fileno()
+
+
+class Change:
+    def __init__(self, verb, name, due_at, started):
+        self.verb, self.name, self.due_at, self.started = verb, name, due_at, started
+        self.left = 2  # gwa's reply and gwb's
+        self.failed = False
+
+
+class Churn:
+    """The churn's I/O: control connections and pings in one poll loop."""
+
+    def __init__(self, plan):
+        self.rate = float(plan["rate"])
+        self.socks = plan["socks"]
+        self.tunnels = {t["name"]: t for t in plan["tunnels"]}
+        self.schedule = Schedule(sorted(self.tunnels))
+        self.commands = []
+        self.counts = {"asked": 0, "started": 0, "done": 0, "add": 0, "remove": 0}
+        self.late_max_s = 0.0
+        self.reply_s = []
+        self.error = None
+        self.ident = os.getpid() & 0xffff
+        self.seq = 0
+        self.raw = {}     # source address: raw ICMP socket bound to it
+        self.echoes = {}  # seq: (name, which, sent)
+        self.pings = {}   # name: {"sent": t, "first": rtt or None, "second": ..., "deadline"}
+        self.ping_counts = {"pinged": 0, "first": 0, "later": 0, "never": 0}
+        self.first_rtt = []
+        self.stopping = False
+
+    # Control connections.
+    def start_change(self, verb, name, due_at):
+        ch = Change(verb, name, due_at, time.monotonic())
+        for role in ("gwa", "gwb"):
+            line = (self.tunnels[name]["add"][role] if verb == "add" else f"remove {name}")
+            try:
+                self.commands.append(Command(role, self.socks[role], line, ch))
+            except OSError as e:
+                self.error = f"{role}: {line[:120]}: cannot connect: {e.strerror or e}"
+                ch.left -= 1
+                ch.failed = True
+        self.counts["started"] += 1
+        self.late_max_s = max(self.late_max_s, ch.started - due_at)
+
+    def in_flight(self, role):
+        return sum(1 for c in self.commands if c.role == role)
+
+    def command_done(self, c):
+        self.commands.remove(c)
+        c.sock.close()
+        why = reply_error(c.reply.decode("utf-8", "replace"), c.change.verb, c.change.name)
+        if why is not None and self.error is None:
+            self.error = f"{c.role}: {c.line[:120]}: {why}"
+        ch = c.change
+        ch.left -= 1
+        if why is not None:
+            ch.failed = True
+        if ch.left:
+            return
+        if ch.failed:
+            self.schedule.free(ch.name)
+            return
+        self.reply_s.append(time.monotonic() - ch.started)
+        self.counts["done"] += 1
+        self.counts[ch.verb] += 1
+        self.schedule.made(ch.verb, ch.name)
+        if ch.verb == "add" and not self.stopping:
+            self.ping(ch.name)
+        else:
+            self.schedule.free(ch.name)
+
+    def command_io(self, c, ev):
+        try:
+            if not c.sent and ev & select.POLLOUT:
+                c.sock.sendall((c.line + "\n").encode())
+                c.sent = True
+            if c.sent and ev & (select.POLLIN | select.POLLHUP):
+                while True:
+                    data = c.sock.recv(65536)
+                    if not data:
+                        self.command_done(c)
+                        return
+                    c.reply += data
+        except BlockingIOError:
+            pass
+        except OSError as e:
+            c.reply = json.dumps({"error": f"control socket: {e.strerror}"}).encode()
+            self.command_done(c)
+
+    # Pings.
+    def raw_for(self, src):
+        if src not in self.raw:
+            s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+            s.setblocking(False)
+            s.bind((src, 0))
+            self.raw[src] = s
+        return self.raw[src]
+
+    def send_echo(self, name, which):
+        t = self.tunnels[name]
+        self.seq = (self.seq + 1) & 0xffff
+        self.echoes[self.seq] = (name, which, time.monotonic())
+        try:
+            self.raw_for(t["src"]).sendto(echo(self.ident, self.seq), (t["dst"], 0))
+        except OSError:
+            pass  # a send refused is an echo without reply
+
+    def ping(self, name):
+        now = time.monotonic()
+        self.pings[name] = {"first": None, "second": None, "second_at": now + SECOND_ECHO_S,
+                            "second_sent": False, "deadline": now + SECOND_ECHO_S + ECHO_WAIT_S}
+        self.ping_counts["pinged"] += 1
+        self.send_echo(name, "first")
+
+    def ping_io(self, s):
+        while True:
+            try:
+                packet = s.recv(2048)
+            except BlockingIOError:
+                return
+            seq = echo_reply(packet, self.ident)
+            got = self.echoes.pop(seq, None) if seq is not None else None
+            if got is None:
+                continue
+            name, which, sent = got
+            p = self.pings.get(name)
+            if p is not None and p[which] is None:
+                p[which] = time.monotonic() - sent
+                self.ping_settle(name)
+
+    def ping_settle(self, name, now=None):
+        """Ends a tunnel's ping once an echo is answered (the first: it took effect for
+        the first packet; the second alone: later) or its time is up (never)."""
+        p = self.pings[name]
+        over = now is not None and now >= p["deadline"]
+        if not over and p["first"] is None and p["second"] is None:
+            return
+        del self.pings[name]
+        for seq in [k for k, e in self.echoes.items() if e[0] == name]:
+            del self.echoes[seq]
+        if p["first"] is not None:
+            self.ping_counts["first"] += 1
+            self.first_rtt.append(p["first"])
+        elif p["second"] is not None:
+            self.ping_counts["later"] += 1
+        else:
+            self.ping_counts["never"] += 1
+        self.schedule.free(name)
+
+    def ping_timers(self, now):
+        for name, p in list(self.pings.items()):
+            if not p["second_sent"] and now >= p["second_at"]:
+                p["second_sent"] = True
+                self.send_echo(name, "second")
+            self.ping_settle(name, now)
+
+    # The loop.
+    def run(self, stdin):
+        start = time.monotonic()
+        end = None
+        while True:
+            now = time.monotonic()
+            if not self.stopping and self.error is None:
+                want = due(start, self.rate, now)
+                while self.counts["started"] < want and self.error is None:
+                    if max(self.in_flight("gwa"), self.in_flight("gwb")) >= CTL_IN_FLIGHT:
+                        break
+                    pick = self.schedule.next()
+                    if pick is None:
+                        break
+                    self.start_change(*pick, start + self.counts["started"] / self.rate)
+                self.counts["asked"] = want
+            elif end is None:
+                end = now
+            self.ping_timers(now)
+            for c in [c for c in self.commands if now > c.deadline]:
+                c.reply = json.dumps({"error": f"no reply within {REPLY_TIMEOUT_S:g} s"}).encode()
+                self.command_done(c)
+            if (self.stopping or self.error is not None) and not self.commands and \
+                    not self.pings:
+                break
+            if end is not None and now > end + DRAIN_S:
+                break
+            p = select.poll()
+            if not self.stopping:
+                p.register(stdin, select.POLLIN | select.POLLHUP)
+            for c in self.commands:
+                p.register(c, select.POLLOUT if not c.sent else select.POLLIN)
+            for s in self.raw.values():
+                p.register(s, select.POLLIN)
+            # Until the next change is due, the next echo or a deadline: at least a
+            # millisecond (a change that waits for a free tunnel waits for a reply or a
+            # ping's end, which wake the poll), at most 0.1 s.
+            wait = 0.1
+            if not self.stopping and self.error is None:
+                wait = min(wait, start + self.counts["started"] / self.rate - now)
+            if self.pings:
+                wait = min(wait, SECOND_ECHO_S / 2)
+            for fd, ev in p.poll(max(1.0, wait * 1000)):
+                if fd == stdin.fileno():
+                    if not os.read(fd, 4096):
+                        self.stopping = True
+                        self.counts["asked"] = due(start, self.rate, time.monotonic())
+                    continue
+                for c in [c for c in self.commands if c.fileno() == fd]:
+                    self.command_io(c, ev)
+                for s in [s for s in self.raw.values() if s.fileno() == fd]:
+                    self.ping_io(s)
+        span = (end or time.monotonic()) - start
+        return self.result(span)
+
+    def result(self, span):
+        rs = sorted(self.reply_s)
+        return {"rate": self.rate, "span_s": span, **self.counts,
+                "late_max_ms": self.late_max_s * 1e3,
+                "reply_ms": {"median": rs[len(rs) // 2] * 1e3, "max": rs[-1] * 1e3} if rs
+                else None,
+                "absent_at_end": sorted(self.schedule.absent),
+                "pings": dict(self.ping_counts, still_out=len(self.pings),
+                              first_rtt_ms_max=max(self.first_rtt) * 1e3 if self.first_rtt
+                              else None),
+                "error": self.error}
+
+
+def main():
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    plan = json.loads(sys.stdin.buffer.readline())
+    churn = Churn(plan)
+    print("ready", flush=True)
+    out = churn.run(sys.stdin)
+    print(json.dumps(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
