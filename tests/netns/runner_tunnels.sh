@@ -41,10 +41,10 @@ python3 - "$dir" <<'PY' || fail "the tunnels run's records"
 import json, os, sys
 d = sys.argv[1]
 meta = json.load(open(os.path.join(d, "meta.json")))
-assert (meta["kind"], meta["format"], meta["complete"], meta["counts"]) == ("tunnels", 1, True, [1, 10, 100]), meta
+assert (meta["kind"], meta["format"], meta["complete"], meta["counts"]) == ("tunnels", 2, True, [1, 10, 100]), meta
 for n in (1, 10, 100):
     rec = json.load(open(os.path.join(d, "runs", f"gregw-gre-w2-n{n}-s16-r1.json")))
-    assert (rec["kind"], rec["format"], rec["point"]["tunnels"]) == ("tunnels", 1, n), rec["point"]
+    assert (rec["kind"], rec["format"], rec["point"]["tunnels"]) == ("tunnels", 2, n), rec["point"]
     for role in ("gwa", "gwb"):
         assert rec["gateway"][role]["tunnels"]["count"] == n, (n, role)
         s = rec["setup"][role]

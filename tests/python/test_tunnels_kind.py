@@ -2,19 +2,27 @@
 tunbed-traffic's per-session sites (tunnels_point.counters), the per-tunnel counters checked
 against the sessions (tunnels_report.check: each disagreement in words), which tunnels carried
 sessions in words, Jain's index across tunnels (each tunnel its sessions' sum), and the plan's
-points and keys."""
+points and keys; the churn's pure parts (tunnels_churn.py: which change comes next, the add
+lines of a tunnel file, replies, ICMP echoes, changes due), its plan and refusals, the upgrade
+of a format 1 record, and a churn run's analysis against its baseline."""
 
 import argparse
+import copy
+import json
 import os
+import struct
 import sys
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "scripts"))
 
-from tunbedlib import analysis  # noqa: E402
+from tunbedlib import analysis, records  # noqa: E402
 from tunbedlib.common import ScenarioError  # noqa: E402
-from tunbedlib.kinds import tunnels, tunnels_point, tunnels_report  # noqa: E402
+from tunbedlib.kinds import tunnels, tunnels_churn, tunnels_point, tunnels_report  # noqa: E402
+
+FORMAT_1 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "formats",
+                        "tunnels-1", "runs", "gregw-gre-w2-n10-s16-r1.json")
 
 
 def rows(n):
@@ -128,7 +136,7 @@ class Plan(unittest.TestCase):
     def args(self, **kw):
         base = {"tunnels_counts": None, "sessions": "64", "gateway": "gregw", "encap": "gre",
                 "workers": "2", "time": "10", "warmup": "2", "repeats": "3", "verify": False,
-                "prefix": "tb", "results": "/nonexistent"}
+                "prefix": "tb", "results": "/nonexistent", "churn": None, "churn_tunnels": None}
         return argparse.Namespace(**(base | kw))
 
     def test_default_counts_and_keys(self):
@@ -148,6 +156,178 @@ class Plan(unittest.TestCase):
                 with self.assertRaises(ScenarioError) as e:
                     tunnels.KIND.check(self.args(**kw))
                 self.assertTrue(str(e.exception).startswith(words), str(e.exception))
+
+    def test_churn_points_and_keys(self):
+        plan = tunnels.KIND.check(self.args(churn="10,100", churn_tunnels="8", sessions="4"))
+        self.assertEqual([(p.tunnels, p.churn, p.pattern, p.steady()) for p in plan.points],
+                         [(8, 0.0, "duplex", 4), (8, 10.0, "duplex", 4), (8, 100.0, "duplex", 4)])
+        self.assertTrue(plan.sc.verify)
+        self.assertEqual([i.key for i in tunnels.KIND.items(plan)][:3],
+                         ["gregw-gre-w2-n8-s4-churn0-r1", "gregw-gre-w2-n8-s4-churn10-r1",
+                          "gregw-gre-w2-n8-s4-churn100-r1"])
+        self.assertEqual(tunnels.KIND.items(plan)[1].label,
+                         "gregw gre 2w, 8 tunnels, 4 sessions, churn 10/s, repeat 1")
+        meta = tunnels.KIND.meta(plan)
+        self.assertEqual((meta["counts"], meta["churn"]), ([8], [10.0, 100.0]))
+        plan = tunnels.KIND.check(self.args(churn="1000"))
+        self.assertEqual(plan.points[0].tunnels, tunnels.DEFAULT_CHURN_TUNNELS)
+        self.assertEqual(plan.points[0].record()["churn"], 0.0)
+        self.assertNotIn("churn", tunnels.KIND.check(self.args()).points[0].record())
+
+    def test_churn_refusals(self):
+        for kw, words in [
+                ({"churn": "0"}, "--churn: '0' is not a rate above 0 and at most 100000 "
+                                 "changes a second"),
+                ({"churn": "10,-5"}, "--churn: '-5' is not a rate above 0"),
+                ({"churn": "fast"}, "--churn: 'fast' is not a rate above 0"),
+                ({"churn": "nan"}, "--churn: 'nan' is not a rate above 0"),
+                ({"churn": "100001"}, "--churn: '100001' is not a rate above 0"),
+                ({"churn": "10,10"}, "--churn: '10,10' names a rate twice"),
+                ({"churn": "10", "churn_tunnels": "1"}, "--churn-tunnels: '1' is not 2 to 16384"),
+                ({"churn": "10", "churn_tunnels": "7"},
+                 "--churn-tunnels: '7' is odd: half the tunnels are steady, half changed"),
+                ({"churn_tunnels": "8"}, "--churn-tunnels: only with --churn"),
+                ({"churn": "10", "tunnels_counts": "1,10"},
+                 "--tunnels-counts and --churn: one or the other")]:
+            with self.subTest(kw=kw):
+                with self.assertRaises(ScenarioError) as e:
+                    tunnels.KIND.check(self.args(**kw))
+                self.assertTrue(str(e.exception).startswith(words), str(e.exception))
+
+
+class Churn(unittest.TestCase):
+    def test_schedule_removes_to_the_lag_then_alternates(self):
+        s = tunnels_churn.Schedule(["a", "b", "c", "d"])
+        self.assertEqual(s.lag, 2)
+        got = []
+        for _ in range(6):
+            verb, name = s.next()
+            got.append((verb, name))
+            s.made(verb, name)
+            s.free(name)
+        self.assertEqual(got, [("remove", "a"), ("remove", "b"), ("add", "a"),
+                               ("remove", "c"), ("add", "b"), ("remove", "d")])
+        self.assertEqual((s.present, s.absent), (["a", "b"], ["c", "d"]))
+
+    def test_schedule_skips_busy_tunnels(self):
+        s = tunnels_churn.Schedule(["a", "b", "c"], lag=1)
+        self.assertEqual(s.next(), ("remove", "a"))    # a: its change out, not made yet
+        self.assertEqual(s.next(), ("remove", "b"))    # nothing absent yet: remove again
+        s.made("remove", "a")
+        self.assertEqual(s.next(), ("remove", "c"))    # a still busy: not added yet
+        s.free("a")
+        self.assertEqual(s.next(), ("add", "a"))
+        self.assertEqual(s.next(), None)               # every tunnel busy: the change waits
+        s.made("remove", "b")
+        s.free("b")
+        self.assertEqual(s.next(), ("add", "b"))
+
+    def test_due(self):
+        for now, want in ((9.99, 0), (10.0, 1), (10.005, 1), (10.01, 2), (10.5, 51)):
+            with self.subTest(now=now):
+                self.assertEqual(tunnels_churn.due(10.0, 100, now), want)
+
+    def test_add_lines(self):
+        text = ("; gwa.tunnels of the bed tunnels.topo, 2 tunnels (topo/tunnels.sh)\n"
+                "[tunnel t00000]\npeer = 198.18.0.2\nkey = 1\n"
+                "prefixes = 198.18.128.0/32, 2001:2:0:8000::/64\n"
+                "encap = gre\nseq = no\ncsum = no\n"
+                "[tunnel t00001]\npeer = 198.18.0.2 ; the far end\nkey = 2\n"
+                "prefixes = 198.18.128.1/32\n")
+        self.assertEqual(tunnels_churn.add_lines(text), {
+            "t00000": "add t00000 peer = 198.18.0.2; key = 1; prefixes = 198.18.128.0/32, "
+                      "2001:2:0:8000::/64; encap = gre; seq = no; csum = no",
+            "t00001": "add t00001 peer = 198.18.0.2; key = 2; prefixes = 198.18.128.1/32"})
+
+    def test_replies(self):
+        ok = json.dumps({"changed": "add", "tunnel": "t00004", "tunnels": 8, "gen": 12})
+        self.assertIsNone(tunnels_churn.reply_error(ok, "add", "t00004"))
+        for reply, words in [
+                ('{"error": "no tunnel \'t00004\'"}', "no tunnel 't00004'"),
+                (ok, "unexpected reply"),
+                ("", "not JSON"),
+                ("[1]", "not a JSON object")]:
+            with self.subTest(reply=reply):
+                self.assertTrue(tunnels_churn.reply_error(reply, "remove", "t00004")
+                                .startswith(words))
+
+    def test_echoes(self):
+        e = tunnels_churn.echo(0x1234, 7)
+        self.assertEqual(e[:2], bytes([8, 0]))
+        self.assertEqual(tunnels_churn.checksum(e), 0)  # a valid checksum sums to all ones
+        self.assertEqual(struct.unpack("!HH", e[4:8]), (0x1234, 7))
+        ip = bytes([0x45]) + bytes(19)
+        reply = bytes([0]) + e[1:]
+        self.assertEqual(tunnels_churn.echo_reply(ip + reply, 0x1234), 7)
+        self.assertIsNone(tunnels_churn.echo_reply(ip + e, 0x1234))      # a request
+        self.assertIsNone(tunnels_churn.echo_reply(ip + reply, 0x4321))  # another's
+        self.assertIsNone(tunnels_churn.echo_reply(ip + reply[:7], 0x1234))
+        self.assertIsNone(tunnels_churn.echo_reply(bytes([0x46]) + bytes(19) + reply, 0x1234))
+
+    def test_churn_stats(self):
+        before = {"gwa": {"tunnels": {"changes": 0, "busy_retries": 1},
+                          "total": {"drops": {"bad_key": 2}}}}
+        after = {"gwa": {"tunnels": {"changes": 40, "busy_retries": 3},
+                         "total": {"drops": {"bad_key": 7, "tx_no_tunnel": 1}}}}
+        self.assertEqual(tunnels_point.churn_stats(before, after), {"gwa": {
+            "changes": 40, "busy_retries": 2, "bad_key": 5, "unknown_peer": 0,
+            "tx_no_tunnel": 1}})
+
+
+class Format(unittest.TestCase):
+    def format_1(self):
+        with open(FORMAT_1) as f:
+            return json.load(f)
+
+    def test_upgrade_of_format_1(self):
+        rec = records.read_record(tunnels.KIND, self.format_1(), FORMAT_1)
+        self.assertEqual((rec["format"], rec["point"]["pattern"]), (2, "push"))
+        self.assertNotIn("churn", rec["point"])
+        self.assertTrue(all(t["received"] == 0 for t in rec["tunnels"]["carried"]))
+
+    def churn_record(self, rate, bps_scale, stall_ms):
+        rec = records.read_record(tunnels.KIND, self.format_1(), FORMAT_1)
+        rec = copy.deepcopy(rec)
+        rec["point"] |= {"churn": rate, "pattern": "duplex",
+                         "key": f"gregw-gre-w2-n10-s16-churn{rate:g}"}
+        tcp = rec["traffic"]["tcp"]
+        tcp["bits_per_second"] *= bps_scale
+        tcp["rx_stall"] = {"max_ms": stall_ms, "session": 3}
+        rec["traffic"]["complete"] = True
+        if rate:
+            rec["churn"] = {"rate": rate, "span_s": 2.0, "asked": 200, "done": 199,
+                            "pings": {"pinged": 99, "first": 90, "later": 9, "never": 0},
+                            "gregw": {"gwa": {"bad_key": 4, "busy_retries": 1},
+                                      "gwb": {"bad_key": 5, "busy_retries": 0}}}
+        return records.read_record(tunnels.KIND, dict(rec, format=2))
+
+    def test_churn_analysis(self):
+        meta = {"counts": [10], "sessions": 16, "repeats": 1, "gateway": "gregw"}
+        res = tunnels_report.analyse([self.churn_record(0, 1.0, 1.5),
+                                      self.churn_record(100, 0.9, 12.0)], meta, True)
+        p = res.summary["gregw-gre-w2-n10-s16-churn100"]
+        self.assertAlmostEqual(p["of_baseline"], 0.9)
+        self.assertEqual((p["stall_ms"]["median"], p["changes_done"]["median"],
+                          p["ping_first"]["median"], p["bad_key_gwb"]["median"],
+                          p["busy_retries"]["median"]), (12.0, 199, 90, 5, 1))
+        # Format 1's sessions were push: each sent byte was received, none went back.
+        self.assertTrue(p["verified"])
+        doc = tunnels_report.document(res)
+        self.assertEqual(doc.headline[1].split(": ", 1)[0], "gregw 10 tunnels, churn 100/s")
+        self.assertIn("(0.90 of the baseline), longest stall 12.0 ms, 199 of 200 changes, 99 "
+                      "pings after an add: 90 first packet, 9 later, 0 never, verified",
+                      doc.headline[1])
+        self.assertTrue(doc.headline[0].startswith("gregw 10 tunnels, no churn (baseline): "))
+        self.assertEqual([c.name for c in doc.csv], ["summary", "churn"])
+        self.assertEqual(doc.csv[1].rows[1][:2], [100, 10])
+        run = [r for r in res.runs if r["churn"] == 100][0]
+        self.assertEqual((run["stall_session"], run["changes_asked"]), (3, 200))
+
+    def test_a_count_run_keeps_its_summary(self):
+        res = tunnels_report.analyse([records.read_record(tunnels.KIND, self.format_1())],
+                                     {"counts": [10]}, True)
+        self.assertNotIn("churn", res.runs[0])
+        self.assertNotIn("churn", res.summary["gregw-gre-w2-n10-s16"])
 
 
 if __name__ == "__main__":
