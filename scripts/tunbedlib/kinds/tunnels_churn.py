@@ -368,7 +368,7 @@ class Churn:
                 wait = min(wait, start + self.counts["started"] / self.rate - now)
             if self.pings:
                 wait = min(wait, SECOND_ECHO_S / 2)
-            for fd, ev in p.poll(max(1.0, wait * 1000)):
+            for fd, ev in p.poll(int(max(1.0, wait * 1000))):
                 if fd == stdin.fileno():
                     if not os.read(fd, 4096):
                         self.stopping = True
@@ -395,6 +395,9 @@ class Churn:
 
 
 def main():
+    # The runner ends the churn (the end of its input, or SIGTERM); a Ctrl-C at the terminal
+    # reaches this process too, and the runner's own handling of it ends the churn then.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     plan = json.loads(sys.stdin.buffer.readline())
     churn = Churn(plan)

@@ -12,6 +12,7 @@ import dataclasses
 
 from .. import analysis
 from ..document import Csv, Document, Section, Table, footer, title
+from .tunnels_churn import CTL_IN_FLIGHT
 
 # The numbers of a run the summary spreads over its repeats, with the analysis' own.
 SPREAD = ("bits_per_second", "jain", "tunnel_jain", "box_cpu_s_per_gb", "gateway_cpu_s_per_gb",
@@ -187,12 +188,12 @@ def analyse(recs, meta, complete):
                                  "verified": all(r["verified"] for r in rs),
                                  **{k: analysis.spread([r.get(k) for r in rs])
                                     for k in ("stall_ms", *CHURN_SPREAD)}})
-    base = [p for p in summary.values() if p.get("churn") == 0]
+    zero = [p for p in summary.values() if p.get("churn") == 0]
     for p in summary.values():
-        if p.get("churn") is not None and p["bits_per_second"] and base and \
-                base[0]["bits_per_second"] and base[0]["bits_per_second"]["median"]:
+        if p.get("churn") is not None and p["bits_per_second"] and zero and \
+                zero[0]["bits_per_second"] and zero[0]["bits_per_second"]["median"]:
             p["of_baseline"] = (p["bits_per_second"]["median"]
-                                / base[0]["bits_per_second"]["median"])
+                                / zero[0]["bits_per_second"]["median"])
     # What summary.json keeps of each run: its numbers, not its CPU samples.
     keep = ("key", "repeat", "tunnels", "sessions", "complete", "measured_s", "bytes", *SPREAD,
             "rss_loaded_gwa_kib", "rss_loaded_gwb_kib", "carried", "lost_packets", "counters_ok",
@@ -258,7 +259,8 @@ def churn_method(meta):
             "tunnels_churn.py (in the client's namespace) removes tunnels of the second half "
             "and adds them again through gregw's control socket on both gateways, a change "
             "(one tunnel, both gateways) due every 1/rate s, one connection a command, at most "
-            f"{8} commands out on a gateway, every reply checked; right after both replies "
+            f"{CTL_IN_FLIGHT} commands out on a gateway, every reply checked; right after both "
+            "replies "
             "of an add, an ICMP echo from the tunnel's client site to its server site, and a "
             "second 10 ms later if the first has no answer (first packet: the first echo was "
             "answered; later: only the second; never: neither within 1 s). The longest stall "
