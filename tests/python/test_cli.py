@@ -233,7 +233,12 @@ class BadInput(unittest.TestCase):
              ["tunnels", "--workers", "0"], ["tunnels", "--time", "0"],
              ["tunnels", "--repeats", "0"], ["tunnels", "--gateway", "vxlan"],
              ["tunnels", "--gateway", "ovs-gre"], ["tunnels", "--gateway", "nope"],
-             ["tunnels", "--encap", "ipip"],
+             ["tunnels", "--encap", "ipip"], ["tunnels", "--churn", "0"],
+             ["tunnels", "--churn", "-10"], ["tunnels", "--churn", "x"],
+             ["tunnels", "--churn", "10", "--churn-tunnels", "7"],
+             ["tunnels", "--churn", "10", "--churn-tunnels", "1"],
+             ["tunnels", "--churn-tunnels", "8"],
+             ["tunnels", "--churn", "10", "--tunnels-counts", "1"],
              ["down", "--prefix", "bad/x"], ["provision", "--hosts", "/nonexistent"],
              ["report", "/nonexistent"]]
 
