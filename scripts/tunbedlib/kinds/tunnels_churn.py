@@ -121,7 +121,8 @@ class Schedule:
 
 def due(start, rate, now):
     """How many changes are due by now at rate a second from start (the first at start)."""
-    return 0 if now < start else int((now - start) * rate) + 1
+    # A nanosecond's slack: (10.01 - 10.0) * 100 is 0.99999..., change 1 is due at 10.01.
+    return 0 if now < start else int((now - start) * rate + 1e-9) + 1
 
 
 def checksum(data):
