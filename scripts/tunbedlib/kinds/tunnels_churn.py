@@ -32,13 +32,17 @@ CTL_IN_FLIGHT = 8
 # A command without its reply this long fails the churn (gregw answers in a millisecond; a
 # change waiting for the workers' passes is refused after 1 s, TUNCTL_WAIT_MS).
 REPLY_TIMEOUT_S = 5.0
-# The second echo of a take-effect ping, after the first (the first may go before the workers'
-# next pass: issue 34's finding).
+# A take-effect ping's echoes after the first, until one is answered: the second this long
+# after the first, the others ECHO_EVERY_S apart (the first may come before the receiving
+# gateway's workers take the new table).
 SECOND_ECHO_S = 0.010
-# How long an echo's reply is waited for (ping's -W 1).
-ECHO_WAIT_S = 1.0
+ECHO_EVERY_S = 0.1
+# A tunnel whose echoes have no answer this long after its add carried none: `never`. Long, so
+# that a loaded machine's slow replies (hundreds of milliseconds under a sanitizer) are not
+# taken for a tunnel that does not work; the tunnel is not changed again meanwhile.
+PING_GIVE_UP_S = 5.0
 # After the end of standard input: the replies and pings still out get this long.
-DRAIN_S = 3.0
+DRAIN_S = PING_GIVE_UP_S + 1
 ICMP_ECHO, ICMP_ECHO_REPLY = 8, 0
 MAX_TUNNELS_ABSENT = 8
 
@@ -199,6 +203,7 @@ class Churn:
         self.pings = {}   # name: {"sent": t, "first": rtt or None, "second": ..., "deadline"}
         self.ping_counts = {"pinged": 0, "first": 0, "later": 0, "never": 0}
         self.first_rtt = []
+        self.later_echo = []  # of a ping answered later: which echo was (1: the second)
         self.stopping = False
 
     # Control connections.
@@ -270,6 +275,7 @@ class Churn:
         return self.raw[src]
 
     def send_echo(self, name, which):
+        """Sends echo number which (0: the first) of the tunnel's ping."""
         t = self.tunnels[name]
         self.seq = (self.seq + 1) & 0xffff
         self.echoes[self.seq] = (name, which, time.monotonic())
@@ -280,10 +286,10 @@ class Churn:
 
     def ping(self, name):
         now = time.monotonic()
-        self.pings[name] = {"first": None, "second": None, "second_at": now + SECOND_ECHO_S,
-                            "second_sent": False, "deadline": now + SECOND_ECHO_S + ECHO_WAIT_S}
+        self.pings[name] = {"answered": None, "rtt": None, "sent": 1,
+                            "next_at": now + SECOND_ECHO_S, "deadline": now + PING_GIVE_UP_S}
         self.ping_counts["pinged"] += 1
-        self.send_echo(name, "first")
+        self.send_echo(name, 0)
 
     def ping_io(self, s):
         while True:
@@ -297,34 +303,36 @@ class Churn:
                 continue
             name, which, sent = got
             p = self.pings.get(name)
-            if p is not None and p[which] is None:
-                p[which] = time.monotonic() - sent
+            if p is not None and p["answered"] is None:
+                p["answered"], p["rtt"] = which, time.monotonic() - sent
                 self.ping_settle(name)
 
     def ping_settle(self, name, now=None):
         """Ends a tunnel's ping once an echo is answered (the first: it took effect for
-        the first packet; the second alone: later) or its time is up (never)."""
+        the first packet; another: later) or its time is up (never)."""
         p = self.pings[name]
         over = now is not None and now >= p["deadline"]
-        if not over and p["first"] is None and p["second"] is None:
+        if not over and p["answered"] is None:
             return
         del self.pings[name]
         for seq in [k for k, e in self.echoes.items() if e[0] == name]:
             del self.echoes[seq]
-        if p["first"] is not None:
+        if p["answered"] == 0:
             self.ping_counts["first"] += 1
-            self.first_rtt.append(p["first"])
-        elif p["second"] is not None:
+            self.first_rtt.append(p["rtt"])
+        elif p["answered"] is not None:
             self.ping_counts["later"] += 1
+            self.later_echo.append(p["answered"])
         else:
             self.ping_counts["never"] += 1
         self.schedule.free(name)
 
     def ping_timers(self, now):
         for name, p in list(self.pings.items()):
-            if not p["second_sent"] and now >= p["second_at"]:
-                p["second_sent"] = True
-                self.send_echo(name, "second")
+            if now >= p["next_at"] and now < p["deadline"]:
+                self.send_echo(name, p["sent"])
+                p["sent"] += 1
+                p["next_at"] = now + ECHO_EVERY_S
             self.ping_settle(name, now)
 
     # The loop.
@@ -368,7 +376,7 @@ class Churn:
             if not self.stopping and self.error is None:
                 wait = min(wait, start + self.counts["started"] / self.rate - now)
             if self.pings:
-                wait = min(wait, SECOND_ECHO_S / 2)
+                wait = min(wait, min(p["next_at"] for p in self.pings.values()) - now)
             for fd, ev in p.poll(int(max(1.0, wait * 1000))):
                 if fd == stdin.fileno():
                     if not os.read(fd, 4096):
@@ -391,6 +399,8 @@ class Churn:
                 "absent_at_end": sorted(self.schedule.absent),
                 "pings": dict(self.ping_counts, still_out=len(self.pings),
                               first_rtt_ms_max=max(self.first_rtt) * 1e3 if self.first_rtt
+                              else None,
+                              later_echo_max=max(self.later_echo) + 1 if self.later_echo
                               else None),
                 "error": self.error}
 
