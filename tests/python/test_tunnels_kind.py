@@ -320,6 +320,8 @@ class Format(unittest.TestCase):
         self.assertTrue(doc.headline[0].startswith("gregw 10 tunnels, no churn (baseline): "))
         self.assertEqual([c.name for c in doc.csv], ["summary", "churn"])
         self.assertEqual(doc.csv[1].rows[1][:2], [100, 10])
+        self.assertEqual({len(r) for r in doc.csv[1].rows}, {len(doc.csv[1].header)})
+        self.assertEqual(dict(zip(doc.csv[1].header, doc.csv[1].rows[1]))["stall_ms"], 12.0)
         run = [r for r in res.runs if r["churn"] == 100][0]
         self.assertEqual((run["stall_session"], run["changes_asked"]), (3, 200))
 

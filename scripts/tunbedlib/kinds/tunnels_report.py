@@ -187,7 +187,7 @@ def analyse(recs, meta, complete):
             summary[key].update({"churn": rs[0]["churn"],
                                  "verified": all(r["verified"] for r in rs),
                                  **{k: analysis.spread([r.get(k) for r in rs])
-                                    for k in ("stall_ms", *CHURN_SPREAD)}})
+                                    for k in CHURN_SPREAD}})
     zero = [p for p in summary.values() if p.get("churn") == 0]
     for p in summary.values():
         if p.get("churn") is not None and p["bits_per_second"] and zero and \
@@ -198,7 +198,7 @@ def analyse(recs, meta, complete):
     keep = ("key", "repeat", "tunnels", "sessions", "complete", "measured_s", "bytes", *SPREAD,
             "rss_loaded_gwa_kib", "rss_loaded_gwb_kib", "carried", "lost_packets", "counters_ok",
             "problems")
-    churn_keep = ("churn", "stall_ms", "stall_session", "verified", *CHURN_SPREAD, "churn_error")
+    churn_keep = ("churn", "stall_session", "verified", *CHURN_SPREAD, "churn_error")
     return Results(meta, complete, [{k: r.get(k) for k in keep + (
         churn_keep if r.get("churn") is not None else ())} for r in runs], summary)
 
@@ -345,6 +345,6 @@ def document(res):
              p["counters_ok"]] for p in pts])] + ([Csv("churn", CHURN_HEADER, [
             [p["churn"], p["tunnels"], p["sessions"], p["repeats"],
              (p["bits_per_second"] or {}).get("median"), p.get("of_baseline"),
-             *[(p.get(k) or {}).get("median") for k in ("stall_ms", *CHURN_SPREAD)],
+             *[(p.get(k) or {}).get("median") for k in CHURN_SPREAD],
              p["verified"], p["counters_ok"]] for p in pts if p.get("churn") is not None])]
             if churn else []))
