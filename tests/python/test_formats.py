@@ -38,7 +38,8 @@ DIRS = {"matrix-1": ("matrix", 1), "matrix-2": ("matrix", 2), "matrix-3": ("matr
         "intranet-4": ("intranet", 4), "ndr-1": ("ndr", 1), "ndr-2": ("ndr", 2),
         "ndr-3": ("ndr", 3),
         "failover-1": ("failover", 1), "failover-2": ("failover", 2), "smoke-1": ("smoke", 1),
-        "datasheet-1": ("datasheet", 1), "tunnels-1": ("tunnels", 1)}
+        "datasheet-1": ("datasheet", 1), "tunnels-1": ("tunnels", 1),
+        "tunnels-2": ("tunnels", 2)}
 
 
 def copy_of(name, top):

@@ -22,11 +22,12 @@ CSV_HEADER = ["tunnels", "sessions", "repeats", "bits_per_second", "tunnel_jain"
               "setup_gwb_s", "rss_gwa_kib", "rss_gwb_kib", "counters_ok"]
 # A churn run's numbers, spread over the repeats as SPREAD's are.
 CHURN_SPREAD = ("stall_ms", "changes_asked", "changes_done", "pinged", "ping_first",
-                "ping_later", "ping_never", "bad_key_gwa", "bad_key_gwb", "busy_retries")
+                "ping_later", "ping_never", "bad_key_gwa", "bad_key_gwb", "no_tunnel_gwa",
+                "no_tunnel_gwb", "busy_retries")
 CHURN_HEADER = ["churn_per_s", "tunnels", "sessions", "repeats", "bits_per_second",
                 "of_baseline", "stall_ms", "changes_asked", "changes_done", "pinged",
                 "ping_first", "ping_later", "ping_never", "bad_key_gwa", "bad_key_gwb",
-                "busy_retries", "verified", "counters_ok"]
+                "no_tunnel_gwa", "no_tunnel_gwb", "busy_retries", "verified", "counters_ok"]
 
 
 @dataclasses.dataclass
@@ -123,6 +124,8 @@ def churn_run(rec):
                     "ping_later": pings.get("later"), "ping_never": pings.get("never"),
                     "bad_key_gwa": (gregw.get("gwa") or {}).get("bad_key"),
                     "bad_key_gwb": (gregw.get("gwb") or {}).get("bad_key"),
+                    "no_tunnel_gwa": (gregw.get("gwa") or {}).get("tx_no_tunnel"),
+                    "no_tunnel_gwb": (gregw.get("gwb") or {}).get("tx_no_tunnel"),
                     "busy_retries": sum((g or {}).get("busy_retries", 0)
                                         for g in gregw.values()) if gregw else None,
                     "churn_error": ch.get("error")})
@@ -244,11 +247,12 @@ def churn_table(res):
              fmt(p.get("changes_done"), digits=0), fmt(p.get("pinged"), digits=0),
              fmt(p.get("ping_first"), digits=0), fmt(p.get("ping_later"), digits=0),
              fmt(p.get("ping_never"), digits=0), fmt(p.get("bad_key_gwa"), digits=0),
-             fmt(p.get("bad_key_gwb"), digits=0), "yes" if p["verified"] else "NO"]
+             fmt(p.get("bad_key_gwb"), digits=0), fmt(p.get("no_tunnel_gwa"), digits=0),
+             fmt(p.get("no_tunnel_gwb"), digits=0), "yes" if p["verified"] else "NO"]
             for p in points(res) if p.get("churn") is not None]
     return Table(("changes/s", "Gbit/s", "of baseline", "longest stall ms", "asked", "done",
                   "pings", "first packet", "later", "never", "bad_key gwa", "bad_key gwb",
-                  "verified"), rows, "churn")
+                  "tx_no_tunnel gwa", "tx_no_tunnel gwb", "verified"), rows, "churn")
 
 
 def churn_method(meta):
@@ -268,7 +272,10 @@ def churn_method(meta):
             "is the longest gap between two reads with data of a steady session at the "
             "client (tunbed-traffic's rx_stall, docs/traffic.md); 'of baseline' is the median "
             "throughput over the baseline's; bad_key: the packets each gregw dropped for a "
-            f"key it did not know during the run. {n} repeat{'s' if n != 1 else ''}, medians "
+            "key it did not know during the run, as it came in from the other; tx_no_tunnel: "
+            "those it read from its TUN and found no tunnel for (a packet that met a worker "
+            "still on the table before an add, or came after a remove; the kernel's own "
+            f"packets into the TUN too). {n} repeat{'s' if n != 1 else ''}, medians "
             "with their range.")
 
 
