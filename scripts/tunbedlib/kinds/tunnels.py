@@ -160,7 +160,7 @@ def arguments(p):
                         "baseline run, then a run a rate (changes a second, each above 0, up to "
                         f"{CHURN_RATE_MAX}, e.g. 10,100,1000) with the sessions (duplex, "
                         "verified) on the first half of the tunnels while the other half are "
-                        "removed and added again on both gateways")
+                        "removed and added again on both gateways (default none: the counts)")
     p.add_argument("--churn-tunnels", metavar="N",
                    help=f"the tunnels of a churn run, even, 2 to {COUNTS_MAX}: half steady, "
                         f"half changed (default {DEFAULT_CHURN_TUNNELS})")
