@@ -10,8 +10,12 @@ import argparse
 import copy
 import json
 import os
+import socket
 import struct
 import sys
+import tempfile
+import threading
+import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
@@ -272,6 +276,107 @@ class Churn(unittest.TestCase):
         self.assertEqual(tunnels_point.churn_stats(before, after), {"gwa": {
             "changes": 40, "busy_retries": 2, "bad_key": 5, "unknown_peer": 0,
             "tx_no_tunnel": 1}})
+
+
+class FakeGregw:
+    """A control socket that answers each connection's line as gregw would, after delay_s,
+    refusing the commands refuse(line) says; counts the lines and the connections open at
+    once."""
+
+    def __init__(self, path, delay_s=0.0, refuse=lambda line: False):
+        self.delay_s, self.refuse = delay_s, refuse
+        self.lines, self.open, self.most = [], 0, 0
+        self.lock = threading.Lock()
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(path)
+        self.sock.listen(64)
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.open += 1
+                self.most = max(self.most, self.open)
+            threading.Thread(target=self.answer, args=(c,), daemon=True).start()
+
+    def answer(self, c):
+        line = b""
+        while not line.endswith(b"\n"):
+            data = c.recv(4096)
+            if not data:
+                break
+            line += data
+        line = line.decode().strip()
+        time.sleep(self.delay_s)
+        verb, name = line.split()[:2]
+        with self.lock:
+            self.lines.append(line)
+            self.open -= 1
+        reply = ({"error": f"tunnel '{name}': refused by the test"} if self.refuse(line)
+                 else {"changed": verb, "tunnel": name, "tunnels": 1, "gen": 1})
+        c.sendall(json.dumps(reply).encode() + b"\n")
+        c.close()
+
+    def close(self):
+        self.sock.close()
+
+
+class ChurnLoop(unittest.TestCase):
+    """tunnels_churn.Churn's loop against two fake gregws (no pings: they need root)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="tunbed-churn-")
+        self.addCleanup(lambda: __import__("shutil").rmtree(self.dir, ignore_errors=True))
+
+    def churn(self, rate, stop_after_s, **fake):
+        gw = {r: FakeGregw(os.path.join(self.dir, f"{r}.sock"), **fake) for r in ("gwa", "gwb")}
+        for g in gw.values():
+            self.addCleanup(g.close)
+        plan = {"rate": rate, "ping": False,
+                "socks": {r: os.path.join(self.dir, f"{r}.sock") for r in gw},
+                "tunnels": [{"name": f"t{i}", "src": "198.18.64.1", "dst": "198.18.128.1",
+                             "add": {r: f"add t{i} peer = 198.18.0.2; key = {i}" for r in gw}}
+                            for i in range(20)]}
+        r, w = os.pipe()
+        end = os.fdopen(w, "w")
+        timer = threading.Timer(stop_after_s, end.close)  # the end of the churn's input
+        timer.start()
+        with os.fdopen(r) as stdin:
+            out = tunnels_churn.Churn(plan).run(stdin)
+        timer.cancel()
+        end.close()
+        return out, gw
+
+    def test_changes_made_as_asked_at_most_8_out(self):
+        # Replies 20 ms late at 2000 changes a second: without the bound, 40 would be out.
+        out, gw = self.churn(2000, 0.3, delay_s=0.02)
+        self.assertIsNone(out["error"])
+        self.assertEqual(out["done"], out["started"])
+        self.assertGreater(out["done"], 20)
+        self.assertLess(out["done"], out["asked"])  # behind: 8 out, 20 ms each
+        self.assertEqual(out["add"] + out["remove"], out["done"])
+        for g in gw.values():
+            self.assertEqual(len(g.lines), out["done"])
+            self.assertLessEqual(g.most, tunnels_churn.CTL_IN_FLIGHT)
+        # Each tunnel's changes alternate, a removal first, on each gateway.
+        for name in ("t0", "t1", "t5"):
+            verbs = [x.split()[0] for x in gw["gwa"].lines if x.split()[1] == name]
+            self.assertEqual(verbs, ["remove", "add"] * (len(verbs) // 2)
+                             + ["remove"] * (len(verbs) % 2), name)
+
+    def test_a_refusal_stops_the_churn_with_its_text(self):
+        out, gw = self.churn(1000, 5, refuse=lambda line: line.startswith("add t0 "))
+        self.assertTrue(out["error"].startswith("gw"), out["error"])
+        self.assertIn(": add t0 peer = 198.18.0.2; key = 0: tunnel 't0': refused by the test",
+                      out["error"])
+        # The refused change is not made; those out with it are answered and made.
+        self.assertEqual(out["done"], out["started"] - 1)
+        self.assertEqual(len(gw["gwa"].lines), out["started"])
+        self.assertLess(out["span_s"], 5)  # stopped at the refusal, not at the input's end
 
 
 class Format(unittest.TestCase):
