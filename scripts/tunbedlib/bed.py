@@ -15,14 +15,13 @@ import signal
 import subprocess
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from . import inventory, machine, rundir
 from . import pair as pairs
 from . import common
 from .common import (BIN, ROOT, TOPO, TOPOLOGIES, Failure, ScenarioError, deferred_signals,
                      ethtool_features, run)
-from .hosts import HostLost, Netns, Ssh
+from .hosts import HostLost, Netns, Ssh, on_each
 
 # The addresses of a RAS-shaped bed (bed.addrs), per outer family: gwa and gwb's transit
 # addresses, the tunnel addresses, the LAN behind each gateway (routed into the tunnel), the
@@ -224,12 +223,12 @@ class Bed(ItemBed):
                 h.open()
 
     def close_hosts(self):
-        """Each host's undo lines run, and its state removed."""
-        for hs in self.roles.values():
-            for h in hs:
-                with contextlib.suppress(Failure):
-                    h.run_undo()
-                h.close()
+        """Each host's undo lines run, and its state removed: on every host at once."""
+        def close(h):
+            with contextlib.suppress(Failure):
+                h.run_undo()
+            h.close()
+        on_each([h for hs in self.roles.values() for h in hs], close)
 
     def transit_iface(self, role):
         return self.transit[role]
@@ -389,15 +388,12 @@ class HostsBed(Bed):
         hosts = self.reachable()
         for h in hosts:
             h.start()
-        with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as ex:
-            results = list(ex.map(self._open_one, hosts))
-        errors = [e for e in results if e]
+        errors = [e for e in on_each(hosts, self._open_one) if e]
         if errors:
             self.close()
             raise inventory.InventoryError(errors[0])
         want = local_build_id()
-        with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as ex:
-            errors = [e for e in ex.map(lambda h: self._check(h, want), hosts) if e]
+        errors = [e for e in on_each(hosts, lambda h: self._check(h, want)) if e]
         if errors:
             self.close()
             raise inventory.InventoryError(errors[0])
@@ -460,31 +456,40 @@ class HostsBed(Bed):
 
     def setup_routes(self):
         """The client's route to the server's side via gwa, and back, unless the host routes
-        it so already; forwarding on the gateways. Each recorded to be undone."""
+        it so already; forwarding on the gateways. Each recorded to be undone. On every host
+        at once."""
         if not self.roles.get("gwa") or not self.roles.get("gwb"):
             return  # external gateways: the network is the user's
         gwa, gwb = self.host("gwa").spec, self.host("gwb").spec
-        for hs, nets, via in ((self.clients, gwb.lan_prefix, gwa.lan_addr),
-                              (self.servers, gwa.lan_prefix, gwb.lan_addr)):
-            for h in hs:
-                hop = h.spec.gateway or via
-                for net in nets.split(","):
-                    probe = str(ipaddress.ip_network(net, strict=False).network_address)
-                    # (ip route get fails where nothing routes the address.)
-                    got = json.loads(h.run(["ip", "-j", "route", "get", probe], check=False)
-                                     or "[]")
-                    if got and got[0].get("gateway") == hop:
-                        continue
-                    h.run(["ip", "route", "add", net, "via", hop])
-                    h.undo(["ip", "route", "del", net, "via", hop], whole_run=True)
         key = "net.ipv6.conf.all.forwarding" if self.family == 6 else "net.ipv4.ip_forward"
-        for role in inventory.GATEWAY_ROLES:
-            h = self.host(role)
-            if not h.spec.reach:
-                continue  # a gateway tunbed does not touch forwards as it is set up to
+
+        def route(h, nets, via):
+            hop = h.spec.gateway or via
+            for net in nets.split(","):
+                probe = str(ipaddress.ip_network(net, strict=False).network_address)
+                # (ip route get fails where nothing routes the address.)
+                got = json.loads(h.run(["ip", "-j", "route", "get", probe], check=False)
+                                 or "[]")
+                if got and got[0].get("gateway") == hop:
+                    continue
+                h.run(["ip", "route", "add", net, "via", hop])
+                h.undo(["ip", "route", "del", net, "via", hop], whole_run=True)
+
+        def forward(h):
             if h.run(["sysctl", "-n", key]).strip() != "1":
                 h.run(["sysctl", "-qw", f"{key}=1"])
                 h.undo(["sysctl", "-qw", f"{key}=0"], whole_run=True)
+
+        def setup(h):
+            if h.spec.role == "client":
+                route(h, gwb.lan_prefix, gwa.lan_addr)
+            elif h.spec.role == "server":
+                route(h, gwa.lan_prefix, gwb.lan_addr)
+            elif h.spec.reach:  # a gateway tunbed does not reach forwards as it is set up to
+                forward(h)
+
+        on_each(self.clients + self.servers +
+                [self.host(r) for r in inventory.GATEWAY_ROLES], setup)
 
     def keep_routes(self, roles, nets_of):
         """Before a tunnel replaces them: the gateways' routes to the far LAN, recorded to be
@@ -505,12 +510,14 @@ class HostsBed(Bed):
                     h.undo(cmd)
 
     def close(self):
-        for h in reversed(self.opened):
+        """What the run changed undone and its state removed, on every host at once."""
+        def close(h):
             with contextlib.suppress(Failure):
                 h.run_undo(whole_run=False)
                 h.run_undo(whole_run=True)
                 h.run(["rm", "-rf", h.state], check=False)
             h.close()
+        on_each(self.opened, close)
         self.opened = []
         shutil.rmtree(self.ctl_dir, ignore_errors=True)
 
@@ -524,9 +531,7 @@ class HostsBed(Bed):
             yield self
         finally:
             with deferred_signals():
-                for h in self.opened:
-                    with contextlib.suppress(Failure):
-                        h.run_point_undo()
+                on_each(self.opened, point_undo)
 
     def samplers(self):
         return [(h.name, h, list(h.roles)) for h in self.reachable() if h.spec.sample]
@@ -560,12 +565,18 @@ class HostsBed(Bed):
 
     def gather_facts(self):
         hosts = self.reachable()
-        with ThreadPoolExecutor(max_workers=max(1, len(hosts))) as ex:
-            return dict(zip([h.name for h in hosts],
-                            ex.map(lambda h: host_facts(h, self.data_iface(h)), hosts)))
+        return dict(zip([h.name for h in hosts],
+                        on_each(hosts, lambda h: host_facts(h, self.data_iface(h)))))
 
     def facts(self):
         return self._facts
+
+
+def point_undo(h):
+    """A host's changes of the point undone (a host that fails them is undone at the run's
+    end, or by tunbed down)."""
+    with contextlib.suppress(Failure):
+        h.run_point_undo()
 
 
 FACTS_SH = r'''

@@ -22,6 +22,7 @@ import signal
 import subprocess
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from . import inventory, rundir
 from .rundir import pid_of
@@ -53,6 +54,18 @@ WATCHDOG = ('exec 3<&0; "$@" <&- & pid=$!; echo $pid >"$0"; '
 
 class HostLost(Failure):
     """A host that stopped answering in the middle of a run."""
+
+
+def on_each(hosts, fn):
+    """fn(host) on every host at once, a thread each (each host has a connection of its own,
+    and what one host waits for, another need not): their results in the order of hosts, once
+    all have ended. An exception of fn is raised then, the first host's in that order."""
+    hosts = list(hosts)
+    if len(hosts) < 2:
+        return [fn(h) for h in hosts]
+    with ThreadPoolExecutor(max_workers=len(hosts)) as ex:
+        futures = [ex.submit(fn, h) for h in hosts]
+    return [f.result() for f in futures]
 
 
 class Proc:

@@ -26,7 +26,11 @@ def package():
 
 
 def ansible_env():
-    return os.environ | {
+    # Pipelining: each task's module goes to the host's Python over the connection that runs
+    # it, not copied into a temporary file first (one SSH session a task, not four); sudo
+    # must then not require a tty (Debian's does not). ANSIBLE_PIPELINING in the environment
+    # decides instead (docs/hosts.md).
+    return {"ANSIBLE_PIPELINING": "True"} | os.environ | {
         "ANSIBLE_STDOUT_CALLBACK": "default", "ANSIBLE_NOCOLOR": "1", "ANSIBLE_FORCE_COLOR": "0",
         "ANSIBLE_HOST_KEY_CHECKING": "True", "ANSIBLE_RETRY_FILES_ENABLED": "False",
         "ANSIBLE_DEPRECATION_WARNINGS": "False", "ANSIBLE_INVENTORY_UNPARSED_FAILED": "True",
@@ -97,23 +101,29 @@ def provision(inv):
 
 
 def down(inv, prefix):
-    """On every host: what a run of prefix left (processes by their PIDs, changes undone)."""
-    status = 0
+    """On every host at once: what a run of prefix left (processes by their PIDs, changes
+    undone). Each host's line in the inventory's order."""
     ctl = tempfile.mkdtemp(prefix="tunbed-ssh-")
+
+    def clean(h):
+        try:
+            h.open()
+            done = h.cleanup_state()
+            return f"{h.label()}: " + ("; ".join(done) if done else "nothing left"), None
+        except Failure as e:
+            return None, str(e)
+        finally:
+            h.close()
+
     try:
-        for spec in inv.all():
-            if not spec.reach:
-                continue
-            h = hostmod.Ssh(spec, prefix, ctl)
-            try:
-                h.open()
-                done = h.cleanup_state()
-                print(f"{h.label()}: " + ("; ".join(done) if done else "nothing left"))
-            except Failure as e:
-                log(str(e))
-                status = 1
-            finally:
-                h.close()
+        # Every host checked (hosts.Ssh) before any is connected to.
+        hosts = [hostmod.Ssh(spec, prefix, ctl) for spec in inv.all() if spec.reach]
+        results = hostmod.on_each(hosts, clean)
     finally:
         os.rmdir(ctl) if not os.listdir(ctl) else None
-    return status
+    for done, err in results:
+        if err:
+            log(err)
+        else:
+            print(done)
+    return 1 if any(err for _, err in results) else 0

@@ -57,23 +57,31 @@ hosts_up() {
 	done
 }
 
-# sshd_start PREFIX ROLE [HIDE]: the host's sshd; with HIDE (a path), in a mount namespace of
-# its own where HIDE is not there (/dev/null over it): a host without that program.
+# sshd_start PREFIX ROLE [HIDE [PORT]]: the host's sshd; with HIDE (a path), in a mount
+# namespace of its own where HIDE is not there (/dev/null over it): a host without that
+# program. With PORT, a second sshd of the host beside the first, on that port (its known_hosts
+# line added), known as ROLE:PORT to sshd_stop.
 sshd_start() {
-	local p=$1 role=$2 hide=${3:-}
+	local p=$1 role=$2 hide=${3:-} port=${4:-} conf name
+	conf="$SSH_DIR/sshd-$role.conf" name=$role
+	if [ -n "$port" ]; then
+		name="$role:$port"
+		conf="$SSH_DIR/sshd-$role-$port.conf"
+		{ echo "Port $port"; cat "$SSH_DIR/sshd-$role.conf"; } >"$conf"
+		echo "[${HOST_MGMT[$role]}]:$port $(cat "$SSH_DIR/host_key.pub")" >>"$SSH_DIR/known_hosts"
+	fi
 	if [ -n "$hide" ]; then
 		# shellcheck disable=SC2016 # expanded by the inner shell
 		ip netns exec "$p-$role" unshare --mount --propagation private sh -c \
 			'mount --bind /dev/null "$1" && exec /usr/sbin/sshd -D -e -f "$2"' sh "$hide" \
-			"$SSH_DIR/sshd-$role.conf" 2>>"$TMP/sshd-$role.log" &
+			"$conf" 2>>"$TMP/sshd-$name.log" &
 	else
-		ip netns exec "$p-$role" /usr/sbin/sshd -D -e -f "$SSH_DIR/sshd-$role.conf" \
-			2>>"$TMP/sshd-$role.log" &
+		ip netns exec "$p-$role" /usr/sbin/sshd -D -e -f "$conf" 2>>"$TMP/sshd-$name.log" &
 	fi
-	SSHD_PID[$role]=$!
+	SSHD_PID[$name]=$!
 }
 
-# sshd_stop ROLE: the host's sshd and every session it has, by PID.
+# sshd_stop ROLE (or ROLE:PORT): the host's sshd and every session it has, by PID.
 sshd_stop() {
 	local role=$1 pid
 	for pid in $(pid_tree "${SSHD_PID[$role]}"); do kill -KILL "$pid" 2>/dev/null || true; done
@@ -88,13 +96,14 @@ pid_tree() {
 	for c in $(ps -o pid= --ppid "$1"); do pid_tree "$c"; done
 }
 
-# host_ssh PREFIX ROLE CMD...: runs CMD on a host the way the runner reaches it.
+# host_ssh PREFIX ROLE[:PORT] CMD...: runs CMD on a host the way the runner reaches it.
 host_ssh() {
-	local p=$1 role=$2
+	local p=$1 role=${2%:*} port=22
+	[[ "$2" != *:* ]] || port=${2#*:}
 	shift 2
 	ip netns exec "$p-mgmt" ssh -o BatchMode=yes -o ConnectTimeout=5 -i "$SSH_DIR/id" \
 		-o IdentitiesOnly=yes -o UserKnownHostsFile="$SSH_DIR/known_hosts" \
-		-o StrictHostKeyChecking=yes -l root "${HOST_MGMT[$role]}" -- "$@"
+		-o StrictHostKeyChecking=yes -p "$port" -l root "${HOST_MGMT[$role]}" -- "$@"
 }
 
 # hosts_inventory FILE [extra all:vars lines...]: the inventory of the four hosts, each
@@ -128,6 +137,19 @@ hosts_inventory() {
 # in_mgmt CMD...: a command where the runner runs (P-mgmt): it reaches the hosts over SSH only.
 in_mgmt() {
 	ip netns exec "$MGMT_NS" "$@"
+}
+
+# part WHAT: a part of a test begins; the part before it, if any, gets a line saying how long
+# it took ("time: 1. provisioning: 41.2 s"), so that a test's log shows where its time goes.
+# Printed only: no time decides whether a test passes. `part ""` ends the last part.
+PART="" PART_START=0
+part() {
+	local now=${EPOCHREALTIME//[.,]/} us
+	if [ -n "$PART" ]; then
+		us=$((now - PART_START))
+		log "time: $PART: $((us / 1000000)).$((us / 100000 % 10)) s"
+	fi
+	PART=$1 PART_START=$now
 }
 
 hosts_cleanup() {

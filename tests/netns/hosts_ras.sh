@@ -8,6 +8,7 @@
 # mistake of an inventory (unreachable, refused key, failed sudo, missing build or package,
 # wrong interface or address, missing role) is one line naming the host, exit 2, nothing
 # started. No command of the runner uses ip netns exec: it runs in P-mgmt and knows only SSH.
+# Each part prints how long it took (time:), to show where the test's time goes.
 #
 #  P-mgmt [runner] ==ssh== P-client [sshd] --lan-a-- P-gwa [sshd, gregw] ==transit== P-gwb [sshd, gregw] --lan-b-- P-server [sshd]
 #                  ==ssh== P-client2 [sshd] --lan-a2-- P-gwa
@@ -26,9 +27,14 @@ cleanup_user() {
 # shellcheck disable=SC2154 # rc is assigned inside the trap string
 trap 'rc=$?; cleanup_user; hosts_cleanup; cleanup "$rc"' EXIT
 
+part "0. hosts up"
 hosts_up "$P"
 INV="$TMP/hosts.ini"
 hosts_inventory "$INV"
+# The same with a second client host, c2 behind gwa on a LAN of its own (part 3).
+INV2="$TMP/two-clients.ini"
+hosts_inventory "$INV2"
+sed -i 's|^\[client\]$|[client]\nc2 ansible_host=198.18.200.18 tunbed_addr=198.18.2.2 tunbed_gateway=198.18.2.1 tunbed_root='"$TMP"'/root-c2|; s|tunbed_lan_prefix=198.18.1.0/24|tunbed_lan_prefix=198.18.1.0/24,198.18.2.0/24|' "$INV2"
 
 # What a host holds before a run, to compare with after: processes, links, routes, state.
 # (Its sshd's sessions come and go with the connections: they are the test's, not a run's.)
@@ -45,7 +51,8 @@ snapshot() { # file
 		echo "== $role"
 		host_state "$role"
 	done >"$1"
-	for f in /run/tunbed/"$RUN_PREFIX"-*; do
+	# (The refusals of part 6 run with prefixes of their own, RUN_PREFIX fN.)
+	for f in /run/tunbed/"$RUN_PREFIX"-* /run/tunbed/"$RUN_PREFIX"f*-*; do
 		if [ -e "$f" ]; then echo "state left: $f"; fi
 	done >>"$1"
 }
@@ -58,20 +65,22 @@ expect_same_state() { # what
 	fi
 }
 
-# 1. Provisioning: this build on every host; then nothing to change.
-out=$(in_mgmt "$TUNBED" provision --hosts "$INV" 2>"$TMP/prov.err") || die "provision failed: $(tail -3 "$TMP/prov.err") $out"
-for h in c1 gw1 gw2 s1; do
+# 1. Provisioning: this build on every host, the second client's too; then nothing to change.
+part "1. provisioning"
+out=$(in_mgmt "$TUNBED" provision --hosts "$INV2" 2>"$TMP/prov.err") || die "provision failed: $(tail -3 "$TMP/prov.err") $out"
+for h in c1 c2 gw1 gw2 s1; do
 	expect_match "provision: $h changed" "$(grep "^host $h " <<<"$out")" "^host $h \(.*\): changed: .*unpacked"
 	[ -x "$TMP/root-$h/usr/bin/gregw" ] || fail "provision: no gregw in $h's tunbed_root"
 done
 [ "$("$TUNBED_SRC/scripts/build-id" "$TMP/root-gw1/usr/bin")" = "$("$TUNBED_SRC/scripts/build-id" "$TUNBED_SRC/build/bin")" ] ||
 	fail "provision: gw1 holds another build than build/bin"
-out=$(in_mgmt "$TUNBED" provision --hosts "$INV" 2>"$TMP/prov2.err") || die "provision again failed: $(tail -3 "$TMP/prov2.err")"
-expect_eq "provision again: every host unchanged" "$(grep -c ': unchanged (up to date)$' <<<"$out")" "4"
+out=$(in_mgmt "$TUNBED" provision --hosts "$INV2" 2>"$TMP/prov2.err") || die "provision again failed: $(tail -3 "$TMP/prov2.err")"
+expect_eq "provision again: every host unchanged" "$(grep -c ': unchanged (up to date)$' <<<"$out")" "5"
 
 snapshot "$TMP/before"
 
 # 2. The RAS scenario on the hosts: verified, audited, every host sampled.
+part "2. ras --hosts"
 R="$TMP/results"
 out=$(in_mgmt "$TUNBED" ras --hosts "$INV" --sessions 1,4 --workers 2 --repeats 1 --time 2 \
 	--warmup 1 --verify --wire-audit --prefix "$RUN_PREFIX" --results "$R" 2>"$TMP/ras.err") ||
@@ -135,6 +144,7 @@ expect_same_state "after ras --hosts"
 # keys (openvpn-none and fastd differ from openvpn and fastd-null only in options), Open
 # vSwitch in the host's own namespace and the contract's example (copied to gw1 and gw2),
 # every byte verified; every host as before after them.
+part "2b. the other gateways"
 EXAMPLE="cmd:$TUNBED_SRC/scripts/drivers/vxlan-example.sh"
 GATEWAYS="wireguard-go,openvpn,fastd-null,ovs-gre,$EXAMPLE"
 out=$(in_mgmt "$TUNBED" compare --hosts "$INV" --gateways "$GATEWAYS" --sessions 2 --repeats 1 \
@@ -164,11 +174,9 @@ print("the other gateways ok")
 PY
 expect_same_state "after the other gateways on the hosts"
 
-# 3. Two client hosts: the sessions spread over them, each one's share kept, the sum counted.
-INV2="$TMP/two-clients.ini"
-hosts_inventory "$INV2"
-sed -i 's|^\[client\]$|[client]\nc2 ansible_host=198.18.200.18 tunbed_addr=198.18.2.2 tunbed_gateway=198.18.2.1 tunbed_root='"$TMP"'/root-c2|; s|tunbed_lan_prefix=198.18.1.0/24|tunbed_lan_prefix=198.18.1.0/24,198.18.2.0/24|' "$INV2"
-in_mgmt "$TUNBED" provision --hosts "$INV2" >"$TMP/prov3.out" 2>&1 || die "provision of c2 failed: $(tail -3 "$TMP/prov3.out")"
+# 3. Two client hosts (c2 provisioned in part 1): the sessions spread over them, each one's
+# share kept, the sum counted.
+part "3. two clients"
 out=$(in_mgmt "$TUNBED" compare --gateways gregw --hosts "$INV2" --sessions 5 --workers 2 --repeats 1 \
 	--time 2 --warmup 1 --no-rr --prefix "$RUN_PREFIX" --results "$R" 2>"$TMP/two.err") ||
 	die "compare with two clients failed: $(tail -5 "$TMP/two.err")"
@@ -188,6 +196,7 @@ PY
 expect_same_state "after two clients"
 
 # 4. A host lost in the middle of a run: gwb's sshd killed (listener and sessions, by PID).
+part "4. a host lost"
 in_mgmt "$TUNBED" ras --hosts "$INV" --sessions 4 --workers 1 --repeats 1 --time 60 --warmup 1 \
 	--no-rr --prefix "$RUN_PREFIX" --results "$R" >"$TMP/lost.out" 2>"$TMP/lost.err" &
 RUNNER_PID=$!
@@ -219,6 +228,7 @@ expect_same_state "after the lost host and down"
 
 # 5. The runner killed outright: its connections end with it, the watchdogs stop what ran,
 # and `tunbed down --hosts` undoes the rest (the routes it added).
+part "5. the runner killed"
 in_mgmt "$TUNBED" ras --hosts "$INV" --sessions 2 --workers 1 --repeats 1 --time 60 --warmup 1 \
 	--no-rr --prefix "$RUN_PREFIX" --results "$R" >/dev/null 2>"$TMP/killed.err" &
 RUNNER_PID=$!
@@ -241,15 +251,28 @@ same_state() { snapshot "$TMP/after" && diff -q "$TMP/before" "$TMP/after" >/dev
 poll 30 same_state || true
 expect_same_state "after the killed runner and down --hosts"
 
-# 6. Mistakes in the inventory: one line naming the host, exit 2, nothing started.
+# 6. Mistakes in the inventory: one line naming the host, exit 2, nothing started. The runs
+# go side by side, each with an inventory, a prefix and a results directory of its own, each
+# in the background and checked when it has ended.
+part "6. the refusals"
+FAULT_PIDS=() FAULT_WHAT=()
 fault() { # what regex inventory-edit (sed script, on a copy of the inventory) [extra lines]
-	local what=$1 re=$2 edit=$3 inv="$TMP/fault.ini" st=0 err
+	local what=$1 re=$2 edit=$3 i=${#FAULT_PIDS[@]}
 	shift 3
-	hosts_inventory "$inv" "$@"
-	sed -i "$edit" "$inv"
-	err=$(in_mgmt "$TUNBED" ras --hosts "$inv" --sessions 1 --workers 1 --repeats 1 --time 1 \
-		--prefix "$RUN_PREFIX" --results "$R.faults" 2>&1 >/dev/null) || st=$?
-	err=$(grep -v '^bootstrap' <<<"$err")
+	hosts_inventory "$TMP/fault$i.ini" "$@"
+	sed -i "$edit" "$TMP/fault$i.ini"
+	fault_run "$what" "$re" "$TMP/fault$i.ini" "${RUN_PREFIX}f$i" "$R.fault$i" >"$TMP/fault$i.log" 2>&1 &
+	FAULT_PIDS+=("$!")
+	FAULT_WHAT+=("$what")
+}
+# fault_run WHAT REGEX INVENTORY PREFIX RESULTS: in a subshell of its own; its exit status is 0
+# when the run was refused as WHAT should be.
+fault_run() {
+	local what=$1 re=$2 st=0 err
+	failures=0
+	err=$(in_mgmt "$TUNBED" ras --hosts "$3" --sessions 1 --workers 1 --repeats 1 --time 1 \
+		--prefix "$4" --results "$5" 2>&1 >/dev/null) || st=$?
+	err=$(grep -v '^bootstrap' <<<"$err" || true)
 	if [ "$st" != 2 ]; then
 		fail "$what: exit status $st, want 2 ($err)"
 	elif [ "$(wc -l <<<"$err")" != 1 ] || ! [[ "$err" =~ $re ]]; then
@@ -258,25 +281,24 @@ fault() { # what regex inventory-edit (sed script, on a copy of the inventory) [
 		log "ok: $what -> 2: $err"
 	fi
 	[ -z "$(gregw_on gwa)$(gregw_on gwb)" ] || fail "$what: a gregw was started"
+	[ "$failures" -eq 0 ]
 }
+useradd -M -s /bin/sh "$NOSUDO"
+usermod -p '*' "$NOSUDO" # not locked (sshd refuses a locked account), no password either
+# A host without ethtool: a second sshd of s1 (port 2222), it and so its sessions in a mount
+# namespace without it.
+sshd_start "$P" server /usr/sbin/ethtool 2222
+poll 30 host_ssh "$P" server:2222 true || die "s1's second sshd did not answer: $(tail -3 "$TMP/sshd-server:2222.log")"
 fault "unreachable host" "^tunbed: host c1 \(client\): cannot connect to 198\.18\.201\.2 port 22: network unreachable$" \
 	's|ansible_host=198.18.200.2 |ansible_host=198.18.201.2 |'
 fault "refused authentication" "^tunbed: host gw2 \(gwb\): cannot connect to 198\.18\.200\.10 port 22: authentication refused$" \
 	's|^\(gw2 .*\)$|\1 ansible_ssh_private_key_file='"$SSH_DIR"'/other|'
-useradd -M -s /bin/sh "$NOSUDO"
-usermod -p '*' "$NOSUDO" # not locked (sshd refuses a locked account), no password either
 fault "failed sudo" "^tunbed: host s1 \(server\): sudo failed for user $NOSUDO: " \
 	's|^\(s1 .*\)$|\1 ansible_user='"$NOSUDO"' ansible_become=true|'
 fault "missing build" "^tunbed: host gw1 \(gwa\): no tunbed build in /nonexistent/usr/bin \(run scripts/tunbed provision --hosts " \
 	's|tunbed_root=[^ ]*root-gw1|tunbed_root=/nonexistent|'
-# A host without ethtool: s1's sshd, and so its sessions, in a mount namespace without it.
-sshd_stop server
-sshd_start "$P" server /usr/sbin/ethtool
-poll 30 host_ssh "$P" server true || die "s1's sshd did not come back"
-fault "missing package (its command not found)" "^tunbed: host s1 \(server\): missing ethtool \(install the runtime packages" 's|^||'
-sshd_stop server
-sshd_start "$P" server
-poll 30 host_ssh "$P" server true || die "s1's sshd did not come back"
+fault "missing package (its command not found)" "^tunbed: host s1 \(server\): missing ethtool \(install the runtime packages" \
+	's|^\(s1 .*\)$|\1 ansible_port=2222|'
 fault "interface not on the host" "^tunbed: host gw1 \(gwa\): tunbed_transit_iface nosuch: no such interface on this host$" \
 	's|^\(gw1 .*\)$|\1 tunbed_transit_iface=nosuch|'
 fault "address not on the host" "^tunbed: host c1 \(client\): tunbed_addr 198\.18\.1\.99 is not an address of this host$" \
@@ -286,13 +308,22 @@ fault "role missing" "no host in group 'gwb' \(the scenario needs client, server
 fault "address outside the benchmarking ranges" "^tunbed: host c1: tunbed_addr 10\.0\.1\.4 is outside the benchmarking ranges .*tunbed_any_address=true" \
 	's|tunbed_addr=198.18.1.2|tunbed_addr=10.0.1.4|'
 # Hostile values: refused before anything connects (tests/python/test_inventory.py has the rest).
-fault "a host name that is a path" "^tunbed: $TMP/fault\.ini: bad host name '\.\./\.\./\.\./\.\./etc': " \
+fault "a host name that is a path" "^tunbed: $TMP/fault[0-9]+\.ini: bad host name '\.\./\.\./\.\./\.\./etc': " \
 	's|^c1 |../../../../etc |'
 fault "an address that ssh would take for an option" "^tunbed: host c1: bad value '-oProxyCommand=false' for ansible_host: expected an IPv4 or IPv6 address or a host name$" \
 	's|ansible_host=198.18.200.2 |ansible_host=-oProxyCommand=false |'
 fault "a port that is not one" "^tunbed: host s1: bad value '99999' for ansible_port: expected a port number$" \
 	's|^\(s1 .*\)$|\1 ansible_port=99999|'
+# Each run ends by itself; the cap only ends a hung one.
+for i in "${!FAULT_PIDS[@]}"; do
+	wait_bg "${FAULT_PIDS[$i]}" 600 "the refused run of '${FAULT_WHAT[$i]}'"
+	cat "$TMP/fault$i.log"
+	[ "$BG_STATUS" = 0 ] || fail "${FAULT_WHAT[$i]}: not refused as it should be (above)"
+done
+[ -z "$(gregw_on gwa)$(gregw_on gwb)" ] || fail "the refusals: a gregw was started"
+sshd_stop server:2222
 expect_same_state "after the refusals"
+part ""
 
 hosts_cleanup
 "$TOPO" down "$TOPOLOGIES/ras-hosts.topo" --prefix "$P" >/dev/null
