@@ -8,7 +8,7 @@
 # is left on any host; the mistakes are one line and exit status 2 each. Then the datasheet
 # on the same hosts (its least plan): throughput and NDR there, DSCP/ECN and the failover not
 # applicable with why. The hosts' build is this machine's release build (each tunbed_root's
-# usr/bin links to it, as in hosts_intranet).
+# usr/bin links to it, as in hosts_intranet). Each part prints how long it took (time:).
 #
 #  P-mgmt [runner] ==ssh== every host's sshd (hosts_lib.sh)
 #  P-client 198.18.9.1 -------------------direct-------------------- 198.18.9.2 P-server
@@ -18,6 +18,7 @@ source "$(dirname "$0")/hosts_lib.sh"
 hosts_test_init
 new_prefix P tbhn
 MGMT_NS="$P-mgmt"
+part "hosts up"
 hosts_up "$P"
 
 ip link add "$P-dc" netns "$P-client" type veth peer name "$P-ds" netns "$P-server"
@@ -38,6 +39,7 @@ direct_rx=$(rx "$P-server" direct)
 transit_rx=$(rx "$P-gwb" transit)
 R="$TMP/results"
 SMALL=(--sizes 64 --time 1 --initial-time 1 --width 0.5 --flows 2 --prefix "$P")
+part "ndr --hosts: the ceiling directly, gregw"
 out=$(in_mgmt "$TUNBED" ndr --hosts "$TMP/hosts.ini" --gateways gregw "${SMALL[@]}" --results "$R" 2>"$TMP/run.err") ||
 	die "tunbed ndr --hosts failed: $(tail -3 "$TMP/run.err")"
 expect_match "headline: the ceiling" "$out" "^direct \(the generator alone\), 64-byte frames .*: NDR 0\.0[0-9]+ Mpps"
@@ -82,6 +84,7 @@ assert "gateways on gw1 and gw2" in md, md[:3000]
 PY
 
 # Without tunbed_direct_addr: the ceiling through the gateway hosts' kernels (route).
+part "ndr --hosts: the ceiling through route"
 hosts_inventory "$TMP/routed.ini"
 R2="$TMP/results2"
 in_mgmt "$TUNBED" ndr --hosts "$TMP/routed.ini" --gateways direct "${SMALL[@]}" --results "$R2" >/dev/null 2>"$TMP/run2.err" ||
@@ -94,6 +97,7 @@ grep -q "the generator alone between c1 and s1 through the gateway hosts' routin
 # The datasheet on the same hosts, its least plan (docs/datasheet.md, On hosts): throughput
 # and NDR/PDR of route and gregw on them, the DSCP/ECN part and the failover not applicable
 # there with why, and the page saying where each part ran.
+part "datasheet --hosts"
 R3="$TMP/results3"
 in_mgmt "$TUNBED" datasheet --hosts "$TMP/hosts.ini" --gateways route,gregw --budget 2m --prefix "$P" --results "$R3" >/dev/null 2>"$TMP/ds.err" ||
 	die "tunbed datasheet --hosts failed: $(tail -3 "$TMP/ds.err")"
@@ -131,6 +135,7 @@ assert ("On the hosts of `hosts.ini` (docs/hosts.md), throughput: the gateways o
 PY
 expect_refusal "a datasheet's --client-cpu on hosts" 2 "^tunbed: --client-cpu \(client_cpu\) budgets processes of this machine: the hosts mode has none$" in_mgmt "$TUNBED" datasheet --hosts "$TMP/hosts.ini" --gateways gregw --client-cpu 20 --prefix "$P" --results "$TMP/bad"
 
+part "nothing left, refusals"
 # Nothing left: processes, routes, state.
 for role in client gwa gwb server; do
 	left=$(ip netns pids "$P-$role" | xargs -r ps -o comm= -p | grep -vx sshd || true)
@@ -149,3 +154,4 @@ err=$(in_mgmt "$TUNBED" ndr --hosts "$TMP/bad.ini" --gateways direct "${SMALL[@]
 expect_eq "a direct address the server does not have: one line, exit 2" "$st: $(grep -v '^bootstrap' <<<"$err")" \
 	"2: tunbed: host s1 (server): tunbed_direct_addr 198.18.9.6 is not an address of this host"
 [ -z "$(find "$TMP/bad" -mindepth 1 2>/dev/null)" ] || fail "a refused run left results: $(ls "$TMP/bad")"
+part ""
