@@ -117,6 +117,16 @@ expect_nothing_left() { # prefix what
 	if [ -n "$left" ]; then fail "$2: left behind: $(echo "$left" | tr '\n' ' ')"; else log "ok: $2: nothing of $1 left"; fi
 }
 
+# tunbed report on a result directory prints what the run printed (OUT) and writes the same
+# summary.json again (the runner's tests; TUNBED is the runner they run).
+expect_report_rebuilds() { # dir out
+	local again
+	cp "$1/summary.json" "$TMP/summary.before-report.json"
+	again=$("$TUNBED" report "$1" 2>"$TMP/report.err") || die "tunbed report failed: $(tail -3 "$TMP/report.err")"
+	expect_eq "tunbed report: the same headline and reports" "$again" "$2"
+	cmp -s "$1/summary.json" "$TMP/summary.before-report.json" || fail "tunbed report made another summary.json"
+}
+
 # cleanup [STATUS]: STATUS is the test's exit status when a trap runs other commands first.
 cleanup() {
 	local status=${1:-$?}
