@@ -15,7 +15,7 @@ new_prefix P tbrefu
 "$TOPO" up ras --prefix "$P" >/dev/null
 gw_a4 "$P" --encap gre-udp --workers 1
 # gwb's kernel answers what gwa sends with "port unreachable": nothing listens on its port yet.
-unreach() { ip netns exec "$P-gwb" nstat -az IcmpOutDestUnreachs | awk '$1 == "IcmpOutDestUnreachs" {print $2}'; }
+unreach() { ip netns exec "$P-gwb" nstat -saz IcmpOutDestUnreachs | awk '$1 == "IcmpOutDestUnreachs" {print $2}'; }
 u0=$(unreach)
 ip netns exec "$P-client" ping -n -q -c 1 -W 1 -e 4242 198.18.3.2 >/dev/null 2>&1 || true
 more_unreach() { [ "$(unreach)" -gt "$u0" ]; }
