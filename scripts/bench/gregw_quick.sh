@@ -11,6 +11,8 @@
 # GWB_CPUS=1,0 pins gwb's workers in that order; TRAFFIC_ARGS="--congestion cubic" goes to the
 # loaded tunbed-traffic client; QUICK_JSON=FILE appends the run's figures to FILE as a JSON line.
 # FRAMES=1 turns the transits' tunnel segmentation off first (the runner's +frames, vxlan-frames).
+# ECN=1 sets net.ipv4.tcp_ecn = 1 in the client's and the server's namespaces (give TRAFFIC_ARGS
+# "--ecn on" to require it); the run then reports CE delivered and gregw's aqm_marked and aqm drops.
 # Needs root and build/bin; uses the prefix tbq (QUICK_PREFIX) and removes it on exit.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -35,6 +37,9 @@ if [ "${FRAMES:-}" = 1 ]; then
 		ip netns exec "$P-$g" ethtool -K transit tx-gre-segmentation off tx-gre-csum-segmentation off \
 			tx-udp_tnl-segmentation off tx-udp_tnl-csum-segmentation off tx-udp-segmentation off
 	done
+fi
+if [ "${ECN:-}" = 1 ]; then
+	for h in client server; do ip netns exec "$P-$h" sysctl -qw net.ipv4.tcp_ecn=1; done
 fi
 if [ "$ENCAP" = vxlan ]; then
 	# As scripts/drivers/vxlan-example.sh sets it up: the reference, no gregw.
@@ -82,16 +87,23 @@ gb = t["bytes"] / 1e9
 print(f"{encap} txqueuelen={q} sessions={s}: {t['bits_per_second'] / 1e9:.2f} Gbit/s, "
       f"retransmits {t['retransmits']} ({t['retransmits'] / gb if gb else 0:.0f}/GB), "
       f"RTT idle p50 {i['rr']['p50_ms']:.3f} ms, "
-      f"loaded p50 {r['p50_ms']:.3f} / p99 {r['p99_ms']:.3f} ms, Jain {t['jain']:.3f}")
+      f"loaded p50 {r['p50_ms']:.3f} / p99 {r['p99_ms']:.3f} ms, Jain {t['jain']:.3f}"
+      f", CE delivered {t.get('ce_delivered', 0)}")
 run = {"encap": encap, "sessions": int(s), "txqueuelen": q, "gregw_options": opts,
        "traffic_args": targs, "gbit_s": t["bits_per_second"] / 1e9, "bytes": t["bytes"],
        "retransmits": t["retransmits"], "retransmits_per_gb": t["retransmits"] / gb if gb else None,
        "jain": t["jain"], "rtt_idle_p50_ms": i["rr"]["p50_ms"], "rtt_loaded_p50_ms": r["p50_ms"],
-       "rtt_loaded_p99_ms": r["p99_ms"], "gateways": {}}
+       "rtt_loaded_p99_ms": r["p99_ms"], "ce_delivered": t.get("ce_delivered"),
+       "ecn_negotiated": t.get("ecn_negotiated"), "gateways": {}}
 for g in ("a", "b") if encap != "vxlan" else ():
     x = load(g + ".json")["total"]
     run["gateways"]["gw" + g] = {k: x.get(k) for k in ("dropped", "tun_read_pauses", "tun_device_tx_dropped")}
     run["gateways"]["gw" + g]["tx_fq_overflow"] = x["drops"].get("tx_fq_overflow")
+    run["gateways"]["gw" + g]["aqm_marked"] = x.get("aqm_marked")
+    run["gateways"]["gw" + g]["aqm_drops"] = x["drops"].get("aqm")
+    for k in ("socket_drops", "ring_drops"):
+        if k in x:
+            run["gateways"]["gw" + g][k] = x[k]
 if out:
     with open(out, "a") as f:
         f.write(json.dumps(run) + "\n")
@@ -102,7 +114,8 @@ for g in ("a", "b") if encap != "vxlan" else ():
         "tun_reads", "gso_superpackets", "tun_writes", "coalesced_superpackets", "gre_gro_reads", "udp_gro_reads",
         "wire_tx_ip", "ring_drops" if "ring_drops" in x else "socket_drops", "dropped",
         "tun_read_pauses", "tun_device_tx_dropped") if k in x) +
-          f", tx_fq_overflow {x['drops']['tx_fq_overflow']}")
+          f", tx_fq_overflow {x['drops']['tx_fq_overflow']}, aqm_marked {x.get('aqm_marked')}"
+          f", aqm drops {x['drops'].get('aqm')}")
     if "wire_tx" in whole["config"]:
         print(f"    wire_tx {whole['config']['wire_tx']}, why {whole['config'].get('wire_tx_why')}"
               f", next hop {whole.get('next_hop')}")
