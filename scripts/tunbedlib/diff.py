@@ -10,7 +10,8 @@ Two datasheets (docs/datasheet.md) are compared per gateway and part: each throu
 above; each NDR and PDR by the two searches' bounds (the rate that passed and the one that
 failed next above it: apart when they do not overlap); each failover's outage by its repeats'
 ranges; DSCP/ECN's verdicts and the guest tests' results as they are (a good one lost is a
-regression), and DSCP/ECN's method where the two differ."""
+regression), and DSCP/ECN's method where the two differ; DSCP/ECN's marks and drops under load
+by their verdict, a change said but never a regression (one run's counts, no spread)."""
 
 import json
 import math
@@ -184,7 +185,12 @@ GUEST = Obj({"result": STR}, need=("result",))
 SHEET = Obj({"gateways": Map(Obj({
     "throughput": Map(Obj({"key": STR}, need=("key",))),
     "tos": Opt(Obj({**{k: VERDICT for k in TOS_ASPECTS},
-                    "method": Opt(Obj({"name": STR}, need=("name",)))}, need=TOS_ASPECTS)),
+                    "method": Opt(Obj({"name": STR}, need=("name",))),
+                    # Under load: a datasheet written before it has none (not measured).
+                    "load": Opt(Obj({"verdict": Opt(STR), "words": STR,
+                                     "ce_echoed": Opt(Num(whole=True)),
+                                     "retransmits_per_gb": Opt(NUM)}, need=("words",)))},
+                   need=TOS_ASPECTS)),
     "ndr": Map(Obj({"ndr": BOUND, "pdr": BOUND}, need=("ndr", "pdr")), key="[0-9]{1,5}|imix",
                keywhat="a frame size or imix"),
     "failover": Map(Obj({"outage_s": Opt(SPREAD), "repeats": Num(1, whole=True)},
@@ -316,9 +322,32 @@ def tos_lines(g, ta, tb):
     if ma and mb and ma != mb:
         out.append(("changed", f"{g}, DSCP/ECN measured by: {ma} -> {mb}: CHANGED, the "
                                "verdicts below are of two methods (docs/datasheet.md)"))
-    return out + [behaviour(f"{g}, DSCP/ECN {k}", ((ta or {}).get(k) or {}).get("verdict"),
-                            ((tb or {}).get(k) or {}).get("verdict"), GOOD, "not measured")
-                  for k in TOS_ASPECTS]
+    out += [behaviour(f"{g}, DSCP/ECN {k}", ((ta or {}).get(k) or {}).get("verdict"),
+                      ((tb or {}).get(k) or {}).get("verdict"), GOOD, "not measured")
+            for k in TOS_ASPECTS]
+    line = load_line(g, ta, tb)
+    return out + ([line] if line else [])
+
+
+def load_words(t):
+    """A side's marks and drops under load in short, or 'not measured'."""
+    if not t or t.get("verdict") is None:
+        return "not measured"
+    return (f"{t['verdict']} ({t.get('ce_echoed') or 0:,} segments under a CE echo, "
+            f"{t.get('retransmits_per_gb') or 0:,.0f} retransmits/GB)")
+
+
+def load_line(g, ta, tb):
+    """(verdict, line) of the marks and drops under load: the same or CHANGED by their verdict
+    (marks, drops, neither), never a regression: one run's counts under load are no figure
+    with a spread to tell a change from noise; or None when neither side measured them."""
+    la, lb = ((t or {}).get("load") for t in (ta, tb))
+    va, vb = ((x or {}).get("verdict") for x in (la, lb))
+    if va is None and vb is None:
+        return None
+    v = "same" if va == vb else "changed"
+    return v, (f"{g}, DSCP/ECN under load: {load_words(la)} -> {load_words(lb)}: "
+               f"{'the same' if v == 'same' else 'CHANGED'}")
 
 
 def interop_lines(g, ia, ib):

@@ -216,8 +216,8 @@ class Datasheet(Kind):
         arguments,
         "For each gateway, the parts of the other kinds that apply to it: throughput at 1, 8 "
         "and 64 sessions with its bottleneck verdict and per-core CPU, DSCP and ECN across the "
-        "tunnel (where tunbed-wire reads its transit, or its tunnel crosses on one UDP port), "
-        "NDR and PDR at 64- and 1518-byte "
+        "tunnel (where tunbed-wire reads its transit, or its tunnel crosses on one UDP port) "
+        "and the CE marks and retransmissions of 64 ECN sessions under load, NDR and PDR at 64- and 1518-byte "
         "frames and the simple IMIX, the failover of a gateway pair; within --budget. One page "
         "per gateway and one side by side. With --hosts, throughput and NDR/PDR on the hosts "
         "of an inventory. docs/datasheet.md."),)
@@ -305,7 +305,7 @@ class Datasheet(Kind):
                                     Work("throughput", p.gateway, p), rep,
                                     weight=dplan.run_s(plan.tier)))
         out += [Item(f"tos-{ndr_plan.point_key(p)}", f"DSCP and ECN through {p.config()}",
-                     Work("tos", p.gateway, p), weight=dplan.TOS_S)
+                     Work("tos", p.gateway, p), weight=dplan.tos_s(plan.tier))
                 for p in scenario.points(sc) if p.sessions == SESSIONS[0]
                 and parts[p.gateway]["tos"]["status"] == "run"]
         searches = [(p, size) for p, size in ndr_plan.plan(plan.ndr.sc, plan.ndr.nd)
@@ -349,7 +349,10 @@ class Datasheet(Kind):
             rec = matrix_point.measure(plan.sc, w.point, item.repeat, bed)
         elif part == "tos":
             try:
-                rec = datasheet_tos.measure(plan.sc, w.point, bed)
+                load_s = plan.tier.load_s
+                rec = datasheet_tos.measure(
+                    plan.sc, w.point, bed, load_s=load_s,
+                    load_why=None if load_s else dplan.LOAD_LEFT_OUT.format(plan.tier.name))
             except GatewayFailure:
                 raise
             except Failure as e:  # the audit or the probe: this part's, not the run's

@@ -7,7 +7,8 @@ ECN across the tunnel (datasheet_tos.py; gateways whose transit tunbed-wire read
 tunnel crosses on one UDP port), NDR and
 PDR at 64- and 1518-byte frames and the simple IMIX (the ndr kind's search), the failover of a pair
 (failover.py; gregw alone can run as one) and interoperability (the guest tests', never run
-by a datasheet)."""
+by a datasheet). The DSCP/ECN part's last step, marks and drops under load, takes the seconds
+of the plan (Tier.load_s), and the least plan leaves it out."""
 
 import dataclasses
 import re
@@ -40,6 +41,11 @@ PAIR_SETUP_S = 8.0
 # The DSCP/ECN part: the topology and gateway, three UDP sessions of 1 s with their client's
 # start, the wire audit's start and stop, the crafted probes' receiver (datasheet_tos.py).
 TOS_S = 10.0
+# Its load beyond its seconds: the sessions' connections and end, nstat and the gateway's
+# counters read before and after.
+LOAD_SETUP_S = 1.5
+# The part's words of a load the plan leaves out (its record's load_why).
+LOAD_LEFT_OUT = "not run: left out to fit --budget (the {} plan)"
 
 # Until prepare() has read the guest tests' records for the build (datasheet_interop.py).
 INTEROP_NOT_RUN = ("the guest tests (netns/guest_gre, guest_gre6, guest_gregw; "
@@ -50,8 +56,9 @@ INTEROP_NOT_RUN = ("the guest tests (netns/guest_gre, guest_gre6, guest_gregw; "
 @dataclasses.dataclass(frozen=True)
 class Tier:
     """One way to spend a budget: the name, the throughput runs' repeats, measured and warm-up
-    seconds, the searches' final and first trial seconds, goal width and frame sizes, and the
-    failover's faults, repeats and its fail-at, failback-after and tail seconds."""
+    seconds, the searches' final and first trial seconds, goal width and frame sizes, the
+    failover's faults, repeats and its fail-at, failback-after and tail seconds, and the
+    seconds of the DSCP/ECN part's load (0: left out)."""
     name: str
     repeats: int
     time: float
@@ -63,6 +70,7 @@ class Tier:
     faults: tuple
     failover_repeats: int
     timeline: tuple
+    load_s: float = 0
 
     def words(self):
         return (f"the {self.name} plan: throughput {self.repeats} repeat"
@@ -73,7 +81,9 @@ class Tier:
                 f"{self.width * 100:g}%; failover: {', '.join(self.faults)}, "
                 f"{self.failover_repeats} repeat{'s' if self.failover_repeats > 1 else ''}, "
                 f"fault at {self.timeline[0]:g} s, repaired {self.timeline[1]:g} s later, "
-                f"{self.timeline[2]:g} s after")
+                f"{self.timeline[2]:g} s after; DSCP/ECN under load: " +
+                (f"{SESSIONS[-1]} ECN sessions (CUBIC) for {self.load_s:g} s" if self.load_s
+                 else "left out"))
 
 
 def sizes_words(sizes):
@@ -83,12 +93,13 @@ def sizes_words(sizes):
 
 
 # The richest first; the last is the least a datasheet can be (one point of each part): 64-byte
-# frames alone, so that route and gregw fit two minutes (netns/runner_datasheet).
+# frames alone and no DSCP/ECN load, so that route and gregw fit two minutes
+# (netns/runner_datasheet).
 TIERS = (
-    Tier("full", 3, 10, 2, 5, 1, 0.02, SIZES, ("kill", "link"), 1, (3, 4, 3)),
-    Tier("standard", 2, 5, 1, 3, 1, 0.05, SIZES, ("kill",), 1, (3, 4, 3)),
-    Tier("short", 1, 3, 1, 2, 0.5, 0.1, SIZES, ("kill",), 1, (2, 2, 2)),
-    Tier("brief", 1, 2, 0.5, 1, 0.5, 0.2, SIZES, ("kill",), 1, (1, 2, 1)),
+    Tier("full", 3, 10, 2, 5, 1, 0.02, SIZES, ("kill", "link"), 1, (3, 4, 3), 5),
+    Tier("standard", 2, 5, 1, 3, 1, 0.05, SIZES, ("kill",), 1, (3, 4, 3), 4),
+    Tier("short", 1, 3, 1, 2, 0.5, 0.1, SIZES, ("kill",), 1, (2, 2, 2), 3),
+    Tier("brief", 1, 2, 0.5, 1, 0.5, 0.2, SIZES, ("kill",), 1, (1, 2, 1), 3),
     Tier("least", 1, 1, 0, 1, 0.5, 0.25, SIZES[:1], ("kill",), 1, (1, 1, 1)),
 )
 
@@ -120,6 +131,11 @@ def run_s(tier):
     return RUN_SETUP_S + tier.time + tier.warmup
 
 
+def tos_s(tier):
+    """The DSCP/ECN part's seconds for a gateway, estimated: its probes and its load."""
+    return TOS_S + (tier.load_s + LOAD_SETUP_S if tier.load_s else 0)
+
+
 def pair_s(tier):
     """A failover repeat's seconds, estimated."""
     return PAIR_SETUP_S + sum(tier.timeline)
@@ -136,7 +152,7 @@ def estimate(tier, parts):
     pairs = tier.failover_repeats * len(tier.faults) * sum(
         parts[g]["failover"]["status"] == "run" for g in gws)
     tos = sum(parts[g].get("tos", {}).get("status") == "run" for g in gws)
-    return {"throughput": runs * run_s(tier), "tos": tos * TOS_S,
+    return {"throughput": runs * run_s(tier), "tos": tos * tos_s(tier),
             "ndr": len(searches) * search_s(tier), "failover": pairs * pair_s(tier)}
 
 

@@ -38,6 +38,12 @@ LEGEND = (
     "capture (any tunnel on one UDP port, encrypted ones too: the outer TOS byte read on the "
     "transit by a packet socket, the session's datagrams told apart by their length; the "
     "outer CE set by a tc program on gwb's transit) (`docs/datasheet.md`, `docs/wire.md`).",
+    "marks / drops under load: 64 TCP sessions that negotiated ECN (CUBIC) through the "
+    "gateway; marks: the segments the senders saw acknowledged under a CE echo "
+    "(TcpExtTCPDeliveredCE: more than zero when CE marks reached the receivers, on the "
+    "gateway or in a queue of its devices), retransmits/GB: the senders' retransmitted "
+    "segments (TcpRetransSegs) per 10^9 bytes received; beside them the gateway's own counts "
+    "where it has them (gregw: aqm_marked and its drops by reason) (`docs/datasheet.md`).",
     "NDR, PDR: the highest rate forwarded with no loss and with at most 0.5% loss, found in "
     "one search against the generator's own ceiling; latency at 10, 50 and 90% of PDR "
     "(`docs/ndr.md`): at 64- and 1518-byte frames and the simple IMIX (7:4:1 of 64, 594 and "

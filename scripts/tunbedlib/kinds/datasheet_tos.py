@@ -17,6 +17,12 @@ GRE-in-UDP), "capture" where the tunnel's packets cross it on one UDP port (VXLA
    packets crafted on gwa's transit (tosprobe.py send). Capture: the datagrams sent from the
    client through the gateway, their outer packets re-marked CE as they come in on gwb's
    transit (tosprobe.py remark, a tc program attached with tcx).
+3. Under load (RFC 3168, RFC 8311): 64 TCP sessions of tunbed-traffic that negotiate ECN
+   (net.ipv4.tcp_ecn = 1 in the client's and server's namespaces, --ecn on), CUBIC, for a
+   few seconds through the gateway; the client's nstat before and after (the senders'
+   TcpExtTCPDeliveredCE: the CE marks that reached the receivers, as the echo the senders
+   got back; TcpRetransSegs: the losses), and the gateway's own counters where it has them
+   (gregw: aqm_marked, drops by reason).
 
 Pure but for measure(): the analysis reads the record only."""
 
@@ -31,6 +37,7 @@ from ..common import TRAFFIC_PORT as PORT
 from ..records import KEY
 from ..schema import INT, STR, List, Map, Num, Obj, Opt, Str
 from . import matrix_point
+from .datasheet_plan import SESSIONS
 
 TOSPROBE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                         "tosprobe.py")
@@ -55,6 +62,16 @@ CAPTURE_MIN_LEN = CAPTURE_SIZE + 28
 CAPTURE_PPS = 1000                     # the probes' pace: no burst into a userspace tunnel
 RECV_MAX_S = 30.0                      # the receiver's end if send-udp --end does not arrive
 HELPER_STOP_S = 10
+# Step 3: the throughput part's most sessions, a loss-based sender that also slows for a CE
+# (RFC 3168, 6.1.2), for LOAD_S seconds unless the plan says otherwise.
+LOAD_SESSIONS = SESSIONS[-1]
+LOAD_CC = "cubic"
+LOAD_S = 4
+# The client's counters (nstat's names: TcpExt for the Linux MIB): segments sent, retransmitted,
+# acknowledged, and acknowledged by an ACK with ECE (tcp_input.c, tcp_newly_delivered).
+NSTAT = ("TcpOutSegs", "TcpRetransSegs", "TcpExtTCPDelivered", "TcpExtTCPDeliveredCE")
+# What a gateway's telemetry says of its marks and drops (gregw's `total`, docs/gregw.md).
+GATEWAY_COUNTERS = ("aqm_marked", "dropped", "tun_read_pauses", "tun_device_tx_dropped")
 
 
 def tos_byte(dscp, ecn):
@@ -196,8 +213,74 @@ def decapsulate_capture(bed, port):
             "remarked": remarked.get("remarked")}
 
 
-def measure(sc, point, bed):
-    """The part's record of point's gateway on bed (up for it): what it started it stops."""
+def nstat(h):
+    """{name: value} of NSTAT in h's namespace: its counters since the namespace was made (-a),
+    without nstat's history file (-s)."""
+    out, vals = h.run(["nstat", "-saz", *NSTAT]), {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 2 and f[0] in NSTAT and f[1].isdigit():
+            vals[f[0]] = int(f[1])
+    missing = [n for n in NSTAT if n not in vals]
+    if missing:
+        raise Failure(f"nstat on {h.label()} has no {', '.join(missing)}")
+    return vals
+
+
+def gateway_counters(tel):
+    """{role: {counter: value, "drops": {reason: n}}} of what a gateway's telemetry says of
+    its marks and drops (gregw's `total`), or {} for a gateway that says nothing of them."""
+    out = {}
+    for role, doc in (tel or {}).items() if isinstance(tel, dict) else ():
+        total = doc.get("total") if isinstance(doc, dict) else None
+        if not isinstance(total, dict) or "aqm_marked" not in total:
+            continue
+        c = {k: total[k] for k in GATEWAY_COUNTERS if isinstance(total.get(k), int)}
+        c["drops"] = {k: v for k, v in (total.get("drops") or {}).items() if isinstance(v, int)}
+        out[role] = c
+    return out
+
+
+def counted(before, after):
+    """after - before, counter by counter (those in both), drops by reason: what the load
+    added."""
+    out = {}
+    for role, a in after.items():
+        b = before.get(role) or {}
+        d = {k: v - b[k] for k, v in a.items() if k != "drops" and k in b}
+        d["drops"] = {k: v - (b.get("drops") or {}).get(k, 0) for k, v in a["drops"].items()
+                      if v - (b.get("drops") or {}).get(k, 0)}
+        out[role] = d
+    return out
+
+
+def under_load(bed, run, seconds):
+    """Step 3: {"sessions", "seconds", "congestion", "status", "error", "bytes",
+    "bits_per_second", "ecn_negotiated", "ce_delivered", "retransmits", "nstat": the client's
+    counters the load added, "gateway": the gateway's (gateway_counters), or null}."""
+    cl, srv = bed.host("client"), bed.host("server")
+    # The namespaces are the point's own (bed.point makes them and takes them down): the
+    # setting goes with them.
+    for h in (cl, srv):
+        h.run(["sysctl", "-qw", "net.ipv4.tcp_ecn=1"])
+    before, g0 = nstat(cl), gateway_counters(run.driver.telemetry())
+    doc, status, err = matrix_point.traffic_client(bed, [
+        bed.addrs["server"], "--port", str(PORT), "--sessions", str(LOAD_SESSIONS), "--time",
+        f"{seconds:g}", "--warmup", "0", "--congestion", LOAD_CC, "--ecn", "on"])
+    after, g1 = nstat(cl), gateway_counters(run.driver.telemetry())
+    tcp = doc.get("tcp") or {}
+    return {"sessions": LOAD_SESSIONS, "seconds": seconds, "congestion": LOAD_CC,
+            "status": status, "error": err or None, "bytes": tcp.get("bytes"),
+            "bits_per_second": tcp.get("bits_per_second"),
+            "ecn_negotiated": tcp.get("ecn_negotiated"), "ce_delivered": tcp.get("ce_delivered"),
+            "retransmits": tcp.get("retransmits"),
+            "nstat": {k: after[k] - before[k] for k in NSTAT},
+            "gateway": counted(g0, g1) or None}
+
+
+def measure(sc, point, bed, load_s=LOAD_S, load_why=None):
+    """The part's record of point's gateway on bed (up for it): what it started it stops. The
+    load runs load_s seconds; with none, the record says load_why instead."""
     record = {"point": point.__dict__ | {"key": point.key(), "config": point.config()},
               "started": time.time()}
     run = matrix_point.Run(sc, point, bed)
@@ -223,6 +306,10 @@ def measure(sc, point, bed):
                 record["decap_why"] = (f"{point.config()} takes no plain GRE packet crafted "
                                        "on the transit (another encapsulation, or sequence "
                                        "numbers a crafted packet cannot know)")
+        if load_s:
+            record["load"] = under_load(bed, run, load_s)
+        else:
+            record["load"], record["load_why"] = None, load_why or "not run"
     finally:
         run.stop()
     record["finished"] = time.time()
@@ -351,6 +438,56 @@ def decap(rec):
             "words": f"{verdict}: " + "; ".join(words) + how}
 
 
+# The load of a record written before tunbed measured it.
+LOAD_BEFORE = "this record was made before tunbed measured marks and drops under load"
+
+
+def gateway_words(counters):
+    """'gregw gwb: 1,234 marked CE, 0 dropped; ...' of the gateway's counters under load."""
+    out = []
+    for role, c in sorted((counters or {}).items()):
+        drops = c.get("drops") or {}
+        w = (f"{role} {c.get('aqm_marked', 0):,} marked CE (aqm_marked), "
+             f"{c.get('dropped', 0):,} dropped")
+        if drops:
+            w += " (" + ", ".join(f"{k} {v:,}" for k, v in sorted(drops.items())) + ")"
+        if c.get("tun_device_tx_dropped"):
+            w += f", its TUN device dropped {c['tun_device_tx_dropped']:,}"
+        out.append(w)
+    return "; ".join(out)
+
+
+def load(rec):
+    """Marks and drops under load: {"verdict": "marks" (CE reached the receivers), "drops"
+    (none did, segments were retransmitted), "neither", or None (not measured), "ce_echoed",
+    "delivered", "retransmits", "retransmits_per_gb", "gateway", "words"}."""
+    ld = rec.get("load")
+    if ld is None:
+        return {"verdict": None, "words": f"not measured: {rec.get('load_why') or LOAD_BEFORE}"}
+    n = ld["sessions"]
+    if ld["status"] != 0 or not ld.get("bytes"):
+        why = (ld.get("error") or "").strip().splitlines() or [
+            f"the client's exit status {ld['status']}"]
+        return {"verdict": None, "words": f"not measured: the {n} sessions failed: {why[-1]}"}
+    if ld.get("ecn_negotiated") != n:
+        return {"verdict": None, "words": f"not measured: {ld.get('ecn_negotiated') or 0} of {n} "
+                                          "sessions negotiated ECN"}
+    ns = ld["nstat"]
+    ce, rtx = ns["TcpExtTCPDeliveredCE"], ns["TcpRetransSegs"]
+    gb = ld["bytes"] / 1e9
+    per_gb = rtx / gb
+    verdict = "marks" if ce else "drops" if rtx else "neither"
+    gw = gateway_words(ld.get("gateway"))
+    words = (f"{verdict}: {ce:,} segments delivered under a CE echo, {per_gb:,.0f} "
+             f"retransmits/GB ({rtx:,} of {ns['TcpOutSegs']:,} segments; {n} ECN sessions, "
+             f"{ld['congestion'].upper()}, {ld['seconds']:g} s, "
+             f"{(ld.get('bits_per_second') or 0) / 1e9:.2f} Gbit/s)"
+             + (f"; the gateway: {gw}" if gw else ""))
+    return {"verdict": verdict, "ce_echoed": ce, "delivered": ns["TcpExtTCPDelivered"],
+            "retransmits": rtx, "retransmits_per_gb": round(per_gb, 1),
+            "gateway": ld.get("gateway"), "words": words}
+
+
 METHOD_WORDS = {
     "wire": "wire: tunbed-wire read the inner and outer headers on the transit; the outer CE "
             "crafted in GRE packets there",
@@ -360,16 +497,17 @@ METHOD_WORDS = {
 
 
 def analyse(rec):
-    """{"method", "dscp", "encap", "decap"}: the method's name and words, and each aspect's
-    verdict, numbers and words."""
+    """{"method", "dscp", "encap", "decap", "load"}: the method's name and words, and each
+    aspect's verdict, numbers and words."""
     m = method(rec)
     return {"method": {"name": m, "words": METHOD_WORDS[m]}, "dscp": dscp(rec),
-            "encap": encap(rec), "decap": decap(rec)}
+            "encap": encap(rec), "decap": decap(rec), "load": load(rec)}
 
 
-ASPECTS = ("dscp", "encap", "decap")
+ASPECTS = ("dscp", "encap", "decap", "load")
 ROWS = (("dscp", "DSCP carried (outer)"), ("encap", "ECN at encapsulation (inner -> outer)"),
         ("decap", "CE at decapsulation (outer CE -> inner)"),
+        ("load", "marks / drops under load (ECN, CUBIC)"),
         ("method", "DSCP / ECN measured by"))
 
 
@@ -397,4 +535,14 @@ RECORD_SCHEMA = Obj({
                                                         keywhat="a TOS byte")}),
                                         key="|".join(ENCAP), keywhat="an ECN codepoint")},
                        need=("sessions",))),
-    "capture_error": Opt(STR)}, need=("point", "sessions"))
+    "capture_error": Opt(STR),
+    # Under load (optional: a record written before it has none, and reads as not measured).
+    "load": Opt(Obj({"sessions": Num(1, whole=True), "seconds": Num(0), "congestion": STR,
+                     "status": INT, "error": Opt(STR), "bytes": Opt(COUNT),
+                     "bits_per_second": Opt(Num(0)), "ecn_negotiated": Opt(COUNT),
+                     "nstat": Obj({k: Num(whole=True) for k in NSTAT}, need=NSTAT),
+                     "gateway": Opt(Map(Obj({**{k: Num(whole=True) for k in GATEWAY_COUNTERS},
+                                             "drops": Map(Num(whole=True))}),
+                                        key="[a-z0-9]{1,16}", keywhat="a role"))},
+                    need=("sessions", "seconds", "congestion", "status", "nstat"))),
+    "load_why": Opt(STR)}, need=("point", "sessions"))
