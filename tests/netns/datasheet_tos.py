@@ -2,11 +2,15 @@
 """The datasheet's DSCP/ECN part of one gateway (datasheet_tos.measure) on ras.topo in the
 namespaces PREFIX-*, as `tunbed datasheet` runs it, for netns/datasheet_tos:
 
-  datasheet_tos.py GATEWAY PREFIX
+  datasheet_tos.py GATEWAY PREFIX [MODE]
+
+MODE: the gateway's mode (gregw's, e.g. gre+aqm); with +aqm, CoDel's target is 10 us over
+1 ms, as netns/gregw_bulk sets it, so that any queue under the load is a standing one and
+CoDel signals (the runner's gregw takes gregw's defaults).
 
 Prints one JSON line: {"record": the part's record, "analysis": datasheet_tos.analyse's,
-"left": {role: the PIDs still in its namespace once the part is done}}; or {"error": "..."}
-and exits 1."""
+"rows": the gateway's DSCP/ECN rows of the page (datasheet_report.tos_rows), "left": {role:
+the PIDs still in its namespace once the part is done}}; or {"error": "..."} and exits 1."""
 
 import json
 import os
@@ -20,7 +24,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from tunbedlib import bed as beds  # noqa: E402
 from tunbedlib import drivers, records, scenario  # noqa: E402
 from tunbedlib.common import Failure  # noqa: E402
-from tunbedlib.kinds import datasheet_tos  # noqa: E402
+from tunbedlib.drivers import gregw  # noqa: E402
+from tunbedlib.kinds import datasheet_plan, datasheet_report, datasheet_tos  # noqa: E402
 from tunbedlib.kinds.base import Item  # noqa: E402
 
 
@@ -30,7 +35,13 @@ def main():
     if not drivers.lookup(gateway):
         print(json.dumps({"error": f"unknown gateway '{gateway}'"}), flush=True)
         return 2
-    sc = scenario.Scenario(topology="ras", gateways=[gateway], sessions=[1])
+    mode = sys.argv[3] if len(sys.argv) > 3 else None
+    if mode and "aqm" in mode.split("+")[1:]:
+        aqm = gregw.OPTIONS["aqm"]
+        gregw.OPTIONS["aqm"] = aqm._replace(flags=(*aqm.flags, "--aqm-target", "10",
+                                                   "--aqm-interval", "1000"))
+    sc = scenario.Scenario(topology="ras", gateways=[gateway], sessions=[1],
+                           **({"modes": [mode]} if mode else {}))
     p = scenario.points(sc)[0]
     bed = beds.NamespaceBed(sc, prefix, {})
     with bed.point(Item(p.key(), p.config(), p)):
@@ -43,7 +54,10 @@ def main():
         left = {r: subprocess.run(["ip", "netns", "pids", f"{prefix}-{r}"], text=True,
                                   capture_output=True).stdout.split()
                 for r in ("client", "gwa", "gwb", "server")}
-    print(json.dumps({"record": rec, "analysis": datasheet_tos.analyse(rec), "left": left}),
+    a = datasheet_tos.analyse(rec)
+    rows = datasheet_report.tos_rows({"parts": {gateway: {"tos": datasheet_plan.RUN}}},
+                                     gateway, a)
+    print(json.dumps({"record": rec, "analysis": a, "rows": dict(rows), "left": left}),
           flush=True)
     return 0
 

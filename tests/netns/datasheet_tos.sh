@@ -7,8 +7,13 @@
 # counts what arrives by DS field. Linux's VXLAN (tos 0) writes an outer DSCP of its own (0),
 # copies ECT(0) and ECT(1), resets CE to ECT(0) (RFC 6040, 4.1's full functionality), carries
 # an outer CE in on ECT packets and drops the Not-ECT ones under CE (RFC 6040, 4.2).
+# Under load: 64 TCP sessions that negotiate ECN (CUBIC) through it, the client's nstat before
+# and after, on the page's row. Then the same part on gregw with CoDel (gre+aqm, its target
+# 10 us over 1 ms: any queue under the load is a standing one), by the wire method: its
+# marks reach the senders as CE echoes, and the record has gregw's own count of them.
 #
 #  P-client --lan-a-- P-gwa [vx0] ==transit: VXLAN, UDP 4789 (capture)==> (re-mark CE) [vx0] P-gwb --lan-b-- P-server (recv: IP_RECVTOS)
+#  P-client --lan-a-- P-gwa [gregw] ==transit: GRE (tunbed-wire; crafted CE)==> [gregw, CoDel] P-gwb --lan-b-- P-server
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
 netns_test_init
@@ -43,8 +48,33 @@ expect_eq "the Not-ECT probes under CE dropped" "$(rec '[r["arrived"] for r in d
 expect_eq "the re-mark set at least the arrived ECT ones CE" "$(rec 'd["record"]["decap"]["remarked"] >= sum(r["arrived"] for r in d["analysis"]["decap"]["probes"])')" "True"
 expect_eq "the receiver saw the end datagram" "$(rec 'd["record"]["decap"]["ended"]')" "True"
 
+# Under load: every session negotiated ECN and ended well, the client's counters moved, and the
+# page's row has the figures (the kernel's VXLAN has no counters of its own: none recorded).
+expect_eq "load: 64 sessions, all negotiated ECN, the client exited 0" "$(rec '(d["record"]["load"]["sessions"], d["record"]["load"]["ecn_negotiated"], d["record"]["load"]["status"], d["record"]["load"]["congestion"])')" "(64, 64, 0, 'cubic')"
+expect_eq "load: segments sent and bytes received" "$(rec '(d["record"]["load"]["nstat"]["TcpOutSegs"] > 0, d["record"]["load"]["bytes"] > 0)')" "(True, True)"
+expect_eq "load: measured, no gateway counters" "$(rec '(d["analysis"]["load"]["verdict"] in ("marks", "drops", "neither"), d["record"]["load"]["gateway"])')" "(True, None)"
+expect_match "load: the page's row" "$(rec 'd["rows"]["marks / drops under load (ECN, CUBIC)"]')" \
+	"^(marks|drops|neither): [0-9,]+ segments delivered under a CE echo, [0-9,]+ retransmits/GB \([0-9,]+ of [0-9,]+ segments; 64 ECN sessions, CUBIC, 4 s, [0-9.]+ Gbit/s\)$"
+
 # What the part started, it stopped: no process left in the gateways' namespaces (the tc
 # program went with the re-mark's process), the server's or the client's.
 expect_eq "no process left in the namespaces" "$(rec 'sorted(r for r, p in d["left"].items() if p)')" "[]"
 "$TOPO" down --prefix "$P" >/dev/null 2>&1 || true
 expect_nothing_left "$P" "the topology"
+
+# gregw with CoDel on gwb's receive queue: it marks the ECN sessions' packets CE (aqm_marked),
+# the senders get the marks back (TcpExtTCPDeliveredCE), and the record and the row say both.
+new_prefix Q tbtosq
+out=$(python3 "$HERE/datasheet_tos.py" gregw "$Q" gre+aqm 2>"$TMP/helper-gregw.err") ||
+	die "the DSCP/ECN part on gregw gre+aqm: ${out:-no output} $(tail -3 "$TMP/helper-gregw.err")"
+expect_eq "gregw: the record's method and mode" "$(rec '(d["record"]["method"], d["record"]["point"]["mode"])')" "('wire', 'gre+aqm')"
+expect_eq "gregw: 64 sessions, all negotiated ECN, the client exited 0" "$(rec '(d["record"]["load"]["ecn_negotiated"], d["record"]["load"]["status"])')" "(64, 0)"
+expect_eq "gregw: CoDel on gwb marked CE" "$(rec 'd["record"]["load"]["gateway"]["gwb"]["aqm_marked"] > 0')" "True"
+expect_eq "gregw: the marks reached the senders" "$(rec '(d["record"]["load"]["nstat"]["TcpExtTCPDeliveredCE"] > 0, d["analysis"]["load"]["verdict"], d["analysis"]["load"]["ce_echoed"] == d["record"]["load"]["nstat"]["TcpExtTCPDeliveredCE"])')" "(True, 'marks', True)"
+expect_eq "gregw: the analysis carries gregw's counts" "$(rec 'd["analysis"]["load"]["gateway"]["gwb"]["aqm_marked"] == d["record"]["load"]["gateway"]["gwb"]["aqm_marked"]')" "True"
+expect_match "gregw: the page's row" "$(rec 'd["rows"]["marks / drops under load (ECN, CUBIC)"]')" \
+	"^marks: [0-9,]+ segments delivered under a CE echo, [0-9,]+ retransmits/GB \([0-9,]+ of [0-9,]+ segments; 64 ECN sessions, CUBIC, 4 s, [0-9.]+ Gbit/s\); the gateway: gwa [0-9,]+ marked CE \(aqm_marked\), [0-9,]+ dropped.*; gwb [1-9][0-9,]* marked CE \(aqm_marked\)"
+expect_eq "gregw: its DSCP/ECN verdicts as before" "$(rec '[d["analysis"][k]["verdict"] for k in ("dscp", "encap", "decap")]')" "['yes', 'copied', 'yes']"
+expect_eq "gregw: no process left in the namespaces" "$(rec 'sorted(r for r, p in d["left"].items() if p)')" "[]"
+"$TOPO" down --prefix "$Q" >/dev/null 2>&1 || true
+expect_nothing_left "$Q" "gregw's topology"

@@ -250,6 +250,151 @@ class Tos(unittest.TestCase):
                                            "not-ect, ect1, ect0, ce")
 
 
+def loaded(**change):
+    """A load of 64 ECN sessions as datasheet_tos.under_load records it, gregw's counters of
+    both gateways with it; change: fields replaced."""
+    ld = {"sessions": 64, "seconds": 4, "congestion": "cubic", "status": 0, "error": None,
+          "bytes": 2_000_000_000, "bits_per_second": 4.0e9, "ecn_negotiated": 64,
+          "ce_delivered": 900, "retransmits": 12,
+          "nstat": {"TcpOutSegs": 1_400_000, "TcpRetransSegs": 25, "TcpExtTCPDelivered":
+                    1_399_000, "TcpExtTCPDeliveredCE": 1_234},
+          "gateway": {"gwa": {"aqm_marked": 0, "dropped": 0, "tun_read_pauses": 310,
+                              "tun_device_tx_dropped": 0, "drops": {}},
+                      "gwb": {"aqm_marked": 345, "dropped": 3, "tun_read_pauses": 0,
+                              "tun_device_tx_dropped": 0, "drops": {"aqm": 3}}}}
+    ld.update(change)
+    return ld
+
+
+class Load(unittest.TestCase):
+    """The DSCP/ECN part's marks and drops under load: what a record of them says, an old
+    record without them, the counters they are taken from, and the plan's seconds."""
+
+    def test_marks_with_the_gateways_own(self):
+        rec = dict(tos_record(), load=loaded())
+        records.check(rec, datasheet_tos.RECORD_SCHEMA, "x.json: record")
+        a = datasheet_tos.analyse(rec)["load"]
+        self.assertEqual((a["verdict"], a["ce_echoed"], a["retransmits"],
+                          a["retransmits_per_gb"]), ("marks", 1234, 25, 12.5))
+        self.assertEqual(a["words"],
+                         "marks: 1,234 segments delivered under a CE echo, 12 retransmits/GB "
+                         "(25 of 1,400,000 segments; 64 ECN sessions, CUBIC, 4 s, 4.00 Gbit/s); "
+                         "the gateway: gwa 0 marked CE (aqm_marked), 0 dropped; gwb 345 marked "
+                         "CE (aqm_marked), 3 dropped (aqm 3)")
+
+    def test_drops_and_neither_without_counters(self):
+        ns = {"TcpOutSegs": 900_000, "TcpRetransSegs": 2_468, "TcpExtTCPDelivered": 890_000,
+              "TcpExtTCPDeliveredCE": 0}
+        a = datasheet_tos.load({"load": loaded(nstat=ns, gateway=None)})
+        self.assertEqual(a["verdict"], "drops")
+        self.assertTrue(a["words"].startswith("drops: 0 segments delivered under a CE echo, "
+                                              "1,234 retransmits/GB (2,468 of 900,000"),
+                        a["words"])
+        self.assertNotIn("the gateway", a["words"])
+        a = datasheet_tos.load({"load": loaded(nstat=dict(ns, TcpRetransSegs=0))})
+        self.assertEqual(a["verdict"], "neither")
+
+    def test_not_measured(self):
+        for rec, words in (
+                (tos_record(), "not measured: this record was made before tunbed measured "
+                               "marks and drops under load"),
+                ({"load": None, "load_why": "not run: left out to fit --budget (the least "
+                                            "plan)"},
+                 "not measured: not run: left out to fit --budget (the least plan)"),
+                ({"load": loaded(status=1, error="tunbed-traffic: --ecn on: 3 of 64 sessions "
+                                                 "negotiated no ECN (...)", ecn_negotiated=61)},
+                 "not measured: the 64 sessions failed: tunbed-traffic: --ecn on: 3 of 64 "
+                 "sessions negotiated no ECN (...)"),
+                ({"load": loaded(status=1, error=None, bytes=0)},
+                 "not measured: the 64 sessions failed: the client's exit status 1"),
+                ({"load": loaded(ecn_negotiated=60)},
+                 "not measured: 60 of 64 sessions negotiated ECN")):
+            a = datasheet_tos.load(rec)
+            self.assertEqual((a["verdict"], a["words"]), (None, words))
+        self.assertEqual(datasheet_tos.analyse(tos_record())["load"]["verdict"], None)
+
+    def test_a_bad_load_refused(self):
+        for change, what in ((lambda ld: ld["nstat"].pop("TcpRetransSegs"),
+                              "load.nstat.TcpRetransSegs: expected a whole number"),
+                             (lambda ld: ld.update(sessions=0),
+                              "load.sessions: expected a whole number of at least 1"),
+                             (lambda ld: ld["gateway"]["gwb"]["drops"].update(aqm="3"),
+                              "load.gateway.gwb.drops.aqm: expected a whole number")):
+            rec = dict(tos_record(), load=loaded())
+            change(rec["load"])
+            with self.assertRaises(records.FormatError) as e:
+                records.check(rec, datasheet_tos.RECORD_SCHEMA, "x.json: record")
+            self.assertEqual(str(e.exception), f"x.json: record: {what}")
+
+    def test_the_counters(self):
+        def stats(marked, aqm, pauses):
+            return {"total": {"aqm_marked": marked, "dropped": aqm, "tun_read_pauses": pauses,
+                              "tun_device_tx_dropped": None, "drops": {"aqm": aqm, "bad_key": 0}}}
+        before = datasheet_tos.gateway_counters({"gwa": stats(0, 0, 5), "gwb": stats(10, 1, 0)})
+        after = datasheet_tos.gateway_counters({"gwa": stats(0, 0, 9), "gwb": stats(40, 4, 0)})
+        self.assertEqual(datasheet_tos.counted(before, after),
+                         {"gwa": {"aqm_marked": 0, "dropped": 0, "tun_read_pauses": 4,
+                                  "drops": {}},
+                          "gwb": {"aqm_marked": 30, "dropped": 3, "tun_read_pauses": 0,
+                                  "drops": {"aqm": 3}}})
+        # A gateway that says nothing of marks (the kernel's: no telemetry) has no counters.
+        self.assertEqual(datasheet_tos.gateway_counters(None), {})
+        self.assertEqual(datasheet_tos.gateway_counters({"gwa": {"flows": 3}}), {})
+
+    def test_nstat(self):
+        class Host:
+            def __init__(self, out):
+                self.out, self.argv = out, None
+
+            def run(self, argv):
+                self.argv = argv
+                return self.out
+
+            def label(self):
+                return "P-client"
+        h = Host("#kernel\nTcpOutSegs                      1400              0.0\n"
+                 "TcpRetransSegs                  3                 0.0\n"
+                 "TcpExtTCPDelivered              1390              0.0\n"
+                 "TcpExtTCPDeliveredCE            0                 0.0\n")
+        self.assertEqual(datasheet_tos.nstat(h), {"TcpOutSegs": 1400, "TcpRetransSegs": 3,
+                                                  "TcpExtTCPDelivered": 1390,
+                                                  "TcpExtTCPDeliveredCE": 0})
+        self.assertEqual(h.argv[:2], ["nstat", "-saz"])
+        from tunbedlib.common import Failure
+        with self.assertRaises(Failure) as e:
+            datasheet_tos.nstat(Host("#kernel\nTcpOutSegs 1 0.0\n"))
+        self.assertEqual(str(e.exception), "nstat on P-client has no TcpRetransSegs, "
+                                           "TcpExtTCPDelivered, TcpExtTCPDeliveredCE")
+
+    def test_the_plan_seconds(self):
+        least, full = dplan.TIERS[-1], dplan.TIERS[0]
+        self.assertEqual((least.load_s, dplan.tos_s(least)), (0, dplan.TOS_S))
+        self.assertEqual(dplan.tos_s(full), dplan.TOS_S + full.load_s + dplan.LOAD_SETUP_S)
+        self.assertTrue(all(t.load_s for t in dplan.TIERS[:-1]))
+        self.assertTrue(least.words().endswith("; DSCP/ECN under load: left out"))
+        self.assertTrue(full.words().endswith("; DSCP/ECN under load: 64 ECN sessions (CUBIC) "
+                                              "for 5 s"), full.words())
+
+    def test_the_plan_passes_its_seconds_or_why_not(self):
+        plan = KIND.check(args(budget="2m"))
+        item = next(i for i in KIND.items(plan) if i.point.part == "tos")
+        got = {}
+
+        def measure(sc, point, bed, **kw):
+            got.update(kw)
+            return {"load": None}
+        with mock.patch.object(datasheet_tos, "measure", measure):
+            KIND.measure(plan, None, item)
+        self.assertEqual(got, {"load_s": 0, "load_why": "not run: left out to fit --budget "
+                                                        "(the least plan)"})
+        plan = KIND.check(args(budget="1h"))
+        item = next(i for i in KIND.items(plan) if i.point.part == "tos")
+        self.assertEqual(item.weight, dplan.tos_s(plan.tier))
+        with mock.patch.object(datasheet_tos, "measure", measure):
+            KIND.measure(plan, None, item)
+        self.assertEqual(got, {"load_s": plan.tier.load_s, "load_why": None})
+
+
 class Interop(unittest.TestCase):
     """The guest tests' results as their runs record them (tests/netns/guest_lib.sh,
     guest_record), counted for this build id only."""
@@ -570,6 +715,7 @@ class Report(unittest.TestCase):
                        "NDR / PDR, IMIX frames",
                        "DSCP carried (outer)", "ECN at encapsulation (inner -> outer)",
                        "CE at decapsulation (outer CE -> inner)", "DSCP / ECN measured by",
+                       "marks / drops under load (ECN, CUBIC)",
                        "generator budget",
                        "latency p50 ms at 10 / 50 / 90% of PDR", "failover, stop",
                        "interoperability", "inner MTU", "version", "cipher"):

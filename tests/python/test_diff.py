@@ -300,6 +300,13 @@ class Sheets(unittest.TestCase):
                                                             "words": "capture: ..."}), 0,
                        "gregw, DSCP/ECN measured by: wire -> capture: CHANGED, the verdicts "
                        "below are of two methods"),
+            # Marks and drops under load: a change said, never a regression; a datasheet
+            # written before them has none (not measured), and then no line when neither has.
+            "load": (lambda d: g(d)["tos"].update(load={
+                "verdict": "drops", "words": "drops: ...", "ce_echoed": 0,
+                "retransmits_per_gb": 1234.4}), 0,
+                "gregw, DSCP/ECN under load: not measured -> drops (0 segments under a CE "
+                "echo, 1,234 retransmits/GB): CHANGED"),
             "interop": (lambda d: g(d)["parts"]["interop"]["tests"].update(
                 guest_gre={"result": "fail"}, guest_gre6={"result": "pass"}), 1,
                 "gregw, interoperability guest_gre: pass -> fail: CHANGED: a regression"),
@@ -318,6 +325,29 @@ class Sheets(unittest.TestCase):
                 self.assertTrue(verdict.startswith("verdict: 1 regression beyond 5% or of "
                                                    "behaviour" if want_status else
                                                    "verdict: no regression"), verdict)
+
+    def test_marks_and_drops_under_load(self):
+        def with_load(verdict, ce, per_gb):
+            return lambda d: d["gateways"]["gregw"]["tos"].update(load={
+                "verdict": verdict, "words": f"{verdict}: ...", "ce_echoed": ce,
+                "retransmits_per_gb": per_gb, "gateway": {"gwb": {"aqm_marked": 9}}})
+        status, out, err = self.main(sheet(x=with_load("marks", 1234, 12.0)),
+                                     sheet(x=with_load("drops", 0, 850.0)))
+        self.assertEqual((status, err), (0, ""))
+        self.assertIn("gregw, DSCP/ECN under load: marks (1,234 segments under a CE echo, 12 "
+                      "retransmits/GB) -> drops (0 segments under a CE echo, 850 "
+                      "retransmits/GB): CHANGED", out)
+        status, out, err = self.main(sheet(x=with_load("marks", 1234, 12.0)),
+                                     sheet(x=with_load("marks", 999, 20.0)))
+        self.assertIn("gregw, DSCP/ECN under load: marks (1,234 segments under a CE echo, 12 "
+                      "retransmits/GB) -> marks (999 segments under a CE echo, 20 "
+                      "retransmits/GB): the same", out)
+        self.assertEqual(out[-1], "verdict: no regression beyond 5% nor of behaviour; 12 "
+                                  "unchanged, 2 bound by the generator")
+        # Not measured on both sides (two datasheets of before, or of the least plan): no line.
+        status, out, err = self.main(sheet(), sheet(x=with_load(None, None, None)))
+        self.assertEqual((status, err), (0, ""))
+        self.assertFalse([ln for ln in out if "under load" in ln], out)
 
     def test_gateways_of_one_side_and_refusals(self):
         b = sheet(drop=lambda d: d["gateways"].pop("route"))

@@ -77,6 +77,7 @@ ADDED = {"runs": ("verdict", "verdict_reason", "verdict_hosts", "ceiling_bps", "
          "datasheet_figures": ("generator budget", "DSCP carried (outer)",
                                "ECN at encapsulation (inner -> outer)",
                                "CE at decapsulation (outer CE -> inner)",
+                               "marks / drops under load (ECN, CUBIC)",
                                "DSCP / ECN measured by",
                                "NDR / PDR, IMIX frames")}
 
