@@ -266,7 +266,8 @@ def under_load(bed, run, seconds):
     before, g0 = nstat(cl), gateway_counters(run.driver.telemetry())
     doc, status, err = matrix_point.traffic_client(bed, [
         bed.addrs["server"], "--port", str(PORT), "--sessions", str(LOAD_SESSIONS), "--time",
-        f"{seconds:g}", "--warmup", "0", "--congestion", LOAD_CC, "--ecn", "on"])
+        f"{seconds:g}", "--warmup", "0", "--pattern", "push", "--congestion", LOAD_CC, "--ecn",
+        "on"])
     after, g1 = nstat(cl), gateway_counters(run.driver.telemetry())
     tcp = doc.get("tcp") or {}
     return {"sessions": LOAD_SESSIONS, "seconds": seconds, "congestion": LOAD_CC,
