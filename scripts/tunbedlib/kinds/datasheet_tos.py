@@ -32,8 +32,9 @@ import signal
 import sys
 import time
 
-from ..common import Failure
+from ..common import Failure, GatewayFailure
 from ..common import TRAFFIC_PORT as PORT
+from ..hosts import HostLost
 from ..records import KEY
 from ..schema import INT, STR, List, Map, Num, Obj, Opt, Str
 from . import matrix_point
@@ -308,7 +309,12 @@ def measure(sc, point, bed, load_s=LOAD_S, load_why=None):
                                        "on the transit (another encapsulation, or sequence "
                                        "numbers a crafted packet cannot know)")
         if load_s:
-            record["load"] = under_load(bed, run, load_s)
+            try:
+                record["load"] = under_load(bed, run, load_s)
+            except (GatewayFailure, HostLost):
+                raise
+            except Failure as e:  # the load's alone: the steps before it stand
+                record["load"], record["load_why"] = None, f"failed: {e}"
         else:
             record["load"], record["load_why"] = None, load_why or "not run"
     finally:
@@ -444,7 +450,8 @@ LOAD_BEFORE = "this record was made before tunbed measured marks and drops under
 
 
 def gateway_words(counters):
-    """'gregw gwb: 1,234 marked CE, 0 dropped; ...' of the gateway's counters under load."""
+    """'gwa 0 marked CE (aqm_marked), 0 dropped; gwb 1,234 marked CE (aqm_marked), 3 dropped
+    (aqm 3)' of the gateway's counters under load, by role."""
     out = []
     for role, c in sorted((counters or {}).items()):
         drops = c.get("drops") or {}
