@@ -2,11 +2,12 @@
 """The datasheet's DSCP/ECN part of one gateway (datasheet_tos.measure) on ras.topo in the
 namespaces PREFIX-*, as `tunbed datasheet` runs it, for netns/datasheet_tos:
 
-  datasheet_tos.py GATEWAY PREFIX [MODE]
+  datasheet_tos.py GATEWAY PREFIX [MODE [AQM_TARGET_US AQM_INTERVAL_US]]
 
-MODE: the gateway's mode (gregw's, e.g. gre+aqm); with +aqm, CoDel's target is 10 us over
-1 ms, as netns/gregw_bulk sets it, so that any queue under the load is a standing one and
-CoDel signals (the runner's gregw takes gregw's defaults).
+MODE: the gateway's mode (gregw's, e.g. gre+aqm); with +aqm and a target and interval, CoDel's
+(netns/datasheet_tos: 10 us over 1 ms, as netns/gregw_bulk sets it, so that any queue under the
+load is a standing one and CoDel signals), without them gregw's defaults, as `--aqm codel`
+alone.
 
 Prints one JSON line: {"record": the part's record, "analysis": datasheet_tos.analyse's,
 "rows": the gateway's DSCP/ECN rows of the page (datasheet_report.tos_rows), "left": {role:
@@ -36,10 +37,10 @@ def main():
         print(json.dumps({"error": f"unknown gateway '{gateway}'"}), flush=True)
         return 2
     mode = sys.argv[3] if len(sys.argv) > 3 else None
-    if mode and "aqm" in mode.split("+")[1:]:
+    if len(sys.argv) > 5:
         aqm = gregw.OPTIONS["aqm"]
-        gregw.OPTIONS["aqm"] = aqm._replace(flags=(*aqm.flags, "--aqm-target", "10",
-                                                   "--aqm-interval", "1000"))
+        gregw.OPTIONS["aqm"] = aqm._replace(flags=(*aqm.flags, "--aqm-target", sys.argv[4],
+                                                   "--aqm-interval", sys.argv[5]))
     sc = scenario.Scenario(topology="ras", gateways=[gateway], sessions=[1],
                            **({"modes": [mode]} if mode else {}))
     p = scenario.points(sc)[0]

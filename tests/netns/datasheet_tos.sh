@@ -65,7 +65,7 @@ expect_nothing_left "$P" "the topology"
 # gregw with CoDel on gwb's receive queue: it marks the ECN sessions' packets CE (aqm_marked),
 # the senders get the marks back (TcpExtTCPDeliveredCE), and the record and the row say both.
 new_prefix Q tbtosq
-out=$(python3 "$HERE/datasheet_tos.py" gregw "$Q" gre+aqm 2>"$TMP/helper-gregw.err") ||
+out=$(python3 "$HERE/datasheet_tos.py" gregw "$Q" gre+aqm 10 1000 2>"$TMP/helper-gregw.err") ||
 	die "the DSCP/ECN part on gregw gre+aqm: ${out:-no output} $(tail -3 "$TMP/helper-gregw.err")"
 expect_eq "gregw: the record's method and mode" "$(rec '(d["record"]["method"], d["record"]["point"]["mode"])')" "('wire', 'gre+aqm')"
 expect_eq "gregw: 64 sessions, all negotiated ECN, the client exited 0" "$(rec '(d["record"]["load"]["ecn_negotiated"], d["record"]["load"]["status"])')" "(64, 0)"
