@@ -234,7 +234,7 @@ class Tos(unittest.TestCase):
         plan = KIND.check(args(budget="2m"))
         item = next(i for i in KIND.items(plan) if i.point.part == "tos")
 
-        def fails(*a):
+        def fails(*a, **kw):
             raise Failure("tunbed-wire: did not start")
         with mock.patch.object(datasheet_tos, "measure", fails), \
                 self.assertRaises(GatewayFailure) as e:
