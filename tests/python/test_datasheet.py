@@ -282,6 +282,17 @@ class Load(unittest.TestCase):
                          "the gateway: gwa 0 marked CE (aqm_marked), 0 dropped; gwb 345 marked "
                          "CE (aqm_marked), 3 dropped (aqm 3)")
 
+    def test_measured_though_the_client_failed_at_the_end(self):
+        """Sessions that all negotiated ECN and carried the load but did not close within the
+        client's grace: the counts stand, and the row says why the client failed."""
+        a = datasheet_tos.load({"load": loaded(
+            status=1, error="tunbed-traffic: 198.18.3.2 port 9400: Connection timed out (35 "
+                            "of 64 sessions)", gateway=None)})
+        self.assertEqual(a["verdict"], "marks")
+        self.assertTrue(a["words"].endswith("Gbit/s); the client exited 1: tunbed-traffic: "
+                                            "198.18.3.2 port 9400: Connection timed out (35 of "
+                                            "64 sessions)"), a["words"])
+
     def test_drops_and_neither_without_counters(self):
         ns = {"TcpOutSegs": 900_000, "TcpRetransSegs": 2_468, "TcpExtTCPDelivered": 890_000,
               "TcpExtTCPDeliveredCE": 0}
@@ -303,8 +314,7 @@ class Load(unittest.TestCase):
                  "not measured: not run: left out to fit --budget (the least plan)"),
                 ({"load": loaded(status=1, error="tunbed-traffic: --ecn on: 3 of 64 sessions "
                                                  "negotiated no ECN (...)", ecn_negotiated=61)},
-                 "not measured: the 64 sessions failed: tunbed-traffic: --ecn on: 3 of 64 "
-                 "sessions negotiated no ECN (...)"),
+                 "not measured: 61 of 64 sessions negotiated ECN"),
                 ({"load": loaded(status=1, error=None, bytes=0)},
                  "not measured: the 64 sessions failed: the client's exit status 1"),
                 ({"load": loaded(ecn_negotiated=60)},
