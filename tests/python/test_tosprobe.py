@@ -230,7 +230,7 @@ class Analysis(unittest.TestCase):
         records.check(rec, datasheet_tos.RECORD_SCHEMA, "x.json: record")
         a = datasheet_tos.analyse(rec)
         self.assertEqual([a[k]["verdict"] for k in datasheet_tos.ASPECTS],
-                         ["no", "not copied", "yes"])
+                         ["no", "not copied", "yes", None])  # None: a record before the load
         self.assertEqual(a["method"]["name"], "capture")
         self.assertEqual(a["dscp"]["words"], "no: 0 of 599 outer packets of datagrams marked "
                                              "DSCP 46 carried it outside (an outer DSCP of its "
@@ -250,7 +250,7 @@ class Analysis(unittest.TestCase):
         rec["decap"]["arrived"] = {"42": 100, "73": 100, "104": 100}
         a = datasheet_tos.analyse(rec)
         self.assertEqual([a[k]["verdict"] for k in datasheet_tos.ASPECTS],
-                         ["no", "not copied", "no"])
+                         ["no", "not copied", "no", None])
         self.assertEqual(a["encap"]["words"], "not copied (not RFC 6040's copy): ECT(0) -> "
                                               "Not-ECT; ECT(1) -> Not-ECT; CE -> Not-ECT")
         self.assertIn("Not-ECT under CE: delivered (100 of 100 arrived)", a["decap"]["words"])
@@ -266,7 +266,7 @@ class Analysis(unittest.TestCase):
         for c in rec["capture"]["sessions"].values():
             c["tos"] = {}
         a = datasheet_tos.analyse(rec)
-        self.assertEqual([a[k]["verdict"] for k in datasheet_tos.ASPECTS], [None] * 3)
+        self.assertEqual([a[k]["verdict"] for k in datasheet_tos.ASPECTS], [None] * 4)
         self.assertEqual(a["decap"]["words"], "not measured: the re-mark on gwb's transit set "
                                               "no probe's outer packet to CE")
         self.assertEqual(a["dscp"]["words"], "not measured: the capture on the transit saw no "
