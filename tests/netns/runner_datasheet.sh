@@ -32,7 +32,7 @@ dir=$(find "$R" -maxdepth 1 -name '*-datasheet' | head -1)
 err=$(cat "$TMP/ds.err")
 expect_match "the plan chosen and said" "$err" "tunbed: --budget 2:00: the least plan: throughput 1 repeat of 1 s"
 expect_match "progress with the time left" "$err" "tunbed: \[2/11\] route, 8 sessions, repeat 1: [0-9.]+ [GMk]bit/s  elapsed [0-9:]+  left ~[0-9:]+"
-expect_match "the DSCP/ECN part's progress" "$err" "tunbed: \[7/11\] DSCP and ECN through gregw gre 2w: dscp yes; encap copied; decap yes  elapsed [0-9:]+  left ~[0-9:]+"
+expect_match "the DSCP/ECN part's progress" "$err" "tunbed: \[7/11\] DSCP and ECN through gregw gre 2w: dscp yes; encap copied; decap yes; load not measured  elapsed [0-9:]+  left ~[0-9:]+"
 expect_match "the NDR part's progress" "$err" "tunbed: \[8/11\] NDR direct, 64-byte frames: NDR [0-9.]+ Mpps"
 expect_match "a headline per gateway" "$out" "^route: 1 session [0-9.]+ Gbit/s; limited by .*failover kill not applicable"$'\n'"gregw: 1 session [0-9.]+ Gbit/s; limited by .*; failover kill [0-9.]+ s outage"
 python3 - "$dir" "$out" "$TUNBED_SRC" <<'PY' || fail "the datasheet's results"
@@ -72,6 +72,10 @@ assert gregw["DSCP carried (outer)"].startswith("yes: "), gregw
 assert gregw["ECN at encapsulation (inner -> outer)"] == "copied (RFC 6040's normal mode): ECT(0) -> ECT(0); ECT(1) -> ECT(1); CE -> CE", gregw
 assert gregw["CE at decapsulation (outer CE -> inner)"].startswith("yes: ECT(0) under CE: 100 of 100 arrived CE; ECT(1) under CE: 100 of 100 arrived CE; Not-ECT under CE: dropped"), gregw
 assert gw["gregw"]["tos"]["dscp"]["marked"] == gw["gregw"]["tos"]["dscp"]["copied"] > 0 and gw["route"]["tos"] is None, gw["gregw"]["tos"]
+# The least plan leaves the part's load out, and says so.
+assert gregw["marks / drops under load (ECN, CUBIC)"] == "not measured: not run: left out to fit --budget (the least plan)", gregw
+tos = json.load(open(os.path.join(d, "runs", "tos-gregw-gre-w2.json")))["record"]
+assert gw["gregw"]["tos"]["load"]["verdict"] is None and tos["load"] is None and tos["load_why"] == "not run: left out to fit --budget (the least plan)", tos.get("load")
 # The guest tests' results count for the build the datasheet ran (build/bin) only, as their
 # runs recorded them in build/interop (tests/netns/guest_lib.sh); this test never writes one.
 build = subprocess.run([f"{src}/scripts/build-id", f"{src}/build/bin"], capture_output=True, text=True, check=True).stdout.strip()
