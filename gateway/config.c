@@ -49,6 +49,7 @@ enum opt_id {
 	OPT_WIRE_TX,
 	OPT_WIRE_RX,
 	OPT_FAIR_QUEUE,
+	OPT_TUN_IO,
 	OPT_FQ_FULL,
 	OPT_FQ_LIMIT,
 	OPT_AQM,
@@ -91,6 +92,7 @@ static const struct option options[] = {
 	{ "wire-tx", required_argument, NULL, OPT_WIRE_TX },
 	{ "wire-rx", required_argument, NULL, OPT_WIRE_RX },
 	{ "fair-queue", required_argument, NULL, OPT_FAIR_QUEUE },
+	{ "tun-io", required_argument, NULL, OPT_TUN_IO },
 	{ "fq-full", required_argument, NULL, OPT_FQ_FULL },
 	{ "fq-limit", required_argument, NULL, OPT_FQ_LIMIT },
 	{ "aqm", required_argument, NULL, OPT_AQM },
@@ -212,6 +214,11 @@ void config_usage(void)
 	       "                       its oldest packet for each read\n"
 	       "  --fq-limit N         packets (reads) a worker's flow queue holds, 1 to %d\n"
 	       "                       (default %d)\n"
+	       "  --tun-io read|uring  how a worker reads TUN with --fair-queue on: read\n"
+	       "                       (default), a read(2) call each; uring, a pass's reads\n"
+	       "                       submitted to io_uring with one call (reads that find\n"
+	       "                       the queue empty wait there); where the kernel refuses\n"
+	       "                       io_uring (Linux 5.10), read, said once\n"
 	       "  --aqm off|codel      codel: CoDel on the receive queue (ring or socket), from\n"
 	       "                       the kernel's arrival stamps: a standing queue is told to\n"
 	       "                       shrink by a drop, or a CE mark when ECN-capable\n"
@@ -530,6 +537,14 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 			c->fair_queue = false;
 		else
 			return bad(o, key, v, "expected on or off");
+		return 0;
+	case OPT_TUN_IO:
+		if (strcmp(v, "read") == 0)
+			c->tun_io_uring = false;
+		else if (strcmp(v, "uring") == 0)
+			c->tun_io_uring = true;
+		else
+			return bad(o, key, v, "expected read or uring");
 		return 0;
 	case OPT_FQ_FULL:
 		if (strcmp(v, "pause") == 0)

@@ -33,6 +33,7 @@
 #include "steer.h"
 #include "thread.h"
 #include "tun.h"
+#include "tun_uring.h"
 #include "uapi_newer.h"
 
 /* Enters --netns before anything is created: the TUN device and every socket live there. */
@@ -532,6 +533,38 @@ static void tun_features(struct gregw *g)
 	g->sh.tun_offloads = g->tun_offloads;
 }
 
+/*
+ * --tun-io: the workers' TUN reads lent to io_uring where asked, the flow queue takes them
+ * (they land in its slots) and the kernel gives a ring as tun_uring.h sets it up; else
+ * read(2), said once. Before privileges are dropped: the rings are made in worker_init.
+ */
+static void choose_tun_io(struct gregw *g)
+{
+	const char *what;
+	int rc;
+
+	g->sh.tun_uring = false;
+	if (!g->cfg->tun_io_uring) {
+		g->tun_io_why = "--tun-io read";
+		return;
+	}
+	if (!g->cfg->fair_queue) {
+		log_warnx("--tun-io uring needs --fair-queue on: TUN reads by read(2)");
+		g->tun_io_why = "--fair-queue off";
+		return;
+	}
+	rc = tun_uring_probe(g->tun_fds[0], &what);
+	if (rc) {
+		log_warnx("io_uring refused (%s: %s): TUN reads by read(2)", what, strerror(-rc));
+		snprintf(g->tun_io_why_buf, sizeof(g->tun_io_why_buf), "no io_uring: %s: %s", what,
+			 strerror(-rc));
+		g->tun_io_why = g->tun_io_why_buf;
+		return;
+	}
+	g->sh.tun_uring = true;
+	g->tun_io_why = NULL;
+}
+
 /* The TUN device, a queue per worker, its features, up with its addresses and routes. */
 static int open_tun(struct gregw *g)
 {
@@ -545,6 +578,7 @@ static int open_tun(struct gregw *g)
 		return rc;
 	}
 	tun_features(g);
+	choose_tun_io(g);
 	rc = setup_device(g);
 	if (rc)
 		tun_close(g->tun_fds, g->nworkers);

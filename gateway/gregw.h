@@ -28,6 +28,8 @@ struct gregw {
 	int tun_fds[CONFIG_MAX_WORKERS];
 	int tun_offloads; /* TUN_F_* in force with --offload on; 0 otherwise */
 	bool sched_batch; /* the workers run under SCHED_BATCH */
+	const char *tun_io_why;	  /* why TUN is read by read(2), not io_uring; NULL: it is not */
+	char tun_io_why_buf[160]; /* what the kernel refused, when that is why */
 	int ifindex;
 	int outer_ifindex;
 	unsigned path_mtu;

@@ -33,6 +33,7 @@ struct gw_shared {
 				* kernel's offer, probed once: rx_udp.c) */
 	bool aqm;		   /* --aqm codel on each worker's receive queue */
 	bool fair_queue;	   /* --fair-queue on: TUN reads wait in flows (fq.h) */
+	bool tun_uring;		   /* --tun-io uring in force: TUN reads lent to io_uring */
 	enum fq_full fq_full;	   /* --fq-full: a full flow queue pauses the reads, or drops */
 	unsigned fq_limit;	   /* --fq-limit: reads a worker's flow queue holds at most */
 	uint64_t coalesce_hold_ns; /* --coalesce-hold: how long a superpacket waits for its burst */

@@ -123,6 +123,9 @@ static json_t *config_json(const struct gregw *g, const struct sample *s)
 	jout_bool(o, "fair_queue", c->fair_queue);
 	jout_str(o, "fq_full", c->fq_drop ? "drop" : "pause");
 	jout_int(o, "fq_limit", c->fq_limit);
+	/* How the workers read TUN: read(2), or io_uring; and why not io_uring. */
+	jout_str(o, "tun_io", g->sh.tun_uring ? "uring" : "read");
+	jout_str(o, "tun_io_why", g->tun_io_why);
 	jout_str(o, "aqm", c->aqm ? "codel" : "off");
 	if (c->aqm) {
 		jout_int(o, "aqm_target_us", c->aqm_target_us);

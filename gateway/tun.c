@@ -18,6 +18,7 @@
 
 #include "encap.h"
 #include "flows.h"
+#include "tun_uring.h"
 #include "uapi_newer.h"
 
 int tun_open(const char *name, unsigned n, bool vnet_hdr, int *fds)
@@ -125,6 +126,17 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 		tunq_fini(q);
 		return -ENOMEM;
 	}
+	if (sh->tun_uring) {
+		const char *what;
+		int rc = tun_uring_init(&q->uring, fd, q->slots,
+					(size_t)WORKER_BATCH * (ENCAP_HEADROOM + WORKER_SLOT), &what);
+
+		if (rc) {
+			tunq_fini(q);
+			return rc;
+		}
+		q->uring_want = 1;
+	}
 	if (sh->fair_queue) {
 		q->free_slots = calloc(WORKER_BATCH, sizeof(*q->free_slots));
 		q->sent = calloc(WORKER_BATCH, sizeof(*q->sent));
@@ -143,6 +155,9 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 
 void tunq_fini(struct tunq *q)
 {
+	/* First: the reads still lent write into the slots until it returns. */
+	tun_uring_fini(q->uring);
+	q->uring = NULL;
 	fq_fini(&q->fq);
 	free(q->hdrs);
 	free(q->sent);
@@ -203,6 +218,28 @@ static uint32_t flow_of_read(const uint8_t *pkt, size_t len)
 	return flow_hash(&k);
 }
 
+/* Room in fq for one more read, made by --fq-full drop if need be; false: no more reads. */
+static bool admit(struct tunq *q)
+{
+	uint32_t s;
+
+	switch (fq_admission(&q->fq, q->sh->fq_full)) {
+	case FQ_ADMIT:
+		return true;
+	case FQ_WAIT:
+		stat_add(&q->stats->ctr[STAT_TUN_READ_PAUSES], 1);
+		return false;
+	case FQ_EVICT:
+		s = fq_drop_longest(&q->fq);
+		if (s == FQ_NONE)
+			return false;
+		stat_add(&q->stats->drops[DROP_TX_FQ_OVERFLOW], 1);
+		q->free_slots[q->nfree++] = s;
+		return true;
+	}
+	return false;
+}
+
 /*
  * --fair-queue: what TUN has, into the free slots and fq, while fq admits it; at most
  * WORKER_BATCH reads. A slot holds any read, so whether the next packet fits is known before
@@ -211,26 +248,10 @@ static uint32_t flow_of_read(const uint8_t *pkt, size_t len)
  */
 static void fill(struct tunq *q)
 {
-	for (unsigned n = 0; n < WORKER_BATCH; n++) {
-		uint32_t s;
-		ssize_t len;
+	for (unsigned n = 0; n < WORKER_BATCH && admit(q); n++) {
+		uint32_t s = q->free_slots[q->nfree - 1];
+		ssize_t len = read_counted(q, slot(q, s), &q->hdrs[s]);
 
-		switch (fq_admission(&q->fq, q->sh->fq_full)) {
-		case FQ_ADMIT:
-			break;
-		case FQ_WAIT:
-			stat_add(&q->stats->ctr[STAT_TUN_READ_PAUSES], 1);
-			return;
-		case FQ_EVICT:
-			s = fq_drop_longest(&q->fq);
-			if (s == FQ_NONE)
-				return;
-			stat_add(&q->stats->drops[DROP_TX_FQ_OVERFLOW], 1);
-			q->free_slots[q->nfree++] = s;
-			break;
-		}
-		s = q->free_slots[q->nfree - 1];
-		len = read_counted(q, slot(q, s), &q->hdrs[s]);
 		if (len < 0) {
 			if (errno != EPROTO)
 				return; /* EAGAIN: the queue is empty */
@@ -242,6 +263,89 @@ static void fill(struct tunq *q)
 	}
 }
 
+/* --tun-io uring: the reads the ring completed into fq (their virtio headers moved out of
+ * the headroom, which the encapsulation writes over), their slots back when empty. Returns
+ * the packets taken. */
+static unsigned take_lent(struct tunq *q)
+{
+	size_t vh = q->sh->vnet_hdr ? sizeof(struct virtio_net_hdr) : 0;
+	unsigned got = 0;
+	uint32_t s;
+	int res;
+
+	while (tun_uring_take(q->uring, &s, &res)) {
+		q->lent--;
+		if (res >= 0 && (size_t)res < vh + 1)
+			res = -EPROTO;
+		if (res < 0) {
+			/* -EPROTO: shorter than its virtio header; else cancelled at the end, or
+			 * the device is gone. */
+			if (res == -EPROTO)
+				stat_add(&q->stats->drops[DROP_TX_BAD_INNER], 1);
+			q->free_slots[q->nfree++] = s;
+			continue;
+		}
+		if (vh)
+			memcpy(&q->hdrs[s], slot(q, s) - vh, vh);
+		else
+			memset(&q->hdrs[s], 0, sizeof(q->hdrs[s]));
+		/* With --fq-full pause its room was kept when it was lent. */
+		if (q->sh->fq_full == FQ_FULL_DROP && !admit(q)) {
+			q->free_slots[q->nfree++] = s;
+			continue;
+		}
+		fq_enqueue(&q->fq, s, flow_of_read(slot(q, s), (size_t)res - vh),
+			   (uint32_t)((size_t)res - vh));
+		got++;
+	}
+	return got;
+}
+
+/*
+ * --tun-io uring: takes what the ring read, then lends it reads into free slots, up to as
+ * many as the last pass took and one more, doubled while they all come back full (at most
+ * what fq has room for, the reads still lent counted: --fq-full pause never reads what it
+ * cannot queue), submitted with one call; those that found packets are taken at once.
+ */
+static void fill_uring(struct tunq *q)
+{
+	size_t vh = q->sh->vnet_hdr ? sizeof(struct virtio_net_hdr) : 0;
+	unsigned got = take_lent(q), room = q->nfree, n;
+
+	if (q->sh->fq_full == FQ_FULL_PAUSE) {
+		unsigned left = q->fq.limit - q->fq.queued;
+
+		if (!left)
+			stat_add(&q->stats->ctr[STAT_TUN_READ_PAUSES], 1);
+		left = left > q->lent ? left - q->lent : 0;
+		if (room > left)
+			room = left;
+	}
+	n = q->uring_want > q->lent ? q->uring_want - q->lent : 0;
+	if (n > room)
+		n = room;
+	for (unsigned i = 0; i < n; i++) {
+		uint32_t s = q->free_slots[--q->nfree];
+
+		tun_uring_lend(q->uring, s, slot(q, s) - vh, vh + WORKER_SLOT);
+	}
+	q->lent += n;
+	if (n || q->uring_unsent) {
+		stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
+		/* Refused, they stay queued and lent: the next pass submits them. */
+		q->uring_unsent = tun_uring_submit(q->uring) < 0;
+		got += take_lent(q);
+	}
+	q->uring_want = got >= q->uring_want ? 2 * q->uring_want : got + 1;
+	if (q->uring_want > WORKER_BATCH)
+		q->uring_want = WORKER_BATCH;
+}
+
+int tunq_ring_fd(const struct tunq *q)
+{
+	return q->uring ? tun_uring_fd(q->uring) : -1;
+}
+
 void tunq_begin(struct tunq *q)
 {
 	q->nread = 0;
@@ -250,7 +354,10 @@ void tunq_begin(struct tunq *q)
 	while (q->nsent)
 		q->free_slots[q->nfree++] = q->sent[--q->nsent];
 	q->pass_segs = 0;
-	fill(q);
+	if (q->uring)
+		fill_uring(q);
+	else
+		fill(q);
 }
 
 /*

@@ -80,13 +80,19 @@ struct tunq {
 	size_t whole_max;      /* this pass: TCP superpackets up to this long go whole; 0: none */
 	struct coalescer coal; /* --offload: coalescing towards TUN */
 	uint8_t *coal_mem;     /* its COALESCE_FLOWS buffers */
+	/* --tun-io uring (tun_uring.h): reads lent to a ring, their slots out of free_slots. */
+	struct tun_uring *uring; /* NULL: read(2) */
+	unsigned lent;		 /* reads lent and not taken back */
+	unsigned uring_want;	 /* reads to keep lent: the last pass's take and one more */
+	bool uring_unsent;	 /* the last submission was refused: its reads wait */
 	uint8_t seg_hdr[GSO_HDR_MAX]; /* a segment's headers, cut from the wire's superpacket */
 };
 
-/* Sets up a worker's queue on fd (not taken over). Main thread. Returns 0 or -ENOMEM. */
+/* Sets up a worker's queue on fd (not taken over); with sh->tun_uring its ring
+ * (tun_uring_init). Main thread. Returns 0, -ENOMEM, or tun_uring_init's -errno. */
 int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats *stats);
 
-/* Releases what tunq_init allocated (not fd). */
+/* Releases what tunq_init allocated (not fd), after the worker's thread has ended. */
 void tunq_fini(struct tunq *q);
 
 /* For the next pass: TCP superpackets no longer than max bytes are handed over whole
@@ -101,8 +107,14 @@ static inline void tunq_whole(struct tunq *q, size_t max)
  * slots while the flow queue has room (--fq-limit); a full one leaves the rest in the TUN
  * device's queue until a later pass (--fq-full pause: STAT_TUN_READ_PAUSES), or gives up the
  * oldest packet of its longest flow for each read (drop: DROP_TX_FQ_OVERFLOW). The pass then
- * takes them in fq's order, up to TUN_FQ_PASS_SEGS segments. Worker thread. */
+ * takes them in fq's order, up to TUN_FQ_PASS_SEGS segments. With --tun-io uring the reads
+ * are the ring's (tun_uring.h): those completed since the last pass, and those it completes
+ * at once. Worker thread. */
 void tunq_begin(struct tunq *q);
+
+/* --tun-io uring: the ring's fd, readable when a read lent to it has completed (a worker
+ * sleeps on it beside fd); -1 otherwise. */
+int tunq_ring_fd(const struct tunq *q);
 
 /*
  * The next packet of the pass in *p: the next segment of the superpacket being cut, its

@@ -405,10 +405,12 @@ static unsigned from_wire(struct worker *w)
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	struct pollfd pfd[3] = {
+	/* With --tun-io uring, reads lent to the ring take what comes in: its fd says so. */
+	struct pollfd pfd[4] = {
 		{ .fd = w->tun.fd, .events = POLLIN },
 		{ .fd = rxq_fd(&w->rx), .events = POLLIN },
 		{ .fd = w->sh->stop_fd, .events = POLLIN },
+		{ .fd = tunq_ring_fd(&w->tun), .events = POLLIN },
 	};
 	const struct timespec hold = { .tv_nsec = (long)w->sh->coalesce_hold_ns };
 	const struct timespec idle = { .tv_sec = WORKER_POLL_MS / 1000,
@@ -432,7 +434,7 @@ static void *worker_main(void *arg)
 			bool holding = tunq_holding(&w->tun);
 
 			stat_add(&w->stats.ctr[STAT_POLLS], 1);
-			if (ppoll(pfd, 3, holding ? &hold : &idle, NULL) == 0 && holding)
+			if (ppoll(pfd, 4, holding ? &hold : &idle, NULL) == 0 && holding)
 				tunq_flush_all(&w->tun);
 		}
 		/* An error stays pending, and wakes every poll at once, until it is taken: an

@@ -18,7 +18,7 @@ holds() { grep -qxF -- "$2" <<<"$1"; }
 
 ras=$(list)
 if [ "$ras" = "$(list --for ras)" ]; then ok "the default set is ras"; else fail "the default set is not ras"; fi
-for p in python3 gcc cmake pkg-config libnl-3-dev libmnl-dev libpcap-dev python3-matplotlib \
+for p in python3 gcc cmake pkg-config libnl-3-dev libmnl-dev liburing-dev libpcap-dev python3-matplotlib \
 	iproute2 ethtool; do
 	holds "$ras" "$p" || fail "the main job's set lacks $p"
 done

@@ -31,7 +31,7 @@ expect "the build id of what it holds" [ "$("$SRC/scripts/build-id" "$TMP/root/u
 R=$TMP/root/usr/share/tunbed
 expect "the Open vSwitch driver" [ -x "$R/scripts/drivers/ovs-gre.sh" ]
 depends=$(dpkg-deb -f "$deb" Depends)
-for lib in libmnl0 libnl-3-200 libnl-route-3-200 libpcap0.8 libseccomp2 libjansson4 libinih1 iproute2 ethtool python3; do
+for lib in libmnl0 liburing2 libnl-3-200 libnl-route-3-200 libpcap0.8 libseccomp2 libjansson4 libinih1 iproute2 ethtool python3; do
 	expect "depends on $lib" grep -q "\b$lib\b" <<<"$depends"
 done
 expect "recommends python3-matplotlib" grep -q "\bpython3-matplotlib\b" <<<"$(dpkg-deb -f "$deb" Recommends)"

@@ -1,0 +1,142 @@
+/*
+ * TUN reads through io_uring (see tun_uring.h; liburing, io_uring_setup(2),
+ * io_uring_register(2)).
+ */
+#include "tun_uring.h"
+
+#include <errno.h>
+#include <liburing.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "gw_limits.h"
+
+struct tun_uring {
+	struct io_uring ring;
+	uint8_t *mem; /* the registered buffer: lent buffers are offsets in it */
+};
+
+int tun_uring_init(struct tun_uring **out, int fd, uint8_t *mem, size_t len, const char **what)
+{
+	/* The ring may only read (into the registered buffer) from the registered TUN queue:
+	 * whatever runs in this process later cannot make it do more, and no io_uring_register
+	 * is allowed once it is enabled (seccomp allows io_uring_enter alone). */
+	struct io_uring_restriction allow[] = {
+		{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_READ_FIXED },
+		{ .opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED, .sqe_flags = IOSQE_FIXED_FILE },
+		{ .opcode = IORING_RESTRICTION_SQE_FLAGS_REQUIRED, .sqe_flags = IOSQE_FIXED_FILE },
+	};
+	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED };
+	struct iovec iov = { .iov_base = mem, .iov_len = len };
+	struct io_uring_probe *probe;
+	struct tun_uring *u;
+	bool has_read;
+	int rc;
+
+	*out = NULL;
+	u = calloc(1, sizeof(*u));
+	if (!u) {
+		*what = "memory";
+		return -ENOMEM;
+	}
+	u->mem = mem;
+	rc = io_uring_queue_init_params(WORKER_BATCH, &u->ring, &p);
+	if (rc) {
+		*what = "io_uring_setup with a disabled ring (Linux 5.10)";
+		goto err_free;
+	}
+	probe = io_uring_get_probe_ring(&u->ring);
+	has_read = probe && io_uring_opcode_supported(probe, IORING_OP_READ_FIXED);
+	if (probe)
+		io_uring_free_probe(probe);
+	if (!has_read) {
+		rc = -EOPNOTSUPP;
+		*what = "IORING_OP_READ_FIXED (Linux 5.6)";
+		goto err_ring;
+	}
+	rc = io_uring_register_files(&u->ring, &fd, 1);
+	if (rc) {
+		*what = "a registered file (Linux 5.1)";
+		goto err_ring;
+	}
+	rc = io_uring_register_buffers(&u->ring, &iov, 1);
+	if (rc) {
+		*what = "a registered buffer (Linux 5.1; RLIMIT_MEMLOCK)";
+		goto err_ring;
+	}
+	rc = io_uring_register_restrictions(&u->ring, allow, sizeof(allow) / sizeof(allow[0]));
+	if (rc == 0)
+		rc = io_uring_enable_rings(&u->ring);
+	if (rc) {
+		*what = "io_uring restrictions (Linux 5.10)";
+		goto err_ring;
+	}
+	*out = u;
+	return 0;
+
+err_ring:
+	io_uring_queue_exit(&u->ring);
+err_free:
+	free(u);
+	return rc;
+}
+
+int tun_uring_probe(int fd, const char **what)
+{
+	enum { PROBE_LEN = 4096 };
+	uint8_t *mem = aligned_alloc(PROBE_LEN, PROBE_LEN);
+	struct tun_uring *u;
+	int rc;
+
+	if (!mem) {
+		*what = "memory";
+		return -ENOMEM;
+	}
+	rc = tun_uring_init(&u, fd, mem, PROBE_LEN, what);
+	tun_uring_fini(u);
+	free(mem);
+	return rc;
+}
+
+void tun_uring_fini(struct tun_uring *u)
+{
+	if (!u)
+		return;
+	io_uring_queue_exit(&u->ring);
+	free(u);
+}
+
+int tun_uring_fd(const struct tun_uring *u)
+{
+	return u->ring.ring_fd;
+}
+
+void tun_uring_lend(struct tun_uring *u, uint32_t slot, uint8_t *buf, size_t room)
+{
+	/* Never NULL: at most WORKER_BATCH reads are lent, the ring's size, and each is
+	 * submitted before its completion can be taken. */
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+
+	/* Offset 0: a TUN queue has no file position. */
+	io_uring_prep_read_fixed(sqe, 0, buf, (unsigned)room, 0, 0);
+	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_sqe_set_data64(sqe, slot);
+}
+
+int tun_uring_submit(struct tun_uring *u)
+{
+	return io_uring_submit(&u->ring);
+}
+
+bool tun_uring_take(struct tun_uring *u, uint32_t *slot, int *res)
+{
+	struct io_uring_cqe *cqe;
+
+	if (io_uring_peek_cqe(&u->ring, &cqe) != 0)
+		return false;
+	*slot = (uint32_t)io_uring_cqe_get_data64(cqe);
+	*res = cqe->res;
+	io_uring_cqe_seen(&u->ring, cqe);
+	return true;
+}
