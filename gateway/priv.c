@@ -41,9 +41,9 @@ static const int allowed[] = {
 	SCMP_SYS(recvfrom),
 	SCMP_SYS(poll),
 	SCMP_SYS(ppoll),
-	/* --tun-io uring: submitting the TUN reads. Its ring, made before, may do nothing else
-	 * (tun_uring.c: its restrictions), and no io_uring_setup or io_uring_register is
-	 * allowed. */
+	/* --tun-io uring: submitting the TUN reads. Its ring, made before, may do nothing but
+	 * read into the slots (tun_uring.c: its restrictions), and no io_uring_setup or
+	 * io_uring_register is allowed. */
 	SCMP_SYS(io_uring_enter),
 	SCMP_SYS(restart_syscall), /* a poll the debugger or a stop interrupted */
 	/* The UDP socket's drops (SO_MEMINFO), the ring's (PACKET_STATISTICS); a worker that

@@ -14,18 +14,19 @@
 
 struct tun_uring {
 	struct io_uring ring;
-	uint8_t *mem; /* the registered buffer: lent buffers are offsets in it */
+	int fd;
 };
 
 int tun_uring_init(struct tun_uring **out, int fd, uint8_t *mem, size_t len, const char **what)
 {
-	/* The ring may only read (into the registered buffer) from the registered TUN queue:
-	 * whatever runs in this process later cannot make it do more, and no io_uring_register
-	 * is allowed once it is enabled (seccomp allows io_uring_enter alone). */
+	/* The ring may only read into the registered buffer, without any flag: whatever runs
+	 * in this process later cannot make it do more, and no io_uring_register is allowed
+	 * once it is enabled (seccomp allows io_uring_enter alone). The queue's fd is not
+	 * registered: a registered file is let go by the ring's exit work, after the process,
+	 * and the TUN device would outlive gregw for that while; a read holds the fd only while
+	 * it is lent, and the worker's thread cancels those as it ends. */
 	struct io_uring_restriction allow[] = {
 		{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_READ_FIXED },
-		{ .opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED, .sqe_flags = IOSQE_FIXED_FILE },
-		{ .opcode = IORING_RESTRICTION_SQE_FLAGS_REQUIRED, .sqe_flags = IOSQE_FIXED_FILE },
 	};
 	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED };
 	struct iovec iov = { .iov_base = mem, .iov_len = len };
@@ -40,7 +41,7 @@ int tun_uring_init(struct tun_uring **out, int fd, uint8_t *mem, size_t len, con
 		*what = "memory";
 		return -ENOMEM;
 	}
-	u->mem = mem;
+	u->fd = fd;
 	rc = io_uring_queue_init_params(WORKER_BATCH, &u->ring, &p);
 	if (rc) {
 		*what = "io_uring_setup with a disabled ring (Linux 5.10)";
@@ -53,11 +54,6 @@ int tun_uring_init(struct tun_uring **out, int fd, uint8_t *mem, size_t len, con
 	if (!has_read) {
 		rc = -EOPNOTSUPP;
 		*what = "IORING_OP_READ_FIXED (Linux 5.6)";
-		goto err_ring;
-	}
-	rc = io_uring_register_files(&u->ring, &fd, 1);
-	if (rc) {
-		*what = "a registered file (Linux 5.1)";
 		goto err_ring;
 	}
 	rc = io_uring_register_buffers(&u->ring, &iov, 1);
@@ -119,8 +115,7 @@ void tun_uring_lend(struct tun_uring *u, uint32_t slot, uint8_t *buf, size_t roo
 	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
 
 	/* Offset 0: a TUN queue has no file position. */
-	io_uring_prep_read_fixed(sqe, 0, buf, (unsigned)room, 0, 0);
-	sqe->flags |= IOSQE_FIXED_FILE;
+	io_uring_prep_read_fixed(sqe, u->fd, buf, (unsigned)room, 0, 0);
 	io_uring_sqe_set_data64(sqe, slot);
 }
 

@@ -5,9 +5,8 @@
  * the queue empty waits in the kernel (io_uring polls the queue for it, even on a
  * non-blocking fd) and completes when a packet comes, in the worker's thread at its next
  * system call or wake-up: its slot stays lent until then. Completions are taken from the
- * ring's memory, without a call. The ring may read only its TUN queue (a registered file,
- * required by its restrictions) into the slots (one registered buffer); it is set up before
- * privileges are dropped.
+ * ring's memory, without a call. The ring may only read, into the slots (one registered
+ * buffer), by its restrictions; it is set up before privileges are dropped.
  */
 #ifndef TUNBED_GW_TUN_URING_H
 #define TUNBED_GW_TUN_URING_H
@@ -32,8 +31,8 @@ int tun_uring_init(struct tun_uring **out, int fd, uint8_t *mem, size_t len, con
  * and released). Returns 0 or tun_uring_init's -errno and *what. Main thread. */
 int tun_uring_probe(int fd, const char **what);
 
-/* Releases the ring, cancelling the reads still lent (their buffers are the caller's again
- * once it returns); u may be NULL. Not fd, not mem. */
+/* Releases the ring; u may be NULL. Not fd, not mem. The reads still lent are cancelled
+ * when the thread that submitted them ends (before this, for a worker's). */
 void tun_uring_fini(struct tun_uring *u);
 
 /* The ring's fd: readable when a read has completed (a worker polls it beside the queue's). */
