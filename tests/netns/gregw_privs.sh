@@ -7,7 +7,8 @@
 # command and the interval lines still work, and SIGTERM still exits 0 promptly, the TUN
 # device and its routes gone. gwb runs as nobody (--user): every thread's uids and gids are
 # nobody's, with no supplementary group, its control socket is nobody's, and nobody removes it
-# at exit. --user refuses a user that does not exist (exit 2) and a control socket nobody
+# at exit; it reads TUN through io_uring (--tun-io uring), its rings made before the drop.
+# --user refuses a user that does not exist (exit 2) and a control socket nobody
 # could not remove (exit 1), and makes the default socket /run/gregw/USER/NETNS.TUN.sock.
 #
 #  P-client --lan-a-- P-gwa [gregw, 2 workers] ==transit== [gregw --user nobody, 2 workers] P-gwb --lan-b-- P-server
@@ -24,7 +25,9 @@ chmod 711 "$TMP"
 install -d -o nobody -m 700 "$TMP/nobody"
 NOBODY="$(id -u nobody) $(id -g nobody)"
 gw_a4 "$P" --seq --workers 2 --stats-interval 0.5 --mss-clamp
-GW_CTL_DIR="$TMP/nobody" gw_b4 "$P" --seq --workers 2 --stats-interval 0.5 --mss-clamp --user nobody
+GW_CTL_DIR="$TMP/nobody" gw_b4 "$P" --seq --workers 2 --stats-interval 0.5 --mss-clamp --user nobody --tun-io uring
+# gwb's rings, made as root, read TUN after the drop, under the allow-list.
+expect_eq "gwb reads TUN through io_uring" "$(json_get "$(gw_stats gwb)" 'd["config"]["tun_io"]')" uring
 
 # One line per thread: "CapInh CapPrm CapEff CapBnd CapAmb NoNewPrivs Seccomp".
 threads_privs() { # pid
