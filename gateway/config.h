@@ -40,7 +40,6 @@ struct config {
 	enum pktring_kind rx_ring;
 	bool offload;	 /* TUN superpackets: segment towards the wire, coalesce from it */
 	bool fair_queue; /* --fair-queue on (default): TUN reads leave by flow (fq.h) */
-	bool tun_io_uring; /* --tun-io uring: TUN reads through io_uring (tun_uring.h) */
 	bool aqm;	 /* --aqm codel: CoDel on each worker's receive queue (ring or socket) */
 	unsigned aqm_target_us, aqm_interval_us;
 	unsigned coalesce_hold_us; /* --coalesce-hold */
@@ -52,6 +51,7 @@ struct config {
 	bool wire_tx_tap_asked;	   /* --wire-tx tap given: GRE-in-UDP through the TAP also to
 				    * an interface that does not segment it (the kernel cuts) */
 	bool wire_rx_ring;	   /* --wire-rx ring: GRE-in-UDP from the packet ring */
+	bool tun_io_uring;	   /* --tun-io uring: TUN reads through io_uring (tun_uring.h) */
 	bool gre_udp;		/* --encap gre-udp: GRE-in-UDP (RFC 8086) instead of GRE over IP */
 	bool sched_batch;	/* --sched batch (default): workers under SCHED_BATCH */
 	bool any_address;	/* addresses and routes may lie outside the benchmarking ranges */

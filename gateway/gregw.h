@@ -28,8 +28,10 @@ struct gregw {
 	int tun_fds[CONFIG_MAX_WORKERS];
 	int tun_offloads; /* TUN_F_* in force with --offload on; 0 otherwise */
 	bool sched_batch; /* the workers run under SCHED_BATCH */
-	const char *tun_io_why;	  /* why TUN is read by read(2), not io_uring; NULL: it is not */
-	char tun_io_why_buf[160]; /* what the kernel refused, when that is why */
+	/* Why the workers read TUN by read(2), not io_uring (NULL: they do not), and what the
+	 * kernel refused when that is why. */
+	const char *tun_io_why;
+	char tun_io_why_buf[160];
 	int ifindex;
 	int outer_ifindex;
 	unsigned path_mtu;

@@ -129,13 +129,13 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 	if (sh->tun_uring) {
 		const char *what;
 		int rc = tun_uring_init(&q->uring, fd, q->slots,
-					(size_t)WORKER_BATCH * (ENCAP_HEADROOM + WORKER_SLOT), &what);
+					(size_t)WORKER_BATCH * (ENCAP_HEADROOM + WORKER_SLOT),
+					&what);
 
 		if (rc) {
 			tunq_fini(q);
 			return rc;
 		}
-		q->uring_want = 1;
 	}
 	if (sh->fair_queue) {
 		q->free_slots = calloc(WORKER_BATCH, sizeof(*q->free_slots));
@@ -264,12 +264,10 @@ static void fill(struct tunq *q)
 }
 
 /* --tun-io uring: the reads the ring completed into fq (their virtio headers moved out of
- * the headroom, which the encapsulation writes over), their slots back when empty. Returns
- * the packets taken. */
-static unsigned take_lent(struct tunq *q)
+ * the headroom, which the encapsulation writes over), their slots back when empty. */
+static void take_lent(struct tunq *q)
 {
 	size_t vh = q->sh->vnet_hdr ? sizeof(struct virtio_net_hdr) : 0;
-	unsigned got = 0;
 	uint32_t s;
 	int res;
 
@@ -296,49 +294,44 @@ static unsigned take_lent(struct tunq *q)
 		}
 		fq_enqueue(&q->fq, s, flow_of_read(slot(q, s), (size_t)res - vh),
 			   (uint32_t)((size_t)res - vh));
-		got++;
 	}
-	return got;
 }
 
 /*
- * --tun-io uring: takes what the ring read, then lends it reads into free slots, up to as
- * many as the last pass took and one more, doubled while they all come back full (at most
- * what fq has room for, the reads still lent counted: --fq-full pause never reads what it
- * cannot queue), submitted with one call; those that found packets are taken at once.
+ * --tun-io uring: takes what the ring read; once the last chain of reads is done, lends it a
+ * new one into every free slot that fq has room for (--fq-full pause never reads what it
+ * cannot queue), submitted with one call; those that found packets are taken at once. The
+ * chain's first read to find the queue empty waits there, the rest behind it.
  */
 static void fill_uring(struct tunq *q)
 {
 	size_t vh = q->sh->vnet_hdr ? sizeof(struct virtio_net_hdr) : 0;
-	unsigned got = take_lent(q), room = q->nfree, n;
 
-	if (q->sh->fq_full == FQ_FULL_PAUSE) {
-		unsigned left = q->fq.limit - q->fq.queued;
+	take_lent(q);
+	if (!q->uring_unsent) {
+		unsigned room = q->nfree;
 
-		if (!left)
-			stat_add(&q->stats->ctr[STAT_TUN_READ_PAUSES], 1);
-		left = left > q->lent ? left - q->lent : 0;
-		if (room > left)
-			room = left;
-	}
-	n = q->uring_want > q->lent ? q->uring_want - q->lent : 0;
-	if (n > room)
-		n = room;
-	for (unsigned i = 0; i < n; i++) {
-		uint32_t s = q->free_slots[--q->nfree];
+		if (q->lent)
+			return; /* the last chain is not done */
+		if (q->sh->fq_full == FQ_FULL_PAUSE && room > q->fq.limit - q->fq.queued) {
+			room = q->fq.limit - q->fq.queued;
+			if (!room)
+				stat_add(&q->stats->ctr[STAT_TUN_READ_PAUSES], 1);
+		}
+		if (!room)
+			return;
+		for (unsigned i = 0; i < room; i++) {
+			uint32_t s = q->free_slots[--q->nfree];
 
-		tun_uring_lend(q->uring, s, slot(q, s) - vh, vh + WORKER_SLOT);
+			tun_uring_lend(q->uring, s, slot(q, s) - vh, vh + WORKER_SLOT,
+				       i + 1 < room);
+		}
+		q->lent = room;
 	}
-	q->lent += n;
-	if (n || q->uring_unsent) {
-		stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
-		/* Refused, they stay queued and lent: the next pass submits them. */
-		q->uring_unsent = tun_uring_submit(q->uring) < 0;
-		got += take_lent(q);
-	}
-	q->uring_want = got >= q->uring_want ? 2 * q->uring_want : got + 1;
-	if (q->uring_want > WORKER_BATCH)
-		q->uring_want = WORKER_BATCH;
+	stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
+	/* Refused, they stay queued and lent: the next pass submits them. */
+	q->uring_unsent = tun_uring_submit(q->uring) < 0;
+	take_lent(q);
 }
 
 int tunq_ring_fd(const struct tunq *q)

@@ -80,11 +80,12 @@ struct tunq {
 	size_t whole_max;      /* this pass: TCP superpackets up to this long go whole; 0: none */
 	struct coalescer coal; /* --offload: coalescing towards TUN */
 	uint8_t *coal_mem;     /* its COALESCE_FLOWS buffers */
-	/* --tun-io uring (tun_uring.h): reads lent to a ring, their slots out of free_slots. */
-	struct tun_uring *uring; /* NULL: read(2) */
-	unsigned lent;		 /* reads lent and not taken back */
-	unsigned uring_want;	 /* reads to keep lent: the last pass's take and one more */
-	bool uring_unsent;	 /* the last submission was refused: its reads wait */
+	/* --tun-io uring (tun_uring.h): reads lent to a ring (NULL: read(2)), their slots out
+	 * of free_slots: the last chain's, not taken back yet; whether its submission was
+	 * refused (it waits). */
+	struct tun_uring *uring;
+	unsigned lent;
+	bool uring_unsent;
 	uint8_t seg_hdr[GSO_HDR_MAX]; /* a segment's headers, cut from the wire's superpacket */
 };
 

@@ -19,14 +19,15 @@ struct tun_uring {
 
 int tun_uring_init(struct tun_uring **out, int fd, uint8_t *mem, size_t len, const char **what)
 {
-	/* The ring may only read into the registered buffer, without any flag: whatever runs
-	 * in this process later cannot make it do more, and no io_uring_register is allowed
-	 * once it is enabled (seccomp allows io_uring_enter alone). The queue's fd is not
+	/* The ring may only read into the registered buffer, the reads chained or not:
+	 * whatever runs in this process later cannot make it do more, and no io_uring_register
+	 * is allowed once it is enabled (seccomp allows io_uring_enter alone). The queue's fd is not
 	 * registered: a registered file is let go by the ring's exit work, after the process,
 	 * and the TUN device would outlive gregw for that while; a read holds the fd only while
 	 * it is lent, and the worker's thread cancels those as it ends. */
 	struct io_uring_restriction allow[] = {
 		{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_READ_FIXED },
+		{ .opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED, .sqe_flags = IOSQE_IO_HARDLINK },
 	};
 	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED };
 	struct iovec iov = { .iov_base = mem, .iov_len = len };
@@ -108,7 +109,7 @@ int tun_uring_fd(const struct tun_uring *u)
 	return u->ring.ring_fd;
 }
 
-void tun_uring_lend(struct tun_uring *u, uint32_t slot, uint8_t *buf, size_t room)
+void tun_uring_lend(struct tun_uring *u, uint32_t slot, uint8_t *buf, size_t room, bool then)
 {
 	/* Never NULL: at most WORKER_BATCH reads are lent, the ring's size, and each is
 	 * submitted before its completion can be taken. */
@@ -116,19 +117,28 @@ void tun_uring_lend(struct tun_uring *u, uint32_t slot, uint8_t *buf, size_t roo
 
 	/* Offset 0: a TUN queue has no file position. */
 	io_uring_prep_read_fixed(sqe, u->fd, buf, (unsigned)room, 0, 0);
+	/* A hard link: the next read goes on whatever this one's length (a soft link would
+	 * take a read shorter than its buffer, that is every one, for a failure). */
+	if (then)
+		sqe->flags |= IOSQE_IO_HARDLINK;
 	io_uring_sqe_set_data64(sqe, slot);
 }
 
 int tun_uring_submit(struct tun_uring *u)
 {
-	return io_uring_submit(&u->ring);
+	int rc = io_uring_submit(&u->ring);
+
+	/* The kernel stops at a request it fails to set up: the rest wait in the ring. */
+	if (rc >= 0 && io_uring_sq_ready(&u->ring))
+		return -EAGAIN;
+	return rc;
 }
 
 bool tun_uring_take(struct tun_uring *u, uint32_t *slot, int *res)
 {
 	struct io_uring_cqe *cqe;
 
-	if (io_uring_peek_cqe(&u->ring, &cqe) != 0)
+	if (!io_uring_cq_ready(&u->ring) || io_uring_peek_cqe(&u->ring, &cqe) != 0)
 		return false;
 	*slot = (uint32_t)io_uring_cqe_get_data64(cqe);
 	*res = cqe->res;

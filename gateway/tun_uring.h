@@ -1,12 +1,13 @@
 /*
  * A worker's TUN reads through io_uring (--tun-io uring): reads are lent to a ring, each with
- * a slot to read into, and submitted together by one io_uring_enter a pass where read(2)
- * makes a call each. A read that finds a packet completes within that call; one that finds
- * the queue empty waits in the kernel (io_uring polls the queue for it, even on a
- * non-blocking fd) and completes when a packet comes, in the worker's thread at its next
- * system call or wake-up: its slot stays lent until then. Completions are taken from the
- * ring's memory, without a call. The ring may only read, into the slots (one registered
- * buffer), by its restrictions; it is set up before privileges are dropped.
+ * a slot to read into, as a chain (each read issued once the one before has completed), and
+ * submitted together by one io_uring_enter where read(2) makes a call each. Reads that find
+ * packets complete within that call; the first to find the queue empty waits in the kernel
+ * (io_uring polls the queue for it, even on a non-blocking fd) and completes when a packet
+ * comes, in the worker's thread at its next system call or wake-up, the rest of the chain
+ * behind it: so one read at most waits on the queue. Completions are taken from the ring's
+ * memory, without a call. The ring may only read, into the slots (one registered buffer), by
+ * its restrictions; it is set up before privileges are dropped.
  */
 #ifndef TUNBED_GW_TUN_URING_H
 #define TUNBED_GW_TUN_URING_H
@@ -39,11 +40,13 @@ void tun_uring_fini(struct tun_uring *u);
 int tun_uring_fd(const struct tun_uring *u);
 
 /* Lends a read of up to room bytes into buf (within mem) for slot, to go with the next
- * tun_uring_submit. At most WORKER_BATCH reads are lent at once. Worker thread. */
-void tun_uring_lend(struct tun_uring *u, uint32_t slot, uint8_t *buf, size_t room);
+ * tun_uring_submit; then: the next read lent is chained behind it. At most WORKER_BATCH
+ * reads are lent at once. Worker thread. */
+void tun_uring_lend(struct tun_uring *u, uint32_t slot, uint8_t *buf, size_t room, bool then);
 
 /* Submits the reads lent since the last call, with one io_uring_enter. Returns how many, or
- * -errno (then they stay queued for the next call). Worker thread. */
+ * -errno when some were not (they stay queued for the next call; -EAGAIN: the kernel took
+ * only the first of them). Worker thread. */
 int tun_uring_submit(struct tun_uring *u);
 
 /* The next completed read, without a call: its slot in *slot and its length, or -errno, in

@@ -2,8 +2,9 @@
  * TUN reads lent to io_uring (gateway/tun_uring.c), on a non-blocking pipe, which io_uring
  * reads as it does a TUN queue: a read lent on data completes within the submitting call; one
  * lent on an empty pipe does not come back as -EAGAIN but waits in the kernel, and completes
- * once data comes (at the thread's next system call), the bytes in its buffer; reads lent
- * together come back each with its slot, in the order they took the data. The ring's fd is
+ * once data comes (at the thread's next system call), the bytes in its buffer; a chain's
+ * reads are issued in turn, each after the one before, whatever its length, within the call
+ * while there is data, each with its slot. The ring's fd is
  * readable once a read has completed. Only reads into the registered buffer: a buffer outside
  * it is refused (-EFAULT), not written. Releasing the ring with a read lent works.
  */
@@ -47,7 +48,7 @@ int main(void)
 
 	/* Data first: the read completes within the call. */
 	CHECK_INT(write(p[1], "abc", 3), 3);
-	tun_uring_lend(u, 7, mem, ROOM);
+	tun_uring_lend(u, 7, mem, ROOM, false);
 	CHECK_INT(tun_uring_submit(u), 1);
 	CHECK(readable(tun_uring_fd(u)));
 	CHECK(tun_uring_take(u, &slot, &res));
@@ -56,29 +57,43 @@ int main(void)
 	CHECK(memcmp(mem, "abc", 3) == 0);
 	CHECK(!tun_uring_take(u, &slot, &res));
 
-	/* An empty pipe: the reads wait, lent, and complete as data comes, each with its slot. */
-	tun_uring_lend(u, 1, mem + ROOM, ROOM);
-	tun_uring_lend(u, 2, mem + 2 * ROOM, ROOM);
+	/* A chain on an empty pipe: its first read waits, lent, and completes as data comes;
+	 * the next is issued then, and waits in turn. */
+	tun_uring_lend(u, 1, mem + ROOM, ROOM, true);
+	tun_uring_lend(u, 2, mem + 2 * ROOM, ROOM, false);
 	CHECK_INT(tun_uring_submit(u), 2);
 	CHECK(!tun_uring_take(u, &slot, &res));
 	CHECK(!readable(tun_uring_fd(u)));
 	CHECK_INT(write(p[1], "defg", 4), 4);
 	CHECK(readable(tun_uring_fd(u)));
 	CHECK(tun_uring_take(u, &slot, &res));
+	CHECK_INT(slot, 1);
 	CHECK_INT(res, 4);
-	CHECK(slot == 1 || slot == 2);
-	CHECK(memcmp(mem + slot * ROOM, "defg", 4) == 0);
+	CHECK(memcmp(mem + ROOM, "defg", 4) == 0);
 	CHECK(!tun_uring_take(u, &slot, &res));
 	CHECK_INT(write(p[1], "hi", 2), 2);
-	CHECK(readable(tun_uring_fd(u)));
 	CHECK(tun_uring_take(u, &slot, &res));
+	CHECK_INT(slot, 2);
 	CHECK_INT(res, 2);
-	CHECK(memcmp(mem + slot * ROOM, "hi", 2) == 0);
+	CHECK(memcmp(mem + 2 * ROOM, "hi", 2) == 0);
+
+	/* A chain on data: every read within the call, in order, the last one short. */
+	CHECK_INT(write(p[1], "0123456789", 10), 10);
+	tun_uring_lend(u, 5, mem, 4, true);
+	tun_uring_lend(u, 6, mem + ROOM, 4, true);
+	tun_uring_lend(u, 7, mem + 2 * ROOM, 4, false);
+	CHECK_INT(tun_uring_submit(u), 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		CHECK(tun_uring_take(u, &slot, &res));
+		CHECK_INT(slot, 5 + i);
+		CHECK_INT(res, i < 2 ? 4 : 2);
+	}
+	CHECK(memcmp(mem + 2 * ROOM, "89", 2) == 0);
 
 	/* Outside the registered buffer: refused, nothing written there, nothing taken. */
 	memset(outside, 0, sizeof(outside));
 	CHECK_INT(write(p[1], "jk", 2), 2);
-	tun_uring_lend(u, 3, outside, ROOM);
+	tun_uring_lend(u, 3, outside, ROOM, false);
 	CHECK_INT(tun_uring_submit(u), 1);
 	CHECK(tun_uring_take(u, &slot, &res));
 	CHECK_INT(slot, 3);
@@ -87,7 +102,7 @@ int main(void)
 	CHECK_INT(read(p[0], outside, sizeof(outside)), 2);
 
 	/* Released with a read lent on an empty pipe. */
-	tun_uring_lend(u, 4, mem, ROOM);
+	tun_uring_lend(u, 4, mem, ROOM, false);
 	CHECK_INT(tun_uring_submit(u), 1);
 	tun_uring_fini(u);
 	tun_uring_fini(NULL);
