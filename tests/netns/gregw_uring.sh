@@ -51,19 +51,17 @@ for encap in gre gre-udp; do
 			"$(json_get "$(gw_stats "$g")" '(d["config"]["tun_io"], d["config"]["tun_io_why"])')" "('uring', None)"
 		expect_eq "$encap: $g holds a ring per worker" "$(rings "$g")" 2
 	done
-	a0=$(gw_stats gwa)
-	b0=$(gw_stats gwb)
+	declare -A s0 s1
+	for g in gwa gwb; do s0[$g]=$(gw_stats $g); done
 	transfer "$encap" push
 	transfer "$encap" pull
-	a1=$(gw_stats gwa)
-	b1=$(gw_stats gwb)
-	for g in a b; do
-		eval "s0=\$${g}0 s1=\$${g}1"
-		reads=$(delta "$s0" "$s1" tun_reads)
-		calls=$(delta "$s0" "$s1" tun_read_calls)
-		log "$encap: gw$g: $reads TUN reads in $calls calls"
-		expect_eq "$encap: gw$g read from TUN, no more calls than reads" "$((reads > 0 && calls <= reads))" 1
-		expect_eq "$encap: gw$g dropped nothing" "$(json_get "$s1" 'd["total"]["dropped"]')" 0
+	for g in gwa gwb; do
+		s1[$g]=$(gw_stats $g)
+		reads=$(delta "${s0[$g]}" "${s1[$g]}" tun_reads)
+		calls=$(delta "${s0[$g]}" "${s1[$g]}" tun_read_calls)
+		log "$encap: $g: $reads TUN reads in $calls calls"
+		expect_eq "$encap: $g read from TUN, no more calls than reads" "$((reads > 0 && calls <= reads))" 1
+		expect_eq "$encap: $g dropped nothing" "$(json_get "${s1[$g]}" 'd["total"]["dropped"]')" 0
 	done
 	gw_stop gwa
 	gw_stop gwb
