@@ -155,7 +155,7 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 
 void tunq_fini(struct tunq *q)
 {
-	/* First: the reads still lent write into the slots until it returns. */
+	/* The ring before the slots, its registered buffer. */
 	tun_uring_fini(q->uring);
 	q->uring = NULL;
 	fq_fini(&q->fq);
@@ -332,6 +332,16 @@ static void fill_uring(struct tunq *q)
 	/* Refused, they stay queued and lent: the next pass submits them. */
 	q->uring_unsent = tun_uring_submit(q->uring) < 0;
 	take_lent(q);
+}
+
+void tunq_quit(struct tunq *q)
+{
+	/* Each round ends the read that waits, at least: the chain behind it is issued. */
+	for (unsigned i = 0; q->uring && q->lent && i <= WORKER_BATCH; i++) {
+		if (tun_uring_cancel(q->uring) < 0)
+			break;
+		take_lent(q);
+	}
 }
 
 int tunq_ring_fd(const struct tunq *q)

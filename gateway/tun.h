@@ -113,6 +113,10 @@ static inline void tunq_whole(struct tunq *q, size_t max)
  * at once. Worker thread. */
 void tunq_begin(struct tunq *q);
 
+/* --tun-io uring: ends the reads lent to the ring (their packets are lost), so that none holds
+ * the queue's fd once the worker has ended. The worker's thread, as it ends. */
+void tunq_quit(struct tunq *q);
+
 /* --tun-io uring: the ring's fd, readable when a read lent to it has completed (a worker
  * sleeps on it beside fd); -1 otherwise. */
 int tunq_ring_fd(const struct tunq *q);

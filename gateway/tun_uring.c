@@ -12,6 +12,9 @@
 
 #include "gw_limits.h"
 
+/* The user data of a cancellation's completion: no slot's. */
+#define CANCEL_TAG UINT64_MAX
+
 struct tun_uring {
 	struct io_uring ring;
 	int fd;
@@ -19,14 +22,16 @@ struct tun_uring {
 
 int tun_uring_init(struct tun_uring **out, int fd, uint8_t *mem, size_t len, const char **what)
 {
-	/* The ring may only read into the registered buffer, the reads chained or not:
-	 * whatever runs in this process later cannot make it do more, and no io_uring_register
-	 * is allowed once it is enabled (seccomp allows io_uring_enter alone). The queue's fd is not
+	/* The ring may only read into the registered buffer, the reads chained or not, and
+	 * cancel them: whatever runs in this process later cannot make it do more, and no
+	 * io_uring_register is allowed once it is enabled (seccomp allows io_uring_enter
+	 * alone). The queue's fd is not
 	 * registered: a registered file is let go by the ring's exit work, after the process,
 	 * and the TUN device would outlive gregw for that while; a read holds the fd only while
 	 * it is lent, and the worker's thread cancels those as it ends. */
 	struct io_uring_restriction allow[] = {
 		{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_READ_FIXED },
+		{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_ASYNC_CANCEL },
 		{ .opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED, .sqe_flags = IOSQE_IO_HARDLINK },
 	};
 	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED };
@@ -49,7 +54,8 @@ int tun_uring_init(struct tun_uring **out, int fd, uint8_t *mem, size_t len, con
 		goto err_free;
 	}
 	probe = io_uring_get_probe_ring(&u->ring);
-	has_read = probe && io_uring_opcode_supported(probe, IORING_OP_READ_FIXED);
+	has_read = probe && io_uring_opcode_supported(probe, IORING_OP_READ_FIXED) &&
+		   io_uring_opcode_supported(probe, IORING_OP_ASYNC_CANCEL);
 	if (probe)
 		io_uring_free_probe(probe);
 	if (!has_read) {
@@ -138,10 +144,28 @@ bool tun_uring_take(struct tun_uring *u, uint32_t *slot, int *res)
 {
 	struct io_uring_cqe *cqe;
 
-	if (!io_uring_cq_ready(&u->ring) || io_uring_peek_cqe(&u->ring, &cqe) != 0)
-		return false;
-	*slot = (uint32_t)io_uring_cqe_get_data64(cqe);
-	*res = cqe->res;
-	io_uring_cqe_seen(&u->ring, cqe);
-	return true;
+	while (io_uring_cq_ready(&u->ring) && io_uring_peek_cqe(&u->ring, &cqe) == 0) {
+		uint64_t data = io_uring_cqe_get_data64(cqe);
+
+		*res = cqe->res;
+		io_uring_cqe_seen(&u->ring, cqe);
+		if (data == CANCEL_TAG)
+			continue;
+		*slot = (uint32_t)data;
+		return true;
+	}
+	return false;
+}
+
+int tun_uring_cancel(struct tun_uring *u)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&u->ring);
+	int rc;
+
+	if (!sqe)
+		return -EBUSY;
+	io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL);
+	io_uring_sqe_set_data64(sqe, CANCEL_TAG);
+	rc = io_uring_submit_and_wait(&u->ring, 1);
+	return rc < 0 ? rc : 0;
 }

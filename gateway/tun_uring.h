@@ -49,6 +49,16 @@ void tun_uring_lend(struct tun_uring *u, uint32_t slot, uint8_t *buf, size_t roo
  * only the first of them). Worker thread. */
 int tun_uring_submit(struct tun_uring *u);
 
+/*
+ * Cancels the read waiting on the queue, with one io_uring_enter that returns once the
+ * cancellation is done (Linux 5.19: IORING_ASYNC_CANCEL_ANY); the next of its chain is issued
+ * then, and may wait in turn. Its completion (-ECANCELED), and those of the reads that took
+ * packets meanwhile, are tun_uring_take's. Worker thread, the one that submitted the reads:
+ * a read left waiting when it ends holds the queue's fd until the ring's exit work, after
+ * the process. Returns 0 or -errno.
+ */
+int tun_uring_cancel(struct tun_uring *u);
+
 /* The next completed read, without a call: its slot in *slot and its length, or -errno, in
  * *res. False when none has completed. Worker thread. */
 bool tun_uring_take(struct tun_uring *u, uint32_t *slot, int *res);

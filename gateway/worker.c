@@ -443,6 +443,7 @@ static void *worker_main(void *arg)
 			rxq_take_error(&w->rx);
 		pfd[1].revents = 0;
 	}
+	tunq_quit(&w->tun);
 	return NULL;
 }
 

@@ -6,7 +6,8 @@
  * reads are issued in turn, each after the one before, whatever its length, within the call
  * while there is data, each with its slot. The ring's fd is
  * readable once a read has completed. Only reads into the registered buffer: a buffer outside
- * it is refused (-EFAULT), not written. Releasing the ring with a read lent works.
+ * it is refused (-EFAULT), not written. A cancellation ends the read that waits, and the chain
+ * issues the next. Releasing the ring with a read lent works.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -101,8 +102,23 @@ int main(void)
 	CHECK(outside[0] == 0);
 	CHECK_INT(read(p[0], outside, sizeof(outside)), 2);
 
+	/* Cancelled: the read that waits ends (-ECANCELED), then the one the chain issued
+	 * behind it. */
+	tun_uring_lend(u, 4, mem, ROOM, true);
+	tun_uring_lend(u, 5, mem + ROOM, ROOM, false);
+	CHECK_INT(tun_uring_submit(u), 2);
+	CHECK(!tun_uring_take(u, &slot, &res));
+	for (uint32_t i = 4; i <= 5; i++) {
+		CHECK_INT(tun_uring_cancel(u), 0);
+		CHECK(tun_uring_take(u, &slot, &res));
+		CHECK_INT(slot, i);
+		CHECK_INT(res, -ECANCELED);
+	}
+	CHECK_INT(tun_uring_cancel(u), 0);
+	CHECK(!tun_uring_take(u, &slot, &res));
+
 	/* Released with a read lent on an empty pipe. */
-	tun_uring_lend(u, 4, mem, ROOM, false);
+	tun_uring_lend(u, 6, mem, ROOM, false);
 	CHECK_INT(tun_uring_submit(u), 1);
 	tun_uring_fini(u);
 	tun_uring_fini(NULL);
