@@ -8,7 +8,9 @@
 #include <liburing.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "gw_limits.h"
 
@@ -19,6 +21,16 @@ struct tun_uring {
 	struct io_uring ring;
 	int fd;
 };
+
+/* io_uring_register(2) by hand: Debian 12's liburing 2.3 declares io_uring_register_restrictions
+ * and io_uring_enable_rings but does not export them (its liburing.map lacks them). Returns 0
+ * or -errno. */
+static int ring_register(struct tun_uring *u, unsigned op, const void *arg, unsigned nr)
+{
+	if (syscall(__NR_io_uring_register, u->ring.ring_fd, op, arg, nr) < 0)
+		return -errno;
+	return 0;
+}
 
 int tun_uring_init(struct tun_uring **out, int fd, uint8_t *mem, size_t len, const char **what)
 {
@@ -68,9 +80,10 @@ int tun_uring_init(struct tun_uring **out, int fd, uint8_t *mem, size_t len, con
 		*what = "a registered buffer (Linux 5.1; RLIMIT_MEMLOCK)";
 		goto err_ring;
 	}
-	rc = io_uring_register_restrictions(&u->ring, allow, sizeof(allow) / sizeof(allow[0]));
+	rc = ring_register(u, IORING_REGISTER_RESTRICTIONS, allow,
+			   sizeof(allow) / sizeof(allow[0]));
 	if (rc == 0)
-		rc = io_uring_enable_rings(&u->ring);
+		rc = ring_register(u, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
 	if (rc) {
 		*what = "io_uring restrictions (Linux 5.10)";
 		goto err_ring;
