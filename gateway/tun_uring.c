@@ -46,7 +46,9 @@ int tun_uring_init(struct tun_uring **out, int fd, uint8_t *mem, size_t len, con
 		{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_ASYNC_CANCEL },
 		{ .opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED, .sqe_flags = IOSQE_IO_HARDLINK },
 	};
-	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED };
+	/* Cooperative: a completion's work waits for the worker's next system call rather
+	 * than interrupting it. */
+	struct io_uring_params p = { .flags = IORING_SETUP_R_DISABLED | IORING_SETUP_COOP_TASKRUN };
 	struct iovec iov = { .iov_base = mem, .iov_len = len };
 	struct io_uring_probe *probe;
 	struct tun_uring *u;
@@ -62,7 +64,7 @@ int tun_uring_init(struct tun_uring **out, int fd, uint8_t *mem, size_t len, con
 	u->fd = fd;
 	rc = io_uring_queue_init_params(WORKER_BATCH, &u->ring, &p);
 	if (rc) {
-		*what = "io_uring_setup with a disabled ring (Linux 5.10)";
+		*what = "io_uring_setup with a disabled, cooperative ring (Linux 5.19)";
 		goto err_free;
 	}
 	probe = io_uring_get_probe_ring(&u->ring);
