@@ -136,7 +136,6 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 			tunq_fini(q);
 			return rc;
 		}
-		q->uring_want = 1;
 	}
 	if (sh->fair_queue) {
 		q->free_slots = calloc(WORKER_BATCH, sizeof(*q->free_slots));
@@ -265,12 +264,10 @@ static void fill(struct tunq *q)
 }
 
 /* --tun-io uring: the reads the ring completed into fq (their virtio headers moved out of
- * the headroom, which the encapsulation writes over), their slots back when empty. Returns
- * the packets taken. */
-static unsigned take_lent(struct tunq *q)
+ * the headroom, which the encapsulation writes over), their slots back when empty. */
+static void take_lent(struct tunq *q)
 {
 	size_t vh = q->sh->vnet_hdr ? sizeof(struct virtio_net_hdr) : 0;
-	unsigned got = 0;
 	uint32_t s;
 	int res;
 
@@ -297,59 +294,44 @@ static unsigned take_lent(struct tunq *q)
 		}
 		fq_enqueue(&q->fq, s, flow_of_read(slot(q, s), (size_t)res - vh),
 			   (uint32_t)((size_t)res - vh));
-		got++;
 	}
-	return got;
 }
 
 /*
- * --tun-io uring: reads into free slots that fq has room for (--fq-full pause never reads
- * what it cannot queue), a batch a call, each read returning at once (-EAGAIN on an empty
- * queue): as many as the last batch took and one more, doubled while a batch comes back
- * full, at most WORKER_BATCH reads a pass, as with read(2).
+ * --tun-io uring: takes what the ring read; once the last chain of reads is done, lends it a
+ * new one into every free slot that fq has room for (--fq-full pause never reads what it
+ * cannot queue), submitted with one call; those that found packets are taken at once. The
+ * chain's first read to find the queue empty waits there, the rest behind it.
  */
 static void fill_uring(struct tunq *q)
 {
 	size_t vh = q->sh->vnet_hdr ? sizeof(struct virtio_net_hdr) : 0;
-	unsigned reads = 0;
 
 	take_lent(q);
-	if (q->uring_unsent) {
-		/* Refused last time: they are still queued, and lent. */
-		stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
-		q->uring_unsent = tun_uring_submit(q->uring) < 0;
-		take_lent(q);
-		return;
-	}
-	while (!q->lent && reads < WORKER_BATCH) {
-		unsigned room = q->nfree, n, got;
+	if (!q->uring_unsent) {
+		unsigned room = q->nfree;
 
+		if (q->lent)
+			return; /* the last chain is not done */
 		if (q->sh->fq_full == FQ_FULL_PAUSE && room > q->fq.limit - q->fq.queued) {
 			room = q->fq.limit - q->fq.queued;
 			if (!room)
 				stat_add(&q->stats->ctr[STAT_TUN_READ_PAUSES], 1);
 		}
-		n = q->uring_want < room ? q->uring_want : room;
-		if (n > WORKER_BATCH - reads)
-			n = WORKER_BATCH - reads;
-		if (!n)
+		if (!room)
 			return;
-		for (unsigned i = 0; i < n; i++) {
+		for (unsigned i = 0; i < room; i++) {
 			uint32_t s = q->free_slots[--q->nfree];
 
-			tun_uring_lend(q->uring, s, slot(q, s) - vh, vh + WORKER_SLOT, false);
+			tun_uring_lend(q->uring, s, slot(q, s) - vh, vh + WORKER_SLOT,
+				       i + 1 < room);
 		}
-		q->lent = n;
-		reads += n;
-		stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
-		q->uring_unsent = tun_uring_submit(q->uring) < 0;
-		got = take_lent(q);
-		if (got < n) {
-			q->uring_want = got + 1; /* it found the queue empty */
-			return;
-		}
-		q->uring_want = 2 * n < WORKER_BATCH ? 2 * n : WORKER_BATCH;
+		q->lent = room;
 	}
+	stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
+	/* Refused, they stay queued and lent: the next pass submits them. */
+	q->uring_unsent = tun_uring_submit(q->uring) < 0;
+	take_lent(q);
 }
 
 void tunq_quit(struct tunq *q)

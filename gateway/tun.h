@@ -85,7 +85,6 @@ struct tunq {
 	 * refused (it waits). */
 	struct tun_uring *uring;
 	unsigned lent;
-	unsigned uring_want; /* reads in the next batch */
 	bool uring_unsent;
 	uint8_t seg_hdr[GSO_HDR_MAX]; /* a segment's headers, cut from the wire's superpacket */
 };

@@ -138,9 +138,6 @@ void tun_uring_lend(struct tun_uring *u, uint32_t slot, uint8_t *buf, size_t roo
 
 	/* Offset 0: a TUN queue has no file position. */
 	io_uring_prep_read_fixed(sqe, u->fd, buf, (unsigned)room, 0, 0);
-	/* An empty queue answers -EAGAIN at once: without it io_uring would leave the read
-	 * waiting on the queue, even on a non-blocking fd. */
-	sqe->rw_flags = RWF_NOWAIT;
 	/* A hard link: the next read goes on whatever this one's length (a soft link would
 	 * take a read shorter than its buffer, that is every one, for a failure). */
 	if (then)
