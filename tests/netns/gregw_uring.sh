@@ -4,7 +4,8 @@
 # and verified tunbed-traffic transfers both ways (2 x 8 MiB, byte-exact) pass through them
 # with nothing dropped; the TUN reads came back from the rings without a call each (no more
 # tun_read_calls than tun_reads, where read(2) makes one call more than it reads every pass);
-# SIGTERM still stops both promptly. Then the fallback: --tun-io uring with --fair-queue off
+# SIGTERM still stops both promptly. The same transfers without offloads (no virtio header),
+# and with --fq-full drop and a flow queue of 4. Then the fallback: --tun-io uring with --fair-queue off
 # reads with read(2), said in one warning and in config, and carries a verified transfer; the
 # default is read; a bad value is refused (exit 2) and a config file's tun-io is read.
 #
@@ -67,6 +68,19 @@ for encap in gre gre-udp; do
 	gw_stop gwb
 done
 GW_MODE_ARGS=(--encap gre)
+
+# Without offloads the reads carry no virtio header; with --fq-full drop and a short flow
+# queue a completed read makes room by giving up a queued one.
+for opts in "--offload off" "--fq-full drop --fq-limit 4"; do
+	log "--- $opts"
+	read -r -a o <<<"$opts"
+	gw_pair4 "$P" --workers 2 --tun-io uring "${o[@]}"
+	expect_eq "$opts: config says uring" "$(json_get "$(gw_stats gwa)" 'd["config"]["tun_io"]')" uring
+	transfer "$opts" push
+	transfer "$opts" pull
+	gw_stop gwa
+	gw_stop gwb
+done
 
 log "--- --tun-io uring with --fair-queue off: read(2), said once"
 gw_a4 "$P" --workers 2 --tun-io uring --fair-queue off
