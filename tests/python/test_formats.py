@@ -79,7 +79,13 @@ ADDED = {"runs": ("verdict", "verdict_reason", "verdict_hosts", "ceiling_bps", "
                                "CE at decapsulation (outer CE -> inner)",
                                "marks / drops under load (ECN, CUBIC)",
                                "DSCP / ECN measured by",
-                               "NDR / PDR, IMIX frames")}
+                               "NDR / PDR, IMIX frames"),
+         # tunnels' since format 3 (several gateways): meta.json's list of them (format 2's
+         # one `gateway` upgraded to it), each point's and run's gateway and the kernel's
+         # memory of a kernel gateway, and how far each gateway went.
+         "tunnels_meta": ("gateways",),
+         "tunnels_point": ("gateway", "kernel_gwa_kib", "kernel_gwb_kib"),
+         "tunnels_top": ("how_far",)}
 
 
 def comparable(summary):
@@ -106,6 +112,15 @@ def comparable(summary):
         g["figures"] = [f for f in g["figures"] if f[0] not in ADDED["datasheet_figures"]]
         for k in ADDED["datasheet_gateway"]:
             g.pop(k, None)
+    if s["meta"].get("kind") == "tunnels":
+        for k in ADDED["tunnels_meta"]:
+            s["meta"].pop(k, None)
+        s["meta"].pop("gateway", None)  # format 2's, now the list's
+        for k in ADDED["tunnels_top"]:
+            s.pop(k, None)
+        for p in [*(s.get("summary") or {}).values(), *(s.get("runs") or [])]:
+            for k in ADDED["tunnels_point"]:
+                p.pop(k, None)
     if s["meta"].get("kind") == "ndr" or "searches" in s:
         for x in s.get("searches") or []:
             for k in ADDED["searches"]:

@@ -4,7 +4,9 @@ against the sessions (tunnels_report.check: each disagreement in words), which t
 sessions in words, Jain's index across tunnels (each tunnel its sessions' sum), and the plan's
 points and keys; the churn's pure parts (tunnels_churn.py: which change comes next, the add
 lines of a tunnel file, replies, ICMP echoes, changes due), its plan and refusals, the upgrade
-of a format 1 record, and a churn run's analysis against its baseline."""
+of a format 1 record, and a churn run's analysis against its baseline; vxlan's pure parts
+(drivers/kernel.py: its ip -batch, its devices' counters, the kernel's memory), the tunnel
+file read for it, the gateways of a run, the counts not run, and how far each gateway went."""
 
 import argparse
 import copy
@@ -23,6 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from tunbedlib import analysis, records  # noqa: E402
 from tunbedlib.common import ScenarioError  # noqa: E402
+from tunbedlib.drivers import kernel  # noqa: E402
 from tunbedlib.kinds import tunnels, tunnels_churn, tunnels_point, tunnels_report  # noqa: E402
 
 FORMAT_1 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "formats",
@@ -140,7 +143,8 @@ class Plan(unittest.TestCase):
     def args(self, **kw):
         base = {"tunnels_counts": None, "sessions": "64", "gateway": "gregw", "encap": "gre",
                 "workers": "2", "time": "10", "warmup": "2", "repeats": "3", "verify": False,
-                "prefix": "tb", "results": "/nonexistent", "churn": None, "churn_tunnels": None}
+                "prefix": "tb", "results": "/nonexistent", "churn": None, "churn_tunnels": None,
+                "setup_limit": "300"}
         return argparse.Namespace(**(base | kw))
 
     def test_default_counts_and_keys(self):
@@ -155,6 +159,13 @@ class Plan(unittest.TestCase):
         for kw, words in [({"tunnels_counts": "0"}, "--tunnels-counts: '0' is not 1 to 16384"),
                           ({"sessions": "10001"}, "--sessions: '10001' is not 1 to 10000"),
                           ({"gateway": "wireguard-go"}, "--gateway wireguard-go: not built yet"),
+                          ({"gateway": "gregw,ovs-gre"}, "--gateway ovs-gre: not built yet"),
+                          ({"gateway": "vxlan,nope"}, "--gateway 'nope': expected gregw or "
+                                                      "vxlan"),
+                          ({"gateway": "vxlan,vxlan"}, "--gateway: 'vxlan,vxlan' names vxlan "
+                                                       "twice"),
+                          ({"gateway": "vxlan", "churn": "10"}, "--churn: gregw's alone"),
+                          ({"setup_limit": "0"}, "--setup-limit: '0' is not 1 to 3600 seconds"),
                           ({"time": "x"}, "--time: 'x' is not 0.1 to 3600 seconds")]:
             with self.subTest(kw=kw):
                 with self.assertRaises(ScenarioError) as e:
@@ -378,6 +389,117 @@ class ChurnLoop(unittest.TestCase):
         self.assertEqual(len(gw["gwa"].lines), out["started"])
         self.assertLess(out["span_s"], 5)  # stopped at the refusal, not at the input's end
 
+    def test_gateways_points_and_keys(self):
+        plan = tunnels.KIND.check(self.args(gateway="gregw,vxlan", tunnels_counts="1,10"))
+        self.assertEqual([(p.gateway, p.tunnels, p.mode, p.workers) for p in plan.points],
+                         [("gregw", 1, "gre", 2), ("gregw", 10, "gre", 2), ("vxlan", 1, "-", 0),
+                          ("vxlan", 10, "-", 0)])
+        items = tunnels.KIND.items(plan)
+        self.assertEqual([i.key for i in items[:4]], [
+            "gregw-gre-w2-n1-s64-r1", "gregw-gre-w2-n10-s64-r1", "vxlan-n1-s64-r1",
+            "vxlan-n10-s64-r1"])
+        self.assertEqual(items[3].label, "vxlan, 10 tunnels, 64 sessions, repeat 1")
+        rec = plan.points[2].record()
+        self.assertNotIn("workers", rec)
+        self.assertEqual(rec["gateway"], "vxlan")
+        meta = tunnels.KIND.meta(plan)
+        self.assertEqual((meta["gateways"], meta["title"], meta["not_run"]),
+                         (["gregw", "vxlan"], "tunnel-count scaling (gregw, vxlan)", []))
+        self.assertNotIn("gateway", meta)
+
+    def test_not_run(self):
+        self.assertIsNone(tunnels.not_run("vxlan", 1000, 0.003, 300))
+        self.assertEqual(tunnels.not_run("vxlan", 10000, 0.02, 300),
+                         "not run: setup of 10000 vxlan tunnels would take ~400 s on both "
+                         "gateways (20.0 ms a tunnel a side, a probe of 200 here), over "
+                         "--setup-limit 300 s")
+        self.assertIsNone(tunnels.not_run("vxlan", 10000, None, 300))
+
+
+class Vxlan(unittest.TestCase):
+    TUNNELS = [("t00000", 1, ["198.18.128.0/32", "2001:2:0:8000::/64"]),
+               ("t00300", 301, ["198.18.129.44/32", "2001:2:0:812c::/64"])]
+
+    def test_batch(self):
+        text = kernel.vxlan_batch(self.TUNNELS, "gwa", "198.18.0.1", "198.18.0.2", "tb-gwa-t",
+                                  "198.19.0.2", 4789)
+        self.assertEqual(text.splitlines(), [
+            "link add vxt00000 group 34 address 02:34:00:01:00:01 type vxlan id 1 local "
+            "198.18.0.1 remote 198.18.0.2 dstport 4789 dev tb-gwa-t nolearning",
+            "link set dev vxt00000 addrgenmode none",
+            "link add vxt00300 group 34 address 02:34:00:01:01:2d type vxlan id 301 local "
+            "198.18.0.1 remote 198.18.0.2 dstport 4789 dev tb-gwa-t nolearning",
+            "link set dev vxt00300 addrgenmode none",
+            "link set group 34 up",
+            # The far side's MAC of the same tunnel: gwb's.
+            "neigh add 198.19.0.2 lladdr 02:34:00:02:00:01 dev vxt00000 nud permanent",
+            "neigh add fe80::2 lladdr 02:34:00:02:00:01 dev vxt00000 nud permanent",
+            "route add 198.18.128.0/32 via 198.19.0.2 dev vxt00000 onlink",
+            "route add 2001:2:0:8000::/64 via fe80::2 dev vxt00000",
+            "neigh add 198.19.0.2 lladdr 02:34:00:02:01:2d dev vxt00300 nud permanent",
+            "neigh add fe80::2 lladdr 02:34:00:02:01:2d dev vxt00300 nud permanent",
+            "route add 198.18.129.44/32 via 198.19.0.2 dev vxt00300 onlink",
+            "route add 2001:2:0:812c::/64 via fe80::2 dev vxt00300"])
+        gwb = kernel.vxlan_batch(self.TUNNELS[:1], "gwb", "198.18.0.2", "198.18.0.1", "t",
+                                 "198.19.0.1", 4789).splitlines()
+        self.assertIn("address 02:34:00:02:00:01 ", gwb[0])
+        self.assertEqual(gwb[4], "neigh add fe80::1 lladdr 02:34:00:01:00:01 dev vxt00000 nud "
+                                 "permanent")
+
+    def test_counters(self):
+        links = [{}, {"ifname": "lo"}, {"ifname": "vxt00001", "stats64": {
+            "rx": {"bytes": 900, "packets": 9, "errors": 0, "dropped": 1},
+            "tx": {"bytes": 1000, "packets": 10, "errors": 2, "dropped": 0}}},
+            {"ifname": "vxt00002", "stats64": {"rx": {"bytes": -5, "packets": "x"}}}]
+        self.assertEqual(kernel.tunnel_counters(links), {
+            "t00001": {"tx_packets": 10, "tx_bytes": 1000, "rx_packets": 9, "rx_bytes": 900,
+                       "drops": {"rx_dropped": 1, "tx_dropped": 0, "rx_errors": 0,
+                                 "tx_errors": 2}},
+            "t00002": {"tx_packets": 0, "tx_bytes": 0, "rx_packets": 0, "rx_bytes": 0,
+                       "drops": {"rx_dropped": 0, "tx_dropped": 0, "rx_errors": 0,
+                                 "tx_errors": 0}}})
+        self.assertEqual(kernel.tunnel_counters("nonsense"), {})
+
+    def test_kernel_memory(self):
+        self.assertEqual(kernel.kernel_kib("MemTotal: 100 kB\nSlab:   2048 kB\nPercpu: 512 kB\n"),
+                         2560)
+        self.assertIsNone(kernel.kernel_kib("Slab: 1 kB\n"))
+
+    def test_tunnel_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            tunnels_point.run([os.path.join(tunnels_point.ROOT, "topo", "tunnels.sh"), "300", d])
+            with open(os.path.join(d, "gwa.tunnels")) as f:
+                got = tunnels_point.read_tunnel_file(f.read())
+        self.assertEqual(len(got), 300)
+        self.assertEqual(got[0], self.TUNNELS[0])
+        self.assertEqual(got[299], ("t00299", 300, ["198.18.129.43/32", "2001:2:0:812b::/64"]))
+        with self.assertRaises(tunnels_point.Failure):
+            tunnels_point.read_tunnel_file("[tunnel t1]\nkey = 1\n")
+        with self.assertRaises(tunnels_point.Failure):
+            tunnels_point.read_tunnel_file("garbage\n")
+
+
+class HowFar(unittest.TestCase):
+    def test_largest_count_and_beyond(self):
+        meta = {"gateways": ["gregw", "vxlan"],
+                "failed": [{"point": {"gateway": "vxlan", "tunnels": 1000}, "repeat": 1,
+                            "error": "vxlan on tb-gwa: ip -batch of 1000 tunnels: boom"}],
+                "not_run": [{"gateway": "vxlan", "tunnels": 10000, "why": "not run: slow"}]}
+        runs = [{"gateway": "gregw", "tunnels": n, "setup_gwa_s": 0.01 * n, "setup_gwb_s": 0.02}
+                for n in (1, 1000)] + [
+            {"gateway": "vxlan", "tunnels": 100, "setup_gwa_s": s, "setup_gwb_s": s}
+            for s in (0.3, 0.5)]
+        got = tunnels_report.how_far(meta, runs)
+        self.assertEqual([(h["gateway"], h["largest_count"], h["setup_gwa_s"]["median"])
+                          for h in got], [("gregw", 1000, 10.0), ("vxlan", 100, 0.4)])
+        self.assertEqual(got[0]["beyond"], [])
+        self.assertEqual(got[1]["beyond"], [
+            "1000 tunnels failed: vxlan on tb-gwa: ip -batch of 1000 tunnels: boom",
+            "10000 tunnels not run: slow"])
+        res = tunnels_report.Results(meta, True, [], {}, got)
+        table = tunnels_report.how_far_section(res).table
+        self.assertEqual(table.rows[1][:2], ["vxlan", "100"])
+
 
 class Format(unittest.TestCase):
     def format_1(self):
@@ -386,7 +508,7 @@ class Format(unittest.TestCase):
 
     def test_upgrade_of_format_1(self):
         rec = records.read_record(tunnels.KIND, self.format_1(), FORMAT_1)
-        self.assertEqual((rec["format"], rec["point"]["pattern"]), (2, "push"))
+        self.assertEqual((rec["format"], rec["point"]["pattern"]), (3, "push"))
         self.assertNotIn("churn", rec["point"])
         self.assertTrue(all(t["received"] == 0 for t in rec["tunnels"]["carried"]))
 

@@ -1,24 +1,29 @@
 """`tunbed tunnels`: how a gateway scales with the number of its tunnels (issue 34,
 docs/tunnels.md). For each tunnel count, on the tunnels bed (topo/topologies/tunnels.topo) in
-namespaces: the gateway set up with that many tunnels (gregw with topo/tunnels.sh's files), the
+namespaces: each gateway of --gateway set up with that many tunnels (gregw with
+topo/tunnels.sh's files; vxlan with a device a tunnel, the same keys and prefixes), the
 time it took and its memory, then the same sessions spread over the tunnels (tunnels_point.py);
 the report of tunnels_report.py: throughput, Jain's index across tunnels and across sessions,
-CPU-s/GB, retransmits, and gregw's per-tunnel counters checked against the sessions' bytes.
+CPU-s/GB, retransmits, the gateway's per-tunnel counters checked against the sessions' bytes,
+and how far each gateway went (the largest count it was set up with; a count whose setup would
+take longer than --setup-limit is not run, said in the report).
 With --churn, the churn under load in place of the counts (issue 34, step 4): on one count of
 tunnels, a baseline run and a run a rate, the sessions on the steady half of the tunnels while
 tunnels_churn.py removes and adds the other half's at the rate.
-gregw is the one gateway today: the others that can have many tunnels are named and refused.
+gregw and vxlan are built; the others that can have many tunnels are named and refused.
 
-Records: runs/POINT-rREPEAT.json and meta.json, format 2 (format 1: the point had no pattern,
-push, and no churn; a tunnel no `received`, 0 in push)."""
+Records: runs/POINT-rREPEAT.json and meta.json, format 3 (format 2: meta.json's one `gateway`,
+gregw; format 1: the point had no pattern, push, and no churn; a tunnel no `received`, 0 in
+push)."""
 
 import dataclasses
 
 from .. import bed as beds
 from .. import limits, records, scenario
-from ..common import Failure, ScenarioError
+from ..common import Failure, ScenarioError, log
 from ..drivers import DRIVERS
 from ..drivers.gregw import ENCAPS
+from ..drivers.kernel import PROBE_TUNNELS, VxlanTunnels
 from ..schema import BOOL, NUM, STR, List, Map, Num, Obj, Opt, Str
 from . import matrix, tunnels_point, tunnels_report
 from .base import Command, Item, Kind, output_options
@@ -37,8 +42,14 @@ DEFAULT_CHURN_TUNNELS = 100
 # The steady sessions of a churn run: both ways, so that the client's receive stall
 # (tunbed-traffic's rx_stall) and the server's count both see the tunnels.
 CHURN_PATTERN = "duplex"
-# The gateways issue 34 measures beside gregw, each a tunnel a VNI, a port or a peer: not built.
-TO_COME = ("vxlan", "ovs-gre", "wireguard-go")
+# The gateways of many tunnels: gregw's tunnel table, the kernel's VXLAN with a device (a VNI)
+# a tunnel; and those issue 34 measures beside them, a tunnel a port or a peer: not built.
+BUILT = ("gregw", "vxlan")
+TO_COME = ("ovs-gre", "wireguard-go")
+# The longest a gateway's setup of one count may take, estimated from a probe before the run
+# (vxlan: VxlanTunnels.probe_s, both sides), by default; a count beyond it is not run.
+SETUP_LIMIT_S = 300
+SETUP_LIMIT_MAX_S = 3600
 
 COUNTER = Obj({k: NUM for k in ("tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "drops")},
               need=("tx_packets", "tx_bytes", "rx_packets", "rx_bytes"))
@@ -48,7 +59,8 @@ TUNNEL_1 = Obj({"name": STR, "site": STR, "sessions": Num(1, whole=True),
 # Format 2: what the client received on the tunnel's sessions (duplex, pull).
 TUNNEL = Obj(TUNNEL_1.fields | {"received": NUM}, need=TUNNEL_1.need + ("received",))
 MEMORY = Obj({"rss_kib": Opt(NUM), "rss_peak_kib": Opt(NUM)})
-SETUP = Obj(MEMORY.fields | {"ready_s": NUM}, need=("ready_s",))
+# Format 3: a kernel gateway's memory, the growth of the kernel's over its setup (may be < 0).
+SETUP = Obj(MEMORY.fields | {"ready_s": NUM, "kernel_kib": Opt(Num())}, need=("ready_s",))
 POINT_1 = Obj({"key": records.KEY, "config": STR, "gateway": STR, "mode": STR,
                "workers": Num(1, whole=True), "sessions": Num(1, whole=True),
                "tunnels": Num(1, COUNTS_MAX, whole=True)},
@@ -86,11 +98,17 @@ def run_schema(point, tunnel, churn):
         "traffic_status": Opt(NUM)}, need=("kind", "point", "repeat", "setup", "tunnels"))
 
 
-RUN_SCHEMAS = {1: run_schema(POINT_1, TUNNEL_1, False), 2: run_schema(POINT, TUNNEL, True)}
-META_SCHEMA = Obj({"kind": Str("tunnels", "tunnels"), "counts": List(Num(1, COUNTS_MAX)),
-                   "sessions": Num(1), "gateway": STR, "verify": Opt(BOOL),
-                   "churn": Opt(List(Num(0, CHURN_RATE_MAX)))},
-                  need=("kind", "counts", "sessions", "gateway"))
+RUN_SCHEMAS = {1: run_schema(POINT_1, TUNNEL_1, False), 2: run_schema(POINT, TUNNEL, True),
+               3: run_schema(POINT, TUNNEL, True)}
+META_2 = {"kind": Str("tunnels", "tunnels"), "counts": List(Num(1, COUNTS_MAX)),
+          "sessions": Num(1), "verify": Opt(BOOL), "churn": Opt(List(Num(0, CHURN_RATE_MAX)))}
+META_SCHEMAS = {fmt: Obj(META_2 | {"gateway": STR}, need=("kind", "counts", "sessions", "gateway"))
+                for fmt in (1, 2)}
+# Format 3: the gateways in order (several in a run), and the counts not run, with why.
+NOT_RUN = Obj({"gateway": STR, "tunnels": Num(1, COUNTS_MAX, whole=True), "why": STR},
+              need=("gateway", "tunnels", "why"))
+META_SCHEMAS[3] = Obj(META_2 | {"gateways": List(STR, 1), "not_run": Opt(List(NOT_RUN))},
+                      need=("kind", "counts", "sessions", "gateways"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,11 +125,13 @@ class Point:
     churn: float = None  # a churn run's changes a second (0: its baseline); None: a count
 
     def key(self):
+        if not self.workers:  # a gateway without modes and workers (vxlan)
+            return f"{self.gateway}-n{self.tunnels}-s{self.sessions}"
         return (f"{self.gateway}-{self.mode}-w{self.workers}-n{self.tunnels}-s{self.sessions}"
                 + ("" if self.churn is None else f"-churn{self.churn:g}"))
 
     def config(self):
-        return f"{self.gateway} {self.mode} {self.workers}w"
+        return f"{self.gateway} {self.mode} {self.workers}w" if self.workers else self.gateway
 
     def steady(self):
         """The tunnels that carry sessions: all of them, or a churn run's first half."""
@@ -119,8 +139,8 @@ class Point:
 
     def record(self):
         return {"key": self.key(), "config": self.config(), "gateway": self.gateway,
-                "mode": self.mode, "workers": self.workers, "tunnels": self.tunnels,
-                "sessions": self.sessions, "pattern": self.pattern,
+                **({"mode": self.mode, "workers": self.workers} if self.workers else {}),
+                "tunnels": self.tunnels, "sessions": self.sessions, "pattern": self.pattern,
                 **({} if self.churn is None else {"churn": self.churn})}
 
 
@@ -130,6 +150,8 @@ class Plan:
     points: list
     prefix: str
     name: str = "tunnels"
+    setup_limit: float = SETUP_LIMIT_S
+    not_run: list = dataclasses.field(default_factory=list)
 
 
 def arguments(p):
@@ -140,9 +162,15 @@ def arguments(p):
                    help=f"TCP sessions of every count, 1 to {SESSIONS_MAX}, spread over the "
                         "tunnels round-robin (default 64; fewer than the tunnels leave the last "
                         "tunnels without)")
-    p.add_argument("--gateway", default="gregw",
-                   help="the gateway: gregw (default; the only one today: the kernel's VXLAN, "
-                        "Open vSwitch and wireguard-go are not built yet)")
+    p.add_argument("--gateway", default="gregw", metavar="LIST",
+                   help="the gateways, each measured at every count in turn: gregw (default), "
+                        "vxlan (the kernel's VXLAN, a device a tunnel), e.g. gregw,vxlan "
+                        "(Open vSwitch and wireguard-go are not built yet)")
+    p.add_argument("--setup-limit", metavar="S", default=str(SETUP_LIMIT_S),
+                   help="the longest a gateway's setup of one count may take, 1 to "
+                        f"{SETUP_LIMIT_MAX_S} s: a count whose setup a probe before the run "
+                        "says would take longer is not run, and the report says so (vxlan; "
+                        f"default {SETUP_LIMIT_S})")
     p.add_argument("--encap", default="gre",
                    help="every tunnel's encapsulation: gre or gre-udp (default gre)")
     p.add_argument("--workers", metavar="N", default="2",
@@ -209,19 +237,35 @@ def churn_tunnels(text):
     return n
 
 
-def gateway_of(name):
-    if name == "gregw":
-        return name
-    if name in TO_COME:
-        raise ScenarioError(f"--gateway {name}: not built yet: tunbed tunnels measures gregw "
-                            f"alone today ({', '.join(TO_COME)} are to come)")
-    raise ScenarioError(f"--gateway '{name}': expected gregw (the only gateway of tunbed "
-                        "tunnels today)")
+def gateways_of(text):
+    """The gateways of --gateway, each built and named once."""
+    out = []
+    for name in (g.strip() for g in text.split(",")):
+        if name in TO_COME:
+            raise ScenarioError(f"--gateway {name}: not built yet: tunbed tunnels measures "
+                                f"{' and '.join(BUILT)} today ({', '.join(TO_COME)} are to come)")
+        if name not in BUILT:
+            raise ScenarioError(f"--gateway '{name}': expected {' or '.join(BUILT)} (the "
+                                "gateways of tunbed tunnels today)")
+        if name in out:
+            raise ScenarioError(f"--gateway: '{text}' names {name} twice")
+        out.append(name)
+    return out
+
+
+def not_run(gateway, count, per_tunnel_s, limit):
+    """Why a count is not run, in words, or None: the setup of count tunnels on both sides
+    at per_tunnel_s a tunnel a side (a probe's) would take longer than limit seconds."""
+    if per_tunnel_s is None or 2 * count * per_tunnel_s <= limit:
+        return None
+    return (f"not run: setup of {count} {gateway} tunnels would take ~{2 * count * per_tunnel_s:.0f}"
+            f" s on both gateways ({per_tunnel_s * 1000:.1f} ms a tunnel a side, a probe of "
+            f"{PROBE_TUNNELS} here), over --setup-limit {limit:g} s")
 
 
 class Tunnels(Kind):
     name = "tunnels"
-    FORMAT = 2
+    FORMAT = 3
     UNNUMBERED = None
     commands = (Command(
         "tunnels", "how a gateway scales with its tunnels: 1 to 10,000 (docs/tunnels.md)",
@@ -254,31 +298,60 @@ class Tunnels(Kind):
         counts = [whole("--tunnels-counts", c, 1, COUNTS_MAX) for c in counts]
         if len(set(counts)) != len(counts):
             raise ScenarioError(f"--tunnels-counts: '{args.tunnels_counts}' names a count twice")
-        gateway = gateway_of(args.gateway)
+        gateways = gateways_of(args.gateway)
+        if churn is not None and gateways != ["gregw"]:
+            raise ScenarioError(f"--churn: gregw's alone (its tunnels change through its "
+                                f"control socket), not {', '.join(gateways)}'s")
+        setup_limit = seconds("--setup-limit", getattr(args, "setup_limit", None) or
+                              str(SETUP_LIMIT_S), 1, SETUP_LIMIT_MAX_S)
         if args.encap not in ENCAPS:
             raise ScenarioError(f"--encap '{args.encap}': expected {' or '.join(ENCAPS)}")
         sessions = whole("--sessions", args.sessions, 1, SESSIONS_MAX)
         workers = whole("--workers", args.workers, 1, WORKERS_MAX)
-        sc = scenario.Scenario(name="tunnels", topology="tunnels", gateways=[gateway],
+        sc = scenario.Scenario(name="tunnels", topology="tunnels", gateways=gateways,
                                modes=[args.encap], workers=[workers], sessions=[sessions],
                                time=seconds("--time", args.time, 0.1, TIME_MAX_S),
                                warmup=seconds("--warmup", args.warmup, 0, TIME_MAX_S),
                                repeats=whole("--repeats", args.repeats, 1, REPEATS_MAX),
                                rr=False, verify=args.verify or churn is not None)
         if churn is not None:
-            return Plan(sc, [Point(gateway, args.encap, workers, counts[0], sessions,
+            return Plan(sc, [Point("gregw", args.encap, workers, counts[0], sessions,
                                    pattern=CHURN_PATTERN, churn=r) for r in [0.0, *churn]],
-                        args.prefix)
-        return Plan(sc, [Point(gateway, args.encap, workers, n, sessions) for n in counts],
-                    args.prefix)
+                        args.prefix, setup_limit=setup_limit)
+        return Plan(sc, [Point(g, *((args.encap, workers) if DRIVERS[g].has_modes
+                                    else ("-", 0)), n, sessions)
+                         for g in gateways for n in counts], args.prefix,
+                    setup_limit=setup_limit)
 
     def needs(self, plan):
         return ["ras", *plan.sc.gateways]
 
     def prepare(self, plan):
-        ok, why = DRIVERS[plan.sc.gateways[0]].available()
-        if not ok:
-            raise Failure(why)
+        """Each gateway available here; a vxlan count whose setup a probe says would take
+        longer than the plan's limit left out, with its words in meta.json's not_run."""
+        for g in plan.sc.gateways:
+            ok, why = DRIVERS[g].available()
+            if not ok:
+                raise Failure(why)
+        if "vxlan" not in plan.sc.gateways:
+            return
+        per = VxlanTunnels.probe_s()
+        if per is None:
+            raise Failure("vxlan: the probe of its setup time failed: this kernel cannot make "
+                          "VXLAN devices in a namespace")
+        keep = []
+        for p in plan.points:
+            why = not_run(p.gateway, p.tunnels, per, plan.setup_limit) \
+                if p.gateway == "vxlan" else None
+            if why:
+                plan.not_run.append({"gateway": p.gateway, "tunnels": p.tunnels, "why": why})
+                log(f"{p.gateway} {p.tunnels} tunnels {why}")
+            else:
+                keep.append(p)
+        plan.points = keep
+        if not keep:
+            raise Failure("nothing to run: every count's setup would take longer than "
+                          f"--setup-limit {plan.setup_limit:g} s")
 
     def items(self, plan):
         return [Item(f"{p.key()}-r{rep}", f"{p.config()}, {p.tunnels} tunnel"
@@ -291,10 +364,14 @@ class Tunnels(Kind):
 
     def meta(self, plan):
         sc = plan.sc
-        return {"scenario": "tunnels", "title": f"tunnel-count scaling ({sc.gateways[0]})",
-                "topology": sc.topology, "gateway": sc.gateways[0], "mode": sc.modes[0],
-                "workers": sc.workers[0],
-                "counts": list(dict.fromkeys(p.tunnels for p in plan.points)),
+        return {"scenario": "tunnels",
+                "title": f"tunnel-count scaling ({', '.join(sc.gateways)})",
+                "topology": sc.topology, "gateways": sc.gateways, "mode": sc.modes[0],
+                "workers": sc.workers[0], "setup_limit": plan.setup_limit,
+                "not_run": plan.not_run,
+                "counts": list(dict.fromkeys(p.tunnels for p in plan.points)) + [
+                    x["tunnels"] for x in plan.not_run
+                    if x["tunnels"] not in {p.tunnels for p in plan.points}],
                 "sessions": sc.sessions[0], "time": sc.time, "warmup": sc.warmup,
                 "repeats": sc.repeats, "verify": sc.verify, "prefix": plan.prefix,
                 **({"churn": [p.churn for p in plan.points if p.churn],
@@ -305,7 +382,7 @@ class Tunnels(Kind):
         return beds.NamespaceBed(plan.sc, plan.prefix, {})
 
     def measure(self, plan, bed, item):
-        return tunnels_point.measure(plan.sc, item.point, item.repeat, bed)
+        return tunnels_point.measure(plan.sc, item.point, item.repeat, bed, plan.setup_limit)
 
     def failed(self, item, started, error):
         return {"point": item.point.record(), "repeat": item.repeat, "started": started,
@@ -315,13 +392,24 @@ class Tunnels(Kind):
         return RUN_SCHEMAS[fmt]
 
     def upgrade_record(self, doc, fmt):
-        """1 -> 2: format 1's sessions were push (the client received nothing on them)."""
+        """1 -> 2: format 1's sessions were push (the client received nothing on them);
+        2 -> 3: the same record (format 3 adds a kernel gateway's setup.kernel_kib)."""
+        if fmt == 2:
+            return doc
         tunnels = dict(doc["tunnels"], carried=[dict(t, received=0)
                                                 for t in doc["tunnels"]["carried"]])
         return dict(doc, point=dict(doc["point"], pattern="push"), tunnels=tunnels)
 
     def meta_schema(self, fmt):
-        return META_SCHEMA
+        return META_SCHEMAS[fmt]
+
+    def upgrade_meta(self, doc, fmt):
+        """2 -> 3: the one gateway of format 2 (gregw) as the list of the gateways."""
+        if fmt != 2:
+            return doc
+        doc = dict(doc, gateways=[doc.get("gateway")])
+        doc.pop("gateway", None)
+        return doc
 
     def report(self, meta, recs, complete):
         return tunnels_report.document(tunnels_report.analyse(recs, meta, complete))

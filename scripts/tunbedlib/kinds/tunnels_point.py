@@ -1,10 +1,12 @@
 """One run of one point of `tunbed tunnels` (tunnels.py) on the tunnels bed (topo/topologies/
-tunnels.topo), which is up for it: topo/tunnels.sh's files for the point's tunnel count, gregw
-started on gwa and gwb with them (the seconds from its start until its control socket answers,
-and its memory then), the traffic servers, the sessions spread over the tunnels by
+tunnels.topo), which is up for it: topo/tunnels.sh's files for the point's tunnel count, the
+gateway set up on gwa and gwb with them (gregw started with the files: the seconds from its
+start until its control socket answers, and its memory then; vxlan: a device a tunnel,
+drivers/kernel.py's VxlanTunnels: the seconds of its `ip -batch`, and the kernel's memory), the traffic servers, the sessions spread over the tunnels by
 tunbed-traffic's --pairs (session i on tunnel i mod N, from the client's site of the tunnel to
 the server's) while every CPU is sampled (matrix_point.Run: the matrix's own steps), then
-gregw's memory and its per-tunnel counters, a page at a time. A churn run's sessions go over
+gregw's memory and the gateway's per-tunnel counters (gregw's a page at a time, the devices'
+statistics). A churn run's sessions go over
 the first half of the tunnels alone while tunnels_churn.py, in the client's namespace, removes
 and adds the other half at the point's rate. Everything it started it stops."""
 
@@ -19,6 +21,7 @@ import time
 from ..bed import ADDRS
 from ..common import ROOT, Failure, run
 from ..drivers.gregw import Gregw
+from ..drivers.kernel import VxlanTunnels
 from . import matrix_point, tunnels_churn
 
 TUNNELS_SH = os.path.join(ROOT, "topo", "tunnels.sh")
@@ -66,6 +69,15 @@ class TunnelGregw(Gregw):
                 cmd += ["--cpus", self.pins[role]]
             self.ready_s[role] = self.start(role, cmd, sock, READY_POLL_S)
 
+    def setup_record(self):
+        """{role: {ready_s, rss_kib, rss_peak_kib}} of the setup: its time, its memory now."""
+        mem = self.memory()
+        return {role: {"ready_s": s} | mem.get(role, {}) for role, s in self.ready_s.items()}
+
+    def unattributed(self, role, link_drops):
+        """What the role's gregw lost by no tunnel (unattributed()), from its stats."""
+        return unattributed(self.stats.get(role), link_drops)
+
     def memory(self):
         """{role: {rss_kib, rss_peak_kib}} of each gregw now, from /proc/PID/status."""
         out = {}
@@ -87,6 +99,44 @@ class TunnelGregw(Gregw):
             if page["next"] >= page["tunnels"] or page["next"] <= start:
                 return out
             start = page["next"]
+
+
+def read_tunnel_file(text):
+    """[(name, key, [prefix, ...])] of a tunnel file topo/tunnels.sh wrote (gregw's format,
+    docs/gregw.md: a section `[tunnel NAME]` a tunnel, `key = N`, `prefixes = P, P`); a
+    Failure naming the line of anything else."""
+    out, name = [], None
+    for no, line in enumerate(text.splitlines(), 1):
+        line = line.split(";", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("[tunnel ") and line.endswith("]"):
+            name = line[len("[tunnel "):-1].strip()
+            out.append([name, None, []])
+        elif "=" in line and name is not None:
+            k, v = (x.strip() for x in line.split("=", 1))
+            if k == "key" and v.isdigit():
+                out[-1][1] = int(v)
+            elif k == "prefixes":
+                out[-1][2] = [p.strip() for p in v.split(",") if p.strip()]
+        else:
+            raise Failure(f"tunnel file line {no}: '{line}': expected a [tunnel NAME] section "
+                          "or KEY = VALUE")
+    if any(key is None or not prefixes for _, key, prefixes in out):
+        raise Failure("tunnel file: a tunnel without its key or prefixes")
+    return [tuple(t) for t in out]
+
+
+def tunnel_driver(bed, point, files, setup_limit):
+    """The driver of the point's gateway with the tunnels of files: TunnelGregw, or the
+    kernel's VxlanTunnels (each side's batch within setup_limit seconds)."""
+    if point.gateway == "vxlan":
+        tunnels = {}
+        for role in ("gwa", "gwb"):
+            with open(os.path.join(files, f"{role}.tunnels")) as f:
+                tunnels[role] = read_tunnel_file(f.read())
+        return VxlanTunnels(bed, point, tunnels, setup_limit)
+    return TunnelGregw(bed, point, files)
 
 
 def write_files(files, point):
@@ -186,16 +236,17 @@ def counters(rows, traffic, gwa, gwb, churned=()):
 
 
 class TunnelsRun(matrix_point.Run):
-    """The matrix's run with the point's gregw (TunnelGregw) and the sessions on the pairs."""
+    """The matrix's run with the point's gateway of many tunnels (tunnel_driver) and the
+    sessions on the pairs."""
 
-    def __init__(self, sc, point, bed, files, rows):
+    def __init__(self, sc, point, bed, files, rows, setup_limit):
         super().__init__(sc, point, bed)
-        self.files, self.rows = files, rows
+        self.files, self.rows, self.setup_limit = files, rows, setup_limit
         self.client_args = ["--pairs", os.path.join(files, "pairs")]
         self.churn, self.churn_result = None, None
 
     def gateway_up(self):
-        self.driver = TunnelGregw(self.bed, self.point, self.files)
+        self.driver = tunnel_driver(self.bed, self.point, self.files, self.setup_limit)
         return matrix_point.gateway_up(self.driver, self.bed, self.rows[0]["server4"])
 
     def load(self):
@@ -254,19 +305,19 @@ def churn_line(proc, timeout):
     return proc.local.stdout.readline().strip() if ready else ""
 
 
-def measure(sc, point, repeat, bed):
-    """Runs point once on bed, which is up for it (bed.point); returns the raw record
-    (JSON-ready). What it starts it stops, whatever happens."""
+def measure(sc, point, repeat, bed, setup_limit):
+    """Runs point once on bed, which is up for it (bed.point), the gateway's setup of a side
+    within setup_limit seconds; returns the raw record (JSON-ready). What it starts it stops,
+    whatever happens."""
     record = {"point": point.record(), "repeat": repeat, "started": time.time(),
               "pins": bed.pins}
     # The namespaces share this machine's files: gwa's state directory serves all three.
     files = bed.host("gwa").state
     rows = write_files(files, point)
-    run_ = TunnelsRun(sc, point, bed, files, rows)
+    run_ = TunnelsRun(sc, point, bed, files, rows, setup_limit)
     try:
         driver_pids, record["gateway_info"] = run_.gateway_up()
-        record["setup"] = {role: {"ready_s": s} | run_.driver.memory().get(role, {})
-                           for role, s in run_.driver.ready_s.items()}
+        record["setup"] = run_.driver.setup_record()
         run_.servers_up()
         before = json.loads(json.dumps(run_.driver.telemetry())) if point.churn else {}
         clocks = run_.sample(driver_pids)
@@ -282,8 +333,7 @@ def measure(sc, point, repeat, bed):
         record["tunnels"] = counters(rows, record["traffic"], run_.driver.tunnels("gwa"),
                                      run_.driver.tunnels("gwb"), churned)
         record["tunnels"]["unattributed"] = {
-            role: unattributed(st, link_drops(bed, role))
-            for role, st in (record["gateway"] or {}).items()}
+            role: run_.driver.unattributed(role, link_drops(bed, role)) for role in ("gwa", "gwb")}
         record["hosts"] = run_.hosts(clocks)
     finally:
         run_.stop()

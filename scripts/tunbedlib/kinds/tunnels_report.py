@@ -1,9 +1,10 @@
-"""The report of `tunbed tunnels` (tunnels.py): per tunnel count, the matrix's numbers of each run
-(analysis.analyse: throughput, Jain's index across sessions, CPU-s/GB of the box and the gateway,
-retransmits) and the tunnels' own: Jain's index across the tunnels that carried sessions (each
-tunnel's throughput its sessions' sum), which tunnels carried sessions, gregw's setup time and
-memory, and its per-tunnel counters checked against the sessions (check()); the medians of the
-repeats with their range (analysis.spread). A churn run's points (a rate each, 0 the baseline)
+"""The report of `tunbed tunnels` (tunnels.py): per gateway and tunnel count, the matrix's numbers
+of each run (analysis.analyse: throughput, Jain's index across sessions, CPU-s/GB of the box and
+the gateway, retransmits) and the tunnels' own: Jain's index across the tunnels that carried
+sessions (each tunnel's throughput its sessions' sum), which tunnels carried sessions, the
+gateway's setup time and memory (gregw's resident set, the kernel's growth for vxlan), and its
+per-tunnel counters checked against the sessions (check()); the medians of the repeats with
+their range (analysis.spread); and how far each gateway went (how_far()). A churn run's points (a rate each, 0 the baseline)
 add the churn's own: the steady tunnels' throughput against the baseline's, the longest receive
 stall of a steady session, the changes made against those asked, the pings after an add and
 gregw's drops meanwhile (churn_run()). Pure: records in, a document out."""
@@ -16,10 +17,13 @@ from .tunnels_churn import CTL_IN_FLIGHT
 
 # The numbers of a run the summary spreads over its repeats, with the analysis' own.
 SPREAD = ("bits_per_second", "jain", "tunnel_jain", "box_cpu_s_per_gb", "gateway_cpu_s_per_gb",
-          "retransmits", "setup_gwa_s", "setup_gwb_s", "rss_gwa_kib", "rss_gwb_kib")
-CSV_HEADER = ["tunnels", "sessions", "repeats", "bits_per_second", "tunnel_jain", "session_jain",
-              "box_cpu_s_per_gb", "gateway_cpu_s_per_gb", "retransmits", "setup_gwa_s",
-              "setup_gwb_s", "rss_gwa_kib", "rss_gwb_kib", "counters_ok"]
+          "retransmits", "setup_gwa_s", "setup_gwb_s", "rss_gwa_kib", "rss_gwb_kib",
+          "kernel_gwa_kib", "kernel_gwb_kib")
+CSV_HEADER = ["gateway", "tunnels", "sessions", "repeats", "bits_per_second", "tunnel_jain",
+              "session_jain", "box_cpu_s_per_gb", "gateway_cpu_s_per_gb", "retransmits",
+              "setup_gwa_s", "setup_gwb_s", "rss_gwa_kib", "rss_gwb_kib", "kernel_gwa_kib",
+              "kernel_gwb_kib", "counters_ok"]
+HOW_FAR_HEADER = ["gateway", "largest_count", "setup_gwa_s", "setup_gwb_s", "beyond"]
 # A churn run's numbers, spread over the repeats as SPREAD's are.
 CHURN_SPREAD = ("stall_ms", "changes_asked", "changes_done", "pinged", "ping_first",
                 "ping_later", "ping_never", "bad_key_gwa", "bad_key_gwb", "no_tunnel_gwa",
@@ -36,6 +40,7 @@ class Results:
     complete: bool
     runs: list
     summary: dict
+    how_far: list
 
 
 def check(tunnels):
@@ -158,12 +163,14 @@ def analyse_run(rec):
     res = analysis.analyse(rec)
     setup, tunnels = rec["setup"], rec["tunnels"]
     res.update({
+        "gateway": rec["point"]["gateway"],
         "tunnels": rec["point"]["tunnels"], "sessions": rec["point"]["sessions"],
         "tunnel_jain": analysis.jain([t["bits_per_second"] for t in tunnels["carried"]]),
         "carried": carried_words(tunnels["carried"], rec["point"]["tunnels"]),
         "problems": check(tunnels), "lost_packets": lost(tunnels),
         **{f"setup_{r}_s": (setup.get(r) or {}).get("ready_s") for r in ("gwa", "gwb")},
         **{f"rss_{r}_kib": (setup.get(r) or {}).get("rss_kib") for r in ("gwa", "gwb")},
+        **{f"kernel_{r}_kib": (setup.get(r) or {}).get("kernel_kib") for r in ("gwa", "gwb")},
         **{f"rss_loaded_{r}_kib": ((rec.get("loaded") or {}).get(r) or {}).get("rss_kib")
            for r in ("gwa", "gwb")}})
     res["counters_ok"] = not res["problems"]
@@ -172,14 +179,47 @@ def analyse_run(rec):
     return res
 
 
+def order(meta):
+    """A gateway's place in the report: meta.json's order of the gateways."""
+    gateways = list(meta.get("gateways") or [])
+    return lambda g: gateways.index(g) if g in gateways else len(gateways)
+
+
+def how_far(meta, runs):
+    """Per gateway of the run: the largest count it was set up with (a run recorded), the
+    medians of its setup times there, and beyond it the counts that failed (meta.json's
+    `failed`, their first error) or were not run (`not_run`, with why), in words."""
+    out = []
+    for g in meta.get("gateways") or []:
+        done = [r for r in runs if r["gateway"] == g]
+        top = max((r["tunnels"] for r in done), default=None)
+        at = [r for r in done if r["tunnels"] == top]
+        beyond = []
+        for f in meta.get("failed") or []:
+            p = f.get("point") or {}
+            if p.get("gateway") == g and isinstance(p.get("tunnels"), int) and \
+                    f"{p['tunnels']} tunnels" not in " ".join(beyond):
+                beyond.append(f"{p['tunnels']} tunnels failed: {f.get('error')}")
+        beyond += [f"{x['tunnels']} tunnels {x['why']}" for x in meta.get("not_run") or []
+                   if x.get("gateway") == g]
+        out.append({"gateway": g, "largest_count": top,
+                    **{k: analysis.spread([r.get(k) for r in at])
+                       for k in ("setup_gwa_s", "setup_gwb_s")},
+                    "beyond": beyond})
+    return out
+
+
 def analyse(recs, meta, complete):
+    where = order(meta)
     runs = sorted((analyse_run(r) for r in recs),
-                  key=lambda r: (r["tunnels"], r.get("churn") or 0, r["repeat"]))
+                  key=lambda r: (where(r["gateway"]), r["tunnels"], r.get("churn") or 0,
+                                 r["repeat"]))
     base = analysis.summarise(runs)
     summary = {}
     for key, s in base.items():
         rs = [r for r in runs if r["key"] == key]
-        summary[key] = {"tunnels": rs[0]["tunnels"], "sessions": rs[0]["sessions"],
+        summary[key] = {"gateway": rs[0]["gateway"],
+                        "tunnels": rs[0]["tunnels"], "sessions": rs[0]["sessions"],
                         "repeats": s["repeats"], "complete": s["complete"],
                         "median_repeat": s["median_repeat"],
                         **{k: analysis.spread([r.get(k) for r in rs]) for k in SPREAD},
@@ -198,20 +238,25 @@ def analyse(recs, meta, complete):
             p["of_baseline"] = (p["bits_per_second"]["median"]
                                 / zero[0]["bits_per_second"]["median"])
     # What summary.json keeps of each run: its numbers, not its CPU samples.
-    keep = ("key", "repeat", "tunnels", "sessions", "complete", "measured_s", "bytes", *SPREAD,
+    keep = ("key", "repeat", "gateway", "tunnels", "sessions", "complete", "measured_s", "bytes", *SPREAD,
             "rss_loaded_gwa_kib", "rss_loaded_gwb_kib", "carried", "lost_packets", "counters_ok",
             "problems")
     churn_keep = ("churn", "stall_session", "verified", *CHURN_SPREAD, "churn_error")
     return Results(meta, complete, [{k: r.get(k) for k in keep + (
-        churn_keep if r.get("churn") is not None else ())} for r in runs], summary)
+        churn_keep if r.get("churn") is not None else ())} for r in runs], summary,
+        how_far(meta, runs))
 
 
 def fmt(s, scale=1.0, digits=2):
     return analysis.fmt(s, scale, digits)
 
 
-def points(res):
-    return sorted(res.summary.values(), key=lambda p: (p["tunnels"], p.get("churn") or 0))
+def points(res, gateway=None):
+    """The summary's points in the report's order (gateway, count, churn): all, or the
+    gateway's."""
+    where = order(res.meta)
+    return sorted((p for p in res.summary.values() if gateway in (None, p["gateway"])),
+                  key=lambda p: (where(p["gateway"]), p["tunnels"], p.get("churn") or 0))
 
 
 def baseline(res):
@@ -236,6 +281,8 @@ def headline(p, gateway, base=None):
         words.append(f"setup {p['setup_gwa_s']['median']:.3f} s")
     if p["rss_gwa_kib"]:
         words.append(f"RSS {p['rss_gwa_kib']['median'] / 1024:.1f} MiB")
+    if p.get("kernel_gwa_kib"):
+        words.append(f"kernel {p['kernel_gwa_kib']['median'] / 1024:.1f} MiB")
     words.append("counters match" if p["counters_ok"] else "COUNTERS DISAGREE")
     return f"{gateway} " + ", ".join(words)
 
@@ -279,29 +326,49 @@ def churn_method(meta):
             "with their range.")
 
 
-def main_table(res):
+def main_table(res, gateway, anchor="points"):
+    """The table of the gateway's points; its memory columns gregw's resident set, or the
+    kernel's growth over the setup for a gateway of the kernel's (vxlan)."""
+    pts = points(res, gateway)
+    kernel = any(p.get("kernel_gwa_kib") or p.get("kernel_gwb_kib") for p in pts)
+    mem = ("kernel", "kernel_{}_kib") if kernel else ("RSS", "rss_{}_kib")
     rows = [[str(p["tunnels"]), str(p["sessions"]), fmt(p["bits_per_second"], 1e-9),
              fmt(p["tunnel_jain"], digits=3), fmt(p["jain"], digits=3),
              fmt(p["box_cpu_s_per_gb"]), fmt(p["gateway_cpu_s_per_gb"]),
              fmt(p["retransmits"], digits=0), fmt(p["setup_gwa_s"], digits=3),
-             fmt(p["setup_gwb_s"], digits=3), fmt(p["rss_gwa_kib"], 1 / 1024, 1),
-             fmt(p["rss_gwb_kib"], 1 / 1024, 1), "yes" if p["counters_ok"] else "NO"]
-            for p in points(res)]
-    if any(p.get("churn") is not None for p in points(res)):
-        rows = [[f"{p['churn']:g}", *r] for p, r in zip(points(res), rows)]
-        return Table(("changes/s", "tunnels", "sessions", "Gbit/s", "Jain tunnels",
-                      "Jain sessions", "box CPU-s/GB", "gateway CPU-s/GB", "retransmits",
-                      "setup gwa s", "setup gwb s", "RSS gwa MiB", "RSS gwb MiB",
-                      "counters match"), rows, "points")
-    return Table(("tunnels", "sessions", "Gbit/s", "Jain tunnels", "Jain sessions",
-                  "box CPU-s/GB", "gateway CPU-s/GB", "retransmits", "setup gwa s",
-                  "setup gwb s", "RSS gwa MiB", "RSS gwb MiB", "counters match"), rows, "points")
+             fmt(p["setup_gwb_s"], digits=3), fmt(p.get(mem[1].format("gwa")), 1 / 1024, 1),
+             fmt(p.get(mem[1].format("gwb")), 1 / 1024, 1),
+             "yes" if p["counters_ok"] else "NO"]
+            for p in pts]
+    head = ("tunnels", "sessions", "Gbit/s", "Jain tunnels", "Jain sessions", "box CPU-s/GB",
+            "gateway CPU-s/GB", "retransmits", "setup gwa s", "setup gwb s",
+            f"{mem[0]} gwa MiB", f"{mem[0]} gwb MiB", "counters match")
+    if any(p.get("churn") is not None for p in pts):
+        rows = [[f"{p['churn']:g}", *r] for p, r in zip(pts, rows)]
+        return Table(("changes/s", *head), rows, anchor)
+    return Table(head, rows, anchor)
+
+
+def how_far_section(res):
+    """How far each gateway went: its largest count set up, the setup times there, and the
+    counts beyond (failed, not run)."""
+    rows = [[h["gateway"], str(h["largest_count"]) if h["largest_count"] else "none",
+             fmt(h["setup_gwa_s"], digits=3), fmt(h["setup_gwb_s"], digits=3),
+             "; ".join(h["beyond"]) or "-"] for h in res.how_far]
+    return Section("How far each gateway goes", "how-far", paragraphs=[
+        "The largest tunnel count each gateway was set up with in this run (a run recorded "
+        "at it), the medians of its setup times there, and the counts beyond it that failed "
+        "or were not run, with why."],
+        table=Table(("gateway", "largest count", "setup gwa s", "setup gwb s", "beyond"), rows,
+                    "how-far-table"))
 
 
 def method(meta):
     n = meta.get("repeats")
-    return (f"{meta.get('gateway', 'gregw')} ({meta.get('mode', 'gre')}, {meta.get('workers')} "
-            "workers) on the tunnels bed in namespaces, set up anew for every run with the "
+    gateways = meta.get("gateways") or ["gregw"]
+    who = ", ".join(f"gregw ({meta.get('mode', 'gre')}, {meta.get('workers')} workers)"
+                    if g == "gregw" else g for g in gateways)
+    return (f"{who} on the tunnels bed in namespaces, set up anew for every run with the "
             f"tunnel files of `topo/tunnels.sh N`; {meta.get('sessions')} TCP sessions (push) "
             "spread over the tunnels round-robin (session i on tunnel i mod N, tunbed-traffic "
             f"`--pairs`), {meta.get('warmup', 0):g} s of warm-up, then {meta.get('time', 0):g} s "
@@ -309,23 +376,35 @@ def method(meta):
             "seconds from gregw's start until its control socket answers (its tunnels read, "
             "their prefixes routed, the table published), and its resident memory then. A "
             "tunnel's throughput is its sessions' sum; Jain's index across tunnels is over "
-            "those that carried sessions. CPU-s/GB as the matrix computes it (docs/runner.md).")
+            "those that carried sessions. CPU-s/GB as the matrix computes it (docs/runner.md)."
+            + (" vxlan: the kernel's VXLAN with a device a tunnel (VNI the tunnel's key), its "
+               "prefixes routed into it via a permanent neighbour, all of a side set up by one "
+               "`ip -batch`; setup: the seconds that batch took on each gateway; memory: the "
+               "growth of the kernel's Slab and Percpu (/proc/meminfo) over it, the whole "
+               "machine's, other work included; its counters: each device's statistics "
+               "(ip -s link); gateway CPU-s/GB: none, the kernel's work is in the box's."
+               if "vxlan" in gateways else ""))
 
 
 def document(res):
-    gateway = res.meta.get("gateway", "gregw")
+    gateways = res.meta.get("gateways") or ["gregw"]
     pts = points(res)
     churn = any(p.get("churn") is not None for p in pts)
     base = baseline(res)
-    carried = [f"{p['tunnels']} tunnel{'s' if p['tunnels'] > 1 else ''}: {p['carried']}"
-               for p in pts]
-    problems = [f"{p['tunnels']} tunnels: {x}" for p in pts for x in p["problems"]]
+    # With several gateways, each line names its own.
+    who = (lambda p: f"{p['gateway']} ") if len(gateways) > 1 else (lambda p: "")
+    carried = [f"{who(p)}{p['tunnels']} tunnel{'s' if p['tunnels'] > 1 else ''}: "
+               f"{p['carried']}" for p in pts]
+    problems = [f"{who(p)}{p['tunnels']} tunnels: {x}" for p in pts for x in p["problems"]]
+    tables = ([Section(table=main_table(res, gateways[0]))] if len(gateways) == 1 else
+              [Section(g, f"points-{g}", table=main_table(res, g, f"points-{g}"))
+               for g in gateways if points(res, g)])
     return Document(
         title=title(res.meta), complete=res.complete,
-        headline=[headline(p, gateway, base) for p in pts],
+        headline=[headline(p, p["gateway"], base) for p in pts],
         paragraphs=[method(res.meta)] + ([churn_method(res.meta)] if churn else []),
         sections=[
-            Section(table=main_table(res)),
+            *tables,
             *([Section("Churn under load", "churn", table=churn_table(res), items=[
                 f"{p['churn']:g} changes/s: {p['problems'][0]}" for p in pts
                 if p.get("churn") and not p["verified"] and p["problems"]])] if churn else []),
@@ -339,17 +418,21 @@ def document(res):
                 "no packet on a tunnel without sessions (gregw's `tunnels` pages and stats, "
                 "after the load)."
                 + (" Every count agrees." if not problems else " Where they disagree:")],
-                items=problems)],
+                items=problems),
+            *([] if churn else [how_far_section(res)])],
         footer=footer(),
         summary={"meta": res.meta, "complete": res.complete, "summary": res.summary,
-                 "runs": res.runs},
+                 "runs": res.runs, **({} if churn else {"how_far": res.how_far})},
         csv=[Csv("summary", CSV_HEADER, [
-            [p["tunnels"], p["sessions"], p["repeats"],
-             *[(p[k] or {}).get("median") for k in ("bits_per_second", "tunnel_jain", "jain",
-                                                     "box_cpu_s_per_gb", "gateway_cpu_s_per_gb",
-                                                     "retransmits", "setup_gwa_s", "setup_gwb_s",
-                                                     "rss_gwa_kib", "rss_gwb_kib")],
-             p["counters_ok"]] for p in pts])] + ([Csv("churn", CHURN_HEADER, [
+            [p["gateway"], p["tunnels"], p["sessions"], p["repeats"],
+             *[(p.get(k) or {}).get("median") for k in (
+                 "bits_per_second", "tunnel_jain", "jain", "box_cpu_s_per_gb",
+                 "gateway_cpu_s_per_gb", "retransmits", "setup_gwa_s", "setup_gwb_s",
+                 "rss_gwa_kib", "rss_gwb_kib", "kernel_gwa_kib", "kernel_gwb_kib")],
+             p["counters_ok"]] for p in pts])] + ([] if churn else [Csv("how_far", HOW_FAR_HEADER, [
+                 [h["gateway"], h["largest_count"], (h["setup_gwa_s"] or {}).get("median"),
+                  (h["setup_gwb_s"] or {}).get("median"), "; ".join(h["beyond"])]
+                 for h in res.how_far])]) + ([Csv("churn", CHURN_HEADER, [
             [p["churn"], p["tunnels"], p["sessions"], p["repeats"],
              (p["bits_per_second"] or {}).get("median"), p.get("of_baseline"),
              *[(p.get(k) or {}).get("median") for k in CHURN_SPREAD],
