@@ -26,9 +26,9 @@ expect_refusal "a count over 16384" 2 "^tunbed: --tunnels-counts: '16385' is not
 	"$TUNBED" tunnels --tunnels-counts 16385 --prefix "$P" --results "$R"
 expect_refusal "0 sessions" 2 "^tunbed: --sessions: '0' is not 1 to 10000$" \
 	"$TUNBED" tunnels --sessions 0 --prefix "$P" --results "$R"
-expect_refusal "a gateway not built yet" 2 "^tunbed: --gateway vxlan: not built yet: tunbed tunnels measures gregw alone today" \
-	"$TUNBED" tunnels --gateway vxlan --prefix "$P" --results "$R"
-expect_refusal "an unknown gateway" 2 "^tunbed: --gateway 'nope': expected gregw" \
+expect_refusal "a gateway not built yet" 2 "^tunbed: --gateway wireguard-go: not built yet: tunbed tunnels measures gregw and vxlan today" \
+	"$TUNBED" tunnels --gateway wireguard-go --prefix "$P" --results "$R"
+expect_refusal "an unknown gateway" 2 "^tunbed: --gateway 'nope': expected gregw or vxlan" \
 	"$TUNBED" tunnels --gateway nope --prefix "$P" --results "$R"
 [ ! -e "$R" ] || fail "a refusal made $R"
 
@@ -41,10 +41,10 @@ python3 - "$dir" <<'PY' || fail "the tunnels run's records"
 import json, os, sys
 d = sys.argv[1]
 meta = json.load(open(os.path.join(d, "meta.json")))
-assert (meta["kind"], meta["format"], meta["complete"], meta["counts"]) == ("tunnels", 2, True, [1, 10, 100]), meta
+assert (meta["kind"], meta["format"], meta["complete"], meta["counts"]) == ("tunnels", 3, True, [1, 10, 100]), meta
 for n in (1, 10, 100):
     rec = json.load(open(os.path.join(d, "runs", f"gregw-gre-w2-n{n}-s16-r1.json")))
-    assert (rec["kind"], rec["format"], rec["point"]["tunnels"]) == ("tunnels", 2, n), rec["point"]
+    assert (rec["kind"], rec["format"], rec["point"]["tunnels"]) == ("tunnels", 3, n), rec["point"]
     for role in ("gwa", "gwb"):
         assert rec["gateway"][role]["tunnels"]["count"] == n, (n, role)
         s = rec["setup"][role]

@@ -46,11 +46,11 @@ python3 - "$dir" <<'PY' || fail "the churn run's records"
 import csv, json, os, sys
 d = sys.argv[1]
 meta = json.load(open(os.path.join(d, "meta.json")))
-assert (meta["kind"], meta["format"], meta["complete"], meta["counts"], meta["churn"]) == ("tunnels", 2, True, [8], [50.0]), meta
+assert (meta["kind"], meta["format"], meta["complete"], meta["counts"], meta["churn"]) == ("tunnels", 3, True, [8], [50.0]), meta
 steady = {f"198.18.128.{i}" for i in range(4)}
 for rate in (0, 50):
     rec = json.load(open(os.path.join(d, "runs", f"gregw-gre-w2-n8-s4-churn{rate}-r1.json")))
-    assert (rec["format"], rec["point"]["churn"], rec["point"]["pattern"]) == (2, rate, "duplex"), rec["point"]
+    assert (rec["format"], rec["point"]["churn"], rec["point"]["pattern"]) == (3, rate, "duplex"), rec["point"]
     tcp = rec["traffic"]["tcp"]
     assert rec["traffic"]["complete"] and tcp["failed"] == 0 and tcp["verify"]["on"] and tcp["verify"]["mismatches"] == 0, (rate, tcp.get("errors"), tcp["verify"])
     for s in tcp["per_session"]:
