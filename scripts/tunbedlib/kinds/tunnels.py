@@ -270,11 +270,15 @@ class Tunnels(Kind):
     commands = (Command(
         "tunnels", "how a gateway scales with its tunnels: 1 to 10,000 (docs/tunnels.md)",
         arguments,
-        "gregw on the tunnels bed with 1, 10, 100, 1,000 and 10,000 tunnels (topo/tunnels.sh's "
-        "files), the same TCP sessions spread over the tunnels round-robin each time: total "
-        "throughput, Jain's index across tunnels and across sessions, CPU-s/GB (box and "
-        "gateway), retransmits, the time gregw took to set its tunnels up and its memory, and "
-        "its per-tunnel counters checked against the sessions' bytes. With --churn RATES, "
+        "gregw (or each gateway of --gateway: gregw, vxlan, the kernel's VXLAN with a device "
+        "a tunnel) on the tunnels bed with 1, 10, 100, 1,000 and 10,000 tunnels "
+        "(topo/tunnels.sh's files), the same TCP sessions spread over the tunnels round-robin "
+        "each time: total throughput, Jain's index across tunnels and across sessions, "
+        "CPU-s/GB (box and gateway), retransmits, the time the gateway took to set its tunnels "
+        "up and its memory (gregw's resident set, the kernel's growth for vxlan), its "
+        "per-tunnel counters checked against the sessions' bytes, and how far each gateway "
+        "went (a count whose setup a probe says would take longer than --setup-limit is not "
+        "run, and said so). With --churn RATES (gregw alone), "
         "churn under load in place of the counts: on --churn-tunnels tunnels, verified duplex "
         "sessions on the first half while the other half are removed and added again through "
         "gregw's control socket on both gateways at each rate: the steady tunnels' throughput "
