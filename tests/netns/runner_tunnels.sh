@@ -26,9 +26,9 @@ expect_refusal "a count over 16384" 2 "^tunbed: --tunnels-counts: '16385' is not
 	"$TUNBED" tunnels --tunnels-counts 16385 --prefix "$P" --results "$R"
 expect_refusal "0 sessions" 2 "^tunbed: --sessions: '0' is not 1 to 10000$" \
 	"$TUNBED" tunnels --sessions 0 --prefix "$P" --results "$R"
-expect_refusal "a gateway not built yet" 2 "^tunbed: --gateway wireguard-go: not built yet: tunbed tunnels measures gregw and vxlan today" \
-	"$TUNBED" tunnels --gateway wireguard-go --prefix "$P" --results "$R"
-expect_refusal "an unknown gateway" 2 "^tunbed: --gateway 'nope': expected gregw or vxlan" \
+expect_refusal "a gateway not built yet" 2 "^tunbed: --gateway ovs-gre: not built yet: tunbed tunnels measures gregw, vxlan and wireguard-go today" \
+	"$TUNBED" tunnels --gateway ovs-gre --prefix "$P" --results "$R"
+expect_refusal "an unknown gateway" 2 "^tunbed: --gateway 'nope': expected gregw, vxlan or wireguard-go" \
 	"$TUNBED" tunnels --gateway nope --prefix "$P" --results "$R"
 [ ! -e "$R" ] || fail "a refusal made $R"
 
@@ -72,7 +72,7 @@ for n in (1, 10, 100):
     dropped = sum(t[r]["drops"] for t in carried for r in ("gwa", "gwb"))
     for role in lost:
         assert lost[role] <= rec["tunnels"]["unattributed"][role] + dropped, (n, role, lost, rec["tunnels"]["unattributed"])
-    assert rec["tunnels"]["idle"] == {"tunnels": max(n - 16, 0), "packets": 0}, rec["tunnels"]["idle"]
+    assert rec["tunnels"]["idle"] == {"tunnels": max(n - 16, 0), "packets": 0, "bytes": 0}, rec["tunnels"]["idle"]
 s = json.load(open(os.path.join(d, "summary.json")))
 for p in s["summary"].values():
     assert p["counters_ok"] and not p["problems"], p

@@ -60,7 +60,7 @@ for rate in (0, 50):
     assert tcp["rx_stall"]["max_ms"] == max(s["rx_stall_max_ms"] for s in tcp["per_session"]), tcp["rx_stall"]
     t = rec["tunnels"]
     assert sorted(x["name"] for x in t["carried"]) == [f"t{i:05d}" for i in range(4)], t["carried"]
-    assert t["churned"]["tunnels"] == 4 and t["idle"] == {"tunnels": 0, "packets": 0}, t
+    assert t["churned"]["tunnels"] == 4 and t["idle"] == {"tunnels": 0, "packets": 0, "bytes": 0}, t
     if rate == 0:
         assert "churn" not in rec, rec.get("churn")
         continue

@@ -69,7 +69,7 @@ for n in (1, 10, 100):
     dropped = sum(t[r]["drops"] for t in carried for r in ("gwa", "gwb"))
     for role in lost:
         assert lost[role] <= rec["tunnels"]["unattributed"][role] + dropped, (n, role, lost, rec["tunnels"]["unattributed"])
-    assert rec["tunnels"]["idle"] == {"tunnels": max(n - 16, 0), "packets": 0}, rec["tunnels"]["idle"]
+    assert rec["tunnels"]["idle"] == {"tunnels": max(n - 16, 0), "packets": 0, "bytes": 0}, rec["tunnels"]["idle"]
 s = json.load(open(os.path.join(d, "summary.json")))
 for p in s["summary"].values():
     assert p["gateway"] == "vxlan" and p["counters_ok"] and not p["problems"], p

@@ -19,13 +19,14 @@ import tempfile
 import threading
 import time
 import unittest
+from unittest import mock
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "scripts"))
 
 from tunbedlib import analysis, records  # noqa: E402
 from tunbedlib.common import ScenarioError  # noqa: E402
-from tunbedlib.drivers import kernel  # noqa: E402
+from tunbedlib.drivers import DRIVERS, kernel, vpn  # noqa: E402
 from tunbedlib.kinds import tunnels, tunnels_churn, tunnels_point, tunnels_report  # noqa: E402
 
 FORMAT_1 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "formats",
@@ -63,7 +64,7 @@ class Counters(unittest.TestCase):
         self.assertEqual(out["carried"][0]["gwa"], {"tx_packets": 100, "tx_bytes": 150000,
                                                     "rx_packets": 10, "rx_bytes": 520,
                                                     "drops": 0})
-        self.assertEqual(out["idle"], {"tunnels": 1, "packets": 3})
+        self.assertEqual(out["idle"], {"tunnels": 1, "packets": 3, "bytes": 0})
 
 
 class Check(unittest.TestCase):
@@ -158,10 +159,13 @@ class Plan(unittest.TestCase):
     def test_refusals(self):
         for kw, words in [({"tunnels_counts": "0"}, "--tunnels-counts: '0' is not 1 to 16384"),
                           ({"sessions": "10001"}, "--sessions: '10001' is not 1 to 10000"),
-                          ({"gateway": "wireguard-go"}, "--gateway wireguard-go: not built yet"),
-                          ({"gateway": "gregw,ovs-gre"}, "--gateway ovs-gre: not built yet"),
-                          ({"gateway": "vxlan,nope"}, "--gateway 'nope': expected gregw or "
-                                                      "vxlan"),
+                          ({"gateway": "gregw,ovs-gre"}, "--gateway ovs-gre: not built yet: "
+                           "tunbed tunnels measures gregw, vxlan and wireguard-go today (ovs-gre "
+                           "to come)"),
+                          ({"gateway": "vxlan,nope"}, "--gateway 'nope': expected gregw, vxlan "
+                                                      "or wireguard-go"),
+                          ({"gateway": "wireguard-go", "tunnels_counts": "1,101"},
+                           "--tunnels-counts: '101' is more than wireguard-go's 100 tunnels"),
                           ({"gateway": "vxlan,vxlan"}, "--gateway: 'vxlan,vxlan' names vxlan "
                                                        "twice"),
                           ({"gateway": "vxlan", "churn": "10"}, "--churn: gregw's alone"),
@@ -477,6 +481,41 @@ class Vxlan(unittest.TestCase):
             tunnels_point.read_tunnel_file("[tunnel t1]\nkey = 1\n")
         with self.assertRaises(tunnels_point.Failure):
             tunnels_point.read_tunnel_file("garbage\n")
+
+
+class WireguardGo(unittest.TestCase):
+    def test_setconf_text(self):
+        self.assertEqual(vpn.wg_peers("PRIV", 40001, [
+            ("PUB1", "198.18.0.2:40000", ["198.18.128.0/32", "2001:2:0:8000::/64"]),
+            ("PUB2", None, ["198.18.128.1/32"])]),
+            "[Interface]\nPrivateKey = PRIV\nListenPort = 40001\n\n"
+            "[Peer]\nPublicKey = PUB1\nEndpoint = 198.18.0.2:40000\n"
+            "AllowedIPs = 198.18.128.0/32, 2001:2:0:8000::/64\n\n"
+            "[Peer]\nPublicKey = PUB2\nAllowedIPs = 198.18.128.1/32\n")
+
+    def test_transfer_and_counters(self):
+        dump = ("PRIV\tPUB\t51820\toff\n"
+                "K1=\t(none)\t198.18.0.2:40000\t198.18.128.0/32\t1700000000\t900\t1200\toff\n"
+                "K2=\t(none)\t(none)\t198.18.128.1/32\t0\t0\t0\toff\n"
+                "K3=\tbroken\n")
+        self.assertEqual(vpn.wg_transfer(dump), {"K1=": (900, 1200), "K2=": (0, 0)})
+        self.assertEqual(vpn.wg_counters((900, 1200)), {
+            "tx_packets": 0, "tx_bytes": 1200, "rx_packets": 0, "rx_bytes": 900, "drops": {}})
+
+    def test_idle_bytes_without_packets(self):
+        t = {"carried": [], "idle": {"tunnels": 2, "packets": 0, "bytes": 148}}
+        self.assertEqual(tunnels_report.check(t), ["148 bytes on tunnels without sessions"])
+
+    def test_default_counts_beyond_its_limit_are_not_run(self):
+        plan = tunnels.KIND.check(Counters().args(gateway="wireguard-go"))
+        self.assertEqual([p.tunnels for p in plan.points], [1, 10, 100, 1000, 10000])
+        # Whether wireguard-go is installed here is not this test's matter.
+        with mock.patch.object(DRIVERS["wireguard-go"], "available", return_value=(True, "")):
+            tunnels.KIND.prepare(plan)
+        self.assertEqual([p.tunnels for p in plan.points], [1, 10, 100])
+        self.assertEqual([x["tunnels"] for x in plan.not_run], [1000, 10000])
+        self.assertEqual(plan.not_run[0]["why"], "not run: more than wireguard-go's 100 tunnels "
+                                                 "(a wireguard-go process a tunnel on gwb)")
 
 
 class HowFar(unittest.TestCase):

@@ -7,8 +7,15 @@ salsa2012+umac, or null). Each device's MTU is the transit MTU less the outer IP
 headers and what the daemon adds, measured on the wire (docs/runner.md)."""
 
 
+import json
+import time
+
 from ..common import Failure, have
-from .base import UDP_HEADER, Driver, endpoint, peer_host
+from .base import START_TIMEOUT_S, UDP_HEADER, Driver, endpoint, peer_host
+
+# WireguardGoTunnels (tunbed tunnels): gwb's device of tunnel i listens on WG_TUNNEL_PORT + i
+# (tunnels.sh's 16,384 at most end below 56,384); gwa's one device on WireguardGo.port.
+WG_TUNNEL_PORT = 40000
 
 
 class Daemon(Driver):
@@ -153,6 +160,177 @@ class WireguardGo(Daemon):
                 out[role] = {"latest_handshake": int(peer[4]), "rx_bytes": int(peer[5]),
                              "tx_bytes": int(peer[6])}
         return out or None
+
+
+def wg_device(name):
+    """gwb's wireguard-go device of the tunnel NAME (t00042 -> wgt00042)."""
+    return f"wg{name}"
+
+
+def wg_peers(private, port, peers):
+    """The `wg setconf` text of a device with the private key private listening on port, and
+    peers: [(public key, endpoint or None, [allowed prefix, ...])]."""
+    out = [f"[Interface]\nPrivateKey = {private}\nListenPort = {port}\n"]
+    for pub, end, allowed in peers:
+        out.append(f"[Peer]\nPublicKey = {pub}\n" + (f"Endpoint = {end}\n" if end else "")
+                   + f"AllowedIPs = {', '.join(allowed)}\n")
+    return "\n".join(out)
+
+
+def wg_transfer(dump):
+    """{public key: (rx bytes, tx bytes)} of `wg show DEV dump`'s peer lines (the first line
+    is the device's own); a line that is not 8 fields with whole numbers is left out."""
+    out = {}
+    for line in dump.splitlines()[1:]:
+        f = line.split("\t")
+        if len(f) == 8 and f[5].isdigit() and f[6].isdigit():
+            out[f[0]] = (int(f[5]), int(f[6]))
+    return out
+
+
+def wg_counters(rx_tx):
+    """A tunnel's counters in gregw's names from WireGuard's bytes (rx, tx): its data messages
+    and handshakes on the wire (the outer UDP payload); WireGuard counts no packets (0)."""
+    rx, tx = rx_tx
+    return {"tx_packets": 0, "tx_bytes": tx, "rx_packets": 0, "rx_bytes": rx, "drops": {}}
+
+
+class WireguardGoTunnels(WireguardGo):
+    """wireguard-go with a peer a tunnel, for tunbed tunnels (docs/tunnels.md): WireGuard picks
+    a peer by its public key, so the far end of each peer is a device with a key pair of its
+    own. On gwa, one device (tbwg0) with a peer a tunnel, each peer's allowed IPs the tunnel's
+    prefixes (the server's site), and those prefixes routed into the device; on gwb, a
+    wireguard-go process and device a tunnel (wgNAME, listening on WG_TUNNEL_PORT + i), its one
+    peer gwa's device, allowed the tunnel's client site, which is routed into it. Setup time:
+    from the first daemon's start on a side until its last device is configured and routed;
+    memory: the sum of the side's wireguard-go resident sets. Counters: wg's bytes a peer."""
+
+    def __init__(self, bed, point, tunnels, timeout):
+        super().__init__(bed, point)
+        self.tunnels_of, self.timeout = tunnels, timeout
+        self.ready_s, self.pubs, self.far = {}, {}, {}
+
+    def gwb_keys(self, n):
+        """n key pairs made on gwb by one shell: [(private, public)]."""
+        h = self.host("gwb")
+        text = h.run(["sh", "-c", 'i=0; while [ "$i" -lt "$0" ]; do k=$(wg genkey) && '
+                      'printf "%s %s\\n" "$k" "$(printf "%s\\n" "$k" | wg pubkey)" || exit 1; '
+                      'i=$((i + 1)); done', str(n)], timeout=self.timeout)
+        pairs = [tuple(line.split()) for line in text.splitlines() if len(line.split()) == 2]
+        if len(pairs) != n:
+            raise Failure(f"wireguard-go: wg made {len(pairs)} key pairs on gwb, not {n}")
+        return pairs
+
+    def setup(self):
+        a, b = self.addrs["a"], self.addrs["b"]
+        tun_a, tun_b = self.tunnels_of["gwa"], self.tunnels_of["gwb"]
+        port = {name: WG_TUNNEL_PORT + i for i, (name, _, _) in enumerate(tun_b)}
+        self.keys["gwa"] = self.make_keys("gwa")
+        pairs = self.gwb_keys(len(tun_b))
+        self.pubs = {name: pub for (name, _, _), (_, pub) in zip(tun_b, pairs)}
+        mtu = self.mtu("gwa", a)
+        # gwa: one device, a peer a tunnel.
+        h = self.host("gwa")
+        started = time.monotonic()
+        self.procs["gwa"] = self.start("gwa", a, b, None, None, None, mtu)
+        self.wait("gwa", f"{self.program} did not make {self.dev}",
+                  lambda: self.has_device("gwa", self.dev), self.procs["gwa"], self.program)
+        self.wait("gwa", "wireguard-go's control socket did not answer",
+                  lambda: h.call(self.wg("gwa", "show", self.dev)).returncode == 0,
+                  self.procs["gwa"], self.program)
+        h.run(self.wg("gwa", "setconf", self.dev, "/dev/stdin"), timeout=self.timeout,
+              input=wg_peers(self.keys["gwa"][0], self.port, [
+                  (self.pubs[name], endpoint(b, port[name]), prefixes)
+                  for name, _, prefixes in tun_a]))
+        h.run(["ip", "link", "set", "dev", self.dev, "mtu", str(mtu), "up"])
+        h.run(["ip", "-batch", "-"], timeout=self.timeout, input="".join(
+            f"route replace {p} dev {self.dev}\n" for _, _, prefixes in tun_a for p in prefixes))
+        self.ready_s["gwa"] = time.monotonic() - started
+        # gwb: a daemon and device a tunnel.
+        h = self.host("gwb")
+        started = time.monotonic()
+        for name, _, _ in tun_b:
+            self.far[name] = self.daemon("gwb", f"{self.program}-{name}", [
+                "env", "WG_PROCESS_FOREGROUND=1", "LOG_LEVEL=error", self.program, "-f",
+                wg_device(name)], script='mount -t tmpfs tunbed-wg /run && exec "$@"',
+                wrap=["unshare", "--mount", "--propagation", "private"])
+        deadline = time.monotonic() + max(START_TIMEOUT_S, self.timeout)
+        want = {wg_device(name) for name, _, _ in tun_b}
+        while True:
+            have_devs = {x.get("ifname") for x in json.loads(h.run(["ip", "-j", "link", "show"])
+                                                              or "[]")}
+            if want <= have_devs:
+                break
+            gone = [n for n, p in self.far.items() if p.poll() is not None]
+            if gone or time.monotonic() > deadline:
+                why = (f"exited: {self.last_line('gwb', f'{self.program}-{gone[0]}')}" if gone
+                       else f"not within {deadline - started:.0f} s")
+                raise Failure(f"wireguard-go on {h.label()}: {len(want - have_devs)} of "
+                              f"{len(want)} devices missing: {why}")
+            time.sleep(0.05)
+        routes = []
+        for (name, _, prefixes), (private, _) in zip(tun_b, pairs):
+            dev = wg_device(name)
+            cmd = ["nsenter", "-t", str(self.far[name].pid), "-m", "wg", "setconf", dev,
+                   "/dev/stdin"]
+            text = wg_peers(private, port[name], [
+                (self.keys["gwa"][1], endpoint(a, self.port), prefixes)])
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while h.call(cmd, input=text).returncode:
+                if self.far[name].poll() is not None or time.monotonic() > deadline:
+                    raise Failure(f"wireguard-go on {h.label()}: {dev} did not take its "
+                                  "configuration")
+                time.sleep(0.05)
+            routes.append(f"link set dev {dev} mtu {mtu} up\n")
+            routes += [f"route replace {p} dev {dev}\n" for p in prefixes]
+        h.run(["ip", "-batch", "-"], timeout=self.timeout, input="".join(routes))
+        self.ready_s["gwb"] = time.monotonic() - started
+
+    def setup_record(self):
+        mem = self.memory()
+        return {role: {"ready_s": s} | mem.get(role, {}) for role, s in self.ready_s.items()}
+
+    def all_procs(self):
+        return [("gwa", p) for p in self.procs.values()] + [("gwb", p) for p in self.far.values()]
+
+    def memory(self):
+        """{role: {rss_kib}}: the sum of the side's wireguard-go resident sets."""
+        out = {}
+        for role, p in self.all_procs():
+            text = self.host(role).run(["cat", f"/proc/{p.pid}/status"], check=False)
+            for line in text.splitlines():
+                if line.startswith("VmRSS:") and line.split()[1].isdigit():
+                    out.setdefault(role, {"rss_kib": 0})["rss_kib"] += int(line.split()[1])
+        return out
+
+    def pids(self):
+        return [(role, p.pid, f"{self.program} {role}") for role, p in self.all_procs()]
+
+    def telemetry(self):
+        return None
+
+    def tunnels(self, role):
+        """Every tunnel's counters on the role's side: {name: counters}."""
+        h = self.host(role)
+        if role == "gwa":
+            by_pub = {pub: name for name, pub in self.pubs.items()}
+            got = wg_transfer(h.run(self.wg("gwa", "show", self.dev, "dump"), check=False))
+            return {by_pub[k]: wg_counters(v) for k, v in got.items() if k in by_pub}
+        out = {}
+        for name, p in self.far.items():
+            got = wg_transfer(h.run(["nsenter", "-t", str(p.pid), "-m", "wg", "show",
+                                     wg_device(name), "dump"], check=False))
+            if got:
+                out[name] = wg_counters(next(iter(got.values())))
+        return out
+
+    def unattributed(self, role, link_drops):
+        return link_drops
+
+    def teardown(self):
+        self.stop_all(self.far)
+        self.far = {}
+        super().teardown()
 
 
 class OpenVpn(Daemon):

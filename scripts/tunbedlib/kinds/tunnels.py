@@ -44,8 +44,12 @@ DEFAULT_CHURN_TUNNELS = 100
 CHURN_PATTERN = "duplex"
 # The gateways of many tunnels: gregw's tunnel table, the kernel's VXLAN with a device (a VNI)
 # a tunnel; and those issue 34 measures beside them, a tunnel a port or a peer: not built.
-BUILT = ("gregw", "vxlan")
-TO_COME = ("ovs-gre", "wireguard-go")
+BUILT = ("gregw", "vxlan", "wireguard-go")
+TO_COME = ("ovs-gre",)
+# wireguard-go's tunnels are peers, and the far end of each is a wireguard-go process of its
+# own on gwb (drivers/vpn.py, WireguardGoTunnels): the most tunnels it is set up with, as
+# measured (docs/tunnels.md, "How far a gateway goes").
+WG_TUNNELS_MAX = 100
 # The longest a gateway's setup of one count may take, estimated from a probe before the run
 # (vxlan: VxlanTunnels.probe_s, both sides), by default; a count beyond it is not run.
 SETUP_LIMIT_S = 300
@@ -69,7 +73,8 @@ POINT_1 = Obj({"key": records.KEY, "config": STR, "gateway": STR, "mode": STR,
 POINT = Obj(POINT_1.fields | {"pattern": Str("push|duplex", "push or duplex"),
                               "churn": Opt(Num(0, CHURN_RATE_MAX))},
             need=POINT_1.need + ("pattern",))
-IDLE = Obj({"tunnels": NUM, "packets": NUM}, need=("tunnels", "packets"))
+# Format 3 adds bytes (wireguard-go counts no packets).
+IDLE = Obj({"tunnels": NUM, "packets": NUM, "bytes": Opt(NUM)}, need=("tunnels", "packets"))
 COUNT = Num(0, whole=True)
 # What tunnels_churn.py did (its result line), and gregw's own counts of it.
 CHURN = Obj({"rate": Num(0, CHURN_RATE_MAX), "span_s": NUM, "asked": COUNT, "started": COUNT,
@@ -164,8 +169,9 @@ def arguments(p):
                         "tunnels without)")
     p.add_argument("--gateway", default="gregw", metavar="LIST",
                    help="the gateways, each measured at every count in turn: gregw (default), "
-                        "vxlan (the kernel's VXLAN, a device a tunnel), e.g. gregw,vxlan "
-                        "(Open vSwitch and wireguard-go are not built yet)")
+                        "vxlan (the kernel's VXLAN, a device a tunnel), wireguard-go (a peer a "
+                        f"tunnel, at most {WG_TUNNELS_MAX}), e.g. gregw,vxlan (Open vSwitch is "
+                        "not built yet)")
     p.add_argument("--setup-limit", metavar="S", default=str(SETUP_LIMIT_S),
                    help="the longest a gateway's setup of one count may take, 1 to "
                         f"{SETUP_LIMIT_MAX_S} s: a count whose setup a probe before the run "
@@ -237,15 +243,20 @@ def churn_tunnels(text):
     return n
 
 
+def words(names, last):
+    """Names in words: 'a, b and c'."""
+    return f"{', '.join(names[:-1])} {last} {names[-1]}" if len(names) > 1 else names[0]
+
+
 def gateways_of(text):
     """The gateways of --gateway, each built and named once."""
     out = []
     for name in (g.strip() for g in text.split(",")):
         if name in TO_COME:
             raise ScenarioError(f"--gateway {name}: not built yet: tunbed tunnels measures "
-                                f"{' and '.join(BUILT)} today ({', '.join(TO_COME)} are to come)")
+                                f"{words(BUILT, 'and')} today ({', '.join(TO_COME)} to come)")
         if name not in BUILT:
-            raise ScenarioError(f"--gateway '{name}': expected {' or '.join(BUILT)} (the "
+            raise ScenarioError(f"--gateway '{name}': expected {words(BUILT, 'or')} (the "
                                 "gateways of tunbed tunnels today)")
         if name in out:
             raise ScenarioError(f"--gateway: '{text}' names {name} twice")
@@ -306,6 +317,10 @@ class Tunnels(Kind):
         if churn is not None and gateways != ["gregw"]:
             raise ScenarioError(f"--churn: gregw's alone (its tunnels change through its "
                                 f"control socket), not {', '.join(gateways)}'s")
+        if "wireguard-go" in gateways and args.tunnels_counts and max(counts) > WG_TUNNELS_MAX:
+            raise ScenarioError(f"--tunnels-counts: '{max(counts)}' is more than wireguard-go's "
+                                f"{WG_TUNNELS_MAX} tunnels (a wireguard-go process a tunnel on "
+                                "gwb: docs/tunnels.md)")
         setup_limit = seconds("--setup-limit", getattr(args, "setup_limit", None) or
                               str(SETUP_LIMIT_S), 1, SETUP_LIMIT_MAX_S)
         if args.encap not in ENCAPS:
@@ -332,21 +347,22 @@ class Tunnels(Kind):
 
     def prepare(self, plan):
         """Each gateway available here; a vxlan count whose setup a probe says would take
-        longer than the plan's limit left out, with its words in meta.json's not_run."""
+        longer than the plan's limit, and a wireguard-go count (of the default counts) beyond
+        WG_TUNNELS_MAX, left out, with its words in meta.json's not_run."""
         for g in plan.sc.gateways:
             ok, why = DRIVERS[g].available()
             if not ok:
                 raise Failure(why)
-        if "vxlan" not in plan.sc.gateways:
-            return
-        per = VxlanTunnels.probe_s()
-        if per is None:
+        per = VxlanTunnels.probe_s() if "vxlan" in plan.sc.gateways else None
+        if "vxlan" in plan.sc.gateways and per is None:
             raise Failure("vxlan: the probe of its setup time failed: this kernel cannot make "
                           "VXLAN devices in a namespace")
         keep = []
         for p in plan.points:
-            why = not_run(p.gateway, p.tunnels, per, plan.setup_limit) \
-                if p.gateway == "vxlan" else None
+            why = (not_run(p.gateway, p.tunnels, per, plan.setup_limit) if p.gateway == "vxlan"
+                   else f"not run: more than wireguard-go's {WG_TUNNELS_MAX} tunnels (a "
+                        "wireguard-go process a tunnel on gwb)"
+                   if p.gateway == "wireguard-go" and p.tunnels > WG_TUNNELS_MAX else None)
             if why:
                 plan.not_run.append({"gateway": p.gateway, "tunnels": p.tunnels, "why": why})
                 log(f"{p.gateway} {p.tunnels} tunnels {why}")

@@ -22,6 +22,7 @@ from ..bed import ADDRS
 from ..common import ROOT, Failure, run
 from ..drivers.gregw import Gregw
 from ..drivers.kernel import VxlanTunnels
+from ..drivers.vpn import WireguardGoTunnels
 from . import matrix_point, tunnels_churn
 
 TUNNELS_SH = os.path.join(ROOT, "topo", "tunnels.sh")
@@ -128,15 +129,17 @@ def read_tunnel_file(text):
 
 
 def tunnel_driver(bed, point, files, setup_limit):
-    """The driver of the point's gateway with the tunnels of files: TunnelGregw, or the
-    kernel's VxlanTunnels (each side's batch within setup_limit seconds)."""
-    if point.gateway == "vxlan":
-        tunnels = {}
-        for role in ("gwa", "gwb"):
-            with open(os.path.join(files, f"{role}.tunnels")) as f:
-                tunnels[role] = read_tunnel_file(f.read())
-        return VxlanTunnels(bed, point, tunnels, setup_limit)
-    return TunnelGregw(bed, point, files)
+    """The driver of the point's gateway with the tunnels of files: TunnelGregw, the
+    kernel's VxlanTunnels or WireguardGoTunnels (each side's setup within setup_limit
+    seconds)."""
+    if point.gateway == "gregw":
+        return TunnelGregw(bed, point, files)
+    tunnels = {}
+    for role in ("gwa", "gwb"):
+        with open(os.path.join(files, f"{role}.tunnels")) as f:
+            tunnels[role] = read_tunnel_file(f.read())
+    cls = {"vxlan": VxlanTunnels, "wireguard-go": WireguardGoTunnels}[point.gateway]
+    return cls(bed, point, tunnels, setup_limit)
 
 
 def write_files(files, point):
@@ -209,7 +212,8 @@ def counters(rows, traffic, gwa, gwb, churned=()):
         name = by_site.get(s.get("remote"))
         if name is not None:
             sessions.setdefault(name, []).append(s)
-    carried, idle, moved = [], {"tunnels": 0, "packets": 0}, {"tunnels": 0, "packets": 0}
+    carried = []
+    idle, moved = ({"tunnels": 0, "packets": 0, "bytes": 0} for _ in range(2))
     churned = set(churned)
     for r in rows:
         a, b = gwa.get(r["name"], {}), gwb.get(r["name"], {})
@@ -218,6 +222,8 @@ def counters(rows, traffic, gwa, gwb, churned=()):
             x["tunnels"] += 1
             x["packets"] += sum(t.get(k, 0) for t in (a, b)
                                 for k in ("tx_packets", "rx_packets"))
+            # Bytes too: wireguard-go counts no packets.
+            x["bytes"] += sum(t.get(k, 0) for t in (a, b) for k in ("tx_bytes", "rx_bytes"))
             continue
         ss = sessions[r["name"]]
         carried.append({

@@ -78,6 +78,8 @@ def check(tunnels):
                        "counted as dropped")
     if tunnels["idle"]["packets"]:
         out.append(f"{tunnels['idle']['packets']} packets on tunnels without sessions")
+    elif tunnels["idle"].get("bytes"):
+        out.append(f"{tunnels['idle']['bytes']} bytes on tunnels without sessions")
     return out
 
 
