@@ -1,9 +1,10 @@
 """One run of one point of `tunbed tunnels` (tunnels.py) on the tunnels bed (topo/topologies/
 tunnels.topo), which is up for it: topo/tunnels.sh's files for the point's tunnel count, the
-gateway set up on gwa and gwb with them (gregw started with the files: the seconds from its
-start until its control socket answers, and its memory then; vxlan: a device a tunnel,
-drivers/kernel.py's VxlanTunnels: the seconds of its `ip -batch`, and the kernel's memory), the traffic servers, the sessions spread over the tunnels by
-tunbed-traffic's --pairs (session i on tunnel i mod N, from the client's site of the tunnel to
+gateway set up on gwa and gwb with them (tunnel_driver: gregw started with the files, the
+seconds from its start until its control socket answers and its memory then; vxlan, a device a
+tunnel, drivers/kernel.py's VxlanTunnels: the seconds of its `ip -batch` and the kernel's
+memory; wireguard-go, a peer a tunnel, drivers/vpn.py's WireguardGoTunnels), the traffic
+servers, the sessions spread over the tunnels by tunbed-traffic's --pairs (session i on tunnel i mod N, from the client's site of the tunnel to
 the server's) while every CPU is sampled (matrix_point.Run: the matrix's own steps), then
 gregw's memory and the gateway's per-tunnel counters (gregw's a page at a time, the devices'
 statistics). A churn run's sessions go over

@@ -4,10 +4,11 @@ the gateway, retransmits) and the tunnels' own: Jain's index across the tunnels 
 sessions (each tunnel's throughput its sessions' sum), which tunnels carried sessions, the
 gateway's setup time and memory (gregw's resident set, the kernel's growth for vxlan), and its
 per-tunnel counters checked against the sessions (check()); the medians of the repeats with
-their range (analysis.spread); and how far each gateway went (how_far()). A churn run's points (a rate each, 0 the baseline)
-add the churn's own: the steady tunnels' throughput against the baseline's, the longest receive
-stall of a steady session, the changes made against those asked, the pings after an add and
-gregw's drops meanwhile (churn_run()). Pure: records in, a document out."""
+their range (analysis.spread); and how far each gateway went (how_far()). A churn run's points
+(a rate each, 0 the baseline) add the churn's own: the steady tunnels' throughput against the
+baseline's, the longest receive stall of a steady session, the changes made against those
+asked, the pings after an add and gregw's drops meanwhile (churn_run()). Pure: records in, a
+document out."""
 
 import dataclasses
 
@@ -196,12 +197,13 @@ def how_far(meta, runs):
         done = [r for r in runs if r["gateway"] == g]
         top = max((r["tunnels"] for r in done), default=None)
         at = [r for r in done if r["tunnels"] == top]
-        beyond = []
+        beyond, failed = [], set()
         for f in meta.get("failed") or []:
             p = f.get("point") or {}
-            if p.get("gateway") == g and isinstance(p.get("tunnels"), int) and \
-                    f"{p['tunnels']} tunnels" not in " ".join(beyond):
-                beyond.append(f"{p['tunnels']} tunnels failed: {f.get('error')}")
+            n = p.get("tunnels")
+            if p.get("gateway") == g and isinstance(n, int) and n not in failed:
+                failed.add(n)
+                beyond.append(f"{n} tunnels failed: {f.get('error')}")
         beyond += [f"{x['tunnels']} tunnels {x['why']}" for x in meta.get("not_run") or []
                    if x.get("gateway") == g]
         out.append({"gateway": g, "largest_count": top,
@@ -240,9 +242,9 @@ def analyse(recs, meta, complete):
             p["of_baseline"] = (p["bits_per_second"]["median"]
                                 / zero[0]["bits_per_second"]["median"])
     # What summary.json keeps of each run: its numbers, not its CPU samples.
-    keep = ("key", "repeat", "gateway", "tunnels", "sessions", "complete", "measured_s", "bytes", *SPREAD,
-            "rss_loaded_gwa_kib", "rss_loaded_gwb_kib", "carried", "lost_packets", "counters_ok",
-            "problems")
+    keep = ("key", "repeat", "gateway", "tunnels", "sessions", "complete", "measured_s", "bytes",
+            *SPREAD, "rss_loaded_gwa_kib", "rss_loaded_gwb_kib", "carried", "lost_packets",
+            "counters_ok", "problems")
     churn_keep = ("churn", "stall_session", "verified", *CHURN_SPREAD, "churn_error")
     return Results(meta, complete, [{k: r.get(k) for k in keep + (
         churn_keep if r.get("churn") is not None else ())} for r in runs], summary,
