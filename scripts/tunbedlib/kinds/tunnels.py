@@ -270,8 +270,9 @@ def not_run(gateway, count, per_tunnel_s, limit):
     if per_tunnel_s is None or 2 * count * per_tunnel_s <= limit:
         return None
     return (f"not run: setup of {count} {gateway} tunnels would take "
-            f"~{2 * count * per_tunnel_s:.0f} s on both gateways ({per_tunnel_s * 1000:.1f} ms a tunnel a side, a probe of "
-            f"{PROBE_TUNNELS} here), over --setup-limit {limit:g} s")
+            f"~{2 * count * per_tunnel_s:.0f} s on both gateways ({per_tunnel_s * 1000:.1f} "
+            f"ms a tunnel a side, a probe of {PROBE_TUNNELS} here), over --setup-limit "
+            f"{limit:g} s")
 
 
 class Tunnels(Kind):

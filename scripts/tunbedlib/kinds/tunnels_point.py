@@ -4,11 +4,11 @@ gateway set up on gwa and gwb with them (tunnel_driver: gregw started with the f
 seconds from its start until its control socket answers and its memory then; vxlan, a device a
 tunnel, drivers/kernel.py's VxlanTunnels: the seconds of its `ip -batch` and the kernel's
 memory; wireguard-go, a peer a tunnel, drivers/vpn.py's WireguardGoTunnels), the traffic
-servers, the sessions spread over the tunnels by tunbed-traffic's --pairs (session i on tunnel i mod N, from the client's site of the tunnel to
-the server's) while every CPU is sampled (matrix_point.Run: the matrix's own steps), then
-gregw's memory and the gateway's per-tunnel counters (gregw's a page at a time, the devices'
-statistics). A churn run's sessions go over
-the first half of the tunnels alone while tunnels_churn.py, in the client's namespace, removes
+servers, the sessions spread over the tunnels by tunbed-traffic's --pairs (session i on
+tunnel i mod N, from the client's site of the tunnel to the server's) while every CPU is
+sampled (matrix_point.Run: the matrix's own steps), then gregw's memory and the gateway's
+per-tunnel counters (gregw's a page at a time, the devices' statistics, wg's bytes a peer). A
+churn run's sessions go over the first half of the tunnels alone while tunnels_churn.py, in the client's namespace, removes
 and adds the other half at the point's rate. Everything it started it stops."""
 
 import csv
