@@ -8,8 +8,9 @@ servers, the sessions spread over the tunnels by tunbed-traffic's --pairs (sessi
 tunnel i mod N, from the client's site of the tunnel to the server's) while every CPU is
 sampled (matrix_point.Run: the matrix's own steps), then gregw's memory and the gateway's
 per-tunnel counters (gregw's a page at a time, the devices' statistics, wg's bytes a peer). A
-churn run's sessions go over the first half of the tunnels alone while tunnels_churn.py, in the client's namespace, removes
-and adds the other half at the point's rate. Everything it started it stops."""
+churn run's sessions go over the first half of the tunnels alone while tunnels_churn.py, in
+the client's namespace, removes and adds the other half at the point's rate. Everything it
+started it stops."""
 
 import csv
 import json
