@@ -94,6 +94,7 @@ def comparable(summary):
     s = copy.deepcopy(summary)
     matrix = s["meta"].get("kind", "matrix") == "matrix" and "points" in s
     datasheet = s["meta"].get("kind") == "datasheet"
+    tunnels = s["meta"].get("kind") == "tunnels"
     for k in ("format", "kind"):
         s["meta"].pop(k, None)
     if matrix:
@@ -112,7 +113,7 @@ def comparable(summary):
         g["figures"] = [f for f in g["figures"] if f[0] not in ADDED["datasheet_figures"]]
         for k in ADDED["datasheet_gateway"]:
             g.pop(k, None)
-    if s["meta"].get("kind") == "tunnels":
+    if tunnels:
         for k in ADDED["tunnels_meta"]:
             s["meta"].pop(k, None)
         s["meta"].pop("gateway", None)  # format 2's, now the list's
@@ -136,6 +137,7 @@ def cheap_save(fig, outdir, name):
 
 
 class Formats(unittest.TestCase):
+    maxDiff = None
     def setUp(self):
         self.top = tempfile.mkdtemp(prefix="tunbed-formats-")
         self.addCleanup(shutil.rmtree, self.top, ignore_errors=True)

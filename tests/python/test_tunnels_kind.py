@@ -394,7 +394,7 @@ class ChurnLoop(unittest.TestCase):
         self.assertLess(out["span_s"], 5)  # stopped at the refusal, not at the input's end
 
     def test_gateways_points_and_keys(self):
-        plan = tunnels.KIND.check(self.args(gateway="gregw,vxlan", tunnels_counts="1,10"))
+        plan = tunnels.KIND.check(Plan.args(self, gateway="gregw,vxlan", tunnels_counts="1,10"))
         self.assertEqual([(p.gateway, p.tunnels, p.mode, p.workers) for p in plan.points],
                          [("gregw", 1, "gre", 2), ("gregw", 10, "gre", 2), ("vxlan", 1, "-", 0),
                           ("vxlan", 10, "-", 0)])
@@ -507,7 +507,7 @@ class WireguardGo(unittest.TestCase):
         self.assertEqual(tunnels_report.check(t), ["148 bytes on tunnels without sessions"])
 
     def test_default_counts_beyond_its_limit_are_not_run(self):
-        plan = tunnels.KIND.check(Counters().args(gateway="wireguard-go"))
+        plan = tunnels.KIND.check(Plan.args(self, gateway="wireguard-go"))
         self.assertEqual([p.tunnels for p in plan.points], [1, 10, 100, 1000, 10000])
         # Whether wireguard-go is installed here is not this test's matter.
         with mock.patch.object(DRIVERS["wireguard-go"], "available", return_value=(True, "")):

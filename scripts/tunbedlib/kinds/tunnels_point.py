@@ -147,7 +147,9 @@ def tunnel_driver(bed, point, files, setup_limit):
 def write_files(files, point):
     """topo/tunnels.sh's files of the point's tunnels in files, and the pairs file of the
     sessions (a line a tunnel: the client's site, the server's); returns tunnels.tsv's rows."""
-    run([TUNNELS_SH, str(point.tunnels), files, "--encap", point.mode])
+    # A gateway without modes (mode -) takes the files' keys and prefixes alone.
+    run([TUNNELS_SH, str(point.tunnels), files,
+         *(["--encap", point.mode] if point.mode != "-" else [])])
     with open(os.path.join(files, "tunnels.tsv"), newline="") as f:
         rows = list(csv.DictReader(f, delimiter="\t"))
     if len(rows) != point.tunnels:
