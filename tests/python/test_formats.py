@@ -39,7 +39,7 @@ DIRS = {"matrix-1": ("matrix", 1), "matrix-2": ("matrix", 2), "matrix-3": ("matr
         "ndr-3": ("ndr", 3),
         "failover-1": ("failover", 1), "failover-2": ("failover", 2), "smoke-1": ("smoke", 1),
         "datasheet-1": ("datasheet", 1), "tunnels-1": ("tunnels", 1),
-        "tunnels-2": ("tunnels", 2)}
+        "tunnels-2": ("tunnels", 2), "tunnels-3": ("tunnels", 3)}
 
 
 def copy_of(name, top):
