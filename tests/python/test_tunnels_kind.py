@@ -213,6 +213,32 @@ class Plan(unittest.TestCase):
                     tunnels.KIND.check(self.args(**kw))
                 self.assertTrue(str(e.exception).startswith(words), str(e.exception))
 
+    def test_gateways_points_and_keys(self):
+        plan = tunnels.KIND.check(self.args(gateway="gregw,vxlan", tunnels_counts="1,10"))
+        self.assertEqual([(p.gateway, p.tunnels, p.mode, p.workers) for p in plan.points],
+                         [("gregw", 1, "gre", 2), ("gregw", 10, "gre", 2), ("vxlan", 1, "-", 0),
+                          ("vxlan", 10, "-", 0)])
+        items = tunnels.KIND.items(plan)
+        self.assertEqual([i.key for i in items[:4]], [
+            "gregw-gre-w2-n1-s64-r1", "gregw-gre-w2-n10-s64-r1", "vxlan-n1-s64-r1",
+            "vxlan-n10-s64-r1"])
+        self.assertEqual(items[3].label, "vxlan, 10 tunnels, 64 sessions, repeat 1")
+        rec = plan.points[2].record()
+        self.assertNotIn("workers", rec)
+        self.assertEqual(rec["gateway"], "vxlan")
+        meta = tunnels.KIND.meta(plan)
+        self.assertEqual((meta["gateways"], meta["title"], meta["not_run"]),
+                         (["gregw", "vxlan"], "tunnel-count scaling (gregw, vxlan)", []))
+        self.assertNotIn("gateway", meta)
+
+    def test_not_run(self):
+        self.assertIsNone(tunnels.not_run("vxlan", 1000, 0.003, 300))
+        self.assertEqual(tunnels.not_run("vxlan", 10000, 0.02, 300),
+                         "not run: setup of 10000 vxlan tunnels would take ~400 s on both "
+                         "gateways (20.0 ms a tunnel a side, a probe of 200 here), over "
+                         "--setup-limit 300 s")
+        self.assertIsNone(tunnels.not_run("vxlan", 10000, None, 300))
+
 
 class Churn(unittest.TestCase):
     def test_schedule_removes_to_the_lag_then_alternates(self):
@@ -392,33 +418,6 @@ class ChurnLoop(unittest.TestCase):
         self.assertEqual(out["done"], out["started"] - 1)
         self.assertEqual(len(gw["gwa"].lines), out["started"])
         self.assertLess(out["span_s"], 5)  # stopped at the refusal, not at the input's end
-
-    def test_gateways_points_and_keys(self):
-        plan = tunnels.KIND.check(Plan.args(self, gateway="gregw,vxlan", tunnels_counts="1,10"))
-        self.assertEqual([(p.gateway, p.tunnels, p.mode, p.workers) for p in plan.points],
-                         [("gregw", 1, "gre", 2), ("gregw", 10, "gre", 2), ("vxlan", 1, "-", 0),
-                          ("vxlan", 10, "-", 0)])
-        items = tunnels.KIND.items(plan)
-        self.assertEqual([i.key for i in items[:4]], [
-            "gregw-gre-w2-n1-s64-r1", "gregw-gre-w2-n10-s64-r1", "vxlan-n1-s64-r1",
-            "vxlan-n10-s64-r1"])
-        self.assertEqual(items[3].label, "vxlan, 10 tunnels, 64 sessions, repeat 1")
-        rec = plan.points[2].record()
-        self.assertNotIn("workers", rec)
-        self.assertEqual(rec["gateway"], "vxlan")
-        meta = tunnels.KIND.meta(plan)
-        self.assertEqual((meta["gateways"], meta["title"], meta["not_run"]),
-                         (["gregw", "vxlan"], "tunnel-count scaling (gregw, vxlan)", []))
-        self.assertNotIn("gateway", meta)
-
-    def test_not_run(self):
-        self.assertIsNone(tunnels.not_run("vxlan", 1000, 0.003, 300))
-        self.assertEqual(tunnels.not_run("vxlan", 10000, 0.02, 300),
-                         "not run: setup of 10000 vxlan tunnels would take ~400 s on both "
-                         "gateways (20.0 ms a tunnel a side, a probe of 200 here), over "
-                         "--setup-limit 300 s")
-        self.assertIsNone(tunnels.not_run("vxlan", 10000, None, 300))
-
 
 class Vxlan(unittest.TestCase):
     TUNNELS = [("t00000", 1, ["198.18.128.0/32", "2001:2:0:8000::/64"]),

@@ -1,7 +1,8 @@
 """`tunbed tunnels`: how a gateway scales with the number of its tunnels (issue 34,
 docs/tunnels.md). For each tunnel count, on the tunnels bed (topo/topologies/tunnels.topo) in
 namespaces: each gateway of --gateway set up with that many tunnels (gregw with
-topo/tunnels.sh's files; vxlan with a device a tunnel, the same keys and prefixes), the
+topo/tunnels.sh's files; vxlan with a device a tunnel, the same keys and prefixes;
+wireguard-go with a peer a tunnel, up to WG_TUNNELS_MAX), the
 time it took and its memory, then the same sessions spread over the tunnels (tunnels_point.py);
 the report of tunnels_report.py: throughput, Jain's index across tunnels and across sessions,
 CPU-s/GB, retransmits, the gateway's per-tunnel counters checked against the sessions' bytes,
@@ -10,7 +11,7 @@ take longer than --setup-limit is not run, said in the report).
 With --churn, the churn under load in place of the counts (issue 34, step 4): on one count of
 tunnels, a baseline run and a run a rate, the sessions on the steady half of the tunnels while
 tunnels_churn.py removes and adds the other half's at the rate.
-gregw and vxlan are built; the others that can have many tunnels are named and refused.
+gregw, vxlan and wireguard-go are built; Open vSwitch's GRE is named and refused.
 
 Records: runs/POINT-rREPEAT.json and meta.json, format 3 (format 2: meta.json's one `gateway`,
 gregw; format 1: the point had no pattern, push, and no churn; a tunnel no `received`, 0 in
@@ -282,12 +283,13 @@ class Tunnels(Kind):
     commands = (Command(
         "tunnels", "how a gateway scales with its tunnels: 1 to 10,000 (docs/tunnels.md)",
         arguments,
-        "gregw (or each gateway of --gateway: gregw, vxlan, the kernel's VXLAN with a device "
-        "a tunnel) on the tunnels bed with 1, 10, 100, 1,000 and 10,000 tunnels "
+        "gregw (or each gateway of --gateway: gregw; vxlan, the kernel's VXLAN with a device "
+        "a tunnel; wireguard-go with a peer a tunnel, to 100) on the tunnels bed with 1, 10, 100, 1,000 and 10,000 tunnels "
         "(topo/tunnels.sh's files), the same TCP sessions spread over the tunnels round-robin "
         "each time: total throughput, Jain's index across tunnels and across sessions, "
         "CPU-s/GB (box and gateway), retransmits, the time the gateway took to set its tunnels "
-        "up and its memory (gregw's resident set, the kernel's growth for vxlan), its "
+        "up and its memory (the resident sets of gregw and wireguard-go, the kernel's growth "
+        "for vxlan), its "
         "per-tunnel counters checked against the sessions' bytes, and how far each gateway "
         "went (a count whose setup a probe says would take longer than --setup-limit is not "
         "run, and said so). With --churn RATES (gregw alone), "
