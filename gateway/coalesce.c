@@ -10,60 +10,9 @@
 
 #include "byteorder.h"
 #include "inet.h"
+#include "tcpjoin.h"
 
-/* A TCP segment as coalescing reads it. */
-struct seg {
-	const uint8_t *pkt;
-	size_t len;
-	int family;
-	unsigned l4_off, hdr_len;
-	size_t plen; /* payload */
-	uint8_t flags;
-	uint32_t seq;
-	bool mergeable; /* IPv4 without options and with its header checksum right, or IPv6
-			 * with TCP next; sane TCP header */
-};
-
-/* Parses enough of a TCP packet; returns false for anything that is not TCP. */
-static bool parse(const uint8_t *pkt, size_t len, struct seg *s)
-{
-	unsigned thlen;
-
-	memset(s, 0, sizeof(*s));
-	s->pkt = pkt;
-	s->len = len;
-	if (len < 1)
-		return false;
-	if ((pkt[0] >> 4) == 4) {
-		if (len < IPV4_HLEN || pkt[IPV4_PROTO_OFF] != IPPROTO_TCP ||
-		    (load_be16(pkt + IPV4_FRAG_OFF) & (IPV4_MF | IPV4_OFFMASK)))
-			return false;
-		s->family = AF_INET;
-		s->l4_off = (pkt[0] & 0x0fu) * 4u;
-		/* A merged segment's IPv4 header is dropped or rewritten, so it must be right
-		 * first (inet_gro_receive checks it too); a wrong one goes on as it came, for
-		 * the kernel to drop. */
-		s->mergeable = s->l4_off == IPV4_HLEN && inet_csum(pkt, IPV4_HLEN) == 0;
-	} else {
-		if (len < IPV6_HLEN || pkt[IPV6_NEXT_OFF] != IPPROTO_TCP)
-			return false;
-		s->family = AF_INET6;
-		s->l4_off = IPV6_HLEN;
-		s->mergeable = true;
-	}
-	if (len < s->l4_off + TCP_HLEN)
-		return false;
-	thlen = (pkt[s->l4_off + TCP_DOFF_OFF] >> 4) * 4u;
-	if (thlen < TCP_HLEN || len < s->l4_off + thlen)
-		return false;
-	s->hdr_len = s->l4_off + thlen;
-	s->plen = len - s->hdr_len;
-	s->flags = pkt[s->l4_off + TCP_FLAGS_OFF];
-	s->seq = load_be32(pkt + s->l4_off + TCP_SEQ_OFF);
-	return true;
-}
-
-static bool csum_ok(const struct seg *s)
+static bool csum_ok(const struct tcpjoin_seg *s)
 {
 	size_t l4len = s->len - s->l4_off;
 	uint32_t sum =
@@ -73,48 +22,12 @@ static bool csum_ok(const struct seg *s)
 	return inet_csum_fold(inet_csum_add(sum, s->pkt + s->l4_off, l4len)) == 0;
 }
 
-/* Same addresses and ports: the flow. Both addresses at once: the destination follows the
- * source; each family's length a constant, so that the comparison is inlined. */
-static bool same_flow(const struct coalesce_flow *f, const struct seg *s)
+/* Whether s may be appended to f, as tcp_gro_receive and inet_gro_receive would: the
+ * headers by tcpjoin's rules; no larger than the first segment; within 64 KB. */
+static bool joins(const struct coalesce_flow *f, const struct tcpjoin_seg *s)
 {
-	const uint8_t *a = f->buf, *b = s->pkt;
-	const uint8_t *pa = a + f->l4_off + L4_SPORT_OFF, *pb = b + s->l4_off + L4_SPORT_OFF;
-
-	if (f->family != s->family)
-		return false;
-	if (s->family == AF_INET)
-		return memcmp(a + IPV4_SRC_OFF, b + IPV4_SRC_OFF, 2 * 4) == 0 &&
-		       memcmp(pa, pb, L4_PORTS_LEN) == 0;
-	return memcmp(a + IPV6_SRC_OFF, b + IPV6_SRC_OFF, 2 * 16) == 0 &&
-	       memcmp(pa, pb, L4_PORTS_LEN) == 0;
-}
-
-/* Whether s may be appended to f, as tcp_gro_receive and inet_gro_receive would. */
-static bool joins(const struct coalesce_flow *f, const struct seg *s)
-{
-	const uint8_t *a = f->buf, *b = s->pkt;
-	const uint8_t *ta = a + f->l4_off, *tb = b + s->l4_off;
-
-	if (!s->mergeable || s->hdr_len != f->hdr_len || s->plen == 0 || s->plen > f->mss ||
-	    f->len + s->plen > SUPERPACKET_MAX || s->seq != f->next_seq || (s->flags & TCP_F_CWR))
-		return false;
-	if (s->family == AF_INET) {
-		/* TOS, DF, TTL; the identification counts up. */
-		if (a[IPV4_TOS_OFF] != b[IPV4_TOS_OFF] ||
-		    (load_be16(a + IPV4_FRAG_OFF) ^ load_be16(b + IPV4_FRAG_OFF)) ||
-		    a[IPV4_TTL_OFF] != b[IPV4_TTL_OFF] || load_be16(b + IPV4_ID_OFF) != f->next_id)
-			return false;
-	} else if (memcmp(a, b, IPV6_PLEN_OFF) != 0 || a[IPV6_HOPS_OFF] != b[IPV6_HOPS_OFF]) {
-		return false; /* traffic class, flow label (all before the length), hop limit */
-	}
-	/* ACK number; data offset, flags but PSH and FIN, window; every option byte. */
-	if (memcmp(ta + TCP_ACK_OFF, tb + TCP_ACK_OFF, 4) != 0 ||
-	    ta[TCP_DOFF_OFF] != tb[TCP_DOFF_OFF] ||
-	    ((ta[TCP_FLAGS_OFF] ^ tb[TCP_FLAGS_OFF]) & (uint8_t) ~(TCP_F_PSH | TCP_F_FIN)) ||
-	    memcmp(ta + TCP_WINDOW_OFF, tb + TCP_WINDOW_OFF, 2) != 0 ||
-	    memcmp(ta + TCP_HLEN, tb + TCP_HLEN, f->hdr_len - f->l4_off - TCP_HLEN) != 0)
-		return false;
-	return true;
+	return s->plen != 0 && s->plen <= f->mss && f->len + s->plen <= SUPERPACKET_MAX &&
+	       tcpjoin_follows(f->buf, f->l4_off, f->hdr_len, s, f->next_seq, f->next_id);
 }
 
 /* The virtio header of one packet: its checksum left partial, verified, or neither. */
@@ -143,21 +56,9 @@ static void emit_flow(struct coalescer *g, unsigned i, coalesce_emit_fn *emit, v
 
 	g->open &= ~(1u << i);
 	if (f->nseg > 1) {
-		uint32_t sum;
-
-		if (f->family == AF_INET) {
-			store_be16(p + IPV4_TOT_LEN_OFF, (uint16_t)f->len);
-			store_be16(p + IPV4_CSUM_OFF, 0);
-			store_be16(p + IPV4_CSUM_OFF, inet_csum(p, IPV4_HLEN));
-		} else {
-			store_be16(p + IPV6_PLEN_OFF, (uint16_t)(f->len - IPV6_HLEN));
-		}
-		/* Checksum partial: the field holds the pseudo-header sum, the kernel (or
-		 * whoever segments) adds the rest per segment. */
-		sum = inet_pseudo_sum(f->family, p + ip_src_off(f->family),
-				      p + ip_dst_off(f->family), IPPROTO_TCP,
-				      (uint32_t)(f->len - f->l4_off));
-		store_be16(th + TCP_CSUM_OFF, (uint16_t)~inet_csum_fold(sum));
+		/* Checksum partial: the kernel (or whoever segments) adds the rest per
+		 * segment. */
+		tcpjoin_finish(p, f->len, f->family, f->l4_off);
 		h.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
 		h.gso_type =
 			f->family == AF_INET6 ? VIRTIO_NET_HDR_GSO_TCPV6 : VIRTIO_NET_HDR_GSO_TCPV4;
@@ -208,12 +109,12 @@ void coalesce_init(struct coalescer *g, uint8_t *mem)
 enum coalesce_result coalesce_add(struct coalescer *g, const uint8_t *pkt, size_t len,
 				  struct l4_csum csum, coalesce_emit_fn *emit, void *ctx)
 {
-	struct seg s;
+	struct tcpjoin_seg s;
 	struct coalesce_flow *f = NULL;
 	unsigned i, slot = COALESCE_FLOWS, oldest = COALESCE_FLOWS;
 
 	g->clock++;
-	if (!parse(pkt, len, &s)) {
+	if (!tcpjoin_parse(pkt, len, &s)) {
 		flush_hosts(g, pkt, len, emit, ctx);
 		emit_one(pkt, len, csum, false, emit, ctx);
 		return COALESCE_PASSED;
@@ -224,7 +125,7 @@ enum coalesce_result coalesce_add(struct coalescer *g, const uint8_t *pkt, size_
 				slot = i;
 			continue;
 		}
-		if (same_flow(&g->flow[i], &s)) {
+		if (tcpjoin_same_flow(g->flow[i].buf, g->flow[i].family, g->flow[i].l4_off, &s)) {
 			f = &g->flow[i];
 			break;
 		}
@@ -255,8 +156,7 @@ enum coalesce_result coalesce_add(struct coalescer *g, const uint8_t *pkt, size_
 		emit_flow(g, i, emit, ctx);
 		slot = i;
 	}
-	if (!s.mergeable || s.plen == 0 ||
-	    (s.flags & (TCP_F_SYN | TCP_F_FIN | TCP_F_RST | TCP_F_URG | TCP_F_PSH))) {
+	if (!tcpjoin_opens(&s)) {
 		emit_one(pkt, len, csum, s.plen && s.mergeable, emit, ctx);
 		return COALESCE_PASSED;
 	}

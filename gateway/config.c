@@ -50,6 +50,7 @@ enum opt_id {
 	OPT_WIRE_RX,
 	OPT_FAIR_QUEUE,
 	OPT_TUN_IO,
+	OPT_TX_MERGE,
 	OPT_FQ_FULL,
 	OPT_FQ_LIMIT,
 	OPT_AQM,
@@ -93,6 +94,7 @@ static const struct option options[] = {
 	{ "wire-rx", required_argument, NULL, OPT_WIRE_RX },
 	{ "fair-queue", required_argument, NULL, OPT_FAIR_QUEUE },
 	{ "tun-io", required_argument, NULL, OPT_TUN_IO },
+	{ "tx-merge", required_argument, NULL, OPT_TX_MERGE },
 	{ "fq-full", required_argument, NULL, OPT_FQ_FULL },
 	{ "fq-limit", required_argument, NULL, OPT_FQ_LIMIT },
 	{ "aqm", required_argument, NULL, OPT_AQM },
@@ -208,6 +210,11 @@ void config_usage(void)
 	       "                       backlogged flows, no wait behind them for a sparse one.\n"
 	       "                       off: first in, first out, the backlog left in the TUN\n"
 	       "                       device's queue\n"
+	       "  --tx-merge on|off    on (default): with --fair-queue on and superpackets going\n"
+	       "                       whole through the TAP, a flow's TCP reads that leave one\n"
+	       "                       after the other in a pass go as one superpacket, merged\n"
+	       "                       as the kernel's GRO would merge them; off: one write a\n"
+	       "                       read\n"
 	       "  --fq-full pause|drop when a worker's flow queue is full: pause (default) reads\n"
 	       "                       no more until it has room, the rest waiting in the TUN\n"
 	       "                       device's queue; drop reads on, its longest flow giving up\n"
@@ -262,6 +269,7 @@ void config_defaults(struct config *c)
 	c->sched_batch = true;
 	c->offload = true;
 	c->fair_queue = true;
+	c->tx_merge = true;
 	c->fq_limit = WORKER_BATCH;
 	c->aqm_target_us = 500;
 	c->aqm_interval_us = 10000;
@@ -546,6 +554,13 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 			c->tun_io_uring = true;
 		else
 			return bad(o, key, v, "expected read or uring");
+	case OPT_TX_MERGE:
+		if (strcmp(v, "on") == 0)
+			c->tx_merge = true;
+		else if (strcmp(v, "off") == 0)
+			c->tx_merge = false;
+		else
+			return bad(o, key, v, "expected on or off");
 		return 0;
 	case OPT_FQ_FULL:
 		if (strcmp(v, "pause") == 0)

@@ -40,6 +40,7 @@ struct config {
 	enum pktring_kind rx_ring;
 	bool offload;	 /* TUN superpackets: segment towards the wire, coalesce from it */
 	bool fair_queue; /* --fair-queue on (default): TUN reads leave by flow (fq.h) */
+	bool tx_merge;	 /* --tx-merge on (default): a flow's reads of a pass merged (merge.h) */
 	bool aqm;	 /* --aqm codel: CoDel on each worker's receive queue (ring or socket) */
 	unsigned aqm_target_us, aqm_interval_us;
 	unsigned coalesce_hold_us; /* --coalesce-hold */

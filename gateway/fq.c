@@ -136,6 +136,19 @@ uint32_t fq_dequeue(struct fq *q)
 	}
 }
 
+uint32_t fq_peek_turn(const struct fq *q)
+{
+	/* fq_dequeue leaves the flow it served at the head of its list, and takes from the
+	 * old flows only while there is no new one: the list's head is that flow. */
+	const struct fq_list *l = q->new_flows.head != FQ_NONE ? &q->new_flows : &q->old_flows;
+	const struct fq_bucket *b;
+
+	if (l->head == FQ_NONE)
+		return FQ_NONE;
+	b = &q->b[l->head];
+	return b->deficit > 0 ? b->head : FQ_NONE;
+}
+
 enum fq_admit fq_admission(const struct fq *q, enum fq_full full)
 {
 	if (q->queued < q->limit)

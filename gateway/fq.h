@@ -56,6 +56,15 @@ void fq_enqueue(struct fq *q, uint32_t slot, uint32_t hash, uint32_t len);
 /* The next slot to send, taken off the queue; FQ_NONE when it is empty. */
 uint32_t fq_dequeue(struct fq *q);
 
+/*
+ * The slot fq_dequeue would return next when it goes on with the flow it served last, in the
+ * same turn (the flow has slots queued and bytes of its turn left), not taken off the queue;
+ * FQ_NONE when the next one would be another flow's, or there is none. Only right after an
+ * fq_dequeue, with nothing queued since: what a sender may merge with the slot just taken
+ * (merge.h) without changing the order the queue hands slots out in. Pure.
+ */
+uint32_t fq_peek_turn(const struct fq *q);
+
 /* The bytes slot was queued with. */
 static inline uint32_t fq_len(const struct fq *q, uint32_t slot)
 {

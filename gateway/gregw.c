@@ -502,6 +502,7 @@ static void plan_queues(struct gregw *g)
 	g->sh.aqm_interval_ns = (uint64_t)c->aqm_interval_us * 1000;
 	g->sh.coalesce_hold_ns = (uint64_t)c->coalesce_hold_us * 1000;
 	g->sh.fair_queue = c->fair_queue;
+	g->sh.tx_merge = c->tx_merge;
 	g->sh.fq_full = c->fq_drop ? FQ_FULL_DROP : FQ_FULL_PAUSE;
 	g->sh.fq_limit = c->fq_limit;
 }

@@ -74,6 +74,11 @@ enum gw_limits {
 			    * extension headers, and TCP with options; larger are refused */
 
 	SUPERPACKET_MAX = 65535, /* largest superpacket: the IP total length */
+	TX_MERGE_MAX = 65536 - 1 - 70, /* --tx-merge: the longest superpacket it makes, so that
+					* its frame on the wire (Ethernet 14, outer IPv6 40,
+					* UDP 8, GRE with a key 8 bytes) stays below the
+					* kernel's default GSO limit (gso_max_size, 64 KB), as
+					* TCP's own superpackets do */
 
 	COALESCE_FLOWS = 8,   /* superpackets open at once per worker, as a NAPI poll holds few */
 	COALESCE_BUF = 65536, /* one superpacket's buffer */

@@ -34,6 +34,7 @@ struct gw_shared {
 	bool aqm;		   /* --aqm codel on each worker's receive queue */
 	bool fair_queue;	   /* --fair-queue on: TUN reads wait in flows (fq.h) */
 	bool tun_uring;		   /* --tun-io uring in force: TUN reads lent to io_uring */
+	bool tx_merge;		   /* --tx-merge on: a flow's reads of a pass merged (merge.h) */
 	enum fq_full fq_full;	   /* --fq-full: a full flow queue pauses the reads, or drops */
 	unsigned fq_limit;	   /* --fq-limit: reads a worker's flow queue holds at most */
 	uint64_t coalesce_hold_ns; /* --coalesce-hold: how long a superpacket waits for its burst */

@@ -50,6 +50,7 @@ static const char *const names[STAT_MAX] = {
 	[STAT_RX_SOCKET_ERRORS] = "rx_socket_errors",
 	[STAT_TUN_READ_PAUSES] = "tun_read_pauses",
 	[STAT_ECN_ALARMS] = "ecn_alarms",
+	[STAT_TX_MERGED_READS] = "tx_merged_reads",
 };
 
 const char *stat_name(enum stat_counter c)

@@ -65,6 +65,8 @@ enum stat_counter {
 	STAT_ECN_ALARMS,       /* packets from the wire delivered whose outer and inner ECN
 				* fields no standard makes together (RFC 6040's "(!!!)": Not-ECT
 				* inside ECT, CE inside ECT(1)): counted, not logged */
+	STAT_TX_MERGED_READS,  /* --tx-merge: TUN reads appended to the read before them of their
+				* flow, which left as one superpacket (merge.h) */
 	STAT_MAX,
 };
 

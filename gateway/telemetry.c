@@ -121,6 +121,7 @@ static json_t *config_json(const struct gregw *g, const struct sample *s)
 	jout_str(o, "steering", g->steer_table ? "table" : "hash");
 	jout_int(o, "coalesce_hold_us", c->coalesce_hold_us);
 	jout_bool(o, "fair_queue", c->fair_queue);
+	jout_bool(o, "tx_merge", c->tx_merge);
 	jout_str(o, "fq_full", c->fq_drop ? "drop" : "pause");
 	jout_int(o, "fq_limit", c->fq_limit);
 	/* How the workers read TUN: read(2), or io_uring; and why not io_uring. */

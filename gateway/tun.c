@@ -19,6 +19,7 @@
 #include "encap.h"
 #include "flows.h"
 #include "tun_uring.h"
+#include "merge.h"
 #include "uapi_newer.h"
 
 int tun_open(const char *name, unsigned n, bool vnet_hdr, int *fds)
@@ -392,6 +393,61 @@ static void next_segment(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 	p->drop = DROP_NONE;
 }
 
+/*
+ * --tx-merge: the reads of p's flow that the flow queue would hand out next, in the same turn,
+ * appended to p while they may join it (merge.h), each taken off the queue as fq_dequeue would
+ * have handed it out (so that order and turns stay as they were) and counted as read; p then
+ * leaves whole, as one superpacket. mss: p's gso_size, 0 for a packet. Returns whether any
+ * read joined. Only through a transport that takes superpackets whole this pass (whole_max),
+ * and only what the pass has already read: nothing waits for more.
+ */
+static bool merge_turn(struct tunq *q, struct tun_pkt *p, unsigned mss)
+{
+	size_t room = q->whole_max < TX_MERGE_MAX ? q->whole_max : TX_MERGE_MAX;
+	struct merge m;
+	uint32_t s;
+
+	if (!q->sh->tx_merge || !q->sh->fair_queue || p->ip.proto != IPPROTO_TCP ||
+	    !merge_open(&m, p->data, p->len, mss, p->csum, room))
+		return false;
+	/* The pass's segment budget, as tunq_next counts it: p's segments are not in it yet. */
+	while (q->pass_segs + m.nseg < TUN_FQ_PASS_SEGS && (s = fq_peek_turn(&q->fq)) != FQ_NONE) {
+		uint8_t *pkt = slot(q, s);
+		size_t len = fq_len(&q->fq, s);
+		struct gso_pkt g;
+
+		/* A read that is not merged is taken later as any other, and checked then. */
+		if (gso_parse(&q->hdrs[s], pkt, len, q->sh->cfg->mtu, &g) != DROP_NONE ||
+		    (g.nseg && (g.l4 != IPPROTO_TCP || g.ecn)) ||
+		    !merge_add(&m, pkt, len, g.nseg ? g.mss : 0, g.nseg ? gso_csum(&g) : g.csum))
+			break;
+		fq_dequeue(&q->fq); /* s: fq_peek_turn's */
+		q->sent[q->nsent++] = s;
+		stat_add(&q->stats->ctr[STAT_TUN_READS], 1);
+		stat_add(&q->stats->segs[STAT_TUN_READ][stat_seg_bucket(g.nseg ? g.nseg : 1)], 1);
+	}
+	if (m.reads == 1)
+		return false;
+	merge_finish(&m);
+	stat_add(&q->stats->ctr[STAT_TX_MERGED_READS], m.reads - 1);
+	q->gso = (struct gso_pkt){ .pkt = m.pkt,
+				   .len = m.len,
+				   .family = m.family,
+				   .l4 = IPPROTO_TCP,
+				   .l4_off = m.l4_off,
+				   .hdr_len = m.hdr_len,
+				   .mss = m.mss,
+				   .nseg = m.nseg };
+	q->gso_next = m.nseg;
+	p->ip.tot_len = (unsigned)m.len;
+	p->len = m.len;
+	p->nseg = m.nseg;
+	p->whole = true;
+	p->gso = &q->gso;
+	p->csum = gso_csum(&q->gso);
+	return true;
+}
+
 /* A packet read into inner (len bytes, its virtio header h) into *p, checked; a superpacket's
  * first segment. */
 static void take_read(struct tunq *q, uint8_t *inner, size_t len, const struct virtio_net_hdr *h,
@@ -414,6 +470,8 @@ static void take_read(struct tunq *q, uint8_t *inner, size_t len, const struct v
 	if (!q->gso.nseg) {
 		p->drop = encap_check(q->sh->cfg, inner, p->len, &p->ip);
 		p->csum = q->gso.csum;
+		if (p->drop == DROP_NONE && merge_turn(q, p, 0))
+			return;
 		if (p->csum.start && !(q->sh->tx_csum_partial && p->drop == DROP_NONE &&
 				       partial_ok(p->len, &p->ip, p->csum))) {
 			inet_csum_finish(inner + p->csum.start, p->len - p->csum.start, NULL, 0,
@@ -433,6 +491,8 @@ static void take_read(struct tunq *q, uint8_t *inner, size_t len, const struct v
 		p->gso = &q->gso;
 		p->csum = gso_csum(&q->gso);
 		q->gso_next = q->gso.nseg;
+		if (!q->gso.ecn) /* CWR on its first segment only: nothing may follow */
+			merge_turn(q, p, q->gso.mss);
 		return;
 	}
 	stat_add(&q->stats->ctr[STAT_GSO_SUPERPACKETS], 1);

@@ -45,6 +45,7 @@ expect_refusal "bad offload" 2 "^gregw: bad value 'yes' for --offload: expected 
 expect_refusal "bad aqm" 2 "^gregw: bad value 'red' for --aqm: expected off or codel$" run --remote 198.18.0.2 --aqm red
 expect_refusal "bad aqm target" 2 "^gregw: bad value '5' for --aqm-target: expected 10 to 10000000 microseconds$" run --remote 198.18.0.2 --aqm-target 5
 expect_refusal "bad fair-queue" 2 "^gregw: bad value 'fifo' for --fair-queue: expected on or off$" run --remote 198.18.0.2 --fair-queue fifo
+expect_refusal "bad tx-merge" 2 "^gregw: bad value 'yes' for --tx-merge: expected on or off$" run --remote 198.18.0.2 --tx-merge yes
 expect_refusal "a DSCP above 63" 2 "^gregw: bad value '64' for --tos: expected inherit or a DSCP from 0 to 63$" run --remote 198.18.0.2 --tos 64
 expect_refusal "a TOS that is no number" 2 "^gregw: bad value 'ef' for --tos: expected inherit or a DSCP from 0 to 63$" run --remote 198.18.0.2 --tos ef
 expect_refusal "a TTL above 255" 2 "^gregw: bad value '256' for --ttl: expected inherit or 0 to 255 \\(0: inherit\\)$" run --remote 198.18.0.2 --ttl 256

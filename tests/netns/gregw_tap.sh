@@ -69,14 +69,16 @@ watch_stop() {
 	WJ=$(cat "$TMP/wire.json")
 }
 
-# transfer WHAT PATTERN: 2 sessions of 8 MiB client -> server (push) or back (pull), verified,
-# marked DSCP 46, ECN negotiated.
+# transfer WHAT PATTERN: XFER_SESSIONS (2) sessions of XFER_MIB (8) MiB client -> server (push)
+# or back (pull), verified, marked DSCP 46, ECN negotiated.
+XFER_SESSIONS=2
+XFER_MIB=8
 transfer() {
-	local ok='s["sent"] == s["server_received"] == 8 << 20'
-	[ "$2" = pull ] && ok='s["received"] == s["server_sent"] == 8 << 20'
-	tr_client "$P-client" 198.18.3.2 --sessions 2 --bytes 8m --pattern "$2" --verify --dscp 46 --ecn on --json
-	expect_eq "$1: $2, 2 x 8 MiB verified, equal on both sides, ECN negotiated" \
-		"$TR_STATUS $(json_get "$TR_JSON" 'd["complete"] and d["tcp"]["verify"]["mismatches"] == 0 and d["tcp"]["ecn_negotiated"] == 2 and all('"$ok"' for s in d["tcp"]["per_session"])')" "0 True"
+	local ok='s["sent"] == s["server_received"] == '"$XFER_MIB"' << 20'
+	[ "$2" = pull ] && ok='s["received"] == s["server_sent"] == '"$XFER_MIB"' << 20'
+	tr_client "$P-client" 198.18.3.2 --sessions "$XFER_SESSIONS" --bytes "${XFER_MIB}m" --pattern "$2" --verify --dscp 46 --ecn on --json
+	expect_eq "$1: $2, $XFER_SESSIONS x $XFER_MIB MiB verified, equal on both sides, ECN negotiated" \
+		"$TR_STATUS $(json_get "$TR_JSON" 'd["complete"] and d["tcp"]["verify"]["mismatches"] == 0 and d["tcp"]["ecn_negotiated"] == '"$XFER_SESSIONS"' and all('"$ok"' for s in d["tcp"]["per_session"])')" "0 True"
 }
 
 # resolved: the endpoints' learned path MTUs forgotten, a ping through the tunnel, and both
@@ -111,6 +113,52 @@ watched() {
 
 # csum_errors HOST: TCP segments the host's kernel found with a wrong checksum.
 csum_errors() { ip netns exec "$P-$1" nstat -saz TcpInCsumErrors | awk '/TcpInCsumErrors/ {print $2}'; }
+
+# merge_cases ENCAP MTU: many sessions' small superpackets (the client's TCP held to 8 KB by its
+# interface's gso_max_size, as each of 64 flows' window holds its own to a few segments): a
+# pass reads several of a flow one after the other, which leave merged into one superpacket
+# (--tx-merge on, the default), longer than any read; they arrive byte for byte, the ring
+# beside gwb takes exactly the superpackets gwa wrote, and the wire audit finds the frames the
+# kernel cuts from them valid and as many as gwa's segments. With --tx-merge off, nothing is
+# merged and no superpacket is longer than a read.
+merge_cases() {
+	local encap=$1 mtu=$2 reads
+	ip -n "$P-client" link set dev lan-a gso_max_size 8192
+	XFER_SESSIONS=16
+	XFER_MIB=4
+	gw_pair4 "$P"
+	resolved
+	e0=$(csum_errors server)
+	watched "$encap, merged" --no-key --mtu "$mtu"
+	reads=$(json_get "$a1" 'sum(v for k, v in d["total"]["cost"]["tun_to_wire"]["superpacket_segments"].items() if k not in ("1", "2", "3-4", "5-8"))')
+	log "$encap, merged: gwa merged $(delta "$a0" "$a1" tx_merged_reads) of $(delta "$a0" "$a1" tun_reads) reads into $(delta "$a0" "$a1" tap_writes) TAP writes of $(delta "$a0" "$a1" tap_segments) segments; ring: $(json_get "$FBJ" '{k: d[k] for k in ("gso", "gso_segs", "len_max")}')"
+	expect_eq "$encap, merged: config" "$(json_get "$a1" 'd["config"]["tx_merge"]')" True
+	expect_eq "$encap, merged: no read of more than 8 segments (the client's 8 KB)" "$reads" 0
+	expect_eq "$encap, merged: gwa merged reads" "$(($(delta "$a0" "$a1" tx_merged_reads) > 0))" 1
+	expect_eq "$encap, merged: the ring beside gwb took a superpacket longer than any read" \
+		"$(json_get "$FBJ" 'd["len_max"] > 8192 + 100')" True
+	expect_eq "$encap, merged: the ring took exactly gwa's superpackets and segments" \
+		"$(json_get "$FBJ" '(d["gso"], d["gso_segs"], d["not_ours"], d["drops"])')" "($(delta "$a0" "$a1" tap_writes), $(delta "$a0" "$a1" tap_segments), 0, 0)"
+	expect_eq "$encap, merged: the wire audit is clean, as many frames as gwa's segments, its inner bytes" \
+		"$(json_get "$WJ" '(d["clean"], d["violation_frames"], d["directions"][0]["frames"], d["directions"][0]["inner_bytes"])')" \
+		"(True, 0, $(delta "$a0" "$a1" wire_tx_packets), $(delta "$a0" "$a1" tun_rx_bytes))"
+	expect_eq "$encap, merged: no checksum error at the server, no drop" \
+		"$(csum_errors server), $(json_get "$(gw_stats gwa)" 'd["total"]["dropped"]'), $(json_get "$(gw_stats gwb)" 'd["total"]["dropped"]')" "$e0, 0, 0"
+	gw_stop gwa
+	gw_stop gwb
+	gw_a4 "$P" --tx-merge off
+	gw_b4 "$P"
+	resolved
+	watched "$encap, --tx-merge off" --no-key --mtu "$mtu"
+	expect_eq "$encap, --tx-merge off: config, nothing merged, no superpacket longer than a read" \
+		"$(json_get "$a1" '(d["config"]["tx_merge"], d["total"]["tx_merged_reads"])'), $(json_get "$FBJ" 'd["len_max"] <= 8192 + 100')" "(False, 0), True"
+	expect_eq "$encap, --tx-merge off: the wire audit is clean" "$(json_get "$WJ" 'd["clean"]')" True
+	gw_stop gwa
+	gw_stop gwb
+	ip -n "$P-client" link set dev lan-a gso_max_size 65536
+	XFER_SESSIONS=2
+	XFER_MIB=8
+}
 
 for encap in gre gre-udp; do
 	GW_MODE_ARGS=(--encap "$encap")
@@ -154,6 +202,7 @@ for encap in gre gre-udp; do
 	done
 	gw_stop gwa
 	gw_stop gwb
+	merge_cases "$encap" "$mtu"
 done
 GW_MODE_ARGS=(--encap gre)
 

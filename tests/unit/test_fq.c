@@ -6,7 +6,7 @@
  * overflow takes the oldest packet of the flow with the most bytes; slots come back to be
  * queued again; bad arguments are refused. The admission of the next packet: room below the
  * limit under either policy; at the limit it waits (pause) or evicts (drop), and room comes
- * back with a dequeue or a drop.
+ * back with a dequeue or a drop. What the next dequeue hands out while a flow's turn goes on.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -89,6 +89,76 @@ static void admission(void)
 	fq_fini(&q);
 }
 
+/*
+ * fq_peek_turn: what fq_dequeue hands out next while the flow it served goes on with its turn,
+ * and nothing once the turn (or the flow) ends; over a long mix of flows and sizes, a peek is
+ * always the next dequeue's slot, of the flow just served.
+ */
+static void peek_turn(void)
+{
+	struct fq q;
+	uint32_t flow_of[SLOTS], x = 12345;
+	unsigned peeks = 0, ends = 0, bad = 0, queued = 0;
+
+	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, SLOTS), 0);
+	CHECK(fq_peek_turn(&q) == FQ_NONE);
+	/* Flow 1 of 1000-byte packets, flow 2 of 3000: three of flow 1's a turn. */
+	for (uint32_t s = 0; s < 4; s++)
+		fq_enqueue(&q, s, 1, 1000);
+	fq_enqueue(&q, 10, 2, 3000);
+	CHECK_INT(fq_dequeue(&q), 0);
+	CHECK_INT(fq_peek_turn(&q), 1);
+	CHECK_INT(fq_dequeue(&q), 1);
+	CHECK_INT(fq_peek_turn(&q), 2);
+	CHECK_INT(fq_dequeue(&q), 2);
+	CHECK(fq_peek_turn(&q) == FQ_NONE); /* its turn is spent: flow 2's comes */
+	CHECK_INT(fq_dequeue(&q), 10);
+	CHECK(fq_peek_turn(&q) == FQ_NONE); /* flow 2 has nothing more */
+	CHECK_INT(fq_dequeue(&q), 3);
+	CHECK(fq_peek_turn(&q) == FQ_NONE); /* emptied */
+	CHECK(fq_dequeue(&q) == FQ_NONE);
+
+	/* A long mix: each round queues a few slots of random flows and sizes, then takes a
+	 * few; every peek names the next dequeue, of the flow just served. */
+	for (uint32_t s = 0; s < SLOTS; s++)
+		flow_of[s] = UINT32_MAX;
+	for (unsigned round = 0; round < 2000; round++) {
+		for (unsigned k = 0; k < 3 && queued < SLOTS; k++) {
+			uint32_t s = 0;
+
+			while (flow_of[s] != UINT32_MAX)
+				s++;
+			x = x * 1103515245u + 12345u;
+			flow_of[s] = (x >> 16) % 5;
+			fq_enqueue(&q, s, flow_of[s], 200 + (x >> 8) % 4000);
+			queued++;
+		}
+		for (unsigned k = 0; k < 3; k++) {
+			uint32_t s = fq_dequeue(&q), peek, next;
+
+			if (s == FQ_NONE)
+				break;
+			queued--;
+			peek = fq_peek_turn(&q);
+			next = fq_dequeue(&q);
+			if (peek != FQ_NONE) {
+				peeks++;
+				bad += next != peek || flow_of[next] != flow_of[s];
+			} else {
+				ends++;
+			}
+			flow_of[s] = UINT32_MAX;
+			if (next != FQ_NONE) {
+				flow_of[next] = UINT32_MAX;
+				queued--;
+			}
+		}
+	}
+	CHECK_INT(bad, 0);
+	CHECK(peeks > 100 && ends > 100); /* both kinds came up */
+	fq_fini(&q);
+}
+
 int main(void)
 {
 	struct fq q;
@@ -101,6 +171,7 @@ int main(void)
 	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, SLOTS + 1), -EINVAL); /* more than slots */
 
 	admission();
+	peek_turn();
 
 	/* Empty: nothing to send, nothing to drop. */
 	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, SLOTS), 0);
