@@ -3,8 +3,8 @@
  * interface): consecutive TCP segments of one flow, as they come out of the tunnel, are merged
  * into one superpacket and written into a TUN device with IFF_VNET_HDR as a single packet with
  * a GSO header; the kernel forwards it whole and cuts it where it must. Merging follows the kernel's own GRO (net/ipv4/tcp_offload.c
- * tcp_gro_receive, net/ipv4/af_inet.c inet_gro_receive): only what it would merge is merged,
- * so the segments that leave are the segments that came in.
+ * tcp_gro_receive, net/ipv4/af_inet.c inet_gro_receive; tcpjoin.h): only what it would merge
+ * is merged, so the segments that leave are the segments that came in.
  *
  * A segment joins the open superpacket of its flow when: IPv4 without options (or IPv6 with
  * TCP right after the fixed header); same addresses, ports, TOS/traffic class, TTL/hop limit,

@@ -2,8 +2,9 @@
  * The TUN device of gregw: one multi-queue device (IFF_TUN | IFF_NO_PI | IFF_MULTI_QUEUE),
  * one non-blocking fd per queue, one queue per worker. Not persistent: the device goes away
  * with the last fd. A worker's queue (struct tunq) hides the device's quirks: with offloads
- * (IFF_VNET_HDR) the virtio header, the superpackets it reads, cut into segments (gso.h),
- * and the segments it writes, merged into superpackets (coalesce.h); the worker sees packets.
+ * (IFF_VNET_HDR) the virtio header, the superpackets it reads, cut into segments (gso.h) or,
+ * where they go whole, merged with the reads of their flow after them (merge.h), and the
+ * segments it writes, merged into superpackets (coalesce.h); the worker sees packets.
  */
 #ifndef TUNBED_GW_TUN_H
 #define TUNBED_GW_TUN_H
@@ -126,7 +127,10 @@ int tunq_ring_fd(const struct tunq *q);
  * headers written at hdr (TX_SEG_HDR bytes of room, ENCAP_HEADROOM of them before the
  * headers), or a new read. Checks what it reads (a well-formed IPv4 or IPv6 packet of its
  * length, within the tunnel MTU; a superpacket's virtio header against the packet) and says
- * why in p->drop. False when the queue is empty or the pass has had its reads. Worker thread.
+ * why in p->drop. With --fair-queue and --tx-merge, a TCP read that goes whole (tunq_whole)
+ * takes the reads of its flow that the queue hands out next along (merge.h): p is then one
+ * superpacket of them all. False when the queue is empty or the pass has had its reads.
+ * Worker thread.
  */
 bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p);
 

@@ -104,6 +104,9 @@ for g in ("a", "b") if encap != "vxlan" else ():
     for k in ("socket_drops", "ring_drops"):
         if k in x:
             run["gateways"]["gw" + g][k] = x[k]
+    run["gateways"]["gw" + g]["tx_merged_reads"] = x.get("tx_merged_reads")
+    run["gateways"]["gw" + g]["segments_per_tap_write"] = x["cost"]["tun_to_wire"].get("segments_per_tap_write")
+    run["gateways"]["gw" + g]["tun_to_wire_segments_per_syscall"] = x["cost"]["tun_to_wire"]["segments_per_syscall"]
 if out:
     with open(out, "a") as f:
         f.write(json.dumps(run) + "\n")
@@ -111,7 +114,7 @@ for g in ("a", "b") if encap != "vxlan" else ():
     whole = load(g + ".json")
     x = whole["total"]
     print(f"  gw{g}: " + ", ".join(f"{k} {x[k]}" for k in (
-        "tun_reads", "gso_superpackets", "tun_writes", "coalesced_superpackets", "gre_gro_reads", "udp_gro_reads",
+        "tun_reads", "tx_merged_reads", "gso_superpackets", "tun_writes", "coalesced_superpackets", "gre_gro_reads", "udp_gro_reads",
         "wire_tx_ip", "ring_drops" if "ring_drops" in x else "socket_drops", "dropped",
         "tun_read_pauses", "tun_device_tx_dropped") if k in x) +
           f", tx_fq_overflow {x['drops']['tx_fq_overflow']}, aqm_marked {x.get('aqm_marked')}"
@@ -123,7 +126,9 @@ for g in ("a", "b") if encap != "vxlan" else ():
         c = x["cost"][way]
         if c["segments"]:
             hist = " ".join(f"{k}:{v}" for k, v in c["superpacket_segments"].items() if v)
-            print(f"    {way}: {c['segments_per_syscall']:.2f} segments/syscall, "
+            tap = (f", {c['segments_per_tap_write']:.2f} segments/TAP write"
+                   if c.get("segments_per_tap_write") else "")
+            print(f"    {way}: {c['segments_per_syscall']:.2f} segments/syscall{tap}, "
                   f"{c['syscalls_per_gb']:.0f} syscalls/GB, superpackets by segments {hist}")
     print("    flows by worker: " + ", ".join(str(w["flows"]) for w in whole["workers"]))
     if x["cost"]["wakeups_per_gb"] is not None:
