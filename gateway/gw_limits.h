@@ -74,6 +74,7 @@ enum gw_limits {
 			    * extension headers, and TCP with options; larger are refused */
 
 	SUPERPACKET_MAX = 65535, /* largest superpacket: the IP total length */
+
 	TX_MERGE_MAX = 65536 - 1 - 70, /* --tx-merge: the longest superpacket it makes, so that
 					* its frame on the wire (Ethernet 14, outer IPv6 40,
 					* UDP 8, GRE with a key 8 bytes) stays below the

@@ -59,13 +59,13 @@ bool merge_open(struct merge *m, uint8_t *pkt, size_t len, unsigned mss, struct 
 		.nseg = nseg,
 		.reads = 1,
 		.next_seq = s.seq + (uint32_t)s.plen,
-		.next_id = (uint16_t)(s.family == AF_INET ? load_be16(pkt + IPV4_ID_OFF) + nseg : 0),
+		.next_id =
+			(uint16_t)(s.family == AF_INET ? load_be16(pkt + IPV4_ID_OFF) + nseg : 0),
 	};
 	return true;
 }
 
-bool merge_add(struct merge *m, const uint8_t *pkt, size_t len, unsigned mss,
-	       struct l4_csum csum)
+bool merge_add(struct merge *m, const uint8_t *pkt, size_t len, unsigned mss, struct l4_csum csum)
 {
 	struct tcpjoin_seg s;
 	unsigned nseg;

@@ -51,8 +51,7 @@ bool merge_open(struct merge *m, uint8_t *pkt, size_t len, unsigned mss, struct 
  * above): its payload is copied after m's. Returns whether it did; false leaves m as it was.
  * A read with a short last segment, PSH or FIN joins and closes m.
  */
-bool merge_add(struct merge *m, const uint8_t *pkt, size_t len, unsigned mss,
-	       struct l4_csum csum);
+bool merge_add(struct merge *m, const uint8_t *pkt, size_t len, unsigned mss, struct l4_csum csum);
 
 /* Rewrites m's headers for its length (tcpjoin_finish) once more than one read is in it. */
 void merge_finish(struct merge *m);

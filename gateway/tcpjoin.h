@@ -18,10 +18,10 @@
 struct tcpjoin_seg {
 	const uint8_t *pkt;
 	size_t len;
-	int family;		 /* AF_INET or AF_INET6 */
+	int family;		  /* AF_INET or AF_INET6 */
 	unsigned l4_off, hdr_len; /* TCP header; every header */
-	size_t plen;		 /* payload: len - hdr_len */
-	uint8_t flags;		 /* TCP flags */
+	size_t plen;		  /* payload: len - hdr_len */
+	uint8_t flags;		  /* TCP flags */
 	uint32_t seq;
 	bool mergeable; /* IPv4 without options and its header checksum right (its header is
 			 * dropped or rewritten when it joins), or IPv6 with TCP right after
