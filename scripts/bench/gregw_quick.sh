@@ -13,12 +13,13 @@
 # FRAMES=1 turns the transits' tunnel segmentation off first (the runner's +frames, vxlan-frames).
 # ECN=1 sets net.ipv4.tcp_ecn = 1 in the client's and the server's namespaces (give TRAFFIC_ARGS
 # "--ecn on" to require it); the run then reports CE delivered and gregw's aqm_marked and aqm drops.
+# CLIENT_SYSCTLS="net.ipv4.tcp_timestamps=0 ..." sets those in the client's namespace first.
 # Needs root and build/bin; uses the prefix tbq (QUICK_PREFIX) and removes it on exit.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=$ROOT/build/bin
 P=${QUICK_PREFIX:-tbq}
-[ $# -ge 2 ] || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 ENCAP=$1 S=$2 T=${3:-5} Q=${4:--}
 shift $(($# < 4 ? $# : 4))
 read -r -a TA <<<"${TRAFFIC_ARGS:-}"
@@ -32,6 +33,9 @@ cleanup() {
 }
 trap cleanup EXIT
 "$B/tunbed-topo" up ras --prefix "$P" >/dev/null
+for kv in ${CLIENT_SYSCTLS:-}; do
+	ip netns exec "$P-client" sysctl -qw "$kv"
+done
 if [ "${FRAMES:-}" = 1 ]; then
 	for g in gwa gwb; do
 		ip netns exec "$P-$g" ethtool -K transit tx-gre-segmentation off tx-gre-csum-segmentation off \
