@@ -27,7 +27,8 @@ static bool csum_ok(const struct tcpjoin_seg *s)
 static bool joins(const struct coalesce_flow *f, const struct tcpjoin_seg *s)
 {
 	return s->plen != 0 && s->plen <= f->mss && f->len + s->plen <= SUPERPACKET_MAX &&
-	       tcpjoin_follows(f->buf, f->l4_off, f->hdr_len, s, f->next_seq, f->next_id);
+	       tcpjoin_follows(f->buf, f->l4_off, f->hdr_len, s, f->next_seq, f->next_id,
+			       TCPJOIN_GRO);
 }
 
 /* The virtio header of one packet: its checksum left partial, verified, or neither. */

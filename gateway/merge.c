@@ -45,8 +45,9 @@ bool merge_open(struct merge *m, uint8_t *pkt, size_t len, unsigned mss, struct 
 	unsigned nseg;
 	bool full;
 
+	/* A PSH does not end it (see merge.h); the rest of tcpjoin_opens does. */
 	if (room < len || !take(pkt, len, mss, csum, &s, &nseg, &full) || !full ||
-	    !tcpjoin_opens(&s) || (s.flags & TCP_F_CWR))
+	    (s.flags & (TCP_F_SYN | TCP_F_FIN | TCP_F_RST | TCP_F_URG | TCP_F_CWR)))
 		return false;
 	*m = (struct merge){
 		.pkt = pkt,
@@ -79,7 +80,8 @@ bool merge_add(struct merge *m, const uint8_t *pkt, size_t len, unsigned mss, st
 	if (!mss)
 		full = s.plen == m->mss;
 	if (m->len + s.plen > m->room || !tcpjoin_same_flow(m->pkt, m->family, m->l4_off, &s) ||
-	    !tcpjoin_follows(m->pkt, m->l4_off, m->hdr_len, &s, m->next_seq, m->next_id))
+	    !tcpjoin_follows(m->pkt, m->l4_off, m->hdr_len, &s, m->next_seq, m->next_id,
+			     TCPJOIN_NEWER_TS))
 		return false;
 	memcpy(m->pkt + m->len, pkt + s.hdr_len, s.plen);
 	m->len += s.plen;
@@ -89,7 +91,7 @@ bool merge_add(struct merge *m, const uint8_t *pkt, size_t len, unsigned mss, st
 	m->next_id = (uint16_t)(m->next_id + nseg);
 	/* PSH and FIN go to the superpacket's end, where the segmentation leaves them. */
 	m->pkt[m->l4_off + TCP_FLAGS_OFF] |= s.flags & (TCP_F_PSH | TCP_F_FIN);
-	m->closed = !full || (s.flags & (TCP_F_PSH | TCP_F_FIN));
+	m->closed = !full || (s.flags & TCP_F_FIN);
 	return true;
 }
 

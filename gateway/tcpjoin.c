@@ -10,6 +10,14 @@
 #include "byteorder.h"
 #include "inet.h"
 
+/* TCP option kinds (RFC 9293, 3.2; RFC 7323, 3). */
+enum {
+	TCP_OPT_EOL = 0,
+	TCP_OPT_NOP = 1,
+	TCP_OPT_TIMESTAMPS = 8,
+	TCP_OPT_TIMESTAMPS_LEN = 10, /* kind, length, TSval, TSecr */
+};
+
 bool tcpjoin_parse(const uint8_t *pkt, size_t len, struct tcpjoin_seg *s)
 {
 	unsigned thlen;
@@ -64,8 +72,46 @@ bool tcpjoin_same_flow(const uint8_t *a, int family, unsigned l4_off, const stru
 	       memcmp(pa, pb, L4_PORTS_LEN) == 0;
 }
 
+/* Where the values (TSval, then TSecr) of the timestamps option (RFC 7323, 3) lie in the TCP
+ * header th of thlen bytes, as an offset into it; 0 when it has none. */
+static unsigned ts_values_at(const uint8_t *th, unsigned thlen)
+{
+	unsigned i = TCP_HLEN;
+
+	while (i < thlen && th[i] != TCP_OPT_EOL) {
+		if (th[i] == TCP_OPT_NOP) {
+			i++;
+			continue;
+		}
+		if (i + 1 >= thlen || th[i + 1] < 2 || th[i + 1] > thlen - i)
+			return 0; /* a length that lies: compared byte for byte instead */
+		if (th[i] == TCP_OPT_TIMESTAMPS && th[i + 1] == TCP_OPT_TIMESTAMPS_LEN)
+			return i + 2;
+		i += th[i + 1];
+	}
+	return 0;
+}
+
+/* The option bytes of a and b (TCP headers of thlen bytes, the same length): the same, or
+ * with TCPJOIN_NEWER_TS the same but b's timestamps, neither older than a's (serial
+ * arithmetic: they wrap). */
+static bool same_options(const uint8_t *ta, const uint8_t *tb, unsigned thlen,
+			 enum tcpjoin_rules rules)
+{
+	unsigned ts = rules & TCPJOIN_NEWER_TS ? ts_values_at(ta, thlen) : 0;
+
+	if (!ts)
+		return memcmp(ta + TCP_HLEN, tb + TCP_HLEN, thlen - TCP_HLEN) == 0;
+	/* The bytes before the option are the same, so b's lies where a's does. */
+	return memcmp(ta + TCP_HLEN, tb + TCP_HLEN, ts - TCP_HLEN) == 0 &&
+	       memcmp(ta + ts + 8, tb + ts + 8, thlen - ts - 8) == 0 &&
+	       (int32_t)(load_be32(tb + ts) - load_be32(ta + ts)) >= 0 &&
+	       (int32_t)(load_be32(tb + ts + 4) - load_be32(ta + ts + 4)) >= 0;
+}
+
 bool tcpjoin_follows(const uint8_t *a, unsigned l4_off, unsigned hdr_len,
-		     const struct tcpjoin_seg *s, uint32_t next_seq, uint16_t next_id)
+		     const struct tcpjoin_seg *s, uint32_t next_seq, uint16_t next_id,
+		     enum tcpjoin_rules rules)
 {
 	const uint8_t *b = s->pkt;
 	const uint8_t *ta = a + l4_off, *tb = b + s->l4_off;
@@ -86,7 +132,7 @@ bool tcpjoin_follows(const uint8_t *a, unsigned l4_off, unsigned hdr_len,
 	       ta[TCP_DOFF_OFF] == tb[TCP_DOFF_OFF] &&
 	       !((ta[TCP_FLAGS_OFF] ^ tb[TCP_FLAGS_OFF]) & (uint8_t) ~(TCP_F_PSH | TCP_F_FIN)) &&
 	       memcmp(ta + TCP_WINDOW_OFF, tb + TCP_WINDOW_OFF, 2) == 0 &&
-	       memcmp(ta + TCP_HLEN, tb + TCP_HLEN, hdr_len - l4_off - TCP_HLEN) == 0;
+	       same_options(ta, tb, hdr_len - l4_off, rules);
 }
 
 void tcpjoin_finish(uint8_t *p, size_t len, int family, unsigned l4_off)

@@ -47,18 +47,28 @@ static inline bool tcpjoin_opens(const struct tcpjoin_seg *s)
  * family, addresses and ports. */
 bool tcpjoin_same_flow(const uint8_t *a, int family, unsigned l4_off, const struct tcpjoin_seg *s);
 
+/* What tcpjoin_follows may take beyond the kernel's GRO rules. */
+enum tcpjoin_rules {
+	TCPJOIN_GRO = 0,	    /* the kernel's GRO rules, nothing more */
+	TCPJOIN_NEWER_TS = 1u << 0, /* a timestamps option (RFC 7323) whose TSval and TSecr
+				     * are not older than the superpacket's, the rest of the
+				     * options the same */
+};
+
 /*
  * Whether segment s may follow, within one superpacket, the one whose headers are at a (s's
  * flow, hdr_len bytes of headers, TCP at l4_off), whose next sequence number is next_seq and,
  * over IPv4, whose next identification is next_id: s mergeable, its headers as long; its
  * sequence number next_seq; over IPv4 the same TOS, DF and TTL and the identification
  * next_id, over IPv6 the same traffic class, flow label and hop limit; the same ACK number,
- * data offset, window and option bytes; the same flags but PSH and FIN, and no CWR (a CWR
- * starts a superpacket, never continues one). Sizes (the payload against the segment size,
- * the superpacket's length) are the caller's rules.
+ * data offset, window and option bytes (with TCPJOIN_NEWER_TS in rules: but the timestamps'
+ * values, which may only go on); the same flags but PSH and FIN, and no CWR (a CWR starts a
+ * superpacket, never continues one). Sizes (the payload against the segment size, the
+ * superpacket's length) are the caller's rules.
  */
 bool tcpjoin_follows(const uint8_t *a, unsigned l4_off, unsigned hdr_len,
-		     const struct tcpjoin_seg *s, uint32_t next_seq, uint16_t next_id);
+		     const struct tcpjoin_seg *s, uint32_t next_seq, uint16_t next_id,
+		     enum tcpjoin_rules rules);
 
 /*
  * Rewrites the first segment's headers at p as a superpacket's of len bytes (TCP at l4_off):

@@ -1,10 +1,11 @@
 /*
  * Merging a flow's TUN reads (gateway/merge.c, by gateway/tcpjoin.c's rules): reads the kernel's
- * GRO would merge leave as one superpacket, and cut as the kernel cuts it (each segment's
- * checksum field derived from the superpacket's, tcp_gso_segment's way, then completed as a
- * device completes it) it gives, byte for byte and in order, the segments the reads would have
- * been cut into one by one; a read that breaks one of the rules is not merged, and a merge
- * stops at the room it is given.
+ * GRO would merge (and those with a PSH, or a newer TCP timestamp) leave as one superpacket,
+ * and cut as the kernel cuts it (each segment's checksum field derived from the superpacket's,
+ * tcp_gso_segment's way, then completed as a device completes it) it gives, byte for byte and
+ * in order, the segments the reads would have been cut into one by one, but for the first
+ * read's timestamps on every one and a PSH on the last only; a read that breaks one of the
+ * rules is not merged, and a merge stops at the room it is given.
  */
 #include <arpa/inet.h>
 #include <endian.h>
@@ -42,6 +43,7 @@ static uint8_t slot_buf[65536];
 static uint8_t got[MAXSEGS][SEG_MAX], want[MAXSEGS][SEG_MAX];
 static size_t got_len[MAXSEGS], want_len[MAXSEGS];
 static unsigned ngot, nwant, bad_fields;
+static unsigned want_first[MAXREADS + 1]; /* read r's segments: want[want_first[r]...] */
 
 /* The flow's bytes: a read's payload is the stream at its sequence offset. */
 static uint8_t stream(size_t off)
@@ -60,6 +62,10 @@ enum edit {
 	E_TTL,
 	E_DF,
 	E_TSVAL,
+	E_TS_OLDER,
+	E_TSECR,
+	E_TSECR_OLDER,
+	E_OPT,
 	E_PORT,
 	E_FLOW_LABEL,
 	E_HOPS,
@@ -153,6 +159,33 @@ static void cut_into(const uint8_t *pkt, size_t len, unsigned mss, struct l4_csu
 	}
 }
 
+/*
+ * Segments from..to-1 of want[], cut from reads that left merged, as the merged superpacket's
+ * segments must differ from them: every one with the first one's timestamps (TSval and TSecr,
+ * NOP NOP TS as these reads have it), and a PSH that any of them had on the last one only;
+ * their checksums made again.
+ */
+static void as_merged(unsigned from, unsigned to)
+{
+	bool psh = false;
+
+	for (unsigned i = from; i < to; i++) {
+		uint8_t *p = want[i];
+		int family = (p[0] >> 4) == 6 ? AF_INET6 : AF_INET;
+		unsigned l4 = ip_fixed_hlen(family);
+		uint8_t *th = p + l4;
+
+		memcpy(th + TCP_HLEN + 4, want[from] + l4 + TCP_HLEN + 4, 8);
+		psh = psh || (th[TCP_FLAGS_OFF] & TCP_F_PSH);
+		th[TCP_FLAGS_OFF] &= (uint8_t)~TCP_F_PSH;
+		if (i + 1 == to && psh)
+			th[TCP_FLAGS_OFF] |= TCP_F_PSH;
+		store_be16(th + TCP_CSUM_OFF, 0);
+		store_be16(th + TCP_CSUM_OFF,
+			   pkt_l4_csum(family, p, th, want_len[i] - l4, IPPROTO_TCP));
+	}
+}
+
 /* Builds the reads of a row, one flow's in sequence, into reads[]. */
 static void build(int family, const struct rd_spec *spec, unsigned n)
 {
@@ -212,8 +245,20 @@ static void build(int family, const struct rd_spec *spec, unsigned n)
 		case E_DF:
 			store_be16(p + IPV4_FRAG_OFF, 0);
 			break;
-		case E_TSVAL:
+		case E_TSVAL: /* NOP, NOP, kind, length, then TSval and TSecr */
 			th[TCP_HLEN + 7]++;
+			break;
+		case E_TS_OLDER:
+			th[TCP_HLEN + 7]--;
+			break;
+		case E_TSECR:
+			th[TCP_HLEN + 11]++;
+			break;
+		case E_TSECR_OLDER:
+			th[TCP_HLEN + 11]--;
+			break;
+		case E_OPT:
+			th[TCP_HLEN + 1] = 0; /* NOP, EOL, then the timestamps */
 			break;
 		case E_PORT:
 			th[TCP_SPORT_OFF + 1]++;
@@ -389,14 +434,14 @@ static const struct row {
 	  .family = AF_INET,
 	  .rd = { SP(2), PKE(E_MSS) },
 	  .groups = { 1, 1 } },
-	{ .name = "PSH on the first: nothing follows",
+	{ .name = "PSH on the first: what follows joins, the PSH goes to the end",
 	  .family = AF_INET,
 	  .rd = { SPE(2, E_PSH), SP(2) },
-	  .groups = { 1, 1 } },
-	{ .name = "PSH on a later one: it joins and closes",
+	  .groups = { 2 } },
+	{ .name = "PSH on a later one: it joins, and what follows",
 	  .family = AF_INET,
 	  .rd = { SP(2), SPE(2, E_PSH), SP(2) },
-	  .groups = { 2, 1 } },
+	  .groups = { 3 } },
 	{ .name = "FIN on a later one: it joins and closes",
 	  .family = AF_INET6,
 	  .rd = { SP(2), SPE(2, E_FIN), SP(2) },
@@ -429,9 +474,25 @@ static const struct row {
 	  .family = AF_INET,
 	  .rd = { SP(2), SPE(2, E_DF) },
 	  .groups = { 1, 1 } },
-	{ .name = "another timestamp (an option byte)",
+	{ .name = "a newer TSval: merged, every segment with the first one's",
 	  .family = AF_INET,
-	  .rd = { SP(2), SPE(2, E_TSVAL) },
+	  .rd = { SP(2), SPE(2, E_TSVAL), SP(1) },
+	  .groups = { 3 } },
+	{ .name = "a newer TSecr: merged, every segment with the first one's",
+	  .family = AF_INET6,
+	  .rd = { PK, PKE(E_TSECR) },
+	  .groups = { 2 } },
+	{ .name = "an older TSval",
+	  .family = AF_INET,
+	  .rd = { SP(2), SPE(2, E_TS_OLDER) },
+	  .groups = { 1, 1 } },
+	{ .name = "an older TSecr",
+	  .family = AF_INET,
+	  .rd = { SP(2), SPE(2, E_TSECR_OLDER) },
+	  .groups = { 1, 1 } },
+	{ .name = "another option byte besides the timestamps",
+	  .family = AF_INET,
+	  .rd = { SP(2), SPE(2, E_OPT) },
 	  .groups = { 1, 1 } },
 	{ .name = "another flow between",
 	  .family = AF_INET,
@@ -522,14 +583,20 @@ int main(void)
 			ng++;
 		build(k->family, k->rd, n);
 		nwant = 0;
-		for (unsigned i = 0; i < n; i++)
+		for (unsigned i = 0; i < n; i++) {
+			want_first[i] = nwant;
 			cut_into(reads[i].pkt, reads[i].len, reads[i].mss, reads[i].csum, want,
 				 want_len, &nwant);
+		}
+		want_first[n] = nwant;
 		bad_fields = 0;
 		left = run(n, k->room ? k->room : TX_MERGE_MAX, groups);
 		CHECK_ROW(left == ng, k->name);
-		for (unsigned i = 0; i < ng && i < left; i++)
+		for (unsigned i = 0, first = 0; i < ng && i < left; first += groups[i++]) {
 			CHECK_ROW(groups[i] == k->groups[i], k->name);
+			if (groups[i] > 1)
+				as_merged(want_first[first], want_first[first + groups[i]]);
+		}
 		/* Whatever merged: the segments the kernel cuts are the reads' own, in order. */
 		CHECK_ROW(ngot == nwant, k->name);
 		for (unsigned i = 0; i < ngot && i < nwant; i++)
