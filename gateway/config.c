@@ -554,6 +554,7 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 			c->tun_io_uring = true;
 		else
 			return bad(o, key, v, "expected read or uring");
+		return 0;
 	case OPT_TX_MERGE:
 		if (strcmp(v, "on") == 0)
 			c->tx_merge = true;
