@@ -2,7 +2,8 @@
 # scripts/bootstrap's sets (its --list, which installs and builds nothing; no root): the main
 # job's set holds what it runs and none of the tests' or other jobs' tools; every gateway the
 # runner knows has a set, and compare's holds each one's packages; the test set holds every
-# set; bad input is refused in one line with exit status 2.
+# set; bad input is refused in one line with exit status 2; the build is skipped when nothing it
+# depends on changed since bootstrap's last one, and made when something did.
 set -eu
 set -o pipefail
 SRC=${1:?usage: bootstrap.sh SOURCE_DIR}
@@ -98,6 +99,69 @@ refused --list --for "" "bootstrap: --for needs a list of sets (see --help)"
 refused --list --for "bootstrap: --for needs a list of sets (see --help)"
 refused --bogus "bootstrap: unknown option '--bogus' (see --help)"
 if "$B" --help | grep -q -- "--for SETS"; then ok "--help names --for"; else fail "--help does not name --for"; fi
+
+# The build's up-to-date check, in a tree of its own whose cmake records its calls and writes
+# the five programs (each holding FAKE_BYTES): nothing is compiled. python3's set is installed
+# wherever this runs, so bootstrap goes straight to the build.
+T="$TMP/tree"
+mkdir -p "$T/scripts/__pycache__" "$T/gateway" "$T/results" "$T/fake"
+cp "$B" "$SRC/scripts/build-id" "$T/scripts/"
+echo 'project(x C)' >"$T/CMakeLists.txt"
+echo 'int a;' >"$T/gateway/a.c"
+echo 'int b;' >"$T/gateway/b.c"
+cat >"$T/fake/cmake" <<'CMAKE'
+#!/bin/bash
+echo "cmake $*" >>"$CALLS"
+if [ "$1" = --build ]; then
+	[ -z "${FAKE_FAIL:-}" ] || exit 1
+	mkdir -p "$2/bin"
+	for p in gregw tunbed-traffic tunbed-wire tunbed-topo tunbed-sample; do echo "$p" >"$2/bin/$p"; done
+fi
+CMAKE
+chmod +x "$T/fake/cmake"
+export CALLS="$TMP/cmake-calls"
+# build WANT WHAT [ARGS...]: bootstrap's build of the tree; WANT "built" (configured and built),
+# "up to date" (cmake not run) or "failed".
+build() {
+	local want=$1 what=$2 out status=0 got
+	shift 2
+	: >"$CALLS"
+	out=$(PATH="$T/fake:$PATH" "$T/scripts/bootstrap" --for python "$@" 2>&1) || status=$?
+	if [ "$status" != 0 ]; then
+		got=failed
+	elif [ "$(wc -l <"$CALLS")" = 2 ] && grep -q "^bootstrap: built build[a-z-]*/bin$" <<<"$out"; then
+		got=built
+	elif [ ! -s "$CALLS" ] && grep -q "^bootstrap: build[a-z-]*/bin is up to date$" <<<"$out"; then
+		got="up to date"
+	else
+		got="neither"
+	fi
+	if [ "$got" = "$want" ]; then ok "$what: $want"; else fail "$what: $got, want $want ($out; $(cat "$CALLS"))"; fi
+}
+build built "a tree never built"
+build "up to date" "the same tree again"
+echo x >"$T/results/run.json"
+echo x >"$T/scripts/__pycache__/m.pyc"
+echo x >"$T/build/bin/extra"
+mkdir "$T/build-other"
+build "up to date" "results, Python's caches and build directories written"
+touch "$T/gateway/a.c"
+build built "a source touched"
+build "up to date" "after that build"
+rm "$T/gateway/b.c"
+build built "a source removed"
+echo 'int c;' >"$T/gateway/c.c"
+build built "a source added"
+mv "$T/gateway/c.c" "$T/gateway/d.c"
+build built "a source renamed"
+echo "another build" >"$T/build/bin/gregw"
+build built "a program that another build made"
+build built "the sanitizer build, in a directory of its own" --sanitize
+build "up to date" "the sanitizer build again" --sanitize
+build "up to date" "the release build beside it"
+touch "$T/gateway/a.c"
+FAKE_FAIL=1 build failed "a build that fails"
+build built "after a failed build"
 
 [ "$failures" = 0 ] || { echo "[bootstrap] $failures failure(s)" >&2; exit 1; }
 echo "[bootstrap] PASSED"
