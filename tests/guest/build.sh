@@ -17,6 +17,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${1:-$here/../../build/guest}
 mkdir -p "$cache"
 cache=$(cd "$cache" && pwd)
+# One at a time: guest tests run side by side; the first makes the cache, the next waits for
+# it and finds it made.
+exec {lock}>"$cache/.lock"
+flock "$lock"
 
 die() {
 	echo "guest build: $*" >&2
