@@ -210,11 +210,11 @@ void config_usage(void)
 	       "                       backlogged flows, no wait behind them for a sparse one.\n"
 	       "                       off: first in, first out, the backlog left in the TUN\n"
 	       "                       device's queue\n"
-	       "  --tx-merge on|off    on (default): with --fair-queue on and superpackets going\n"
+	       "  --tx-merge on|off    on: with --fair-queue on and superpackets going\n"
 	       "                       whole through the TAP, a flow's TCP reads that leave one\n"
 	       "                       after the other in a pass go as one superpacket, merged\n"
-	       "                       as the kernel's GRO would merge them; off: one write a\n"
-	       "                       read\n"
+	       "                       as the kernel's GRO would merge them; off (default): one\n"
+	       "                       write a read\n"
 	       "  --fq-full pause|drop when a worker's flow queue is full: pause (default) reads\n"
 	       "                       no more until it has room, the rest waiting in the TUN\n"
 	       "                       device's queue; drop reads on, its longest flow giving up\n"
@@ -269,7 +269,7 @@ void config_defaults(struct config *c)
 	c->sched_batch = true;
 	c->offload = true;
 	c->fair_queue = true;
-	c->tx_merge = true;
+	c->tx_merge = false;
 	c->fq_limit = WORKER_BATCH;
 	c->aqm_target_us = 500;
 	c->aqm_interval_us = 10000;

@@ -5,7 +5,7 @@
     topology = ras              ; built-in name or path
     gateways = gregw, route     ; drivers (drivers/); cmd:PATH for a user's own
                                 ; (PATH relative to this file)
-    modes = gre                 ; gregw: gre or gre-udp, +key +seq +csum +nooffload +aqm +iptx +nofq +nomerge
+    modes = gre                 ; gregw: gre or gre-udp, +key +seq +csum +nooffload +aqm +iptx +nofq +merge
     workers = 1, 2              ; gregw worker threads
     sessions = 1, 8, 64         ; concurrent TCP sessions
     mtu = 0                     ; transit link MTU (0: the topology's)

@@ -117,16 +117,16 @@ csum_errors() { ip netns exec "$P-$1" nstat -saz TcpInCsumErrors | awk '/TcpInCs
 # merge_cases ENCAP MTU: many sessions' small superpackets (the client's TCP held to 8 KB by its
 # interface's gso_max_size, as each of 64 flows' window holds its own to a few segments): a
 # pass reads several of a flow one after the other, which leave merged into one superpacket
-# (--tx-merge on, the default), longer than any read; they arrive byte for byte, the ring
+# (--tx-merge on), longer than any read; they arrive byte for byte, the ring
 # beside gwb takes exactly the superpackets gwa wrote, and the wire audit finds the frames the
-# kernel cuts from them valid and as many as gwa's segments. With --tx-merge off, nothing is
-# merged and no superpacket is longer than a read.
+# kernel cuts from them valid and as many as gwa's segments. With --tx-merge off, the default
+# (gwa started without the option), nothing is merged and no superpacket is longer than a read.
 merge_cases() {
 	local encap=$1 mtu=$2 reads
 	ip -n "$P-client" link set dev lan-a gso_max_size 8192
 	XFER_SESSIONS=16
 	XFER_MIB=4
-	gw_pair4 "$P"
+	gw_pair4 "$P" --tx-merge on
 	resolved
 	e0=$(csum_errors server)
 	watched "$encap, merged" --no-key --mtu "$mtu"
@@ -146,7 +146,7 @@ merge_cases() {
 		"$(csum_errors server), $(json_get "$(gw_stats gwa)" 'd["total"]["dropped"]'), $(json_get "$(gw_stats gwb)" 'd["total"]["dropped"]')" "$e0, 0, 0"
 	gw_stop gwa
 	gw_stop gwb
-	gw_a4 "$P" --tx-merge off
+	gw_a4 "$P"
 	gw_b4 "$P"
 	resolved
 	watched "$encap, --tx-merge off" --no-key --mtu "$mtu"

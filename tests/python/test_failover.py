@@ -47,10 +47,10 @@ class Refusals(unittest.TestCase):
         self.refused("--fail-at: '0.5' is not 1 to 600 seconds", fail_at=0.5)
         self.refused("--udp-rate: 'fast' is not a rate of 8kbit to 10gbit", udp_rate="fast")
         self.refused("--mode: bad gregw mode 'gre+seq+seq': expected gre or gre-udp, "
-                     "optionally +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +nomerge (the key "
+                     "optionally +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +merge (the key "
                      "is always 7)", mode="gre+seq+seq")
         self.refused("--mode: bad gregw mode 'gre+key': expected gre or gre-udp, optionally "
-                     "+seq, +csum, +nooffload, +aqm, +iptx, +nofq, +nomerge (the key is always 7)",
+                     "+seq, +csum, +nooffload, +aqm, +iptx, +nofq, +merge (the key is always 7)",
                      mode="gre+key")
         self.refused("--mode: bad gregw mode 'gre-udp+iptx': +iptx is plain GRE's (gre): "
                      "GRE-in-UDP always leaves on UDP sockets (the key is always 7)",

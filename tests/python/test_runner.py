@@ -857,17 +857,17 @@ class Scenarios(unittest.TestCase):
             ("[scenario]\nsessions = 1, x", "f:2: bad value 'x' for sessions: expected whole numbers"),
             ("[scenario]\nworkers = 65", "f:2: bad value '65' for workers: expected 1 to 64"),
             ("[scenario]\nmodes = gre+aqm+aqm", "f:2: bad mode 'gre+aqm+aqm': expected gre or "
-             "gre-udp, optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +nomerge, "
+             "gre-udp, optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +merge, "
              "+frames"),
             ("[scenario]\ncongestion = cubic;rm", "f:2: bad value 'cubic;rm' for congestion: "
              "expected an algorithm's name, e.g. cubic or bbr"),
             ("[scenario]\nmodes = gre+fast", "f:2: bad mode 'gre+fast': expected gre or gre-udp, "
-             "optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +nomerge, +frames"),
+             "optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +merge, +frames"),
             ("[scenario]\nmodes = gre+key+key", "f:2: bad mode 'gre+key+key': expected gre or "
-             "gre-udp, optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +nomerge, "
+             "gre-udp, optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +merge, "
              "+frames"),
             ("[scenario]\nmodes = udp+seq", "f:2: bad mode 'udp+seq': expected gre or gre-udp, "
-             "optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +nomerge, +frames"),
+             "optionally +key, +seq, +csum, +nooffload, +aqm, +iptx, +nofq, +merge, +frames"),
             ("[scenario]\nmodes = gre-udp+iptx", "f:2: bad mode 'gre-udp+iptx': +iptx is plain "
              "GRE's (gre): GRE-in-UDP always leaves on UDP sockets"),
             ("[scenario]\nmtu = 1000", "f:2: bad value '1000' for mtu: 0 (the topology's) or 1280 "

@@ -25,8 +25,8 @@ OPTIONS = {
                    ("gre",)),
     "nofq": Option(("--fair-queue", "off"), "first in, first out: --fair-queue off", (), (), 0,
                    ENCAPS),
-    "nomerge": Option(("--tx-merge", "off"), "each TUN read its own write: --tx-merge off", (),
-                      (), 0, ENCAPS),
+    "merge": Option(("--tx-merge", "on"), "a flow's reads merged: --tx-merge on", (), (), 0,
+                    ENCAPS),
     # Not a flag: the bed's transit devices without tunnel segmentation (frames of the MTU on
     # the wire, as vxlan-frames); gregw sees it at start and sends frame by frame.
     "frames": Option((), "frames of the MTU on the wire: the transits' tunnel segmentation off",

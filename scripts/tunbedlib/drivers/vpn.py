@@ -278,8 +278,11 @@ class WireguardGoTunnels(WireguardGo):
             deadline = time.monotonic() + START_TIMEOUT_S
             while h.call(cmd, input=text).returncode:
                 if self.far[name].poll() is not None or time.monotonic() > deadline:
+                    why = (f"exited: {self.last_line('gwb', f'{self.program}-{name}')}"
+                           if self.far[name].poll() is not None
+                           else f"not within {START_TIMEOUT_S} s")
                     raise Failure(f"wireguard-go on {h.label()}: {dev} did not take its "
-                                  "configuration")
+                                  f"configuration ({why})")
                 time.sleep(0.05)
             routes.append(f"link set dev {dev} mtu {mtu} up\n")
             routes += [f"route replace {p} dev {dev}\n" for p in prefixes]
