@@ -63,6 +63,10 @@ DRIVER_LINE_CHARS = 300
 # How long a contract driver's call may take before it is killed with every process it started
 # that is still in its process group (CONTRIBUTING.md, "Adding a gateway").
 DRIVER_CALL_S = 120
+# A gateway's worker says its thread id in the telemetry once it runs (gregw's workers store it
+# first thing; a ctl reply can come before a thread just started has run): how long a budget
+# waits for every one before the point fails.
+THREADS_READY_S = 5
 # The PIDs a driver may name (pids): tunbed-sample watches at most 256 processes on a machine
 # (sample/sampler.h, SAMPLER_PIDS), shared by both gateways' processes and the generators'.
 PIDS_PER_DRIVER = 64

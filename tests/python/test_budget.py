@@ -348,5 +348,46 @@ class RasDefault(unittest.TestCase):
         self.assertEqual((plan.sc.gateway_cpu, plan.notes), (None, []))
 
 
+class Give(unittest.TestCase):
+    """matrix_budget.give: the gateway's threads budgeted once every worker says its thread id
+    (a worker started a moment before may still say 0; budgeting thread 0 failed as "cannot
+    budget process None")."""
+
+    class Driver:
+        name, can_budget = "gregw", True
+
+        def __init__(self, answers):
+            self.answers, self.asked = answers, 0
+
+        def telemetry(self):
+            self.asked += 1
+
+        def thread_labels(self):
+            tids = self.answers[min(self.asked, len(self.answers)) - 1]
+            return {("gwa", t): f"gregw gwa worker {i}" for i, t in enumerate(tids)}
+
+    class Bed:
+        share = 15.0
+
+        def __init__(self):
+            self.budgets = mock.Mock()
+
+    def test_waits_for_every_thread_id(self):
+        bed, driver = self.Bed(), self.Driver([[0, 0], [101, 0], [101, 102]])
+        with mock.patch.object(matrix_budget, "pin_of", lambda tid, i: i):
+            self.assertIsNone(matrix_budget.give(bed, driver, []))
+        self.assertEqual(driver.asked, 3)
+        self.assertEqual([c.args for c in bed.budgets.add.call_args_list],
+                         [(101, 15.0, 0), (102, 15.0, 1)])
+
+    def test_a_thread_id_that_never_comes(self):
+        bed, driver = self.Bed(), self.Driver([[101, 0]])
+        with mock.patch.object(matrix_budget.limits, "THREADS_READY_S", 0.05):
+            with self.assertRaisesRegex(Exception, "^gregw: a worker did not say its thread id "
+                                        "within 0.05 s$"):
+                matrix_budget.give(bed, driver, [])
+        bed.budgets.add.assert_not_called()
+
+
 if __name__ == "__main__":
     unittest.main()

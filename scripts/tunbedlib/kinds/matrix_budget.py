@@ -11,9 +11,10 @@ limits."""
 
 import contextlib
 import os
+import time
 
 from .. import bed as beds
-from .. import budget, scenario
+from .. import budget, limits, scenario
 from ..common import Failure, ScenarioError, deferred_signals
 
 
@@ -173,7 +174,15 @@ def give(bed, driver, driver_pids):
     if not driver.can_budget:
         return (f"{driver.name}: a kernel gateway, whose work runs as softirq in other threads: "
                 "not budgeted")
+    # A worker says its thread id once it runs: one started a moment ago may say 0 still.
+    deadline = time.monotonic() + limits.THREADS_READY_S
     driver.telemetry()
+    while any(tid <= 0 for (_, tid) in driver.thread_labels()):
+        if time.monotonic() > deadline:
+            raise Failure(f"{driver.name}: a worker did not say its thread id within "
+                          f"{limits.THREADS_READY_S} s")
+        time.sleep(0.01)
+        driver.telemetry()
     named = sorted(tid for (_, tid) in driver.thread_labels())
     tids = named or [t for _, pid, _ in driver_pids for t in threads_of(pid)]
     if not tids:
