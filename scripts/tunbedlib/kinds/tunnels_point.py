@@ -25,6 +25,7 @@ from ..common import ROOT, Failure, run
 from ..drivers.gregw import Gregw
 from ..drivers.kernel import VxlanTunnels
 from ..drivers.vpn import WireguardGoTunnels
+from .. import inifile
 from . import matrix_point, tunnels_churn
 
 TUNNELS_SH = os.path.join(ROOT, "topo", "tunnels.sh")
@@ -104,30 +105,27 @@ class TunnelGregw(Gregw):
             start = page["next"]
 
 
-def read_tunnel_file(text):
+def read_tunnel_file(text, filename="tunnel file"):
     """[(name, key, [prefix, ...])] of a tunnel file topo/tunnels.sh wrote (gregw's format,
-    docs/gregw.md: a section `[tunnel NAME]` a tunnel, `key = N`, `prefixes = P, P`); a
-    Failure naming the line of anything else."""
-    out, name = [], None
-    for no, line in enumerate(text.splitlines(), 1):
-        line = line.split(";", 1)[0].strip()
-        if not line:
-            continue
-        if line.startswith("[tunnel ") and line.endswith("]"):
-            name = line[len("[tunnel "):-1].strip()
-            out.append([name, None, []])
-        elif "=" in line and name is not None:
-            k, v = (x.strip() for x in line.split("=", 1))
-            if k == "key" and v.isdigit():
-                out[-1][1] = int(v)
-            elif k == "prefixes":
-                out[-1][2] = [p.strip() for p in v.split(",") if p.strip()]
-        else:
-            raise Failure(f"tunnel file line {no}: '{line}': expected a [tunnel NAME] section "
-                          "or KEY = VALUE")
-    if any(key is None or not prefixes for _, key, prefixes in out):
-        raise Failure("tunnel file: a tunnel without its key or prefixes")
-    return [tuple(t) for t in out]
+    docs/gregw.md: a section `[tunnel NAME]` a tunnel, `key = N`, `prefixes = P, P`; its other
+    keys are gregw's alone), by the runner's INI reader; a Failure naming the line of anything
+    else, and of a tunnel without its key or prefixes."""
+    def section(name, _):
+        if not name.startswith("tunnel "):
+            raise ValueError(f"expected a [tunnel NAME] section, got [{name}]")
+        return name[len("tunnel "):]
+
+    out = {}
+    for _, name, key, value in inifile.entries(text, filename, Failure, section,
+                                                "a [tunnel NAME] section"):
+        t = out.setdefault(name, [name, None, []])
+        if key == "key" and value.isdigit():
+            t[1] = int(value)
+        elif key == "prefixes":
+            t[2] = inifile.words(value)
+    if any(key is None or not prefixes for _, key, prefixes in out.values()):
+        raise Failure(f"{filename}: a tunnel without its key or prefixes")
+    return [tuple(t) for t in out.values()]
 
 
 def tunnel_driver(bed, point, files, setup_limit):
@@ -139,7 +137,7 @@ def tunnel_driver(bed, point, files, setup_limit):
     tunnels = {}
     for role in ("gwa", "gwb"):
         with open(os.path.join(files, f"{role}.tunnels")) as f:
-            tunnels[role] = read_tunnel_file(f.read())
+            tunnels[role] = read_tunnel_file(f.read(), f.name)
     cls = {"vxlan": VxlanTunnels, "wireguard-go": WireguardGoTunnels}[point.gateway]
     return cls(bed, point, tunnels, setup_limit)
 
