@@ -98,6 +98,12 @@ class Daemon(Driver):
         self.procs = {}
 
 
+def wg_in(proc, *args):
+    """wg with args, run in the mount namespace of the wireguard-go daemon proc (its private
+    /run holds the control socket)."""
+    return ["nsenter", "-t", str(proc.pid), "-m", "wg", *args]
+
+
 class WireguardGo(Daemon):
     """wireguard-go: WireGuard in userspace. Each daemon runs in a mount namespace of its own
     with a private /run, where it keeps its control socket (/run/wireguard/DEV.sock): two
@@ -121,16 +127,20 @@ class WireguardGo(Daemon):
         return key, h.run(["wg", "pubkey"], input=key + "\n").strip()
 
     def wg(self, role, *args):
-        return ["nsenter", "-t", str(self.procs[role].pid), "-m", "wg", *args]
+        return wg_in(self.procs[role], *args)
 
-    def start(self, role, local, remote, addr, peer, nets, mtu):
-        # Without the banner a foreground wireguard-go prints on Linux; with its handshakes
-        # logged (verbose logs no data packet), for the line a failure quotes.
-        return self.daemon(role, self.program, ["env", "WG_PROCESS_FOREGROUND=1",
-                                                "LOG_LEVEL=verbose", self.program, "-f",
-                                                self.dev],
+    def spawn(self, role, tag, dev, log_level):
+        """A wireguard-go daemon of device dev in the foreground (without the banner it prints
+        on Linux), in a mount namespace of its own with a private /run."""
+        return self.daemon(role, tag, ["env", "WG_PROCESS_FOREGROUND=1",
+                                       f"LOG_LEVEL={log_level}", self.program, "-f", dev],
                            script='mount -t tmpfs tunbed-wg /run && exec "$@"',
                            wrap=["unshare", "--mount", "--propagation", "private"])
+
+    def start(self, role, local, remote, addr, peer, nets, mtu):
+        # With its handshakes logged (verbose logs no data packet), for the line a failure
+        # quotes.
+        return self.spawn(role, self.program, self.dev, "verbose")
 
     def ready(self, role, local, remote, addr, peer, nets):
         h = self.host(role)
@@ -250,10 +260,8 @@ class WireguardGoTunnels(WireguardGo):
         h = self.host("gwb")
         started = time.monotonic()
         for name, _, _ in tun_b:
-            self.far[name] = self.daemon("gwb", f"{self.program}-{name}", [
-                "env", "WG_PROCESS_FOREGROUND=1", "LOG_LEVEL=error", self.program, "-f",
-                wg_device(name)], script='mount -t tmpfs tunbed-wg /run && exec "$@"',
-                wrap=["unshare", "--mount", "--propagation", "private"])
+            self.far[name] = self.spawn("gwb", f"{self.program}-{name}", wg_device(name),
+                                        "error")
         deadline = time.monotonic() + max(START_TIMEOUT_S, self.timeout)
         want = {wg_device(name) for name, _, _ in tun_b}
         while True:
@@ -271,8 +279,7 @@ class WireguardGoTunnels(WireguardGo):
         routes = []
         for (name, _, prefixes), (private, _) in zip(tun_b, pairs):
             dev = wg_device(name)
-            cmd = ["nsenter", "-t", str(self.far[name].pid), "-m", "wg", "setconf", dev,
-                   "/dev/stdin"]
+            cmd = wg_in(self.far[name], "setconf", dev, "/dev/stdin")
             text = wg_peers(private, port[name], [
                 (self.keys["gwa"][1], endpoint(a, self.port), prefixes)])
             deadline = time.monotonic() + START_TIMEOUT_S
@@ -321,8 +328,7 @@ class WireguardGoTunnels(WireguardGo):
             return {by_pub[k]: wg_counters(v) for k, v in got.items() if k in by_pub}
         out = {}
         for name, p in self.far.items():
-            got = wg_transfer(h.run(["nsenter", "-t", str(p.pid), "-m", "wg", "show",
-                                     wg_device(name), "dump"], check=False))
+            got = wg_transfer(h.run(wg_in(p, "show", wg_device(name), "dump"), check=False))
             if got:
                 out[name] = wg_counters(next(iter(got.values())))
         return out
