@@ -255,7 +255,6 @@ def loaded(**change):
     both gateways with it; change: fields replaced."""
     ld = {"sessions": 64, "seconds": 4, "congestion": "cubic", "status": 0, "error": None,
           "bytes": 2_000_000_000, "bits_per_second": 4.0e9, "ecn_negotiated": 64,
-          "ce_delivered": 900, "retransmits": 12,
           "nstat": {"TcpOutSegs": 1_400_000, "TcpRetransSegs": 25, "TcpExtTCPDelivered":
                     1_399_000, "TcpExtTCPDeliveredCE": 1_234},
           "gateway": {"gwa": {"aqm_marked": 0, "dropped": 0, "tun_read_pauses": 310,
