@@ -1,13 +1,13 @@
 #!/bin/bash
-# tunbed ndr --hosts on hosts reachable only over SSH (hosts_lib.sh), kept small (one frame
-# size, 1 s trials): the generator's ceiling measured
-# between the client and server hosts directly (to the server's tunbed_direct_addr, over a
-# link of their own), then gregw's search on gwa and gwb through the tunnel; the records say
-# where each part ran, and the links' counters show that it ran there. Without
-# tunbed_direct_addr the ceiling goes through the gateway hosts' routing, and says so. Nothing
-# is left on any host; the mistakes are one line and exit status 2 each. Then the datasheet
-# on the same hosts (its least plan): throughput and NDR there, DSCP/ECN and the failover not
-# applicable with why. The hosts' build is this machine's release build (each tunbed_root's
+# NDR searches on hosts reachable only over SSH (hosts_lib.sh), kept small (one frame size,
+# 1 s trials). `tunbed ndr --hosts` without tunbed_direct_addr: the generator's ceiling goes
+# through the gateway hosts' routing, and says so. Then the datasheet on the same hosts (its
+# least plan, which runs the ndr kind's searches as `tunbed ndr --hosts` does): throughput
+# and NDR there, the generator's ceiling between the client and server hosts directly (to
+# the server's tunbed_direct_addr, over a link of their own), then gregw's search on gwa and
+# gwb through the tunnel; the records say where each part ran, and the links' counters show
+# that it ran there; DSCP/ECN and the failover not applicable with why. Nothing is left on
+# any host; the mistakes are one line and exit status 2 each. The hosts' build is this machine's release build (each tunbed_root's
 # usr/bin links to it, as in hosts_intranet). Each part prints how long it took (time:).
 #
 #  P-mgmt [runner] ==ssh== every host's sshd (hosts_lib.sh)
@@ -35,63 +35,19 @@ rx() { # namespace interface: packets received
 	ip netns exec "$1" cat "/sys/class/net/$2/statistics/rx_packets"
 }
 routes_before=$(for r in client gwa gwb server; do ip -n "$P-$r" route show; done)
-direct_rx=$(rx "$P-server" direct)
-transit_rx=$(rx "$P-gwb" transit)
-R="$TMP/results"
 SMALL=(--sizes 64 --time 1 --initial-time 1 --width 0.5 --flows 2 --prefix "$P")
-part "ndr --hosts: the ceiling directly, gregw"
-out=$(in_mgmt "$TUNBED" ndr --hosts "$TMP/hosts.ini" --gateways gregw "${SMALL[@]}" --results "$R" 2>"$TMP/run.err") ||
-	die "tunbed ndr --hosts failed: $(tail -3 "$TMP/run.err")"
-expect_match "headline: the ceiling" "$out" "^direct \(the generator alone\), 64-byte frames .*: NDR [0-9]+\.[0-9]+ Mpps"
-expect_match "headline: gregw" "$(grep '^gregw gre 2w, 64' <<<"$out")" "^gregw gre 2w, 64-byte frames \(46-byte inner IP packets, 88-byte frames on transit\): NDR [0-9]+\.[0-9]+ Mpps"
-dir=$(find "$R" -maxdepth 1 -name '*-ndr' | head -1)
-# What went over the direct link and over transit: at least what the records say was received.
-python3 - "$dir" "$(($(rx "$P-server" direct) - direct_rx))" "$(($(rx "$P-gwb" transit) - transit_rx))" <<'PY' || fail "the hosts run's records"
-import json, os, sys
-d, direct_rx, transit_rx = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-meta = json.load(open(os.path.join(d, "meta.json")))
-assert meta["mode"] == "hosts" and meta["complete"] and meta["format"] == 3, meta
-assert meta["hosts"].endswith("/hosts.ini"), meta["hosts"]
-rec = lambda n: json.load(open(os.path.join(d, "searches", n + ".json")))
-received = lambda r: sum(t["received"] for t in r["trials"] + r["latency_trials"])
-c, g = rec("direct-f64"), rec("gregw-gre-w2-f64")
-# The ceiling: the client host to the server host's direct address, no gateway.
-assert c["where"] == {"mode": "hosts", "path": "direct", "target": "198.18.9.2",
-                      "client": "c1", "server": "s1"}, c["where"]
-# (A trial the generator fell short in, on a busy machine, is run again and does not count.)
-assert c["result"]["pdr"]["rate"] > 0 and c["trials"][c["result"]["pdr"]["lower_trial"]]["valid"], c["result"]
-assert all(t["valid"] or t.get("retried") or t["attempt"] == 2 for t in c["trials"]), c["trials"]
-assert direct_rx >= received(c) > 0, (direct_rx, received(c))
-assert c["gateway"] is None
-# gregw on gw1 and gw2, offered at most the ceiling.
-assert g["where"] == {"mode": "hosts", "path": "gateway", "target": "198.18.3.2",
-                      "client": "c1", "server": "s1", "gwa": "gw1", "gwb": "gw2"}, g["where"]
-assert g["params"]["max_rate"] == c["result"]["pdr"]["rate"], (g["params"], c["result"])
-assert g["result"]["ndr"]["rate"] > 0 and g["result"]["pdr"]["rate"] > 0, g["result"]
-assert transit_rx >= received(g) > 0, (transit_rx, received(g))
-# Each host's own CPU samples, the gateway's processes on the gateway hosts, clocks aligned.
-hosts = {h["name"]: h for h in g["hosts"]}
-assert set(hosts) == {"c1", "gw1", "gw2", "s1"}, list(hosts)
-assert any("gregw" in p for p in hosts["gw1"]["processes"].values()), hosts["gw1"]["processes"]
-assert any("tunbed-traffic client" in p for p in hosts["c1"]["processes"].values())
-assert any("tunbed-traffic server" in p for p in hosts["s1"]["processes"].values())
-for h in hosts.values():
-    assert h["cpu"] and h["facts"] and abs(h["clock"]["offset_s"]) <= h["clock"]["error_s"] + 0.5, h["name"]
-assert {h["name"] for h in c["hosts"]} == {"c1", "gw1", "gw2", "s1"}
-md = open(os.path.join(d, "report.md")).read()
-assert "the generator alone between c1 and s1 (directly, to 198.18.9.2)" in md, md[:3000]
-assert "gateways on gw1 and gw2" in md, md[:3000]
-PY
-
 # Without tunbed_direct_addr: the ceiling through the gateway hosts' kernels (route). Only the
 # ceiling is searched here, so a highest rate only starts its search lower (no gateway is
 # searched above a ceiling it could exceed).
 part "ndr --hosts: the ceiling through route"
 hosts_inventory "$TMP/routed.ini"
 R2="$TMP/results2"
-in_mgmt "$TUNBED" ndr --hosts "$TMP/routed.ini" --gateways direct "${SMALL[@]}" --max-rate 20k --results "$R2" >/dev/null 2>"$TMP/run2.err" ||
+out=$(in_mgmt "$TUNBED" ndr --hosts "$TMP/routed.ini" --gateways direct "${SMALL[@]}" --max-rate 20k --results "$R2" 2>"$TMP/run2.err") ||
 	die "tunbed ndr --hosts through route failed: $(tail -3 "$TMP/run2.err")"
+expect_match "headline: the ceiling" "$out" "^direct \(the generator alone\), 64-byte frames .*: NDR [0-9]+\.[0-9]+ Mpps"
 dir2=$(find "$R2" -maxdepth 1 -name '*-ndr' | head -1)
+expect_eq "the run's meta: hosts mode, complete, format 3, its inventory" \
+	"$(json_get "$(cat "$dir2/meta.json")" 'd["mode"] + " " + str(d["complete"]) + " " + str(d["format"]) + " " + d["hosts"].rsplit("/", 1)[-1]')" "hosts True 3 routed.ini"
 expect_eq "the ceiling through the gateway hosts" "$(json_get "$(cat "$dir2/searches/direct-f64.json")" 'd["where"]["path"] + " " + d["where"]["gwa"] + " " + d["where"]["gwb"]')" "route gw1 gw2"
 grep -q "the generator alone between c1 and s1 through the gateway hosts' routing (route, gw1 and gw2)" "$dir2/report.md" ||
 	fail "the report does not say the ceiling went through the gateway hosts"
@@ -101,11 +57,13 @@ grep -q "the generator alone between c1 and s1 through the gateway hosts' routin
 # there with why, and the page saying where each part ran.
 part "datasheet --hosts"
 R3="$TMP/results3"
+direct_rx=$(rx "$P-server" direct)
+transit_rx=$(rx "$P-gwb" transit)
 in_mgmt "$TUNBED" datasheet --hosts "$TMP/hosts.ini" --gateways gregw --budget 90s --prefix "$P" --results "$R3" >/dev/null 2>"$TMP/ds.err" ||
 	die "tunbed datasheet --hosts failed: $(tail -3 "$TMP/ds.err")"
-python3 - "$(find "$R3" -maxdepth 1 -name '*-datasheet' | head -1)" <<'PY' || fail "the hosts datasheet's results"
+python3 - "$(find "$R3" -maxdepth 1 -name '*-datasheet' | head -1)" "$(($(rx "$P-server" direct) - direct_rx))" "$(($(rx "$P-gwb" transit) - transit_rx))" <<'PY' || fail "the hosts datasheet's results"
 import json, os, sys
-d = sys.argv[1]
+d, direct_rx, transit_rx = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 meta = json.load(open(os.path.join(d, "meta.json")))
 assert (meta["mode"], meta["complete"], meta["failed"], meta["plan"]["name"]) == ("hosts", True, [], "least"), meta
 assert meta["hosts"].endswith("/hosts.ini") and meta["gateway_cpu"] is None, meta
@@ -118,9 +76,31 @@ for n in tput + searches:  # every host sampled: each part ran on them
     assert {h["name"] for h in rec(n)["hosts"]} == {"c1", "gw1", "gw2", "s1"}, n
 gregw = rec("throughput-gregw-gre-w2-mtu0-push-s8-r1.json")["hosts"]
 assert any("gregw" in p for h in gregw if h["name"] == "gw1" for p in h["processes"].values()), gregw
-assert rec("ndr-direct-f64.json")["where"]["path"] == "direct"
-assert rec("ndr-gregw-gre-w2-f64.json")["where"] == {"mode": "hosts", "path": "gateway", "target": "198.18.3.2",
-                                                     "client": "c1", "server": "s1", "gwa": "gw1", "gwb": "gw2"}
+# The NDR searches (the ndr kind's, as `tunbed ndr --hosts` runs them): the ceiling from the
+# client host to the server host's direct address, no gateway; gregw on gw1 and gw2, offered
+# at most the ceiling; what went over the direct link and over transit at least what the
+# searches say was received (transit carried the throughput part too).
+received = lambda r: sum(t["received"] for t in r["trials"] + r["latency_trials"])
+c, g = rec("ndr-direct-f64.json"), rec("ndr-gregw-gre-w2-f64.json")
+assert c["where"] == {"mode": "hosts", "path": "direct", "target": "198.18.9.2",
+                      "client": "c1", "server": "s1"}, c["where"]
+# (A trial the generator fell short in, on a busy machine, is run again and does not count.)
+assert c["result"]["pdr"]["rate"] > 0 and c["trials"][c["result"]["pdr"]["lower_trial"]]["valid"], c["result"]
+assert all(t["valid"] or t.get("retried") or t["attempt"] == 2 for t in c["trials"]), c["trials"]
+assert direct_rx >= received(c) > 0, (direct_rx, received(c))
+assert c["gateway"] is None
+assert g["where"] == {"mode": "hosts", "path": "gateway", "target": "198.18.3.2",
+                      "client": "c1", "server": "s1", "gwa": "gw1", "gwb": "gw2"}, g["where"]
+assert g["params"]["max_rate"] == c["result"]["pdr"]["rate"], (g["params"], c["result"])
+assert g["result"]["pdr"]["rate"] > 0, g["result"]
+assert transit_rx >= received(g) > 0, (transit_rx, received(g))
+# Each host's own CPU samples, the generator's processes where they ran, clocks aligned.
+hosts = {h["name"]: h for h in g["hosts"]}
+assert any("tunbed-traffic client" in p for p in hosts["c1"]["processes"].values())
+assert any("tunbed-traffic server" in p for p in hosts["s1"]["processes"].values())
+assert any("gregw" in p for p in hosts["gw1"]["processes"].values()), hosts["gw1"]["processes"]
+for h in hosts.values():
+    assert h["cpu"] and h["facts"] and abs(h["clock"]["offset_s"]) <= h["clock"]["error_s"] + 0.5, h["name"]
 s = json.load(open(os.path.join(d, "summary.json")))["gateways"]
 assert list(s) == ["gregw"], list(s)
 assert all(x["bits_per_second"]["median"] > 0 for x in s["gregw"]["throughput"].values()), s["gregw"]["throughput"]
