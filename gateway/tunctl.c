@@ -195,6 +195,42 @@ static void apply(const struct tunctl *t, enum tunfile_change ch, const struct t
 	}
 }
 
+/* Room for n tunnels in the list: doubled, so that a run of adds copies it a few times. */
+static int grow(struct tunctl *t, unsigned n)
+{
+	unsigned cap = t->cap ? t->cap : 16;
+	struct tunnel_spec *p;
+
+	while (cap < n)
+		cap *= 2;
+	p = realloc(t->specs, cap * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	t->specs = p;
+	t->cap = cap;
+	return 0;
+}
+
+/* The list after change ch of s, at i (lower_bound of its name), in place (room for it made). */
+static void apply_in_place(struct tunctl *t, enum tunfile_change ch, const struct tunnel_spec *s,
+			   unsigned i)
+{
+	switch (ch) {
+	case TUNFILE_ADD:
+		memmove(t->specs + i + 1, t->specs + i, (t->n - i) * sizeof(*t->specs));
+		t->specs[i] = *s;
+		t->n++;
+		break;
+	case TUNFILE_REMOVE:
+		memmove(t->specs + i, t->specs + i + 1, (t->n - i - 1) * sizeof(*t->specs));
+		t->n--;
+		break;
+	case TUNFILE_REPLACE:
+		t->specs[i] = *s;
+		break;
+	}
+}
+
 /* Whether a change made now could have its reply held: each held reply holds the table
  * before it back, and tunnels_pub_set refuses while TUNNELS_RETIRED_MAX of those wait, but
  * replies already in effect stay held until the next tunctl_retry. */
@@ -220,13 +256,21 @@ static json_t *make(struct tunctl *t, enum tunfile_change ch, const struct tunne
 	if (tunfile_check_change(t->specs, t->n, ch, s, &err))
 		return error_reply("%s", err.msg);
 	n2 = ch == TUNFILE_ADD ? t->n + 1 : ch == TUNFILE_REMOVE ? t->n - 1 : t->n;
-	next = malloc((n2 ? n2 : 1) * sizeof(*next));
-	if (!next)
+	if (n2 > t->cap && grow(t, n2))
 		return error_reply("out of memory");
-	apply(t, ch, s, lower_bound(t, s->name), next);
-	rc = tunnels_pub_set(t->pub, next, n2);
-	if (rc) {
+	/* The table derived from the one in force, in time of the change; the whole list built
+	 * again where the change's prefixes nest with others (tunnels_derive's -EAGAIN). */
+	rc = tunnels_pub_change(t->pub, ch, s);
+	if (rc == -EAGAIN) {
+		next = malloc((n2 ? n2 : 1) * sizeof(*next));
+		if (!next)
+			return error_reply("out of memory");
+		apply(t, ch, s, lower_bound(t, s->name), next);
+		rc = tunnels_pub_set(t->pub, next, n2);
 		free(next);
+		t->rebuilds += !rc;
+	}
+	if (rc) {
 		if (rc == -EBUSY) {
 			t->busy_retries++;
 			*busy = true;
@@ -234,9 +278,7 @@ static json_t *make(struct tunctl *t, enum tunfile_change ch, const struct tunne
 		}
 		return error_reply("tunnel '%s' not changed: %s", s->name, strerror(-rc));
 	}
-	free(t->specs);
-	t->specs = next;
-	t->n = t->cap = n2;
+	apply_in_place(t, ch, s, lower_bound(t, s->name));
 	t->changes++;
 	*gen = tunnels_gen(tunnels_pub_current(t->pub));
 	o = json_object();
@@ -565,5 +607,6 @@ json_t *tunctl_summary(const struct tunctl *t)
 	jout_u64(o, "changes", t->changes);
 	jout_u64(o, "busy_retries", t->busy_retries);
 	jout_u64(o, "effect_waits", t->effect_waits);
+	jout_u64(o, "rebuilds", t->rebuilds);
 	return o;
 }

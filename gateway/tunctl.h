@@ -44,6 +44,7 @@ struct tunctl {
 	bool udp;	       /* their one encapsulation */
 	unsigned changes;      /* changes made through the control socket */
 	unsigned busy_retries; /* publications tried while the workers held the tables */
+	unsigned rebuilds;     /* changes made by building the whole table (nested prefixes) */
 	struct tunctl_wait wait[TUNCTL_WAIT_MAX]; /* kept changes, a ring, oldest at wait_head */
 	unsigned wait_head, nwait;
 	/* Changes made, not yet in effect, by generation, a ring: each holds a replaced table
@@ -113,8 +114,9 @@ typedef void tunctl_done_fn(void *arg, uint64_t id, json_t *reply);
 unsigned tunctl_retry(struct tunctl *t, uint64_t now_ns, tunctl_done_fn *done, void *arg);
 
 /* What the stats say of the table, the same size whatever the tunnels: their number, the
- * table's generation, the changes made, and how many of them waited for a publication or for
- * a worker's pass. NULL if out of memory. Main thread. */
+ * table's generation, the changes made, how many of them waited for a publication or for
+ * a worker's pass, and how many were made by building the whole table. NULL if out of memory.
+ * Main thread. */
 json_t *tunctl_summary(const struct tunctl *t);
 
 #endif

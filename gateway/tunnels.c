@@ -47,6 +47,7 @@ struct tunnels {
 	struct dslot *hash;
 	uint32_t mask;
 	unsigned probe_max;
+	bool nested; /* a prefix inside another's: tunnels_derive then builds whole */
 };
 
 unsigned tunnels_count(const struct tunnels *t)
@@ -69,22 +70,27 @@ void tunnels_set_gen(struct tunnels *t, uint64_t gen)
 	t->gen = gen;
 }
 
-uint32_t tunnels_find(const struct tunnels *t, const char *name)
+/* The first tunnel whose name is not below name (t->n when none). */
+static uint32_t tunnels_lower_bound(const struct tunnels *t, const char *name)
 {
 	uint32_t lo = 0, hi = t->n;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(t->tun[mid].name, name);
 
-		if (c == 0)
-			return mid;
-		if (c < 0)
+		if (strcmp(t->tun[mid].name, name) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return TUNNELS_NONE;
+	return lo;
+}
+
+uint32_t tunnels_find(const struct tunnels *t, const char *name)
+{
+	uint32_t i = tunnels_lower_bound(t, name);
+
+	return i < t->n && strcmp(t->tun[i].name, name) == 0 ? i : TUNNELS_NONE;
 }
 
 void tunnels_shape(const struct tunnels *t, struct tunnels_shape *out)
@@ -279,7 +285,7 @@ static void emit(struct ranges *r, u128 pos, uint32_t val)
  * the longest span that holds it: a sweep with the spans that hold the current address on a
  * stack, the innermost on top. r must have room for 2n + 1 ranges.
  */
-static void flatten(const struct span *s, unsigned n, u128 max, struct ranges *r)
+static void flatten(const struct span *s, unsigned n, u128 max, struct ranges *r, bool *nested)
 {
 	const struct span *stack[129];
 	unsigned depth = 0;
@@ -297,6 +303,7 @@ static void flatten(const struct span *s, unsigned n, u128 max, struct ranges *r
 		}
 		if (i == n)
 			break;
+		*nested |= depth > 0;
 		stack[depth++] = &s[i];
 		emit(r, s[i].start, s[i].val);
 	}
@@ -306,7 +313,7 @@ static void flatten(const struct span *s, unsigned n, u128 max, struct ranges *r
  * The ranges of one family's prefixes into *r (which the caller frees, also after a failure):
  * -EEXIST if two tunnels have one prefix.
  */
-static int build_ranges(const struct tunnels *t, const struct tunnel_spec *const *order, int family,
+static int build_ranges(struct tunnels *t, const struct tunnel_spec *const *order, int family,
 			struct ranges *r)
 {
 	unsigned bits = netaddr_len(family) * 8, n = 0;
@@ -354,7 +361,7 @@ static int build_ranges(const struct tunnels *t, const struct tunnel_spec *const
 			rc = -EEXIST;
 	}
 	if (!rc)
-		flatten(s, n, max, r);
+		flatten(s, n, max, r, &t->nested);
 	free(s);
 	return rc;
 }
@@ -396,6 +403,18 @@ void tunnels_free(struct tunnels *t)
 	free(t);
 }
 
+static void set_tunnel(struct tunnel *tn, const struct tunnel_spec *s, uint32_t slot)
+{
+	memset(tn, 0, sizeof(*tn));
+	memcpy(tn->name, s->name, sizeof(tn->name));
+	tn->family = s->peer.family;
+	memcpy(tn->peer, s->peer.bytes, sizeof(tn->peer));
+	tn->gre_flags = s->gre_flags & (GRE_F_KEY | GRE_F_SEQ | GRE_F_CSUM);
+	tn->key = tn->gre_flags & GRE_F_KEY ? s->key : 0;
+	tn->udp = s->udp;
+	tn->slot = slot;
+}
+
 /* Fills the tunnels in name order; the slots must be in range and distinct. */
 static int fill(struct tunnels *t, const struct tunnel_spec *const *order, const uint32_t *slots)
 {
@@ -409,14 +428,7 @@ static int fill(struct tunnels *t, const struct tunnel_spec *const *order, const
 		if (slot >= TUNNELS_MAX || (taken[slot / 8] & (1u << slot % 8)))
 			return -EINVAL;
 		taken[slot / 8] |= (uint8_t)(1u << slot % 8);
-		memset(tn, 0, sizeof(*tn));
-		memcpy(tn->name, s->name, sizeof(tn->name));
-		tn->family = s->peer.family;
-		memcpy(tn->peer, s->peer.bytes, sizeof(tn->peer));
-		tn->gre_flags = s->gre_flags & (GRE_F_KEY | GRE_F_SEQ | GRE_F_CSUM);
-		tn->key = tn->gre_flags & GRE_F_KEY ? s->key : 0;
-		tn->udp = s->udp;
-		tn->slot = slot;
+		set_tunnel(tn, s, slot);
 	}
 	return 0;
 }
@@ -518,4 +530,310 @@ int tunnels_build(const struct tunnel_spec *specs, unsigned n, const uint32_t *s
 	free(order);
 	free(in_order);
 	return rc;
+}
+
+/* One change derived from the table before it. */
+
+/* Where index v of cur goes in the table after change ch of the tunnel at index at. */
+static uint32_t remap(uint32_t v, enum tunfile_change ch, uint32_t at)
+{
+	if (v == TUNNELS_NONE)
+		return v;
+	switch (ch) {
+	case TUNFILE_ADD:
+		return v >= at ? v + 1 : v;
+	case TUNFILE_REMOVE:
+		return v == at ? TUNNELS_NONE : v > at ? v - 1 : v;
+	case TUNFILE_REPLACE:
+		return v == at ? TUNNELS_NONE : v;
+	}
+	return v;
+}
+
+static u128 range_start(const struct tunnels *t, int family, unsigned k)
+{
+	return family == AF_INET ? t->start4[k] : t->start6[k];
+}
+
+/* The last range of family's starting at or below a. */
+static unsigned range_of(const struct tunnels *t, int family, u128 a)
+{
+	unsigned lo = 0, hi = family == AF_INET ? t->n4 : t->n6;
+
+	while (hi - lo > 1) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (range_start(t, family, mid) <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The spans of s's prefixes of family, sorted; -EAGAIN if two overlap (the whole build says
+ * why). */
+static int spans_of(const struct tunnel_spec *s, int family, uint32_t val, struct span *sp,
+		    unsigned *ns)
+{
+	unsigned bits = netaddr_len(family) * 8;
+	u128 max = bits == 128 ? ~(u128)0 : ((u128)1 << bits) - 1;
+
+	*ns = 0;
+	for (unsigned j = 0; s && j < s->nprefixes; j++) {
+		const struct netprefix *p = &s->prefixes[j];
+		uint64_t a0, a1;
+		u128 host;
+
+		if (p->addr.family != family)
+			continue;
+		addr_words(family, p->addr.bytes, &a0, &a1);
+		host = p->len >= bits ? 0 : max >> p->len;
+		sp[*ns].start = (family == AF_INET6 ? (u128)a0 << 64 | a1 : a0) & ~host;
+		sp[*ns].end = sp[*ns].start | host;
+		sp[*ns].len = p->len;
+		sp[(*ns)++].val = val;
+	}
+	qsort(sp, *ns, sizeof(*sp), span_cmp);
+	for (unsigned i = 1; i < *ns; i++) {
+		if (sp[i].start <= sp[i - 1].end)
+			return -EAGAIN;
+	}
+	return 0;
+}
+
+/* Whether the spans meet only addresses of no tunnel, or of the tunnel at index gone. */
+static bool spans_free(const struct tunnels *cur, int family, const struct span *sp, unsigned ns,
+		       uint32_t gone)
+{
+	unsigned n = family == AF_INET ? cur->n4 : cur->n6;
+	const uint32_t *val = family == AF_INET ? cur->val4 : cur->val6;
+
+	for (unsigned i = 0; i < ns; i++) {
+		for (unsigned k = range_of(cur, family, sp[i].start);
+		     k < n && range_start(cur, family, k) <= sp[i].end; k++) {
+			if (val[k] != TUNNELS_NONE && val[k] != gone)
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Family's ranges after the change: cur's, their tunnels' indices moved as remap says, with
+ * the spans (disjoint, sorted, on addresses no other tunnel has) laid over them. One walk
+ * along the boundaries of both, each a range at most. r must have room for cur's ranges and
+ * 2 ns more.
+ */
+static void derive_ranges(const struct tunnels *cur, int family, const struct span *sp, unsigned ns,
+			  enum tunfile_change ch, uint32_t at, struct ranges *r)
+{
+	unsigned n = family == AF_INET ? cur->n4 : cur->n6, k = 0, q = 0;
+	const uint32_t *val = family == AF_INET ? cur->val4 : cur->val6;
+	u128 max = family == AF_INET ? UINT32_MAX : ~(u128)0;
+	uint32_t old = TUNNELS_NONE;
+	bool inside = false;
+
+	r->n = 0;
+	for (;;) {
+		bool has_o = k < n, has_s = q < ns && !(inside && sp[q].end == max);
+		u128 ps = has_s ? (inside ? sp[q].end + 1 : sp[q].start) : 0, pos;
+
+		if (!has_o && !has_s)
+			break;
+		pos = !has_s || (has_o && range_start(cur, family, k) <= ps)
+			      ? range_start(cur, family, k)
+			      : ps;
+		while (k < n && range_start(cur, family, k) == pos)
+			old = val[k++];
+		while (q < ns) {
+			if (!inside && sp[q].start == pos) {
+				inside = true;
+			} else if (inside && sp[q].end != max && sp[q].end + 1 == pos) {
+				inside = false;
+				q++;
+			} else {
+				break;
+			}
+		}
+		emit(r, pos, inside ? sp[q].val : remap(old, ch, at));
+	}
+}
+
+/* Removes slot x, moving up the slots after it that may sit nearer their home (linear
+ * probing's deletion: no tombstone, no lookup probes longer than before). */
+static void ddelete(struct tunnels *t, struct dslot *x)
+{
+	uint32_t i = (uint32_t)(x - t->hash), j = i;
+
+	for (;;) {
+		struct dslot *s;
+		uint32_t home;
+
+		j = (j + 1) & t->mask;
+		s = &t->hash[j];
+		if (!(s->tag & DS_USED))
+			break;
+		home = dhash(s->a0, s->a1, s->key, s->tag) & t->mask;
+		/* It stays when its home is cyclically in (i, j]. */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		t->hash[i] = *s;
+		i = j;
+	}
+	memset(&t->hash[i], 0, sizeof(t->hash[i]));
+}
+
+/* The hash's slot of tunnel tn (its own, or with peer, its peer's marker). */
+static struct dslot tunnel_dslot(const struct tunnel *tn, uint32_t idx, bool peer)
+{
+	uint32_t fam = tn->family == AF_INET6 ? DS_V6 : 0;
+	bool keyed = tn->gre_flags & GRE_F_KEY;
+	struct dslot s = { .tag = DS_USED | fam |
+				  (peer	   ? DS_PEER
+				   : keyed ? DS_KEY
+					   : 0),
+			   .key = peer || !keyed ? 0 : tn->key,
+			   .val = peer ? 1 : idx };
+
+	addr_words(tn->family, tn->peer, &s.a0, &s.a1);
+	return s;
+}
+
+/* The hash after the change: cur's copied, indices moved, the old tunnel's slot and marker
+ * out, the new one's in. -EEXIST: another tunnel has the new one's peer and key. */
+static int derive_hash(const struct tunnels *cur, struct tunnels *t, enum tunfile_change ch,
+		       uint32_t at)
+{
+	struct dslot *x, *dup, s;
+
+	t->mask = cur->mask;
+	t->probe_max = cur->probe_max;
+	t->hash = malloc((cur->mask + 1) * sizeof(*t->hash));
+	if (!t->hash)
+		return -ENOMEM;
+	memcpy(t->hash, cur->hash, (cur->mask + 1) * sizeof(*t->hash));
+	if (ch != TUNFILE_ADD) {
+		const struct tunnel *gone = &cur->tun[at];
+
+		s = tunnel_dslot(gone, at, false);
+		ddelete(t, (struct dslot *)dfind(t, s.a0, s.a1, s.key, s.tag));
+		s = tunnel_dslot(gone, 0, true);
+		x = (struct dslot *)dfind(t, s.a0, s.a1, s.key, s.tag);
+		if (--x->val == 0)
+			ddelete(t, x);
+	}
+	for (uint32_t i = 0; i <= t->mask; i++) {
+		if ((t->hash[i].tag & (DS_USED | DS_PEER)) == DS_USED)
+			t->hash[i].val = remap(t->hash[i].val, ch, at);
+	}
+	if (ch == TUNFILE_REMOVE)
+		return 0;
+	s = tunnel_dslot(&t->tun[at], at, false);
+	if (dinsert(t, &s, &dup))
+		return -EEXIST;
+	s = tunnel_dslot(&t->tun[at], 0, true);
+	if (dinsert(t, &s, &dup))
+		dup->val++;
+	return 0;
+}
+
+/* Family's ranges of t after the change (derive_ranges) into t's arrays. */
+static int derive_family(const struct tunnels *cur, struct tunnels *t, int family,
+			 const struct span *sp, unsigned ns, enum tunfile_change ch, uint32_t at)
+{
+	unsigned n = family == AF_INET ? cur->n4 : cur->n6;
+	struct ranges r = { .start = malloc((n + 2 * ns + 1) * sizeof(*r.start)),
+			    .val = malloc((n + 2 * ns + 1) * sizeof(*r.val)) };
+
+	if (!r.start || !r.val) {
+		free(r.start);
+		free(r.val);
+		return -ENOMEM;
+	}
+	derive_ranges(cur, family, sp, ns, ch, at, &r);
+	if (family == AF_INET6) {
+		t->start6 = r.start;
+		t->val6 = r.val;
+		t->n6 = r.n;
+		return 0;
+	}
+	t->val4 = r.val;
+	t->n4 = r.n;
+	t->start4 = malloc(r.n * sizeof(*t->start4));
+	for (unsigned i = 0; t->start4 && i < r.n; i++)
+		t->start4[i] = (uint32_t)r.start[i];
+	free(r.start);
+	return t->start4 ? 0 : -ENOMEM;
+}
+
+int tunnels_derive(const struct tunnels *cur, enum tunfile_change ch, const struct tunnel_spec *s,
+		   uint32_t slot, struct tunnels **out)
+{
+	struct span sp4[TUNNEL_PREFIXES_MAX], sp6[TUNNEL_PREFIXES_MAX];
+	uint32_t at, gone = TUNNELS_NONE, n2, idx;
+	unsigned ns4 = 0, ns6 = 0;
+	struct tunnels *t;
+	bool found;
+	int rc;
+
+	*out = NULL;
+	if (!s->name[0] || !memchr(s->name, '\0', sizeof(s->name)))
+		return -EINVAL;
+	at = tunnels_lower_bound(cur, s->name);
+	found = at < cur->n && strcmp(cur->tun[at].name, s->name) == 0;
+	if (ch == TUNFILE_ADD && found)
+		return -EEXIST;
+	if (ch != TUNFILE_ADD && !found)
+		return -ENOENT;
+	if (ch == TUNFILE_ADD && cur->n >= TUNNELS_MAX)
+		return -E2BIG;
+	if (ch != TUNFILE_REMOVE && (!spec_ok(s) || slot >= TUNNELS_MAX))
+		return -EINVAL;
+	if (ch != TUNFILE_ADD) {
+		gone = at;
+		if (ch == TUNFILE_REPLACE)
+			slot = cur->tun[at].slot;
+	}
+	n2 = ch == TUNFILE_ADD ? cur->n + 1 : ch == TUNFILE_REMOVE ? cur->n - 1 : cur->n;
+	/* What a whole build decides: prefixes that nest (or are another's), a hash that would
+	 * be more than half full. */
+	if (cur->nested || (cur->mask + 1) < 4u * n2)
+		return -EAGAIN;
+	if (ch != TUNFILE_REMOVE) {
+		if (spans_of(s, AF_INET, at, sp4, &ns4) || spans_of(s, AF_INET6, at, sp6, &ns6) ||
+		    !spans_free(cur, AF_INET, sp4, ns4, gone) ||
+		    !spans_free(cur, AF_INET6, sp6, ns6, gone))
+			return -EAGAIN;
+		if (tunnels_decap(cur, s->peer.family, s->peer.bytes, s->gre_flags & GRE_F_KEY,
+				  s->gre_flags & GRE_F_KEY ? s->key : 0, &idx) == DROP_NONE &&
+		    idx != gone)
+			return -EEXIST;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->n = n2;
+	t->tun = malloc((n2 ? n2 : 1) * sizeof(*t->tun));
+	rc = t->tun ? 0 : -ENOMEM;
+	if (!rc) {
+		uint32_t skip = ch == TUNFILE_ADD ? 0 : 1;
+
+		memcpy(t->tun, cur->tun, at * sizeof(*t->tun));
+		memcpy(t->tun + at + (ch == TUNFILE_REMOVE ? 0 : 1), cur->tun + at + skip,
+		       (cur->n - at - skip) * sizeof(*t->tun));
+		if (ch != TUNFILE_REMOVE)
+			set_tunnel(&t->tun[at], s, slot);
+		rc = derive_family(cur, t, AF_INET, sp4, ns4, ch, at);
+	}
+	if (!rc)
+		rc = derive_family(cur, t, AF_INET6, sp6, ns6, ch, at);
+	if (!rc)
+		rc = derive_hash(cur, t, ch, at);
+	if (rc) {
+		tunnels_free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
 }

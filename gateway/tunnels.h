@@ -58,6 +58,23 @@ bool tunnels_names_ok(const struct tunnel_spec *specs, unsigned n);
 /* Sorts n specs by name (strcmp), unless they are sorted already (O(n) then). Pure. */
 void tunnels_sort_names(const struct tunnel_spec **order, unsigned n);
 
+/*
+ * The table after one change of cur, derived from cur's arrays rather than built whole: ch of
+ * s (TUNFILE_REMOVE: s's name alone counts), the tunnel of an add counting at slot (below
+ * TUNNELS_MAX and no other tunnel's; a replace keeps the slot of the tunnel it replaces). The
+ * tunnels, each family's ranges and the hash are each copied once with the indices after the
+ * change's moved, and only the changed tunnel's prefixes and hash slots are looked up: a
+ * copy of cur and work of the change's size, where tunnels_build checks, sorts and hashes
+ * every tunnel again. Returns 0 with *out (cur unchanged), -EEXIST (an add of a name cur has;
+ * another tunnel's peer and key), -ENOENT (a remove or replace of a name cur lacks), -E2BIG,
+ * -EINVAL (s breaks tunnels_build's rules, or the slot), -ENOMEM, or -EAGAIN when the change
+ * needs the whole build (tunnels_build_sorted of the list after it): prefixes that nest, in
+ * cur or with s's, or one of s's on another tunnel's; a hash that would be over half full.
+ * Control thread.
+ */
+int tunnels_derive(const struct tunnels *cur, enum tunfile_change ch, const struct tunnel_spec *s,
+		   uint32_t slot, struct tunnels **out);
+
 /* Frees a table no worker can still read (tunnels_pub does that for published ones). */
 void tunnels_free(struct tunnels *t);
 

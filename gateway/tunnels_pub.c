@@ -212,11 +212,23 @@ static void retire_slots(struct tunnels_pub *p, const struct tunnels *cur,
 	}
 }
 
+/* Makes next the table in force (its generation set): the one before it waits for the passes
+ * of the workers that may hold it. */
+static void publish(struct tunnels_pub *p, struct tunnels *next)
+{
+	struct tunnels_retired *r = &p->retired[p->nretired++];
+
+	r->t = __atomic_exchange_n(&p->cur, next, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	for (unsigned i = 0; i < p->nreaders; i++)
+		r->epochs[i] = __atomic_load_n(&p->readers[i].epoch, __ATOMIC_ACQUIRE);
+	tunnels_pub_reclaim(p);
+}
+
 int tunnels_pub_set(struct tunnels_pub *p, const struct tunnel_spec *specs, unsigned n)
 {
 	const struct tunnels *cur = p->cur;
 	const struct tunnel_spec **order = NULL;
-	struct tunnels_retired *r;
 	struct tunnels *next;
 	uint32_t *slots = NULL, fresh;
 	int rc;
@@ -246,16 +258,36 @@ int tunnels_pub_set(struct tunnels_pub *p, const struct tunnel_spec *specs, unsi
 		slot_clear(p, p->free_slots[--p->nfree]);
 	tunnels_set_gen(next, ++p->gen);
 	retire_slots(p, cur, next);
-	r = &p->retired[p->nretired++];
-	r->t = __atomic_exchange_n(&p->cur, next, __ATOMIC_SEQ_CST);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	for (unsigned i = 0; i < p->nreaders; i++)
-		r->epochs[i] = __atomic_load_n(&p->readers[i].epoch, __ATOMIC_ACQUIRE);
-	tunnels_pub_reclaim(p);
+	publish(p, next);
 out:
 	free(order);
 	free(slots);
 	return rc;
+}
+
+int tunnels_pub_change(struct tunnels_pub *p, enum tunfile_change ch, const struct tunnel_spec *s)
+{
+	const struct tunnels *cur = p->cur;
+	struct tunnels *next;
+	uint32_t i = TUNNELS_NONE;
+	int rc;
+
+	tunnels_pub_reclaim(p);
+	if (p->nretired == TUNNELS_RETIRED_MAX || (ch == TUNFILE_ADD && !p->nfree))
+		return -EBUSY;
+	if (ch == TUNFILE_REMOVE)
+		i = tunnels_find(cur, s->name);
+	rc = tunnels_derive(cur, ch, s, ch == TUNFILE_ADD ? p->free_slots[p->nfree - 1] : 0, &next);
+	if (rc)
+		return rc;
+	if (ch == TUNFILE_ADD)
+		slot_clear(p, p->free_slots[--p->nfree]);
+	tunnels_set_gen(next, ++p->gen);
+	if (ch == TUNFILE_REMOVE)
+		p->pending[(p->pending_head + p->npending++) % TUNNELS_MAX] =
+			(struct tunnels_pending){ .slot = tunnels_at(cur, i)->slot, .gen = p->gen };
+	publish(p, next);
+	return 0;
 }
 
 void tunnels_pub_stats(const struct tunnels_pub *p, uint32_t slot, struct tunnel_stats *sum)

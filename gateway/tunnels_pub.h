@@ -140,6 +140,16 @@ static inline struct tunnel_stats *tunnels_stats(struct tunnels_pub *p, unsigned
 int tunnels_pub_set(struct tunnels_pub *p, const struct tunnel_spec *specs, unsigned n);
 
 /*
+ * The same for one change of the tunnels in force, ch of s (TUNFILE_REMOVE: its name alone),
+ * derived from the table in force (tunnels_derive) rather than built whole: an add takes a
+ * free slot (zeroed), a replace keeps its tunnel's, a remove's slot waits as
+ * tunnels_pub_set's do. Returns 0, -EBUSY as tunnels_pub_set (nothing changed), or
+ * tunnels_derive's errors (nothing changed), -EAGAIN among them: then tunnels_pub_set with
+ * the whole list after the change makes it. Control thread.
+ */
+int tunnels_pub_change(struct tunnels_pub *p, enum tunfile_change ch, const struct tunnel_spec *s);
+
+/*
  * Frees the replaced tables no worker can still hold (each has left its pass since, or was
  * outside one), and makes the slots of their removed tunnels free again. Returns how many
  * tables still wait. Control thread.
