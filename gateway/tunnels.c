@@ -620,45 +620,76 @@ static bool spans_free(const struct tunnels *cur, int family, const struct span 
 }
 
 /*
- * Family's ranges after the change: cur's, their tunnels' indices moved as remap says, with
- * the spans (disjoint, sorted, on addresses no other tunnel has) laid over them. One walk
- * along the boundaries of both, each a range at most. r must have room for cur's ranges and
- * 2 ns more.
+ * Family's ranges after the change, in three walks of the array: cur's copied with their
+ * tunnels' indices moved as remap says; neighbours that now belong to one tunnel (the removed
+ * one's ranges, now of none) joined; and the spans (disjoint, sorted, each inside a range of
+ * no tunnel now: spans_free) cut into the ranges they fall in, and joined again. T is the
+ * type of a start (uint32_t for IPv4, u128 for IPv6); out must have room for n + 2 ns.
  */
-static void derive_ranges(const struct tunnels *cur, int family, const struct span *sp, unsigned ns,
-			  enum tunfile_change ch, uint32_t at, struct ranges *r)
-{
-	unsigned n = family == AF_INET ? cur->n4 : cur->n6, k = 0, q = 0;
-	const uint32_t *val = family == AF_INET ? cur->val4 : cur->val6;
-	u128 max = family == AF_INET ? UINT32_MAX : ~(u128)0;
-	uint32_t old = TUNNELS_NONE;
-	bool inside = false;
-
-	r->n = 0;
-	for (;;) {
-		bool has_o = k < n, has_s = q < ns && !(inside && sp[q].end == max);
-		u128 ps = has_s ? (inside ? sp[q].end + 1 : sp[q].start) : 0, pos;
-
-		if (!has_o && !has_s)
-			break;
-		pos = !has_s || (has_o && range_start(cur, family, k) <= ps)
-			      ? range_start(cur, family, k)
-			      : ps;
-		while (k < n && range_start(cur, family, k) == pos)
-			old = val[k++];
-		while (q < ns) {
-			if (!inside && sp[q].start == pos) {
-				inside = true;
-			} else if (inside && sp[q].end != max && sp[q].end + 1 == pos) {
-				inside = false;
-				q++;
-			} else {
-				break;
-			}
-		}
-		emit(r, pos, inside ? sp[q].val : remap(old, ch, at));
+#define DERIVE_RANGES(NAME, T)                                                                    \
+	static unsigned NAME(const T *start, const uint32_t *val, unsigned n,                     \
+			     const struct span *sp, unsigned ns, enum tunfile_change ch,          \
+			     uint32_t at, T max, T *ostart, uint32_t *oval)                       \
+	{                                                                                         \
+		unsigned m = 0;                                                                   \
+                                                                                                  \
+		for (unsigned k = 0; k < n; k++) {                                                \
+			uint32_t v = remap(val[k], ch, at);                                       \
+                                                                                                  \
+			if (m && oval[m - 1] == v)                                                \
+				continue;                                                         \
+			ostart[m] = start[k];                                                     \
+			oval[m++] = v;                                                            \
+		}                                                                                 \
+		for (unsigned i = 0; i < ns; i++) {                                               \
+			T s = (T)sp[i].start, e = (T)sp[i].end;                                   \
+			unsigned lo = 0, hi = m, k, add;                                          \
+			T next;                                                                   \
+                                                                                                  \
+			while (hi - lo > 1) {                                                     \
+				unsigned mid = lo + (hi - lo) / 2;                                \
+                                                                                                  \
+				if (ostart[mid] <= s)                                             \
+					lo = mid;                                                 \
+				else                                                              \
+					hi = mid;                                                 \
+			}                                                                         \
+			k = lo;                                                                   \
+			next = k + 1 < m ? ostart[k + 1] - 1 : max;                               \
+			/* [ostart[k], next] of none becomes up to three: before, the span,     \
+			 * after. */ \
+			add = (s > ostart[k]) + (e < next);                                       \
+			memmove(ostart + k + 1 + add, ostart + k + 1,                             \
+				(m - k - 1) * sizeof(*ostart));                                   \
+			memmove(oval + k + 1 + add, oval + k + 1, (m - k - 1) * sizeof(*oval));   \
+			m += add;                                                                 \
+			if (s > ostart[k])                                                        \
+				k++;                                                              \
+			ostart[k] = s;                                                            \
+			oval[k] = sp[i].val;                                                      \
+			if (e < next) {                                                           \
+				ostart[k + 1] = e + 1;                                            \
+				oval[k + 1] = TUNNELS_NONE;                                       \
+			}                                                                         \
+			/* A span next to one of its own tunnel's joins it. */                    \
+			if (k + 1 < m && oval[k + 1] == oval[k]) {                                \
+				memmove(ostart + k + 1, ostart + k + 2,                           \
+					(m - k - 2) * sizeof(*ostart));                           \
+				memmove(oval + k + 1, oval + k + 2, (m - k - 2) * sizeof(*oval)); \
+				m--;                                                              \
+			}                                                                         \
+			if (k > 0 && oval[k - 1] == oval[k]) {                                    \
+				memmove(ostart + k, ostart + k + 1,                               \
+					(m - k - 1) * sizeof(*ostart));                           \
+				memmove(oval + k, oval + k + 1, (m - k - 1) * sizeof(*oval));     \
+				m--;                                                              \
+			}                                                                         \
+		}                                                                                 \
+		return m;                                                                         \
 	}
-}
+
+DERIVE_RANGES(derive_ranges4, uint32_t)
+DERIVE_RANGES(derive_ranges6, u128)
 
 /* Removes slot x, moving up the slots after it that may sit nearer their home (linear
  * probing's deletion: no tombstone, no lookup probes longer than before). */
@@ -738,33 +769,28 @@ static int derive_hash(const struct tunnels *cur, struct tunnels *t, enum tunfil
 	return 0;
 }
 
-/* Family's ranges of t after the change (derive_ranges) into t's arrays. */
+/* Family's ranges of t after the change (derive_ranges4, derive_ranges6) into t's arrays. */
 static int derive_family(const struct tunnels *cur, struct tunnels *t, int family,
 			 const struct span *sp, unsigned ns, enum tunfile_change ch, uint32_t at)
 {
-	unsigned n = family == AF_INET ? cur->n4 : cur->n6;
-	struct ranges r = { .start = malloc((n + 2 * ns + 1) * sizeof(*r.start)),
-			    .val = malloc((n + 2 * ns + 1) * sizeof(*r.val)) };
+	unsigned n = family == AF_INET ? cur->n4 : cur->n6, room = n + 2 * ns;
 
-	if (!r.start || !r.val) {
-		free(r.start);
-		free(r.val);
-		return -ENOMEM;
-	}
-	derive_ranges(cur, family, sp, ns, ch, at, &r);
-	if (family == AF_INET6) {
-		t->start6 = r.start;
-		t->val6 = r.val;
-		t->n6 = r.n;
+	if (family == AF_INET) {
+		t->start4 = malloc(room * sizeof(*t->start4));
+		t->val4 = malloc(room * sizeof(*t->val4));
+		if (!t->start4 || !t->val4)
+			return -ENOMEM;
+		t->n4 = derive_ranges4(cur->start4, cur->val4, n, sp, ns, ch, at, UINT32_MAX,
+				       t->start4, t->val4);
 		return 0;
 	}
-	t->val4 = r.val;
-	t->n4 = r.n;
-	t->start4 = malloc(r.n * sizeof(*t->start4));
-	for (unsigned i = 0; t->start4 && i < r.n; i++)
-		t->start4[i] = (uint32_t)r.start[i];
-	free(r.start);
-	return t->start4 ? 0 : -ENOMEM;
+	t->start6 = malloc(room * sizeof(*t->start6));
+	t->val6 = malloc(room * sizeof(*t->val6));
+	if (!t->start6 || !t->val6)
+		return -ENOMEM;
+	t->n6 = derive_ranges6(cur->start6, cur->val6, n, sp, ns, ch, at, ~(u128)0, t->start6,
+			       t->val6);
+	return 0;
 }
 
 int tunnels_derive(const struct tunnels *cur, enum tunfile_change ch, const struct tunnel_spec *s,

@@ -6,7 +6,8 @@
  * effect (tunnels_pub_settled) and the worker that holds it back; and a reader beside a
  * writer that sees only whole tables (under ASan a table freed too early is a use after free).
  * With --lookups N it only looks up in a table of the bed's first N tunnels, and then changes
- * one of them ten times, for callgrind to count instructions (docs/gregw.md).
+ * one of them ten times with the whole list, and replaces, removes and adds back ten of them
+ * each derived from the table in force, for callgrind to count instructions (docs/gregw.md).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -697,6 +698,151 @@ static void test_concurrent(void)
 	tunnels_pub_fini(&thread_pub);
 }
 
+/* A tunnel of the derivation's pool: name dN, peer one of two, key one of eight or none, one
+ * to three of 64 cells (a /30 of 198.18.200.0/24 or a /64 of 2001:2:0:c8NN::/64), or, now and
+ * then, the /24 that holds every cell, which nests. */
+static struct tunnel_spec derive_spec(unsigned name)
+{
+	struct tunnel_spec s;
+	char n[16], peer[32], pfx[160] = "";
+	unsigned np = 1 + (unsigned)(rnd() % 3);
+	long long key = (long long)(rnd() % 9) - 1;
+
+	snprintf(n, sizeof(n), "d%02u", name);
+	snprintf(peer, sizeof(peer), "198.18.0.%u", 2 + (unsigned)(rnd() % 2));
+	for (unsigned j = 0; j < np; j++) {
+		unsigned c = (unsigned)(rnd() % 64);
+		size_t len = strlen(pfx);
+
+		if (rnd() % 2)
+			snprintf(pfx + len, sizeof(pfx) - len, "%s198.18.200.%u/30", j ? " " : "",
+				 c * 4);
+		else
+			snprintf(pfx + len, sizeof(pfx) - len, "%s2001:2:0:c8%02x::/64",
+				 j ? " " : "", c);
+	}
+	if (rnd() % 40 == 0)
+		snprintf(pfx, sizeof(pfx), "198.18.200.0/24");
+	s = spec(n, peer, key, pfx);
+	return s;
+}
+
+/* Whether a and b send every address of the pool's cells to the same tunnel (by name), and
+ * take every peer and key of the pool from the same one. */
+static bool same_lookups(const struct tunnels *a, const struct tunnels *b)
+{
+	for (unsigned c = 0; c < 256; c++) {
+		uint8_t v4[4] = { 198, 18, 200, (uint8_t)c },
+			v6[16] = { 0x20, 0x01, 0, 2, 0, 0, 0xc8, (uint8_t)(c / 2) };
+		uint32_t x = tunnels_encap(a, AF_INET, v4), y = tunnels_encap(b, AF_INET, v4);
+
+		if ((x == TUNNELS_NONE) != (y == TUNNELS_NONE) ||
+		    (x != TUNNELS_NONE && strcmp(tunnels_at(a, x)->name, tunnels_at(b, y)->name)))
+			return false;
+		memset(v6 + 8, c % 2 ? 0xff : 0, 8);
+		x = tunnels_encap(a, AF_INET6, v6);
+		y = tunnels_encap(b, AF_INET6, v6);
+		if ((x == TUNNELS_NONE) != (y == TUNNELS_NONE) ||
+		    (x != TUNNELS_NONE && strcmp(tunnels_at(a, x)->name, tunnels_at(b, y)->name)))
+			return false;
+	}
+	for (unsigned peer = 2; peer <= 3; peer++) {
+		for (int key = -1; key < 8; key++) {
+			uint8_t src[4] = { 198, 18, 0, (uint8_t)peer };
+			uint32_t x = TUNNELS_NONE, y = TUNNELS_NONE;
+			enum drop_reason rx = tunnels_decap(a, AF_INET, src, key >= 0,
+							    (uint32_t)(key < 0 ? 0 : key), &x);
+			enum drop_reason ry = tunnels_decap(b, AF_INET, src, key >= 0,
+							    (uint32_t)(key < 0 ? 0 : key), &y);
+
+			if (rx != ry || (rx == DROP_NONE &&
+					 strcmp(tunnels_at(a, x)->name, tunnels_at(b, y)->name)))
+				return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * Random changes made as gregw's control thread makes them (tunnels_pub_change, the whole
+ * build of the list after it where that says -EAGAIN), each table in force checked against a
+ * table built whole from the same list: the same verdict, the same tunnels in the same order,
+ * the same lookups; a replace keeps its slot, no two tunnels share one.
+ */
+static void test_derive(void)
+{
+	enum { POOL = 24, CHANGES = 4000 };
+	static struct tunnels_pub p;
+	struct tunnel_spec list[POOL], after[POOL];
+	unsigned n = 0, derived = 0, rebuilt = 0, refused = 0, wrong = 0, verdicts = 0;
+	unsigned slots_shared = 0, slot_moved = 0;
+
+	printf("case: changes derived from the table in force, against whole builds\n");
+	CHECK_INT(tunnels_pub_init(&p, 1), 0);
+	for (unsigned i = 0; i < CHANGES; i++) {
+		struct tunnel_spec x = derive_spec((unsigned)(rnd() % POOL));
+		uint32_t at = 0, old_slot = TUNNELS_NONE, n2;
+		enum tunfile_change ch;
+		struct tunnels *ref;
+		int rc, want;
+
+		while (at < n && strcmp(list[at].name, x.name) < 0)
+			at++;
+		if (at < n && strcmp(list[at].name, x.name) == 0)
+			ch = rnd() % 2 ? TUNFILE_REMOVE : TUNFILE_REPLACE;
+		else
+			ch = TUNFILE_ADD;
+		memcpy(after, list, at * sizeof(*after));
+		n2 = at;
+		if (ch != TUNFILE_REMOVE)
+			after[n2++] = x;
+		memcpy(after + n2, list + at + (ch != TUNFILE_ADD),
+		       (n - at - (ch != TUNFILE_ADD)) * sizeof(*after));
+		n2 += n - at - (ch != TUNFILE_ADD);
+		if (ch == TUNFILE_REPLACE)
+			old_slot = slot_of(&p, x.name);
+		want = tunnels_build(after, n2, NULL, &ref);
+		rc = tunnels_pub_change(&p, ch, &x);
+		if (rc == 0) {
+			derived++;
+		} else if (rc == -EAGAIN) {
+			rc = tunnels_pub_set(&p, after, n2);
+			rebuilt += rc == 0;
+		}
+		refused += rc != 0;
+		verdicts += (rc == 0) != (want == 0);
+		if (want == 0 && rc == 0) {
+			const struct tunnels *cur = tunnels_pub_current(&p);
+			uint8_t seen[TUNNELS_MAX / 8] = { 0 };
+
+			wrong += tunnels_count(cur) != n2 || !same_lookups(cur, ref);
+			for (uint32_t k = 0; k < tunnels_count(cur); k++) {
+				uint32_t slot = tunnels_at(cur, k)->slot;
+
+				wrong += strcmp(tunnels_at(cur, k)->name, after[k].name) != 0;
+				slots_shared += (seen[slot / 8] >> slot % 8) & 1;
+				seen[slot / 8] |= (uint8_t)(1u << slot % 8);
+			}
+			slot_moved += ch == TUNFILE_REPLACE && slot_of(&p, x.name) != old_slot;
+			memcpy(list, after, n2 * sizeof(*list));
+			n = n2;
+		}
+		if (want == 0)
+			tunnels_free(ref);
+	}
+	CHECK_INT(verdicts, 0);
+	CHECK_INT(wrong, 0);
+	CHECK_INT(slots_shared, 0);
+	CHECK_INT(slot_moved, 0);
+	/* Every way was taken, in numbers. */
+	CHECK(derived > CHANGES / 4);
+	CHECK(rebuilt > 10);
+	CHECK(refused > 10);
+	printf("  %u changes: %u derived, %u built whole, %u refused\n", CHANGES, derived, rebuilt,
+	       refused);
+	tunnels_pub_fini(&p);
+}
+
 /* For callgrind: lookups in a table of the bed's tunnels, 100,000 of each kind, each kind from a function
  * of its own so that callgrind_annotate shows each apart. */
 __attribute__((noinline)) static uint32_t lookup4(const struct tunnels *t, const uint8_t *a)
@@ -720,6 +866,13 @@ __attribute__((noinline)) static int change(struct tunnels_pub *p, const struct 
 					    unsigned n)
 {
 	return tunnels_pub_set(p, s, n);
+}
+
+/* The same change derived from the table in force, as gregw makes it (tunnels_pub_change). */
+__attribute__((noinline)) static int derive(struct tunnels_pub *p, enum tunfile_change ch,
+					    const struct tunnel_spec *s)
+{
+	return tunnels_pub_change(p, ch, s);
 }
 
 static int lookups(unsigned n)
@@ -753,6 +906,13 @@ static int lookups(unsigned n)
 		if (change(&pub, s, n))
 			return 1;
 	}
+	/* Ten replaces (a key again), removes and adds back, each derived. */
+	for (unsigned i = 0; i < 10 && i < n; i++) {
+		s[i].key += n;
+		if (derive(&pub, TUNFILE_REPLACE, &s[i]) || derive(&pub, TUNFILE_REMOVE, &s[i]) ||
+		    derive(&pub, TUNFILE_ADD, &s[i]))
+			return 1;
+	}
 	tunnels_pub_fini(&pub);
 	free(s);
 	return 0;
@@ -770,5 +930,6 @@ int main(int argc, char **argv)
 	test_drops();
 	test_publication();
 	test_concurrent();
+	test_derive();
 	return check_done("test_tunnels");
 }
