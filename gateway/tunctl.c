@@ -239,6 +239,52 @@ static bool room_to_make(const struct tunctl *t)
 	return t->neffect < TUNNELS_RETIRED_MAX;
 }
 
+/*
+ * tunfile_check_change of change ch of s against the tunnels in force, in time of the change
+ * where the table in force has no nested prefixes: the rules are checked against the tunnels
+ * that could break them alone, which the table finds (the one of s's name, of its peer and
+ * key, and the one that holds the first address of each of its prefixes: without nesting, a
+ * tunnel with one of s's prefixes owns that address), in the order of their names, so that
+ * the first broken rule is the one the whole list would give.
+ */
+static int check_change(const struct tunctl *t, enum tunfile_change ch, const struct tunnel_spec *s,
+			struct line_error *err)
+{
+	const struct tunnels *tab = tunnels_pub_current(t->pub);
+	struct tunnel_spec some[TUNNEL_PREFIXES_MAX + 2];
+	uint32_t idx[TUNNEL_PREFIXES_MAX + 2], at, i;
+	unsigned m = 0, k = 0;
+
+	if (tunnels_nested(tab) || tunnels_count(tab) != t->n ||
+	    (ch == TUNFILE_ADD && t->n >= TUNNELS_MAX))
+		return tunfile_check_change(t->specs, t->n, ch, s, err);
+	at = lower_bound(t, s->name);
+	if (at < t->n && strcmp(t->specs[at].name, s->name) == 0)
+		idx[m++] = at;
+	if (ch != TUNFILE_REMOVE && s->peer.family &&
+	    tunnels_decap(tab, s->peer.family, s->peer.bytes, s->gre_flags & GRE_F_KEY,
+			  s->gre_flags & GRE_F_KEY ? s->key : 0, &i) == DROP_NONE)
+		idx[m++] = i;
+	for (unsigned j = 0; ch != TUNFILE_REMOVE && j < s->nprefixes; j++) {
+		i = tunnels_encap(tab, s->prefixes[j].addr.family, s->prefixes[j].addr.bytes);
+		if (i != TUNNELS_NONE)
+			idx[m++] = i;
+	}
+	/* In the order of the names, each once: a few, sorted by insertion. */
+	for (unsigned a = 1; a < m; a++) {
+		for (unsigned b = a; b > 0 && idx[b - 1] > idx[b]; b--) {
+			i = idx[b];
+			idx[b] = idx[b - 1];
+			idx[b - 1] = i;
+		}
+	}
+	for (unsigned a = 0; a < m; a++) {
+		if (!a || idx[a] != idx[a - 1])
+			some[k++] = t->specs[idx[a]];
+	}
+	return tunfile_check_change(some, k, ch, s, err);
+}
+
 /* Change ch of s made against the tunnels in force: its reply (*gen: the generation of the
  * table that made it, 0 for a refusal), or NULL with *busy when the workers still hold the
  * tables (nothing changed). */
@@ -253,7 +299,7 @@ static json_t *make(struct tunctl *t, enum tunfile_change ch, const struct tunne
 
 	*busy = false;
 	*gen = 0;
-	if (tunfile_check_change(t->specs, t->n, ch, s, &err))
+	if (check_change(t, ch, s, &err))
 		return error_reply("%s", err.msg);
 	n2 = ch == TUNFILE_ADD ? t->n + 1 : ch == TUNFILE_REMOVE ? t->n - 1 : t->n;
 	if (n2 > t->cap && grow(t, n2))

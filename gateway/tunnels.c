@@ -60,6 +60,11 @@ const struct tunnel *tunnels_at(const struct tunnels *t, uint32_t i)
 	return &t->tun[i];
 }
 
+bool tunnels_nested(const struct tunnels *t)
+{
+	return t->nested;
+}
+
 uint64_t tunnels_gen(const struct tunnels *t)
 {
 	return t->gen;

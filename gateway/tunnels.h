@@ -85,6 +85,10 @@ const struct tunnel *tunnels_at(const struct tunnels *t, uint32_t i);
 /* The index of the tunnel named name, or TUNNELS_NONE. Any thread. */
 uint32_t tunnels_find(const struct tunnels *t, const char *name);
 
+/* Whether a prefix of the table lies inside another (its own tunnel's or another's): then
+ * tunnels_derive says -EAGAIN. Any thread. */
+bool tunnels_nested(const struct tunnels *t);
+
 /* The publication's number of the table, from 1 (0 until tunnels_pub gives it one). */
 uint64_t tunnels_gen(const struct tunnels *t);
 void tunnels_set_gen(struct tunnels *t, uint64_t gen);

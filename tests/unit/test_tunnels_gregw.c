@@ -588,10 +588,114 @@ static void test_commands(void)
 	tunnels_pub_fini(&pub);
 }
 
+static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/*
+ * Random changes through the control socket, each refused with the words, or made, as
+ * tunfile_check_change over the whole list says: the check against the few tunnels the table
+ * finds (the table without nested prefixes) gives the same first broken rule as the whole
+ * list's. Names, peers, keys and prefixes are drawn from small sets, so that every rule is met.
+ */
+static void test_random_changes(void)
+{
+	enum { CHANGES = 3000 };
+	static struct tunnels_pub pub;
+	struct tunctl t;
+	struct config c;
+	char out[2048];
+	unsigned made = 0, refused = 0, wrong = 0, nested = 0;
+
+	printf("case: random changes, refused or made as the whole list's check says\n");
+	tunctl_setup(&t, &pub, &c);
+	for (unsigned i = 0; i < CHANGES; i++) {
+		static const char *const verbs[] = { "add", "replace", "remove" };
+		const char *verb = verbs[rnd() % 3];
+		enum tunfile_change ch = verb[0] == 'a'	  ? TUNFILE_ADD
+					 : verb[2] == 'p' ? TUNFILE_REPLACE
+							  : TUNFILE_REMOVE;
+		char name[8], keys[256] = "", line[400];
+		struct tunnel_spec x = { 0 };
+		struct line_error err;
+		unsigned np = 1 + (unsigned)(rnd() % 2);
+		int want;
+		json_t *doc;
+
+		snprintf(name, sizeof(name), "%c%u", rnd() % 4 ? 'r' : 't', (unsigned)(rnd() % 12));
+		snprintf(keys, sizeof(keys), "peer = 198.18.0.%u\n", 2 + (unsigned)(rnd() % 2));
+		if (rnd() % 4)
+			snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys), "key = %u\n",
+				 (unsigned)(rnd() % 6));
+		for (unsigned j = 0; j < np; j++) {
+			unsigned cell = (unsigned)(rnd() % 16);
+
+			if (rnd() % 30 == 0)
+				snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys),
+					 "prefixes = 198.18.201.0/24\n");
+			else if (rnd() % 2)
+				snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys),
+					 "prefixes = 198.18.201.%u/30\n", cell * 4);
+			else
+				snprintf(keys + strlen(keys), sizeof(keys) - strlen(keys),
+					 "prefixes = 2001:2:0:c9%02x::/64\n", cell);
+		}
+		if (ch == TUNFILE_REMOVE) {
+			snprintf(x.name, sizeof(x.name), "%s", name);
+			snprintf(line, sizeof(line), "remove %s", name);
+		} else {
+			if (tunfile_parse_tunnel(name, keys, strlen(keys), false, &x, &err))
+				continue; /* two of one prefix: the reader's refusal, not the table's */
+			snprintf(line, sizeof(line), "%s %s %s", verb, name, keys);
+			for (char *p = line; *p; p++) {
+				if (*p == '\n')
+					*p = ';';
+			}
+			line[strlen(line) - 1] = '\0';
+		}
+		nested += tunnels_nested(tunnels_pub_current(&pub));
+		want = tunfile_check_change(t.specs, t.n, ch, &x, &err);
+		ask(&t, line, out, sizeof(out));
+		doc = json_loads(out, 0, NULL);
+		if (want) {
+			const char *e = json_string_value(json_object_get(doc, "error"));
+
+			refused++;
+			if (!e || strcmp(e, err.msg) != 0) {
+				fprintf(stderr, "  %s: '%s', want '%s'\n", line, out, err.msg);
+				wrong++;
+			}
+		} else {
+			made++;
+			if (!json_object_get(doc, "changed")) {
+				fprintf(stderr, "  %s: '%s', want it made\n", line, out);
+				wrong++;
+			}
+		}
+		json_decref(doc);
+		wrong += tunnels_count(tunnels_pub_current(&pub)) != t.n;
+	}
+	CHECK_INT(wrong, 0);
+	/* Both verdicts, on tables with and without nested prefixes, in numbers. */
+	CHECK(made > CHANGES / 10);
+	CHECK(refused > CHANGES / 10);
+	CHECK(nested > 10 && nested < CHANGES - 10);
+	printf("  %u made, %u refused, %u against nested prefixes\n", made, refused, nested);
+	tunctl_fini(&t);
+	tunnels_pub_fini(&pub);
+}
+
 int main(void)
 {
 	test_encap();
 	test_decap();
 	test_commands();
+	test_random_changes();
 	return check_done("test_tunnels_gregw");
 }
