@@ -689,6 +689,7 @@ static void test_random_changes(void)
 	printf("  %u made, %u refused, %u against nested prefixes\n", made, refused, nested);
 	tunctl_fini(&t);
 	tunnels_pub_fini(&pub);
+	tunfile_free(&c.tf);
 }
 
 int main(void)
