@@ -220,17 +220,18 @@ void config_usage(void)
 	       "                       device's queue; drop reads on, its longest flow giving up\n"
 	       "                       its oldest packet for each read\n"
 	       "  --fq-limit N         packets (reads) a worker's flow queue holds, 1 to %d\n"
-	       "                       (default %d)\n"
+	       "                       (default %d), and %d MB at most\n"
 	       "  --tun-io read|uring  how a worker reads TUN with --fair-queue on: read\n"
 	       "                       (default), a read(2) call each; uring, a chain of reads\n"
 	       "                       into its free slots lent to io_uring with one call,\n"
 	       "                       taken as packets come (the read that finds the queue\n"
 	       "                       empty waits there); where the kernel refuses io_uring\n"
 	       "                       (Linux 5.19), read, said once\n"
-	       "  --aqm off|codel      codel: CoDel on the receive queue (ring or socket), from\n"
-	       "                       the kernel's arrival stamps: a standing queue is told to\n"
-	       "                       shrink by a drop, or a CE mark when ECN-capable\n"
-	       "                       (default off)\n"
+	       "  --aqm off|codel      codel: CoDel on each flow of the flow queue (with\n"
+	       "                       --fair-queue on), from the time each read waited, and on\n"
+	       "                       the receive queue (ring or socket), from the kernel's\n"
+	       "                       arrival stamps: a standing queue is told to shrink by a\n"
+	       "                       drop, or a CE mark when ECN-capable (default off)\n"
 	       "  --aqm-target US      its target sojourn in microseconds (default 500)\n"
 	       "  --aqm-interval US    its interval in microseconds (default 10000)\n"
 	       "telemetry:\n"
@@ -258,7 +259,7 @@ void config_usage(void)
 	       "--any-address is given.\n"
 	       "SIGINT or SIGTERM stops it within a second; a final JSON summary goes to stdout\n"
 	       "(or --stats-json). Exit status: 0 stopped by a signal, 1 failed, 2 bad usage.\n",
-	       CONFIG_MAX_WORKERS, WORKER_BATCH, WORKER_BATCH);
+	       CONFIG_MAX_WORKERS, TUN_FQ_READS, TUN_FQ_READS, TUN_FQ_BYTES >> 20);
 }
 
 void config_defaults(struct config *c)
@@ -270,7 +271,7 @@ void config_defaults(struct config *c)
 	c->offload = true;
 	c->fair_queue = true;
 	c->tx_merge = false;
-	c->fq_limit = WORKER_BATCH;
+	c->fq_limit = TUN_FQ_READS;
 	c->aqm_target_us = 500;
 	c->aqm_interval_us = 10000;
 	c->ingress_drop = true;
@@ -572,8 +573,9 @@ static int apply(struct parse *ps, int id, const char *v, const struct origin *o
 			return bad(o, key, v, "expected pause or drop");
 		return 0;
 	case OPT_FQ_LIMIT:
-		if (parse_u64(v, 1, WORKER_BATCH, &n))
-			return bad(o, key, v, "expected 1 to 256 packets");
+		_Static_assert(TUN_FQ_READS == 4096, "the range this refusal names");
+		if (parse_u64(v, 1, TUN_FQ_READS, &n))
+			return bad(o, key, v, "expected 1 to 4096 packets");
 		c->fq_limit = (unsigned)n;
 		return 0;
 	case OPT_AQM:

@@ -41,7 +41,8 @@ struct config {
 	bool offload;	 /* TUN superpackets: segment towards the wire, coalesce from it */
 	bool fair_queue; /* --fair-queue on (default): TUN reads leave by flow (fq.h) */
 	bool tx_merge;	 /* --tx-merge on (default): a flow's reads of a pass merged (merge.h) */
-	bool aqm;	 /* --aqm codel: CoDel on each worker's receive queue (ring or socket) */
+	bool aqm;	 /* --aqm codel: CoDel on each worker's flow queue (per flow) and receive
+			  * queue (ring or socket) */
 	unsigned aqm_target_us, aqm_interval_us;
 	unsigned coalesce_hold_us; /* --coalesce-hold */
 	bool fq_drop;		   /* --fq-full drop: a full flow queue drops, not pauses reads */

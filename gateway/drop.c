@@ -28,6 +28,7 @@ static const char *const names[DROP_MAX] = {
 	[DROP_TX_SEND] = "tx_send",
 	[DROP_TX_FQ_OVERFLOW] = "tx_fq_overflow",
 	[DROP_TX_NO_TUNNEL] = "tx_no_tunnel",
+	[DROP_TX_AQM] = "tx_aqm",
 };
 
 const char *drop_name(enum drop_reason r)

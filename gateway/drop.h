@@ -34,6 +34,8 @@ enum drop_reason {
 			      * longest flow gave it up (a read: a superpacket counts once) */
 	DROP_TX_NO_TUNNEL,   /* no tunnel's prefix holds the inner destination (a superpacket
 			      * counts once, as a read) */
+	DROP_TX_AQM,	     /* --aqm with --fair-queue: its flow's CoDel in the flow queue
+			      * dropped it, Not-ECT (a superpacket counts once, as a read) */
 	DROP_MAX,
 };
 

@@ -1,6 +1,6 @@
 /*
  * Deficit round robin over flows' lists (fq.h): RFC 8290's scheduler, as the kernel's
- * sch_fq_codel runs it, without CoDel.
+ * sch_fq_codel runs it, with a CoDel per flow (RFC 8289) when asked.
  */
 #include "fq.h"
 
@@ -34,11 +34,34 @@ int fq_init(struct fq *q, unsigned nslots, unsigned nbuckets, int32_t quantum, u
 	return 0;
 }
 
+int fq_aqm_init(struct fq *q, uint64_t target_ns, uint64_t interval_ns, uint32_t min_len)
+{
+	q->codel = calloc(q->nbuckets, sizeof(*q->codel));
+	q->pending = calloc(q->nbuckets, sizeof(*q->pending));
+	q->slot_time = calloc(q->nslots, sizeof(*q->slot_time));
+	if (!q->codel || !q->pending || !q->slot_time) {
+		free(q->codel);
+		free(q->pending);
+		free(q->slot_time);
+		q->codel = NULL;
+		q->pending = NULL;
+		q->slot_time = NULL;
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < q->nbuckets; i++)
+		codel_init(&q->codel[i], target_ns, interval_ns);
+	q->aqm_min = min_len;
+	return 0;
+}
+
 void fq_fini(struct fq *q)
 {
 	free(q->b);
 	free(q->slot_next);
 	free(q->slot_len);
+	free(q->codel);
+	free(q->pending);
+	free(q->slot_time);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -84,6 +107,8 @@ void fq_enqueue(struct fq *q, uint32_t slot, uint32_t hash, uint32_t len)
 
 	q->slot_next[slot] = FQ_NONE;
 	q->slot_len[slot] = len;
+	if (q->slot_time)
+		q->slot_time[slot] = q->now;
 	if (b->tail == FQ_NONE)
 		b->head = slot;
 	else
@@ -99,8 +124,26 @@ void fq_enqueue(struct fq *q, uint32_t slot, uint32_t hash, uint32_t len)
 	}
 }
 
-uint32_t fq_dequeue(struct fq *q)
+/* CoDel's verdict on slot s, just taken from bucket i. */
+static bool judge(struct fq *q, uint32_t i, uint32_t s)
 {
+	/* The last packet leaves an empty queue: it waited for nothing but itself. */
+	uint64_t queued = q->queued ? q->slot_time[s] : q->now;
+	bool signal = codel_take(&q->codel[i], queued, q->now);
+
+	if (q->slot_len[s] < q->aqm_min) {
+		q->pending[i] |= signal;
+		return false;
+	}
+	signal |= q->pending[i];
+	q->pending[i] = false;
+	return signal;
+}
+
+uint32_t fq_dequeue(struct fq *q, bool *signal)
+{
+	if (signal)
+		*signal = false;
 	for (;;) {
 		struct fq_list *l = q->new_flows.head != FQ_NONE ? &q->new_flows : &q->old_flows;
 		uint32_t i = l->head;
@@ -132,6 +175,12 @@ uint32_t fq_dequeue(struct fq *q)
 		uint32_t s = take_head(q, i);
 
 		b->deficit -= (int32_t)q->slot_len[s];
+		if (q->codel) {
+			bool sig = judge(q, i, s);
+
+			if (signal)
+				*signal = sig;
+		}
 		return s;
 	}
 }
@@ -151,7 +200,7 @@ uint32_t fq_peek_turn(const struct fq *q)
 
 enum fq_admit fq_admission(const struct fq *q, enum fq_full full)
 {
-	if (q->queued < q->limit)
+	if (q->queued < q->limit && (!q->byte_limit || q->bytes < q->byte_limit))
 		return FQ_ADMIT;
 	return full == FQ_FULL_DROP ? FQ_EVICT : FQ_WAIT;
 }

@@ -14,9 +14,20 @@ enum gw_limits {
 	WORKER_TELL_S = 60,	    /* a worker says why it drops (spoofed_source) at most this
 				     * often, in seconds, as syslog's rate limits do */
 
-	/* --fair-queue (fq.h, tun.c): the WORKER_BATCH slots are its queue, --fq-limit of them
-	 * (1 to WORKER_BATCH, default all) queued at once. A full queue leaves the next packet
-	 * in the TUN device's queue (--fq-full pause), TUNNEL_TXQUEUELEN of them at most. */
+	/* --fair-queue (fq.h, tun.c): the reads wait in the memory of WORKER_BATCH slots, cut
+	 * into pages of TUN_FQ_PAGE_SLOTS slots' room each, where reads are packed one after
+	 * the other (a read needs a slot's room free before it, being of unknown length until
+	 * it is made). The queue holds up to --fq-limit reads (1 to TUN_FQ_READS, default
+	 * all) and TUN_FQ_BYTES bytes; a full one leaves the next packet in the TUN device's
+	 * queue (--fq-full pause), TUNNEL_TXQUEUELEN of them at most. */
+	TUN_FQ_READS = 4096,	  /* reads queued at most: 8 MB of 2 KB reads, ACKs and single
+				   * segments, where 256 slots held 256 reads whatever their size */
+	TUN_FQ_BYTES = 8 << 20,	  /* bytes queued at most: 13 ms at 5 Gbit/s a worker, room for
+				   * CoDel (--aqm) to hold a target of a few ms below it; packed
+				   * reads of any size fit the slots' 16.8 MB with room to spare */
+	TUN_FQ_PAGE_SLOTS = 4,	  /* a page: 3 slots' room of packed reads, and the last read's */
+	TUN_FQ_AQM_MIN = 1000,	  /* --aqm signals in the flow queue on reads this large: a full
+				   * segment's or a superpacket's, never an ACK's or a probe's */
 	TUN_FQ_BUCKETS = 1024,	/* flows' lists, as FQ-CoDel's default */
 	TUN_FQ_QUANTUM = 65536, /* bytes a flow sends a turn: a superpacket */
 	TUN_FQ_PASS_SEGS = 512, /* segments a pass sends at most, half a sendmmsg: the backlog

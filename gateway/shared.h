@@ -31,7 +31,7 @@ struct gw_shared {
 	int tun_offloads;	   /* TUN_F_* in force: which superpackets TUN takes whole */
 	bool udp_gso, udp_gro;	   /* GRE-in-UDP sends with UDP_SEGMENT, receives with UDP_GRO (the
 				* kernel's offer, probed once: rx_udp.c) */
-	bool aqm;		   /* --aqm codel on each worker's receive queue */
+	bool aqm;		   /* --aqm codel on each worker's flow and receive queues */
 	bool fair_queue;	   /* --fair-queue on: TUN reads wait in flows (fq.h) */
 	bool tun_uring;		   /* --tun-io uring in force: TUN reads lent to io_uring */
 	bool tx_merge;		   /* --tx-merge on: a flow's reads of a pass merged (merge.h) */

@@ -51,6 +51,7 @@ static const char *const names[STAT_MAX] = {
 	[STAT_TUN_READ_PAUSES] = "tun_read_pauses",
 	[STAT_ECN_ALARMS] = "ecn_alarms",
 	[STAT_TX_MERGED_READS] = "tx_merged_reads",
+	[STAT_TX_AQM_MARKED] = "tx_aqm_marked",
 };
 
 const char *stat_name(enum stat_counter c)

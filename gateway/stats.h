@@ -67,6 +67,8 @@ enum stat_counter {
 				* inside ECT, CE inside ECT(1)): counted, not logged */
 	STAT_TX_MERGED_READS,  /* --tx-merge: TUN reads appended to the read before them of their
 				* flow, which left as one superpacket (merge.h) */
+	STAT_TX_AQM_MARKED,    /* --aqm with --fair-queue: TUN reads CoDel marked CE in the flow
+				* queue instead of dropping them (a superpacket counts once) */
 	STAT_MAX,
 };
 

@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "encap.h"
 #include "flows.h"
 #include "tun_uring.h"
@@ -110,9 +111,96 @@ const char *tun_offload_names(int flags, char *buf, size_t len)
 	return buf;
 }
 
-static inline uint8_t *slot(struct tunq *q, unsigned i)
+/* A slot's room: a read of any length, and the outer headers before it. */
+enum { SLOT_ROOM = ENCAP_HEADROOM + WORKER_SLOT, PAGE_ROOM = TUN_FQ_PAGE_SLOTS * SLOT_ROOM };
+
+_Static_assert(WORKER_BATCH % TUN_FQ_PAGE_SLOTS == 0, "the slots make whole pages");
+
+/* The i-th slot, without --fair-queue: a pass's i-th read. */
+static inline uint8_t *region(struct tunq *q, unsigned i)
 {
-	return q->slots + (size_t)i * (ENCAP_HEADROOM + WORKER_SLOT) + ENCAP_HEADROOM;
+	return q->slots + (size_t)i * SLOT_ROOM + ENCAP_HEADROOM;
+}
+
+/* --fair-queue: read s, where it lies in its page. */
+static inline uint8_t *slot(struct tunq *q, uint32_t s)
+{
+	return q->data[s];
+}
+
+/* --fair-queue: the memory of the slots as pages, the reads and their headers. */
+static int fq_mem_init(struct tunq *q)
+{
+	unsigned npages = WORKER_BATCH / TUN_FQ_PAGE_SLOTS;
+
+	q->free_slots = calloc(TUN_FQ_READS, sizeof(*q->free_slots));
+	q->sent = calloc(TUN_FQ_READS, sizeof(*q->sent));
+	q->hdrs = calloc(TUN_FQ_READS, sizeof(*q->hdrs));
+	q->data = calloc(TUN_FQ_READS, sizeof(*q->data));
+	q->page_of = calloc(TUN_FQ_READS, sizeof(*q->page_of));
+	q->page_refs = calloc(npages, sizeof(*q->page_refs));
+	q->free_pages = calloc(npages, sizeof(*q->free_pages));
+	if (!q->free_slots || !q->sent || !q->hdrs || !q->data || !q->page_of || !q->page_refs ||
+	    !q->free_pages)
+		return -ENOMEM;
+	for (unsigned i = 0; i < TUN_FQ_READS; i++)
+		q->free_slots[q->nfree++] = TUN_FQ_READS - 1 - i;
+	for (unsigned i = 1; i < npages; i++)
+		q->free_pages[q->nfree_pages++] = npages - i;
+	q->open_page = 0;
+	q->open_off = 0;
+	/* A read lent to io_uring, or one --tx-merge may grow in place, keeps a slot's room. */
+	q->pack = !q->uring && !q->sh->tx_merge;
+	return 0;
+}
+
+/*
+ * A free read whose packet may take WORKER_SLOT bytes, where the open page has room for it
+ * (a new page opened if need be), not taken yet (commit); FQ_NONE when every read or every
+ * page is in use (the pages' room runs short before the byte limit only when old reads hold
+ * many pages).
+ */
+static uint32_t reserve(struct tunq *q)
+{
+	uint32_t s;
+
+	if (!q->nfree)
+		return FQ_NONE;
+	if (q->open_off + SLOT_ROOM > PAGE_ROOM) {
+		if (q->page_refs[q->open_page]) {
+			if (!q->nfree_pages)
+				return FQ_NONE;
+			q->open_page = q->free_pages[--q->nfree_pages];
+		}
+		q->open_off = 0;
+	}
+	s = q->free_slots[q->nfree - 1];
+	q->data[s] = q->slots + (size_t)q->open_page * PAGE_ROOM + q->open_off + ENCAP_HEADROOM;
+	return s;
+}
+
+/* Takes the read reserve gave, len bytes long: packed, the next one starts after it on a
+ * cache line; otherwise after its slot's room. */
+static void commit(struct tunq *q, uint32_t s, size_t len)
+{
+	q->nfree--;
+	q->page_of[s] = (uint16_t)q->open_page;
+	q->page_refs[q->open_page]++;
+	q->open_off += q->pack ? (ENCAP_HEADROOM + len + 63) & ~(size_t)63 : SLOT_ROOM;
+}
+
+/* Gives a read taken by commit back, and its page with its last read. */
+static void release(struct tunq *q, uint32_t s)
+{
+	unsigned p = q->page_of[s];
+
+	if (--q->page_refs[p] == 0) {
+		if (p == q->open_page)
+			q->open_off = 0;
+		else
+			q->free_pages[q->nfree_pages++] = p;
+	}
+	q->free_slots[q->nfree++] = s;
 }
 
 int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats *stats)
@@ -121,7 +209,7 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 	q->fd = fd;
 	q->sh = sh;
 	q->stats = stats;
-	q->slots = aligned_alloc(64, (size_t)WORKER_BATCH * (ENCAP_HEADROOM + WORKER_SLOT));
+	q->slots = aligned_alloc(64, (size_t)WORKER_BATCH * SLOT_ROOM);
 	q->coal_mem = aligned_alloc(64, (size_t)COALESCE_FLOWS * COALESCE_BUF);
 	if (!q->slots || !q->coal_mem) {
 		tunq_fini(q);
@@ -130,7 +218,7 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 	if (sh->tun_uring) {
 		const char *what;
 		int rc = tun_uring_init(&q->uring, fd, q->slots,
-					(size_t)WORKER_BATCH * (ENCAP_HEADROOM + WORKER_SLOT),
+					(size_t)WORKER_BATCH * SLOT_ROOM,
 					&what);
 
 		if (rc) {
@@ -139,16 +227,14 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 		}
 	}
 	if (sh->fair_queue) {
-		q->free_slots = calloc(WORKER_BATCH, sizeof(*q->free_slots));
-		q->sent = calloc(WORKER_BATCH, sizeof(*q->sent));
-		q->hdrs = calloc(WORKER_BATCH, sizeof(*q->hdrs));
-		if (!q->free_slots || !q->sent || !q->hdrs ||
-		    fq_init(&q->fq, WORKER_BATCH, TUN_FQ_BUCKETS, TUN_FQ_QUANTUM, sh->fq_limit)) {
+		if (fq_mem_init(q) ||
+		    fq_init(&q->fq, TUN_FQ_READS, TUN_FQ_BUCKETS, TUN_FQ_QUANTUM, sh->fq_limit) ||
+		    (sh->aqm && fq_aqm_init(&q->fq, sh->aqm_target_ns, sh->aqm_interval_ns,
+					    TUN_FQ_AQM_MIN))) {
 			tunq_fini(q);
 			return -ENOMEM;
 		}
-		for (unsigned i = 0; i < WORKER_BATCH; i++)
-			q->free_slots[q->nfree++] = WORKER_BATCH - 1 - i;
+		fq_limit_bytes(&q->fq, TUN_FQ_BYTES);
 	}
 	coalesce_init(&q->coal, q->coal_mem);
 	return 0;
@@ -160,9 +246,16 @@ void tunq_fini(struct tunq *q)
 	tun_uring_fini(q->uring);
 	q->uring = NULL;
 	fq_fini(&q->fq);
+	free(q->free_pages);
+	free(q->page_refs);
+	free(q->page_of);
+	free(q->data);
 	free(q->hdrs);
 	free(q->sent);
 	free(q->free_slots);
+	q->free_pages = q->page_refs = NULL;
+	q->page_of = NULL;
+	q->data = NULL;
 	free(q->coal_mem);
 	free(q->slots);
 	q->hdrs = NULL;
@@ -235,22 +328,47 @@ static bool admit(struct tunq *q)
 		if (s == FQ_NONE)
 			return false;
 		stat_add(&q->stats->drops[DROP_TX_FQ_OVERFLOW], 1);
-		q->free_slots[q->nfree++] = s;
+		release(q, s);
 		return true;
 	}
 	return false;
 }
 
+/* Room for one more read, in fq and in the slots' memory: the read to make, or FQ_NONE. Memory
+ * short is a pause, whatever --fq-full says: giving up a queued read need not free a page. */
+static uint32_t admit_read(struct tunq *q)
+{
+	uint32_t s;
+
+	if (!admit(q))
+		return FQ_NONE;
+	s = reserve(q);
+	if (s == FQ_NONE)
+		stat_add(&q->stats->ctr[STAT_TUN_READ_PAUSES], 1);
+	return s;
+}
+
+/* Queues read s of len bytes into fq, stamped now when --aqm judges its sojourn. */
+static void queue_read(struct tunq *q, uint32_t s, size_t len)
+{
+	if (q->fq.codel)
+		fq_clock(&q->fq, clock_mono_ns());
+	fq_enqueue(&q->fq, s, flow_of_read(slot(q, s), len), (uint32_t)len);
+}
+
 /*
- * --fair-queue: what TUN has, into the free slots and fq, while fq admits it; at most
- * WORKER_BATCH reads. A slot holds any read, so whether the next packet fits is known before
- * it is read: a full queue leaves it in the TUN device's queue (--fq-full pause), never read
- * and then dropped, or gives up the oldest packet of its longest flow for it (drop).
+ * --fair-queue: what TUN has, into the slots' pages and fq, while fq admits it (its reads and
+ * bytes); at most WORKER_BATCH reads a pass. A read is made where a slot's room is free, so
+ * whether the next packet fits is known before it is read: a full queue leaves it in the TUN
+ * device's queue (--fq-full pause), never read and then dropped, or gives up the oldest
+ * packet of its longest flow for it (drop). Once read, it takes only its own length of the
+ * page (packed), and the next read goes after it.
  */
 static void fill(struct tunq *q)
 {
-	for (unsigned n = 0; n < WORKER_BATCH && admit(q); n++) {
-		uint32_t s = q->free_slots[q->nfree - 1];
+	uint32_t s;
+
+	for (unsigned n = 0; n < WORKER_BATCH && (s = admit_read(q)) != FQ_NONE; n++) {
 		ssize_t len = read_counted(q, slot(q, s), &q->hdrs[s]);
 
 		if (len < 0) {
@@ -259,8 +377,8 @@ static void fill(struct tunq *q)
 			stat_add(&q->stats->drops[DROP_TX_BAD_INNER], 1);
 			continue;
 		}
-		q->nfree--;
-		fq_enqueue(&q->fq, s, flow_of_read(slot(q, s), (size_t)len), (uint32_t)len);
+		commit(q, s, (size_t)len);
+		queue_read(q, s, (size_t)len);
 	}
 }
 
@@ -281,7 +399,7 @@ static void take_lent(struct tunq *q)
 			 * the device is gone. */
 			if (res == -EPROTO)
 				stat_add(&q->stats->drops[DROP_TX_BAD_INNER], 1);
-			q->free_slots[q->nfree++] = s;
+			release(q, s);
 			continue;
 		}
 		if (vh)
@@ -290,11 +408,10 @@ static void take_lent(struct tunq *q)
 			memset(&q->hdrs[s], 0, sizeof(q->hdrs[s]));
 		/* With --fq-full pause its room was kept when it was lent. */
 		if (q->sh->fq_full == FQ_FULL_DROP && !admit(q)) {
-			q->free_slots[q->nfree++] = s;
+			release(q, s);
 			continue;
 		}
-		fq_enqueue(&q->fq, s, flow_of_read(slot(q, s), (size_t)res - vh),
-			   (uint32_t)((size_t)res - vh));
+		queue_read(q, s, (size_t)res - vh);
 	}
 }
 
@@ -307,27 +424,39 @@ static void take_lent(struct tunq *q)
 static void fill_uring(struct tunq *q)
 {
 	size_t vh = q->sh->vnet_hdr ? sizeof(struct virtio_net_hdr) : 0;
+	uint32_t chain[WORKER_BATCH];
 
 	take_lent(q);
 	if (!q->uring_unsent) {
-		unsigned room = q->nfree;
+		unsigned room = WORKER_BATCH;
+		uint32_t s;
 
 		if (q->lent)
 			return; /* the last chain is not done */
-		if (q->sh->fq_full == FQ_FULL_PAUSE && room > q->fq.limit - q->fq.queued) {
-			room = q->fq.limit - q->fq.queued;
-			if (!room)
-				stat_add(&q->stats->ctr[STAT_TUN_READ_PAUSES], 1);
-		}
-		if (!room)
-			return;
-		for (unsigned i = 0; i < room; i++) {
-			uint32_t s = q->free_slots[--q->nfree];
+		if (q->sh->fq_full == FQ_FULL_PAUSE) {
+			/* Reads of up to WORKER_SLOT bytes each, within the bytes fq takes. */
+			uint64_t bytes = q->fq.bytes < q->fq.byte_limit
+						 ? (q->fq.byte_limit - q->fq.bytes + WORKER_SLOT - 1) /
+							   WORKER_SLOT
+						 : 0;
 
-			tun_uring_lend(q->uring, s, slot(q, s) - vh, vh + WORKER_SLOT,
-				       i + 1 < room);
+			if (room > q->fq.limit - q->fq.queued)
+				room = q->fq.limit - q->fq.queued;
+			if (room > bytes)
+				room = (unsigned)bytes;
 		}
-		q->lent = room;
+		q->lent = 0;
+		while (q->lent < room && (s = reserve(q)) != FQ_NONE) {
+			commit(q, s, WORKER_SLOT);
+			chain[q->lent++] = s;
+		}
+		if (!q->lent) {
+			stat_add(&q->stats->ctr[STAT_TUN_READ_PAUSES], 1);
+			return;
+		}
+		for (unsigned i = 0; i < q->lent; i++)
+			tun_uring_lend(q->uring, chain[i], slot(q, chain[i]) - vh,
+				       vh + WORKER_SLOT, i + 1 < q->lent);
 	}
 	stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
 	/* Refused, they stay queued and lent: the next pass submits them. */
@@ -356,12 +485,15 @@ void tunq_begin(struct tunq *q)
 	if (!q->sh->fair_queue)
 		return;
 	while (q->nsent)
-		q->free_slots[q->nfree++] = q->sent[--q->nsent];
+		release(q, q->sent[--q->nsent]);
 	q->pass_segs = 0;
 	if (q->uring)
 		fill_uring(q);
 	else
 		fill(q);
+	/* The pass's packets are judged as it starts: it sends for a few hundred microseconds. */
+	if (q->fq.codel)
+		fq_clock(&q->fq, clock_mono_ns());
 }
 
 /*
@@ -394,6 +526,21 @@ static void next_segment(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 }
 
 /*
+ * --aqm: CoDel's signal on a read of len bytes at pkt: CE when its packet is ECN-capable
+ * (RFC 3168, 5; RFC 8311), the IPv4 header checksum kept right, counted; false when it is
+ * Not-ECT, to be dropped. A superpacket has one IP header, which each of its segments copies
+ * when it is cut (gso.c, or the kernel behind the TAP): marked, it is marked in every segment,
+ * as the kernel's fq_codel marks a GSO packet whole, and dropped, it is lost whole.
+ */
+static bool aqm_signal(struct tunq *q, uint8_t *pkt, size_t len)
+{
+	if (!ip_ecn_set_ce(pkt, len))
+		return false;
+	stat_add(&q->stats->ctr[STAT_TX_AQM_MARKED], 1);
+	return true;
+}
+
+/*
  * --tx-merge: the reads of p's flow that the flow queue would hand out next, in the same turn,
  * appended to p while they may join it (merge.h), each taken off the queue as fq_dequeue would
  * have handed it out (so that order and turns stay as they were) and counted as read; p then
@@ -405,6 +552,7 @@ static bool merge_turn(struct tunq *q, struct tun_pkt *p, unsigned mss)
 {
 	size_t room = q->whole_max < TX_MERGE_MAX ? q->whole_max : TX_MERGE_MAX;
 	struct merge m;
+	bool signal = false;
 	uint32_t s;
 
 	if (!q->sh->tx_merge || !q->sh->fair_queue || p->ip.proto != IPPROTO_TCP ||
@@ -421,7 +569,10 @@ static bool merge_turn(struct tunq *q, struct tun_pkt *p, unsigned mss)
 		    (g.nseg && (g.l4 != IPPROTO_TCP || g.ecn)) ||
 		    !merge_add(&m, pkt, len, g.nseg ? g.mss : 0, g.nseg ? gso_csum(&g) : g.csum))
 			break;
-		fq_dequeue(&q->fq); /* s: fq_peek_turn's */
+		bool sig;
+
+		fq_dequeue(&q->fq, &sig); /* s: fq_peek_turn's */
+		signal |= sig;
 		q->sent[q->nsent++] = s;
 		stat_add(&q->stats->ctr[STAT_TUN_READS], 1);
 		stat_add(&q->stats->segs[STAT_TUN_READ][stat_seg_bucket(g.nseg ? g.nseg : 1)], 1);
@@ -429,6 +580,10 @@ static bool merge_turn(struct tunq *q, struct tun_pkt *p, unsigned mss)
 	if (m.reads == 1)
 		return false;
 	merge_finish(&m);
+	/* CoDel signalled on a read that joined: on the superpacket they make, whose reads all
+	 * had one ECN field (tcpjoin.h). */
+	if (signal && !aqm_signal(q, m.pkt, m.len))
+		p->drop = DROP_TX_AQM;
 	stat_add(&q->stats->ctr[STAT_TX_MERGED_READS], m.reads - 1);
 	q->gso = (struct gso_pkt){ .pkt = m.pkt,
 				   .len = m.len,
@@ -520,16 +675,25 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 	}
 	memset(p, 0, sizeof(*p));
 	if (q->sh->fair_queue) {
-		if (q->pass_segs >= TUN_FQ_PASS_SEGS || (s = fq_dequeue(&q->fq)) == FQ_NONE)
+		bool signal;
+
+		if (q->pass_segs >= TUN_FQ_PASS_SEGS || (s = fq_dequeue(&q->fq, &signal)) == FQ_NONE)
 			return false;
 		q->sent[q->nsent++] = s;
+		if (signal && !aqm_signal(q, slot(q, s), fq_len(&q->fq, s))) {
+			p->data = slot(q, s);
+			p->len = fq_len(&q->fq, s);
+			p->drop = DROP_TX_AQM;
+			q->pass_segs++;
+			return true;
+		}
 		take_read(q, slot(q, s), fq_len(&q->fq, s), &q->hdrs[s], hdr, p);
 		q->pass_segs += q->gso.nseg ? q->gso.nseg : 1;
 		return true;
 	}
 	if (q->nread == WORKER_BATCH)
 		return false;
-	inner = slot(q, q->nread);
+	inner = region(q, q->nread);
 	len = read_counted(q, inner, &h);
 	if (len < 0) {
 		if (errno != EPROTO)

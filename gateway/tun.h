@@ -68,12 +68,22 @@ struct tunq {
 	struct worker_stats *stats; /* the worker's, written by it alone */
 	uint8_t *slots;		    /* WORKER_BATCH of ENCAP_HEADROOM + WORKER_SLOT */
 	unsigned nread;		    /* reads this pass: the next free slot (not --fair-queue) */
-	/* --fair-queue: the slots wait in fq between the read and the send. */
+	/* --fair-queue: the reads (TUN_FQ_READS of them) wait in fq between the read and the
+	 * send, in the slots' memory cut into pages of TUN_FQ_PAGE_SLOTS slots, where they are
+	 * packed (but for reads lent to io_uring, and with --tx-merge, which grows a read in
+	 * place: those keep a slot's room each). */
 	struct fq fq;
-	uint32_t *free_slots, *sent; /* free ones; taken this pass, free at the next */
+	uint32_t *free_slots, *sent; /* free reads; taken this pass, free at the next */
 	unsigned nfree, nsent;
+	uint8_t **data;			   /* per read: its packet, in its page */
+	uint16_t *page_of;		   /* per read: its page */
+	uint32_t *page_refs, *free_pages;  /* per page: reads in it; pages with none */
+	unsigned nfree_pages;
+	unsigned open_page;		   /* where the next read goes, at open_off */
+	size_t open_off;
+	bool pack;			   /* reads take their length of a page, not a slot's room */
 	unsigned pass_segs;	     /* segments taken this pass */
-	struct virtio_net_hdr *hdrs; /* per slot: its virtio header */
+	struct virtio_net_hdr *hdrs; /* per read: its virtio header */
 	struct gso_pkt gso;	     /* the superpacket being cut */
 	struct ip_info gso_ip;
 	unsigned gso_next;     /* its next segment; gso.nseg when done */
@@ -105,13 +115,14 @@ static inline void tunq_whole(struct tunq *q, size_t max)
 }
 
 /* Starts a pass of up to WORKER_BATCH reads; the packets of the last pass must be sent by now
- * (their slots are read into again). With --fair-queue, reads what TUN has into the free
- * slots while the flow queue has room (--fq-limit); a full one leaves the rest in the TUN
- * device's queue until a later pass (--fq-full pause: STAT_TUN_READ_PAUSES), or gives up the
- * oldest packet of its longest flow for each read (drop: DROP_TX_FQ_OVERFLOW). The pass then
- * takes them in fq's order, up to TUN_FQ_PASS_SEGS segments. With --tun-io uring the reads
- * are the ring's (tun_uring.h): those completed since the last pass, and those it completes
- * at once. Worker thread. */
+ * (their slots are read into again). With --fair-queue, reads what TUN has into the slots'
+ * pages while the flow queue has room (--fq-limit reads, TUN_FQ_BYTES bytes); a full one
+ * leaves the rest in the TUN device's queue until a later pass (--fq-full pause:
+ * STAT_TUN_READ_PAUSES), or gives up the oldest packet of its longest flow for each read
+ * (drop: DROP_TX_FQ_OVERFLOW). The pass then takes them in fq's order, up to TUN_FQ_PASS_SEGS
+ * segments; with --aqm, each flow's CoDel judges them as they leave (tunq_next). With
+ * --tun-io uring the reads are the ring's (tun_uring.h): those completed since the last
+ * pass, and those it completes at once. Worker thread. */
 void tunq_begin(struct tunq *q);
 
 /* --tun-io uring: ends the reads lent to the ring (their packets are lost), so that none holds
@@ -129,7 +140,9 @@ int tunq_ring_fd(const struct tunq *q);
  * length, within the tunnel MTU; a superpacket's virtio header against the packet) and says
  * why in p->drop. With --fair-queue and --tx-merge, a TCP read that goes whole (tunq_whole)
  * takes the reads of its flow that the queue hands out next along (merge.h): p is then one
- * superpacket of them all. False when the queue is empty or the pass has had its reads.
+ * superpacket of them all. With --fair-queue and --aqm, a read its flow's CoDel signals on is
+ * marked CE when ECN-capable (STAT_TX_AQM_MARKED), else handed out with DROP_TX_AQM (a
+ * superpacket counting once). False when the queue is empty or the pass has had its reads.
  * Worker thread.
  */
 bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p);

@@ -22,7 +22,7 @@ static unsigned drain(struct fq *q, uint32_t *out, unsigned max)
 	unsigned n = 0;
 	uint32_t s;
 
-	while (n < max && (s = fq_dequeue(q)) != FQ_NONE)
+	while (n < max && (s = fq_dequeue(q, NULL)) != FQ_NONE)
 		out[n++] = s;
 	return n;
 }
@@ -61,7 +61,7 @@ static void admission(void)
 	for (uint32_t s = 0; s < LIMIT; s++)
 		fq_enqueue(&q, s, 1, 1000);
 	CHECK(fq_admission(&q, FQ_FULL_PAUSE) == FQ_WAIT);
-	CHECK_INT(fq_dequeue(&q), 0);
+	CHECK_INT(fq_dequeue(&q, NULL), 0);
 	CHECK(fq_admission(&q, FQ_FULL_PAUSE) == FQ_ADMIT);
 	/* Dropping: the eviction makes room for one read, which fills the queue again. */
 	fq_enqueue(&q, 0, 2, 1000);
@@ -106,17 +106,17 @@ static void peek_turn(void)
 	for (uint32_t s = 0; s < 4; s++)
 		fq_enqueue(&q, s, 1, 1000);
 	fq_enqueue(&q, 10, 2, 3000);
-	CHECK_INT(fq_dequeue(&q), 0);
+	CHECK_INT(fq_dequeue(&q, NULL), 0);
 	CHECK_INT(fq_peek_turn(&q), 1);
-	CHECK_INT(fq_dequeue(&q), 1);
+	CHECK_INT(fq_dequeue(&q, NULL), 1);
 	CHECK_INT(fq_peek_turn(&q), 2);
-	CHECK_INT(fq_dequeue(&q), 2);
+	CHECK_INT(fq_dequeue(&q, NULL), 2);
 	CHECK(fq_peek_turn(&q) == FQ_NONE); /* its turn is spent: flow 2's comes */
-	CHECK_INT(fq_dequeue(&q), 10);
+	CHECK_INT(fq_dequeue(&q, NULL), 10);
 	CHECK(fq_peek_turn(&q) == FQ_NONE); /* flow 2 has nothing more */
-	CHECK_INT(fq_dequeue(&q), 3);
+	CHECK_INT(fq_dequeue(&q, NULL), 3);
 	CHECK(fq_peek_turn(&q) == FQ_NONE); /* emptied */
-	CHECK(fq_dequeue(&q) == FQ_NONE);
+	CHECK(fq_dequeue(&q, NULL) == FQ_NONE);
 
 	/* A long mix: each round queues a few slots of random flows and sizes, then takes a
 	 * few; every peek names the next dequeue, of the flow just served. */
@@ -134,13 +134,13 @@ static void peek_turn(void)
 			queued++;
 		}
 		for (unsigned k = 0; k < 3; k++) {
-			uint32_t s = fq_dequeue(&q), peek, next;
+			uint32_t s = fq_dequeue(&q, NULL), peek, next;
 
 			if (s == FQ_NONE)
 				break;
 			queued--;
 			peek = fq_peek_turn(&q);
-			next = fq_dequeue(&q);
+			next = fq_dequeue(&q, NULL);
 			if (peek != FQ_NONE) {
 				peeks++;
 				bad += next != peek || flow_of[next] != flow_of[s];
@@ -175,7 +175,7 @@ int main(void)
 
 	/* Empty: nothing to send, nothing to drop. */
 	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, SLOTS), 0);
-	CHECK(fq_dequeue(&q) == FQ_NONE);
+	CHECK(fq_dequeue(&q, NULL) == FQ_NONE);
 	CHECK(fq_drop_longest(&q) == FQ_NONE);
 
 	/* One flow: first in, first out. */
@@ -208,15 +208,15 @@ int main(void)
 	 * before the rest of the backlog (after what the bulk flow's turn still allows). */
 	for (uint32_t s = 0; s < 10; s++)
 		fq_enqueue(&q, s, 3, 3000); /* one packet a turn */
-	CHECK_INT(fq_dequeue(&q), 0);	    /* bulk, new: its first turn */
+	CHECK_INT(fq_dequeue(&q, NULL), 0);	    /* bulk, new: its first turn */
 	fq_enqueue(&q, 20, 4, 100);	    /* a ping */
-	CHECK_INT(fq_dequeue(&q), 20);	    /* new flows first */
-	CHECK_INT(fq_dequeue(&q), 1);
+	CHECK_INT(fq_dequeue(&q, NULL), 20);	    /* new flows first */
+	CHECK_INT(fq_dequeue(&q, NULL), 1);
 	/* The sparse flow sends again, with turn left: it went behind the old flows when it
 	 * emptied, so it waits for the end of the bulk flow's turn, not for its backlog. */
 	fq_enqueue(&q, 21, 4, 100);
-	CHECK_INT(fq_dequeue(&q), 21);
-	CHECK_INT(fq_dequeue(&q), 2);
+	CHECK_INT(fq_dequeue(&q, NULL), 21);
+	CHECK_INT(fq_dequeue(&q, NULL), 2);
 	CHECK_INT(drain(&q, out, SLOTS), 7);
 	for (unsigned i = 0; i < 7; i++)
 		CHECK_INT(out[i], 3 + i);
@@ -243,16 +243,16 @@ int main(void)
 	 * before it as a new flow's would. Three 1000-byte packets a turn. */
 	for (uint32_t s = 0; s < 10; s++)
 		fq_enqueue(&q, s, 12, 1000);
-	CHECK_INT(fq_dequeue(&q), 0);
+	CHECK_INT(fq_dequeue(&q, NULL), 0);
 	fq_enqueue(&q, 20, 13, 100);
-	CHECK_INT(fq_dequeue(&q), 1);
-	CHECK_INT(fq_dequeue(&q), 2);
-	CHECK_INT(fq_dequeue(&q), 20);
-	CHECK_INT(fq_dequeue(&q), 3); /* the sparse flow found empty on the way */
+	CHECK_INT(fq_dequeue(&q, NULL), 1);
+	CHECK_INT(fq_dequeue(&q, NULL), 2);
+	CHECK_INT(fq_dequeue(&q, NULL), 20);
+	CHECK_INT(fq_dequeue(&q, NULL), 3); /* the sparse flow found empty on the way */
 	fq_enqueue(&q, 21, 13, 100);
-	CHECK_INT(fq_dequeue(&q), 4);
-	CHECK_INT(fq_dequeue(&q), 5);
-	CHECK_INT(fq_dequeue(&q), 21);
+	CHECK_INT(fq_dequeue(&q, NULL), 4);
+	CHECK_INT(fq_dequeue(&q, NULL), 5);
+	CHECK_INT(fq_dequeue(&q, NULL), 21);
 	CHECK_INT(drain(&q, out, SLOTS), 4);
 
 	/* Hashes share a bucket modulo the buckets: 5 and 5 + BUCKETS are one flow here. */
@@ -285,14 +285,14 @@ int main(void)
 	/* An emptied flow left the lists: queued again, it is new, ahead of a backlogged one. */
 	for (uint32_t s = 0; s < 4; s++)
 		fq_enqueue(&q, s, 10, 3000);
-	CHECK_INT(fq_dequeue(&q), 0);
-	CHECK_INT(fq_dequeue(&q), 1);
+	CHECK_INT(fq_dequeue(&q, NULL), 0);
+	CHECK_INT(fq_dequeue(&q, NULL), 1);
 	CHECK_INT(drain(&q, out, SLOTS), 2);
 	fq_enqueue(&q, 5, 11, 3000); /* flow 10 is idle again, 11 new */
 	fq_enqueue(&q, 6, 10, 3000);
-	CHECK_INT(fq_dequeue(&q), 5);
-	CHECK_INT(fq_dequeue(&q), 6);
-	CHECK(fq_dequeue(&q) == FQ_NONE);
+	CHECK_INT(fq_dequeue(&q, NULL), 5);
+	CHECK_INT(fq_dequeue(&q, NULL), 6);
+	CHECK(fq_dequeue(&q, NULL) == FQ_NONE);
 
 	/* Every slot at once, one flow each of 16 buckets, 4 slots per flow: each turn
 	 * sends one packet of each, in the order the flows came. */
