@@ -7,8 +7,14 @@
  * queued again; bad arguments are refused. The admission of the next packet: room below the
  * limit under either policy; at the limit it waits (pause) or evicts (drop), and room comes
  * back with a dequeue or a drop. What the next dequeue hands out while a flow's turn goes on.
+ * The byte limit: many small reads fit where the slot count would stop few large ones, and a
+ * queue at its bytes waits or evicts as at its slots. CoDel per flow (fq_aqm_init) on a fake
+ * clock: a flow whose packets wait above the target for an interval is signalled, a flow
+ * beside it that waits less is not, short packets pass their signal on to the flow's next long
+ * one, and the last packet of the queue is never signalled.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "check.h"
@@ -86,6 +92,164 @@ static void admission(void)
 	fq_enqueue(&q, 9, 3, 1000);
 	CHECK(fq_admission(&q, FQ_FULL_PAUSE) == FQ_WAIT);
 	CHECK(fq_admission(&q, FQ_FULL_DROP) == FQ_EVICT);
+	fq_fini(&q);
+}
+
+/*
+ * The byte limit beside the slot limit, by rows: reads of a size queued, and what the next one
+ * meets under each policy. Below the bytes, a read of any size is admitted (the queue passes
+ * the limit by one read at most); at them, pause waits and drop evicts, as at the slots.
+ */
+static void byte_limit(void)
+{
+	enum { BYTES = 8000 };
+	static const struct {
+		const char *name;
+		unsigned reads, len;
+		enum fq_full full;
+		enum fq_admit want;
+	} rows[] = {
+		{ "empty: a read of any size", 0, 0, FQ_FULL_PAUSE, FQ_ADMIT },
+		{ "7 reads of 1000 bytes: room", 7, 1000, FQ_FULL_PAUSE, FQ_ADMIT },
+		{ "8 of 1000, at the bytes: pause waits", 8, 1000, FQ_FULL_PAUSE, FQ_WAIT },
+		{ "8 of 1000, at the bytes: drop evicts", 8, 1000, FQ_FULL_DROP, FQ_EVICT },
+		{ "one read past the bytes (65535): waits", 1, 65535, FQ_FULL_PAUSE, FQ_WAIT },
+		{ "60 reads of 100 bytes: room, where slots of 64 KB held 0 of 8000", 60, 100,
+		  FQ_FULL_PAUSE, FQ_ADMIT },
+		{ "64 reads of 100: the slots' limit, not the bytes", 64, 100, FQ_FULL_PAUSE,
+		  FQ_WAIT },
+	};
+	struct fq q;
+	uint32_t out[SLOTS];
+
+	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, SLOTS), 0);
+	fq_limit_bytes(&q, BYTES);
+	for (unsigned i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		for (uint32_t s = 0; s < rows[i].reads; s++)
+			fq_enqueue(&q, s, s, rows[i].len);
+		CHECK_ROW(fq_admission(&q, rows[i].full) == rows[i].want, rows[i].name);
+		drain(&q, out, SLOTS);
+	}
+	/* At the bytes, a dequeue makes room; an eviction does too. */
+	for (uint32_t s = 0; s < 8; s++)
+		fq_enqueue(&q, s, s < 6 ? 1 : 2, 1000);
+	CHECK(fq_admission(&q, FQ_FULL_PAUSE) == FQ_WAIT);
+	CHECK_INT(fq_dequeue(&q, NULL), 0);
+	CHECK(fq_admission(&q, FQ_FULL_PAUSE) == FQ_ADMIT);
+	fq_enqueue(&q, 8, 2, 1000);
+	CHECK_INT(fq_drop_longest(&q), 1); /* flow 1: 5000 bytes against 3000 */
+	CHECK(fq_admission(&q, FQ_FULL_DROP) == FQ_ADMIT);
+	CHECK_INT((int)q.bytes, 7000);
+	fq_fini(&q);
+}
+
+enum { US = 1000, MS = 1000 * US, TARGET = 500 * US, INTERVAL = 10 * MS, AQM_MIN = 1000 };
+
+/* Keeps flow 1 (slots 0 .. 9) and flow 2 (20 .. 29) backlogged from t on, one packet each
+ * every step: flow 1's packets have waited wait1 when they leave, flow 2's wait2. Returns the
+ * signals each flow got (sig[0], sig[1]) over dur, and when flow 1's first came. */
+static void two_flows(struct fq *q, uint64_t t, uint64_t dur, uint64_t step, uint64_t wait1,
+		      uint64_t wait2, unsigned sig[2], uint64_t *first)
+{
+	/* Two packets of each flow queued at a time, so that neither leaves the queue empty. */
+	for (uint64_t now = t; now < t + dur; now += step) {
+		for (int f = 0; f < 2; f++) {
+			uint32_t s = (uint32_t)(f * 20 + (now / step) % 10);
+			bool signal;
+
+			fq_clock(q, now - (f ? wait2 : wait1));
+			fq_enqueue(q, s, (uint32_t)f + 1, 1500);
+			if (q->queued < 3)
+				continue; /* the first round: a second packet of each queued */
+			fq_clock(q, now);
+			s = fq_dequeue(q, &signal);
+			CHECK(s != FQ_NONE);
+			if (!signal)
+				continue;
+			sig[s >= 20]++;
+			if (s < 20 && !*first)
+				*first = now;
+		}
+	}
+}
+
+/*
+ * CoDel per flow (RFC 8290, 4.1), its clock the test's: each flow's state is its own; a flow
+ * waits above the target for an interval before its first signal, one interval after the
+ * sojourn first rose; the other flow, below the target, gets none meanwhile; short packets
+ * (ACKs) carry no signal but pass it on; the last packet of the queue is never signalled.
+ */
+static void aqm(void)
+{
+	struct fq q;
+	unsigned sig[2] = { 0, 0 };
+	uint64_t first = 0, t = 100 * MS;
+	uint32_t out[SLOTS];
+	bool signal;
+
+	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, SLOTS), 0);
+	/* Without fq_aqm_init: no signal, whatever the wait. */
+	fq_clock(&q, 0);
+	fq_enqueue(&q, 0, 1, 1500);
+	fq_enqueue(&q, 1, 1, 1500);
+	fq_clock(&q, 1000 * MS);
+	CHECK_INT(fq_dequeue(&q, &signal), 0);
+	CHECK(!signal);
+	drain(&q, out, SLOTS);
+	CHECK_INT(fq_aqm_init(&q, TARGET, INTERVAL, AQM_MIN), 0);
+
+	/* Flow 1 waits 2 ms, flow 2 100 us: within the first interval nothing; then flow 1 alone
+	 * is signalled, the first one interval after its sojourn was first judged high. */
+	two_flows(&q, t, INTERVAL - 100 * US, 50 * US, 2 * MS, 100 * US, sig, &first);
+	CHECK_INT(sig[0] + sig[1], 0);
+	two_flows(&q, t + INTERVAL - 100 * US, 30 * MS, 50 * US, 2 * MS, 100 * US, sig, &first);
+	CHECK(sig[0] >= 3); /* at 10 ms, then 10/sqrt(2), 10/sqrt(3) ms later, ... */
+	CHECK_INT(sig[1], 0);
+	CHECK(first >= t + INTERVAL && first < t + INTERVAL + 100 * US);
+	CHECK(q.codel[1].dropping && !q.codel[2].dropping);
+
+	/* Flow 2's wait rises too: its own CoDel starts from its own first high sojourn. */
+	sig[0] = sig[1] = 0;
+	first = 0;
+	two_flows(&q, t + 40 * MS, 5 * MS, 50 * US, 2 * MS, 3 * MS, sig, &first);
+	CHECK_INT(sig[1], 0); /* within its first interval */
+	two_flows(&q, t + 45 * MS, 20 * MS, 50 * US, 2 * MS, 3 * MS, sig, &first);
+	CHECK(sig[1] > 0);
+	/* Its sojourn falls below the target: it leaves the dropping state at once. */
+	two_flows(&q, t + 65 * MS, 1 * MS, 50 * US, 2 * MS, 100 * US, sig, &first);
+	CHECK(!q.codel[2].dropping);
+	drain(&q, out, SLOTS);
+
+	/* Short packets (ACKs) of a flow CoDel signals on carry nothing; the flow's next long
+	 * packet gets the signal they owed, once. Flow 3 (slots 40 ..) enters its dropping state
+	 * on a 100-byte packet. */
+	t = 1000 * MS;
+	fq_clock(&q, t);
+	for (uint32_t s = 40; s < 44; s++)
+		fq_enqueue(&q, s, 3, 100);
+	fq_enqueue(&q, 44, 3, 1500);
+	fq_enqueue(&q, 45, 3, 1500);
+	fq_enqueue(&q, 46, 3, 1500);
+	fq_clock(&q, t + 2 * MS);
+	CHECK_INT(fq_dequeue(&q, &signal), 40); /* judged high: the interval starts */
+	CHECK(!signal);
+	fq_clock(&q, t + 2 * MS + INTERVAL);
+	CHECK_INT(fq_dequeue(&q, &signal), 41); /* CoDel would signal: a short one */
+	CHECK(!signal && q.codel[3].dropping);
+	CHECK_INT(fq_dequeue(&q, &signal), 42);
+	CHECK(!signal);
+	CHECK_INT(fq_dequeue(&q, &signal), 43);
+	CHECK(!signal);
+	CHECK_INT(fq_dequeue(&q, &signal), 44); /* the first long one carries it */
+	CHECK(signal);
+	CHECK_INT(fq_dequeue(&q, &signal), 45); /* and only once: drop_next is 7 ms away */
+	CHECK(!signal);
+	/* The last packet leaves the queue empty: no wait, whatever its stamp says, and CoDel
+	 * leaves its dropping state. */
+	fq_clock(&q, t + 100 * MS);
+	CHECK_INT(fq_dequeue(&q, &signal), 46);
+	CHECK(!signal && !q.codel[3].dropping);
+	CHECK(fq_dequeue(&q, &signal) == FQ_NONE && !signal);
 	fq_fini(&q);
 }
 
@@ -171,6 +335,8 @@ int main(void)
 	CHECK_INT(fq_init(&q, SLOTS, BUCKETS, QUANTUM, SLOTS + 1), -EINVAL); /* more than slots */
 
 	admission();
+	byte_limit();
+	aqm();
 	peek_turn();
 
 	/* Empty: nothing to send, nothing to drop. */
