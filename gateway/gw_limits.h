@@ -26,6 +26,10 @@ enum gw_limits {
 				   * CoDel (--aqm) to hold a target of a few ms below it; packed
 				   * reads of any size fit the slots' 16.8 MB with room to spare */
 	TUN_FQ_PAGE_SLOTS = 4,	  /* a page: 3 slots' room of packed reads, and the last read's */
+	TUN_FQ_PASS_READS = 1024, /* reads a pass makes at most, twice the segments it sends
+				   * (TUN_FQ_PASS_SEGS) even of single-segment reads: when more
+				   * comes than the worker sends, the excess waits in the flow
+				   * queue, where CoDel sees it, not in the TUN device's ring */
 	TUN_FQ_AQM_MIN = 1000,	  /* --aqm signals in the flow queue on reads this large: a full
 				   * segment's or a superpacket's, never an ACK's or a probe's */
 	TUN_FQ_BUCKETS = 1024,	/* flows' lists, as FQ-CoDel's default */

@@ -358,7 +358,7 @@ static void queue_read(struct tunq *q, uint32_t s, size_t len)
 
 /*
  * --fair-queue: what TUN has, into the slots' pages and fq, while fq admits it (its reads and
- * bytes); at most WORKER_BATCH reads a pass. A read is made where a slot's room is free, so
+ * bytes); at most TUN_FQ_PASS_READS reads a pass. A read is made where a slot's room is free, so
  * whether the next packet fits is known before it is read: a full queue leaves it in the TUN
  * device's queue (--fq-full pause), never read and then dropped, or gives up the oldest
  * packet of its longest flow for it (drop). Once read, it takes only its own length of the
@@ -368,7 +368,7 @@ static void fill(struct tunq *q)
 {
 	uint32_t s;
 
-	for (unsigned n = 0; n < WORKER_BATCH && (s = admit_read(q)) != FQ_NONE; n++) {
+	for (unsigned n = 0; n < TUN_FQ_PASS_READS && (s = admit_read(q)) != FQ_NONE; n++) {
 		ssize_t len = read_counted(q, slot(q, s), &q->hdrs[s]);
 
 		if (len < 0) {
