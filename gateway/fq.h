@@ -52,11 +52,11 @@ struct fq {
 	uint64_t bytes;	     /* bytes queued */
 	uint64_t byte_limit; /* bytes queued at most (fq_admission); 0: no limit */
 	/* fq_aqm_init: CoDel per flow. */
-	struct codel *codel;  /* per bucket */
-	bool *pending;	      /* per bucket: a signal owed to its next packet of aqm_min */
-	uint64_t *slot_time;  /* per slot: when it was queued */
-	uint32_t aqm_min;     /* bytes a packet needs to carry a signal */
-	uint64_t now;	      /* fq_clock's */
+	struct codel *codel; /* per bucket */
+	bool *pending;	     /* per bucket: a signal owed to its next packet of aqm_min */
+	uint64_t *slot_time; /* per slot: when it was queued */
+	uint32_t aqm_min;    /* bytes a packet needs to carry a signal */
+	uint64_t now;	     /* fq_clock's */
 };
 
 /* Sets up nbuckets (a power of two) flows' lists over nslots slots, turns of quantum bytes,

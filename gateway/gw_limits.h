@@ -32,9 +32,9 @@ enum gw_limits {
 				   * queue, where CoDel sees it, not in the TUN device's ring */
 	TUN_FQ_AQM_MIN = 1000,	  /* --aqm signals in the flow queue on reads this large: a full
 				   * segment's or a superpacket's, never an ACK's or a probe's */
-	TUN_FQ_BUCKETS = 1024,	/* flows' lists, as FQ-CoDel's default */
-	TUN_FQ_QUANTUM = 65536, /* bytes a flow sends a turn: a superpacket */
-	TUN_FQ_PASS_SEGS = 512, /* segments a pass sends at most, half a sendmmsg: the backlog
+	TUN_FQ_BUCKETS = 1024,	  /* flows' lists, as FQ-CoDel's default */
+	TUN_FQ_QUANTUM = 65536,	  /* bytes a flow sends a turn: a superpacket */
+	TUN_FQ_PASS_SEGS = 512,	  /* segments a pass sends at most, half a sendmmsg: the backlog
 				 * waits here, in flows, not in the TUN's FIFO, and the
 				 * worker turns to the wire every few hundred microseconds */
 

@@ -217,8 +217,7 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 	}
 	if (sh->tun_uring) {
 		const char *what;
-		int rc = tun_uring_init(&q->uring, fd, q->slots,
-					(size_t)WORKER_BATCH * SLOT_ROOM,
+		int rc = tun_uring_init(&q->uring, fd, q->slots, (size_t)WORKER_BATCH * SLOT_ROOM,
 					&what);
 
 		if (rc) {
@@ -229,8 +228,8 @@ int tunq_init(struct tunq *q, int fd, struct gw_shared *sh, struct worker_stats 
 	if (sh->fair_queue) {
 		if (fq_mem_init(q) ||
 		    fq_init(&q->fq, TUN_FQ_READS, TUN_FQ_BUCKETS, TUN_FQ_QUANTUM, sh->fq_limit) ||
-		    (sh->aqm && fq_aqm_init(&q->fq, sh->aqm_target_ns, sh->aqm_interval_ns,
-					    TUN_FQ_AQM_MIN))) {
+		    (sh->aqm &&
+		     fq_aqm_init(&q->fq, sh->aqm_target_ns, sh->aqm_interval_ns, TUN_FQ_AQM_MIN))) {
 			tunq_fini(q);
 			return -ENOMEM;
 		}
@@ -436,8 +435,8 @@ static void fill_uring(struct tunq *q)
 		if (q->sh->fq_full == FQ_FULL_PAUSE) {
 			/* Reads of up to WORKER_SLOT bytes each, within the bytes fq takes. */
 			uint64_t bytes = q->fq.bytes < q->fq.byte_limit
-						 ? (q->fq.byte_limit - q->fq.bytes + WORKER_SLOT - 1) /
-							   WORKER_SLOT
+						 ? (q->fq.byte_limit - q->fq.bytes + WORKER_SLOT -
+						    1) / WORKER_SLOT
 						 : 0;
 
 			if (room > q->fq.limit - q->fq.queued)
@@ -455,8 +454,8 @@ static void fill_uring(struct tunq *q)
 			return;
 		}
 		for (unsigned i = 0; i < q->lent; i++)
-			tun_uring_lend(q->uring, chain[i], slot(q, chain[i]) - vh,
-				       vh + WORKER_SLOT, i + 1 < q->lent);
+			tun_uring_lend(q->uring, chain[i], slot(q, chain[i]) - vh, vh + WORKER_SLOT,
+				       i + 1 < q->lent);
 	}
 	stat_add(&q->stats->ctr[STAT_TUN_READ_CALLS], 1);
 	/* Refused, they stay queued and lent: the next pass submits them. */
@@ -677,7 +676,8 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 	if (q->sh->fair_queue) {
 		bool signal;
 
-		if (q->pass_segs >= TUN_FQ_PASS_SEGS || (s = fq_dequeue(&q->fq, &signal)) == FQ_NONE)
+		if (q->pass_segs >= TUN_FQ_PASS_SEGS ||
+		    (s = fq_dequeue(&q->fq, &signal)) == FQ_NONE)
 			return false;
 		q->sent[q->nsent++] = s;
 		if (signal && !aqm_signal(q, slot(q, s), fq_len(&q->fq, s))) {

@@ -75,13 +75,13 @@ struct tunq {
 	struct fq fq;
 	uint32_t *free_slots, *sent; /* free reads; taken this pass, free at the next */
 	unsigned nfree, nsent;
-	uint8_t **data;			   /* per read: its packet, in its page */
-	uint16_t *page_of;		   /* per read: its page */
-	uint32_t *page_refs, *free_pages;  /* per page: reads in it; pages with none */
+	uint8_t **data;			  /* per read: its packet, in its page */
+	uint16_t *page_of;		  /* per read: its page */
+	uint32_t *page_refs, *free_pages; /* per page: reads in it; pages with none */
 	unsigned nfree_pages;
-	unsigned open_page;		   /* where the next read goes, at open_off */
+	unsigned open_page; /* where the next read goes, at open_off */
 	size_t open_off;
-	bool pack;			   /* reads take their length of a page, not a slot's room */
+	bool pack;		     /* reads take their length of a page, not a slot's room */
 	unsigned pass_segs;	     /* segments taken this pass */
 	struct virtio_net_hdr *hdrs; /* per read: its virtio header */
 	struct gso_pkt gso;	     /* the superpacket being cut */

@@ -373,10 +373,10 @@ int main(void)
 	/* A bulk flow with a backlog, then a sparse one's packet: the sparse one, new, goes
 	 * before the rest of the backlog (after what the bulk flow's turn still allows). */
 	for (uint32_t s = 0; s < 10; s++)
-		fq_enqueue(&q, s, 3, 3000); /* one packet a turn */
-	CHECK_INT(fq_dequeue(&q, NULL), 0);	    /* bulk, new: its first turn */
-	fq_enqueue(&q, 20, 4, 100);	    /* a ping */
-	CHECK_INT(fq_dequeue(&q, NULL), 20);	    /* new flows first */
+		fq_enqueue(&q, s, 3, 3000);  /* one packet a turn */
+	CHECK_INT(fq_dequeue(&q, NULL), 0);  /* bulk, new: its first turn */
+	fq_enqueue(&q, 20, 4, 100);	     /* a ping */
+	CHECK_INT(fq_dequeue(&q, NULL), 20); /* new flows first */
 	CHECK_INT(fq_dequeue(&q, NULL), 1);
 	/* The sparse flow sends again, with turn left: it went behind the old flows when it
 	 * emptied, so it waits for the end of the bulk flow's turn, not for its backlog. */
