@@ -35,8 +35,8 @@ enum gw_limits {
 	TUN_FQ_BUCKETS = 1024,	  /* flows' lists, as FQ-CoDel's default */
 	TUN_FQ_QUANTUM = 65536,	  /* bytes a flow sends a turn: a superpacket */
 	TUN_FQ_PASS_SEGS = 512,	  /* segments a pass sends at most, half a sendmmsg: the backlog
-				 * waits here, in flows, not in the TUN's FIFO, and the
-				 * worker turns to the wire every few hundred microseconds */
+				   * waits here, in flows, not in the TUN's FIFO, and the
+				   * worker turns to the wire every few hundred microseconds */
 
 	/* The configuration (config.c). */
 	CONFIG_MAX_WORKERS = 64, /* one per CPU; TUN allows up to 256 queues */
