@@ -12,14 +12,16 @@
 # loaded tunbed-traffic client; QUICK_JSON=FILE appends the run's figures to FILE as a JSON line.
 # FRAMES=1 turns the transits' tunnel segmentation off first (the runner's +frames, vxlan-frames).
 # ECN=1 sets net.ipv4.tcp_ecn = 1 in the client's and the server's namespaces (give TRAFFIC_ARGS
-# "--ecn on" to require it); the run then reports CE delivered and gregw's aqm_marked and aqm drops.
+# "--ecn on" to require it); the run then reports CE delivered, and gregw's CoDel marks and drops
+# (--aqm codel): aqm_marked and aqm drops on the receive queue, tx_aqm_marked and tx_aqm drops in
+# the flow queue.
 # CLIENT_SYSCTLS="net.ipv4.tcp_timestamps=0 ..." sets those in the client's namespace first.
 # Needs root and build/bin; uses the prefix tbq (QUICK_PREFIX) and removes it on exit.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=$ROOT/build/bin
 P=${QUICK_PREFIX:-tbq}
-[ $# -ge 2 ] || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 ENCAP=$1 S=$2 T=${3:-5} Q=${4:--}
 shift $(($# < 4 ? $# : 4))
 read -r -a TA <<<"${TRAFFIC_ARGS:-}"
@@ -105,6 +107,8 @@ for g in ("a", "b") if encap != "vxlan" else ():
     run["gateways"]["gw" + g]["tx_fq_overflow"] = x["drops"].get("tx_fq_overflow")
     run["gateways"]["gw" + g]["aqm_marked"] = x.get("aqm_marked")
     run["gateways"]["gw" + g]["aqm_drops"] = x["drops"].get("aqm")
+    run["gateways"]["gw" + g]["tx_aqm_marked"] = x.get("tx_aqm_marked")
+    run["gateways"]["gw" + g]["tx_aqm_drops"] = x["drops"].get("tx_aqm")
     for k in ("socket_drops", "ring_drops"):
         if k in x:
             run["gateways"]["gw" + g][k] = x[k]
@@ -122,7 +126,8 @@ for g in ("a", "b") if encap != "vxlan" else ():
         "wire_tx_ip", "ring_drops" if "ring_drops" in x else "socket_drops", "dropped",
         "tun_read_pauses", "tun_device_tx_dropped") if k in x) +
           f", tx_fq_overflow {x['drops']['tx_fq_overflow']}, aqm_marked {x.get('aqm_marked')}"
-          f", aqm drops {x['drops'].get('aqm')}")
+          f", aqm drops {x['drops'].get('aqm')}, tx_aqm_marked {x.get('tx_aqm_marked')}"
+          f", tx_aqm drops {x['drops'].get('tx_aqm')}")
     if "wire_tx" in whole["config"]:
         print(f"    wire_tx {whole['config']['wire_tx']}, why {whole['config'].get('wire_tx_why')}"
               f", next hop {whole.get('next_hop')}")
