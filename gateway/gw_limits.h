@@ -7,7 +7,8 @@
 
 enum gw_limits {
 	/* A worker's pass (worker.c). */
-	WORKER_BATCH = 256,	    /* reads from TUN per pass: a pass's packets and slots */
+	WORKER_BATCH = 256,	    /* reads from TUN per pass without --fair-queue, and the slots
+				     * (of WORKER_SLOT, with headroom) every read is made into */
 	WORKER_SLOT = 65536,	    /* largest TUN read: a 64 KB superpacket (IP total length) */
 	WORKER_POLL_MS = 200,	    /* idle wake-up; a stop request wakes the workers at once */
 	WORKER_ICMP_PER_SEC = 1000, /* ICMP errors per worker and second, as routers limit */

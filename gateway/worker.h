@@ -16,7 +16,9 @@
  *     --worker.c deliver: decap (encap.c), CoDel's mark or drop, flow, MSS clamp-->
  *     tunq_write ... tunq_flush --> TUN queue i (segments merged into superpackets: coalesce.c)
  *
- * A pass reads up to WORKER_BATCH packets from TUN and RX_BUDGET datagrams from the wire;
+ * A pass reads up to WORKER_BATCH packets from TUN (with --fair-queue, up to TUN_FQ_PASS_READS
+ * into the flow queue, and sends up to TUN_FQ_PASS_SEGS segments of it, each flow's CoDel
+ * marking or dropping with --aqm: tun.c, fq.c) and RX_BUDGET datagrams from the wire;
  * with no work the worker sleeps in poll until either has more, or the stop eventfd fires.
  */
 #ifndef TUNBED_GW_WORKER_H
