@@ -521,7 +521,7 @@ static void next_segment(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 	p->ip = q->gso_ip;
 	p->seg = i;
 	p->nseg = g->nseg;
-	p->drop = DROP_NONE;
+	p->drop = q->gso_drop_last && i + 1 == g->nseg ? DROP_TX_AQM : DROP_NONE;
 }
 
 /*
@@ -608,7 +608,10 @@ static void take_read(struct tunq *q, uint8_t *inner, size_t len, const struct v
 		      uint8_t *hdr, struct tun_pkt *p)
 {
 	unsigned mtu = q->sh->cfg->mtu;
+	bool cut = q->aqm_cut;
 
+	q->aqm_cut = false;
+	q->gso_drop_last = false;
 	stat_add(&q->stats->ctr[STAT_TUN_READS], 1);
 	p->data = inner;
 	p->len = len;
@@ -637,7 +640,7 @@ static void take_read(struct tunq *q, uint8_t *inner, size_t len, const struct v
 	/* TUN hands over whole packets, but a local raw socket can write anything into it. */
 	if (ip_parse(inner, p->len, false, &q->gso_ip) < 0 || q->gso_ip.tot_len != p->len)
 		goto bad_inner;
-	if (q->gso.l4 == IPPROTO_TCP && p->len <= q->whole_max) {
+	if (q->gso.l4 == IPPROTO_TCP && p->len <= q->whole_max && !cut) {
 		/* Whole: its checksum stays partial where TUN left it; nothing to cut. */
 		p->ip = q->gso_ip;
 		p->nseg = q->gso.nseg;
@@ -653,6 +656,7 @@ static void take_read(struct tunq *q, uint8_t *inner, size_t len, const struct v
 	q->gso_partial =
 		q->sh->tx_csum_partial && partial_ok(p->len, &q->gso_ip, gso_csum(&q->gso));
 	q->gso_next = 0;
+	q->gso_drop_last = cut;
 	next_segment(q, hdr, p);
 	return;
 
@@ -681,11 +685,17 @@ bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 			return false;
 		q->sent[q->nsent++] = s;
 		if (signal && !aqm_signal(q, slot(q, s), fq_len(&q->fq, s))) {
-			p->data = slot(q, s);
-			p->len = fq_len(&q->fq, s);
-			p->drop = DROP_TX_AQM;
-			q->pass_segs++;
-			return true;
+			/* Not-ECT. A superpacket is cut and loses its last segment (take_read):
+			 * one loss tells its sender as much as all of them would. */
+			if (q->hdrs[s].gso_type != VIRTIO_NET_HDR_GSO_NONE) {
+				q->aqm_cut = true;
+			} else {
+				p->data = slot(q, s);
+				p->len = fq_len(&q->fq, s);
+				p->drop = DROP_TX_AQM;
+				q->pass_segs++;
+				return true;
+			}
 		}
 		take_read(q, slot(q, s), fq_len(&q->fq, s), &q->hdrs[s], hdr, p);
 		q->pass_segs += q->gso.nseg ? q->gso.nseg : 1;

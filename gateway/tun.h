@@ -88,6 +88,9 @@ struct tunq {
 	struct ip_info gso_ip;
 	unsigned gso_next;     /* its next segment; gso.nseg when done */
 	bool gso_partial;      /* its segments' checksums left to the device (tun_pkt.csum) */
+	bool gso_drop_last;    /* --aqm: its last segment is CoDel's drop (DROP_TX_AQM) */
+	bool aqm_cut;	       /* --aqm: the read being taken is a Not-ECT superpacket CoDel
+				* signalled on: cut, and its last segment dropped */
 	size_t whole_max;      /* this pass: TCP superpackets up to this long go whole; 0: none */
 	struct coalescer coal; /* --offload: coalescing towards TUN */
 	uint8_t *coal_mem;     /* its COALESCE_FLOWS buffers */
@@ -141,8 +144,9 @@ int tunq_ring_fd(const struct tunq *q);
  * why in p->drop. With --fair-queue and --tx-merge, a TCP read that goes whole (tunq_whole)
  * takes the reads of its flow that the queue hands out next along (merge.h): p is then one
  * superpacket of them all. With --fair-queue and --aqm, a read its flow's CoDel signals on is
- * marked CE when ECN-capable (STAT_TX_AQM_MARKED), else handed out with DROP_TX_AQM (a
- * superpacket counting once). False when the queue is empty or the pass has had its reads.
+ * marked CE when ECN-capable (STAT_TX_AQM_MARKED), else handed out with DROP_TX_AQM; a Not-ECT
+ * superpacket is cut instead, its last segment handed out with DROP_TX_AQM, so that the signal
+ * costs its flow one segment, not all of them. False when the queue is empty or the pass has had its reads.
  * Worker thread.
  */
 bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p);
