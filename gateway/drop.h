@@ -35,7 +35,7 @@ enum drop_reason {
 	DROP_TX_NO_TUNNEL,   /* no tunnel's prefix holds the inner destination (a superpacket
 			      * counts once, as a read) */
 	DROP_TX_AQM,	     /* --aqm with --fair-queue: its flow's CoDel in the flow queue
-			      * dropped it, Not-ECT (a superpacket counts once, as a read) */
+			      * dropped it, Not-ECT (of a superpacket, its last segment) */
 	DROP_MAX,
 };
 

@@ -123,6 +123,13 @@ expect_eq "aqm: gwa dropped nothing but CoDel's drops (nothing to overflow: paus
 expect_eq "aqm: gwb, without --aqm, marked nothing" "$(json_get "$(gw_stats gwb)" '(d["total"]["aqm_marked"], d["total"]["tx_aqm_marked"], d["total"]["drops"]["aqm"], d["total"]["drops"]["tx_aqm"])')" "(0, 0, 0, 0)"
 ip netns exec "$P-client" sysctl -qw net.ipv4.tcp_ecn=2
 
+# The same CoDel on a Not-ECT TCP transfer (the client's namespace no longer asks for ECN): its
+# signals are drops, of a whole read, or of one segment of a superpacket (cut for it, the rest
+# sent on); the transfer still verifies.
+a0=$(json_get "$A" 'd["total"]["drops"]["tx_aqm"]')
+transfer "aqm, Not-ECT"
+expect_eq "aqm, Not-ECT: gwa's CoDel dropped, and nothing else" "$(json_get "$A" '(d["total"]["drops"]["tx_aqm"] > '"$a0"', d["total"]["dropped"] == d["total"]["drops"]["tx_aqm"])')" "(True, True)"
+
 tr_stop
 gw_stop gwa
 gw_stop gwb
