@@ -281,6 +281,18 @@ class Load(unittest.TestCase):
                          "the gateway: gwa 0 marked CE (aqm_marked), 0 dropped; gwb 345 marked "
                          "CE (aqm_marked), 3 dropped (aqm 3)")
 
+    def test_marks_in_the_flow_queue(self):
+        """A gregw with CoDel in its flow queue says its tx_aqm_marked beside aqm_marked."""
+        gw = loaded()["gateway"]
+        gw["gwa"].update(tx_aqm_marked=5000, dropped=12, drops={"tx_aqm": 12})
+        gw["gwb"]["tx_aqm_marked"] = 0
+        rec = dict(tos_record(), load=loaded(gateway=gw))
+        records.check(rec, datasheet_tos.RECORD_SCHEMA, "x.json: record")
+        self.assertTrue(datasheet_tos.analyse(rec)["load"]["words"].endswith(
+            "the gateway: gwa 5,000 marked CE in its flow queue (tx_aqm_marked) and 0 on receive "
+            "(aqm_marked), 12 dropped (tx_aqm 12); gwb 0 marked CE in its flow queue "
+            "(tx_aqm_marked) and 345 on receive (aqm_marked), 3 dropped (aqm 3)"))
+
     def test_measured_though_the_client_failed_at_the_end(self):
         """Sessions that all negotiated ECN and carried the load but did not close within the
         client's grace: the counts stand, and the row says why the client failed."""

@@ -72,7 +72,8 @@ LOAD_S = 4
 # acknowledged, and acknowledged by an ACK with ECE (tcp_input.c, tcp_newly_delivered).
 NSTAT = ("TcpOutSegs", "TcpRetransSegs", "TcpExtTCPDelivered", "TcpExtTCPDeliveredCE")
 # What a gateway's telemetry says of its marks and drops (gregw's `total`, docs/gregw.md).
-GATEWAY_COUNTERS = ("aqm_marked", "dropped", "tun_read_pauses", "tun_device_tx_dropped")
+GATEWAY_COUNTERS = ("aqm_marked", "tx_aqm_marked", "dropped", "tun_read_pauses",
+                    "tun_device_tx_dropped")
 
 
 def tos_byte(dscp, ecn):
@@ -453,13 +454,17 @@ LOAD_BEFORE = "this record was made before tunbed measured marks and drops under
 
 
 def gateway_words(counters):
-    """'gwa 0 marked CE (aqm_marked), 0 dropped; gwb 1,234 marked CE (aqm_marked), 3 dropped
-    (aqm 3)' of the gateway's counters under load, by role."""
+    """'gwa 5,000 marked CE in its flow queue (tx_aqm_marked) and 0 on receive (aqm_marked),
+    12 dropped (tx_aqm 12); gwb 0 marked CE ...' of the gateway's counters under load, by role
+    (a record of a gregw without CoDel in its flow queue has no tx_aqm_marked: 'gwb 1,234
+    marked CE (aqm_marked), 3 dropped (aqm 3)')."""
     out = []
     for role, c in sorted((counters or {}).items()):
         drops = c.get("drops") or {}
-        w = (f"{role} {c.get('aqm_marked', 0):,} marked CE (aqm_marked), "
-             f"{c.get('dropped', 0):,} dropped")
+        marked = (f"{c['tx_aqm_marked']:,} marked CE in its flow queue (tx_aqm_marked) and "
+                  f"{c.get('aqm_marked', 0):,} on receive (aqm_marked)"
+                  if "tx_aqm_marked" in c else f"{c.get('aqm_marked', 0):,} marked CE (aqm_marked)")
+        w = f"{role} {marked}, {c.get('dropped', 0):,} dropped"
         if drops:
             w += " (" + ", ".join(f"{k} {v:,}" for k, v in sorted(drops.items())) + ")"
         if c.get("tun_device_tx_dropped"):
