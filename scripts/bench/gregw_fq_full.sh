@@ -6,12 +6,14 @@
 # machine does meanwhile falls on all of them alike; then the medians (min-max) per
 # configuration: Gbit/s, retransmits per GB received, Jain's index, loaded RTT p50 and p99, and
 # gwa's and gwb's tx_fq_overflow, tun_read_pauses and tun_device_tx_dropped summed (what each
-# gregw gave up, paused, and what its TUN device dropped). Run it alone on the machine.
+# gregw gave up, paused, and what its TUN device dropped), the flow queue's CoDel marks and drops
+# (tx_aqm_marked, tx_aqm) and the CE the receivers delivered. Run it alone on the machine.
 #
 #   scripts/bench/gregw_fq_full.sh [REPEATS [SECONDS]]     (default 3 repeats of 8 s)
 #
 # ENCAPS="gre gre-udp", SESSIONS="8 64", WORKERS="1 2", CCS="bbr cubic" and MODES="drop pause"
-# choose the matrix: a mode is an --fq-full value, "nofq" (--fair-queue off) or "default"
+# choose the matrix: a mode is an --fq-full value, "codel" (--aqm codel, the flow queue's CoDel
+# and the receive queue's), "nofq" (--fair-queue off) or "default"
 # (neither option: a build from before --fq-full, whose full queue drops). VXLAN=no leaves the
 # reference out. TXQUEUELEN=N sets the TUN devices' queue (default: gregw's, 1000), where a
 # paused worker's backlog waits; GREGW_ARGS="--fq-limit 64" goes to every gregw. The runs'
@@ -55,6 +57,7 @@ for r in $(seq "$R"); do
 					for m in "${MOD[@]}"; do
 						case $m in
 						nofq) opts=(--fair-queue off) ;;
+						codel) opts=(--aqm codel) ;;
 						default) opts=() ;;
 						*) opts=(--fq-full "$m") ;;
 						esac
@@ -88,13 +91,16 @@ def gw(xs, key):
         vals.append(None if None in v else sum(v))
     return fig(vals, "{:.0f}")
 print("| CC | configuration | sessions | Gbit/s | retransmits/GB | Jain | RTT loaded p50 / p99 ms "
-      "| tx_fq_overflow | tun_read_pauses | tun_device_tx_dropped |")
-print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+      "| tx_fq_overflow | tun_read_pauses | tun_device_tx_dropped | tx_aqm_marked | tx_aqm drops "
+      "| CE delivered |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 for (cc, label, s), xs in sorted(groups.items()):
     print(f"| {cc} | {label} | {s} | {fig([x['gbit_s'] for x in xs], '{:.2f}')} "
           f"| {fig([x['retransmits_per_gb'] for x in xs], '{:.0f}')} "
           f"| {fig([x['jain'] for x in xs], '{:.3f}')} "
           f"| {fig([x['rtt_loaded_p50_ms'] for x in xs], '{:.2f}')} / "
           f"{fig([x['rtt_loaded_p99_ms'] for x in xs], '{:.2f}')} "
-          f"| {gw(xs, 'tx_fq_overflow')} | {gw(xs, 'tun_read_pauses')} | {gw(xs, 'tun_device_tx_dropped')} |")
+          f"| {gw(xs, 'tx_fq_overflow')} | {gw(xs, 'tun_read_pauses')} | {gw(xs, 'tun_device_tx_dropped')} "
+          f"| {gw(xs, 'tx_aqm_marked')} | {gw(xs, 'tx_aqm_drops')} "
+          f"| {fig([x.get('ce_delivered') for x in xs], '{:.0f}')} |")
 PY
