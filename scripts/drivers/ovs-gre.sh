@@ -14,12 +14,14 @@
 # TUNBED_TRANSIT_IFACE, --cpus TUNBED_CPUS, and --key 7; its run directory is the default in a
 # namespace (so that `tunbed down` finds what a killed run left), TUNBED_STATE/ovs on a host.
 # `pids` then labels each PID with its daemon, and `version` prints ovs-vswitchd's version.
-# By hand:
+# Beyond the contract, TUNBED_OVS_TUNNELS (a file, as --tunnels FILE) makes it the runner's
+# ovs-gre of `tunbed tunnels` (docs/tunnels.md): many tunnels in place of key 7 and the routes
+# of TUNBED_ROUTES. By hand:
 #
 #   ovs-gre.sh up   --netns NS --local A --remote B --addr PREFIX [--addr PREFIX]...
 #                   [--key K] [--csum] [--seq] [--l2] [--no-df] [--mtu N] [--dev NAME]
 #                   [--underlay IFNAME] [--route PREFIX]... [--via ADDR] [--rundir DIR]
-#                   [--cpus LIST]
+#                   [--cpus LIST] [--tunnels FILE]
 #   ovs-gre.sh down --netns NS [--rundir DIR]     stop both daemons, restore the namespace
 #   ovs-gre.sh pids --netns NS [--rundir DIR]     PIDs of ovsdb-server then ovs-vswitchd
 #   ovs-gre.sh show --netns NS [--rundir DIR]     bridges, flows, OVS routes and neighbours
@@ -50,6 +52,16 @@
 #                    with --l2, where the kernel resolves next hops with ARP over the tunnel
 #   --rundir DIR     default /run/tunbed-ovs/NS: conf.db, db.sock, *.ctl, *.mgmt, *.pid, *.log
 #   --cpus LIST      CPU list for both daemons (taskset -c LIST; their threads inherit it)
+#   --tunnels FILE   many tunnels in place of the one of --remote and --key: a line a tunnel,
+#                    NAME KEY REMOTE PREFIX [PREFIX...] (NAME 1-11 of [A-Za-z0-9_-], KEY 0 to
+#                    4294967295, REMOTE IPv4; blank lines and lines from # on are skipped).
+#                    Tunnel n (its line among the tunnels, from 1) is the GRE port gre-NAME
+#                    with OpenFlow port number n, its key and remote; its prefixes are routed
+#                    into the tunnel device and OpenFlow rules (cookie 2n into the tunnel,
+#                    2n+1 out of it) send each prefix from the device to the port and what the
+#                    port receives to the device. --remote and --route are then not needed
+#                    (--key and --route are ignored); two tunnels of one name, or of one
+#                    remote and key, are refused (exit 2) before anything is started
 #
 # `pids` prints one PID a line (for CPU accounting: the netdev datapath without DPDK has no
 # PMD threads; ovs-vswitchd's main thread polls the AF_PACKET and tap ports, all its threads
@@ -86,7 +98,15 @@
 # destination. With IP over GRE (packet_type=legacy_l3) OVS strips the Ethernet header on the
 # way into the tunnel and adds a zero one on the way out; gre0 has ARP off, no IPv6 link-local
 # address (no IPv6 at all unless an --addr or --route is IPv6), so no neighbour is needed and
-# nothing but routed traffic enters the tunnel. OVS's internal ports are persistent tap devices
+# nothing but routed traffic enters the tunnel. With --tunnels the bridge has a GRE port a
+# tunnel, each with its remote and key (OVS picks a received packet's port by its outer
+# source, destination and key), and rules that pick the port by the inner destination: one
+# tunnel device for all of them, routed into by one `ip -batch`, rather than an internal port
+# a tunnel (each a tap device and a file descriptor that ovs-vswitchd polls). The ports are
+# added TUNNEL_CHUNK to an ovs-vsctl transaction (a command line holds no more) without waiting,
+# the last transaction waiting until ovs-vswitchd has configured them all; the rules go in
+# from one file (ovs-ofctl add-flows); GRE ports of the userspace datapath are no kernel devices,
+# and go with the daemons. OVS's internal ports are persistent tap devices
 # that outlive ovs-vswitchd: down deletes them (gre0, br-underlay, ovs-netdev).
 set -eu
 set -o pipefail
@@ -95,6 +115,8 @@ RUNBASE=/run/tunbed-ovs
 SCHEMA=${OVS_SCHEMA:-/usr/share/openvswitch/vswitch.ovsschema}
 UL_BRIDGE="br-underlay"
 PROG=ovs-gre.sh
+# --tunnels: GRE ports an ovs-vsctl transaction (about 200 bytes of command line each).
+TUNNEL_CHUNK=500
 
 die() {
 	echo "$PROG: $*" >&2
@@ -128,7 +150,7 @@ fi
 
 NS="" LOCAL="" REMOTE="" KEY="" MTU="" DEV=gre0 UNDERLAY="" RUNDIR="" CPUS=""
 CSUM=false SEQ=false L2=false DF=true
-ADDRS=() ROUTES=() CTL_ARGS=() VIA=""
+ADDRS=() ROUTES=() CTL_ARGS=() VIA="" TUNNELS=""
 need_arg() { if [ "$#" -lt 2 ] || [ -z "$2" ]; then usage_error "$1 needs a value"; fi; }
 while [ "$#" -gt 0 ]; do
 	case "$1" in
@@ -144,6 +166,7 @@ while [ "$#" -gt 0 ]; do
 	--via) need_arg "$@"; VIA=$2; shift ;;
 	--rundir) need_arg "$@"; RUNDIR=$2; shift ;;
 	--cpus) need_arg "$@"; CPUS=$2; shift ;;
+	--tunnels) need_arg "$@"; TUNNELS=$2; shift ;;
 	--csum) CSUM=true ;;
 	--seq) SEQ=true ;;
 	--l2) L2=true ;;
@@ -168,6 +191,10 @@ if "$CONTRACT"; then
 	UNDERLAY=${TUNBED_TRANSIT_IFACE:-}
 	CPUS=${TUNBED_CPUS:-}
 	KEY=7
+	TUNNELS=${TUNBED_OVS_TUNNELS:-}
+	if [ -n "$TUNNELS" ]; then
+		KEY="" ROUTES=()
+	fi
 	if [ -z "$NS" ]; then
 		[ -n "${TUNBED_STATE:-}" ] || usage_error "TUNBED_STATE is not set"
 		RUNDIR=$TUNBED_STATE/ovs
@@ -315,6 +342,81 @@ route_words() { sed -E 's/ (linkdown|dead|offload|trap|rt_offload|rt_trap)( |$)/
 # A random locally administered unicast MAC.
 random_mac() { od -An -tx1 -N5 /dev/urandom | awk '{printf "02:%s:%s:%s:%s:%s\n", $1, $2, $3, $4, $5}'; }
 
+# --tunnels: the tunnels of FILE, checked, into T_NAME, T_KEY, T_REMOTE and T_PREFIXES (a
+# tunnel an element), the set of remotes T_REMOTES; T_HAVE6 when a prefix is IPv6.
+T_NAME=() T_KEY=() T_REMOTE=() T_PREFIXES=() T_HAVE6=false
+declare -A T_REMOTES=()
+read_tunnels() {
+	[ -r "$TUNNELS" ] || usage_error "--tunnels: cannot read '$TUNNELS'"
+	local line name key remote prefixes p at=0
+	local -A names=() pairs=()
+	while IFS= read -r line || [ -n "$line" ]; do
+		at=$((at + 1))
+		line=${line%%#*}
+		read -r name key remote prefixes <<<"$line" || true
+		[ -n "$name" ] || continue
+		local where="$TUNNELS:$at"
+		[[ "$name" =~ ^[A-Za-z0-9_-]{1,11}$ ]] || usage_error "$where: bad tunnel name '$name'"
+		if ! [[ "$key" =~ ^[0-9]{1,10}$ ]] || [ "$key" -gt 4294967295 ]; then
+			usage_error "$where: bad key '$key'"
+		fi
+		is_ipv4 "$remote" || usage_error "$where: remote '$remote' is not an IPv4 address"
+		[ -n "$prefixes" ] || usage_error "$where: tunnel $name has no prefix"
+		for p in $prefixes; do
+			[[ "$p" =~ ^[0-9a-fA-F.:]+/[0-9]{1,3}$ ]] || usage_error "$where: bad prefix '$p'"
+			[[ "$p" != *:* ]] || T_HAVE6=true
+		done
+		[ -z "${names[$name]:-}" ] || usage_error "$where: tunnel $name twice"
+		[ -z "${pairs[$remote/$key]:-}" ] ||
+			usage_error "$where: tunnel $name has the remote and key of ${pairs[$remote/$key]}"
+		names[$name]=1 pairs[$remote/$key]=$name T_REMOTES[$remote]=1
+		T_NAME+=("$name") T_KEY+=("$key") T_REMOTE+=("$remote") T_PREFIXES+=("$prefixes")
+	done <"$TUNNELS"
+	[ "${#T_NAME[@]}" -gt 0 ] || usage_error "--tunnels: no tunnel in '$TUNNELS'"
+	[ "${#T_NAME[@]}" -le 65000 ] || usage_error "--tunnels: more than 65000 tunnels"
+}
+
+# The tunnels' GRE ports on the bridge DEV (options: the ports' own beyond remote, local
+# and key), TUNNEL_CHUNK a transaction, the last one waiting for ovs-vswitchd; their rules
+# from one file; the routes of their prefixes written for ip -batch.
+up_tunnels() { # mac option...
+	local mac=$1 n i p m port cmds=() bad
+	shift
+	local flows=$RUNDIR/tunnels.flows
+	exec 3>"$flows" 4>"$RUNDIR/tunnels.routes"
+	for ((i = 0; i < ${#T_NAME[@]}; i++)); do
+		n=$((i + 1)) port=gre-${T_NAME[i]}
+		cmds+=(-- add-port "$DEV" "$port" -- set interface "$port" type=gre ofport_request="$n"
+			options:remote_ip="${T_REMOTE[i]}" options:local_ip="$LOCAL"
+			options:key="${T_KEY[i]}" "$@")
+		for p in ${T_PREFIXES[i]}; do
+			case $p in *:*) m="ipv6,ipv6_dst=$p" ;; *) m="ip,nw_dst=$p" ;; esac
+			echo "cookie=$((2 * n)),priority=100,in_port=LOCAL,$m,actions=output:$n" >&3
+			echo "route add $p dev $DEV" >&4
+		done
+		echo "cookie=$((2 * n + 1)),priority=100,in_port=$n,ip,actions=mod_dl_dst:$mac,output:LOCAL" >&3
+		echo "cookie=$((2 * n + 1)),priority=100,in_port=$n,ipv6,actions=mod_dl_dst:$mac,output:LOCAL" >&3
+		if [ "$n" -eq "${#T_NAME[@]}" ]; then
+			ovs-vsctl --db="unix:$DB_SOCK" --timeout=0 "${cmds[@]:1}" ||
+				die "ovs-vsctl failed on tunnels $((n - (n - 1) % TUNNEL_CHUNK)) to $n"
+		elif [ $((n % TUNNEL_CHUNK)) -eq 0 ]; then
+			ovs-vsctl --db="unix:$DB_SOCK" --no-wait "${cmds[@]:1}" ||
+				die "ovs-vsctl failed on tunnels $((n - TUNNEL_CHUNK + 1)) to $n"
+			cmds=()
+		fi
+	done
+	echo "cookie=0,priority=0,actions=drop" >&3
+	exec 3>&- 4>&-
+	# Every port with the OpenFlow number its rules name: a port OVS did not make, or made
+	# with another number, would take another tunnel's packets or none.
+	bad=$(vsctl --format=csv --data=bare --no-headings --columns=name,ofport,ofport_request,error \
+		find interface type=gre | awk -F, '$2 != $3 || $2 !~ /^[1-9][0-9]*$/' | head -n 3)
+	[ -z "$bad" ] || die "GRE ports not made as asked (name,ofport,ofport_request,error):" \
+		"$(tr '\n' ';' <<<"$bad")"
+	ofctl add-flows "$DEV" "$flows" || die "ovs-ofctl add-flows $flows failed"
+	nsip link set "$DEV" arp off
+}
+
 UP_DONE=false
 up_exit() {
 	local status=$?
@@ -338,7 +440,13 @@ do_up() {
 	done
 	[ -r "$SCHEMA" ] || die "no OVS schema at $SCHEMA"
 	is_ipv4 "$LOCAL" || usage_error "--local must be an IPv4 address"
-	is_ipv4 "$REMOTE" || usage_error "--remote must be an IPv4 address"
+	if [ -n "$TUNNELS" ]; then
+		! "$L2" || usage_error "--l2 and --tunnels: the tunnels are IP over GRE"
+		read_tunnels
+		KEY="" ROUTES=()
+	else
+		is_ipv4 "$REMOTE" || usage_error "--remote must be an IPv4 address"
+	fi
 	[ "${#ADDRS[@]}" -gt 0 ] || usage_error "--addr is required"
 	if "$L2" && [ "${#ROUTES[@]}" -gt 0 ] && [ -z "$VIA" ]; then
 		usage_error "--l2 with --route needs --via (the peer's tunnel address)"
@@ -381,7 +489,7 @@ do_up() {
 	[[ "$flags" =~ [\<,]PROMISC[,\>] ]] && promisc=on
 	arp_ignore=$(in_ns sysctl -n "net.ipv4.conf.$UNDERLAY.arp_ignore")
 	local hlen=4 # GRE base header; the outer IPv4 header adds 20
-	[ -z "$KEY" ] || hlen=$((hlen + 4))
+	[ -z "$KEY$TUNNELS" ] || hlen=$((hlen + 4)) # every tunnel of --tunnels has a key
 	! "$CSUM" || hlen=$((hlen + 4))
 	! "$SEQ" || hlen=$((hlen + 4))
 	! "$L2" || hlen=$((hlen + 14))
@@ -454,14 +562,22 @@ do_up() {
 	! "$SEQ" || opts+=(options:seq=true)
 	"$DF" || opts+=(options:df_default=false)
 	"$L2" || opts+=(options:packet_type=legacy_l3)
-	vsctl add-br "$DEV" -- set bridge "$DEV" datapath_type=netdev fail-mode=secure \
-		other_config:hwaddr="$mac" \
-		-- set interface "$DEV" mtu_request="$MTU" \
-		-- add-port "$DEV" "$tnl" -- set interface "$tnl" type=gre "${opts[@]}"
-	ofport=$(vsctl get interface "$tnl" ofport)
-	[ "$ofport" -gt 0 ] 2>/dev/null ||
-		die "GRE port $tnl not created (ofport $ofport): $(vsctl get interface "$tnl" error)"
-	if "$L2"; then
+	if [ -n "$TUNNELS" ]; then
+		vsctl add-br "$DEV" -- set bridge "$DEV" datapath_type=netdev fail-mode=secure \
+			other_config:hwaddr="$mac" -- set interface "$DEV" mtu_request="$MTU"
+		up_tunnels "$mac" "${opts[@]:2}"
+	else
+		vsctl add-br "$DEV" -- set bridge "$DEV" datapath_type=netdev fail-mode=secure \
+			other_config:hwaddr="$mac" \
+			-- set interface "$DEV" mtu_request="$MTU" \
+			-- add-port "$DEV" "$tnl" -- set interface "$tnl" type=gre "${opts[@]}"
+		ofport=$(vsctl get interface "$tnl" ofport)
+		[ "$ofport" -gt 0 ] 2>/dev/null ||
+			die "GRE port $tnl not created (ofport $ofport): $(vsctl get interface "$tnl" error)"
+	fi
+	if [ -n "$TUNNELS" ]; then
+		: # its rules are in
+	elif "$L2"; then
 		# Ethernet over GRE: a plain two-port switch; the kernel resolves the peer with ARP.
 		ofctl add-flow "$DEV" "priority=0,actions=NORMAL"
 	else
@@ -479,25 +595,33 @@ do_up() {
 	# No IPv6 link-local address on the tunnel device (gregw's TUN has none either); no IPv6
 	# at all unless an address or route asks for it, so that no MLD report enters the tunnel.
 	nsip link set "$DEV" addrgenmode none
-	if ! [[ "${ADDRS[*]} ${ROUTES[*]}" == *:* ]]; then
+	if ! [[ "${ADDRS[*]} ${ROUTES[*]}" == *:* ]] && ! "$T_HAVE6"; then
 		in_ns sysctl -qw "net.ipv6.conf.$DEV.disable_ipv6=1"
 	fi
 	for a in "${ADDRS[@]}"; do nsip addr add "$a" dev "$DEV"; done
 	nsip link set "$DEV" up
 	for r in "${ROUTES[@]}"; do nsip route replace "$r" ${VIA:+via "$VIA"} dev "$DEV"; done
+	# The tunnels' prefixes: routes of the device, which go with it.
+	[ -z "$TUNNELS" ] || nsip -batch "$RUNDIR/tunnels.routes" ||
+		die "the routes of the tunnels' prefixes ($RUNDIR/tunnels.routes) failed"
 
-	# OVS must now have the route to the remote through the underlay bridge (it learns the
+	# OVS must now have the route to each remote through the underlay bridge (it learns the
 	# kernel's routes over netlink, asynchronously).
-	local i
-	for ((i = 0; i < 100; i++)); do
-		appctl ovs/route/lookup "$REMOTE" 2>/dev/null | grep -q "dev $UL_BRIDGE" && break
-		sleep 0.05
+	local i remote remotes=("$REMOTE")
+	[ -z "$TUNNELS" ] || remotes=("${!T_REMOTES[@]}")
+	for remote in "${remotes[@]}"; do
+		for ((i = 0; i < 100; i++)); do
+			appctl ovs/route/lookup "$remote" 2>/dev/null | grep -q "dev $UL_BRIDGE" && break
+			sleep 0.05
+		done
+		appctl ovs/route/lookup "$remote" | grep -q "dev $UL_BRIDGE" ||
+			die "OVS has no route to $remote through $UL_BRIDGE: $(appctl ovs/route/show)"
 	done
-	appctl ovs/route/lookup "$REMOTE" | grep -q "dev $UL_BRIDGE" ||
-		die "OVS has no route to $REMOTE through $UL_BRIDGE: $(appctl ovs/route/show)"
 	UP_DONE=true
 	trap - EXIT INT TERM HUP
-	echo "$PROG: up in $WHERE: $DEV ${ADDRS[*]} mtu $MTU, GRE $LOCAL -> $REMOTE${KEY:+ key $KEY}" \
+	local what="GRE $LOCAL -> $REMOTE${KEY:+ key $KEY}"
+	[ -z "$TUNNELS" ] || what="${#T_NAME[@]} GRE tunnels from $LOCAL"
+	echo "$PROG: up in $WHERE: $DEV ${ADDRS[*]} mtu $MTU, $what" \
 		"over $UNDERLAY (via $UL_BRIDGE); pids $(daemon_pid ovsdb-server) $(daemon_pid ovs-vswitchd)"
 }
 

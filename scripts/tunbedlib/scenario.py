@@ -101,7 +101,10 @@ def file_name(gateway):
     return name
 
 
-def _words(v, allowed, what):
+def listed(v, allowed, what):
+    """The values of a list (commas or blanks between them), at least one, each once, each of
+    allowed when it is given; ValueError in words otherwise (`--gateway: ...` when a command's
+    option is read, file:line when a file's key is)."""
     out = inifile.words(v)
     if not out:
         raise ValueError(f"{what} needs at least one value")
@@ -112,7 +115,7 @@ def _words(v, allowed, what):
 
 
 def _gateways(v, base):
-    out = _words(v, None, "gateway")
+    out = listed(v, None, "gateway")
     for g in out:
         if g not in GATEWAYS and not (g.startswith("cmd:") and drivers.lookup(g, base)):
             raise ValueError(f"unknown gateway '{g}': expected one of {', '.join(GATEWAYS)}, "
@@ -127,7 +130,7 @@ def _gateways(v, base):
 
 
 def _modes(v):
-    out = _words(v, None, "mode")
+    out = listed(v, None, "mode")
     for m in out:
         gregw.check_mode(m)
     return out
@@ -177,7 +180,7 @@ SETTERS = {
     "workers": lambda s, v: setattr(s, "workers", inifile.ints(v, 1, 64, "workers")),
     "sessions": lambda s, v: setattr(s, "sessions", inifile.ints(v, 1, 10000, "sessions")),
     "mtu": _set_mtu,
-    "pattern": lambda s, v: setattr(s, "pattern", _words(v, PATTERNS, "pattern")),
+    "pattern": lambda s, v: setattr(s, "pattern", listed(v, PATTERNS, "pattern")),
     "time": lambda s, v: setattr(s, "time", inifile.number(v, 1, 3600, "time")),
     "warmup": lambda s, v: setattr(s, "warmup", inifile.number(v, 0, 600, "warmup")),
     "repeats": lambda s, v: setattr(s, "repeats", inifile.ints(v, 1, 100, "repeats")[0]),

@@ -26,9 +26,9 @@ expect_refusal "a count over 16384" 2 "^tunbed: --tunnels-counts: '16385' is not
 	"$TUNBED" tunnels --tunnels-counts 16385 --prefix "$P" --results "$R"
 expect_refusal "0 sessions" 2 "^tunbed: --sessions: '0' is not 1 to 10000$" \
 	"$TUNBED" tunnels --sessions 0 --prefix "$P" --results "$R"
-expect_refusal "a gateway not built yet" 2 "^tunbed: --gateway ovs-gre: not built yet: tunbed tunnels measures gregw, vxlan and wireguard-go today" \
-	"$TUNBED" tunnels --gateway ovs-gre --prefix "$P" --results "$R"
-expect_refusal "an unknown gateway" 2 "^tunbed: --gateway 'nope': expected gregw, vxlan or wireguard-go" \
+expect_refusal "a gateway of no tunnels" 2 "^tunbed: --gateway: unknown gateway 'route': expected one of gregw, vxlan, wireguard-go, ovs-gre$" \
+	"$TUNBED" tunnels --gateway route --prefix "$P" --results "$R"
+expect_refusal "an unknown gateway" 2 "^tunbed: --gateway: unknown gateway 'nope': expected one of gregw, vxlan, wireguard-go, ovs-gre$" \
 	"$TUNBED" tunnels --gateway nope --prefix "$P" --results "$R"
 [ ! -e "$R" ] || fail "a refusal made $R"
 

@@ -19,7 +19,7 @@ new_prefix P tbtvx
 TUNBED="$TUNBED_SRC/scripts/tunbed"
 R="$TMP/results"
 
-expect_refusal "a gateway named twice" 2 "^tunbed: --gateway: 'vxlan,vxlan' names vxlan twice$" \
+expect_refusal "a gateway named twice" 2 "^tunbed: --gateway: vxlan given twice in gateways$" \
 	"$TUNBED" tunnels --gateway vxlan,vxlan --prefix "$P" --results "$R"
 expect_refusal "churn of vxlan" 2 "^tunbed: --churn: gregw's alone" \
 	"$TUNBED" tunnels --gateway vxlan --churn 10 --prefix "$P" --results "$R"

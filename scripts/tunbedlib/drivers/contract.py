@@ -103,8 +103,8 @@ class Cmd(Driver):
                                                if other else "")
         return env
 
-    def argv(self, role, verb):
-        return ["sh", "-c", CALL, f"{self.workdir(role)}.{verb}", str(limits.DRIVER_CALL_S),
+    def argv(self, role, verb, limit=limits.DRIVER_CALL_S):
+        return ["sh", "-c", CALL, f"{self.workdir(role)}.{verb}", f"{limit:g}",
                 "env", *(f"{k}={v}" for k, v in self.env[role].items()), self.executable(role),
                 verb]
 

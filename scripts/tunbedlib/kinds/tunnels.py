@@ -2,7 +2,8 @@
 docs/tunnels.md). For each tunnel count, on the tunnels bed (topo/topologies/tunnels.topo) in
 namespaces: each gateway of --gateway set up with that many tunnels (gregw with
 topo/tunnels.sh's files; vxlan with a device a tunnel, the same keys and prefixes;
-wireguard-go with a peer a tunnel, up to WG_TUNNELS_MAX), the
+wireguard-go with a peer a tunnel, up to WG_TUNNELS_MAX; ovs-gre, Open vSwitch's userspace
+GRE with a port a tunnel), the
 time it took and its memory, then the same sessions spread over the tunnels (tunnels_point.py);
 the report of tunnels_report.py: throughput, Jain's index across tunnels and across sessions,
 CPU-s/GB, retransmits, the gateway's per-tunnel counters checked against the sessions' bytes,
@@ -11,7 +12,6 @@ take longer than --setup-limit is not run, said in the report).
 With --churn, the churn under load in place of the counts (issue 34, step 4): on one count of
 tunnels, a baseline run and a run a rate, the sessions on the steady half of the tunnels while
 tunnels_churn.py removes and adds the other half's at the rate.
-gregw, vxlan and wireguard-go are built; Open vSwitch's GRE is named and refused.
 
 Records: runs/POINT-rREPEAT.json and meta.json, format 3 (format 2: meta.json's one `gateway`,
 gregw; format 1: the point had no pattern, push, and no churn; a tunnel no `received`, 0 in
@@ -44,9 +44,9 @@ DEFAULT_CHURN_TUNNELS = 100
 # (tunbed-traffic's rx_stall) and the server's count both see the tunnels.
 CHURN_PATTERN = "duplex"
 # The gateways of many tunnels: gregw's tunnel table, the kernel's VXLAN with a device (a VNI)
-# a tunnel; and those issue 34 measures beside them, a tunnel a port or a peer: not built.
-BUILT = ("gregw", "vxlan", "wireguard-go")
-TO_COME = ("ovs-gre",)
+# a tunnel, wireguard-go with a peer a tunnel, Open vSwitch's userspace GRE with a port a
+# tunnel (drivers/ovs.py, OvsGreTunnels).
+GATEWAYS = ("gregw", "vxlan", "wireguard-go", "ovs-gre")
 # wireguard-go's tunnels are peers, and the far end of each is a wireguard-go process of its
 # own on gwb (drivers/vpn.py, WireguardGoTunnels): the most tunnels it is set up with, as
 # measured (docs/tunnels.md, "How far a gateway goes").
@@ -171,12 +171,13 @@ def arguments(p):
     p.add_argument("--gateway", default="gregw", metavar="LIST",
                    help="the gateways, each measured at every count in turn: gregw (default), "
                         "vxlan (the kernel's VXLAN, a device a tunnel), wireguard-go (a peer a "
-                        f"tunnel, at most {WG_TUNNELS_MAX}), e.g. gregw,vxlan (Open vSwitch is "
-                        "not built yet)")
+                        f"tunnel, at most {WG_TUNNELS_MAX}), ovs-gre (Open vSwitch's userspace "
+                        "GRE, a port a tunnel), e.g. gregw,vxlan")
     p.add_argument("--setup-limit", metavar="S", default=str(SETUP_LIMIT_S),
                    help="the longest a gateway's setup of one count may take, 1 to "
                         f"{SETUP_LIMIT_MAX_S} s: a count whose setup a probe before the run "
-                        "says would take longer is not run, and the report says so (vxlan; "
+                        "says would take longer is not run, and the report says so (vxlan); "
+                        "a side's setup is stopped at it (vxlan's batch, ovs-gre's up; "
                         f"default {SETUP_LIMIT_S})")
     p.add_argument("--encap", default="gre",
                    help="every tunnel's encapsulation: gre or gre-udp (default gre)")
@@ -244,25 +245,13 @@ def churn_tunnels(text):
     return n
 
 
-def words(names, last):
-    """Names in words: 'a, b and c'."""
-    return f"{', '.join(names[:-1])} {last} {names[-1]}" if len(names) > 1 else names[0]
-
-
 def gateways_of(text):
-    """The gateways of --gateway, each built and named once."""
-    out = []
-    for name in (g.strip() for g in text.split(",")):
-        if name in TO_COME:
-            raise ScenarioError(f"--gateway {name}: not built yet: tunbed tunnels measures "
-                                f"{words(BUILT, 'and')} today ({', '.join(TO_COME)} to come)")
-        if name not in BUILT:
-            raise ScenarioError(f"--gateway '{name}': expected {words(BUILT, 'or')} (the "
-                                "gateways of tunbed tunnels today)")
-        if name in out:
-            raise ScenarioError(f"--gateway: '{text}' names {name} twice")
-        out.append(name)
-    return out
+    """The gateways of --gateway, each of GATEWAYS and named once: the scenario files' list
+    reader (scenario.listed), its words after `--gateway: `."""
+    try:
+        return scenario.listed(text, GATEWAYS, "gateway")
+    except ValueError as e:
+        raise ScenarioError(f"--gateway: {e}") from None
 
 
 def not_run(gateway, count, per_tunnel_s, limit):
@@ -284,12 +273,13 @@ class Tunnels(Kind):
         "tunnels", "how a gateway scales with its tunnels: 1 to 10,000 (docs/tunnels.md)",
         arguments,
         "gregw (or each gateway of --gateway: gregw; vxlan, the kernel's VXLAN with a device "
-        "a tunnel; wireguard-go with a peer a tunnel, to 100) on the tunnels bed with 1, 10, 100, 1,000 and 10,000 tunnels "
+        "a tunnel; wireguard-go with a peer a tunnel, to 100; ovs-gre, Open vSwitch's userspace "
+        "GRE with a port a tunnel) on the tunnels bed with 1, 10, 100, 1,000 and 10,000 tunnels "
         "(topo/tunnels.sh's files), the same TCP sessions spread over the tunnels round-robin "
         "each time: total throughput, Jain's index across tunnels and across sessions, "
         "CPU-s/GB (box and gateway), retransmits, the time the gateway took to set its tunnels "
-        "up and its memory (the resident sets of gregw and wireguard-go, the kernel's growth "
-        "for vxlan), its "
+        "up and its memory (the resident sets of gregw, wireguard-go and ovs-vswitchd, the "
+        "kernel's growth for vxlan), its "
         "per-tunnel counters checked against the sessions' bytes, and how far each gateway "
         "went (a count whose setup a probe says would take longer than --setup-limit is not "
         "run, and said so). With --churn RATES (gregw alone), "

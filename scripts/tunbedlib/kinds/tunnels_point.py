@@ -3,11 +3,13 @@ tunnels.topo), which is up for it: topo/tunnels.sh's files for the point's tunne
 gateway set up on gwa and gwb with them (tunnel_driver: gregw started with the files, the
 seconds from its start until its control socket answers and its memory then; vxlan, a device a
 tunnel, drivers/kernel.py's VxlanTunnels: the seconds of its `ip -batch` and the kernel's
-memory; wireguard-go, a peer a tunnel, drivers/vpn.py's WireguardGoTunnels), the traffic
+memory; wireguard-go, a peer a tunnel, drivers/vpn.py's WireguardGoTunnels; Open vSwitch's
+GRE, a port a tunnel, drivers/ovs.py's OvsGreTunnels), the traffic
 servers, the sessions spread over the tunnels by tunbed-traffic's --pairs (session i on
 tunnel i mod N, from the client's site of the tunnel to the server's) while every CPU is
 sampled (matrix_point.Run: the matrix's own steps), then gregw's memory and the gateway's
-per-tunnel counters (gregw's a page at a time, the devices' statistics, wg's bytes a peer). A
+per-tunnel counters (gregw's a page at a time, the devices' statistics, wg's bytes a peer,
+the OpenFlow rules' counts). A
 churn run's sessions go over the first half of the tunnels alone while tunnels_churn.py, in
 the client's namespace, removes and adds the other half at the point's rate. Everything it
 started it stops."""
@@ -24,6 +26,7 @@ from ..bed import ADDRS
 from ..common import ROOT, Failure, run
 from ..drivers.gregw import Gregw
 from ..drivers.kernel import VxlanTunnels
+from ..drivers.ovs import OvsGreTunnels
 from ..drivers.vpn import WireguardGoTunnels
 from .. import inifile
 from . import matrix_point, tunnels_churn
@@ -105,11 +108,12 @@ class TunnelGregw(Gregw):
             start = page["next"]
 
 
-def read_tunnel_file(text, filename="tunnel file"):
+def read_tunnel_file(text, filename="tunnel file", peers=False):
     """[(name, key, [prefix, ...])] of a tunnel file topo/tunnels.sh wrote (gregw's format,
-    docs/gregw.md: a section `[tunnel NAME]` a tunnel, `key = N`, `prefixes = P, P`; its other
-    keys are gregw's alone), by the runner's INI reader; a Failure naming the line of anything
-    else, and of a tunnel without its key or prefixes."""
+    docs/gregw.md: a section `[tunnel NAME]` a tunnel, `key = N`, `prefixes = P, P`, with peers
+    its `peer = ADDR` too, the fourth of each, None without; its other keys are gregw's alone),
+    by the runner's INI reader; a Failure naming the line of anything else, and of a tunnel
+    without its key or prefixes."""
     def section(name, _):
         if not name.startswith("tunnel "):
             raise ValueError(f"expected a [tunnel NAME] section, got [{name}]")
@@ -118,27 +122,30 @@ def read_tunnel_file(text, filename="tunnel file"):
     out = {}
     for _, name, key, value in inifile.entries(text, filename, Failure, section,
                                                 "a [tunnel NAME] section"):
-        t = out.setdefault(name, [name, None, []])
+        t = out.setdefault(name, [name, None, [], None])
         if key == "key" and value.isdigit():
             t[1] = int(value)
         elif key == "prefixes":
             t[2] = inifile.words(value)
-    if any(key is None or not prefixes for _, key, prefixes in out.values()):
+        elif key == "peer":
+            t[3] = value
+    if any(key is None or not prefixes for _, key, prefixes, _ in out.values()):
         raise Failure(f"{filename}: a tunnel without its key or prefixes")
-    return [tuple(t) for t in out.values()]
+    return [tuple(t if peers else t[:3]) for t in out.values()]
 
 
 def tunnel_driver(bed, point, files, setup_limit):
     """The driver of the point's gateway with the tunnels of files: TunnelGregw, the
-    kernel's VxlanTunnels or WireguardGoTunnels (each side's setup within setup_limit
-    seconds)."""
+    kernel's VxlanTunnels, WireguardGoTunnels or OvsGreTunnels (each side's setup within
+    setup_limit seconds; Open vSwitch's tunnels with their peers)."""
     if point.gateway == "gregw":
         return TunnelGregw(bed, point, files)
     tunnels = {}
     for role in ("gwa", "gwb"):
         with open(os.path.join(files, f"{role}.tunnels")) as f:
-            tunnels[role] = read_tunnel_file(f.read(), f.name)
-    cls = {"vxlan": VxlanTunnels, "wireguard-go": WireguardGoTunnels}[point.gateway]
+            tunnels[role] = read_tunnel_file(f.read(), f.name, point.gateway == "ovs-gre")
+    cls = {"vxlan": VxlanTunnels, "wireguard-go": WireguardGoTunnels,
+           "ovs-gre": OvsGreTunnels}[point.gateway]
     return cls(bed, point, tunnels, setup_limit)
 
 

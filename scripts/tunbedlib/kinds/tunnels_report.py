@@ -387,7 +387,15 @@ def method(meta):
                "growth of the kernel's Slab and Percpu (/proc/meminfo) over it, the whole "
                "machine's, other work included; its counters: each device's statistics "
                "(ip -s link); gateway CPU-s/GB: none, the kernel's work is in the box's."
-               if "vxlan" in gateways else ""))
+               if "vxlan" in gateways else "")
+            + (" ovs-gre: Open vSwitch's userspace datapath with a GRE port a tunnel (its key, "
+               "its peer the remote) on one bridge of each gateway, OpenFlow rules that send "
+               "each tunnel's prefixes from the bridge's internal port to its GRE port and what "
+               "the port receives back, the prefixes routed into the internal port "
+               "(scripts/drivers/ovs-gre.sh --tunnels); setup: the seconds of a side's up, "
+               "ovsdb-server's and ovs-vswitchd's start included; memory: ovs-vswitchd's "
+               "resident set; its counters: each tunnel's rules' packets and bytes."
+               if "ovs-gre" in gateways else ""))
 
 
 def document(res):
