@@ -380,7 +380,7 @@ read_tunnels() {
 # and key), TUNNEL_CHUNK a transaction, the last one waiting for ovs-vswitchd; their rules
 # from one file; the routes of their prefixes written for ip -batch.
 up_tunnels() { # mac option...
-	local mac=$1 n i p m port cmds=() bad
+	local mac=$1 n i p m port cmds=() bad wait=() said
 	shift
 	local flows=$RUNDIR/tunnels.flows
 	exec 3>"$flows" 4>"$RUNDIR/tunnels.routes"
@@ -396,12 +396,13 @@ up_tunnels() { # mac option...
 		done
 		echo "cookie=$((2 * n + 1)),priority=100,in_port=$n,ip,actions=mod_dl_dst:$mac,output:LOCAL" >&3
 		echo "cookie=$((2 * n + 1)),priority=100,in_port=$n,ipv6,actions=mod_dl_dst:$mac,output:LOCAL" >&3
-		if [ "$n" -eq "${#T_NAME[@]}" ]; then
-			ovs-vsctl --db="unix:$DB_SOCK" --timeout=0 "${cmds[@]:1}" ||
-				die "ovs-vsctl failed on tunnels $((n - (n - 1) % TUNNEL_CHUNK)) to $n"
-		elif [ $((n % TUNNEL_CHUNK)) -eq 0 ]; then
-			ovs-vsctl --db="unix:$DB_SOCK" --no-wait "${cmds[@]:1}" ||
-				die "ovs-vsctl failed on tunnels $((n - TUNNEL_CHUNK + 1)) to $n"
+		# The last transaction waits (no time limit: the caller's is the setup's).
+		if [ "$n" -eq "${#T_NAME[@]}" ] || [ $((n % TUNNEL_CHUNK)) -eq 0 ]; then
+			wait=(--no-wait)
+			[ "$n" -lt "${#T_NAME[@]}" ] || wait=()
+			said=$(ovs-vsctl --db="unix:$DB_SOCK" "${wait[@]}" "${cmds[@]:1}" 2>&1) ||
+				die "ovs-vsctl on tunnels $((n - (n - 1) % TUNNEL_CHUNK)) to $n:" \
+					"$(tail -n 1 <<<"$said")"
 			cmds=()
 		fi
 	done

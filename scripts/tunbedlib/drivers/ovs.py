@@ -7,7 +7,7 @@ import time
 
 from ..common import OVS_DRIVER, Failure, have
 from .base import GRE_HEADER
-from .contract import CALL_GRACE_S, TIMED_OUT, Cmd
+from .contract import CALL_GRACE_S, TIMED_OUT, Cmd, one_line
 
 
 class OvsGre(Cmd):
@@ -74,6 +74,23 @@ def port_drops(text):
     return total
 
 
+def up_error(stderr):
+    """Why ovs-gre.sh's up failed, from its stderr: the line before its "up failed in ...;
+    undoing" (what it died of), with the last of the ovs-vswitchd log's warnings it quotes
+    after it; None when it did not say."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    at = next((i for i, ln in enumerate(lines) if " up failed in " in ln), None)
+    if not at:
+        return None
+    return one_line(lines[at - 1] + (f" (ovs-vswitchd: {lines[-1]})" if at + 1 < len(lines)
+                                     else ""))
+
+
+def socket_drops(text):
+    """The drops of the sockets in ss -m's text (skmem's d field), summed."""
+    return sum(int(d) for d in re.findall(r"skmem:\([^)]*?\bd([0-9]+)\)", text))
+
+
 class OvsGreTunnels(OvsGre):
     """Open vSwitch's userspace GRE with a port a tunnel, for tunbed tunnels (docs/tunnels.md):
     scripts/drivers/ovs-gre.sh up as for ovs-gre, with its --tunnels file (TUNBED_OVS_TUNNELS)
@@ -112,7 +129,7 @@ class OvsGreTunnels(OvsGre):
                               f"last: {self.said_last(p)})")
             if p.returncode:
                 raise Failure(f"ovs-gre on {h.label()}: the setup of {n} tunnels failed (exit "
-                              f"{p.returncode}): {self.said_last(p)}")
+                              f"{p.returncode}): {up_error(p.stderr) or self.said_last(p)}")
             self.said[role] = p.stdout.strip()
         for role in self.env:
             p = self.call(role, "pids")
@@ -164,5 +181,8 @@ class OvsGreTunnels(OvsGre):
                              [t[0] for t in self.tunnels_of[role]])
 
     def unattributed(self, role, link_drops):
-        """The role's transit device's drops, and those of the OVS port that reads it."""
-        return link_drops + port_drops(self.ctl(role, "ofctl", "dump-ports", "br-underlay"))
+        """The role's transit device's drops, those of the OVS port that reads it, and those of
+        the packet sockets of the role's namespace (ovs-vswitchd's on the transit device: what
+        arrived while its receive buffer was full, which OVS counts nowhere)."""
+        return (link_drops + port_drops(self.ctl(role, "ofctl", "dump-ports", "br-underlay"))
+                + socket_drops(self.host(role).run(["ss", "-0", "-a", "-n", "-m"], check=False)))
