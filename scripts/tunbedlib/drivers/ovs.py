@@ -80,8 +80,10 @@ def up_error(stderr):
     after it; None when it did not say."""
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     at = next((i for i, ln in enumerate(lines) if " up failed in " in ln), None)
-    if not at:
+    if at is None:
         return None
+    if at == 0:
+        return one_line(lines[0])
     return one_line(lines[at - 1] + (f" (ovs-vswitchd: {lines[-1]})" if at + 1 < len(lines)
                                      else ""))
 
@@ -126,7 +128,7 @@ class OvsGreTunnels(OvsGre):
             if p.returncode in TIMED_OUT and self.ready_s[role] >= self.timeout:
                 raise Failure(f"ovs-gre on {h.label()}: the setup of {n} tunnels did not finish "
                               f"within --setup-limit {self.timeout:g} s (stopped; it said "
-                              f"last: {self.said_last(p)})")
+                              f"last: {up_error(p.stderr) or self.said_last(p)})")
             if p.returncode:
                 raise Failure(f"ovs-gre on {h.label()}: the setup of {n} tunnels failed (exit "
                               f"{p.returncode}): {up_error(p.stderr) or self.said_last(p)}")
