@@ -6,7 +6,9 @@ points and keys; the churn's pure parts (tunnels_churn.py: which change comes ne
 lines of a tunnel file, replies, ICMP echoes, changes due), its plan and refusals, the upgrade
 of a format 1 record, and a churn run's analysis against its baseline; vxlan's pure parts
 (drivers/kernel.py: its ip -batch, its devices' counters, the kernel's memory), the tunnel
-file read for it, the gateways of a run, the counts not run, and how far each gateway went."""
+file read for it, the gateways of a run, the counts not run, and how far each gateway went;
+ovs-gre's (drivers/ovs.py: its tunnel list, its rules' counters, its drops, its failures'
+words)."""
 
 import argparse
 import copy
@@ -26,7 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from tunbedlib import analysis, records  # noqa: E402
 from tunbedlib.common import ScenarioError  # noqa: E402
-from tunbedlib.drivers import DRIVERS, kernel, vpn  # noqa: E402
+from tunbedlib.drivers import DRIVERS, kernel, ovs, vpn  # noqa: E402
 from tunbedlib.kinds import tunnels, tunnels_churn, tunnels_point, tunnels_report  # noqa: E402
 
 FORMAT_1 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "formats",
@@ -515,6 +517,73 @@ class WireguardGo(unittest.TestCase):
         self.assertEqual([x["tunnels"] for x in plan.not_run], [1000, 10000])
         self.assertEqual(plan.not_run[0]["why"], "not run: more than wireguard-go's 100 tunnels "
                                                  "(a wireguard-go process a tunnel on gwb)")
+
+
+class OvsGre(unittest.TestCase):
+    """ovs-gre's pure parts (drivers/ovs.py): the --tunnels file of ovs-gre.sh, the rules'
+    counters by cookie, the drops by no tunnel, the words of a failed up."""
+
+    def test_tunnel_lines_and_peers(self):
+        with tempfile.TemporaryDirectory() as d:
+            tunnels_point.run([os.path.join(tunnels_point.ROOT, "topo", "tunnels.sh"), "3", d])
+            with open(os.path.join(d, "gwb.tunnels")) as f:
+                got = tunnels_point.read_tunnel_file(f.read(), peers=True)
+        self.assertEqual(got[2], ("t00002", 3, ["198.18.64.2/32", "2001:2:0:4002::/64"],
+                                  "198.18.0.1"))
+        self.assertEqual(ovs.ovs_tunnel_lines(got[:1] + [("t9", 9, ["198.18.9.9/32"], None)],
+                                              "198.18.0.7"),
+                         "t00000 1 198.18.0.1 198.18.64.0/32 2001:2:0:4000::/64\n"
+                         "t9 9 198.18.0.7 198.18.9.9/32\n")
+
+    def test_flow_counters(self):
+        text = (
+            "NXST_FLOW reply (xid=0x4):\n"
+            " cookie=0x2, duration=3.1s, table=0, n_packets=10, n_bytes=15000, priority=100,"
+            "ip,in_port=LOCAL,nw_dst=198.18.128.0 actions=output:1\n"
+            " cookie=0x2, duration=3.1s, table=0, n_packets=1, n_bytes=90, priority=100,"
+            "ipv6,in_port=LOCAL,ipv6_dst=2001:2:0:8000::/64 actions=output:1\n"
+            " cookie=0x3, duration=3.1s, table=0, n_packets=4, n_bytes=208, priority=100,"
+            "ip,in_port=1 actions=mod_dl_dst:02:00:00:00:00:01,LOCAL\n"
+            " cookie=0x5, duration=3.1s, table=0, n_packets=0, n_bytes=0, priority=100,"
+            "ip,in_port=2 actions=mod_dl_dst:02:00:00:00:00:01,LOCAL\n"
+            " cookie=0x9, duration=3.1s, table=0, n_packets=7, n_bytes=7, priority=100,"
+            "ip,in_port=4 actions=LOCAL\n"
+            " duration=3.1s, table=0, n_packets=5, n_bytes=300, priority=0 actions=drop\n")
+        self.assertEqual(ovs.flow_counters(text, ["t00000", "t00001"]), {
+            "t00000": {"tx_packets": 11, "tx_bytes": 15090, "rx_packets": 4, "rx_bytes": 208,
+                       "drops": {}},
+            "t00001": {"tx_packets": 0, "tx_bytes": 0, "rx_packets": 0, "rx_bytes": 0,
+                       "drops": {}}})
+        self.assertEqual(ovs.flow_counters("nonsense", ["t00000"]), {})
+
+    def test_drops_by_no_tunnel(self):
+        self.assertEqual(ovs.port_drops(
+            "OFPST_PORT reply (xid=0x2): 2 ports\n"
+            "  port LOCAL: rx pkts=28, bytes=2296, drop=9, errs=0, frame=0, over=0, crc=0\n"
+            "  port  1: rx pkts=38616, bytes=4035896, drop=3, errs=0, frame=0, over=0, crc=0\n"
+            "  port  2: rx pkts=1, bytes=1, drop=?, errs=?, frame=?, over=?, crc=?\n"), 3)
+        self.assertEqual(ovs.socket_drops(
+            "p_raw UNCONN 0 0 *:transit *\n\t skmem:(r0,rb212992,t0,tb212992,f0,w0,o0,bl0,d3166)"
+            "\nu_str ESTAB 0 0 * 1 * 2\n\t skmem:(r0,rb1,t0,tb1,f0,w0,o0,bl0,d4)\n"), 3170)
+        self.assertEqual(ovs.socket_drops(""), 0)
+
+    def test_up_error(self):
+        said = ("ovs-gre.sh: 500 of 3000 GRE ports in the database after 4.0 s (not waiting "
+                "for ovs-vswitchd)\novs-gre.sh: up failed in tb-gwa; undoing\n"
+                "2026-12-04T22:00:00Z|00042|bridge|WARN|could not add port\n")
+        self.assertEqual(ovs.up_error(said), "ovs-gre.sh: 500 of 3000 GRE ports in the database "
+                         "after 4.0 s (not waiting for ovs-vswitchd) (ovs-vswitchd: "
+                         "2026-12-04T22:00:00Z|00042|bridge|WARN|could not add port)")
+        self.assertEqual(ovs.up_error("ovs-gre.sh: up failed in tb-gwa; undoing\n"),
+                         "ovs-gre.sh: up failed in tb-gwa; undoing")
+        self.assertIsNone(ovs.up_error("Killed\n"))
+
+    def test_a_run_of_it(self):
+        plan = tunnels.KIND.check(Plan.args(self, gateway="gregw ovs-gre",
+                                            tunnels_counts="1,10"))
+        self.assertEqual([(p.gateway, p.tunnels) for p in plan.points],
+                         [("gregw", 1), ("gregw", 10), ("ovs-gre", 1), ("ovs-gre", 10)])
+        self.assertEqual(plan.points[3].key(), "ovs-gre-n10-s64")
 
 
 class HowFar(unittest.TestCase):
