@@ -232,7 +232,7 @@ class BadInput(unittest.TestCase):
              ["tunnels", "--sessions", "0"], ["tunnels", "--sessions", "10001"],
              ["tunnels", "--workers", "0"], ["tunnels", "--time", "0"],
              ["tunnels", "--repeats", "0"], ["tunnels", "--gateway", "vxlan,vxlan"],
-             ["tunnels", "--gateway", "ovs-gre"], ["tunnels", "--gateway", "nope"],
+             ["tunnels", "--gateway", "route"], ["tunnels", "--gateway", "nope"],
              ["tunnels", "--encap", "ipip"], ["tunnels", "--churn", "0"],
              ["tunnels", "--gateway", "wireguard-go", "--tunnels-counts", "101"],
              ["tunnels", "--setup-limit", "0"],

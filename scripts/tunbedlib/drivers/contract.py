@@ -103,7 +103,10 @@ class Cmd(Driver):
                                                if other else "")
         return env
 
-    def argv(self, role, verb, limit=limits.DRIVER_CALL_S):
+    def argv(self, role, verb, limit=None):
+        """The call of PATH VERB on the role's host (CALL), stopped after limit seconds
+        (limits.DRIVER_CALL_S by default)."""
+        limit = limits.DRIVER_CALL_S if limit is None else limit
         return ["sh", "-c", CALL, f"{self.workdir(role)}.{verb}", f"{limit:g}",
                 "env", *(f"{k}={v}" for k, v in self.env[role].items()), self.executable(role),
                 verb]
