@@ -103,11 +103,12 @@
 # source, destination and key), and rules that pick the port by the inner destination: one
 # tunnel device for all of them, routed into by one `ip -batch`, rather than an internal port
 # a tunnel (each a tap device and a file descriptor that ovs-vswitchd polls). The ports are
-# added TUNNEL_CHUNK to an ovs-vsctl transaction (a command line holds no more) without waiting,
-# the last transaction waiting until ovs-vswitchd has configured them all; the rules go in
-# from one file (ovs-ofctl add-flows --bundle); GRE ports of the userspace datapath are no kernel devices,
-# and go with the daemons. OVS's internal ports are persistent tap devices
-# that outlive ovs-vswitchd: down deletes them (gre0, br-underlay, ovs-netdev).
+# added TUNNEL_CHUNK to an ovs-vsctl transaction (a command line holds no more) without
+# waiting, the last transaction waiting until ovs-vswitchd has configured them all; the rules
+# go in from one file as one bundle (ovs-ofctl add-flows --bundle); GRE ports of the
+# userspace datapath are no kernel devices, and go with the daemons. OVS's internal ports are
+# persistent tap devices that outlive ovs-vswitchd: down deletes them (gre0, br-underlay,
+# ovs-netdev).
 set -eu
 set -o pipefail
 
