@@ -1,6 +1,8 @@
 #!/bin/bash
 # tunbed tunnels with Open vSwitch's userspace GRE, a port a tunnel (docs/tunnels.md): counts 1
-# and 10 with 16 sessions for a second each after a second of warm-up. On each gateway one
+# and 10 with 4 sessions for a second each after a second of warm-up (with 16, on a busy 2-CPU
+# machine, ovs-vswitchd's packet socket dropped so much that a session now and then was still
+# in TCP's retransmission backoff 5 s after its end, and failed). On each gateway one
 # ovsdb-server and one ovs-vswitchd (scripts/drivers/ovs-gre.sh --tunnels): one bridge with the
 # tunnel device gre0 and a GRE port a tunnel (key i + 1, the other gateway its remote), the
 # tunnels' prefixes routed into gre0 and OpenFlow rules picking the port by the inner
@@ -27,12 +29,12 @@ expect_refusal "churn of ovs-gre" 2 "^tunbed: --churn: gregw's alone" \
 	"$TUNBED" tunnels --gateway ovs-gre --churn 10 --prefix "$P" --results "$R"
 [ ! -e "$R" ] || fail "a refusal made $R"
 
-out=$("$TUNBED" tunnels --gateway ovs-gre --tunnels-counts 1,10 --sessions 16 --time 1 \
+out=$("$TUNBED" tunnels --gateway ovs-gre --tunnels-counts 1,10 --sessions 4 --time 1 \
 	--warmup 1 --repeats 1 --prefix "$P" --results "$R" 2>"$TMP/tunnels.err") ||
 	die "tunbed tunnels failed: $(tail -3 "$TMP/tunnels.err")"
 dir=$(find "$R" -maxdepth 1 -name '*-tunnels' | head -1)
 [ -n "$dir" ] || die "no results directory"
-expect_match "the headline, a line a count" "$out" "^ovs-gre 1 tunnel, 16 sessions: [0-9.]+ Gbit/s, Jain across tunnels 1\.000, setup [0-9.]+ s, RSS [0-9.]+ MiB, counters match"$'\n'"ovs-gre 10 tunnels, .*counters match"$'\n'"report: "
+expect_match "the headline, a line a count" "$out" "^ovs-gre 1 tunnel, 4 sessions: [0-9.]+ Gbit/s, Jain across tunnels 1\.000, setup [0-9.]+ s, RSS [0-9.]+ MiB, counters match"$'\n'"ovs-gre 10 tunnels, .*counters match"$'\n'"report: "
 python3 -B - "$dir" "$TUNBED_SRC/tests/netns" <<'PY' || fail "the ovs-gre tunnels run's records"
 import json, os, sys
 d = sys.argv[1]
@@ -42,7 +44,7 @@ meta = json.load(open(os.path.join(d, "meta.json")))
 assert (meta["kind"], meta["format"], meta["complete"], meta["gateways"]) == ("tunnels", 3, True, ["ovs-gre"]), meta
 assert not meta["failed"] and not meta["not_run"], meta
 for n in (1, 10):
-    rec = json.load(open(os.path.join(d, "runs", f"ovs-gre-n{n}-s16-r1.json")))
+    rec = json.load(open(os.path.join(d, "runs", f"ovs-gre-n{n}-s4-r1.json")))
     assert rec["point"]["gateway"] == "ovs-gre" and rec["gateway_info"]["dev"] == "gre0", (rec["point"], rec["gateway_info"])
     assert rec["gateway_info"]["mtu"] == 1472, rec["gateway_info"]  # 1500 - 20 - 8 (the key)
     for role in ("gwa", "gwb"):
@@ -51,7 +53,7 @@ for n in (1, 10):
     # Both daemons of each side, watched.
     procs = sorted(label for h in rec["hosts"] for label in h["processes"].values() if label.startswith("ovs"))
     assert procs == ["ovs-vswitchd gwa", "ovs-vswitchd gwb", "ovsdb-server gwa", "ovsdb-server gwb"], procs
-    check_point(rec, n, 16)
+    check_point(rec, n, 4)
 s = json.load(open(os.path.join(d, "summary.json")))
 for p in s["summary"].values():
     assert p["gateway"] == "ovs-gre" and p["counters_ok"] and not p["problems"], p
