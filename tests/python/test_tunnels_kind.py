@@ -577,6 +577,8 @@ class OvsGre(unittest.TestCase):
         self.assertEqual(ovs.up_error("ovs-gre.sh: up failed in tb-gwa; undoing\n"),
                          "ovs-gre.sh: up failed in tb-gwa; undoing")
         self.assertIsNone(ovs.up_error("Killed\n"))
+        self.assertEqual(ovs.up_error("ovs-gre.sh: 500 of 9 ...\novs-gre.sh: up failed in tb-gwa; "
+                                      "undoing\nKilled\n"), "ovs-gre.sh: 500 of 9 ...")
 
     def test_a_run_of_it(self):
         plan = tunnels.KIND.check(Plan.args(self, gateway="gregw ovs-gre",

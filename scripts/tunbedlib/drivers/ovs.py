@@ -84,8 +84,8 @@ def up_error(stderr):
         return None
     if at == 0:
         return one_line(lines[0])
-    return one_line(lines[at - 1] + (f" (ovs-vswitchd: {lines[-1]})" if at + 1 < len(lines)
-                                     else ""))
+    logged = [ln for ln in lines[at + 1:] if re.search(r"\|(WARN|ERR|EMER)\|", ln)]
+    return one_line(lines[at - 1] + (f" (ovs-vswitchd: {logged[-1]})" if logged else ""))
 
 
 def socket_drops(text):
