@@ -99,7 +99,7 @@ class OvsGreTunnels(OvsGre):
     in place of key 7: on each gateway one bridge with the tunnel device (its internal port,
     gre0) and a GRE port a tunnel (its key, its peer the remote), OpenFlow rules that send each
     tunnel's prefixes from the device to its port and what its port receives back, the prefixes
-    routed into the device; ports added 500 to a transaction, rules from one file, routes by one
+    routed into the device; ports added 300 to an OVSDB transaction, rules as one bundle, routes by one
     ip -batch. Setup time: the seconds of a side's up, the daemons' start included; memory:
     ovs-vswitchd's resident set. Counters: the packets and bytes of each tunnel's rules."""
 
