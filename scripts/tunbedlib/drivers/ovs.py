@@ -101,7 +101,8 @@ class OvsGreTunnels(OvsGre):
     tunnel's prefixes from the device to its port and what its port receives back, the prefixes
     routed into the device; ports added 300 to an OVSDB transaction, rules as one bundle,
     routes by one ip -batch. Setup time: the seconds of a side's up, the daemons' start
-    included; memory: ovs-vswitchd's resident set. Counters: the packets and bytes of each tunnel's rules."""
+    included; memory: ovs-vswitchd's resident set. Counters: the packets and bytes of each
+    tunnel's rules."""
 
     def __init__(self, bed, point, tunnels, timeout):
         """tunnels: {role: [(name, key, [prefix, ...], peer)]}; timeout: seconds a side's up
