@@ -232,8 +232,8 @@ void config_usage(void)
 	       "                       the receive queue (ring or socket), from the kernel's\n"
 	       "                       arrival stamps: a standing queue is told to shrink by a\n"
 	       "                       drop, or a CE mark when ECN-capable (default off)\n"
-	       "  --aqm-target US      its target sojourn in microseconds (default 500)\n"
-	       "  --aqm-interval US    its interval in microseconds (default 10000)\n"
+	       "  --aqm-target US      its target sojourn in microseconds (default 2000)\n"
+	       "  --aqm-interval US    its interval in microseconds (default 40000)\n"
 	       "telemetry:\n"
 	       "  --stats-interval S   a JSON line of counters every S seconds (0.1 to 3600)\n"
 	       "  --stats-json FILE    append those lines and the final summary to FILE, not\n"
@@ -272,8 +272,8 @@ void config_defaults(struct config *c)
 	c->fair_queue = true;
 	c->tx_merge = false;
 	c->fq_limit = TUN_FQ_READS;
-	c->aqm_target_us = 500;
-	c->aqm_interval_us = 10000;
+	c->aqm_target_us = 2000; /* measured: docs/benchmarks.md, 2026-12-04 */
+	c->aqm_interval_us = 40000;
 	c->ingress_drop = true;
 	c->wire_tx_packet = true;
 	tos_cfg_init(&c->tos);
