@@ -164,13 +164,17 @@ class Cmd(Driver):
                 raise Failure(f"{self.name} up on {self.host(role).label()} failed (exit "
                               f"{p.returncode}): {self.said_last(p)}")
             self.said[role] = p.stdout.strip()
+        self.collect_pids()
+        self.wait_path()
+
+    def collect_pids(self):
+        """The processes each role's `pids` names, watched from now on."""
         for role in self.env:
             p = self.call(role, "pids")
             if p.returncode:
                 raise Failure(f"{self.name} pids on {self.host(role).label()} failed (exit "
                               f"{p.returncode}): {self.said_last(p)}")
             self.procs += self.parse_pids(role, p.stdout)
-        self.wait_path()
 
     def pids(self):
         return self.procs

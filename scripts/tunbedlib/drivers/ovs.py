@@ -134,12 +134,7 @@ class OvsGreTunnels(OvsGre):
                 raise Failure(f"ovs-gre on {h.label()}: the setup of {n} tunnels failed (exit "
                               f"{p.returncode}): {up_error(p.stderr) or self.said_last(p)}")
             self.said[role] = p.stdout.strip()
-        for role in self.env:
-            p = self.call(role, "pids")
-            if p.returncode:
-                raise Failure(f"ovs-gre pids on {self.host(role).label()} failed (exit "
-                              f"{p.returncode}): {self.said_last(p)}")
-            self.procs += self.parse_pids(role, p.stdout)
+        self.collect_pids()
         self.wait_first()
 
     def wait_first(self):
