@@ -314,6 +314,22 @@ static void flatten(const struct span *s, unsigned n, u128 max, struct ranges *r
 	}
 }
 
+/* The span of addresses prefix p covers (of an address family of bits bits, max its largest
+ * address), for val. */
+static struct span prefix_span(const struct netprefix *p, unsigned bits, u128 max, uint32_t val)
+{
+	uint64_t a0, a1;
+	u128 host = p->len >= bits ? 0 : max >> p->len;
+	struct span sp;
+
+	addr_words(p->addr.family, p->addr.bytes, &a0, &a1);
+	sp.start = (p->addr.family == AF_INET6 ? (u128)a0 << 64 | a1 : a0) & ~host;
+	sp.end = sp.start | host;
+	sp.len = p->len;
+	sp.val = val;
+	return sp;
+}
+
 /*
  * The ranges of one family's prefixes into *r (which the caller frees, also after a failure):
  * -EEXIST if two tunnels have one prefix.
@@ -340,18 +356,8 @@ static int build_ranges(struct tunnels *t, const struct tunnel_spec *const *orde
 	n = 0;
 	for (uint32_t i = 0; i < t->n; i++) {
 		for (unsigned j = 0; j < order[i]->nprefixes; j++) {
-			const struct netprefix *p = &order[i]->prefixes[j];
-			uint64_t a0, a1;
-			u128 host;
-
-			if (p->addr.family != family)
-				continue;
-			addr_words(family, p->addr.bytes, &a0, &a1);
-			host = p->len >= bits ? 0 : max >> p->len;
-			s[n].start = (family == AF_INET6 ? (u128)a0 << 64 | a1 : a0) & ~host;
-			s[n].end = s[n].start | host;
-			s[n].len = p->len;
-			s[n++].val = i;
+			if (order[i]->prefixes[j].addr.family == family)
+				s[n++] = prefix_span(&order[i]->prefixes[j], bits, max, i);
 		}
 	}
 	/* Tunnels named in the order of their prefixes (as the bed's) come sorted. */
@@ -582,18 +588,8 @@ static int spans_of(const struct tunnel_spec *s, int family, uint32_t val, struc
 
 	*ns = 0;
 	for (unsigned j = 0; s && j < s->nprefixes; j++) {
-		const struct netprefix *p = &s->prefixes[j];
-		uint64_t a0, a1;
-		u128 host;
-
-		if (p->addr.family != family)
-			continue;
-		addr_words(family, p->addr.bytes, &a0, &a1);
-		host = p->len >= bits ? 0 : max >> p->len;
-		sp[*ns].start = (family == AF_INET6 ? (u128)a0 << 64 | a1 : a0) & ~host;
-		sp[*ns].end = sp[*ns].start | host;
-		sp[*ns].len = p->len;
-		sp[(*ns)++].val = val;
+		if (s->prefixes[j].addr.family == family)
+			sp[(*ns)++] = prefix_span(&s->prefixes[j], bits, max, val);
 	}
 	qsort(sp, *ns, sizeof(*sp), span_cmp);
 	for (unsigned i = 1; i < *ns; i++) {
