@@ -10,7 +10,8 @@
 # Under load: 64 TCP sessions that negotiate ECN (CUBIC) through it, the client's nstat before
 # and after, on the page's row. Then the same part on gregw with CoDel (gre+aqm, its target
 # 10 us over 1 ms: any queue under the load is a standing one), by the wire method: its
-# marks reach the senders as CE echoes, and the record has gregw's own count of them.
+# marks (in gwa's flow queue) reach the senders as CE echoes, and the record has gregw's own
+# count of them.
 #
 #  P-client --lan-a-- P-gwa [vx0] ==transit: VXLAN, UDP 4789 (capture)==> (re-mark CE) [vx0] P-gwb --lan-b-- P-server (recv: IP_RECVTOS)
 #  P-client --lan-a-- P-gwa [gregw] ==transit: GRE (tunbed-wire; crafted CE)==> [gregw, CoDel] P-gwb --lan-b-- P-server
@@ -64,18 +65,19 @@ expect_eq "no process left in the namespaces" "$(rec 'sorted(r for r, p in d["le
 "$TOPO" down --prefix "$P" >/dev/null 2>&1 || true
 expect_nothing_left "$P" "the topology"
 
-# gregw with CoDel on gwb's receive queue: it marks the ECN sessions' packets CE (aqm_marked),
+# gregw with CoDel (in gwa's flow queue, where the sessions' backlog waits, and on gwb's
+# receive queue): it marks the ECN sessions' packets CE in gwa's flow queue (tx_aqm_marked),
 # the senders get the marks back (TcpExtTCPDeliveredCE), and the record and the row say both.
 new_prefix Q tbtosq
 out=$(python3 "$HERE/datasheet_tos.py" gregw "$Q" gre+aqm 10 1000 2>"$TMP/helper-gregw.err") ||
 	die "the DSCP/ECN part on gregw gre+aqm: ${out:-no output} $(tail -3 "$TMP/helper-gregw.err")"
 expect_eq "gregw: the record's method and mode" "$(rec '(d["record"]["method"], d["record"]["point"]["mode"])')" "('wire', 'gre+aqm')"
 expect_eq "gregw: 64 sessions, all negotiated ECN" "$(rec 'd["record"]["load"]["ecn_negotiated"]')" "64"
-expect_eq "gregw: CoDel on gwb marked CE" "$(rec 'd["record"]["load"]["gateway"]["gwb"]["aqm_marked"] > 0')" "True"
+expect_eq "gregw: CoDel in gwa's flow queue marked CE" "$(rec 'd["record"]["load"]["gateway"]["gwa"]["tx_aqm_marked"] > 0')" "True"
 expect_eq "gregw: the marks reached the senders" "$(rec '(d["record"]["load"]["nstat"]["TcpExtTCPDeliveredCE"] > 0, d["analysis"]["load"]["verdict"], d["analysis"]["load"]["ce_echoed"] == d["record"]["load"]["nstat"]["TcpExtTCPDeliveredCE"])')" "(True, 'marks', True)"
-expect_eq "gregw: the analysis carries gregw's counts" "$(rec 'd["analysis"]["load"]["gateway"]["gwb"]["aqm_marked"] == d["record"]["load"]["gateway"]["gwb"]["aqm_marked"]')" "True"
+expect_eq "gregw: the analysis carries gregw's counts" "$(rec 'd["analysis"]["load"]["gateway"] == d["record"]["load"]["gateway"]')" "True"
 expect_match "gregw: the page's row" "$(rec 'd["rows"]["marks / drops under load (ECN, CUBIC)"]')" \
-	"^marks: [0-9,]+ segments delivered under a CE echo, [0-9,]+ retransmits/GB \([0-9,]+ of [0-9,]+ segments; 64 ECN sessions, CUBIC, 4 s, [0-9.]+ Gbit/s\); the gateway: gwa [0-9,]+ marked CE \(aqm_marked\), [0-9,]+ dropped.*; gwb [1-9][0-9,]* marked CE \(aqm_marked\)"
+	"^marks: [0-9,]+ segments delivered under a CE echo, [0-9,]+ retransmits/GB \([0-9,]+ of [0-9,]+ segments; 64 ECN sessions, CUBIC, 4 s, [0-9.]+ Gbit/s\); the gateway: gwa [1-9][0-9,]* marked CE in its flow queue \(tx_aqm_marked\) and [0-9,]+ on receive \(aqm_marked\), [0-9,]+ dropped.*; gwb [0-9,]+ marked CE in its flow queue \(tx_aqm_marked\) and [0-9,]+ on receive \(aqm_marked\)"
 expect_eq "gregw: its DSCP/ECN verdicts as before" "$(rec '[d["analysis"][k]["verdict"] for k in ("dscp", "encap", "decap")]')" "['yes', 'copied', 'yes']"
 expect_eq "gregw: no process left in the namespaces" "$(rec 'sorted(r for r, p in d["left"].items() if p)')" "[]"
 "$TOPO" down --prefix "$Q" >/dev/null 2>&1 || true
