@@ -1,6 +1,9 @@
 #!/bin/bash
-# tunbed tunnels with wireguard-go, a peer a tunnel (docs/tunnels.md): counts 1 and 10 with 16
-# sessions for a second each after a second of warm-up. gwa runs one wireguard-go device with a
+# tunbed tunnels with wireguard-go, a peer a tunnel (docs/tunnels.md): counts 1 and 10 with 4
+# sessions for a second each after a second of warm-up (with 16, in a fresh CI run, a session
+# through the one tunnel was still in TCP's retransmission backoff 5 s after its end, when
+# tunbed-traffic gives up on it: wireguard-go's socket drops that much on a busy 2-CPU machine,
+# as ovs-vswitchd's does in runner_tunnels_ovs). gwa runs one wireguard-go device with a
 # peer a tunnel, gwb a wireguard-go process and device a tunnel (WireGuard picks a peer by its
 # key). From each record: both sides set up (their seconds and resident sets, gwb's the sum of
 # its processes'), every process watched by the sampler, the sessions round-robin over the
@@ -22,12 +25,12 @@ expect_refusal "a count above wireguard-go's limit" 2 "^tunbed: --tunnels-counts
 	"$TUNBED" tunnels --gateway wireguard-go --tunnels-counts 1,101 --prefix "$P" --results "$R"
 [ ! -e "$R" ] || fail "a refusal made $R"
 
-out=$("$TUNBED" tunnels --gateway wireguard-go --tunnels-counts 1,10 --sessions 16 --time 1 \
+out=$("$TUNBED" tunnels --gateway wireguard-go --tunnels-counts 1,10 --sessions 4 --time 1 \
 	--warmup 1 --repeats 1 --prefix "$P" --results "$R" 2>"$TMP/tunnels.err") ||
 	die "tunbed tunnels failed: $(tail -3 "$TMP/tunnels.err")"
 dir=$(find "$R" -maxdepth 1 -name '*-tunnels' | head -1)
 [ -n "$dir" ] || die "no results directory"
-expect_match "the headline, a line a count" "$out" "^wireguard-go 1 tunnel, 16 sessions: [0-9.]+ Gbit/s, Jain across tunnels 1\.000, setup [0-9.]+ s, RSS [0-9.]+ MiB, counters match"$'\n'"wireguard-go 10 tunnels, .*counters match"$'\n'"report: "
+expect_match "the headline, a line a count" "$out" "^wireguard-go 1 tunnel, 4 sessions: [0-9.]+ Gbit/s, Jain across tunnels 1\.000, setup [0-9.]+ s, RSS [0-9.]+ MiB, counters match"$'\n'"wireguard-go 10 tunnels, .*counters match"$'\n'"report: "
 python3 -B - "$dir" "$TUNBED_SRC/tests/netns" <<'PY' || fail "the wireguard-go tunnels run's records"
 import json, os, sys
 d = sys.argv[1]
@@ -36,7 +39,7 @@ from tunnels_records import check_point  # noqa: E402
 meta = json.load(open(os.path.join(d, "meta.json")))
 assert (meta["kind"], meta["format"], meta["complete"], meta["gateways"]) == ("tunnels", 3, True, ["wireguard-go"]), meta
 for n in (1, 10):
-    rec = json.load(open(os.path.join(d, "runs", f"wireguard-go-n{n}-s16-r1.json")))
+    rec = json.load(open(os.path.join(d, "runs", f"wireguard-go-n{n}-s4-r1.json")))
     assert rec["point"]["gateway"] == "wireguard-go" and rec["gateway_info"]["dev"] == "tbwg0", (rec["point"], rec["gateway_info"])
     for role in ("gwa", "gwb"):
         s = rec["setup"][role]
@@ -44,7 +47,7 @@ for n in (1, 10):
     # One process on gwa, one a tunnel on gwb, each watched.
     procs = [label for h in rec["hosts"] for label in h["processes"].values()]
     assert (procs.count("wireguard-go gwa"), procs.count("wireguard-go gwb")) == (1, n), procs
-    check_point(rec, n, 16, packets=False)  # WireGuard counts bytes, not packets
+    check_point(rec, n, 4, packets=False)  # WireGuard counts bytes, not packets
 s = json.load(open(os.path.join(d, "summary.json")))
 for p in s["summary"].values():
     assert p["gateway"] == "wireguard-go" and p["counters_ok"] and not p["problems"], p
