@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client_int.h"
@@ -241,7 +242,7 @@ static bool session_step(struct cl_thread *t, struct session *s)
 			s->eof = true;
 	}
 	while (sends(cl) && !s->wr_shut) {
-		uint64_t want;
+		uint64_t want, ask;
 		long w;
 
 		if (send_complete(cl, s, now)) {
@@ -256,11 +257,12 @@ static bool session_step(struct cl_thread *t, struct session *s)
 			break;
 		}
 		want = c->bytes ? c->bytes - s->tx.bytes : c->buffer;
-		want = pacer_allow(&s->pacer, now, want < c->buffer ? want : c->buffer);
+		ask = want < c->buffer ? want : c->buffer;
+		want = pacer_grant(&s->pacer, now, ask, TRAFFIC_PACE_QUANTUM);
 		if (!want) {
 			s->wake_ns = now + pacer_wait_ns(&s->pacer, now,
-							 c->buffer < TRAFFIC_PACE_QUANTUM
-								 ? c->buffer
+							 ask < TRAFFIC_PACE_QUANTUM
+								 ? ask
 								 : TRAFFIC_PACE_QUANTUM);
 			break;
 		}
@@ -315,8 +317,10 @@ static void maybe_reconnect(struct cl_thread *t, struct session *s)
 	}
 }
 
-/* The next time the clock must move a session: a pacer refill, or the next sweep. */
-static int next_timeout(const struct cl_thread *t, uint64_t sweep_at)
+/* How long until the clock must move a session: a pacer refill, or the next sweep; at most
+ * CL_POLL_MAX_MS. In nanoseconds: whole milliseconds held a paced session of 1 Gbit/s (its
+ * bucket 1 ms) below its rate. */
+static struct timespec next_timeout(const struct cl_thread *t, uint64_t sweep_at)
 {
 	const struct client *cl = t->owner;
 	uint64_t now = clock_mono_ns(), wake = sweep_at;
@@ -330,10 +334,11 @@ static int next_timeout(const struct cl_thread *t, uint64_t sweep_at)
 		}
 	}
 	if (wake <= now)
-		return 0;
-	return wake - now > CL_POLL_MAX_MS * (uint64_t)NSEC_PER_MSEC
-		       ? CL_POLL_MAX_MS
-		       : (int)((wake - now) / NSEC_PER_MSEC) + 1;
+		wake = now;
+	if (wake - now > CL_POLL_MAX_MS * (uint64_t)NSEC_PER_MSEC)
+		wake = now + CL_POLL_MAX_MS * (uint64_t)NSEC_PER_MSEC;
+	return (struct timespec){ .tv_sec = (time_t)((wake - now) / NSEC_PER_SEC),
+				  .tv_nsec = (long)((wake - now) % NSEC_PER_SEC) };
 }
 
 static void step_and_maybe_finish(struct cl_thread *t, struct session *s)
@@ -358,10 +363,11 @@ static void *thread_main(void *arg)
 
 		start_round(t);
 		while (t->active) {
+			struct timespec wait = next_timeout(t, sweep_at);
 			uint64_t now;
 			bool sweep;
 
-			n = epoll_wait(t->epfd, ev, CL_EVENTS, next_timeout(t, sweep_at));
+			n = epoll_pwait2(t->epfd, ev, CL_EVENTS, &wait, NULL);
 			for (int i = 0; i < n; i++)
 				step_and_maybe_finish(t, ev[i].data.ptr);
 			now = clock_mono_ns();

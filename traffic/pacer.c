@@ -61,6 +61,15 @@ uint64_t pacer_allow(struct pacer *p, uint64_t now_ns, uint64_t want)
 	return (uint64_t)p->tokens;
 }
 
+uint64_t pacer_grant(struct pacer *p, uint64_t now_ns, uint64_t want, uint64_t least)
+{
+	uint64_t n = pacer_allow(p, now_ns, want);
+
+	if (least > want)
+		least = want;
+	return n < least ? 0 : n;
+}
+
 void pacer_take(struct pacer *p, uint64_t n)
 {
 	if (p->rate == 0)

@@ -26,6 +26,15 @@ void pacer_init(struct pacer *p, uint64_t rate_bps, uint64_t burst_bytes, uint64
  */
 uint64_t pacer_allow(struct pacer *p, uint64_t now_ns, uint64_t want);
 
+/*
+ * pacer_allow, but 0 while fewer than least bytes (or want, where it is smaller) may go: a
+ * sender's loop over it sends whole quanta and, between them, leaves the loop for the clock
+ * (pacer_wait_ns) and its socket's other work. Over pacer_allow alone a loop whose calls take
+ * longer than a byte's time at the rate is never told to wait: it sends the crumbs each call
+ * earned, for ever, and never reads (a duplex session's receive stalled for its whole test).
+ */
+uint64_t pacer_grant(struct pacer *p, uint64_t now_ns, uint64_t want, uint64_t least);
+
 /* Takes n bytes sent (may go negative after a write larger than allowed: repaid later). */
 void pacer_take(struct pacer *p, uint64_t n);
 

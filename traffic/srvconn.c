@@ -111,7 +111,8 @@ static int data_send(struct srvconn *c, const struct srvconn_env *env, uint64_t 
 			c->wr_shut = true;
 			break;
 		}
-		want = pacer_allow(&c->pacer, now, want < c->h.buffer ? want : c->h.buffer);
+		want = pacer_grant(&c->pacer, now, want < c->h.buffer ? want : c->h.buffer,
+				   TRAFFIC_PACE_QUANTUM);
 		if (want == 0) {
 			c->wake_ns = now + pacer_wait_ns(&c->pacer, now, TRAFFIC_PACE_QUANTUM);
 			break;

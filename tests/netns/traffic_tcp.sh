@@ -1,7 +1,8 @@
 #!/bin/bash
 # tunbed-traffic over TCP on direct.topo: 1 and 256 sessions with the same bytes on both
-# sides, pull and duplex verified byte for byte, a corrupted byte caught and located,
-# iterations, churn, RST shutdown, latency probes idle and under load, interval reports.
+# sides, pull and duplex verified byte for byte, paced duplex alike both ways, a corrupted
+# byte caught and located, iterations, churn, RST shutdown, latency probes idle and under load,
+# interval reports.
 #
 #  P-client 198.18.1.1 ---wire--- 198.18.1.2 P-server [tunbed-traffic server :9400, :9401 corrupting]
 # shellcheck source=traffic_lib.sh
@@ -31,6 +32,13 @@ expect_eq "pull: every session received 4 MiB, none wrong" "$(json_get "$TR_JSON
 tr_client "$P-client" $S --sessions 3 --time 1.5 --pattern duplex --verify --json
 expect_eq "duplex, verified: complete, no mismatch" "$TR_STATUS $(json_get "$TR_JSON" 'd["tcp"]["verify"]["mismatches"], all(s["received"] > 0 and s["sent"] == s.get("server_received") for s in d["tcp"]["per_session"])')" "0 (0, True)"
 log "duplex sessions (sent, server received, received, server sent): $(json_get "$TR_JSON" '[(s["sent"], s.get("server_received"), s["received"], s.get("server_sent")) for s in d["tcp"]["per_session"]]')"
+# Paced duplex: both ends pace at the one rate on the same clock, so each session's two
+# directions carry alike whatever the machine's load. A sender whose loop was never told to
+# wait (each call earned a few bytes) sent crumbs and never read: the server sent 5% of what
+# the client did, and the client's receive stalled for the whole test.
+tr_client "$P-client" $S --sessions 2 --time 1.5 --pattern duplex --rate 100m --json
+expect_eq "paced duplex: each session's downstream at least half its upstream" "$TR_STATUS $(json_get "$TR_JSON" 'all(s["received"] >= s["sent"] / 2 > 0 for s in d["tcp"]["per_session"])')" "0 True"
+log "paced duplex sessions (sent, received, stall ms): $(json_get "$TR_JSON" '[(s["sent"], s["received"], s["rx_stall_max_ms"]) for s in d["tcp"]["per_session"]]')"
 
 # A server that corrupts one byte it sends: the client finds it, and says where.
 tr_server "$P-server" 9401 --corrupt-offset 12345

@@ -193,6 +193,50 @@ static void test_long_run(void)
 	}
 }
 
+/*
+ * A sender whose every call takes 30 us (a send on a busy machine) at 100 Mbit/s earns 375
+ * bytes a call: pacer_allow grants them each time and never says wait, so a loop over it never
+ * ends; pacer_grant says wait (0) until a quantum of 1,500 bytes has come, and grants whole
+ * quanta, or the last bytes a sender still wants.
+ */
+static void test_grant_whole_quanta(void)
+{
+	struct pacer p;
+	uint64_t now = T0, calls = 0, sent = 0, spins = 0;
+
+	pacer_init(&p, 100000000, 0, now);
+	pacer_take(&p, p.burst);
+	for (int i = 0; i < 8; i++) {
+		now += 30000;
+		if (pacer_allow(&p, now, 131072) > 0)
+			spins++;
+		p.tokens = 0; /* as if those crumbs were sent */
+	}
+	CHECK_U64(spins, 8); /* what the senders' loops did before pacer_grant */
+
+	pacer_init(&p, 100000000, 0, now);
+	pacer_take(&p, p.burst);
+	CHECK_U64(pacer_grant(&p, now + 30000, 131072, 1500), 0);
+	CHECK_U64(pacer_grant(&p, now + 120000, 131072, 1500), 1500);
+	CHECK_U64(pacer_grant(&p, now + 120000, 1000, 1500), 1000); /* the last bytes wanted */
+	CHECK_U64(pacer_grant(&p, now + 240000, 131072, 1500), 3000);
+	/* A loop of 30 us calls for 1 s: it waits each time it is told to, sends the rate. */
+	pacer_init(&p, 100000000, 0, now);
+	for (uint64_t end = now + SEC; now < end && calls++ < 1000000;) {
+		uint64_t n = pacer_grant(&p, now, 131072, 1500);
+
+		if (!n) {
+			now += pacer_wait_ns(&p, now, 1500);
+			continue;
+		}
+		CHECK(n >= 1500);
+		pacer_take(&p, n);
+		sent += n;
+		now += 30000;
+	}
+	CHECK(fabs((double)sent - (double)p.burst - 12500000.0) / 12500000.0 < 0.01);
+}
+
 int main(void)
 {
 	test_burst_and_refill();
@@ -202,5 +246,6 @@ int main(void)
 	test_unlimited();
 	test_clock_backwards();
 	test_long_run();
+	test_grant_whole_quanta();
 	return check_done("test_pacer");
 }
