@@ -147,7 +147,7 @@ class Plan(unittest.TestCase):
         base = {"tunnels_counts": None, "sessions": "64", "gateway": "gregw", "encap": "gre",
                 "workers": "2", "time": "10", "warmup": "2", "repeats": "3", "verify": False,
                 "prefix": "tb", "results": "/nonexistent", "churn": None, "churn_tunnels": None,
-                "setup_limit": "300"}
+                "setup_limit": "300", "rate": None}
         return argparse.Namespace(**(base | kw))
 
     def test_default_counts_and_keys(self):
@@ -209,11 +209,35 @@ class Plan(unittest.TestCase):
                  "--churn-tunnels: '7' is odd: half the tunnels are steady, half changed"),
                 ({"churn_tunnels": "8"}, "--churn-tunnels: only with --churn"),
                 ({"churn": "10", "tunnels_counts": "1,10"},
-                 "--tunnels-counts and --churn: one or the other")]:
+                 "--tunnels-counts and --churn: one or the other"),
+                ({"churn": "10", "rate": "fast"}, "bad value 'fast' for --rate: expected a bit "
+                                                  "rate"),
+                ({"churn": "10", "rate": "999"}, "--rate: '999' is not 1 kbit/s to 100 Gbit/s"),
+                ({"rate": "1e6"}, "bad value '1e6' for --rate")]:
             with self.subTest(kw=kw):
                 with self.assertRaises(ScenarioError) as e:
                     tunnels.KIND.check(self.args(**kw))
                 self.assertTrue(str(e.exception).startswith(words), str(e.exception))
+
+    def test_paced_sessions(self):
+        plan = tunnels.KIND.check(self.args(churn="100", churn_tunnels="8", sessions="4",
+                                            rate="50m"))
+        self.assertEqual([p.rate for p in plan.points], [50000000, 50000000])
+        items = tunnels.KIND.items(plan)
+        self.assertEqual(items[1].key, "gregw-gre-w2-n8-s4-p50000000-churn100-r1")
+        self.assertEqual(items[1].label,
+                         "gregw gre 2w, 8 tunnels, 4 sessions at 50 Mbit/s, churn 100/s, repeat 1")
+        self.assertEqual(plan.points[0].record()["rate"], 50000000)
+        self.assertEqual(tunnels.KIND.meta(plan)["rate"], 50000000)
+        self.assertEqual(tunnels_point.client_args("/files", plan.points[0]), [
+            "--pairs", "/files/pairs", "--rate", "50000000"])
+        plan = tunnels.KIND.check(self.args(gateway="vxlan", tunnels_counts="1", rate="1g"))
+        self.assertEqual(tunnels.KIND.items(plan)[0].key, "vxlan-n1-s64-p1000000000-r1")
+        plan = tunnels.KIND.check(self.args())
+        self.assertNotIn("rate", plan.points[0].record())
+        self.assertNotIn("rate", tunnels.KIND.meta(plan))
+        self.assertEqual(tunnels_point.client_args("/files", plan.points[0]),
+                         ["--pairs", "/files/pairs"])
 
     def test_gateways_points_and_keys(self):
         plan = tunnels.KIND.check(self.args(gateway="gregw,vxlan", tunnels_counts="1,10"))

@@ -20,7 +20,7 @@ push)."""
 import dataclasses
 
 from .. import bed as beds
-from .. import limits, records, scenario
+from .. import limits, records, scenario, units
 from ..common import Failure, ScenarioError, log
 from ..drivers import DRIVERS
 from ..drivers.gregw import ENCAPS
@@ -37,6 +37,9 @@ WORKERS_MAX = 64
 REPEATS_MAX = 100
 TIME_MAX_S = 3600
 DEFAULT_COUNTS = (1, 10, 100, 1000, 10000)
+# --rate: a session's pace, from 1 kbit/s to what a session could carry (tunbed-traffic's own
+# bounds are wider).
+RATE_MIN, RATE_MAX = 1000, 100e9
 # Churn: the rates (changes a second), and the tunnels of the bed, half steady, half changed.
 CHURN_RATE_MAX = 100000
 DEFAULT_CHURN_TUNNELS = 100
@@ -72,7 +75,8 @@ POINT_1 = Obj({"key": records.KEY, "config": STR, "gateway": STR, "mode": STR,
               need=("key", "config", "gateway", "tunnels", "sessions"))
 # Format 2: the sessions' pattern, and a churn run's rate (0: its baseline; none: a count).
 POINT = Obj(POINT_1.fields | {"pattern": Str("push|duplex", "push or duplex"),
-                              "churn": Opt(Num(0, CHURN_RATE_MAX))},
+                              "churn": Opt(Num(0, CHURN_RATE_MAX)),
+                              "rate": Opt(Num(1))},
             need=POINT_1.need + ("pattern",))
 # Format 3 adds bytes (wireguard-go counts no packets).
 IDLE = Obj({"tunnels": NUM, "packets": NUM, "bytes": Opt(NUM)}, need=("tunnels", "packets"))
@@ -107,7 +111,8 @@ def run_schema(point, tunnel, churn):
 RUN_SCHEMAS = {1: run_schema(POINT_1, TUNNEL_1, False), 2: run_schema(POINT, TUNNEL, True),
                3: run_schema(POINT, TUNNEL, True)}
 META_2 = {"kind": Str("tunnels", "tunnels"), "counts": List(Num(1, COUNTS_MAX)),
-          "sessions": Num(1), "verify": Opt(BOOL), "churn": Opt(List(Num(0, CHURN_RATE_MAX)))}
+          "sessions": Num(1), "verify": Opt(BOOL), "churn": Opt(List(Num(0, CHURN_RATE_MAX))),
+          "rate": Opt(Num(1))}
 META_SCHEMAS = {fmt: Obj(META_2 | {"gateway": STR}, need=("kind", "counts", "sessions", "gateway"))
                 for fmt in (1, 2)}
 # Format 3: the gateways in order (several in a run), and the counts not run, with why.
@@ -129,11 +134,14 @@ class Point:
     mtu: int = 0
     pattern: str = "push"
     churn: float = None  # a churn run's changes a second (0: its baseline); None: a count
+    rate: int = 0  # bit/s each session is paced at (tunbed-traffic --rate); 0: unpaced
 
     def key(self):
         if not self.workers:  # a gateway without modes and workers (vxlan)
-            return f"{self.gateway}-n{self.tunnels}-s{self.sessions}"
+            return (f"{self.gateway}-n{self.tunnels}-s{self.sessions}"
+                    + (f"-p{self.rate}" if self.rate else ""))
         return (f"{self.gateway}-{self.mode}-w{self.workers}-n{self.tunnels}-s{self.sessions}"
+                + (f"-p{self.rate}" if self.rate else "")
                 + ("" if self.churn is None else f"-churn{self.churn:g}"))
 
     def config(self):
@@ -147,7 +155,8 @@ class Point:
         return {"key": self.key(), "config": self.config(), "gateway": self.gateway,
                 **({"mode": self.mode, "workers": self.workers} if self.workers else {}),
                 "tunnels": self.tunnels, "sessions": self.sessions, "pattern": self.pattern,
-                **({} if self.churn is None else {"churn": self.churn})}
+                **({} if self.churn is None else {"churn": self.churn}),
+                **({"rate": self.rate} if self.rate else {})}
 
 
 @dataclasses.dataclass
@@ -189,6 +198,11 @@ def arguments(p):
                    help=f"warm-up seconds per run, 0 to {TIME_MAX_S} (default 2)")
     p.add_argument("--repeats", metavar="N", default="3",
                    help=f"repeats of every count, 1 to {REPEATS_MAX} (default 3)")
+    p.add_argument("--rate", metavar="R",
+                   help="pace each session at R bit/s (tunbed-traffic --rate), e.g. 100m or "
+                        "1gbit, so that the sessions leave the CPUs room: a churn run's stall "
+                        "then says what the changes do rather than how long the scheduler "
+                        "keeps a session waiting (default: unpaced)")
     p.add_argument("--verify", action="store_true",
                    help="check every byte of every session (tunbed-traffic --verify)")
     p.add_argument("--churn", metavar="RATES",
@@ -235,6 +249,18 @@ def rates(text):
             raise ScenarioError(f"--churn: '{text}' names a rate twice")
         out.append(v)
     return out
+
+
+def pace(text):
+    """The bit rate of --rate, whole bit/s at least 1 kbit/s; ScenarioError in one line."""
+    try:
+        v = units.rate(text, "--rate")
+    except ValueError as e:
+        raise ScenarioError(str(e)) from None
+    if not RATE_MIN <= v <= RATE_MAX:
+        raise ScenarioError(f"--rate: '{text}' is not {units.rate_text(RATE_MIN)} to "
+                            f"{units.rate_text(RATE_MAX)}")
+    return int(v)
 
 
 def churn_tunnels(text):
@@ -320,6 +346,7 @@ class Tunnels(Kind):
             raise ScenarioError(f"--encap '{args.encap}': expected {' or '.join(ENCAPS)}")
         sessions = whole("--sessions", args.sessions, 1, SESSIONS_MAX)
         workers = whole("--workers", args.workers, 1, WORKERS_MAX)
+        rate = pace(args.rate) if getattr(args, "rate", None) is not None else 0
         sc = scenario.Scenario(name="tunnels", topology="tunnels", gateways=gateways,
                                modes=[args.encap], workers=[workers], sessions=[sessions],
                                time=seconds("--time", args.time, 0.1, TIME_MAX_S),
@@ -328,10 +355,11 @@ class Tunnels(Kind):
                                rr=False, verify=args.verify or churn is not None)
         if churn is not None:
             return Plan(sc, [Point("gregw", args.encap, workers, counts[0], sessions,
-                                   pattern=CHURN_PATTERN, churn=r) for r in [0.0, *churn]],
+                                   pattern=CHURN_PATTERN, churn=r, rate=rate)
+                             for r in [0.0, *churn]],
                         args.prefix, setup_limit=setup_limit)
         return Plan(sc, [Point(g, *((args.encap, workers) if DRIVERS[g].has_modes
-                                    else ("-", 0)), n, sessions)
+                                    else ("-", 0)), n, sessions, rate=rate)
                          for g in gateways for n in counts], args.prefix,
                     setup_limit=setup_limit)
 
@@ -370,6 +398,7 @@ class Tunnels(Kind):
         return [Item(f"{p.key()}-r{rep}", f"{p.config()}, {p.tunnels} tunnel"
                      f"{'s' if p.tunnels > 1 else ''}, {p.sessions} session"
                      f"{'s' if p.sessions > 1 else ''}"
+                     + (f" at {units.rate_text(p.rate)}" if p.rate else "")
                      + ("" if p.churn is None else ", no churn (baseline)" if not p.churn
                         else f", churn {p.churn:g}/s")
                      + f", repeat {rep}", p, rep)
@@ -387,6 +416,7 @@ class Tunnels(Kind):
                     if x["tunnels"] not in {p.tunnels for p in plan.points}],
                 "sessions": sc.sessions[0], "time": sc.time, "warmup": sc.warmup,
                 "repeats": sc.repeats, "verify": sc.verify, "prefix": plan.prefix,
+                **({"rate": plan.points[0].rate} if plan.points[0].rate else {}),
                 **({"churn": [p.churn for p in plan.points if p.churn],
                     "title": f"tunnel churn under load ({sc.gateways[0]})"}
                    if plan.points[0].churn is not None else {})}

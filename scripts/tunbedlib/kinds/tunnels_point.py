@@ -250,6 +250,13 @@ def counters(rows, traffic, gwa, gwb, churned=()):
     return out
 
 
+def client_args(files, point):
+    """tunbed-traffic's client options of a point: the sessions on the tunnels' pairs, each
+    paced at the point's rate where it has one."""
+    return ["--pairs", os.path.join(files, "pairs"),
+            *(["--rate", str(point.rate)] if point.rate else [])]
+
+
 class TunnelsRun(matrix_point.Run):
     """The matrix's run with the point's gateway of many tunnels (tunnel_driver) and the
     sessions on the pairs."""
@@ -257,7 +264,7 @@ class TunnelsRun(matrix_point.Run):
     def __init__(self, sc, point, bed, files, rows, setup_limit):
         super().__init__(sc, point, bed)
         self.files, self.rows, self.setup_limit = files, rows, setup_limit
-        self.client_args = ["--pairs", os.path.join(files, "pairs")]
+        self.client_args = client_args(files, point)
         self.churn, self.churn_result = None, None
 
     def gateway_up(self):

@@ -12,7 +12,7 @@ document out."""
 
 import dataclasses
 
-from .. import analysis
+from .. import analysis, units
 from ..document import Csv, Document, Section, Table, footer, title
 from .tunnels_churn import CTL_IN_FLIGHT
 
@@ -306,10 +306,16 @@ def churn_table(res):
                   "tx_no_tunnel gwa", "tx_no_tunnel gwb", "verified"), rows, "churn")
 
 
+def paced(meta):
+    """', each paced at R' where the sessions were (--rate), else ''."""
+    return f", each paced at {units.rate_text(meta['rate'])}" if meta.get("rate") else ""
+
+
 def churn_method(meta):
     n = meta.get("repeats")
     return (f"Churn under load: {meta.get('counts', ['?'])[0]} tunnels, the first half steady "
-            f"with {meta.get('sessions')} verified duplex sessions over them, the second half "
+            f"with {meta.get('sessions')} verified duplex sessions over them{paced(meta)}, the "
+            "second half "
             "changed: a baseline run without changes, then a run a rate, in which "
             "tunnels_churn.py (in the client's namespace) removes tunnels of the second half "
             "and adds them again through gregw's control socket on both gateways, a change "
@@ -373,7 +379,8 @@ def method(meta):
     who = ", ".join(f"gregw ({meta.get('mode', 'gre')}, {meta.get('workers')} workers)"
                     if g == "gregw" else g for g in gateways)
     return (f"{who} on the tunnels bed in namespaces, set up anew for every run with the "
-            f"tunnel files of `topo/tunnels.sh N`; {meta.get('sessions')} TCP sessions (push) "
+            f"tunnel files of `topo/tunnels.sh N`; {meta.get('sessions')} TCP sessions (push"
+            f"{paced(meta)}) "
             "spread over the tunnels round-robin (session i on tunnel i mod N, tunbed-traffic "
             f"`--pairs`), {meta.get('warmup', 0):g} s of warm-up, then {meta.get('time', 0):g} s "
             f"measured; {n} repeat{'s' if n != 1 else ''}, medians with their range. Setup: the "
