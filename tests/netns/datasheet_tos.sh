@@ -8,12 +8,14 @@
 # copies ECT(0) and ECT(1), resets CE to ECT(0) (RFC 6040, 4.1's full functionality), carries
 # an outer CE in on ECT packets and drops the Not-ECT ones under CE (RFC 6040, 4.2).
 # Under load: 64 TCP sessions that negotiate ECN (CUBIC) through it, the client's nstat before
-# and after, on the page's row. Then the same part on gregw with CoDel (gre+aqm, its target
-# 10 us over 1 ms: any queue under the load is a standing one), by the wire method: its
-# marks (in gwa's flow queue) reach the senders as CE echoes, and the record has gregw's own
-# count of them.
+# and after, on the page's row. Then the same on the kernel's VXLAN with tos inherit
+# (vxlan-inherit): the outer DSCP the inner one on every packet, ECN as before. Then the same
+# part on gregw with CoDel (gre+aqm, its target 10 us over 1 ms: any queue under the load is a
+# standing one), by the wire method: its marks (in gwa's flow queue) reach the senders as CE
+# echoes, and the record has gregw's own count of them.
 #
 #  P-client --lan-a-- P-gwa [vx0] ==transit: VXLAN, UDP 4789 (capture)==> (re-mark CE) [vx0] P-gwb --lan-b-- P-server (recv: IP_RECVTOS)
+#  (the same for vxlan-inherit, its vx0 with tos inherit)
 #  P-client --lan-a-- P-gwa [gregw] ==transit: GRE (tunbed-wire; crafted CE)==> [gregw, CoDel] P-gwb --lan-b-- P-server
 # shellcheck source=lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -64,6 +66,31 @@ expect_match "load: the page's row" "$(rec 'd["rows"]["marks / drops under load 
 expect_eq "no process left in the namespaces" "$(rec 'sorted(r for r, p in d["left"].items() if p)')" "[]"
 "$TOPO" down --prefix "$P" >/dev/null 2>&1 || true
 expect_nothing_left "$P" "the topology"
+
+# The kernel's VXLAN with tos inherit (vxlan-inherit): the same part, by the same method. The
+# outer DSCP is now the inner one on every packet; ECN as vxlan's, whatever the tos (the
+# kernel's INET_ECN_encapsulate: CE becomes ECT(0) outside).
+new_prefix V tbtosv
+out=$(python3 "$HERE/datasheet_tos.py" vxlan-inherit "$V" 2>"$TMP/helper-inherit.err") ||
+	die "the DSCP/ECN part on vxlan-inherit: ${out:-no output} $(tail -3 "$TMP/helper-inherit.err")"
+expect_eq "vxlan-inherit: the record's gateway and method" "$(rec '(d["record"]["point"]["gateway"], d["record"]["method"])')" "('vxlan-inherit', 'capture')"
+expect_eq "vxlan-inherit: each session's client exited 0, each capture saw its packets" \
+	"$(rec '[(d["record"]["sessions"][c]["status"], d["record"]["capture"]["sessions"][c]["packets"] > 0) for c in ("ect0", "ect1", "ce")]')" "[(0, True), (0, True), (0, True)]"
+expect_eq "vxlan-inherit: DSCP carried, on every outer packet" "$(rec '(d["analysis"]["dscp"]["verdict"], d["analysis"]["dscp"]["marked"] > 0, d["analysis"]["dscp"]["copied"] == d["analysis"]["dscp"]["marked"])')" "('yes', True, True)"
+expect_eq "vxlan-inherit: every outer packet DSCP 46, each capture's codepoints" \
+	"$(rec 'sorted((c, sorted(s["tos"])) for c, s in d["record"]["capture"]["sessions"].items())')" \
+	"[('ce', ['186']), ('ect0', ['186']), ('ect1', ['185'])]"
+expect_match "vxlan-inherit: ECT(0) and ECT(1) copied, CE reset to ECT(0)" "$(rec 'd["analysis"]["encap"]["words"]')" \
+	"^not copied \(CE reset to ECT\(0\): RFC 3168's full functionality, not RFC 6040's copy\): ECT\(0\) -> ECT\(0\); ECT\(1\) -> ECT\(1\); CE -> ECT\(0\)$"
+expect_eq "vxlan-inherit: CE carried in, the ECT probes all CE" "$(rec '(d["analysis"]["decap"]["verdict"], [(r["inner"], r["arrived"] > 0, r["ce"] == r["arrived"]) for r in d["analysis"]["decap"]["probes"] if r["inner"] != "not-ect"])')" \
+	"('yes', [('ect0', True, True), ('ect1', True, True)])"
+expect_eq "vxlan-inherit: the Not-ECT probes under CE dropped, the end datagram seen" "$(rec '([r["arrived"] for r in d["analysis"]["decap"]["probes"] if r["inner"] == "not-ect"], d["record"]["decap"]["ended"])')" "([0], True)"
+expect_eq "vxlan-inherit: load: 64 sessions, all negotiated ECN, measured" "$(rec '(d["record"]["load"]["ecn_negotiated"], d["record"]["load"]["nstat"]["TcpOutSegs"] > 0, d["analysis"]["load"]["verdict"] in ("marks", "drops", "neither"), d["record"]["load"]["gateway"])')" "(64, True, True, None)"
+expect_eq "vxlan-inherit: the page's DSCP row" "$(rec 'd["rows"]["DSCP carried (outer)"].split(":")[0]')" "yes"
+log "vxlan-inherit: $(rec '"; ".join(f"{k}: {v}" for k, v in d["rows"].items())')"
+expect_eq "vxlan-inherit: no process left in the namespaces" "$(rec 'sorted(r for r, p in d["left"].items() if p)')" "[]"
+"$TOPO" down --prefix "$V" >/dev/null 2>&1 || true
+expect_nothing_left "$V" "vxlan-inherit's topology"
 
 # gregw with CoDel (in gwa's flow queue, where the sessions' backlog waits, and on gwb's
 # receive queue): it marks the ECN sessions' packets CE in gwa's flow queue (tx_aqm_marked),

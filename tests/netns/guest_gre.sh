@@ -4,11 +4,16 @@
 # case in turn, each with the guest's tunnel made anew and a new gregw:
 #
 #  - plain GRE, a key, sequence numbers (oseq/iseq), checksums (ocsum/icsum), and the
-#    kernel's tos inherit against gregw's default (--tos inherit) with sessions marked DSCP
-#    46 that negotiate ECN, the audit expecting the DSCP copied both ways: DF pings of
-#    the tunnel MTU both ways, IPv4 and IPv6 inside, tunbed-traffic --verify push and pull
-#    through both tunnels, the wire audit (tunbed-wire on transit) clean both ways with the
-#    frames each side sent, every counter of a drop zero on both sides;
+#    kernel's tos inherit and ttl inherit against gregw's --tos inherit (its default) and
+#    --ttl inherit with sessions marked DSCP 46 that negotiate ECN, the audit expecting the
+#    DSCP and TTL copied both ways: DF pings of the tunnel MTU both ways, IPv4 and IPv6
+#    inside, tunbed-traffic --verify push and pull through both tunnels, the wire audit
+#    (tunbed-wire on transit) clean both ways with the frames each side sent, every counter
+#    of a drop zero on both sides;
+#  - the kernel's DSCP and ECN with tos inherit, counted as the datasheet counts a gateway's
+#    (gt_tos_probes): datagrams of DSCP 46 and ECT(0), ECT(1), CE through its encapsulation,
+#    their outer headers on transit; crafted GRE packets with an outer CE around ECT(0),
+#    ECT(1) and Not-ECT datagrams through its decapsulation, what reaches the server;
 #  - what each side refuses: a wrong key, a checksum or a sequence number missing or not
 #    asked for, counted by gregw's drop reasons and by the guest's g0 counters or its ICMP;
 #  - PMTU: ICMP "fragmentation needed" from gregw and from the kernel's tunnel, and from
@@ -38,7 +43,14 @@ expect_eq "seq: gregw numbered and received, none lost, reordered or duplicated"
 gw_stop gwa
 interop_case csum --csum -- icsum ocsum -- --no-key --no-seq --csum
 gw_stop gwa
+# The kernel's tos inherit and ttl inherit against gregw's --tos inherit --ttl inherit: every
+# outer TTL the inner one both ways; then, on the same tunnels, the kernel's ECN counted.
+GT_TOS_TTL=inherit
 interop_tos tos inherit
+guest_do "ip -d link show g0"
+expect_match "tos inherit: the kernel's g0 inherits the TOS" "$(echo "$GUEST_OUT" | tr -s ' \n' ' ')" " tos inherit "
+expect_match "tos inherit: the kernel's g0 inherits the TTL" "$(echo "$GUEST_OUT" | tr -s ' \n' ' ')" " ttl inherit "
+gt_tos_probes
 gw_stop gwa
 
 log "--- a wrong key: gregw 7, the kernel 8"

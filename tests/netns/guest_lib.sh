@@ -341,19 +341,122 @@ pmtu_tcp() {
 # interop_tos KERNEL-ARGS...: interop_case with the kernel's tunnel copying the inner DSCP
 # (tos inherit; tclass inherit over IPv6) and gregw's default, --tos inherit: RFC 2983's
 # uniform model on both ends, and ECN as each does it (RFC 6040's normal mode; the kernel's
-# differs for an inner CE only, which no sender here makes). The client's sessions are marked
-# DSCP 46, the server's DSCP 12, ECN negotiated; the audit expects the DSCP copied both ways,
-# and every marked frame each way was.
+# differs for an inner CE only, which no sender here makes: gt_tos_probes sends one). The
+# client's sessions are marked DSCP 46, the server's DSCP 12, ECN negotiated; the audit
+# expects the DSCP copied both ways, and every marked frame each way was. The TTL is
+# GT_TOS_TTL: 64 on both ends (the kernel's ttl 64, gregw's default), or inherit (the kernel's
+# ttl inherit, gregw's --ttl inherit), which the audit expects: every outer TTL the inner
+# one, both ways.
+GT_TOS_TTL=64
 interop_tos() {
+	local gargs=() kargs=("$@")
+	if [ "$GT_TOS_TTL" = inherit ]; then
+		gargs=(--ttl inherit)
+		kargs+=(ttl inherit)
+	fi
 	tr_stop
 	tr_server "$P-server" 9400 --dscp 12
 	ip netns exec "$P-client" sysctl -qw net.ipv4.tcp_ecn=1
 	GT_TRAFFIC_ARGS=(--dscp 46 --ecn on)
-	interop_case tos_inherit -- "$@" -- --no-key --no-seq --no-csum --expect-tos inherit --expect-ttl 64
+	interop_case tos_inherit "${gargs[@]}" -- "${kargs[@]}" -- --no-key --no-seq --no-csum --expect-tos inherit --expect-ttl "$GT_TOS_TTL"
 	expect_eq "tos inherit: the DSCP copied outside by both (every marked frame each way)" \
 		"$(json_get "$WIRE_JSON" '[(x["tos"]["dscp_marked"] > 0, x["tos"]["dscp_copied"] == x["tos"]["dscp_marked"]) for x in d["directions"]]')" "[(True, True), (True, True)]"
+	expect_eq "tos inherit: the audit checked DSCP and TTL as asked" "$(json_get "$WIRE_JSON" '(d["expect"]["tos"], d["expect"]["ttl"])')" \
+		"$(python3 -c 'import sys; t = sys.argv[1]; print(("inherit", t if t == "inherit" else int(t)))' "$GT_TOS_TTL")"
 	GT_TRAFFIC_ARGS=()
 	ip netns exec "$P-client" sysctl -qw net.ipv4.tcp_ecn=2
 	tr_stop
 	tr_server "$P-server" 9400
+}
+
+# --- The kernel's DSCP and ECN across its tunnel, counted as the datasheet's DSCP/ECN part
+# counts a gateway's by the wire (scripts/tunbedlib/kinds/datasheet_tos.py, the probes of
+# scripts/tunbedlib/tosprobe.py): IPv4 outer only (tosprobe.py crafts IPv4).
+TOSPROBE="$TUNBED_SRC/scripts/tunbedlib/tosprobe.py"
+TOS_PROBES=100 # datagrams, or crafted packets, of each codepoint: the datasheet's count
+TOS_PORT=9407
+TOS_DSCP=46 # the encapsulation's datagrams' (EF), as the datasheet's sessions'
+
+# tos_recv NS NAME: tosprobe.py recv on TOS_PORT in P-NS, counting datagrams by TOS byte until
+# send-udp --end's datagram (or 60 s), its JSON lines in $TMP/NAME.recv, once it is bound.
+tos_recv() {
+	ip netns exec "$P-$1" python3 "$TOSPROBE" recv --port "$TOS_PORT" --time 60 >"$TMP/$2.recv" 2>"$TMP/$2.err" &
+	TOS_RECV=$!
+	poll 30 grep -q '"ready"' "$TMP/$2.recv" || die "tosprobe.py recv in $1 did not start: $(cat "$TMP/$2.err")"
+}
+# tos_arrived NAME: once the receiver has the end datagram, its counts in TOS_ARRIVED as
+# {TOS byte: datagrams}, the non-zero ones.
+tos_arrived() {
+	wait_bg "$TOS_RECV" 70 "tosprobe.py recv ($1)"
+	local last
+	last=$(tail -n 1 "$TMP/$1.recv")
+	expect_eq "$1: the receiver saw the end datagram and exited 0" "$BG_STATUS $(json_get "$last" 'd["end"]')" "0 True"
+	TOS_ARRIVED=$(json_get "$last" 'dict(sorted((int(k), v) for k, v in d["tos"].items() if v))')
+}
+# g0_frame_errors: "rx_frame_errors rx_errors" of the guest's g0.
+g0_frame_errors() {
+	json_get "$(gt_link_stats)" '"%d %d" % (d[0]["stats64"]["rx"]["frame_errors"], d[0]["stats64"]["rx"]["errors"])'
+}
+
+# gt_tos_probes: with the tunnels of interop_tos still up (the kernel's tos inherit, gregw's
+# --tos inherit), what the kernel does with the DS field (RFC 2983, RFC 6040):
+#  - encapsulation: TOS_PROBES UDP datagrams from the server to the client of each of
+#    ECT(0), ECT(1) and CE, all DSCP 46; tunbed-wire on gwa's transit counts the kernel's
+#    frames by inner and outer codepoint. The kernel copies the DSCP (tos inherit), ECT(0)
+#    and ECT(1), and sets ECT(0) outside CE (INET_ECN_encapsulate: RFC 3168's full
+#    functionality, ecn_ce_reset to the audit); gregw then carries each datagram out with the
+#    codepoint it went in with (Figure 4: CE inside ECT(0) stays CE);
+#  - decapsulation: GRE packets crafted on gwa's transit (tosprobe.py send), outer CE, around
+#    TOS_PROBES datagrams to the server of each of ECT(0), ECT(1) and Not-ECT (DSCP 10, 18
+#    and 26 to tell them apart); the server counts what arrives: the ECT ones CE, the Not-ECT
+#    ones none, each dropped by the kernel as a frame error of its g0 (ip_tunnel_rcv).
+gt_tos_probes() {
+	local w f0 f1 p cp ecn dscp n=$TOS_PROBES
+	# The kernel's direction's tos: (inner: {outer: frames}) for ECT(0), ECT(1), CE; DSCP
+	# copied and marked.
+	local ecn_of='(lambda t: [(i, {o: n for o, n in t["ecn"][i].items() if n}) for i in ("ect0", "ect1", "ce")])(d["directions"][1]["tos"])'
+	local dscp_of='(lambda t: (t["dscp_copied"], t["dscp_marked"]))(d["directions"][1]["tos"])'
+	log "--- the kernel's encapsulation (tos inherit): datagrams DSCP $TOS_DSCP of ECT(0), ECT(1) and CE from the server, their outer headers on transit"
+	wire_start tos_encap --local "$GT_LOCAL" --remote "$GT_REMOTE" --no-key --no-seq --no-csum --expect-tos inherit --expect-ttl "$GT_TOS_TTL"
+	tos_recv client tos_encap
+	for p in ect0:2 ect1:1 ce:3; do
+		ip netns exec "$P-server" python3 "$TOSPROBE" send-udp --dst 198.18.1.2 --port "$TOS_PORT" --count "$n" \
+			--tos $((TOS_DSCP << 2 | ${p#*:})) --size 200 --pps 500 >/dev/null || fail "tosprobe.py send-udp (${p%:*}) failed"
+	done
+	ip netns exec "$P-server" python3 "$TOSPROBE" send-udp --dst 198.18.1.2 --port "$TOS_PORT" --end >/dev/null ||
+		fail "tosprobe.py send-udp --end failed"
+	tos_arrived tos_encap
+	stop_bg "$WIRE_PID" TERM tunbed-wire
+	expect_eq "tos probes: tunbed-wire exit status" "$BG_STATUS" "0"
+	w=$(cat "$TMP/tos_encap.json")
+	log "tos probes: the kernel's frames (inner: {outer: frames}) $(json_get "$w" "$ecn_of"), DSCP copied of marked $(json_get "$w" "$dscp_of")"
+	expect_eq "tos probes: the kernel's frames are the guest's" "$(json_get "$w" 'd["directions"][1]["src"]')" "$GT_REMOTE"
+	expect_eq "tos probes: the kernel copied ECT(0) and ECT(1) outside and set ECT(0) outside CE, every datagram" \
+		"$(json_get "$w" "$ecn_of")" "[('ect0', {'ect0': $n}), ('ect1', {'ect1': $n}), ('ce', {'ect0': $n})]"
+	expect_eq "tos probes: the kernel copied DSCP $TOS_DSCP outside, every datagram (copied, marked)" \
+		"$(json_get "$w" "$dscp_of")" "($((3 * n)), $((3 * n)))"
+	expect_eq "tos probes: the audit's violations: the kernel's CE reset alone (DSCP and TTL as expected)" \
+		"$(json_get "$w" '{k: v["count"] for k, v in d["violations"].items() if v["count"]}')" "{'ecn_ce_reset': $n}"
+	expect_eq "tos probes: at the client, after gregw's decapsulation, each datagram as it was sent (CE stays CE)" \
+		"$TOS_ARRIVED" "{$((TOS_DSCP << 2 | 1)): $n, $((TOS_DSCP << 2 | 2)): $n, $((TOS_DSCP << 2 | 3)): $n}"
+
+	log "--- the kernel's decapsulation (RFC 6040, 4.2): GRE packets crafted on transit, outer CE, around datagrams of ECT(0), ECT(1) and Not-ECT to the server"
+	f0=$(g0_frame_errors)
+	tos_recv server tos_decap
+	for p in ect0:2:10 ect1:1:18 not-ect:0:26; do
+		IFS=: read -r cp ecn dscp <<<"$p"
+		ip netns exec "$P-gwa" python3 "$TOSPROBE" send --src "$GT_LOCAL" --dst "$GT_REMOTE" --inner-src 198.18.1.2 --inner-dst 198.18.3.2 \
+			--port "$TOS_PORT" --count "$n" --outer-tos $((dscp << 2 | 3)) --inner-tos $((dscp << 2 | ecn)) >/dev/null ||
+			fail "tosprobe.py send ($cp under CE) failed"
+	done
+	# The end datagram through gregw and the kernel's tunnel, behind the probes on transit.
+	ip netns exec "$P-client" python3 "$TOSPROBE" send-udp --dst 198.18.3.2 --port "$TOS_PORT" --end >/dev/null ||
+		fail "tosprobe.py send-udp --end failed"
+	tos_arrived tos_decap
+	f1=$(g0_frame_errors)
+	log "tos probes: at the server (TOS byte: datagrams) $TOS_ARRIVED; g0's rx frame_errors and errors $f0 -> $f1"
+	expect_eq "tos probes: every ECT(0) and ECT(1) datagram arrived CE, no Not-ECT one" \
+		"$TOS_ARRIVED" "{$((10 << 2 | 3)): $n, $((18 << 2 | 3)): $n}"
+	expect_eq "tos probes: the kernel dropped each Not-ECT one under CE as a frame error of g0 (rx frame_errors, errors)" \
+		"$(python3 -c 'import sys; a, b = (list(map(int, x.split())) for x in sys.argv[1:]); print(b[0] - a[0], b[1] - a[1])' "$f0" "$f1")" "$n $n"
 }

@@ -795,6 +795,27 @@ class Drivers(unittest.TestCase):
                 finally:
                     d.teardown()
 
+    def test_vxlan_devices(self):
+        """vxlan-inherit is vxlan's device with `tos inherit` (the outer DSCP the inner one),
+        on both sides; vxlan and vxlan-frames keep the kernel's default tos."""
+        for gateway, extra in (("vxlan", []), ("vxlan-frames", []),
+                               ("vxlan-inherit", ["tos", "inherit"])):
+            with self.subTest(gateway=gateway):
+                ran = []
+                h = types.SimpleNamespace(run=lambda c, **k: ran.append(c) or "",
+                                          undo=lambda c: None)
+                bed = types.SimpleNamespace(addrs=beds.ADDRS[4], pins={}, host=lambda r: h,
+                                            transit_iface=lambda r: "transit")
+                d = drivers.DRIVERS[gateway](bed, scenario.Point(gateway, "-", 0, 0, "push", 1))
+                with mock.patch.object(d, "transit_frames", lambda: None):
+                    d.setup()
+                adds = [c for c in ran if c[:3] == ["ip", "link", "add"]]
+                self.assertEqual(adds, [
+                    ["ip", "link", "add", "vx0", "type", "vxlan", "id", "42", "local", a, "remote",
+                     b, "dstport", "4789", "dev", "transit", *extra]
+                    for a, b in (("198.18.0.1", "198.18.0.2"), ("198.18.0.2", "198.18.0.1"))])
+                self.assertEqual(d.tos_method("-"), "capture")
+
     def test_modes(self):
         self.assertEqual([n for n, d in drivers.DRIVERS.items() if d.has_modes], ["gregw"])
         sc = scenario.Scenario(gateways=["route", "gregw"], modes=["gre", "gre-udp"],
@@ -848,11 +869,11 @@ class Scenarios(unittest.TestCase):
         rows = [
             ("gateways = gregw", "f:1: 'gateways = gregw' outside [scenario]"),
             ("[scenario]\ngateways = ipsec", "f:2: unknown gateway 'ipsec': expected one of "
-             "gregw, route, vxlan, vxlan-frames, gre, ovs-gre, external, wireguard-go, openvpn, openvpn-none, "
-             "fastd, fastd-null, or cmd:PATH"),
+             "gregw, route, vxlan, vxlan-frames, vxlan-inherit, gre, ovs-gre, external, "
+             "wireguard-go, openvpn, openvpn-none, fastd, fastd-null, or cmd:PATH"),
             ("[scenario]\ngateways = cmd:", "f:2: unknown gateway 'cmd:': expected one of "
-             "gregw, route, vxlan, vxlan-frames, gre, ovs-gre, external, wireguard-go, openvpn, openvpn-none, "
-             "fastd, fastd-null, or cmd:PATH"),
+             "gregw, route, vxlan, vxlan-frames, vxlan-inherit, gre, ovs-gre, external, "
+             "wireguard-go, openvpn, openvpn-none, fastd, fastd-null, or cmd:PATH"),
             ("[scenario]\nsessions = 0", "f:2: bad value '0' for sessions: expected 1 to 10000"),
             ("[scenario]\nsessions = 1, x", "f:2: bad value 'x' for sessions: expected whole numbers"),
             ("[scenario]\nworkers = 65", "f:2: bad value '65' for workers: expected 1 to 64"),

@@ -286,7 +286,8 @@ class Analysis(unittest.TestCase):
 class Method(unittest.TestCase):
     def test_each_drivers_method(self):
         want = {"gregw": "wire", "gre": "wire", "ovs-gre": "wire", "vxlan": "capture",
-                "vxlan-frames": "capture", "wireguard-go": "capture", "openvpn": "capture",
+                "vxlan-frames": "capture", "vxlan-inherit": "capture",
+                "wireguard-go": "capture", "openvpn": "capture",
                 "openvpn-none": "capture", "fastd": "capture", "fastd-null": "capture",
                 "route": None}
         for g, m in want.items():
@@ -295,9 +296,9 @@ class Method(unittest.TestCase):
                 st = dplan.tos_applies(g, DRIVERS[g])
                 self.assertEqual(st["status"], "run" if m else "not applicable")
         self.assertEqual({g: DRIVERS[g].transit_port() for g in
-                          ("vxlan", "wireguard-go", "openvpn", "fastd-null")},
-                         {"vxlan": 4789, "wireguard-go": 51820, "openvpn": 1194,
-                          "fastd-null": 10000})
+                          ("vxlan", "vxlan-inherit", "wireguard-go", "openvpn", "fastd-null")},
+                         {"vxlan": 4789, "vxlan-inherit": 4789, "wireguard-go": 51820,
+                          "openvpn": 1194, "fastd-null": 10000})
 
 
 if __name__ == "__main__":

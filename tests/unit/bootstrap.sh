@@ -90,7 +90,7 @@ refused() {
 		fail "${*:1:$#-1}: status $status, stdout '$out', stderr '$err' (expected '$want')"
 	fi
 }
-sets="bench build compare external failover fastd fastd-null gre gregw hosts openvpn openvpn-none ovs-gre python ras route test vxlan vxlan-frames wireguard-go"
+sets="bench build compare external failover fastd fastd-null gre gregw hosts openvpn openvpn-none ovs-gre python ras route test vxlan vxlan-frames vxlan-inherit wireguard-go"
 refused --list --for nosuch "bootstrap: unknown set 'nosuch' (sets: $sets)"
 # Before anything is installed or built, and without root.
 refused --sanitize --for ras,nosuch "bootstrap: unknown set 'nosuch' (sets: $sets)"

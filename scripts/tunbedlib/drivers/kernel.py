@@ -1,6 +1,6 @@
 """The kernel's own gateways: plain forwarding (route, the upper bound), VXLAN (also with
-frames of the MTU on the wire: vxlan-frames, and with a device a tunnel for tunbed tunnels:
-VxlanTunnels) and GRE; and
+frames of the MTU on the wire: vxlan-frames, with the inner DSCP copied outside:
+vxlan-inherit, and with a device a tunnel for tunbed tunnels: VxlanTunnels) and GRE; and
 external, a gateway tunbed does not start. None has processes of its own: their CPU is the
 kernel's, and none can be given a CPU budget."""
 
@@ -78,6 +78,9 @@ class Vxlan(Kernel):
     name = "vxlan"
     transit_format = "VXLAN"
     port = 4789  # IANA's
+    # What `ip link add ... type vxlan` takes beyond the tunnel's ends: none, the kernel's
+    # defaults (tos 0: an outer DSCP of its own, 0).
+    options = ()
 
     @classmethod
     def transit_port(cls):
@@ -92,7 +95,7 @@ class Vxlan(Kernel):
             h = self.host(role)
             x = lambda *c: h.run(["ip", *c])
             x("link", "add", "vx0", "type", "vxlan", "id", "42", "local", local, "remote", remote,
-              "dstport", str(self.port), "dev", self.bed.transit_iface(role))
+              "dstport", str(self.port), "dev", self.bed.transit_iface(role), *self.options)
             h.undo(["ip", "link", "del", "vx0"])
             x("addr", "add", addr, "dev", "vx0")
             x("link", "set", "vx0", "up")
@@ -109,6 +112,15 @@ class VxlanFrames(Vxlan):
     def setup(self):
         self.transit_frames()
         super().setup()
+
+
+class VxlanInherit(Vxlan):
+    """The kernel's VXLAN as vxlan, with `tos inherit`: the outer DSCP copies the inner one
+    (RFC 2983's uniform model, as gregw's default --tos inherit does), the ECN field as the
+    kernel encapsulates it whatever its tos. The fair peer of gregw where the DS field
+    matters (the datasheet's DSCP/ECN part); vxlan, the reference, stays at the defaults."""
+    name = "vxlan-inherit"
+    options = ("tos", "inherit")
 
 
 class KernelGre(Kernel):
