@@ -411,7 +411,7 @@ g0_frame_errors() {
 #    and 26 to tell them apart); the server counts what arrives: the ECT ones CE, the Not-ECT
 #    ones none, each dropped by the kernel as a frame error of its g0 (ip_tunnel_rcv).
 gt_tos_probes() {
-	local w f0 f1 p cp ecn dscp n=$TOS_PROBES
+	local w f0 f1 p cp ecn dscp n=$TOS_PROBES t0=$SECONDS
 	# The kernel's direction's tos: (inner: {outer: frames}) for ECT(0), ECT(1), CE; DSCP
 	# copied and marked.
 	local ecn_of='(lambda t: [(i, {o: n for o, n in t["ecn"][i].items() if n}) for i in ("ect0", "ect1", "ce")])(d["directions"][1]["tos"])'
@@ -459,4 +459,5 @@ gt_tos_probes() {
 		"$TOS_ARRIVED" "{$((10 << 2 | 3)): $n, $((18 << 2 | 3)): $n}"
 	expect_eq "tos probes: the kernel dropped each Not-ECT one under CE as a frame error of g0 (rx frame_errors, errors)" \
 		"$(python3 -c 'import sys; a, b = (list(map(int, x.split())) for x in sys.argv[1:]); print(b[0] - a[0], b[1] - a[1])' "$f0" "$f1")" "$n $n"
+	log "tos probes: $((SECONDS - t0)) s"
 }
