@@ -31,9 +31,13 @@ void stream_init(struct stream *s, uint64_t seed)
 
 void stream_stall_note(struct stream *s, uint64_t now_ns)
 {
-	/* A clock that went backwards (it does not, CLOCK_MONOTONIC) would make a huge gap. */
-	if (s->last_rx_ns && now_ns > s->last_rx_ns && now_ns - s->last_rx_ns > s->stall_max_ns)
-		s->stall_max_ns = now_ns - s->last_rx_ns;
+	/* The gap's part inside the window. A clock that went backwards (it does not,
+	 * CLOCK_MONOTONIC) would make a huge gap. */
+	uint64_t from = s->last_rx_ns > s->window_from ? s->last_rx_ns : s->window_from;
+	uint64_t to = now_ns < s->window_to ? now_ns : s->window_to;
+
+	if (s->last_rx_ns && to > from && to - from > s->stall_max_ns)
+		s->stall_max_ns = to - from;
 	if (now_ns > s->last_rx_ns)
 		s->last_rx_ns = now_ns;
 }

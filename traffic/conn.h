@@ -32,7 +32,10 @@ void stream_init(struct stream *s, uint64_t seed);
  * if any, raises stall_max_ns when it is longer. The stall of a stream is thus the longest gap
  * between two reads with data, from its first byte to its last: the time before the first byte
  * (the connect, the hello) and after the last (the end of the stream) are not in it, and a read
- * is timed as this thread made it, so its own scheduling delays count. Pure; any thread.
+ * is timed as this thread made it, so its own scheduling delays count. Only the part of a gap
+ * inside the stream's window (window_from to window_to, the measured seconds) counts: a gap
+ * of the warm-up (a new destination's path MTU discovery, slow start) is not the test's.
+ * Pure; any thread.
  */
 void stream_stall_note(struct stream *s, uint64_t now_ns);
 

@@ -1,7 +1,7 @@
 /*
  * Unit tests for traffic/conn.c's receive stall (stream_stall_note): the longest gap between two
- * reads with data, none before the first, a clock that does not move, and a new connection's
- * stream starting again.
+ * reads with data, none before the first, a clock that does not move, a new connection's
+ * stream starting again, and only the part of a gap inside the measured window.
  */
 #include <stdint.h>
 
@@ -59,9 +59,31 @@ static void test_new_stream(void)
 	CHECK(s.stall_max_ns == 0);
 }
 
+/* Only a gap's part inside the window (the measured seconds) counts. */
+static void test_window(void)
+{
+	struct stream s;
+
+	stream_init(&s, 1);
+	s.window_from = 1000000;
+	s.window_to = 5000000;
+	stream_stall_note(&s, 1000);
+	stream_stall_note(&s, 300000); /* a gap of the warm-up alone */
+	CHECK(s.stall_max_ns == 0);
+	stream_stall_note(&s, 1200000); /* 900 us, 200 of them measured */
+	CHECK(s.stall_max_ns == 200000);
+	stream_stall_note(&s, 1500000);
+	CHECK(s.stall_max_ns == 300000);
+	stream_stall_note(&s, 9000000); /* past the end: up to window_to */
+	CHECK(s.stall_max_ns == 3500000);
+	stream_stall_note(&s, 9500000); /* after the window: nothing */
+	CHECK(s.stall_max_ns == 3500000);
+}
+
 int main(void)
 {
 	test_table();
 	test_new_stream();
+	test_window();
 	return check_done("test_stall");
 }

@@ -327,7 +327,7 @@ def churn_method(meta):
             "the first echo was answered; later: another; never: none within 5 s). The "
             "longest stall "
             "is the longest gap between two reads with data of a steady session at the "
-            "client (tunbed-traffic's rx_stall, docs/traffic.md); 'of baseline' is the median "
+            "client in the measured seconds (tunbed-traffic's rx_stall, docs/traffic.md); 'of baseline' is the median "
             "throughput over the baseline's; bad_key: the packets each gregw dropped for a "
             "key it did not know during the run, as it came in from the other; tx_no_tunnel: "
             "those it read from its TUN and found no tunnel for (a packet that met a worker "
