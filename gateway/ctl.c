@@ -147,15 +147,15 @@ int ctl_listen(struct ctl_server *s, const char *path, const struct privs_user *
 
 char ctl_later_mark;
 
+/* The reply to a first line "keep", in the form of the kept connection's replies. */
+static const char KEEP_REPLY[] = "{\"keep\":true}\n";
+
 static void drop(struct ctl_conn *c)
 {
 	if (c->fd >= 0)
 		close(c->fd);
 	free(c->out);
-	c->fd = -1;
-	c->out = NULL;
-	c->later = false;
-	c->in_len = c->out_len = c->out_off = 0;
+	*c = (struct ctl_conn){ .fd = -1 };
 }
 
 void ctl_close(struct ctl_server *s)
@@ -175,22 +175,36 @@ void ctl_pollfds(const struct ctl_server *s, struct pollfd *pfd, uint64_t now_ns
 		uint64_t left;
 		int ms;
 
-		/* A connection waiting for its reply is polled for its hang-up alone. */
+		/* A connection waiting for its reply, with nothing to send, is polled for its
+		 * hang-up alone; one with replies to send reads nothing more meanwhile. */
 		pfd[1 + i] = (struct pollfd){ .fd = c->fd,
-					      .events = c->later ? 0
-							: c->out ? POLLOUT
-								 : POLLIN };
+					      .events = c->out     ? POLLOUT
+							: c->later ? 0
+								   : POLLIN };
 		if (c->fd < 0)
 			continue;
 		left = c->deadline_ns > now_ns ? c->deadline_ns - now_ns : 0;
 		ms = (int)((left + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC);
+		if (c->ready)
+			ms = 0;
 		if (*timeout_ms < 0 || ms < *timeout_ms)
 			*timeout_ms = ms;
 	}
 }
 
-/* Sends what the socket takes of the reply; closes the connection once all of it is out. */
-static void flush_out(struct ctl_conn *c)
+/* Whether a whole line waits in c's input (or the rest of it after the client's end). */
+static bool held(const struct ctl_conn *c)
+{
+	return memchr(c->in, '\n', c->in_len) || c->in_len == sizeof(c->in) ||
+	       (c->eof && c->in_len);
+}
+
+/*
+ * Sends what the socket takes of out. 1: all of it is out and the connection stays (a kept
+ * one, its deadline now its next line's); 0: the rest when poll says POLLOUT (or never: the
+ * deadline); -1: the connection is closed (that was its last reply, or the client is gone).
+ */
+static int flush_out(struct ctl_conn *c, uint64_t now_ns)
 {
 	while (c->out_off < c->out_len) {
 		ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off,
@@ -199,68 +213,179 @@ static void flush_out(struct ctl_conn *c)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return; /* the rest when poll says POLLOUT, or never: the deadline */
-		if (n <= 0)
-			break;
+			return 0;
+		if (n <= 0) {
+			drop(c);
+			return -1;
+		}
 		c->out_off += (size_t)n;
 	}
-	drop(c);
-}
-
-static void answer(struct ctl_conn *c, size_t len, uint64_t now_ns, ctl_reply_fn *fn, void *arg)
-{
-	while (len && c->in[len - 1] == '\r')
-		len--;
-	c->out = fn(arg, c->seq, c->in, len, &c->out_len);
-	if (c->out == CTL_LATER) {
-		c->out = NULL;
-		c->later = true;
-		c->deadline_ns = now_ns + (uint64_t)CTL_REPLY_MS * NSEC_PER_MSEC;
-		return;
-	}
-	if (!c->out) {
+	if (c->last && !c->later) {
 		drop(c);
-		return;
+		return -1;
 	}
-	c->out_off = 0;
-	c->deadline_ns = now_ns + (uint64_t)CTL_REPLY_MS * NSEC_PER_MSEC;
-	flush_out(c);
+	free(c->out);
+	c->out = NULL;
+	c->out_len = c->out_off = 0;
+	if (!c->later)
+		c->deadline_ns =
+			now_ns + (uint64_t)(c->in_len ? CTL_CMD_MS : CTL_IDLE_MS) * NSEC_PER_MSEC;
+	return 1;
 }
 
-/* Reads what has come of the command line; answers at its newline, its end, or when the
- * line is too long (the reply then names what was read). */
-static void take_in(struct ctl_conn *c, uint64_t now_ns, ctl_reply_fn *fn, void *arg)
+/* Puts reply r of len bytes (malloc'd) behind the replies c has to send. false: out of
+ * memory, the connection closed (a reply cannot be left out of the order). */
+static bool gather(struct ctl_conn *c, char *r, size_t len)
+{
+	char *all;
+
+	if (!c->out) {
+		c->out = r;
+		c->out_len = len;
+		c->out_off = 0;
+		return true;
+	}
+	all = realloc(c->out, c->out_len + len);
+	if (!all) {
+		free(r);
+		drop(c);
+		return false;
+	}
+	memcpy(all + c->out_len, r, len);
+	free(r);
+	c->out = all;
+	c->out_len += len;
+	return true;
+}
+
+/*
+ * The first line c holds: 1, its length (without its newline) in *len and the bytes it
+ * takes of in (with it) in *used; 0 when none is whole yet (the socket has no more now);
+ * -errno when the connection failed. At the client's end of writing, what is held is the
+ * last line (before any line, the one-shot command, even empty); a full buffer without a
+ * newline is a line too long, and the last: where the next line begins is unknown.
+ */
+static int next_line(struct ctl_conn *c, uint64_t now_ns, size_t *len, size_t *used)
 {
 	for (;;) {
-		ssize_t n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
-		char *nl;
+		char *nl = memchr(c->in, '\n', c->in_len);
+		ssize_t n;
 
+		if (nl) {
+			*len = (size_t)(nl - c->in);
+			*used = *len + 1;
+			return 1;
+		}
+		if (c->in_len == sizeof(c->in) || c->eof) {
+			c->last = true;
+			if (c->eof && !c->in_len && c->started)
+				return 0;
+			*len = *used = c->in_len;
+			return 1;
+		}
+		n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return;
-		if (n < 0) {
-			drop(c);
-			return;
+			return 0;
+		if (n < 0)
+			return -errno;
+		if (n == 0) {
+			c->eof = true;
+			continue;
 		}
-		if (n == 0) { /* the client's end of writing: what it sent is the command */
-			answer(c, c->in_len, now_ns, fn, arg);
-			return;
-		}
-		nl = memchr(c->in + c->in_len, '\n', (size_t)n);
+		/* A kept connection's next line has begun: it has CTL_CMD_MS to end, as a
+		 * first line has from the connect. */
+		if (c->started && !c->in_len && !c->later && !c->out)
+			c->deadline_ns = now_ns + (uint64_t)CTL_CMD_MS * NSEC_PER_MSEC;
 		c->in_len += (size_t)n;
-		if (nl) {
-			answer(c, (size_t)(nl - c->in), now_ns, fn, arg);
-			return;
-		}
-		if (c->in_len == sizeof(c->in)) {
-			answer(c, c->in_len, now_ns, fn, arg);
-			return;
-		}
 	}
 }
 
-/* A slot for a new connection: a free one, else the oldest connection's, which is closed. */
+/*
+ * Answers the line of len bytes at the start of c's input (used bytes with its newline): its
+ * reply gathered in out, or awaited (later). The first line "keep" keeps the connection;
+ * any other first line is the one-shot's command. false when the connection is closed.
+ */
+static bool answer(struct ctl_server *s, struct ctl_conn *c, size_t len, size_t used,
+		   uint64_t now_ns, ctl_reply_fn *fn, void *arg)
+{
+	size_t rlen = 0;
+	char *r;
+
+	while (len && c->in[len - 1] == '\r')
+		len--;
+	c->seq = ++s->seq;
+	c->deadline_ns = now_ns + (uint64_t)CTL_REPLY_MS * NSEC_PER_MSEC;
+	if (!c->started && len == 4 && memcmp(c->in, "keep", 4) == 0) {
+		c->keep = true;
+		rlen = sizeof(KEEP_REPLY) - 1;
+		r = malloc(rlen);
+		if (r)
+			memcpy(r, KEEP_REPLY, rlen);
+	} else {
+		c->last = c->last || !c->keep;
+		r = fn(arg, c->seq, c->in, len, c->keep, &rlen);
+	}
+	c->started = true;
+	c->in_len -= used;
+	memmove(c->in, c->in + used, c->in_len);
+	if (r == CTL_LATER) {
+		c->later = true;
+		return true;
+	}
+	if (!r) {
+		drop(c);
+		return false;
+	}
+	return gather(c, r, rlen);
+}
+
+/*
+ * What c is ready for: its lines answered in order, one command at a time (none is read
+ * while a reply is awaited, nor while replies of an earlier pass wait to be sent), those
+ * answered at once gathered (up to CTL_GATHER_MAX bytes) and sent together; at most
+ * CTL_LINES_PASS lines a pass (then ready).
+ */
+static void step(struct ctl_server *s, struct ctl_conn *c, uint64_t now_ns, ctl_reply_fn *fn,
+		 void *arg)
+{
+	bool gathering = false;
+	unsigned lines = 0;
+
+	c->ready = false;
+	for (;;) {
+		size_t len, used;
+		int rc;
+
+		if (!c->later && !c->last && lines < CTL_LINES_PASS &&
+		    (!c->out || (gathering && c->out_len < CTL_GATHER_MAX))) {
+			rc = next_line(c, now_ns, &len, &used);
+			if (rc < 0) {
+				drop(c);
+				return;
+			}
+			if (rc > 0) {
+				lines++;
+				if (!answer(s, c, len, used, now_ns, fn, arg))
+					return;
+				gathering = true;
+				continue;
+			}
+		}
+		if (!c->out)
+			break;
+		if (flush_out(c, now_ns) <= 0)
+			return;
+		gathering = false;
+	}
+	if (c->last && !c->later) /* the client ended with nothing more to answer */
+		drop(c);
+	else if (!c->later && lines == CTL_LINES_PASS && held(c))
+		c->ready = true;
+}
+
+/* A slot for a new connection: a free one, else that of the lowest seq, which is closed. */
 static struct ctl_conn *slot(struct ctl_server *s)
 {
 	struct ctl_conn *oldest = NULL;
@@ -286,14 +411,11 @@ void ctl_handle(struct ctl_server *s, const struct pollfd *pfd, uint64_t now_ns,
 
 		if (c->fd < 0 || pfd[1 + i].fd != c->fd)
 			continue;
-		if (c->later) {
+		if (c->later && !c->out) {
 			if (ev & (POLLHUP | POLLERR))
 				drop(c); /* gone before its reply: the command still takes effect */
-		} else if (ev & (POLLIN | POLLOUT | POLLHUP | POLLERR)) {
-			if (c->out)
-				flush_out(c);
-			else
-				take_in(c, now_ns, fn, arg);
+		} else if ((ev & (POLLIN | POLLOUT | POLLHUP | POLLERR)) || c->ready) {
+			step(s, c, now_ns, fn, arg);
 		}
 		if (c->fd >= 0 && now_ns >= c->deadline_ns)
 			drop(c); /* slow, idle, or not reading its reply */
@@ -308,10 +430,10 @@ void ctl_handle(struct ctl_server *s, const struct pollfd *pfd, uint64_t now_ns,
 			return; /* EAGAIN: nobody else waits; anything else: next time */
 		c = slot(s);
 		c->fd = fd;
-		c->seq = ++s->accepted;
+		c->seq = ++s->seq;
 		c->deadline_ns = now_ns + (uint64_t)CTL_CMD_MS * NSEC_PER_MSEC;
 		/* A client usually sends its line with its connect: answer it now. */
-		take_in(c, now_ns, fn, arg);
+		step(s, c, now_ns, fn, arg);
 	}
 }
 
@@ -327,14 +449,23 @@ void ctl_reply_later(struct ctl_server *s, uint64_t id, char *out, size_t len, u
 			drop(c);
 			return;
 		}
-		c->out = out;
-		c->out_len = len;
-		c->out_off = 0;
-		c->deadline_ns = now_ns + (uint64_t)CTL_REPLY_MS * NSEC_PER_MSEC;
-		flush_out(c);
+		if (gather(c, out, len) && flush_out(c, now_ns) > 0)
+			c->ready = held(c); /* the next line at the next pass (not from within
+					     * the caller's round of replies) */
 		return;
 	}
 	free(out);
+}
+
+bool ctl_line(const struct ctl_server *s, uint64_t id)
+{
+	for (unsigned i = 0; i < CTL_CONNS; i++) {
+		const struct ctl_conn *c = &s->conns[i];
+
+		if (c->fd >= 0 && c->seq == id)
+			return c->keep;
+	}
+	return false;
 }
 
 char *ctl_quote(const char *cmd, size_t len, char *buf, size_t size)

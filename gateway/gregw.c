@@ -242,8 +242,9 @@ static void emit(struct gregw *g, bool final)
 	json_decref(doc);
 }
 
-/* A document as the control socket sends it: indented, with a newline. NULL if out of memory. */
-static char *dump_doc(json_t *doc, size_t *len)
+/* A document as the control socket sends it, with a newline: indented, or one line (line: a
+ * kept connection's reply). NULL if out of memory. */
+static char *dump_doc(json_t *doc, bool line, size_t *len)
 {
 	char *buf = NULL;
 	FILE *f;
@@ -256,7 +257,7 @@ static char *dump_doc(json_t *doc, size_t *len)
 		json_decref(doc);
 		return NULL;
 	}
-	rc = jout_dump(f, doc, JOUT_PRETTY);
+	rc = jout_dump(f, doc, line ? 0 : JOUT_PRETTY);
 	json_decref(doc);
 	if (fclose(f) != 0 || rc) {
 		free(buf);
@@ -268,7 +269,8 @@ static char *dump_doc(json_t *doc, size_t *len)
 /* The control socket's commands (ctl_reply_fn): stats (also an empty line), flows, and the
  * tunnels' (tunctl.h), whose changes may answer later (tunctl_retry). The reply to anything
  * else names it, quoted, in a JSON error. */
-static char *ctl_reply(void *arg, uint64_t id, const char *cmd, size_t len, size_t *out_len)
+static char *ctl_reply(void *arg, uint64_t id, const char *cmd, size_t len, bool line,
+		       size_t *out_len)
 {
 	struct gregw *g = arg;
 	char quoted[4 * CTL_CMD_MAX + 1], msg[sizeof(quoted) + 64];
@@ -276,14 +278,14 @@ static char *ctl_reply(void *arg, uint64_t id, const char *cmd, size_t len, size
 	bool handled, later;
 
 	if (len == 0 || (len == 5 && memcmp(cmd, "stats", 5) == 0))
-		return dump_doc(telemetry_stats(g, false), out_len);
+		return dump_doc(telemetry_stats(g, false), line, out_len);
 	if (len == 5 && memcmp(cmd, "flows", 5) == 0)
-		return dump_doc(telemetry_flows(g), out_len);
+		return dump_doc(telemetry_flows(g), line, out_len);
 	err = tunctl_command(&g->tun, cmd, len, id, clock_mono_ns(), &handled, &later);
 	if (later)
 		return CTL_LATER;
 	if (handled)
-		return dump_doc(err, out_len);
+		return dump_doc(err, line, out_len);
 	snprintf(msg, sizeof(msg),
 		 "unknown command '%s'%s: expected stats, flows, tunnels, add, replace or remove",
 		 ctl_quote(cmd, len, quoted, sizeof(quoted)),
@@ -293,7 +295,7 @@ static char *ctl_reply(void *arg, uint64_t id, const char *cmd, size_t len, size
 		json_decref(err);
 		err = NULL;
 	}
-	return dump_doc(err, out_len);
+	return dump_doc(err, line, out_len);
 }
 
 /* The reply to a tunnel change kept while the workers held the tables (tunctl_done_fn). */
@@ -301,7 +303,7 @@ static void ctl_done(void *arg, uint64_t id, json_t *reply)
 {
 	struct gregw *g = arg;
 	size_t len = 0;
-	char *out = dump_doc(reply, &len);
+	char *out = dump_doc(reply, ctl_line(&g->ctl, id), &len);
 
 	ctl_reply_later(&g->ctl, id, out, len, clock_mono_ns());
 }

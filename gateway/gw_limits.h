@@ -53,8 +53,18 @@ enum gw_limits {
 	CTL_ACCEPT_BATCH = 8, /* connections accepted per pass of the main loop */
 	CTL_CMD_MAX = 1024,   /* a command line: "stats", or a tunnel's keys to add (a name,
 			       * a peer, a key, eight prefixes of up to 43 bytes, options) */
-	CTL_CMD_MS = 1000,    /* from connect to the end of the command line, at most */
+	CTL_CMD_MS = 1000,    /* from connect to the end of the command line, at most; on a
+			       * kept connection, from a line's first byte to its end */
 	CTL_REPLY_MS = 5000,  /* to read the whole reply, at most */
+	CTL_IDLE_MS = 10000,  /* a kept connection between a reply and its next line: longer
+			       * than a churn's pause for its pings (5 s); a client that waits
+			       * longer connects again */
+	CTL_LINES_PASS = 64,  /* a kept connection's lines answered in one pass of the main
+			       * loop, so that a client sending many cannot hold it: the other
+			       * clients, the signals and the stats timer come between */
+	CTL_GATHER_MAX = 65536, /* a kept connection's replies answered at once, gathered
+				 * into one send up to this (a change's reply is under 100
+				 * bytes; the flow tables, megabytes, leave alone) */
 	CTL_BACKLOG = 64,     /* connections the kernel queues before gregw accepts them */
 
 	/* The send queue (tx.c) and its transports (tx_packet.c, tx_udp.c). */

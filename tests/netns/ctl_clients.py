@@ -12,6 +12,10 @@
   ctl_clients.py hold PATH CMD        send CMD and read nothing until gregw hangs up (POLLHUP,
                                       at most 30 s), then read what is there; prints a JSON
                                       summary
+  ctl_clients.py keep PATH LINE...    send "keep" and the lines at once on one connection,
+                                      read a reply line for each (until gregw closes, at most
+                                      30 s); prints a JSON summary: each reply parsed (or its
+                                      text), and whether the connection is still open
 
 Every wait is bounded; none is needed for correctness but the ticks of the slow clients,
 which are the point.
@@ -150,9 +154,47 @@ def hold(path, cmd):
     return 0
 
 
+def keep(path, lines):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect(path)
+    s.sendall(("keep\n" + "".join(line + "\n" for line in lines)).encode())
+    buf, still_open = b"", True
+    while buf.count(b"\n") < len(lines) + 1:
+        try:
+            data = s.recv(65536)
+        except ConnectionResetError:  # gregw left unread what came after a line too long
+            data = b""
+        if not data:
+            still_open = False
+            break
+        buf += data
+    if still_open:  # nothing more to read, and not closed: recv would block
+        s.setblocking(False)
+        try:
+            extra = s.recv(65536)
+            buf += extra
+            still_open = bool(extra)
+        except BlockingIOError:
+            pass
+        except OSError:
+            still_open = False
+    replies = []
+    for raw in buf.split(b"\n")[:-1]:
+        try:
+            replies.append(json.loads(raw))
+        except ValueError:
+            replies.append({"raw": raw.decode("latin-1")})
+    print(json.dumps({"replies": replies, "open": still_open,
+                      "rest": buf.rsplit(b"\n", 1)[-1].decode("latin-1")}))
+    return 0
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "request":
         return request(argv[2], ast.literal_eval(argv[3]))
+    if len(argv) >= 3 and argv[1] == "keep":
+        return keep(argv[2], argv[3:])
     if len(argv) >= 3 and argv[1] == "hold":
         return hold(argv[2], argv[3])
     if len(argv) >= 3 and argv[1] == "abuse":

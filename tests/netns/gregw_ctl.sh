@@ -5,7 +5,9 @@
 # --stats-interval lines go on, and SIGTERM stops gregw promptly (within 5 s); a client that
 # asks for the flow tables and reads nothing is dropped while others are served. A reply to
 # any command line is one JSON document (quotes, backslashes, control bytes, invalid UTF-8,
-# NUL, a line too long). The socket is mode 0600 under umask 000 and tells whether a key is
+# NUL, a line too long); a kept connection ("keep") answers each of its lines in order, one
+# line of JSON each, a bad line with its error and the connection still open, a line too long
+# with its error and then closed. The socket is mode 0600 under umask 000 and tells whether a key is
 # set, never the key. A control socket gregw left behind (kill -9) is replaced at the next
 # start, and taken away by tunbed-topo down --prefix; a live one is refused, and so is a
 # path that is not a socket (left as it was).
@@ -46,6 +48,22 @@ expect_error "invalid UTF-8" 'b"\xff\xfe\xc3(\n"' "unknown command '\\xff\\xfe\\
 expect_error "a NUL inside" 'b"stats\x00flows\n"' "unknown command 'stats\\x00flows': expected stats, flows, tunnels, add, replace or remove"
 expect_error "a line too long" "b'$(printf 'q%.0s' $(seq 1100))'" "unknown command '$(printf 'q%.0s' $(seq 1024))' (too long): expected stats, flows, tunnels, add, replace or remove"
 expect_eq "stats without a newline (the client's end of writing)" "$(json_get "$(reply 'b"stats"')" 'd["doc"]["config"]["tun"]')" "gre0"
+
+# A kept connection: its commands sent at once, answered in order, one line of JSON each; a
+# bad line among them answered with its error, the connection still open after; a line too
+# long answered, then the connection closed (where the next line begins is unknown). The
+# one-shot clients above and below are the old ones, unchanged.
+k=$("${CLIENTS[@]}" keep "$TMP/gwa.sock" stats 'say "hi"' tunnels flows "" stats)
+expect_eq "kept: keep, then each command's reply in order" \
+	"$(json_get "$k" '[next(iter(r)) for r in d["replies"]]')" \
+	"['keep', 'gregw', 'error', 'tunnels', 'flows', 'gregw', 'gregw']"
+expect_eq "kept: the bad line's error" "$(json_get "$k" 'd["replies"][2]["error"]')" \
+	"unknown command 'say \"hi\"': expected stats, flows, tunnels, add, replace or remove"
+expect_eq "kept: still open after its replies, nothing more sent" "$(json_get "$k" '(d["open"], d["rest"], d["replies"][1]["config"]["tun"])')" "(True, '', 'gre0')"
+k=$("${CLIENTS[@]}" keep "$TMP/gwa.sock" stats "$(printf 'q%.0s' $(seq 1100))" stats)
+expect_eq "kept: a line too long answered, then closed" \
+	"$(json_get "$k" '([next(iter(r)) for r in d["replies"]], d["replies"][2]["error"].endswith("(too long): expected stats, flows, tunnels, add, replace or remove"), d["open"])')" \
+	"(['keep', 'gregw', 'error'], True, False)"
 
 # Slow and idle clients, while stats requests and interval lines go on, and then SIGTERM.
 "${CLIENTS[@]}" abuse "$TMP/gwa.sock" --slow 4 --idle 200 --ticks 20 >"$TMP/abuse.out" 2>&1 &

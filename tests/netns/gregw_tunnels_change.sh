@@ -4,7 +4,8 @@
 # gateways carries a ping at once, replaced (a new key and the next sites) it carries the next
 # one between its new sites, and none to its old ones; removed, its packets are dropped as
 # tx_no_tunnel; a change that breaks a rule is answered with an error
-# and changes nothing. The steady tunnel loses no byte: its transfer verifies, every byte
+# and changes nothing; 100 changes sent at once on one kept connection are answered in order.
+# The steady tunnel loses no byte: its transfer verifies, every byte
 # sent was received, and its counters on gwa and gwb agree exactly. The file's tunnels carry
 # sequence numbers and checksums, the one added has neither: GRE headers of two lengths at
 # once, each tunnel's own; each tunnel's receive windows take its numbers, from the lowest to
@@ -119,6 +120,39 @@ log "gwa: $(json_get "$(gw_stats gwa)" 'd["tunnels"]["busy_retries"]') publicati
 for i in $(seq 0 49); do printf 'remove b%03d\n' "$i"; done | while read -r l; do ctl gwa "$l" >/dev/null; done
 expect_eq "gwa: back to its $N tunnels" "$(count gwa)" "$N"
 
+# The same on one kept connection (docs/gregw.md, the control socket's `keep`), as
+# tunnels_churn.py makes its changes: 50 adds and 50 removes sent at once, before any reply is
+# read; each answered in order, one line each, as made.
+kept_burst() { # gateway: prints "ok" or what went wrong
+	python3 - "${GW_SOCK[$1]}" "$GW_ENCAP" <<'PY'
+import json, socket, sys
+path, encap = sys.argv[1], sys.argv[2]
+lines = [f"add k{i:03d} peer = 198.18.0.2; key = {3000 + i}; prefixes = 198.18.202.{i}/32; encap = {encap}" for i in range(50)]
+lines += [f"remove k{i:03d}" for i in range(50)]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(30)
+s.connect(path)
+s.sendall(("keep\n" + "".join(line + "\n" for line in lines)).encode())
+buf = b""
+while buf.count(b"\n") < len(lines) + 1:
+    data = s.recv(65536)
+    if not data:
+        break
+    buf += data
+replies = [json.loads(r) for r in buf.split(b"\n")[:-1]]
+bad = []
+if len(replies) != len(lines) + 1 or replies[0] != {"keep": True}:
+    bad.append(f"{len(replies)} replies, the first {replies[:1]}")
+for line, d in zip(lines, replies[1:]):
+    verb, name = line.split()[:2]
+    if d.get("changed") != verb or d.get("tunnel") != name:
+        bad.append(f"{line[:30]}: {d}")
+print("ok" if not bad else "; ".join(bad[:5]) + f" ({len(bad)} in all)")
+PY
+}
+expect_eq "gwa: 100 changes on one kept connection, sent at once, each answered in order as made" "$(kept_burst gwa)" ok
+expect_eq "gwa: back to its $N tunnels after the kept connection's" "$(count gwa)" "$N"
+
 before=$(no_tunnel)
 ping_site 50 2 1 && fail "a ping through no tunnel got an answer"
 expect_eq "before the tunnel exists: its packets are tx_no_tunnel" "$(($(no_tunnel) - before))" 2
@@ -147,7 +181,7 @@ while [ "$r" -lt "$MIN_ROUNDS" ] || ! exited "$steady"; do
 done
 log "$overlapped of $r rounds of changes while the steady transfer ran"
 expect_eq "gwa: back to its $N tunnels" "$(count gwa)" "$N"
-expect_eq "gwa: the changes made" "$(json_get "$(gw_stats gwa)" 'd["tunnels"]["changes"]')" "$((3 * r + 250))"
+expect_eq "gwa: the changes made" "$(json_get "$(gw_stats gwa)" 'd["tunnels"]["changes"]')" "$((3 * r + 350))"
 
 wait_bg "$steady" 60 "the steady transfer"
 expect_eq "the steady transfer's exit status" "$BG_STATUS" 0

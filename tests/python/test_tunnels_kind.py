@@ -14,6 +14,7 @@ import argparse
 import copy
 import json
 import os
+import select
 import socket
 import struct
 import sys
@@ -346,13 +347,15 @@ class Churn(unittest.TestCase):
 
 
 class FakeGregw:
-    """A control socket that answers each connection's line as gregw would, after delay_s,
-    refusing the commands refuse(line) says; counts the lines and the connections open at
-    once."""
+    """A control socket that answers as gregw would: a first line `keep` keeps the connection
+    (a reply of one line a command, in order), any other is answered and the connection
+    closed (keep=False: an older gregw, which answers `keep` with an error); each change after
+    delay_s, refusing the commands refuse(line) says. Counts the lines, the connections, and
+    the most lines received and not yet answered."""
 
-    def __init__(self, path, delay_s=0.0, refuse=lambda line: False):
-        self.delay_s, self.refuse = delay_s, refuse
-        self.lines, self.open, self.most = [], 0, 0
+    def __init__(self, path, delay_s=0.0, refuse=lambda line: False, keep=True):
+        self.delay_s, self.refuse, self.keep = delay_s, refuse, keep
+        self.lines, self.connections, self.waiting, self.most = [], 0, 0, 0
         self.lock = threading.Lock()
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(path)
@@ -366,27 +369,43 @@ class FakeGregw:
             except OSError:
                 return
             with self.lock:
-                self.open += 1
-                self.most = max(self.most, self.open)
+                self.connections += 1
             threading.Thread(target=self.answer, args=(c,), daemon=True).start()
 
-    def answer(self, c):
-        line = b""
-        while not line.endswith(b"\n"):
-            data = c.recv(4096)
-            if not data:
-                break
-            line += data
-        line = line.decode().strip()
+    def reply(self, line):
+        if line == "keep":
+            return ({"keep": True} if self.keep
+                    else {"error": "unknown command 'keep': expected stats, flows, tunnels, "
+                                   "add, replace or remove"})
         time.sleep(self.delay_s)
         verb, name = line.split()[:2]
         with self.lock:
             self.lines.append(line)
-            self.open -= 1
-        reply = ({"error": f"tunnel '{name}': refused by the test"} if self.refuse(line)
-                 else {"changed": verb, "tunnel": name, "tunnels": 1, "gen": 1})
-        c.sendall(json.dumps(reply).encode() + b"\n")
-        c.close()
+        return ({"error": f"tunnel '{name}': refused by the test"} if self.refuse(line)
+                else {"changed": verb, "tunnel": name, "tunnels": 1, "gen": 1})
+
+    def answer(self, c):
+        buf, kept = b"", False
+        with c:
+            while True:
+                data = c.recv(4096)
+                if not data:
+                    return
+                *lines, buf = (buf + data).split(b"\n")
+                with self.lock:
+                    self.waiting += len(lines)
+                    self.most = max(self.most, self.waiting - (0 if kept else 1))
+                for i, raw in enumerate(lines):
+                    line = raw.decode().strip()
+                    reply = self.reply(line)
+                    with self.lock:
+                        self.waiting -= 1
+                    c.sendall(json.dumps(reply).encode() + b"\n")
+                    if not kept and not (line == "keep" and self.keep):
+                        with self.lock:
+                            self.waiting -= len(lines) - i - 1
+                        return
+                    kept = True
 
     def close(self):
         self.sock.close()
@@ -418,17 +437,22 @@ class ChurnLoop(unittest.TestCase):
         end.close()
         return out, gw
 
-    def test_changes_made_as_asked_at_most_8_out(self):
+    def test_changes_made_as_asked_at_most_8_out_one_connection(self):
         # Replies 20 ms late at 2000 changes a second: without the bound, 40 would be out.
         out, gw = self.churn(2000, 0.3, delay_s=0.02)
         self.assertIsNone(out["error"])
         self.assertEqual(out["done"], out["started"])
-        self.assertGreater(out["done"], 20)
+        self.assertGreater(out["done"], 10)
         self.assertLess(out["done"], out["asked"])  # behind: 8 out, 20 ms each
         self.assertEqual(out["add"] + out["remove"], out["done"])
+        # A change's reply time runs from its send: behind up to 7 others of 20 ms each, it
+        # waits more than one reply's 20 ms.
+        self.assertGreater(out["reply_ms"]["max"], 40)
         for g in gw.values():
             self.assertEqual(len(g.lines), out["done"])
+            self.assertEqual(g.connections, 1)  # one kept connection for the whole churn
             self.assertLessEqual(g.most, tunnels_churn.CTL_IN_FLIGHT)
+            self.assertGreater(g.most, 1)  # sent ahead of their replies
         # Each tunnel's changes alternate, a removal first, on each gateway.
         for name in ("t0", "t1", "t5"):
             verbs = [x.split()[0] for x in gw["gwa"].lines if x.split()[1] == name]
@@ -444,6 +468,51 @@ class ChurnLoop(unittest.TestCase):
         self.assertEqual(out["done"], out["started"] - 1)
         self.assertEqual(len(gw["gwa"].lines), out["started"])
         self.assertLess(out["span_s"], 5)  # stopped at the refusal, not at the input's end
+
+    def test_a_gregw_that_does_not_keep_stops_the_churn(self):
+        out, gw = self.churn(100, 5, keep=False)
+        self.assertIn("keep: gregw does not keep the connection: ", out["error"])
+        self.assertIn("unknown command 'keep'", out["error"])
+        self.assertEqual(out["done"], 0)
+        self.assertLess(out["span_s"], 5)
+
+    def test_an_idle_connection_opened_again(self):
+        path = os.path.join(self.dir, "gwa.sock")
+        fake = FakeGregw(path)
+        self.addCleanup(fake.close)
+        poller, socks = select.poll(), {}
+        gw = tunnels_churn.Gateway("gwa", path, poller, socks)
+        self.addCleanup(gw.close)
+
+        def change(name, at):
+            ch = tunnels_churn.Change("remove", name, at, at)
+            gw.send(tunnels_churn.Command("gwa", f"remove {name}", ch, at), at)
+            replies = []
+            while len(replies) < len(gw.pending):  # the keep line's, if new, and this one's
+                self.assertTrue(poller.poll(30000), "no reply within 30 s")
+                gw.buf += gw.sock.recv(65536)
+                *replies, _ = gw.buf.split(b"\n")
+            gw.buf, last = b"", gw.pending[-1]
+            gw.pending.clear()
+            gw.last_io = at
+            return json.loads(replies[-1]), last
+
+        gw.open(0.0)
+        self.assertEqual(change("t1", 0.0)[0]["tunnel"], "t1")
+        sock = gw.sock
+        # Idle no longer than IDLE_REOPEN_S: the same connection; longer: a new one.
+        self.assertEqual(change("t2", tunnels_churn.IDLE_REOPEN_S)[0]["tunnel"], "t2")
+        self.assertIs(gw.sock, sock)
+        reply, last = change("t3", 2 * tunnels_churn.IDLE_REOPEN_S + 0.001)
+        self.assertEqual(reply["tunnel"], "t3")
+        self.assertIsNot(gw.sock, sock)
+        self.assertEqual((fake.connections, fake.lines), (2, ["remove t1", "remove t2",
+                                                              "remove t3"]))
+        # Closed with a command out: the command is given back, without its reply.
+        gw.pending.append(last)
+        self.assertEqual(gw.close(), [last])
+        self.assertEqual(socks, {})
+
 
 class Vxlan(unittest.TestCase):
     TUNNELS = [("t00000", 1, ["198.18.128.0/32", "2001:2:0:8000::/64"]),

@@ -9,15 +9,21 @@ for the replies still out and the pings still unanswered, and prints what it did
 line. gregw's sockets are files: a process in any namespace reaches them; the pings leave from
 the client's addresses, so it lives in the client's namespace.
 
-A change is the removal or the addition of one tunnel, made on both gateways: one control
-connection a command (gregw answers one line a connection), at most CTL_IN_FLIGHT commands out
-on a gateway at once. The changes are due at start + k / rate; one that finds no tunnel free
+A change is the removal or the addition of one tunnel, made on both gateways: a command on
+each gateway's control connection, one connection a gateway for the whole churn (gregw's
+`keep`: replies of one line, in the order of the commands), each command sent when its change
+starts, whether or not the commands before it are answered, at most CTL_IN_FLIGHT out on a
+gateway at once. A change's reply time runs from its start (both commands sent) to its second
+reply; it counts as done at both replies. The changes are due at start + k / rate; one that finds no tunnel free
 (every candidate has a change or a ping out) waits, and is late. Each reply is checked: one
 that is not `{"changed": VERB, "tunnel": NAME}` stops the churn, its text in the result's
-`error`. The pure parts (Schedule, add_lines, reply_error, echo building and parsing) are
-tested by tests/python/test_tunnels_kind.py."""
+`error`, and so does a connection that fails or closes with commands out. The pure parts
+(Schedule, add_lines, reply_error, reply_keep, echo building and parsing) are tested by
+tests/python/test_tunnels_kind.py, and its loop against two fake gregws."""
 
+import collections
 import json
+import math
 import os
 import select
 import signal
@@ -26,8 +32,9 @@ import struct
 import sys
 import time
 
-# Commands out on one gateway at once: half of gregw's 16 control connections (CTL_CONNS),
-# leaving the runner's own `stats` and `tunnels` room.
+# Commands out on one gateway at once. gregw answers a connection's commands one at a time,
+# the rest waiting in its socket: the bound keeps a change's reply time that of a queue of at
+# most 8, and a churn that gregw cannot follow late (late_max_ms) rather than queued.
 CTL_IN_FLIGHT = 8
 # A command without its reply this long fails the churn (gregw answers in a millisecond; a
 # change waiting for the workers' passes is refused after 1 s, TUNCTL_WAIT_MS).
@@ -45,6 +52,9 @@ PING_GIVE_UP_S = 5.0
 DRAIN_S = PING_GIVE_UP_S + 1
 ICMP_ECHO, ICMP_ECHO_REPLY = 8, 0
 MAX_TUNNELS_ABSENT = 8
+# A kept connection without a command this long is opened again before the next one: gregw
+# closes one idle 10 s (CTL_IDLE_MS), and a command must not cross that close on its way.
+IDLE_REOPEN_S = 5.0
 
 
 def add_lines(text):
@@ -84,6 +94,16 @@ def reply_error(reply, verb, name):
     return None
 
 
+def reply_keep(reply):
+    """None when reply says gregw keeps the connection ({"keep": true}); else what it said."""
+    try:
+        if json.loads(reply) == {"keep": True}:
+            return None
+    except ValueError:
+        pass
+    return f"gregw does not keep the connection: {reply[:200]!r}"
+
+
 class Schedule:
     """Which change comes next, without I/O. Tunnels are present (in both tables) or absent;
     a tunnel with a change or a ping out is busy and not chosen. The churn removes until
@@ -100,14 +120,13 @@ class Schedule:
 
     def next(self):
         """(verb, name) of the next change, marked busy, or None."""
-        free_p = [n for n in self.present if n not in self.busy]
-        free_a = [n for n in self.absent if n not in self.busy]
         prefer_add = len(self.absent) >= self.lag
-        for verb, free in ((("add", free_a), ("remove", free_p)) if prefer_add
-                           else (("remove", free_p), ("add", free_a))):
-            if free:
-                self.busy.add(free[0])
-                return verb, free[0]
+        for verb, names in ((("add", self.absent), ("remove", self.present)) if prefer_add
+                            else (("remove", self.present), ("add", self.absent))):
+            name = next((n for n in names if n not in self.busy), None)
+            if name is not None:
+                self.busy.add(name)
+                return verb, name
         return None
 
     def made(self, verb, name):
@@ -158,22 +177,76 @@ def echo_reply(packet, ident):
 
 
 class Command:
-    """One command on one gateway's control socket: its own connection."""
+    """One command on one gateway's control socket: its line, its change, when it was sent."""
 
-    def __init__(self, role, path, line, change):
+    __slots__ = ("role", "line", "change", "deadline")
+
+    def __init__(self, role, line, change, now):
         self.role, self.line, self.change = role, line, change
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.reply = b""
-        self.sent = False
-        self.deadline = time.monotonic() + REPLY_TIMEOUT_S
-        # Blocking: a Unix socket's connect with the listen queue full fails with EAGAIN
-        # when non-blocking, where it should wait for gregw's next accept.
-        self.sock.settimeout(REPLY_TIMEOUT_S)
-        self.sock.connect(path)
-        self.sock.setblocking(False)
+        self.deadline = now + REPLY_TIMEOUT_S
 
-    def fileno(self):
-        return self.sock.fileno()
+
+class Gateway:
+    """One gateway's control connection, kept for the whole churn (gregw's `keep`, docs/gregw.md):
+    its lines sent ahead, each reply one line, in the order of the lines. Opened again when
+    gregw closed it, or before a command after IDLE_REOPEN_S without one (gregw closes a kept
+    connection idle CTL_IDLE_MS)."""
+
+    def __init__(self, role, path, poller, socks):
+        self.role, self.path, self.poller, self.socks = role, path, poller, socks
+        self.sock, self.out, self.buf = None, b"", b""
+        self.pending = collections.deque()  # Commands sent, oldest first; None: the keep line
+        self.last_io = 0.0
+
+    def open(self, now):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            # Blocking: a Unix socket's connect with the listen queue full fails with EAGAIN
+            # when non-blocking, where it should wait for gregw's next accept.
+            s.settimeout(REPLY_TIMEOUT_S)
+            s.connect(self.path)
+            s.setblocking(False)
+        except OSError:
+            s.close()
+            raise
+        self.sock, self.out, self.buf, self.last_io = s, b"keep\n", b"", now
+        self.pending.append(None)
+        self.socks[s.fileno()] = self
+        self.poller.register(s, select.POLLIN | select.POLLOUT)
+
+    def close(self):
+        """Closes the connection; returns the commands that had no reply."""
+        lost = [c for c in self.pending if c is not None]
+        if self.sock is not None:
+            del self.socks[self.sock.fileno()]
+            self.poller.unregister(self.sock)
+            self.sock.close()
+        self.sock, self.out, self.buf = None, b"", b""
+        self.pending.clear()
+        return lost
+
+    def send(self, c, now):
+        """Sends command c (after opening the connection, if it is not open)."""
+        if self.sock is not None and not self.pending and now - self.last_io > IDLE_REOPEN_S:
+            self.close()
+        if self.sock is None:
+            self.open(now)
+        self.pending.append(c)
+        self.out += (c.line + "\n").encode()
+        self.flush()
+
+    def flush(self):
+        """Sends what the socket takes of what is to send; polls for the rest."""
+        if self.out:
+            try:
+                n = self.sock.send(self.out)
+            except BlockingIOError:
+                n = 0
+            self.out = self.out[n:]
+        self.poller.modify(self.sock, select.POLLIN | (select.POLLOUT if self.out else 0))
+
+    def commands(self):
+        return len(self.pending) - (1 if self.pending and self.pending[0] is None else 0)
 
 
 class Change:
@@ -184,14 +257,16 @@ class Change:
 
 
 class Churn:
-    """The churn's I/O: control connections and pings in one poll loop."""
+    """The churn's I/O: the two control connections and pings in one poll loop."""
 
     def __init__(self, plan):
         self.rate = float(plan["rate"])
-        self.socks = plan["socks"]
         self.tunnels = {t["name"]: t for t in plan["tunnels"]}
         self.schedule = Schedule(sorted(self.tunnels))
-        self.commands = []
+        self.poller = select.poll()
+        self.socks = {}   # fd: Gateway
+        self.gateways = {role: Gateway(role, plan["socks"][role], self.poller, self.socks)
+                         for role in ("gwa", "gwb")}
         self.counts = {"asked": 0, "started": 0, "done": 0, "add": 0, "remove": 0}
         self.late_max_s = 0.0
         self.reply_s = []
@@ -199,6 +274,7 @@ class Churn:
         self.ident = os.getpid() & 0xffff
         self.seq = 0
         self.raw = {}     # source address: raw ICMP socket bound to it
+        self.raw_fds = {}  # fd: that socket
         self.echoes = {}  # seq: (name, which, sent)
         self.pings = {}   # name: {"sent": t, "first": rtt or None, "second": ..., "deadline"}
         self.ping_counts = {"pinged": 0, "first": 0, "later": 0, "never": 0}
@@ -211,30 +287,40 @@ class Churn:
 
     # Control connections.
     def start_change(self, verb, name, due_at):
-        ch = Change(verb, name, due_at, time.monotonic())
-        for role in ("gwa", "gwb"):
+        now = time.monotonic()
+        ch = Change(verb, name, due_at, now)
+        for role, gw in self.gateways.items():
             line = (self.tunnels[name]["add"][role] if verb == "add" else f"remove {name}")
+            c = Command(role, line, ch, now)
             try:
-                self.commands.append(Command(role, self.socks[role], line, ch))
+                gw.send(c, now)
             except OSError as e:
-                self.error = f"{role}: {line[:120]}: cannot connect: {e.strerror or e}"
-                ch.left -= 1
-                ch.failed = True
+                if gw.pending and gw.pending[-1] is c:
+                    gw.pending.pop()
+                self.gateway_failed(gw, f"{role}: {line[:120]}: control socket: "
+                                        f"{e.strerror or e}")
+                self.command_done(c, None, failed=True)
         self.counts["started"] += 1
         self.late_max_s = max(self.late_max_s, ch.started - due_at)
 
-    def in_flight(self, role):
-        return sum(1 for c in self.commands if c.role == role)
+    def in_flight(self):
+        return max(gw.commands() for gw in self.gateways.values())
 
-    def command_done(self, c):
-        self.commands.remove(c)
-        c.sock.close()
-        why = reply_error(c.reply.decode("utf-8", "replace"), c.change.verb, c.change.name)
+    def gateway_failed(self, gw, why):
+        """The connection failed (why, unless an error is told already): every command
+        without its reply fails."""
+        if self.error is None and why is not None:
+            self.error = why
+        for c in gw.close():
+            self.command_done(c, None, failed=True)
+
+    def command_done(self, c, reply, failed=False):
+        why = None if failed else reply_error(reply, c.change.verb, c.change.name)
         if why is not None and self.error is None:
             self.error = f"{c.role}: {c.line[:120]}: {why}"
         ch = c.change
         ch.left -= 1
-        if why is not None:
+        if why is not None or failed:
             ch.failed = True
         if ch.left:
             return
@@ -250,23 +336,41 @@ class Churn:
         else:
             self.schedule.free(ch.name)
 
-    def command_io(self, c, ev):
+    def gateway_io(self, gw, ev, now):
+        closed = False
         try:
-            if not c.sent and ev & select.POLLOUT:
-                c.sock.sendall((c.line + "\n").encode())
-                c.sent = True
-            if c.sent and ev & (select.POLLIN | select.POLLHUP):
-                while True:
-                    data = c.sock.recv(65536)
-                    if not data:
-                        self.command_done(c)
-                        return
-                    c.reply += data
+            if ev & select.POLLOUT:
+                gw.flush()
+            # One read a wake-up: poll says again what is left (no read to find EAGAIN).
+            if ev & (select.POLLIN | select.POLLHUP | select.POLLERR):
+                data = gw.sock.recv(65536)
+                closed = not data
+                gw.buf += data
         except BlockingIOError:
             pass
         except OSError as e:
-            c.reply = json.dumps({"error": f"control socket: {e.strerror}"}).encode()
-            self.command_done(c)
+            self.gateway_failed(gw, f"{gw.role}: control socket: {e.strerror or e}")
+            return
+        gw.last_io = now
+        *lines, gw.buf = gw.buf.split(b"\n")
+        for line in lines:
+            if not gw.pending:
+                self.gateway_failed(gw, f"{gw.role}: a reply to no command: {line[:200]!r}")
+                return
+            c = gw.pending.popleft()
+            text = line.decode("utf-8", "replace")
+            if c is None:
+                why = reply_keep(text)
+                if why is not None:
+                    self.gateway_failed(gw, f"{gw.role}: keep: {why}")
+                    return
+                continue
+            self.command_done(c, text)
+        if closed:
+            first = next((c for c in gw.pending if c is not None), None)
+            self.gateway_failed(gw, None if first is None else
+                                f"{gw.role}: {first.line[:120]}: control socket closed by "
+                                "gregw before its reply")
 
     # Pings.
     def raw_for(self, src):
@@ -275,6 +379,8 @@ class Churn:
             s.setblocking(False)
             s.bind((src, 0))
             self.raw[src] = s
+            self.raw_fds[s.fileno()] = s
+            self.poller.register(s, select.POLLIN)
         return self.raw[src]
 
     def send_echo(self, name, which):
@@ -342,12 +448,20 @@ class Churn:
     def run(self, stdin):
         start = time.monotonic()
         end = None
+        # The connections before the first change, so that it does not wait for them.
+        for role, gw in self.gateways.items():
+            try:
+                gw.open(start)
+            except OSError as e:
+                self.gateway_failed(gw, f"{role}: cannot connect: {e.strerror or e}")
+        stdin_fd = stdin.fileno()
+        self.poller.register(stdin_fd, select.POLLIN | select.POLLHUP)
         while True:
             now = time.monotonic()
             if not self.stopping and self.error is None:
                 want = due(start, self.rate, now)
                 while self.counts["started"] < want and self.error is None:
-                    if max(self.in_flight("gwa"), self.in_flight("gwb")) >= CTL_IN_FLIGHT:
+                    if self.in_flight() >= CTL_IN_FLIGHT:
                         break
                     pick = self.schedule.next()
                     if pick is None:
@@ -357,39 +471,37 @@ class Churn:
             elif end is None:
                 end = now
             self.ping_timers(now)
-            for c in [c for c in self.commands if now > c.deadline]:
-                c.reply = json.dumps({"error": f"no reply within {REPLY_TIMEOUT_S:g} s"}).encode()
-                self.command_done(c)
-            if (self.stopping or self.error is not None) and not self.commands and \
+            for gw in self.gateways.values():
+                first = next((c for c in gw.pending if c is not None), None)
+                if first is not None and now > first.deadline:
+                    self.gateway_failed(gw, f"{gw.role}: {first.line[:120]}: no reply within "
+                                            f"{REPLY_TIMEOUT_S:g} s")
+            if (self.stopping or self.error is not None) and not self.in_flight() and \
                     not self.pings:
                 break
             if end is not None and now > end + DRAIN_S:
                 break
-            p = select.poll()
-            if not self.stopping:
-                p.register(stdin, select.POLLIN | select.POLLHUP)
-            for c in self.commands:
-                p.register(c, select.POLLOUT if not c.sent else select.POLLIN)
-            for s in self.raw.values():
-                p.register(s, select.POLLIN)
             # Until the next change is due, the next echo or a deadline: at least a
             # millisecond (a change that waits for a free tunnel waits for a reply or a
-            # ping's end, which wake the poll), at most 0.1 s.
+            # ping's end, which wake the poll), at most 0.1 s; rounded up, so that the loop
+            # does not wake just before what it waits for and go round again.
             wait = 0.1
             if not self.stopping and self.error is None:
                 wait = min(wait, start + self.counts["started"] / self.rate - now)
             if self.pings:
                 wait = min(wait, min(p["next_at"] for p in self.pings.values()) - now)
-            for fd, ev in p.poll(int(max(1.0, wait * 1000))):
-                if fd == stdin.fileno():
+            for fd, ev in self.poller.poll(max(1, math.ceil(wait * 1000))):
+                if fd == stdin_fd:
                     if not os.read(fd, 4096):
                         self.stopping = True
+                        self.poller.unregister(fd)
                         self.counts["asked"] = due(start, self.rate, time.monotonic())
-                    continue
-                for c in [c for c in self.commands if c.fileno() == fd]:
-                    self.command_io(c, ev)
-                for s in [s for s in self.raw.values() if s.fileno() == fd]:
-                    self.ping_io(s)
+                elif fd in self.socks:
+                    self.gateway_io(self.socks[fd], ev, time.monotonic())
+                elif fd in self.raw_fds:
+                    self.ping_io(self.raw_fds[fd])
+        for gw in self.gateways.values():
+            gw.close()
         span = (end or time.monotonic()) - start
         return self.result(span)
 
