@@ -401,20 +401,20 @@ class Churn:
         self.send_echo(name, 0)
 
     def ping_io(self, s):
-        while True:
-            try:
-                packet = s.recv(2048)
-            except BlockingIOError:
-                return
-            seq = echo_reply(packet, self.ident)
-            got = self.echoes.pop(seq, None) if seq is not None else None
-            if got is None:
-                continue
-            name, which, sent = got
-            p = self.pings.get(name)
-            if p is not None and p["answered"] is None:
-                p["answered"], p["rtt"] = which, time.monotonic() - sent
-                self.ping_settle(name)
+        # One read a wake-up: poll says again what is left (no read to find EAGAIN).
+        try:
+            packet = s.recv(2048)
+        except BlockingIOError:
+            return
+        seq = echo_reply(packet, self.ident)
+        got = self.echoes.pop(seq, None) if seq is not None else None
+        if got is None:
+            return
+        name, which, sent = got
+        p = self.pings.get(name)
+        if p is not None and p["answered"] is None:
+            p["answered"], p["rtt"] = which, time.monotonic() - sent
+            self.ping_settle(name)
 
     def ping_settle(self, name, now=None):
         """Ends a tunnel's ping once an echo is answered (the first: it took effect for
