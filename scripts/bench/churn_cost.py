@@ -5,11 +5,14 @@ a busy machine: system calls and CPU time a change, not throughput. Needs root.
 
   scripts/bench/churn_cost.py LABEL=BIN:CHURN_PY [LABEL=BIN:CHURN_PY ...] [--rounds 3]
                               [--tunnels 100] [--rate 100] [--seconds 6] [--strace]
+                              [--ping-load]
 
 The bed of topo/topologies/tunnels.topo is built once, with topo/tunnels.sh's files of
 --tunnels tunnels. Each round runs every build in turn (the order alternates from round to
 round): gregw of BIN/ on gwa and gwb with the tunnel files (2 workers, no sessions: the
-workers idle, so a change is answered at once), then CHURN_PY in the client's namespace at
+workers idle, so a change is answered at once; with --ping-load, a ping every millisecond
+through the first tunnel, so that some changes find a worker in a pass and their replies
+wait for it), then CHURN_PY in the client's namespace at
 --rate changes a second on the second half of the tunnels, its standard input closed after
 --seconds; then both gregws stopped. Each run is also run with its input closed at once (one
 change: the start and end of the program), and the churn's figures are the difference,
@@ -176,8 +179,21 @@ def run(label, bindir, churn_py, bed, args, tmp):
                 tracers[role].stderr.readline()
         else:
             before = {role: thread_ns(tid) for role, tid in tids.items()}
-        result, cost = churn(bed, churn_py, gws.socks, args.rate, args.seconds, tmp,
-                             args.strace)
+        load = None
+        if args.ping_load:
+            # A light load on the first (steady) tunnel, so that a change may find a worker
+            # in a pass and its reply wait for it (CTL_LATER), as under sessions.
+            r0 = bed.rows[0]
+            load = subprocess.Popen(ns("client", "ping", "-q", "-i", "0.001", "-I",
+                                       r0["client4"], r0["server4"]),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            result, cost = churn(bed, churn_py, gws.socks, args.rate, args.seconds, tmp,
+                                 args.strace)
+        finally:
+            if load is not None:
+                load.terminate()
+                load.wait()
         gw = {}
         if args.strace:
             for role, t in tracers.items():
@@ -217,6 +233,8 @@ def main():
     ap.add_argument("--rate", type=float, default=100)
     ap.add_argument("--seconds", type=float, default=6)
     ap.add_argument("--strace", action="store_true")
+    ap.add_argument("--ping-load", action="store_true",
+                    help="a ping every millisecond through the first tunnel during the churn")
     args = ap.parse_args()
     builds = []
     for b in args.builds:
