@@ -177,10 +177,11 @@ void ctl_pollfds(const struct ctl_server *s, struct pollfd *pfd, uint64_t now_ns
 
 		/* A connection waiting for its reply, with nothing to send, is polled for its
 		 * hang-up alone; one with replies to send reads nothing more meanwhile. */
-		pfd[1 + i] = (struct pollfd){ .fd = c->fd,
-					      .events = c->out     ? POLLOUT
-							: c->later ? 0
-								   : POLLIN };
+		pfd[1 + i] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+		if (c->out)
+			pfd[1 + i].events = POLLOUT;
+		else if (c->later)
+			pfd[1 + i].events = 0;
 		if (c->fd < 0)
 			continue;
 		left = c->deadline_ns > now_ns ? c->deadline_ns - now_ns : 0;

@@ -62,10 +62,10 @@ enum gw_limits {
 	CTL_LINES_PASS = 64,  /* a kept connection's lines answered in one pass of the main
 			       * loop, so that a client sending many cannot hold it: the other
 			       * clients, the signals and the stats timer come between */
-	CTL_GATHER_MAX = 65536, /* a kept connection's replies answered at once, gathered
-				 * into one send up to this (a change's reply is under 100
-				 * bytes; the flow tables, megabytes, leave alone) */
 	CTL_BACKLOG = 64,     /* connections the kernel queues before gregw accepts them */
+	/* A kept connection's replies answered at once are gathered into one send up to this
+	 * (a change's reply is under 100 bytes; the flow tables, megabytes, leave alone). */
+	CTL_GATHER_MAX = 65536,
 
 	/* The send queue (tx.c) and its transports (tx_packet.c, tx_udp.c). */
 	TX_MSGS = 1024,		  /* messages per sendmmsg: UIO_MAXIOV */

@@ -44,8 +44,7 @@ static char *dup_reply(const char *text, size_t *out_len)
  * "bad" an error; anything else is echoed as {"cmd":"..."} (one line), or as an indented
  * document of three lines when line is false.
  */
-static char *reply(void *arg, uint64_t id, const char *cmd, size_t len, bool line,
-		   size_t *out_len)
+static char *reply(void *arg, uint64_t id, const char *cmd, size_t len, bool line, size_t *out_len)
 {
 	char text[CTL_CMD_MAX + 64];
 
@@ -82,7 +81,7 @@ static char *reply(void *arg, uint64_t id, const char *cmd, size_t len, bool lin
 	return dup_reply(text, out_len);
 }
 
-static char path[128];
+static char path[64]; /* within sun_path (108 bytes) */
 static uint64_t now = 1000 * (uint64_t)NSEC_PER_SEC;
 
 /* One pass of the main loop at the test's now; *timeout_ms (if asked) is what poll got. */
@@ -190,6 +189,7 @@ static void test_one_shot(struct ctl_server *s)
 static void test_kept(struct ctl_server *s)
 {
 	int fd = client("keep\nA\nB\r\nbad\n\nC\n");
+	char longline[1101];
 
 	calls.n = 0;
 	pass(s, NULL);
@@ -223,8 +223,9 @@ static void test_kept(struct ctl_server *s)
 	fd = client("keep\nA\n");
 	pass(s, NULL);
 	expect(fd, "{\"keep\":true}\n{\"cmd\":\"A\"}\n", false, "before the line too long");
-	for (int i = 0; i < 1100; i++)
-		say(fd, "q");
+	memset(longline, 'q', sizeof(longline) - 1);
+	longline[sizeof(longline) - 1] = '\0';
+	say(fd, longline);
 	calls.n = 0;
 	pass(s, NULL);
 	pass(s, NULL);

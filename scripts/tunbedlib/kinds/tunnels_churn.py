@@ -101,7 +101,7 @@ def reply_keep(reply):
             return None
     except ValueError:
         pass
-    return f"gregw does not keep the connection: {reply[:200]!r}"
+    return f"gregw does not keep the connection: {reply[:200]}"
 
 
 class Schedule:
