@@ -177,7 +177,7 @@ void ctl_pollfds(const struct ctl_server *s, struct pollfd *pfd, uint64_t now_ns
 
 		/* A connection waiting for its reply, with nothing to send, is polled for its
 		 * hang-up alone; one with replies to send reads nothing more meanwhile. */
-		pfd[1 + i] = (struct pollfd){ .fd = c->fd, .events = POLLIN };
+		pfd[1 + i] = (struct pollfd){ .fd = c->fd, .events = POLLIN | POLLRDHUP };
 		if (c->out)
 			pfd[1 + i].events = POLLOUT;
 		else if (c->later)
@@ -264,9 +264,14 @@ static bool gather(struct ctl_conn *c, char *r, size_t len)
  * takes of in (with it) in *used; 0 when none is whole yet (the socket has no more now);
  * -errno when the connection failed. At the client's end of writing, what is held is the
  * last line (before any line, the one-shot command, even empty); a full buffer without a
- * newline is a line too long, and the last: where the next line begins is unknown.
+ * newline is a line too long, and the last: where the next line begins is unknown. *dry:
+ * the socket was found empty in this pass, so it is not read again until poll says: a read
+ * found nothing, or (short) took less than it had room for, a newline among it (a stream
+ * socket's read takes all it has up to the room given; short is false where the client's
+ * end of writing may follow, which only another read would find).
  */
-static int next_line(struct ctl_conn *c, uint64_t now_ns, size_t *len, size_t *used)
+static int next_line(struct ctl_conn *c, uint64_t now_ns, bool short_read, size_t *len,
+		     size_t *used, bool *dry)
 {
 	for (;;) {
 		char *nl = memchr(c->in, '\n', c->in_len);
@@ -284,17 +289,23 @@ static int next_line(struct ctl_conn *c, uint64_t now_ns, size_t *len, size_t *u
 			*len = *used = c->in_len;
 			return 1;
 		}
+		if (*dry)
+			return 0;
 		n = recv(c->fd, c->in + c->in_len, sizeof(c->in) - c->in_len, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			*dry = true;
 			return 0;
+		}
 		if (n < 0)
 			return -errno;
 		if (n == 0) {
 			c->eof = true;
 			continue;
 		}
+		*dry = short_read && (size_t)n < sizeof(c->in) - c->in_len &&
+		       memchr(c->in + c->in_len, '\n', (size_t)n);
 		/* A kept connection's next line has begun: it has CTL_CMD_MS to end, as a
 		 * first line has from the connect. */
 		if (c->started && !c->in_len && !c->later && !c->out)
@@ -346,12 +357,13 @@ static bool answer(struct ctl_server *s, struct ctl_conn *c, size_t len, size_t 
  * What c is ready for: its lines answered in order, one command at a time (none is read
  * while a reply is awaited, nor while replies of an earlier pass wait to be sent), those
  * answered at once gathered (up to CTL_GATHER_MAX bytes) and sent together; at most
- * CTL_LINES_PASS lines a pass (then ready).
+ * CTL_LINES_PASS lines a pass (then ready). short_read: poll said nothing of the client's
+ * end of writing (next_line).
  */
-static void step(struct ctl_server *s, struct ctl_conn *c, uint64_t now_ns, ctl_reply_fn *fn,
-		 void *arg)
+static void step(struct ctl_server *s, struct ctl_conn *c, uint64_t now_ns, bool short_read,
+		 ctl_reply_fn *fn, void *arg)
 {
-	bool gathering = false;
+	bool gathering = false, dry = false;
 	unsigned lines = 0;
 
 	c->ready = false;
@@ -361,7 +373,7 @@ static void step(struct ctl_server *s, struct ctl_conn *c, uint64_t now_ns, ctl_
 
 		if (!c->later && !c->last && lines < CTL_LINES_PASS &&
 		    (!c->out || (gathering && c->out_len < CTL_GATHER_MAX))) {
-			rc = next_line(c, now_ns, &len, &used);
+			rc = next_line(c, now_ns, short_read, &len, &used, &dry);
 			if (rc < 0) {
 				drop(c);
 				return;
@@ -416,7 +428,7 @@ void ctl_handle(struct ctl_server *s, const struct pollfd *pfd, uint64_t now_ns,
 			if (ev & (POLLHUP | POLLERR))
 				drop(c); /* gone before its reply: the command still takes effect */
 		} else if ((ev & (POLLIN | POLLOUT | POLLHUP | POLLERR)) || c->ready) {
-			step(s, c, now_ns, fn, arg);
+			step(s, c, now_ns, !(ev & (POLLRDHUP | POLLHUP | POLLERR)), fn, arg);
 		}
 		if (c->fd >= 0 && now_ns >= c->deadline_ns)
 			drop(c); /* slow, idle, or not reading its reply */
@@ -434,7 +446,7 @@ void ctl_handle(struct ctl_server *s, const struct pollfd *pfd, uint64_t now_ns,
 		c->seq = ++s->seq;
 		c->deadline_ns = now_ns + (uint64_t)CTL_CMD_MS * NSEC_PER_MSEC;
 		/* A client usually sends its line with its connect: answer it now. */
-		step(s, c, now_ns, fn, arg);
+		step(s, c, now_ns, false, fn, arg);
 	}
 }
 

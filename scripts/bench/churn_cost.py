@@ -13,10 +13,11 @@ round): gregw of BIN/ on gwa and gwb with the tunnel files (2 workers, no sessio
 workers idle, so a change is answered at once; with --ping-load, a ping every millisecond
 through the first tunnel, so that some changes find a worker in a pass and their replies
 wait for it), then CHURN_PY in the client's namespace at
---rate changes a second on the second half of the tunnels, its standard input closed after
---seconds; then both gregws stopped. Each run is also run with its input closed at once (one
-change: the start and end of the program), and the churn's figures are the difference,
-divided by the difference in changes made.
+--rate changes a second on the second half of the tunnels (but the last), its standard input
+closed after
+--seconds; then the churn again with its input closed at once (one change, the removal of the
+last tunnel: the program's start and end), and both gregws stopped. The churn's figures are
+the difference between the two, divided by the difference in changes made.
 
 Per run, one JSON line: changes made; the CPU time of each gregw's main thread (the control
 thread: /proc/PID/task/PID/schedstat, nanoseconds) over the churn, a change; the churn's
@@ -86,11 +87,14 @@ class Bed:
             with open(os.path.join(tmp, f"{role}.tunnels")) as f:
                 self.adds[role] = add_lines(f.read())
 
-    def plan(self, rate, socks):
+    def plan(self, rate, socks, base=False):
+        """The churn's plan: the second half of the tunnels but the last; base: the last
+        alone (the one-change run removes it, on the same gregws)."""
+        rows = self.rows[-1:] if base else self.rows[self.n // 2:-1]
         return {"rate": rate, "socks": socks,
                 "tunnels": [{"name": r["name"], "src": r["client4"], "dst": r["server4"],
                              "add": {role: self.adds[role][r["name"]] for role in self.adds}}
-                            for r in self.rows[self.n // 2:]]}
+                            for r in rows]}
 
     def close(self):
         subprocess.run([self.topo, "down", "tunnels", "--prefix", PREFIX],
@@ -148,7 +152,7 @@ def churn(bed, churn_py, socks, rate, seconds, tmp, strace):
     if strace:
         cmd = ["strace", "-f", "-c", "-o", trace, *cmd]
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    p.stdin.write(json.dumps(bed.plan(rate, socks)) + "\n")
+    p.stdin.write(json.dumps(bed.plan(rate, socks, base=seconds == 0)) + "\n")
     p.stdin.flush()
     line = p.stdout.readline().strip()
     if line != "ready":
