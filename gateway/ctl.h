@@ -5,9 +5,9 @@
  * line is "keep" (answered {"keep":true}); then every line is a command, answered in order,
  * each reply one line of JSON ending in a newline, one command at a time (the next line is
  * taken once the reply before it is made, and none while replies of an earlier pass wait to
- * be read); the client may send its lines ahead. A kept
- * connection closes when its client ends its writing (after the replies to what it sent),
- * after a line too long (where the next one begins is unknown), and at its deadlines. The
+ * be read); the client may send its lines ahead. A kept connection closes when its client
+ * ends its writing (after the replies to what it sent), after a line too long (where the
+ * next one begins is unknown), and at its deadlines (docs/gregw.md, "Telemetry"). The
  * server side never blocks: its connections are non-blocking, polled by the main loop with
  * the rest of its fds, bounded in number, and each has a deadline.
  */
