@@ -22,20 +22,27 @@ enum {
 	/* The longest drop program, IPv6's: 1 + 2 + 2 + 3 + 2 * 2 * 4 + 2 + 2
 	 * (tcx_gre_drop_attach). */
 	TCX_INSNS_MAX = 28,
-	/* The TAP's longest program, IPv4 with a key: 5 to check the EtherType, 8 stores, 14 for
-	 * the DS field and TTL (IPv6 outside: 20), 3 for the protocol type, 5 for the length,
-	 * 17 for the checksum, 14 to encapsulate, 4 to redirect, 2 to drop: 72 (IPv6 with a
-	 * key: 66). */
-	TCX_TAP_INSNS_MAX = 80,
-	/* The outer header on the stack, from r10: 2 bytes unused, the EtherType, the outer IP
-	 * header and GRE; words aligned, as the stores are. */
-	TCX_TAP_HDR = -56,
-	TCX_TAP_AREA_MAX = 4 + IPV6_HLEN + GRE_HLEN_MIN + GRE_OPT_LEN,
+	/* The TAP's longest program, IPv4 with the key in the frame: 5 to check the EtherType,
+	 * 3 the frame's GRE flags, then each of its two headers: 9 stores, 3 to take the key,
+	 * 14 for the DS field and TTL (IPv6 outside: 20), 3 for the protocol type, 5 for the
+	 * length, 17 for the checksum, 14 to encapsulate (65; without the key 61); a jump
+	 * between them, 4 to redirect, 2 to drop: 141 (IPv6: 129). */
+	TCX_TAP_INSNS_MAX = 192,
+	/* The outer IP header on the stack, from r10, word aligned as the stores are; before it
+	 * the frame's Ethernet source address (key_in_frame) and the EtherType, after it GRE. */
+	TCX_TAP_IP = -56,
+	TCX_TAP_AREA = TCX_TAP_IP - ETH_ALEN - 2, /* the stores' start */
+	TCX_TAP_AREA_MAX = ETH_ALEN + 2 + IPV6_HLEN + GRE_HLEN_MIN + GRE_OPT_LEN,
 	TCX_IP_LEN_MAX = 65535, /* the IPv4 total length, or the IPv6 payload length */
 };
 
-/* d = d as a 16-bit big-endian number (BPF_END: the byte swap, where the host needs one). */
+_Static_assert(TCX_TAP_AREA % 4 == 0 && TCX_TAP_AREA + TCX_TAP_AREA_MAX <= 0,
+	       "the outer header's area is word aligned, within the stack");
+
+/* d = d as a 16- or 32-bit big-endian number (BPF_END: the byte swap, where the host needs
+ * one). */
 #define EBPF_TO_BE16(d) EBPF_INSN(BPF_ALU | BPF_END | BPF_TO_BE, (d), 0, 0, 16)
+#define EBPF_TO_BE32(d) EBPF_INSN(BPF_ALU | BPF_END | BPF_TO_BE, (d), 0, 0, 32)
 
 /* r0 = the word at off; unless it is want, to the "next" tail at index next. */
 static unsigned word_is(struct bpf_insn *p, unsigned i, unsigned off, uint32_t want, unsigned next)
@@ -102,7 +109,7 @@ static int32_t mem_word(const uint8_t *p)
 struct tcx_prog {
 	struct bpf_insn p[TCX_TAP_INSNS_MAX];
 	unsigned n;
-	unsigned to_drop[8], ndrop;
+	unsigned to_drop[16], ndrop;
 	unsigned to_next[16], nnext;
 };
 
@@ -236,23 +243,26 @@ static void tap_tos(struct tcx_prog *g, const struct tcx_tap *t, int ip_at)
 }
 
 /*
- * The outer header at TCX_TAP_HDR on the stack: the outer EtherType at +2, the IP header at +4
- * (its length from skb->len; IPv4's checksum by bpf_csum_diff), then GRE, its protocol type the
- * frame's EtherType (r7). A frame too long for the header's length field goes to the drop.
+ * The outer header on the stack (TCX_TAP_AREA): the frame's source address (key_in_frame),
+ * the outer EtherType, the IP header at TCX_TAP_IP (its length from skb->len; IPv4's checksum
+ * by bpf_csum_diff), then GRE, its protocol type the frame's EtherType (r7), with a key or
+ * without (key): t's, or the frame's (key_in_frame). A frame too long for the header's length
+ * field goes to the drop.
  */
-static void tap_header(struct tcx_prog *g, const struct tcx_tap *t)
+static void tap_header(struct tcx_prog *g, const struct tcx_tap *t, bool key)
 {
 	bool v6 = t->family == AF_INET6;
-	unsigned ipl = ip_fixed_hlen(t->family), grel = t->key ? 8 : 4, area = 4 + ipl + grel;
-	uint8_t w[TCX_TAP_AREA_MAX] = { 0 }, *ip = w + 4, *gre = ip + ipl;
-	int hdr = TCX_TAP_HDR, ip_at = hdr + 4;
+	unsigned ipl = ip_fixed_hlen(t->family), grel = key ? 8 : 4, area = 8 + ipl + grel;
+	uint8_t w[TCX_TAP_AREA_MAX] = { 0 }, *ip = w + 8, *gre = ip + ipl;
+	int ip_at = TCX_TAP_IP, gre_at = ip_at + (int)ipl;
 	/* skb->len counts the Ethernet header; the length field counts the outer packet (IPv4)
 	 * or what follows the fixed header (IPv6). */
 	int32_t add = v6 ? (int32_t)grel - ETH_HLEN : (int32_t)(ipl + grel) - ETH_HLEN;
 
 	uint8_t ds = t->dscp_inherit ? 0 : (uint8_t)(t->dscp << IP_DSCP_SHIFT);
 
-	store_be16(w + 2, v6 ? ETH_P_IPV6 : ETH_P_IP);
+	memcpy(w, t->src_mac, ETH_ALEN);
+	store_be16(w + ETH_ALEN, v6 ? ETH_P_IPV6 : ETH_P_IP);
 	if (v6) {
 		store_be16(ip, (uint16_t)(0x6000 | ds << IPV6_TCLASS_SHIFT));
 		ip[IPV6_NEXT_OFF] = IPPROTO_GRE_NUM;
@@ -266,16 +276,22 @@ static void tap_header(struct tcx_prog *g, const struct tcx_tap *t)
 	}
 	memcpy(ip + ip_src_off(t->family), t->src, ip_addr_len(t->family));
 	memcpy(ip + ip_dst_off(t->family), t->dst, ip_addr_len(t->family));
-	if (t->key) {
+	if (key) {
 		store_be16(gre, GRE_BIT_K);
-		store_be32(gre + GRE_HLEN_MIN, t->key_value);
+		store_be32(gre + GRE_HLEN_MIN, t->key_in_frame ? 0 : t->key_value);
 	}
 	for (unsigned i = 0; i < area; i += 4)
-		g->p[g->n++] = EBPF_ST_MEM(BPF_W, BPF_REG_10, hdr + (int)i, mem_word(w + i));
+		g->p[g->n++] =
+			EBPF_ST_MEM(BPF_W, BPF_REG_10, TCX_TAP_AREA + (int)i, mem_word(w + i));
+	if (key && t->key_in_frame) {
+		g->p[g->n++] = EBPF_LD_ABS(BPF_W, TCX_TAP_FRAME_KEY);
+		g->p[g->n++] = EBPF_TO_BE32(BPF_REG_0);
+		g->p[g->n++] = EBPF_STX_MEM(BPF_W, BPF_REG_10, BPF_REG_0, gre_at + GRE_HLEN_MIN);
+	}
 	tap_tos(g, t, ip_at);
 	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_1, BPF_REG_7);
 	g->p[g->n++] = EBPF_TO_BE16(BPF_REG_1);
-	g->p[g->n++] = EBPF_STX_MEM(BPF_H, BPF_REG_10, BPF_REG_1, ip_at + (int)ipl + GRE_PROTO_OFF);
+	g->p[g->n++] = EBPF_STX_MEM(BPF_H, BPF_REG_10, BPF_REG_1, gre_at + GRE_PROTO_OFF);
 	g->p[g->n++] = EBPF_LDX_MEM(BPF_W, BPF_REG_2, BPF_REG_6, offsetof(struct __sk_buff, len));
 	jump_drop(g, BPF_JGT, BPF_REG_2, TCX_IP_LEN_MAX - add);
 	g->p[g->n++] = EBPF_ALU64_IMM(BPF_ADD, BPF_REG_2, add);
@@ -306,11 +322,13 @@ static void tap_header(struct tcx_prog *g, const struct tcx_tap *t)
 /*
  * Room for the outer header after the Ethernet header, the skb marked as GRE over IPv4 or IPv6
  * (its inner headers where the packet's were, gso_size kept: the segments' payload stays what
- * the writer chose), then the EtherType and the header written from offset 12 on.
+ * the writer chose), then the EtherType and the header written from offset 12 on, or with
+ * key_in_frame the source address too, from offset 6.
  */
-static void tap_encap(struct tcx_prog *g, const struct tcx_tap *t)
+static void tap_encap(struct tcx_prog *g, const struct tcx_tap *t, bool key)
 {
-	unsigned len = ip_fixed_hlen(t->family) + (t->key ? 8u : 4u);
+	unsigned len = ip_fixed_hlen(t->family) + (key ? 8u : 4u);
+	unsigned from = t->key_in_frame ? ETH_ALEN : ETH_TYPE_OFF, before = ETH_HLEN - from;
 
 	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_1, BPF_REG_6);
 	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_2, (int32_t)len);
@@ -323,13 +341,41 @@ static void tap_encap(struct tcx_prog *g, const struct tcx_tap *t)
 	g->p[g->n++] = EBPF_CALL(BPF_FUNC_skb_adjust_room);
 	jump_drop(g, BPF_JNE, BPF_REG_0, 0);
 	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_1, BPF_REG_6);
-	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_2, ETH_TYPE_OFF);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_2, (int32_t)from);
 	g->p[g->n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_3, BPF_REG_10);
-	g->p[g->n++] = EBPF_ALU64_IMM(BPF_ADD, BPF_REG_3, TCX_TAP_HDR + 2);
-	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_4, (int32_t)(2 + len));
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_ADD, BPF_REG_3, TCX_TAP_IP - (int32_t)before);
+	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_4, (int32_t)(before + len));
 	g->p[g->n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_5, 0);
 	g->p[g->n++] = EBPF_CALL(BPF_FUNC_skb_store_bytes);
 	jump_drop(g, BPF_JNE, BPF_REG_0, 0);
+}
+
+/*
+ * The outer header of a frame whose EtherType is in r7: with t's key (or none), or with
+ * key_in_frame as the frame's GRE flags say: two headers then, the first with a key, the
+ * second without, and a jump from the end of the first past the second.
+ */
+static void tap_gre(struct tcx_prog *g, const struct tcx_tap *t)
+{
+	unsigned to_nokey, to_end;
+
+	if (!t->key_in_frame) {
+		tap_header(g, t, t->key);
+		tap_encap(g, t, t->key);
+		return;
+	}
+	g->p[g->n++] = EBPF_LD_ABS(BPF_H, TCX_TAP_FRAME_FLAGS);
+	to_nokey = g->n;
+	g->p[g->n++] = EBPF_JMP_IMM(BPF_JEQ, BPF_REG_0, 0, 0);
+	jump_drop(g, BPF_JNE, BPF_REG_0, GRE_BIT_K);
+	tap_header(g, t, true);
+	tap_encap(g, t, true);
+	to_end = g->n;
+	g->p[g->n++] = EBPF_JA(0);
+	g->p[to_nokey].off = (int16_t)(g->n - to_nokey - 1);
+	tap_header(g, t, false);
+	tap_encap(g, t, false);
+	g->p[to_end].off = (int16_t)(g->n - to_end - 1);
 }
 
 int tcx_tap_attach(int ifindex, const struct tcx_tap *t)
@@ -347,8 +393,7 @@ int tcx_tap_attach(int ifindex, const struct tcx_tap *t)
 		g.p[g.n++] = EBPF_ALU64_REG(BPF_MOV, BPF_REG_7, BPF_REG_0);
 		g.p[g.n++] = EBPF_JMP_IMM(BPF_JEQ, BPF_REG_7, ETH_P_IP, 1);
 		jump_drop(&g, BPF_JNE, BPF_REG_7, ETH_P_IPV6);
-		tap_header(&g, t);
-		tap_encap(&g, t);
+		tap_gre(&g, t);
 	}
 	if (t->redirect) {
 		g.p[g.n++] = EBPF_ALU64_IMM(BPF_MOV, BPF_REG_1, t->redirect);

@@ -49,7 +49,16 @@ struct tcx_tap {
 				   * else Not-ECT */
 	bool key;		  /* a GRE key (RFC 2890) in the header */
 	uint32_t key_value;
+	/* Each frame's key instead of key and key_value (gregw's tunnels, whose keys change
+	 * at run time without a new program): the frame's Ethernet source address carries the
+	 * GRE header's first 16 bits (TCX_TAP_FRAME_FLAGS: GRE_BIT_K, or 0 for no key) and the
+	 * key (TCX_TAP_FRAME_KEY, big-endian), and the program writes src_mac back over them. */
+	bool key_in_frame;
+	uint8_t src_mac[6];
 };
+
+/* With key_in_frame: where the frame carries its GRE flags and key (its Ethernet source). */
+enum { TCX_TAP_FRAME_FLAGS = 6, TCX_TAP_FRAME_KEY = 8 };
 
 /*
  * Attaches the program of t at tcx ingress of ifindex (a TAP). With gre, each frame must be
@@ -58,11 +67,13 @@ struct tcx_tap {
  * (bpf_skb_adjust_room, BPF_F_ADJ_ROOM_ENCAP_L3_IPV4 or _IPV6 | ENCAP_L4_GRE | FIXED_GSO:
  * gso_size stays the writer's), writes the outer header there (IPv4: DF, identification 0,
  * its length from the skb's, its checksum; IPv6: flow label 0; the DS field and TTL as t says,
- * from the frame's IP header where they are inherited or copied) and GRE with
- * the packet's EtherType as its protocol type, and sets the frame's EtherType to the outer
- * family's. A frame of another EtherType, or whose outer packet would pass 65535 bytes, is
- * dropped. Returns the link's fd (its close detaches it) or -errno (EINVAL: a kernel without
- * tcx, or t asks for nothing: neither a redirect nor GRE). Setup only.
+ * from the frame's IP header where they are inherited or copied) and GRE with the packet's
+ * EtherType as its protocol type, and sets the frame's EtherType to the outer family's (with
+ * key_in_frame, GRE's key as the frame says, and its source address src_mac). A frame of
+ * another EtherType, whose outer packet would pass 65535 bytes, or (key_in_frame) whose GRE
+ * flags are neither GRE_BIT_K nor 0, is dropped. Returns the link's fd (its close detaches
+ * it) or -errno (EINVAL: a kernel without tcx, or t asks for nothing: neither a redirect nor
+ * GRE). Setup only.
  */
 int tcx_tap_attach(int ifindex, const struct tcx_tap *t);
 

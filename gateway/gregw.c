@@ -490,7 +490,10 @@ static int send_setup(struct gregw *g)
 		.ifindex = g->outer_ifindex,
 	};
 
-	return tx_group_init(&g->txg, &g->sh, &txc);
+	int rc = tx_group_init(&g->txg, &g->sh, &txc);
+
+	g->tun.tap = rc == 0 && (g->txg.ops == &tx_tap_gre_ops || g->txg.ops == &tx_tap_udp_ops);
+	return rc;
 }
 
 /* What the workers' queues share of the options. */

@@ -665,6 +665,20 @@ bad_inner:
 	p->drop = DROP_TX_BAD_INNER;
 }
 
+void tunq_cut(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
+{
+	/* q->gso describes p, as take_read or merge_turn left it; p->ip is its header. */
+	q->gso_ip = p->ip;
+	stat_add(&q->stats->ctr[STAT_GSO_SUPERPACKETS], 1);
+	q->gso_partial =
+		q->sh->tx_csum_partial && partial_ok(p->len, &q->gso_ip, gso_csum(&q->gso));
+	q->gso_next = 0;
+	q->gso_drop_last = false;
+	next_segment(q, hdr, p);
+	p->whole = false;
+	p->gso = NULL;
+}
+
 bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 {
 	struct virtio_net_hdr h;

@@ -151,6 +151,13 @@ int tunq_ring_fd(const struct tunq *q);
  */
 bool tunq_next(struct tunq *q, uint8_t *hdr, struct tun_pkt *p);
 
+/*
+ * p, a TCP superpacket tunq_next handed over whole, is to be cut after all (its tunnel's
+ * packets cannot go whole): p becomes its first segment, its headers written at hdr (as
+ * tunq_next's), and the next calls of tunq_next hand out the rest. Worker thread.
+ */
+void tunq_cut(struct tunq *q, uint8_t *hdr, struct tun_pkt *p);
+
 /* Writes an inner packet from the wire into TUN; with offloads through the coalescer, which
  * may hold it until tunq_flush. csum: its transport checksum as it came left partial, which
  * goes on so (without offloads it is completed here first). Counts what TUN took, or

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "parse.h"
 #include "tunfile.h"
+#include "tx_tap.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -533,6 +534,8 @@ static json_t *tunnel_json(const struct tunctl *t, const struct tunnel_spec *s,
 	jout_bool(o, "key", s->gre_flags & GRE_F_KEY);
 	jout_bool(o, "seq", s->gre_flags & GRE_F_SEQ);
 	jout_bool(o, "csum", s->gre_flags & GRE_F_CSUM);
+	jout_bool(o, "tap", t->tap && tx_tap_takes(s->gre_flags, s->peer.family, s->peer.bytes,
+						   t->peer.bytes));
 	for (unsigned k = 0; k < s->nprefixes; k++)
 		jout_append(pre, json_string(netaddr_format_prefix(&s->prefixes[k], a)));
 	jout_set(o, "prefixes", pre);

@@ -42,6 +42,8 @@ struct tunctl {
 	unsigned gre_flags;    /* every tunnel's GRE flags at start together: the MTU's room */
 	struct netaddr peer;   /* the first (config.h): the outer family's */
 	bool udp;	       /* their one encapsulation */
+	bool tap;	       /* superpackets go whole through the TAP (tx_tap.h), of the tunnels
+				* it takes: set by gregw once the send transport is chosen */
 	unsigned changes;      /* changes made through the control socket */
 	unsigned busy_retries; /* publications tried while the workers held the tables */
 	unsigned rebuilds;     /* changes made by building the whole table (nested prefixes) */

@@ -210,6 +210,13 @@ size_t txq_whole_max(struct txq *q)
 	return tx_tap_whole_max(q);
 }
 
+bool txq_whole_takes(const struct txq *q, const struct tunnel *tn)
+{
+	const struct encap_cfg *c = q->sh->cfg;
+
+	return tx_tap_takes(tn->gre_flags, c->family, tn->peer, c->remote);
+}
+
 uint32_t txq_group(struct txq *q)
 {
 	q->groups = (q->groups + 1) | TX_GROUP_BIT;

@@ -194,9 +194,16 @@ void txq_add(struct txq *q, const struct tunnel *tn, uint8_t *inner, size_t len,
 size_t txq_whole_max(struct txq *q);
 
 /*
+ * Whether a superpacket into tunnel tn may go whole, in a pass whose txq_whole_max is not 0:
+ * the TAP carries that tunnel's (tx_tap_takes: without sequence numbers or GRE checksums, to
+ * the first peer). Else it is cut, as the transport's fallback sends. Worker thread.
+ */
+bool txq_whole_takes(const struct txq *q, const struct tunnel *tn);
+
+/*
  * Queues a TCP superpacket of len bytes (at most txq_whole_max's) whole, ENCAP_HEADROOM before
- * it, its checksum left partial where gso says. sock as in struct tx_ent. Sends what is queued
- * first when the queue is full. Worker thread.
+ * it, its checksum left partial where gso says, into a tunnel txq_whole_takes. sock as in
+ * struct tx_ent. Sends what is queued first when the queue is full. Worker thread.
  */
 void txq_add_whole(struct txq *q, const struct tunnel *tn, uint8_t *inner, size_t len,
 		   const struct tx_gso *gso, unsigned sock);

@@ -44,16 +44,20 @@ void tx_tap_group_clear(struct tx_tap_group *t)
 	t->link_fd = -1;
 }
 
+bool tx_tap_takes(unsigned gre_flags, int family, const uint8_t *peer, const uint8_t *first)
+{
+	return !(gre_flags & (GRE_F_SEQ | GRE_F_CSUM)) &&
+	       memcmp(peer, first, ip_addr_len(family)) == 0;
+}
+
 /* Why the configuration keeps superpackets from going whole, or NULL: they need a TUN that
- * hands them over, no per-segment GRE field (a sequence number, a checksum), which the
- * kernel's segmentation cannot make, and one tunnel, whose outer header and key the TAP's
- * program writes on every frame (a table from --tunnels may hold more, and change). */
+ * hands them over and, for the one tunnel of --remote, no per-segment GRE field (a sequence
+ * number, a checksum), which the kernel's segmentation cannot make. A tunnel file's table
+ * may change: each tunnel is judged as its superpackets come (tx_tap_takes). */
 static const char *tap_unfit(const struct gw_shared *sh)
 {
-	unsigned f = sh->cfg->gre_flags;
+	unsigned f = sh->cfg->tunnel_sources ? 0 : sh->cfg->gre_flags;
 
-	if (sh->cfg->tunnel_sources)
-		return "--tunnels";
 	if (!sh->vnet_hdr)
 		return "--offload off";
 	if (f & GRE_F_SEQ)
@@ -156,6 +160,28 @@ static const char *udp_device_unfit(const struct tx_group *grp, char *dev, size_
 	return NULL;
 }
 
+/*
+ * The program's source address: that of the interface it redirects to, which the next hop's
+ * frames carry (tx_tap_whole_max holds them to it). A frame carries its tunnel's key there
+ * instead, which the program moves into GRE: the key goes with the frame, read from the table
+ * the worker's pass holds, as on every other transport, so a change through the control
+ * socket holds for the next packet with no program or map to update. A BPF map of keys by
+ * tunnel slot would still need the slot in the frame, and an update ordered against the
+ * workers' passes; the virtio header has no field to spare, and the frame no other byte.
+ */
+static int src_mac(struct tx_group *grp)
+{
+	struct ifconf_link l;
+	int rc = ifconf_link_get(&grp->nh.req, grp->cfg.ifindex, &l);
+
+	if (rc)
+		return rc;
+	if (!l.has_addr)
+		return -ENODATA;
+	memcpy(grp->tap.src_mac, l.addr, ETH_ALEN);
+	return 0;
+}
+
 /* The TAP's part of the group once its fallback is ready; see tx_group_init. Says why it
  * cannot be, once, where the kernel or the device is the reason. */
 static int tap_prepare(struct tx_group *grp)
@@ -169,17 +195,15 @@ static int tap_prepare(struct tx_group *grp)
 	int rc;
 
 	grp->why = tap_unfit(sh);
-	if (grp->why && sh->cfg->tunnel_sources)
-		log_warnx("superpackets cannot go whole through a TAP with --tunnels (its program "
-			  "writes one tunnel's outer header): cut into segments and sent on the "
-			  "encapsulation's own transport");
 	if (grp->why)
 		return -EOPNOTSUPP;
 	/* What the kernel lacks first (it names a version), then what the device does. */
 	t->vnet_len = c->udp ? TAP_VNET_TNL : TAP_VNET;
 	t->redirect = grp->cfg.ifindex;
+	/* A tunnel file's tunnels may have a key or not, and change: the longer header. */
 	t->whole_max = TAP_LEN_MAX - (c->family == AF_INET ? IPV4_HLEN : 0) -
-		       (c->udp ? UDP_HLEN : 0) - gre_hlen(c->gre_flags);
+		       (c->udp ? UDP_HLEN : 0) -
+		       gre_hlen(c->tunnel_sources ? GRE_F_KEY : c->gre_flags);
 	rc = tap_open(t, grp->cfg.nworkers, t->vnet_len);
 	if (rc) {
 		snprintf(why, sizeof(why), "a TAP: %s", strerror(-rc));
@@ -204,6 +228,13 @@ static int tap_prepare(struct tx_group *grp)
 		goto fail;
 	}
 	if (!c->udp) {
+		rc = src_mac(grp);
+		if (rc) {
+			snprintf(why, sizeof(why), "the address of the interface towards the peer: %s",
+				 rc == -ENODATA ? "none" : strerror(-rc));
+			grp->why = "no Ethernet address towards the peer";
+			goto fail;
+		}
 		memcpy(prog.src, c->local, ip_addr_len(c->family));
 		memcpy(prog.dst, c->remote, ip_addr_len(c->family));
 		prog.ttl = c->ttl;
@@ -211,8 +242,8 @@ static int tap_prepare(struct tx_group *grp)
 		prog.ecn_copy = true;
 		prog.dscp_inherit = c->tos.dscp_inherit;
 		prog.dscp = c->tos.dscp;
-		prog.key = c->gre_flags & GRE_F_KEY;
-		prog.key_value = c->key;
+		prog.key_in_frame = true;
+		memcpy(prog.src_mac, t->src_mac, ETH_ALEN);
 	}
 	t->link_fd = tcx_tap_attach(t->ifindex, &prog);
 	if (t->link_fd < 0) {
@@ -285,6 +316,11 @@ size_t tx_tap_whole_max(struct txq *q)
 	nexthop_read(&q->sh->nh, &t->hop_seen, &t->hop);
 	if (t->hop.ifindex != q->grp->tap.redirect)
 		return 0;
+	/* The interface's address changed since start: plain GRE's program would write the old
+	 * one over the key, so the frames carry the new one. */
+	if (!q->sh->cfg->udp &&
+	    memcmp(t->hop.eth + ETH_ALEN, q->grp->tap.src_mac, ETH_ALEN) != 0)
+		return 0;
 	/* A pass that cuts: the fallback's probe (plain GRE), or the IP stack's own use of the
 	 * neighbour (GRE-in-UDP's sockets), keeps the kernel's neighbour entry in use. */
 	if (probes != t->probes_seen) {
@@ -329,26 +365,30 @@ static void vnet_fill(const struct txq *q, const struct tx_ent *e, unsigned pre,
 
 /*
  * Entry e's frame, written before its inner packet: the virtio header, the Ethernet header to
- * the next hop and, over UDP, the outer IP (its DS field and TTL encap_tos's: the kernel's
- * segmentation copies them into every segment) and UDP headers (outer checksum 0 over IPv4, as
- * the kernel's fou sends it; over IPv6 the pseudo-header's sum, for the device) and GRE. Plain
- * GRE's frame carries the inner packet's EtherType: the TAP's program puts GRE before it.
- * Returns the frame's start; *len its length.
+ * the next hop and, over UDP, the outer IP (to the tunnel's peer; its DS field and TTL
+ * encap_tos's: the kernel's segmentation copies them into every segment) and UDP headers
+ * (outer checksum 0 over IPv4, as the kernel's fou sends it; over IPv6 the pseudo-header's
+ * sum, for the device) and the tunnel's GRE header. Plain GRE's frame carries the inner
+ * packet's EtherType, and in its source address the tunnel's GRE flags and key
+ * (TCX_TAP_FRAME_FLAGS, TCX_TAP_FRAME_KEY): the TAP's program puts GRE before it with that
+ * key and writes the source address back. Returns the frame's start; *len its length.
  */
 static uint8_t *frame_build(struct txq *q, const struct tx_ent *e, size_t *len)
 {
 	const struct encap_cfg *c = q->sh->cfg;
 	const struct tx_tap_group *t = &q->grp->tap;
+	const struct tunnel *tn = e->tn;
 	bool v6 = (e->inner[0] >> 4) == 6;
 	uint8_t *l3 = e->inner, *eth;
 	unsigned pre, th = 0;
 
 	if (c->udp) {
-		uint8_t *gre = encap_build(c, e->tn, e->inner, e->len, 0), *udp = gre - UDP_HLEN;
+		uint8_t *gre = encap_build(c, tn, e->inner, e->len, 0), *udp = gre - UDP_HLEN;
 		size_t ulen = UDP_HLEN + e->outer_hlen + e->len;
 
 		l3 = udp - t->ip_hlen;
 		memcpy(l3, t->outer, t->ip_hlen + UDP_HLEN);
+		memcpy(l3 + ip_dst_off(c->family), tn->peer, ip_addr_len(c->family));
 		tos_write(l3, t->ip_hlen, encap_tos(c, e->inner));
 		store_be16(udp + UDP_SPORT_OFF, q->sh->udp_sports[e->sock]);
 		store_be16(udp + UDP_LEN_OFF, (uint16_t)ulen);
@@ -367,8 +407,13 @@ static uint8_t *frame_build(struct txq *q, const struct tx_ent *e, size_t *len)
 	}
 	eth = l3 - ETH_HLEN;
 	memcpy(eth, q->tap.hop.eth, ETH_HLEN);
-	if (!c->udp)
+	if (!c->udp) {
+		bool key = tn->gre_flags & GRE_F_KEY;
+
+		store_be16(eth + TCX_TAP_FRAME_FLAGS, key ? GRE_BIT_K : 0);
+		store_be32(eth + TCX_TAP_FRAME_KEY, key ? tn->key : 0);
 		store_be16(eth + ETH_TYPE_OFF, v6 ? ETH_P_IPV6 : ETH_P_IP);
+	}
 	pre = (unsigned)(e->inner - eth);
 	vnet_fill(q, e, pre, th, eth - t->vnet_len);
 	*len = t->vnet_len + pre + e->len;
@@ -380,8 +425,7 @@ static uint8_t *frame_build(struct txq *q, const struct tx_ent *e, size_t *len)
 static void tap_write(struct txq *q, const struct tx_ent *e)
 {
 	const struct encap_cfg *c = q->sh->cfg;
-	unsigned outer = ip_fixed_hlen(c->family) + (c->udp ? UDP_HLEN : 0) +
-			 (unsigned)gre_hlen(c->gre_flags);
+	unsigned outer = (c->udp ? ip_fixed_hlen(c->family) + UDP_HLEN : 0) + e->outer_hlen;
 	size_t len;
 	uint8_t *frame = frame_build(q, e, &len);
 	ssize_t n;

@@ -129,7 +129,8 @@ static void add_whole(struct worker *w, const struct tunnel *tn, const struct tu
  * UDP_SEGMENT message is a flow's (its table entry's number), or an untracked superpacket's
  * segments; its hash picks its socket, that is its source port. A superpacket's tunnel and
  * flow are looked up once, at its first segment. Superpackets the transport takes whole this
- * pass are queued so. Returns packets handled.
+ * pass are queued so, but those of a tunnel it cannot carry whole, which are cut (tunq_cut).
+ * Returns packets handled.
  */
 static unsigned from_tun(struct worker *w)
 {
@@ -150,6 +151,9 @@ static unsigned from_tun(struct worker *w)
 			tn = tunnel_to(w, &p.ip);
 			if (!tn)
 				goto no_tunnel;
+			/* Its headers where tunq_next wrote a segment's: nothing queued since. */
+			if (p.whole && !txq_whole_takes(&w->tx, tn))
+				tunq_cut(&w->tun, txq_hdr_room(&w->tx), &p);
 			if (!p.nseg)
 				clamp(w, p.data, p.len, &p.ip, p.csum);
 			e = flow_of(w, p.data, p.len, &p.ip, &hash);

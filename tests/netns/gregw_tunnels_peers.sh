@@ -5,11 +5,12 @@
 # keys 1 to 4, so only the outer source tells gwa's tunnels apart. Each tunnel carries a
 # verified duplex transfer between its sites; gwa's per-tunnel counters equal those of the
 # gregw at the tunnel's other end, both ways. Plain GRE: the first peer's packets leave gwa as
-# frames to its next hop, the second's on the IP path (wire_tx_ip). GRE-in-UDP: both peers'
-# from the same sockets (the second's messages name it), superpackets (UDP_SEGMENT) to both,
+# frames to its next hop, the second's on the IP path (wire_tx_ip). GRE-in-UDP: the first
+# peer's superpackets whole through gwa's TAP (gwb1 reads them whole), the second peer's cut
+# and sent from the same sockets as the rest (the second's messages name it; UDP_SEGMENT),
 # gwa receiving from its packet ring (--wire-rx ring), and a datagram from a third address of
-# gwb's is gwa's unknown_peer. A tunnel added at run
-# time to the second peer with key 5 carries a ping.
+# gwb's is gwa's unknown_peer. A tunnel added at run time to the second peer with key 5
+# carries a ping.
 #
 #  P-client              P-gwa [gregw, 8 tunnels]                 P-gwb [gregw gre0 .2] [gregw gre1 .3]     P-server
 #  198.18.64.i --lan-a-- 198.18.1.1  198.18.0.1 ==transit== 198.18.0.2, 198.18.0.3  198.18.3.1 --lan-b-- 198.18.128.i
@@ -77,12 +78,22 @@ if [ "$GW_ENCAP" = gre ]; then
 		"$(json_get "$s" '(d["config"]["wire_tx"], 0 < d["total"]["wire_tx_ip"] < d["total"]["wire_tx_packets"])')" \
 		"('packet', True)"
 else
+	# The first peer's superpackets go whole through gwa's TAP (the default where the kernel
+	# has it), which gwb1 reads whole (udp_whole_reads); the second peer's are cut (the TAP's
+	# frames follow the first peer's next hop): gwb2 reads none whole.
+	gro_peers="gwb1 gwb2"
+	if [ "$(json_get "$s" 'd["config"]["wire_tx"]')" = tap ]; then
+		gro_peers=gwb2
+		expect_eq "gwa: superpackets through the TAP; gwb1 read them whole, gwb2 none" \
+			"$(json_get "$s" 'd["total"]["tap_writes"] > 0'), $(json_get "$(gw_stats gwb1)" 'd["total"]["udp_whole_reads"] > 0'), $(json_get "$(gw_stats gwb2)" 'd["total"]["udp_whole_reads"]')" \
+			"True, True, 0"
+	fi
 	# veth carries a UDP_SEGMENT send whole, and a socket with UDP_GRO takes it so: each
-	# peer's gregw read superpackets of gwa's (where the kernel offers both).
+	# peer's gregw read superpackets of gwa's cut for it (where the kernel offers both).
 	if [ "$(json_get "$s" 'd["config"]["udp_gso"]')" = True ]; then
 		expect_eq "gwa: superpackets sent (UDP_SEGMENT)" \
 			"$(json_get "$s" 'd["total"]["udp_gso_sends"] > 0')" "True"
-		for b in gwb1 gwb2; do
+		for b in $gro_peers; do
 			if [ "$(json_get "$(gw_stats "$b")" 'd["config"]["udp_gro"]')" = True ]; then
 				expect_eq "$b: gwa's superpackets came whole (UDP_GRO)" \
 					"$(json_get "$(gw_stats "$b")" 'd["total"]["udp_gro_reads"] > 0')" "True"
