@@ -30,6 +30,7 @@ new_prefix P tbtapt
 WIRE="$TUNBED_BIN/tunbed-wire"
 [ -x "$WIRE" ] || die "$WIRE not built"
 WIRE_PID=""
+TCPDUMP=""
 
 "$TOPO" up tunnels --prefix "$P" >/dev/null
 ip netns exec "$P-client" sysctl -qw net.ipv4.tcp_ecn=1
@@ -119,9 +120,27 @@ whole() {
 }
 
 for i in 0 1 2 3 4; do
+	# t2's frames from gwa captured too: the program writes the key over the source address
+	# gwa's frames carry there, and the interface's own back.
+	if [ "$i" = 2 ]; then
+		ip netns exec "$P-gwa" tcpdump -i transit -n -s 64 -U --immediate-mode -w "$TMP/t2.pcap" \
+			src host 198.18.0.1 2>"$TMP/tcpdump.err" &
+		TCPDUMP=$!
+		poll 30 grep -q "listening on" "$TMP/tcpdump.err" || die "tcpdump did not start: $(cat "$TMP/tcpdump.err")"
+	fi
 	xfer "$i" push
 	whole "t$i push" gwa "$TAPA" "$(((i < 4)))"
 done
+stop_bg "$TCPDUMP" INT tcpdump
+mac=$(ip -n "$P-gwa" -j link show transit | json_get "$(cat)" 'd[0]["address"]')
+# Each line: time, source address, '>', destination, ethertype ..., length N: ...
+expect_eq "t2: gwa's frames all from transit's address, superpackets among them" \
+	"$(tcpdump -r "$TMP/t2.pcap" -e -n 2>/dev/null | python3 -c '
+import re, sys
+lines = sys.stdin.read().splitlines()
+lens = [int(m.group(1)) for m in (re.search(r"ethertype [^,]*, length (\d+)", l) for l in lines) if m]
+print(len(lines) > 100, sum(l.split()[1] != sys.argv[1] for l in lines), max(lens or [0]) > 1514)' "$mac")" \
+	"True 0 True"
 for i in 2 3 4; do
 	xfer "$i" pull
 	whole "t$i pull" gwb "$TAPB" "$(((i < 4)))"
@@ -182,7 +201,8 @@ change() {
 		"$("$GREGW" ctl "${GW_SOCK[$1]}" "replace t$4 peer = $2; prefixes = 198.18.$3.$4/32; encap = $GW_ENCAP; $5")" \
 		'"changed": "replace"'
 }
-for i in 0 1 3 4; do
+# t3 takes its key before t1 gives up its own: one peer has one tunnel without a key.
+for i in 0 3 1 4; do
 	change gwa 198.18.0.2 128 "$i" "${CHANGED[$i]}"
 	change gwb 198.18.0.1 64 "$i" "${CHANGED[$i]}"
 done
