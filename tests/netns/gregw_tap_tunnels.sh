@@ -103,8 +103,14 @@ xfer() {
 	[ "$2" = pull ] && ok='s["received"] == s["server_sent"] == 4 << 20'
 	a0=$(tapw gwa)
 	b0=$(tapw gwb)
-	tr_client "$P-client" "198.18.128.$1" --port 9400 --sessions 2 --bytes 4m --pattern "$2" \
-		--verify --dscp 46 --ecn on --json
+	# A transfer whose superpackets the peer drops (a wrong key) would never end: 60 s bound
+	# the failure (under a second here), so that it is told, not the test's timeout.
+	TR_STATUS=0
+	timeout 60 ip netns exec "$P-client" "$TRAFFIC" client "198.18.128.$1" --port 9400 \
+		--sessions 2 --bytes 4m --pattern "$2" --verify --dscp 46 --ecn on --json \
+		>"$TMP/client.json" 2>"$TMP/client.err" || TR_STATUS=$?
+	TR_JSON=$(cat "$TMP/client.json")
+	[ "$TR_STATUS" != 124 ] || die "t$1: $2 not done in 60 s ($(json_get "$(gw_stats gwb)" 'd["total"]["drops"]'))"
 	expect_eq "t$1: $2, 2 x 4 MiB verified, equal on both sides, ECN negotiated" \
 		"$TR_STATUS $(json_get "$TR_JSON" 'd["complete"] and d["tcp"]["verify"]["mismatches"] == 0 and d["tcp"]["ecn_negotiated"] == 2 and all('"$ok"' for s in d["tcp"]["per_session"])')" "0 True"
 	TAPA=$(($(tapw gwa) - a0))
