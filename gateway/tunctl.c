@@ -526,6 +526,7 @@ static json_t *tunnel_json(const struct tunctl *t, const struct tunnel_spec *s,
 	char a[NETPREFIX_STRLEN];
 	json_t *o = json_object(), *pre = json_array(), *drops = json_object();
 	struct tunnel_stats sum;
+	bool tap;
 
 	tunnels_pub_stats(t->pub, tn->slot, &sum);
 	jout_str(o, "name", s->name);
@@ -534,8 +535,9 @@ static json_t *tunnel_json(const struct tunctl *t, const struct tunnel_spec *s,
 	jout_bool(o, "key", s->gre_flags & GRE_F_KEY);
 	jout_bool(o, "seq", s->gre_flags & GRE_F_SEQ);
 	jout_bool(o, "csum", s->gre_flags & GRE_F_CSUM);
-	jout_bool(o, "tap", t->tap && tx_tap_takes(s->gre_flags, s->peer.family, s->peer.bytes,
-						   t->peer.bytes));
+	/* whether its superpackets go whole: the TAP in use, and it takes this tunnel's */
+	tap = t->tap && tx_tap_takes(s->gre_flags, t->peer.family, s->peer.bytes, t->peer.bytes);
+	jout_bool(o, "tap", tap);
 	for (unsigned k = 0; k < s->nprefixes; k++)
 		jout_append(pre, json_string(netaddr_format_prefix(&s->prefixes[k], a)));
 	jout_set(o, "prefixes", pre);

@@ -230,7 +230,8 @@ static int tap_prepare(struct tx_group *grp)
 	if (!c->udp) {
 		rc = src_mac(grp);
 		if (rc) {
-			snprintf(why, sizeof(why), "the address of the interface towards the peer: %s",
+			snprintf(why, sizeof(why),
+				 "the address of the interface towards the peer: %s",
 				 rc == -ENODATA ? "none" : strerror(-rc));
 			grp->why = "no Ethernet address towards the peer";
 			goto fail;
@@ -318,8 +319,7 @@ size_t tx_tap_whole_max(struct txq *q)
 		return 0;
 	/* The interface's address changed since start: plain GRE's program would write the old
 	 * one over the key, so the frames carry the new one. */
-	if (!q->sh->cfg->udp &&
-	    memcmp(t->hop.eth + ETH_ALEN, q->grp->tap.src_mac, ETH_ALEN) != 0)
+	if (!q->sh->cfg->udp && memcmp(t->hop.eth + ETH_ALEN, q->grp->tap.src_mac, ETH_ALEN) != 0)
 		return 0;
 	/* A pass that cuts: the fallback's probe (plain GRE), or the IP stack's own use of the
 	 * neighbour (GRE-in-UDP's sockets), keeps the kernel's neighbour entry in use. */

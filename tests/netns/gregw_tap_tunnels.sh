@@ -135,7 +135,7 @@ for i in 0 1 2 3 4; do
 		poll 30 grep -q "listening on" "$TMP/tcpdump.err" || die "tcpdump did not start: $(cat "$TMP/tcpdump.err")"
 	fi
 	xfer "$i" push
-	whole "t$i push" gwa "$TAPA" "$(((i < 4)))"
+	whole "t$i push" gwa "$TAPA" "$((i < 4))"
 done
 stop_bg "$TCPDUMP" INT tcpdump
 mac=$(ip -n "$P-gwa" -j link show transit | json_get "$(cat)" 'd[0]["address"]')
@@ -149,7 +149,7 @@ print(len(lines) > 100, sum(l.split()[1] != sys.argv[1] for l in lines), max(len
 	"True 0 True"
 for i in 2 3 4; do
 	xfer "$i" pull
-	whole "t$i pull" gwb "$TAPB" "$(((i < 4)))"
+	whole "t$i pull" gwb "$TAPB" "$((i < 4))"
 done
 
 # listing GATEWAY: every tunnel's counters, as the tunnels command lists them.
@@ -218,7 +218,7 @@ wire_start "$TMP/gwa2.tunnels"
 tr_server "$P-server" 9400
 for i in 0 1 3 4; do
 	xfer "$i" push
-	whole "after the change, t$i push" gwa "$TAPA" "$(((i > 0)))"
+	whole "after the change, t$i push" gwa "$TAPA" "$((i > 0))"
 done
 tr_stop
 wire_stop "after the change"

@@ -23,6 +23,7 @@
 #include "tunctl.h"
 #include "tunfile.h"
 #include "tunnels_pub.h"
+#include "tx_tap.h"
 
 /* gwb's tunnels, as a tunnel file would give them: three from gwa, one from another peer. */
 static const char gwb_file[] =
@@ -276,7 +277,8 @@ static const struct cmd_row cmd_rows[] = {
 	{ "tunnelsx", "(not handled)", 4 },
 	{ "tunnels 1 2",
 	  "{\"tunnels\":4,\"gen\":2,\"from\":1,\"list\":[{\"name\":\"t1\",\"peer\":\"198.18.0.2\","
-	  "\"key\":true,\"seq\":false,\"csum\":false,\"prefixes\":[\"198.18.128.1/32\"],"
+	  "\"key\":true,\"seq\":false,\"csum\":false,\"tap\":false,\"prefixes\":[\"198.18.128.1/"
+	  "32\"],"
 	  "\"tx_packets\":0",
 	  4 },
 	{ "tunnels x", "{\"error\":\"bad arguments 'x' for tunnels", 4 },
@@ -399,6 +401,26 @@ static void test_commands(void)
 	CHECK_STR(tunnels_at(tunnels_pub_current(&pub), 0)->name, "a0");
 	CHECK(strstr(ask(&t, "tunnels 0 1", out, sizeof(out)), "\"name\":\"a0\"") != NULL);
 	CHECK(strstr(out, "\"next\":1}") != NULL);
+
+	/* With the TAP in use the listing says which tunnels it takes (tx_tap_takes): the first
+	 * peer's, without sequence numbers or checksums. */
+	{
+		uint8_t first[4] = { 198, 18, 0, 2 }, other[4] = { 198, 18, 0, 3 };
+
+		CHECK(tx_tap_takes(GRE_F_KEY, AF_INET, first, first));
+		CHECK(tx_tap_takes(0, AF_INET, first, first));
+		CHECK(!tx_tap_takes(GRE_F_KEY | GRE_F_SEQ, AF_INET, first, first));
+		CHECK(!tx_tap_takes(GRE_F_CSUM, AF_INET, first, first));
+		CHECK(!tx_tap_takes(GRE_F_KEY, AF_INET, other, first));
+		t.tap = true;
+		CHECK(strstr(ask(&t, "tunnels 0 1", out, sizeof(out)), "\"tap\":true") != NULL);
+		ask(&t, "add m3 peer = 198.18.0.3; key = 1; prefixes = 198.18.211.0/24", out,
+		    sizeof(out));
+		CHECK(strstr(ask(&t, "tunnels 1 1", out, sizeof(out)), "\"name\":\"m3\"") != NULL);
+		CHECK(strstr(out, "\"tap\":false") != NULL);
+		ask(&t, "remove m3", out, sizeof(out));
+		t.tap = false;
+	}
 
 	/* A change is answered once in effect: at once while no worker is in a pass; while one
 	 * is, after the pass ends (its next pass takes the new table), and before that only
