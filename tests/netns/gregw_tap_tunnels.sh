@@ -5,18 +5,20 @@
 # t0 key 1, t1 key 2, t2 key 0xdeadbeef (its top bit set), t3 without a key, t4 key 5 with
 # sequence numbers, which the kernel's segmentation cannot make. Both gregws run with --ttl
 # inherit, every session marked DSCP 46 with ECN negotiated. The TAP is in use (config, no
-# warning) and the tunnels listing says which tunnels it takes (all but t4); a verified push
+# warning) and the tunnels listing says which tunnels it takes (all but t4). A verified push
 # on each tunnel: gwa wrote superpackets into its TAP for t0 to t3 and none for t4, whose
-# superpackets were cut; a verified pull on t2, t3 and t4, the same of gwb's TAP. tunbed-wire
-# on gwa's transit, given gwa's tunnel file, from before the first packet: every frame valid
-# (its tunnel's key, or none for t3; sequence numbers on t4's alone; the outer DSCP, ECN
-# field and TTL the inner ones), superpackets on the wire, each tunnel's frames seen each way;
-# per tunnel, gwa's counters are gwb's, both ways, nothing dropped. Then a change at run time, on both gateways, with no program loaded again:
-# t0 gets sequence numbers, t1 loses its key, t3 gets key 0xffffffff, t4 loses its sequence
-# numbers; the listing follows, a verified push on each of the four writes superpackets into
-# the TAP for t1, t3 and t4 and none for t0, and a second audit with the changed file finds
-# every frame valid, frames of the four tunnels alone, and what each counted since the
-# change the other's.
+# superpackets were cut, and gwa's frames of t2 (tcpdump) all carry transit's own source
+# address, which the program writes back over the key; a verified pull on t2, t3 and t4, the
+# same of gwb's TAP. tunbed-wire on gwa's transit, given gwa's tunnel file, from before the
+# first packet: every frame valid (its tunnel's key, or none for t3; sequence numbers on t4's
+# alone; the outer DSCP, ECN field and TTL the inner ones), superpackets on the wire, each
+# tunnel's frames seen each way; per tunnel, gwa's counters are gwb's, both ways, nothing
+# dropped. Then a change at run time, on both gateways, with no program loaded again: t0 gets
+# sequence numbers, t1 loses its key, t3 gets key 0xffffffff, t4 loses its sequence numbers;
+# the listing follows, a verified push on each of the four writes superpackets into the TAP
+# for t1, t3 and t4 and none for t0, and a second audit with the changed file finds every
+# frame valid, frames of the four tunnels alone, and what each counted since the change the
+# other's.
 #
 #  P-client                P-gwa [gregw --tunnels, TAP gregw-tx0]    [gregw --tunnels] P-gwb           P-server
 #  198.18.64.i ---lan-a--- 198.18.1.1  198.18.0.1 ====5 tunnels==== 198.18.0.2  198.18.3.1 ---lan-b--- 198.18.128.i
