@@ -18,7 +18,8 @@
 # the listing follows, a verified push on each of the four writes superpackets into the TAP
 # for t1, t3 and t4 and none for t0, and a second audit with the changed file finds every
 # frame valid, frames of the four tunnels alone, and what each counted since the change the
-# other's.
+# other's. Then over IPv6 (2001:2::1 to 2001:2::2), t0 with key 7 and t1 without: a verified
+# push on each through the TAP, the audit clean, the counters gwa's and gwb's alike.
 #
 #  P-client                P-gwa [gregw --tunnels, TAP gregw-tx0]    [gregw --tunnels] P-gwb           P-server
 #  198.18.64.i ---lan-a--- 198.18.1.1  198.18.0.1 ====5 tunnels==== 198.18.0.2  198.18.3.1 ---lan-b--- 198.18.128.i
@@ -38,7 +39,7 @@ TCPDUMP=""
 ip netns exec "$P-client" sysctl -qw net.ipv4.tcp_ecn=1
 
 # tunnels FILE PEER SITE-OCTET OPTIONS...: tunnel i of OPTIONS[i] (its key and seq lines,
-# ';' between them), from the site 198.18.SITE-OCTET.i.
+# ';' between them) to PEER, for the site 198.18.SITE-OCTET.i.
 tunnels() {
 	local file=$1 peer=$2 octet=$3 i=0 opts
 	shift 3
@@ -70,11 +71,12 @@ expect_eq "gwa: no warning about the TAP" "$(grep -c 'cannot go whole' "$TMP/gwa
 takes() { json_get "$(gw_stats "$1" tunnels)" '[t["name"] for t in d["list"] if t["tap"]]'; }
 expect_eq "gwa: the TAP takes every tunnel but t4 (seq)" "$(takes gwa)" "['t0', 't1', 't2', 't3']"
 
-# wire_start FILE: the audit on gwa's transit with the tunnel file FILE, ready.
+# wire_start FILE [LOCAL]: the audit on gwa's transit with the tunnel file FILE, gwa's address
+# LOCAL (198.18.0.1), ready.
 wire_start() {
 	rm -f "$TMP/wire.ready"
 	ip netns exec "$P-gwa" "$WIRE" --iface transit --json --check --ready-file "$TMP/wire.ready" \
-		--tunnels "$1" --local 198.18.0.1 --expect-tos inherit --expect-ttl inherit \
+		--tunnels "$1" --local "${2:-198.18.0.1}" --expect-tos inherit --expect-ttl inherit \
 		>"$TMP/wire.json" 2>"$TMP/wire.err" &
 	WIRE_PID=$!
 	poll 30 grep -qx ready "$TMP/wire.ready" || die "tunbed-wire did not start: $(cat "$TMP/wire.err")"
@@ -237,6 +239,39 @@ for g in gwa gwb; do
 		"$(json_get "$(gw_stats "$g")" 'd["total"]["dropped"] == d["total"]["drops"]["tx_no_tunnel"]')" True
 done
 
+gw_stop gwa
+gw_stop gwb
+
+log "--- over IPv6: the program's IPv6 header, with a key and without"
+tunnels "$TMP/gwa6.tunnels" 2001:2::2 128 "key = 7" "seq = no"
+tunnels "$TMP/gwb6.tunnels" 2001:2::1 64 "key = 7" "seq = no"
+gw_start gwa "$P-gwa" --tunnels "$TMP/gwa6.tunnels" --addr 198.19.0.1/24 --workers 2 --ttl inherit
+gw_start gwb "$P-gwb" --tunnels "$TMP/gwb6.tunnels" --addr 198.19.0.2/24 --workers 2 --ttl inherit
+expect_eq "IPv6: gwa through the TAP, both tunnels" \
+	"$(json_get "$(gw_stats gwa)" '(d["config"]["wire_tx"], d["config"]["local"])'), $(takes gwa)" \
+	"('tap', '2001:2::1'), ['t0', 't1']"
+wire_start "$TMP/gwa6.tunnels" 2001:2::1
+for i in 0 1; do
+	poll 10 ip netns exec "$P-client" ping -c 1 -W 1 "198.18.128.$i" || fail "IPv6: no ping through t$i"
+done
+for g in gwa gwb; do
+	poll 10 gw_true "$g" 'd["next_hop"]["lladdr"] is not None' || fail "IPv6: $g's next hop never resolved"
+done
+tr_server "$P-server" 9400
+for i in 0 1; do
+	xfer "$i" push
+	whole "IPv6, t$i push" gwa "$TAPA" 1
+done
+tr_stop
+wire_stop "IPv6"
+listing gwa >"$TMP/a6.json"
+listing gwb >"$TMP/b6.json"
+echo "$WJ" >"$TMP/wire6.json"
+expect_eq "IPv6: the audit is clean, both tunnels both ways, superpackets on the wire" \
+	"$(json_get "$WJ" '(d["clean"], d["violation_frames"], d["source"]["capture_dropped"], d["tunnels"]["both_ways"], d["tunnels"]["no_tunnel_frames"], d["directions"][0]["gso_frames"] > 0)')" \
+	"(True, 0, 0, 2, 0, True)"
+expect_eq "IPv6: per tunnel, gwa's counters are gwb's both ways, no drop" \
+	"$(python3 "$TMP/exact.py" "$TMP/none.json" "$TMP/a6.json" "$TMP/none.json" "$TMP/b6.json" "$TMP/wire6.json" t0,t1)" "exact"
 gw_stop gwa
 gw_stop gwb
 "$TOPO" down tunnels --prefix "$P" >/dev/null
