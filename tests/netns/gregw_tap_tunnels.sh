@@ -18,8 +18,11 @@
 # the listing follows, a verified push on each of the four writes superpackets into the TAP
 # for t1, t3 and t4 and none for t0, and a second audit with the changed file finds every
 # frame valid, frames of the four tunnels alone, and what each counted since the change the
-# other's. Then over IPv6 (2001:2::1 to 2001:2::2), t0 with key 7 and t1 without: a verified
-# push on each through the TAP, the audit clean, the counters gwa's and gwb's alike.
+# other's. Then gwa's transit gets another address at run time: plain GRE's superpackets are
+# cut until it is back (the program writes the address of start), GRE-in-UDP's go on whole,
+# every frame from the new address. Then over IPv6 (2001:2::1 to 2001:2::2), t0 with key 7
+# and t1 without: a verified push on each through the TAP, the audit clean, the counters
+# gwa's and gwb's alike.
 #
 #  P-client                P-gwa [gregw --tunnels, TAP gregw-tx0]    [gregw --tunnels] P-gwb           P-server
 #  198.18.64.i ---lan-a--- 198.18.1.1  198.18.0.1 ====5 tunnels==== 198.18.0.2  198.18.3.1 ---lan-b--- 198.18.128.i
@@ -238,6 +241,39 @@ for g in gwa gwb; do
 	expect_eq "$g: nothing dropped but tx_no_tunnel" \
 		"$(json_get "$(gw_stats "$g")" 'd["total"]["dropped"] == d["total"]["drops"]["tx_no_tunnel"]')" True
 done
+
+log "--- transit's address changed at run time: plain GRE's program would write the old one"
+# set_mac MAC: gwa's transit address MAC, gwb's neighbour entry of it too, and gwa's next hop
+# looked up again since and resolved.
+set_mac() {
+	local n0
+	n0=$(json_get "$(gw_stats gwa)" 'd["next_hop"]["lookups"]')
+	ip -n "$P-gwa" link set dev transit address "$1"
+	ip -n "$P-gwb" neigh replace 198.18.0.1 lladdr "$1" dev transit
+	poll 10 ip netns exec "$P-client" ping -c 1 -W 1 198.18.128.1 || fail "no ping through t1 after the change of address"
+	poll 10 gw_true gwa 'd["next_hop"]["lookups"] > '"$n0"' and d["next_hop"]["lladdr"] is not None' ||
+		fail "gwa's next hop not looked up again after the change of address"
+}
+new_mac=02:00:5e:10:00:01
+set_mac "$new_mac"
+tr_server "$P-server" 9400
+ip netns exec "$P-gwa" tcpdump -i transit -n -s 64 -U --immediate-mode -w "$TMP/mac.pcap" \
+	src host 198.18.0.1 2>"$TMP/tcpdump.err" &
+TCPDUMP=$!
+poll 30 grep -q "listening on" "$TMP/tcpdump.err" || die "tcpdump did not start: $(cat "$TMP/tcpdump.err")"
+xfer 1 push
+stop_bg "$TCPDUMP" INT tcpdump
+# GRE-in-UDP's frames are gregw's whole, the new address among them: the TAP goes on.
+whole "a new address, t1 push" gwa "$TAPA" "$([ "$GW_ENCAP" = gre-udp ] && echo 1 || echo 0)"
+expect_eq "a new address: gwa's frames all from it" \
+	"$(tcpdump -r "$TMP/mac.pcap" -e -n 2>/dev/null | python3 -c '
+import sys
+lines = sys.stdin.read().splitlines()
+print(len(lines) > 100, sum(l.split()[1] != sys.argv[1] for l in lines))' "$new_mac")" "True 0"
+set_mac "$mac"
+xfer 1 push
+whole "the address back, t1 push" gwa "$TAPA" 1
+tr_stop
 
 gw_stop gwa
 gw_stop gwb
