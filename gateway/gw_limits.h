@@ -145,9 +145,10 @@ enum gw_limits {
 	TUNCTL_WAIT_MS = 1000,	 /* a change kept this long is refused, and one made and not in
 				  * effect this long answered with an error: a worker's pass is
 				  * far shorter, and the reply must leave within CTL_REPLY_MS */
-	TUNCTL_RETRY_US = 100,	 /* the control loop's wake-ups while a reply waits for the
-				  * workers' passes, which last tens of microseconds with work:
-				  * what a change's reply may wait past the pass that held it */
+	TUNCTL_RETRY_US = 2000,	 /* the control loop's fallback wake-ups while a reply waits
+				  * for the workers' passes (a worker's pass end wakes it:
+				  * tunnels_pub_want_wake); without the eventfd, what a reply may
+				  * wait past the pass that held it */
 };
 
 #endif

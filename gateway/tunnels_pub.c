@@ -9,15 +9,20 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 int tunnels_pub_init(struct tunnels_pub *p, unsigned nreaders)
 {
 	int rc;
 
 	memset(p, 0, sizeof(*p));
+	p->wake_fd = -1;
 	if (nreaders < 1 || nreaders > CONFIG_MAX_WORKERS)
 		return -EINVAL;
+	/* Without it the control loop falls back on its timeout (TUNCTL_RETRY_US). */
+	p->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	p->nreaders = nreaders;
 	for (unsigned i = 0; i < nreaders; i++) {
 		/* Pages of tunnels that never come are never touched. */
@@ -65,6 +70,9 @@ void tunnels_pub_fini(struct tunnels_pub *p)
 		p->readers[i].stats = NULL;
 	}
 	free(p->tx_seq);
+	if (p->wake_fd >= 0)
+		close(p->wake_fd);
+	p->wake_fd = -1;
 	if (p->rx_seq)
 		munmap(p->rx_seq, p->rx_seq_size);
 	p->rx_seq = NULL;
@@ -99,6 +107,37 @@ void tunnels_leave(struct tunnels_pub *p, unsigned reader)
 
 	__atomic_store_n(&r->epoch, __atomic_load_n(&r->epoch, __ATOMIC_RELAXED) + 1,
 			 __ATOMIC_RELEASE);
+	if (p->wake_fd < 0)
+		return;
+	/* The epoch's store before the flag's load (tunnels_pub_want_wake's other half). */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&p->waiting, __ATOMIC_RELAXED)) {
+		uint64_t one = 1;
+
+		/* EAGAIN only at a count of 2^64 - 2: the control loop is awake anyway. */
+		if (write(p->wake_fd, &one, sizeof(one)) < 0)
+			return;
+	}
+}
+
+void tunnels_pub_want_wake(struct tunnels_pub *p, bool on)
+{
+	__atomic_store_n(&p->waiting, on ? 1u : 0u, __ATOMIC_RELAXED);
+	/* The flag's store before the epochs' loads of the check that follows. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+int tunnels_pub_wake_fd(const struct tunnels_pub *p)
+{
+	return p->wake_fd;
+}
+
+void tunnels_pub_woken(struct tunnels_pub *p)
+{
+	uint64_t n;
+
+	if (p->wake_fd >= 0 && read(p->wake_fd, &n, sizeof(n)) < 0)
+		return;
 }
 
 const struct tunnels *tunnels_pub_current(const struct tunnels_pub *p)

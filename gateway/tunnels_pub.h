@@ -9,6 +9,7 @@
 #ifndef TUNBED_GW_TUNNELS_PUB_H
 #define TUNBED_GW_TUNNELS_PUB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "drop.h"
@@ -99,6 +100,10 @@ struct tunnels_pub {
 	unsigned nfree;
 	struct tunnels_pending *pending; /* a queue of TUNNELS_MAX at most, gen ascending */
 	unsigned pending_head, npending;
+	/* A worker that ends a pass while the control thread waits for the passes
+	 * (tunnels_pub_want_wake) counts on wake_fd, an eventfd the control loop polls. */
+	int wake_fd;
+	uint32_t waiting; /* written by the control thread, read by the workers */
 };
 
 /*
@@ -119,8 +124,23 @@ void tunnels_pub_fini(struct tunnels_pub *p);
 const struct tunnels *tunnels_enter(struct tunnels_pub *p, unsigned reader);
 
 /* The pass ends, a quiescent point: the worker holds no table until its next tunnels_enter.
- * A worker calls it before it sleeps too. */
+ * A worker calls it before it sleeps too. While the control thread waits for the passes
+ * (tunnels_pub_want_wake), it also writes the wake-up (one full fence a pass, and a write(2)
+ * a pass only then). */
 void tunnels_leave(struct tunnels_pub *p, unsigned reader);
+
+/*
+ * The control thread waits for the workers' passes (on: a change's reply is held until it is
+ * in effect) or no longer does. Set before the check of the passes (tunnels_pub_settled):
+ * then either that check sees a pass's end or the worker that ended it writes the wake-up
+ * (each side a full fence between its store and its load). Control thread.
+ */
+void tunnels_pub_want_wake(struct tunnels_pub *p, bool on);
+
+/* The descriptor to poll for those wake-ups (POLLIN), -1 without one; tunnels_pub_woken
+ * takes what it counted. Control thread. */
+int tunnels_pub_wake_fd(const struct tunnels_pub *p);
+void tunnels_pub_woken(struct tunnels_pub *p);
 
 /* Worker reader's counters of tunnel tn. */
 static inline struct tunnel_stats *tunnels_stats(struct tunnels_pub *p, unsigned reader,

@@ -11,6 +11,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -918,6 +919,41 @@ static int lookups(unsigned n)
 	return 0;
 }
 
+/* Whether the wake-up descriptor has a count to take. */
+static bool woken(const struct tunnels_pub *p)
+{
+	struct pollfd pfd = { .fd = tunnels_pub_wake_fd(p), .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+}
+
+/* While the control thread waits for the passes, a worker's pass end wakes it; otherwise
+ * nothing is written. */
+static void test_wake(void)
+{
+	static struct tunnels_pub p;
+
+	printf("case: a pass's end wakes the control thread while it waits, only then\n");
+	CHECK_INT(tunnels_pub_init(&p, 2), 0);
+	CHECK(tunnels_pub_wake_fd(&p) >= 0);
+	tunnels_enter(&p, 0);
+	tunnels_leave(&p, 0);
+	CHECK(!woken(&p));
+	tunnels_pub_want_wake(&p, true);
+	tunnels_enter(&p, 1);
+	CHECK(!woken(&p)); /* a pass's beginning is no end */
+	tunnels_leave(&p, 1);
+	CHECK(woken(&p));
+	tunnels_pub_woken(&p);
+	CHECK(!woken(&p));
+	tunnels_pub_want_wake(&p, false);
+	tunnels_enter(&p, 0);
+	tunnels_leave(&p, 0);
+	CHECK(!woken(&p));
+	tunnels_pub_fini(&p);
+	CHECK_INT(tunnels_pub_wake_fd(&p), -1);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 2 && strcmp(argv[1], "--lookups") == 0)
@@ -931,5 +967,6 @@ int main(int argc, char **argv)
 	test_publication();
 	test_concurrent();
 	test_derive();
+	test_wake();
 	return check_done("test_tunnels");
 }
