@@ -122,6 +122,28 @@ class Check(unittest.TestCase):
         t["unattributed"] = {"gwb": 1}
         self.assertEqual(tunnels_report.check(t), [])
 
+    def test_a_drop_before_the_tunnel_may_be_a_superpacket(self):
+        """The transit device and the receiver's ring count a superpacket gwa wrote whole as
+        one drop; gwa counted its segments: each such drop explains up to gwa's segments_max
+        (the top of its histogram's largest bucket), and only gwa's towards gwb."""
+        t = self.carried(gwb_rx_packets=20)
+        t["unattributed"] = {"gwa": 0, "gwb": 2}
+        self.assertEqual(tunnels_report.check(t),
+                         ["80 packets to gwb lost on the way, 2 counted as dropped"])
+        t["segments_max"] = {"gwa": 64, "gwb": 1}
+        self.assertEqual(tunnels_report.check(t), [])
+        t["segments_max"] = {"gwa": 32, "gwb": 64}
+        self.assertEqual(tunnels_report.check(t), [
+            "80 packets to gwb lost on the way, 64 counted as dropped (its 2 drops before a "
+            "tunnel, superpackets of up to 32 segments)"])
+        hist = {"1": 5, "2": 0, "3-4": 1, "5-8": 0, "9-16": 0, "17-32": 7, "33-64": 0, "65+": 0}
+        stats = {"total": {"cost": {"tun_to_wire": {"superpacket_segments": hist}}}}
+        self.assertEqual(tunnels_point.segments_max(stats), 32)
+        hist["65+"] = 1
+        self.assertEqual(tunnels_point.segments_max(stats), 123)
+        self.assertEqual(tunnels_point.segments_max({}), 1)
+        self.assertEqual(tunnels_point.segments_max(None), 1)
+
 
 class Words(unittest.TestCase):
     def test_carried(self):

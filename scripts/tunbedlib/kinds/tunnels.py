@@ -96,7 +96,8 @@ CHURN = Obj({"rate": Num(0, CHURN_RATE_MAX), "span_s": NUM, "asked": COUNT, "sta
 
 
 def run_schema(point, tunnel, churn):
-    tunnels = {"carried": List(tunnel), "idle": IDLE, "unattributed": Opt(Map(NUM))}
+    tunnels = {"carried": List(tunnel), "idle": IDLE, "unattributed": Opt(Map(NUM)),
+               "segments_max": Opt(Map(Num(1)))}
     if churn:
         tunnels["churned"] = Opt(IDLE)
     return Obj(matrix.RUN | {

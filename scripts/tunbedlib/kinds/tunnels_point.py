@@ -198,6 +198,22 @@ def unattributed(stats, link_drops):
     return link_drops + total.get("ring_drops", 0) + sum(drops.get(k, 0) for k in UNATTRIBUTED)
 
 
+# The most segments a superpacket of a bucket of gregw's histogram (total.cost.tun_to_wire.
+# superpacket_segments) may carry; "65+": 65,535 bytes of IPv4's least MSS, 536.
+BUCKET_TOP = {"1": 1, "2": 2, "3-4": 4, "5-8": 8, "9-16": 16, "17-32": 32, "33-64": 64,
+              "65+": 123}
+
+
+def segments_max(stats):
+    """The most segments one superpacket a gregw sent towards the peer can have carried (the
+    top of its histogram's largest bucket that counted one), from its `stats` document; 1
+    without one. A drop that the transit device or the peer's ring counts is one skb, a
+    superpacket of that many of the sender's segments at most (the TAP path)."""
+    hist = ((((stats or {}).get("total") or {}).get("cost") or {}).get("tun_to_wire") or {}
+            ).get("superpacket_segments") or {}
+    return max([BUCKET_TOP.get(k, 1) for k, v in hist.items() if v] or [1])
+
+
 def link_drops(bed, role):
     """What the role's transit device dropped on receipt (ip -s link: rx dropped), or 0."""
     h = bed.host(role)
@@ -356,6 +372,10 @@ def measure(sc, point, repeat, bed, setup_limit):
                                      run_.driver.tunnels("gwb"), churned)
         record["tunnels"]["unattributed"] = {
             role: run_.driver.unattributed(role, link_drops(bed, role)) for role in ("gwa", "gwb")}
+        stats = getattr(run_.driver, "stats", None) or {}
+        if stats:
+            record["tunnels"]["segments_max"] = {
+                role: segments_max(stats.get(role)) for role in ("gwa", "gwb")}
         record["hosts"] = run_.hosts(clocks)
     finally:
         run_.stop()

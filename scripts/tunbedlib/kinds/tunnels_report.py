@@ -50,9 +50,14 @@ def check(tunnels):
     what the server received, inner headers on top), no gateway took out of a tunnel more than
     the other put in, each way, what one put in and the other did not take out is no more than
     what both lost on the way by tunnel (per-tunnel drops) and by none (the receiver's ring
-    and pre-lookup drops, `unattributed`), and no tunnel without sessions carried a packet."""
+    and pre-lookup drops, `unattributed`, each of them a superpacket of at most the sender's
+    `segments_max` segments where gregw sent them whole), and no tunnel without sessions
+    carried a packet."""
     out, lost = [], {"gwb": 0, "gwa": 0}
-    explained = dict((tunnels.get("unattributed") or {}))
+    per = tunnels.get("segments_max") or {}
+    sender = {"gwb": "gwa", "gwa": "gwb"}
+    explained = {role: n * per.get(sender[role], 1)
+                 for role, n in (tunnels.get("unattributed") or {}).items()}
     for t in tunnels["carried"]:
         a, b, name = t["gwa"], t["gwb"], t["name"]
         if not a["tx_bytes"] or not b["rx_bytes"]:
@@ -76,7 +81,10 @@ def check(tunnels):
     for role, n in lost.items():
         if n > explained.get(role, 0):
             out.append(f"{n} packets to {role} lost on the way, {explained.get(role, 0)} "
-                       "counted as dropped")
+                       "counted as dropped" + (
+                           f" (its {(tunnels.get('unattributed') or {}).get(role, 0)} drops "
+                           f"before a tunnel, superpackets of up to {per[sender[role]]} "
+                           "segments)" if per.get(sender[role], 1) > 1 else ""))
     if tunnels["idle"]["packets"]:
         out.append(f"{tunnels['idle']['packets']} packets on tunnels without sessions")
     elif tunnels["idle"].get("bytes"):
