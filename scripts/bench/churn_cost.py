@@ -39,6 +39,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "tunbedlib", "kinds"))
+from tunnels_churn import add_lines  # noqa: E402  (stdlib alone: the churn's own reader)
 TUNNELS_SH = os.path.join(ROOT, "topo", "tunnels.sh")
 PREFIX = f"tbcc{os.getpid() % 100000}"
 ADDR = {"gwa": "198.19.0.1/24", "gwb": "198.19.0.2/24"}
@@ -52,25 +54,6 @@ def thread_ns(pid):
     """CPU time of the process's main thread (its tid is its pid), in nanoseconds."""
     with open(f"/proc/{pid}/task/{pid}/schedstat") as f:
         return int(f.read().split()[0])
-
-
-def add_lines(text):
-    """The churn program's own reading of a tunnel file (tunnels_churn.add_lines)."""
-    out, name, keys = {}, None, []
-    for raw in text.splitlines() + ["[end]"]:
-        line = raw.split(";", 1)[0].strip() if not raw.lstrip().startswith(";") else ""
-        if not line:
-            continue
-        if line.startswith("["):
-            if name is not None:
-                out[name] = f"add {name} " + "; ".join(keys)
-            head = line.strip("[]").split()
-            name = head[1] if len(head) == 2 and head[0] == "tunnel" else None
-            keys = []
-        elif name is not None:
-            k, _, v = line.partition("=")
-            keys.append(f"{k.strip()} = {v.strip()}")
-    return out
 
 
 class Bed:
