@@ -602,6 +602,18 @@ static bool merge_turn(struct tunq *q, struct tun_pkt *p, unsigned mss)
 	return true;
 }
 
+/* Superpacket p (q->gso and q->gso_ip describe it) to be cut: its first segment into *p, the
+ * rest by tunq_next; with drop_last its last is CoDel's drop (--aqm, DROP_TX_AQM). */
+static void cut_first(struct tunq *q, uint8_t *hdr, struct tun_pkt *p, bool drop_last)
+{
+	stat_add(&q->stats->ctr[STAT_GSO_SUPERPACKETS], 1);
+	q->gso_partial =
+		q->sh->tx_csum_partial && partial_ok(p->len, &q->gso_ip, gso_csum(&q->gso));
+	q->gso_next = 0;
+	q->gso_drop_last = drop_last;
+	next_segment(q, hdr, p);
+}
+
 /* A packet read into inner (len bytes, its virtio header h) into *p, checked; a superpacket's
  * first segment. */
 static void take_read(struct tunq *q, uint8_t *inner, size_t len, const struct virtio_net_hdr *h,
@@ -652,12 +664,7 @@ static void take_read(struct tunq *q, uint8_t *inner, size_t len, const struct v
 			merge_turn(q, p, q->gso.mss);
 		return;
 	}
-	stat_add(&q->stats->ctr[STAT_GSO_SUPERPACKETS], 1);
-	q->gso_partial =
-		q->sh->tx_csum_partial && partial_ok(p->len, &q->gso_ip, gso_csum(&q->gso));
-	q->gso_next = 0;
-	q->gso_drop_last = cut;
-	next_segment(q, hdr, p);
+	cut_first(q, hdr, p, cut);
 	return;
 
 bad_inner:
@@ -669,12 +676,7 @@ void tunq_cut(struct tunq *q, uint8_t *hdr, struct tun_pkt *p)
 {
 	/* q->gso describes p, as take_read or merge_turn left it; p->ip is its header. */
 	q->gso_ip = p->ip;
-	stat_add(&q->stats->ctr[STAT_GSO_SUPERPACKETS], 1);
-	q->gso_partial =
-		q->sh->tx_csum_partial && partial_ok(p->len, &q->gso_ip, gso_csum(&q->gso));
-	q->gso_next = 0;
-	q->gso_drop_last = false;
-	next_segment(q, hdr, p);
+	cut_first(q, hdr, p, false);
 	p->whole = false;
 	p->gso = NULL;
 }
