@@ -87,7 +87,8 @@ enum gw_limits {
 	UDP_TX_PORTS = 8,	 /* sending sockets, that is source ports, per worker */
 	UDP_GSO_SEGS = 64,	 /* datagrams per UDP_SEGMENT send (the kernel allows 128) */
 	UDP_PAYLOAD_MAX = 65507, /* the largest UDP payload over IPv4: 65535 - 20 - 8 */
-	UDP_RCVBUF = 4 << 20,	 /* receive buffer: about 1800 datagrams of a 1500-byte path */
+	UDP_RCVBUF = 16 << 20,	 /* receive buffer: whole superpackets of 64 sessions wait here
+				  * while the worker is away; 4 MB lost thousands a GB */
 	UDP_MIB_BUF = 16384,	 /* /proc/net/snmp6 is about 3 KB, /proc/net/snmp 1.3 KB */
 	UDP_SPORT_LO = 49152,	 /* source ports from the dynamic range (RFC 6335, 6) */
 	UDP_SPORT_HI = 65535,
