@@ -21,10 +21,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "scripts"))
 
 from tunbedlib import analysis, document, drivers, inventory, records, render  # noqa: E402
-from tunbedlib import scenario  # noqa: E402
+from tunbedlib import machine, scenario  # noqa: E402
 from tunbedlib import bed as beds  # noqa: E402
 from tunbedlib.drivers import contract, vpn  # noqa: E402
-from tunbedlib.kinds import matrix_baselines  # noqa: E402
+from tunbedlib.kinds import matrix, matrix_baselines  # noqa: E402
+from tunbedlib.schema import Bad  # noqa: E402
 from tunbedlib.kinds import matrix_point as point, matrix_report as report  # noqa: E402
 from tunbedlib.kinds.base import Item  # noqa: E402
 from tunbedlib.kinds.matrix import KIND as MATRIX  # noqa: E402
@@ -694,6 +695,38 @@ class GregwCost(unittest.TestCase):
     def test_without_gregw_stats(self):
         rec = {"point": {"key": "vxlan-s1", "config": "vxlan", "sessions": 1}, "gateway": {}}
         self.assertIsNone(report.cost_table([rec], report.order([rec])))
+
+    def test_copy_floor(self):
+        # four copies of each byte: four times the copy the run measured; none on hosts
+        self.assertAlmostEqual(report.copy_floor({"copy_s_per_gb": 0.1}), 0.4)
+        for meta in ({}, {"copy_s_per_gb": None}, {"copy_s_per_gb": True},
+                     {"copy_s_per_gb": "0.1"}):
+            self.assertIsNone(report.copy_floor(meta))
+        self.assertIn("at least 0.40 CPU-s/GB", report.cost_intro({"copy_s_per_gb": 0.1}))
+        self.assertIn("No copy floor", report.cost_intro({"copy_s_per_gb": None}))
+        recs = [self.record("push", 1, self.stats(30, 1000, {"1": 1}, 10),
+                            self.stats(5, 9000, {"1": 1}, 20))]
+        key = recs[0]["point"]["key"]
+        summary = {key: {"gateway_cpu_s_per_gb": {"median": 1.2}}}
+        header, rows = report.cost_table(recs, report.order(recs), summary, 0.4)
+        self.assertEqual(header[-1], report.FLOOR_HEADER)
+        self.assertEqual(rows[0][-1], "1.20 (3.0x)")
+        self.assertEqual(len(header), len(rows[0]))
+        # a point without the gateway's CPU keeps its row, the cell says so
+        header, rows = report.cost_table(recs, report.order(recs), {key: {}}, 0.4)
+        self.assertEqual(rows[0][-1], "-")
+        # without a floor, no column
+        header, rows = report.cost_table(recs, report.order(recs), summary, None)
+        self.assertEqual(len(header), len(report.COST_HEADER))
+
+    def test_copy_cost_measured(self):
+        # one copy of a GB costs something, and less than a second on any machine that runs this
+        self.assertTrue(0 < machine.copy_cost() < 1)
+        schema = matrix.META_SCHEMA
+        schema.check({"notes": [], "failed": [], "copy_s_per_gb": 0.1}, "meta")
+        for bad in ("0.1", -1, 1e9, float("nan")):
+            with self.assertRaises(Bad):
+                schema.check({"notes": [], "failed": [], "copy_s_per_gb": bad}, "meta")
 
 
 class Contract(unittest.TestCase):

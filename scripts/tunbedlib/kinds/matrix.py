@@ -17,7 +17,7 @@ import os
 from argparse import Namespace
 
 from .. import bed as beds
-from .. import drivers, inifile, inventory, limits, scenario
+from .. import drivers, inifile, inventory, limits, machine, scenario
 from ..common import Failure, ScenarioError, log
 from ..drivers import DRIVERS, gregw
 from ..records import FACTS, HOST, KEY, MACHINE, ONE_MACHINE, RR
@@ -79,7 +79,7 @@ RUN_SCHEMA = Obj(RUN | {"hosts": List(HOST_BUDGETS, most=limits.RECORD_HOSTS)},
 RUN_SCHEMA_2 = Obj(RUN | MACHINE, need=("point", "repeat"))
 META_SCHEMA = Obj({"kind": Opt(Str("matrix", "matrix")), "notes": List(STR),
                    "congestion": Opt(STR), "gateway_cpu": Opt(Num(1, 100)),
-                   "client_cpu": Opt(Num(1, 100)),
+                   "client_cpu": Opt(Num(1, 100)), "copy_s_per_gb": Opt(Num(1e-4, 100)),
                    "failed": List(Obj({"point": POINT, "repeat": Num(1, whole=True),
                                        "started": NUM, "error": STR},
                                       need=("point", "repeat", "error")))})
@@ -322,7 +322,9 @@ class Matrix(Kind):
                 "prefix": plan.prefix, "wire_audit": sc.wire_audit,
                 "congestion": sc.congestion or None, "verify": sc.verify,
                 "hosts": plan.hosts and os.path.abspath(plan.hosts),
-                "gateway_cpu": sc.gateway_cpu, "client_cpu": sc.client_cpu}
+                "gateway_cpu": sc.gateway_cpu, "client_cpu": sc.client_cpu,
+                # the gateways' machine is this one only in namespaces
+                "copy_s_per_gb": None if plan.hosts else machine.copy_cost()}
 
     def bed(self, plan):
         if plan.inv:

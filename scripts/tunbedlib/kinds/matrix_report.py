@@ -424,10 +424,34 @@ COST_INTRO = (
 COST_HEADER = ("gateway", "sessions", "sender: segments/call", "sender: calls/GB",
                "receiver: segments/call", "receiver: calls/GB", "receiver: 1-segment writes",
                "wake-ups/GB sender / receiver")
+FLOOR_HEADER = "gateway CPU-s/GB (x the copy floor)"
 
 
-def cost_table(records, points):
-    """gregw's cost along the data's way, (header, rows); None without gregw stats."""
+def copy_floor(meta):
+    """What the four copies of each byte cost the pair of gateways at the least, CPU-s/GB:
+    four times the copy the run measured as it started (machine.copy_cost); None when it did
+    not (on hosts, or a run from before)."""
+    one = meta.get("copy_s_per_gb")
+    return 4 * one if isinstance(one, (int, float)) and not isinstance(one, bool) else None
+
+
+def cost_intro(meta):
+    floor = copy_floor(meta)
+    if floor is None:
+        return COST_INTRO + (" No copy floor: it is measured on the runner's machine, so only "
+                             "for a run in namespaces.")
+    return COST_INTRO + (
+        f" The copy floor: a userspace gateway copies every byte four times (its TUN read, the "
+        f"send, the peer's receive, the peer's TUN write), which costs this machine at least "
+        f"{floor:.2f} CPU-s/GB, four times one copy's {meta['copy_s_per_gb']:.3f} (64 KB at a "
+        f"time over 32 MB, measured as the run started); the last column is gregw's gateway "
+        f"CPU-s/GB and its multiple of that floor.")
+
+
+def cost_table(records, points, summary=None, floor=None):
+    """gregw's cost along the data's way, (header, rows); None without gregw stats. With
+    floor (copy_floor), a last column: the point's gateway CPU-s/GB (summary's median) and
+    its multiple of floor."""
     def med(xs):
         xs = sorted(x for x in xs if x is not None)
         return xs[len(xs) // 2] if xs else None
@@ -461,7 +485,13 @@ def cost_table(records, points):
                      num(m["rs"]), num(m["rc"], 0),
                      "-" if m["one"] is None else f"{m['one']:.0f}%",
                      f"{num(m['sw'], 0)} / {num(m['rw'], 0)}"])
-    return (COST_HEADER, rows) if rows else None
+        if floor:
+            gw = ((summary or {}).get(p["key"]) or {}).get("gateway_cpu_s_per_gb")
+            gw = gw and gw.get("median")
+            rows[-1].append("-" if gw is None else f"{gw:.2f} ({gw / floor:.1f}x)")
+    if not rows:
+        return None
+    return (COST_HEADER + (FLOOR_HEADER,) if floor else COST_HEADER), rows
 
 
 def document(res, plots=None):
@@ -477,8 +507,8 @@ def document(res, plots=None):
              matrix_scaling.scaling_table(res.points, res.summary, matrix_verdict.cell),
              "scaling-table"),
             ("Hosts", "hosts", HOSTS_INTRO, host_table(res.records), "hosts"),
-            ("What a packet costs in gregw", "cost", COST_INTRO,
-             cost_table(res.records, res.points), "cost")):
+            ("What a packet costs in gregw", "cost", cost_intro(meta),
+             cost_table(res.records, res.points, res.summary, copy_floor(meta)), "cost")):
         if table:
             sections.append(Section(heading, id_, [intro], Table(*table, table_id)))
     wire = wire_section(res.points, res.summary)
