@@ -31,7 +31,7 @@ part "0. hosts up"
 hosts_up "$P"
 INV="$TMP/hosts.ini"
 hosts_inventory "$INV"
-# The same with a second client host, c2 behind gwa on a LAN of its own (part 3).
+# The same with a second client host, c2 behind gwa on a LAN of its own (part 2).
 INV2="$TMP/two-clients.ini"
 hosts_inventory "$INV2"
 sed -i 's|^\[client\]$|[client]\nc2 ansible_host=198.18.200.18 tunbed_addr=198.18.2.2 tunbed_gateway=198.18.2.1 tunbed_root='"$TMP"'/root-c2|; s|tunbed_lan_prefix=198.18.1.0/24|tunbed_lan_prefix=198.18.1.0/24,198.18.2.0/24|' "$INV2"
@@ -79,10 +79,12 @@ expect_eq "provision again: every host unchanged" "$(grep -c ': unchanged (up to
 
 snapshot "$TMP/before"
 
-# 2. The RAS scenario on the hosts: verified, audited, every host sampled.
-part "2. ras --hosts"
+# 2. The RAS scenario on the hosts, with the second client host (c2, provisioned in part 1):
+# verified, audited, every host sampled; at 5 sessions the sessions spread over the two
+# clients, each one's share kept, the sum counted. (The inventory of one client is part 3's.)
+part "2. ras --hosts, two clients"
 R="$TMP/results"
-out=$(in_mgmt "$TUNBED" ras --hosts "$INV" --sessions 1,4 --workers 2 --repeats 1 --time 2 \
+out=$(in_mgmt "$TUNBED" ras --hosts "$INV2" --sessions 1,5 --workers 2 --repeats 1 --time 2 \
 	--warmup 1 --verify --wire-audit --prefix "$RUN_PREFIX" --results "$R" 2>"$TMP/ras.err") ||
 	die "ras --hosts failed: $(tail -5 "$TMP/ras.err")"
 dir=$(sed -n 's|^report: \(.*\)/report.md$|\1|p' <<<"$out")
@@ -92,7 +94,7 @@ dir=$(sed -n 's|^report: \(.*\)/report.md$|\1|p' <<<"$out")
 # which host is checked in the results below (gw1's "gregw gwa worker" threads). Here: each
 # saturated core the headline names, it names with its host (the verdict's words may follow).
 expect_match "headline: 1 session, its saturated cores with their hosts" "$(grep '^gregw gre 2w, 1 session:' <<<"$out")" \
-	"^gregw gre 2w, 1 session: [0-9.]+ Gbit/s, (no core saturated|(c1|gw1|gw2|s1):cpu[01] saturated by .*)(; .*)?$"
+	"^gregw gre 2w, 1 session: [0-9.]+ Gbit/s, (no core saturated|(c1|c2|gw1|gw2|s1):cpu[01] saturated by .*)(; .*)?$"
 expect_eq "headline: no core without its host" "$(grep -cE '(^|[ ,;(])cpu[0-9]+|core [0-9]' <<<"$out")" "0"
 expect_match "headline: every byte checked" "$out" "verify: every byte of every session checked at 2 points: 0 wrong"
 expect_match "headline: the wire audit on gw1's transit" "$out" "wire audit: every tunnel frame of 2 points as expected"
@@ -103,8 +105,12 @@ s = json.load(open(os.path.join(d, "summary.json")))
 assert s["complete"] is True
 runs = sorted(glob.glob(os.path.join(d, "runs", "*.json")))
 assert len(runs) == 2, runs
-want = {"c1": (["client"], "tunbed-traffic client"), "s1": (["server"], "tunbed-traffic server"),
-        "gw1": (["gwa"], "gregw gwa"), "gw2": (["gwb"], "gregw gwb")}
+# c2 is the inventory's first client: the one session runs there (the client processes of
+# one client host are part 3's).
+want = {"c1": (["client"], None), "c2": (["client"], "tunbed-traffic client c2"),
+        "s1": (["server"], "tunbed-traffic server"), "gw1": (["gwa"], "gregw gwa"),
+        "gw2": (["gwb"], "gregw gwb")}
+by_sessions = {}
 for f in runs:
     r = json.load(open(f))
     assert r["format"] == 3
@@ -113,7 +119,7 @@ for f in runs:
     for name, (roles, proc) in want.items():
         h = hosts[name]
         assert h["roles"] == roles, (name, h["roles"])
-        assert proc in h["processes"].values(), (name, h["processes"])
+        assert proc is None or proc in h["processes"].values(), (name, h["processes"])
         assert len(h["cpu"]["samples"]) >= 8, (name, len(h["cpu"]["samples"]))
         # One kernel here: the clocks agree within the bound the runner states.
         c = h["clock"]
@@ -125,6 +131,18 @@ for f in runs:
     assert any(v.startswith("gregw gwa worker") for v in hosts["gw1"]["thread_labels"].values())
     assert r["traffic"]["tcp"]["verify"] == {"on": True, "mismatches": 0}, r["traffic"]["tcp"]["verify"]
     assert r["gateway"]["gwa"]["config"]["local"] == "198.18.0.1"
+    by_sessions[r["traffic"]["tcp"]["sessions"]] = r
+assert sorted(by_sessions) == [1, 5], sorted(by_sessions)
+assert "traffic_parts" not in by_sessions[1], by_sessions[1]["traffic_parts"]
+# Two clients: the 5 sessions spread 3 + 2, each one's share kept, the sum counted.
+r = by_sessions[5]
+parts = r["traffic_parts"]
+assert [(p["host"], p["server"], p["sessions"]) for p in parts] == [("c2", "s1", 3), ("c1", "s1", 2)] or \
+       [(p["host"], p["server"], p["sessions"]) for p in parts] == [("c1", "s1", 3), ("c2", "s1", 2)], parts
+tcp = r["traffic"]["tcp"]
+assert tcp["sessions"] == 5 and len(tcp["per_session"]) == 5
+assert tcp["bytes"] == sum(p["doc"]["tcp"]["bytes"] for p in parts) > 0
+assert {p["host"] for p in parts} <= {h["name"] for h in r["hosts"]}
 # The namespace mode's shape: the same keys per run and per point.
 for run in s["runs"]:
     assert {"key", "bits_per_second", "box_cpu_s_per_gb", "gateway_cpu_s_per_gb", "saturated",
@@ -136,16 +154,16 @@ md = open(os.path.join(d, "report.md")).read()
 assert "## Hosts" in md and all(f"| {n} |" in md for n in want), "report.md: no hosts table"
 html = open(os.path.join(d, "report.html")).read()
 assert '<table id="hosts">' in html
-print("hosts results ok")
+print("hosts results ok, two clients ok")
 PY
 expect_same_state "after ras --hosts"
 
-# 2b. The other gateways on the hosts, over SSH as in namespaces: the VPN daemons' driver
+# 3. The other gateways on the hosts, over SSH as in namespaces: the VPN daemons' driver
 # (wireguard-go's keys made by wg, fastd-null's by fastd reading its stdin over SSH; OpenVPN's
 # commands differ only in what they run, each tested in namespaces by driver_pair, through the
 # same host calls), Open vSwitch in the host's own namespace and the contract's example (copied
 # to gw1 and gw2), every byte verified; every host as before after them.
-part "2b. the other gateways"
+part "3. the other gateways"
 EXAMPLE="cmd:$TUNBED_SRC/scripts/drivers/vxlan-example.sh"
 GATEWAYS="wireguard-go,fastd-null,ovs-gre,$EXAMPLE"
 out=$(in_mgmt "$TUNBED" compare --hosts "$INV" --gateways "$GATEWAYS" --sessions 2 --repeats 1 \
@@ -168,32 +186,17 @@ for run in s["runs"]:
 for f in os.listdir(os.path.join(sys.argv[1], "runs")):
     r = json.load(open(os.path.join(sys.argv[1], "runs", f)))
     mtu, proc = want[r["point"]["gateway"]]
-    gw1 = next(h for h in r["hosts"] if h["name"] == "gw1")
+    hosts = {h["name"]: h for h in r["hosts"]}
+    gw1 = hosts["gw1"]
     assert not proc or f"{proc} gwa" in gw1["processes"].values(), (f, gw1["processes"])
+    # One client host: the four hosts sampled, the traffic's processes under their plain names.
+    assert set(hosts) == {"c1", "gw1", "gw2", "s1"}, (f, list(hosts))
+    assert "tunbed-traffic client" in hosts["c1"]["processes"].values(), (f, hosts["c1"]["processes"])
+    assert "tunbed-traffic server" in hosts["s1"]["processes"].values(), (f, hosts["s1"]["processes"])
+    assert "traffic_parts" not in r, f
 print("the other gateways ok")
 PY
 expect_same_state "after the other gateways on the hosts"
-
-# 3. Two client hosts (c2 provisioned in part 1): the sessions spread over them, each one's
-# share kept, the sum counted.
-part "3. two clients"
-out=$(in_mgmt "$TUNBED" compare --gateways gregw --hosts "$INV2" --sessions 5 --workers 2 --repeats 1 \
-	--time 2 --warmup 1 --no-rr --prefix "$RUN_PREFIX" --results "$R" 2>"$TMP/two.err") ||
-	die "compare with two clients failed: $(tail -5 "$TMP/two.err")"
-dir=$(sed -n 's|^report: \(.*\)/report.md$|\1|p' <<<"$out")
-python3 - "$dir" <<'PY' || fail "two clients: the sessions and their counts"
-import glob, json, sys
-r = json.load(open(glob.glob(sys.argv[1] + "/runs/*.json")[0]))
-parts = r["traffic_parts"]
-assert [(p["host"], p["server"], p["sessions"]) for p in parts] == [("c2", "s1", 3), ("c1", "s1", 2)] or \
-       [(p["host"], p["server"], p["sessions"]) for p in parts] == [("c1", "s1", 3), ("c2", "s1", 2)], parts
-tcp = r["traffic"]["tcp"]
-assert tcp["sessions"] == 5 and len(tcp["per_session"]) == 5
-assert tcp["bytes"] == sum(p["doc"]["tcp"]["bytes"] for p in parts) > 0
-assert {p["host"] for p in parts} <= {h["name"] for h in r["hosts"]}
-print("two clients ok")
-PY
-expect_same_state "after two clients"
 
 # 4. A host lost in the middle of a run: gwb's sshd killed (listener and sessions, by PID).
 part "4. a host lost"
