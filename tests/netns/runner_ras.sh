@@ -1,5 +1,5 @@
 #!/bin/bash
-# The runner end to end: a short `tunbed ras --wire-audit` (1 repeat, 2 points, 3 s) writes its
+# The runner end to end: a short `tunbed ras --wire-audit` (1 repeat, 2 points, 2 s) writes its
 # results directory with consistent numbers, valid plots, a clean wire audit, result files of
 # today's format and report.html opening with the headline, and `tunbed report` rebuilds it;
 # `tunbed compare` skips a gateway this machine cannot run, with its note; `tunbed run` takes a
@@ -13,7 +13,7 @@ new_prefix P tbrun
 TUNBED="$TUNBED_SRC/scripts/tunbed"
 R="$TMP/results"
 
-out=$("$TUNBED" ras --sessions 1,8 --workers 2 --repeats 1 --time 3 --warmup 1 --wire-audit --prefix "$P" --results "$R" 2>"$TMP/ras.err") || die "tunbed ras failed: $(tail -3 "$TMP/ras.err")"
+out=$("$TUNBED" ras --sessions 1,8 --workers 2 --repeats 1 --time 2 --warmup 0 --wire-audit --prefix "$P" --results "$R" 2>"$TMP/ras.err") || die "tunbed ras failed: $(tail -3 "$TMP/ras.err")"
 dir=$(find "$R" -maxdepth 1 -name '*-ras' | head -1)
 [ -n "$dir" ] || die "no results directory"
 expect_match "headline: 1 session, in words" "$out" "gregw gre 2w, 1 session: [0-9.]+ Gbit/s, (cpu[0-9]+ saturated by|no core saturated)"
@@ -92,7 +92,7 @@ for f in /run/gregw/*"$P"*; do
 done
 
 # A gateway this kernel cannot run (ip_gre) is skipped with its note, the other measured.
-out=$("$TUNBED" compare --gateways route,gre --sessions 1 --repeats 1 --time 2 --warmup 0 --no-rr --prefix "$P" --results "$R" 2>"$TMP/cmp.err") || die "tunbed compare failed: $(tail -3 "$TMP/cmp.err")"
+out=$("$TUNBED" compare --gateways route,gre --sessions 1 --repeats 1 --time 1 --warmup 0 --no-rr --prefix "$P" --results "$R" 2>"$TMP/cmp.err") || die "tunbed compare failed: $(tail -3 "$TMP/cmp.err")"
 dir=$(find "$R" -maxdepth 1 -name '*-compare' | head -1)
 expect_match "compare: gre skipped, said on stderr" "$(cat "$TMP/cmp.err")" "gre skipped: this kernel has no GRE module"
 grep -q "^> gre skipped: this kernel has no GRE module" "$dir/report.md" || fail "the report does not carry the skip note"
@@ -107,7 +107,7 @@ expect_refusal "compare: a malformed congestion control" 2 "^tunbed: --congestio
 expect_refusal "compare: a congestion control this kernel lacks" 2 "congestion control 'vegas1' is not available here \\(available: " "$TUNBED" compare --gateways route --congestion vegas1 --prefix "$P" --results "$R/cc"
 
 # A scenario file: kernel VXLAN, one point.
-printf '%s\n' "[scenario]" "name = vx" "gateways = vxlan" "sessions = 2" "repeats = 1" "time = 2" "warmup = 0" "rr = no" >"$TMP/vx.scenario"
+printf '%s\n' "[scenario]" "name = vx" "gateways = vxlan" "sessions = 2" "repeats = 1" "time = 1" "warmup = 0" "rr = no" >"$TMP/vx.scenario"
 out=$("$TUNBED" run "$TMP/vx.scenario" --prefix "$P" --results "$R" 2>"$TMP/run.err") || die "tunbed run failed: $(tail -3 "$TMP/run.err")"
 expect_match "run: vxlan measured" "$out" "^vxlan, 2 sessions: [0-9.]+ Gbit/s"
 printf '%s\n' "[scenario]" "sessions = many" >"$TMP/bad.scenario"
@@ -115,7 +115,7 @@ expect_refusal "run: a bad scenario" 2 "bad.scenario:2: bad value 'many' for ses
 
 # Ctrl-C after the first run: partial results kept and marked, one line, nothing left (the
 # main job's emulated cores included: no cgroup of the run's stays).
-"$TUNBED" ras --sessions 1 --workers 1 --repeats 3 --time 3 --warmup 0 --no-rr --prefix "$P" --results "$TMP/partial" >"$TMP/int.out" 2>"$TMP/int.err" &
+"$TUNBED" ras --sessions 1 --workers 1 --repeats 3 --time 2 --warmup 0 --no-rr --prefix "$P" --results "$TMP/partial" >"$TMP/int.out" 2>"$TMP/int.err" &
 rpid=$!
 one_run() { [ -n "$(find "$TMP/partial" -name '*-r1.json' 2>/dev/null)" ]; }
 poll 60 one_run || fail "the first run did not finish"
