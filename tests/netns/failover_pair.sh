@@ -30,7 +30,7 @@ expect_refusal "a topology without the pair" 2 "^tunbed: --topology: ras has no 
 expect_refusal "a bad mode" 2 "^tunbed: --mode: bad gregw mode 'gre\+fast'" "$TUNBED" failover --mode gre+fast --prefix "$P" --results "$R"
 expect_nothing_left "$P" "after the refusals"
 
-out=$("$TUNBED" failover --faults kill,cut --repeats 1 --sessions 4 --fail-at 2 --failback-after 3 --tail 2 --prefix "$P" --results "$R" 2>"$TMP/fo.err") || die "tunbed failover failed: $(tail -3 "$TMP/fo.err")"
+out=$("$TUNBED" failover --faults kill,cut --repeats 1 --sessions 4 --fail-at 1 --failback-after 3 --tail 2 --prefix "$P" --results "$R" 2>"$TMP/fo.err") || die "tunbed failover failed: $(tail -3 "$TMP/fo.err")"
 dir=$(find "$R" -maxdepth 1 -name '*-failover' | head -1)
 [ -n "$dir" ] || die "no results directory"
 expect_match "headline: kill -9, in words" "$out" "kill -9 of gwb1's gregw: [0-9.]+ s outage, takeover after [0-9.]+ s \(detected after [0-9.]+ s\), longest TCP gap [0-9.]+ s, 4 of 4 sessions survived, 0 wrong bytes; failback after [0-9.]+ s"
@@ -122,7 +122,7 @@ expect_eq "after tunbed down: no FRR daemon, health check, gregw or directory le
 
 # tunbed ras on the pair: gregw runs on gwa, gwb1 (the role gwb, behind the service address)
 # and hot on gwb2; the headline shows each gateway's cores, the active's beside the passive's.
-out=$("$TUNBED" ras --topology ras-pair --sessions 4 --workers 1 --repeats 1 --time 2 --warmup 0 --no-rr --prefix "$P" --results "$TMP/ras" 2>"$TMP/ras.err") || die "tunbed ras on ras-pair failed: $(tail -3 "$TMP/ras.err")"
+out=$("$TUNBED" ras --topology ras-pair --sessions 4 --workers 1 --repeats 1 --time 1 --warmup 0 --no-rr --prefix "$P" --results "$TMP/ras" 2>"$TMP/ras.err") || die "tunbed ras on ras-pair failed: $(tail -3 "$TMP/ras.err")"
 expect_match "ras on the pair: the gateways' cores" "$out" "gregw gre 1w, 4 sessions, gateway pair \(gregw's CPU per core\): gwa cpu0 [0-9]+%, cpu1 [0-9]+%; gwb1 \(active\) cpu0 [0-9]+%, cpu1 [0-9]+%; gwb2 \(passive\) cpu0 [0-9]+%, cpu1 [0-9]+%"
 python3 - "$(find "$TMP/ras" -name '*-s4-r1.json')" <<'PY' || fail "ras on the pair: the passive ran hot and idle"
 import json, sys
