@@ -57,12 +57,18 @@ hosts_up() {
 	done
 }
 
-# sshd_start PREFIX ROLE [HIDE [PORT]]: the host's sshd; with HIDE (a path), in a mount
-# namespace of its own where HIDE is not there (/dev/null over it): a host without that
-# program. With PORT, a second sshd of the host beside the first, on that port (its known_hosts
-# line added), known as ROLE:PORT to sshd_stop.
+# The start-up file root's bash reads for every command sshd runs (~/.bashrc: bash reads it
+# when sshd starts it) is this machine's, no host's: what it does (a version manager's set-up
+# took 0.1 s a command here) would slow every command of the runner and could print into its
+# output. Each sshd runs where it is empty (sshd_start).
+ROOT_BASHRC="$(getent passwd root | cut -d: -f6)/.bashrc"
+
+# sshd_start PREFIX ROLE [HIDE [PORT]]: the host's sshd, in a mount namespace of its own where
+# root's ~/.bashrc (if this machine has one) and HIDE (a path: a host without that program) are
+# empty (/dev/null over them). With PORT, a second sshd of the host beside the first, on that
+# port (its known_hosts line added), known as ROLE:PORT to sshd_stop.
 sshd_start() {
-	local p=$1 role=$2 hide=${3:-} port=${4:-} conf name
+	local p=$1 role=$2 hide=${3:-} port=${4:-} conf name hides=()
 	conf="$SSH_DIR/sshd-$role.conf" name=$role
 	if [ -n "$port" ]; then
 		name="$role:$port"
@@ -70,14 +76,13 @@ sshd_start() {
 		{ echo "Port $port"; cat "$SSH_DIR/sshd-$role.conf"; } >"$conf"
 		echo "[${HOST_MGMT[$role]}]:$port $(cat "$SSH_DIR/host_key.pub")" >>"$SSH_DIR/known_hosts"
 	fi
-	if [ -n "$hide" ]; then
-		# shellcheck disable=SC2016 # expanded by the inner shell
-		ip netns exec "$p-$role" unshare --mount --propagation private sh -c \
-			'mount --bind /dev/null "$1" && exec /usr/sbin/sshd -D -e -f "$2"' sh "$hide" \
-			"$conf" 2>>"$TMP/sshd-$name.log" &
-	else
-		ip netns exec "$p-$role" /usr/sbin/sshd -D -e -f "$conf" 2>>"$TMP/sshd-$name.log" &
-	fi
+	[ -z "$hide" ] || hides+=("$hide")
+	[ ! -f "$ROOT_BASHRC" ] || hides+=("$ROOT_BASHRC")
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	ip netns exec "$p-$role" unshare --mount --propagation private sh -c \
+		'conf=$1; shift; for f in "$@"; do mount --bind /dev/null "$f" || exit 1; done
+		exec /usr/sbin/sshd -D -e -f "$conf"' sh "$conf" "${hides[@]}" \
+		2>>"$TMP/sshd-$name.log" &
 	SSHD_PID[$name]=$!
 }
 
