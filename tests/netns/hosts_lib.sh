@@ -3,8 +3,9 @@
 # machines that are reachable only over SSH. Each host namespace runs its own sshd, listening
 # on its management address alone, with a host key and an authorized key made for the test;
 # the runner runs in P-mgmt and knows the hosts only from an inventory. Namespaces share one
-# filesystem, so each host gets its own install directory (tunbed_root). Every sshd is
-# stopped by PID in the cleanup.
+# filesystem (each sshd has a mount namespace of its own, for root's ~/.bashrc: sshd_start),
+# so each host gets its own install directory (tunbed_root). Every sshd is stopped by PID in
+# the cleanup.
 #
 #  P-mgmt [runner, ssh] --mgmt-X (198.18.200.0/30 each)-- P-X [sshd 198.18.200.*]   X = client, gwa, gwb, server, client2
 # shellcheck disable=SC2034 # variables are used by the scripts that source this file
