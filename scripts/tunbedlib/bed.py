@@ -245,8 +245,9 @@ class Bed(ItemBed):
     def check(self):
         """Raises HostLost for a host whose connection has ended; while a load runs."""
 
-    def sampler_of(self, role):
-        """The name of the sampled machine role runs on, or None."""
+    def sampler_of(self, role, host=None):
+        """The name of the sampled machine role runs on (host, where several hosts have the
+        role: each client's, each server's), or None."""
         raise NotImplementedError
 
     def align(self, samplers):
@@ -319,7 +320,7 @@ class NamespaceBed(Bed):
             self._facts = {"this machine": machine.facts()}
         return self._facts
 
-    def sampler_of(self, role):
+    def sampler_of(self, role, host=None):
         return "this machine"
 
 
@@ -536,8 +537,8 @@ class HostsBed(Bed):
     def samplers(self):
         return [(h.name, h, list(h.roles)) for h in self.reachable() if h.spec.sample]
 
-    def sampler_of(self, role):
-        h = self.host(role)
+    def sampler_of(self, role, host=None):
+        h = host or self.host(role)
         return h.name if h.spec.reach and h.spec.sample else None
 
     def align(self, samplers):

@@ -133,6 +133,10 @@ for f in runs:
     assert r["gateway"]["gwa"]["config"]["local"] == "198.18.0.1"
     by_sessions[r["traffic"]["tcp"]["sessions"]] = r
 assert sorted(by_sessions) == [1, 5], sorted(by_sessions)
+# At 5 sessions both clients run one: each sampled on its own host, not both on the first's.
+five = {h["name"]: h for h in by_sessions[5]["hosts"]}
+assert "tunbed-traffic client c1" in five["c1"]["processes"].values(), five["c1"]["processes"]
+assert "tunbed-traffic client c1" not in five["c2"]["processes"].values(), five["c2"]["processes"]
 assert "traffic_parts" not in by_sessions[1], by_sessions[1]["traffic_parts"]
 # Two clients: the 5 sessions spread 3 + 2, each one's share kept, the sum counted.
 r = by_sessions[5]
@@ -264,7 +268,10 @@ fault() { # what regex inventory-edit (sed script, on a copy of the inventory) [
 	shift 3
 	hosts_inventory "$TMP/fault$i.ini" "$@"
 	sed -i "$edit" "$TMP/fault$i.ini"
-	fault_run "$what" "$re" "$TMP/fault$i.ini" "${RUN_PREFIX}f$i" "$R.fault$i" >"$TMP/fault$i.log" 2>&1 &
+	# Its status in a file: bash may have forgotten a child long ended by the time it is
+	# waited for (its saved status goes when a new child of the shell gets its PID again).
+	{ fault_run "$what" "$re" "$TMP/fault$i.ini" "${RUN_PREFIX}f$i" "$R.fault$i"
+	  echo "$?" >"$TMP/fault$i.rc"; } >"$TMP/fault$i.log" 2>&1 &
 	FAULT_PIDS+=("$!")
 	FAULT_WHAT+=("$what")
 }
@@ -319,9 +326,13 @@ fault "a port that is not one" "^tunbed: host s1: bad value '99999' for ansible_
 	's|^\(s1 .*\)$|\1 ansible_port=99999|'
 # Each run ends by itself; the cap only ends a hung one.
 for i in "${!FAULT_PIDS[@]}"; do
-	wait_bg "${FAULT_PIDS[$i]}" 600 "the refused run of '${FAULT_WHAT[$i]}'"
+	if ! poll 600 test -s "$TMP/fault$i.rc"; then
+		fail "the refused run of '${FAULT_WHAT[$i]}': still running after 600 s"
+		kill -KILL "${FAULT_PIDS[$i]}" 2>/dev/null || true
+	fi
+	wait "${FAULT_PIDS[$i]}" 2>/dev/null || true
 	cat "$TMP/fault$i.log"
-	[ "$BG_STATUS" = 0 ] || fail "${FAULT_WHAT[$i]}: not refused as it should be (above)"
+	[ "$(cat "$TMP/fault$i.rc" 2>/dev/null)" = 0 ] || fail "${FAULT_WHAT[$i]}: not refused as it should be (above)"
 done
 [ -z "$(gregw_on gwa)$(gregw_on gwb)" ] || fail "the refusals: a gregw was started"
 sshd_stop server:2222

@@ -729,6 +729,33 @@ class GregwCost(unittest.TestCase):
                 schema.check({"notes": [], "failed": [], "copy_s_per_gb": bad}, "meta")
 
 
+class SampledWhere(unittest.TestCase):
+    """Each client's (and server's) process is sampled on its own host, not the role's first."""
+
+    def test_each_host_of_a_role(self):
+        spec = types.SimpleNamespace(reach=True, sample=True)
+        c1, c2 = (types.SimpleNamespace(name=n, spec=spec) for n in ("c1", "c2"))
+        bed = types.SimpleNamespace(host=lambda role: c1)
+        self.assertEqual(beds.HostsBed.sampler_of(bed, "client"), "c1")
+        self.assertEqual(beds.HostsBed.sampler_of(bed, "client", c2), "c2")
+        unsampled = types.SimpleNamespace(name="c3", spec=types.SimpleNamespace(
+            reach=True, sample=False))
+        self.assertIsNone(beds.HostsBed.sampler_of(bed, "client", unsampled))
+
+    def test_run_watches_on_the_host(self):
+        asked, watched = [], []
+        bed = types.SimpleNamespace(sampler_of=lambda role, host=None: asked.append(
+            (role, host)) or (host.name if host else "first"))
+        run = point.Run(types.SimpleNamespace(congestion=None), None, bed)
+        run.by_name = {"first": types.SimpleNamespace(watch=watched.append),
+                       "c2": types.SimpleNamespace(watch=watched.append)}
+        run.processes = {"first": {}, "c2": {}}
+        c2 = types.SimpleNamespace(name="c2")
+        run.watch("client", 42, "tunbed-traffic client c2", c2)
+        self.assertEqual(asked, [("client", c2)])
+        self.assertEqual(run.processes, {"first": {}, "c2": {"42": "tunbed-traffic client c2"}})
+
+
 class Contract(unittest.TestCase):
     def test_lookup(self):
         with tempfile.TemporaryDirectory() as d:

@@ -186,9 +186,9 @@ class Run:
                                                "--rr-rate", "200", *self.cc])
         return idle.get("rr")
 
-    def watch(self, role, pid, label):
-        """pid's CPU sampled where role runs, under label."""
-        name = self.bed.sampler_of(role)
+    def watch(self, role, pid, label, host=None):
+        """pid's CPU sampled where role runs (on host, of several of the role), under label."""
+        name = self.bed.sampler_of(role, host)
         if name in self.by_name:
             self.by_name[name].watch(pid)
             self.processes[name][str(pid)] = label
@@ -207,7 +207,8 @@ class Run:
             self.watch(role, pid, label)
         for i, p in enumerate(self.servers):
             self.watch("server", p.pid, "tunbed-traffic server" +
-                       (f" {bed.servers[i].name}" if len(self.servers) > 1 else ""))
+                       (f" {bed.servers[i].name}" if len(self.servers) > 1 else ""),
+                       bed.servers[i])
         if self.sc.wire_audit:
             self.wire = wire_start(bed, self.driver)
             self.watch("gwa", self.wire.pid, "tunbed-wire")
@@ -238,7 +239,7 @@ class Run:
                 self.clients.append((h, srv, n[i], p))
                 matrix_budget.give_client(bed, p.pid)
                 self.watch("client", p.pid, "tunbed-traffic client" +
-                           (f" {h.name}" if len(bed.clients) > 1 else ""))
+                           (f" {h.name}" if len(bed.clients) > 1 else ""), h)
             # While the load runs, a host whose connection ends ends the run at once.
             for *_, p in self.clients:
                 p.reading()
