@@ -511,7 +511,7 @@ static int send_setup(struct gregw *g)
 
 	int rc = tx_group_init(&g->txg, &g->sh, &txc);
 
-	g->tun.tap = rc == 0 && (g->txg.ops == &tx_tap_gre_ops || g->txg.ops == &tx_tap_udp_ops);
+	g->tun.tap = rc == 0 && tx_group_tap(&g->txg);
 	return rc;
 }
 

@@ -54,12 +54,19 @@ void tx_group_fini(struct tx_group *grp)
 	grp->ops = NULL;
 }
 
+static bool ops_tap(const struct tx_ops *ops)
+{
+	return ops == &tx_tap_gre_ops || ops == &tx_tap_udp_ops;
+}
+
+bool tx_group_tap(const struct tx_group *grp)
+{
+	return ops_tap(grp->ops);
+}
+
 struct nexthop *tx_group_nexthop(struct tx_group *grp)
 {
-	return grp->ops == &tx_packet_ops || grp->ops == &tx_tap_gre_ops ||
-			       grp->ops == &tx_tap_udp_ops
-		       ? &grp->nh
-		       : NULL;
+	return grp->ops == &tx_packet_ops || ops_tap(grp->ops) ? &grp->nh : NULL;
 }
 
 void txq_count_sent(struct txq *q, uint64_t packets, uint64_t bytes)
@@ -205,7 +212,7 @@ void txq_add_whole(struct txq *q, const struct tunnel *tn, uint8_t *inner, size_
 
 size_t txq_whole_max(struct txq *q)
 {
-	if (q->ops != &tx_tap_gre_ops && q->ops != &tx_tap_udp_ops)
+	if (!ops_tap(q->ops))
 		return 0;
 	return tx_tap_whole_max(q);
 }

@@ -158,6 +158,10 @@ void tx_group_fini(struct tx_group *grp);
  * nexthop_tick) and report; NULL when it follows none. */
 struct nexthop *tx_group_nexthop(struct tx_group *grp);
 
+/* Whether the group's transport is a TAP's (tx_tap_gre_ops, tx_tap_udp_ops): superpackets may
+ * go whole. Setup and control thread. */
+bool tx_group_tap(const struct tx_group *grp);
+
 /*
  * Opens worker id's sockets of grp's transport and allocates the header room; over UDP the
  * first worker to call it picks the source ports all share (sh->udp_sports). Main thread,
