@@ -92,14 +92,21 @@ wire_stop() {
 	WJ=$(cat "$TMP/wire.json")
 }
 
+# tunnels_ready N [WHAT]: a ping through each of tunnels t0 to tN-1, then both gateways' next
+# hops resolved; failures start with WHAT.
+tunnels_ready() {
+	local i g
+	for ((i = 0; i < $1; i++)); do
+		poll 10 ip netns exec "$P-client" ping -c 1 -W 1 "198.18.128.$i" || fail "${2:-}no ping through t$i"
+	done
+	for g in gwa gwb; do
+		poll 10 gw_true "$g" 'd["next_hop"]["lladdr"] is not None' || fail "${2:-}$g's next hop never resolved"
+	done
+}
+
 # From before the first packet through a tunnel: every one of them is in the audit.
 wire_start "$TMP/gwa.tunnels"
-for i in 0 1 2 3 4; do
-	poll 10 ip netns exec "$P-client" ping -c 1 -W 1 "198.18.128.$i" || fail "no ping through t$i"
-done
-for g in gwa gwb; do
-	poll 10 gw_true "$g" 'd["next_hop"]["lladdr"] is not None' || fail "$g's next hop never resolved"
-done
+tunnels_ready 5
 
 # xfer I PATTERN: a verified transfer of 2 sessions x 4 MiB on tunnel i, marked DSCP 46 with
 # ECN; how many superpackets gwa and gwb wrote into their TAPs meanwhile in TAPA and TAPB.
@@ -287,12 +294,7 @@ expect_eq "IPv6: gwa through the TAP, both tunnels" \
 	"$(json_get "$(gw_stats gwa)" '(d["config"]["wire_tx"], d["config"]["local"])'), $(takes gwa)" \
 	"('tap', '2001:2::1'), ['t0', 't1']"
 wire_start "$TMP/gwa6.tunnels" 2001:2::1
-for i in 0 1; do
-	poll 10 ip netns exec "$P-client" ping -c 1 -W 1 "198.18.128.$i" || fail "IPv6: no ping through t$i"
-done
-for g in gwa gwb; do
-	poll 10 gw_true "$g" 'd["next_hop"]["lladdr"] is not None' || fail "IPv6: $g's next hop never resolved"
-done
+tunnels_ready 2 "IPv6: "
 tr_server "$P-server" 9400
 for i in 0 1; do
 	xfer "$i" push
